@@ -1,0 +1,11 @@
+//! The web page's entry point (wasm32, built by Trunk). On a native target it only explains.
+
+#[cfg(target_arch = "wasm32")]
+fn main() {
+    madmax::ui::start();
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn main() {
+    eprintln!("madmax-web is the browser build: run `make serve` (Trunk builds it for wasm32).");
+}

@@ -1,0 +1,433 @@
+//! The `madmax` command line: a thin face over the engine. It parses arguments, reads files,
+//! prints reports and times the engine; it computes nothing itself.
+
+use madmax::engine::ops::Stream;
+use madmax::engine::report::Report;
+use madmax::engine::{evaluate, validate, FieldError, RawFile, RawScenario, Scenario};
+use madmax::units;
+use serde_json::{json, Value};
+use std::process::ExitCode;
+use std::time::Instant;
+
+const USAGE: &str = "\
+madmax: performance of large ML models on GPU clusters (the MAD-Max model)
+
+Usage:
+  madmax eval FILE [--json] [--timeline]
+      FILE holds {\"model\": {...}, \"system\": {...}, \"task\": {...}} in the MAD-Max config
+      format, or is a golden case file (configs under \"inputs\"). Use - for standard input.
+      --json       print one JSON object (times in ms, throughput in samples/s)
+      --timeline   with --json, add every op of both streams: [name, start_s, duration_s]
+  madmax bench DIR [--min-ms N]
+      time validate + evaluate on every case file in DIR and compare with the reference's own
+      time (the case's ref_wall_s.median): N ms of repetitions per case (default 20), spread
+      over 5 rounds through all cases; each case reports the mean of its quietest round
+  madmax --help | --version
+
+Exit status: 0 on success, 2 on invalid input or usage, 1 on other failures.";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("eval") => eval(&args[1..]),
+        Some("bench") => bench(&args[1..]),
+        Some("--version" | "-V") => {
+            println!("madmax {}", env!("CARGO_PKG_VERSION"));
+            ExitCode::SUCCESS
+        }
+        Some("--help" | "-h" | "help") => {
+            println!("{USAGE}");
+            ExitCode::SUCCESS
+        }
+        Some(other) => usage_error(&format!("unknown command '{other}'")),
+        None => usage_error("missing command"),
+    }
+}
+
+fn usage_error(msg: &str) -> ExitCode {
+    eprintln!("madmax: {msg}\n\n{USAGE}");
+    ExitCode::from(2)
+}
+
+/// An input problem: where, and what.
+struct InputError {
+    field: String,
+    message: String,
+    reference: Option<String>,
+    more: usize,
+}
+
+impl InputError {
+    fn from_fields(errors: &[FieldError]) -> InputError {
+        match errors.first() {
+            Some(e) => InputError {
+                field: e.field.clone(),
+                message: e.message.clone(),
+                reference: e.reference.clone(),
+                more: errors.len() - 1,
+            },
+            None => InputError { field: String::new(), message: "invalid input".to_owned(), reference: None, more: 0 },
+        }
+    }
+
+    fn line(&self) -> String {
+        let more = match self.more {
+            0 => String::new(),
+            1 => " (and 1 more problem)".to_owned(),
+            n => format!(" (and {n} more problems)"),
+        };
+        let reference = match &self.reference {
+            Some(r) if !r.is_empty() => format!(" [MAD-Max: {r}]"),
+            _ => String::new(),
+        };
+        if self.field.is_empty() {
+            format!("{}{more}{reference}", self.message)
+        } else {
+            format!("{}: {}{more}{reference}", self.field, self.message)
+        }
+    }
+}
+
+/// Reads and parses a scenario file; errors name the file or the JSON path.
+fn read_scenario(path: &str) -> Result<RawScenario, InputError> {
+    let text = if path == "-" {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut s).map(|_| s)
+    } else {
+        std::fs::read_to_string(path)
+    };
+    let text = text.map_err(|e| InputError {
+        field: path.to_owned(),
+        message: format!("cannot read the file: {e}"),
+        reference: None,
+        more: 0,
+    })?;
+    parse_scenario(&text)
+}
+
+fn parse_scenario(text: &str) -> Result<RawScenario, InputError> {
+    let fail = |field: String, message: String| InputError { field, message, reference: None, more: 0 };
+    let value: Value = serde_json::from_str(text)
+        .map_err(|e| fail(String::new(), format!("not valid JSON: {e} (NaN and Infinity are not JSON numbers)")))?;
+    if !value.is_object() {
+        return Err(fail(
+            String::new(),
+            "the file must hold a JSON object with \"model\", \"system\" and \"task\" (or a case file with \"inputs\")"
+                .to_owned(),
+        ));
+    }
+    match serde_path_to_error::deserialize::<_, RawFile>(&value) {
+        Ok(file) => Ok(file.into_scenario()),
+        Err(e) => {
+            let field = e.path().to_string();
+            Err(fail(field, format!("must be a MAD-Max config object: {}", e.into_inner())))
+        }
+    }
+}
+
+fn load(path: &str) -> Result<Scenario, InputError> {
+    let raw = read_scenario(path)?;
+    validate(&raw).map_err(|errors| InputError::from_fields(&errors))
+}
+
+fn eval(args: &[String]) -> ExitCode {
+    let mut json_out = false;
+    let mut timeline = false;
+    let mut file = None;
+    for a in args {
+        match a.as_str() {
+            "--json" => json_out = true,
+            "--timeline" => timeline = true,
+            f if file.is_none() && (!f.starts_with('-') || f == "-") => file = Some(f.to_owned()),
+            other => return usage_error(&format!("eval: unexpected argument '{other}'")),
+        }
+    }
+    let Some(file) = file else {
+        return usage_error("eval: missing FILE");
+    };
+    match load(&file) {
+        Ok(scenario) => {
+            let report = evaluate(&scenario);
+            if json_out {
+                let mut v = report_json(&report);
+                if timeline {
+                    v["timeline"] = timeline_json(&report);
+                }
+                println!("{v}");
+            } else {
+                print!("{}", text_report(&scenario, &report));
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("madmax: {}", e.line());
+            if json_out {
+                let mut v = json!({"error": e.line(), "field": e.field});
+                if let Some(r) = &e.reference {
+                    v["reference_message"] = json!(r);
+                }
+                println!("{v}");
+            }
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// The JSON contract of `eval --json` (times in ms, throughput in samples/s).
+fn report_json(r: &Report) -> Value {
+    let t = &r.totals;
+    let ms = |s: f64| s * 1e3;
+    let parts: serde_json::Map<String, Value> =
+        r.memory.parts.iter().map(|(c, b)| (c.label().to_owned(), json!(b))).collect();
+    json!({
+        "gemm_ms": ms(t.gemm_s),
+        "emb_ms": ms(t.emb_s),
+        "all2all_ms": ms(t.all2all_s),
+        "allreduce_ms": ms(t.allreduce_s),
+        "allgather_ms": ms(t.allgather_s),
+        "reducescatter_ms": ms(t.reducescatter_s),
+        "compute_ms": ms(r.compute_s),
+        "comm_ms": ms(r.comm_s),
+        "exposed_comm_ms": ms(r.exposed_comm_s),
+        "overlapped_comm_ms": ms(r.overlapped_comm_s),
+        "iteration_ms": ms(r.iteration_s),
+        "throughput": r.throughput_samples_per_s,
+        "global_batch": r.global_batch,
+        "global_bs": r.global_batch,
+        "memory_per_device_bytes": r.memory.total_bytes,
+        "memory_parts_bytes": parts,
+        "memory_capacity_bytes": r.memory.capacity_bytes,
+        "local_total_flops": r.work.local_total_flops,
+        "global_total_flops": r.work.global_total_flops,
+        "lookup_bytes_per_device": r.work.lookup_bytes_per_device,
+    })
+}
+
+fn timeline_json(r: &Report) -> Value {
+    let lane = |s: Stream| -> Vec<Value> {
+        r.stream(s).map(|op| json!([op.name.to_string(), op.start_s, op.duration_s])).collect()
+    };
+    json!({
+        "format": "[name, t_start_s, duration_s]",
+        "computation": lane(Stream::Computation),
+        "communication": lane(Stream::Communication),
+    })
+}
+
+/// The readable report of `eval`.
+fn text_report(s: &Scenario, r: &Report) -> String {
+    use madmax::engine::ops::Category;
+    use std::fmt::Write;
+    let mut o = String::new();
+    let m = &r.model;
+    let sys = &r.system;
+    let plan = &s.task.plan;
+    let _ = writeln!(o, "Model   {} ({})", s.model.name, s.model.arch.family());
+    let _ = writeln!(
+        o,
+        "        {} parameters ({} dense, {} embedding), {} per sample, {} of embedding lookups per sample",
+        units::si(m.params, ""),
+        units::si(m.dense_params, ""),
+        units::si(m.emb_params, ""),
+        units::si(m.flops_per_sample, "FLOP"),
+        units::bytes(m.lookup_bytes_per_sample),
+    );
+    let _ =
+        writeln!(o, "System  {}: {} GPUs = {} nodes x {}", s.system.name, sys.devices, sys.nodes, sys.devices_per_node);
+    let _ = writeln!(
+        o,
+        "        {} per GPU (effective), HBM {}, NVLink {} and network {} per GPU (one direction)",
+        units::si(sys.flops_per_s, "FLOP/s"),
+        units::bytes_per_s(sys.mem_bw_bytes_per_s),
+        units::bytes_per_s(sys.intra_node_bytes_per_s),
+        units::bytes_per_s(sys.inter_node_bytes_per_s),
+    );
+    let _ = write!(o, "Task    {} ({})", s.task.kind.config_name(), s.task.name);
+    if let madmax::engine::scenario::TaskKind::Finetune(f) = &s.task.kind {
+        let _ = write!(
+            o,
+            ", frozen: top MLP {}, bottom MLP {}, embeddings {}, transformer {}",
+            f.top_mlp, f.bot_mlp, f.emb, f.transformer
+        );
+        if let Some(mu) = f.min_frozen_layer {
+            let _ = write!(o, ", layers from {mu} on");
+        }
+    }
+    let _ = writeln!(o);
+    if let (Some(spec), Some(b)) = (&plan.mlp, plan.local_mlp_batch) {
+        let _ = writeln!(o, "        MLP plan: {spec}, local batch {b}");
+    }
+    let _ = writeln!(o, "        embedding plan: {}, local batch {}", plan.emb, plan.local_emb_batch);
+    if let (Some(spec), Some(b)) = (&plan.transformer, plan.local_transformer_batch) {
+        let _ = writeln!(o, "        transformer plan: {spec}, local batch {b}");
+    }
+    let _ = writeln!(o, "        global batch {} samples", r.global_batch);
+    let _ = writeln!(o);
+    let _ = writeln!(o, "Compute time          {}", units::duration(r.compute_s));
+    for c in [Category::Gemm, Category::Emb] {
+        let _ = writeln!(o, "  {:<19} {}", c.label(), units::duration(r.totals.get(c)));
+    }
+    let _ = writeln!(o, "Communication time    {}", units::duration(r.comm_s));
+    for c in Category::ALL.into_iter().filter(|c| c.is_comm()) {
+        let _ = writeln!(o, "  {:<19} {}", c.label(), units::duration(r.totals.get(c)));
+    }
+    let share = r.exposed_share();
+    let _ = writeln!(
+        o,
+        "Exposed communication {} ({} of communication)",
+        units::duration(r.exposed_comm_s),
+        units::percent(share)
+    );
+    let _ = writeln!(
+        o,
+        "Overlapped            {} ({})",
+        units::duration(r.overlapped_comm_s),
+        units::percent(if share > 0.0 { 1.0 - share } else { 0.0 })
+    );
+    let _ = writeln!(o, "Iteration time        {}", units::duration(r.iteration_s));
+    let _ = writeln!(o, "Throughput            {}", units::si(r.throughput_samples_per_s, "samples/s"));
+    let parts: Vec<String> =
+        r.memory.parts.iter().map(|(c, b)| format!("{} {}", c.label(), units::bytes(*b))).collect();
+    let _ = writeln!(
+        o,
+        "Weights per GPU       {} ({}) of {} HBM",
+        units::bytes(r.memory.total_bytes),
+        parts.join(", "),
+        units::bytes(r.memory.capacity_bytes)
+    );
+    o
+}
+
+/// One case of `bench`.
+struct BenchCase {
+    name: String,
+    raw: RawScenario,
+    ref_s: f64,
+}
+
+fn bench(args: &[String]) -> ExitCode {
+    let mut dir = None;
+    let mut min_ms = 20.0;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--min-ms" => match it.next().and_then(|v| v.parse::<f64>().ok()) {
+                Some(v) if v > 0.0 => min_ms = v,
+                _ => return usage_error("bench: --min-ms needs a positive number"),
+            },
+            d if dir.is_none() && !d.starts_with('-') => dir = Some(d.to_owned()),
+            other => return usage_error(&format!("bench: unexpected argument '{other}'")),
+        }
+    }
+    let Some(dir) = dir else {
+        return usage_error("bench: missing DIR");
+    };
+    let cases = match load_bench_cases(&dir) {
+        Ok(c) if !c.is_empty() => c,
+        Ok(_) => {
+            eprintln!("madmax: bench: no case files (JSON with inputs and ref_wall_s) in {dir}");
+            return ExitCode::from(2);
+        }
+        Err(e) => {
+            eprintln!("madmax: bench: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    // Validate every case once (and warm up) before timing.
+    for c in &cases {
+        match validate(&c.raw) {
+            Ok(s) => {
+                std::hint::black_box(evaluate(&s));
+            }
+            Err(e) => {
+                eprintln!("madmax: bench: {}: {}", c.name, InputError::from_fields(&e).line());
+                return ExitCode::from(2);
+            }
+        }
+    }
+    // Rounds over all cases: a burst of unrelated load on the machine slows one round, and
+    // each case keeps the mean of its quietest round.
+    let batch_s = min_ms / 1e3 / ROUNDS as f64;
+    let mut best = vec![f64::INFINITY; cases.len()];
+    for _ in 0..ROUNDS {
+        for (c, b) in cases.iter().zip(best.iter_mut()) {
+            *b = b.min(time_batch(&c.raw, batch_s));
+        }
+    }
+    println!("{:<82} {:>10} {:>11} {:>9}", "case", "ours", "reference", "ratio");
+    let mut ours_total = 0.0;
+    let mut ref_total = 0.0;
+    let mut rows = Vec::with_capacity(cases.len());
+    for (c, &per_eval_s) in cases.iter().zip(&best) {
+        ours_total += per_eval_s;
+        ref_total += c.ref_s;
+        println!(
+            "{:<82} {:>10} {:>11} {:>8.0}x",
+            c.name,
+            units::duration(per_eval_s),
+            units::duration(c.ref_s),
+            c.ref_s / per_eval_s
+        );
+        rows.push((c, per_eval_s));
+    }
+    println!();
+    println!(
+        "total over {} cases: ours {}, reference {}, ratio {:.0}x",
+        cases.len(),
+        units::duration(ours_total),
+        units::duration(ref_total),
+        ref_total / ours_total
+    );
+    if let Some((c, ours)) = rows.iter().max_by(|a, b| a.0.ref_s.total_cmp(&b.0.ref_s)) {
+        println!(
+            "slowest reference case: {}: ours {}, reference {}, ratio {:.0}x",
+            c.name,
+            units::duration(*ours),
+            units::duration(c.ref_s),
+            c.ref_s / ours
+        );
+    }
+    ExitCode::SUCCESS
+}
+
+fn load_bench_cases(dir: &str) -> Result<Vec<BenchCase>, String> {
+    let mut paths: Vec<_> = std::fs::read_dir(dir)
+        .map_err(|e| format!("cannot read {dir}: {e}"))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    paths.sort();
+    let mut cases = Vec::new();
+    for p in paths {
+        let text = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+        let v: Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", p.display()))?;
+        let Some(ref_s) = v.pointer("/ref_wall_s/median").and_then(Value::as_f64) else {
+            continue;
+        };
+        let raw = parse_scenario(&text).map_err(|e| format!("{}: {}", p.display(), e.line()))?;
+        let name = v.get("case").and_then(Value::as_str).map(str::to_owned).unwrap_or_else(|| p.display().to_string());
+        cases.push(BenchCase { name, raw, ref_s });
+    }
+    Ok(cases)
+}
+
+/// Timing rounds over all cases (see `bench`).
+const ROUNDS: u32 = 5;
+
+/// Mean seconds of one `validate` + `evaluate` of a valid scenario, repeated for `batch_s`.
+fn time_batch(raw: &RawScenario, batch_s: f64) -> f64 {
+    let mut n: u64 = 0;
+    let start = Instant::now();
+    loop {
+        for _ in 0..16 {
+            if let Ok(s) = validate(std::hint::black_box(raw)) {
+                std::hint::black_box(evaluate(&s));
+            }
+        }
+        n += 16;
+        let el = start.elapsed().as_secs_f64();
+        if el >= batch_s {
+            return el / n as f64;
+        }
+    }
+}

@@ -1,0 +1,28 @@
+//! The engine: the MAD-Max performance model, pure and deterministic.
+//!
+//! One front door: [`validate`] turns raw configs into a [`Scenario`] (or field errors), then
+//! [`evaluate`] turns a scenario into a [`Report`]. The engine uses std and serde only: it knows
+//! nothing of the DOM, the file system, clocks or randomness, and never iterates a HashMap into
+//! its output.
+//!
+//! Units everywhere: seconds, bytes, FLOPs (counts), FLOP/s, bytes/s.
+
+pub mod num;
+pub mod ops;
+pub mod raw;
+pub mod reference;
+pub mod report;
+pub mod scenario;
+pub mod schedule;
+pub mod validate;
+
+pub use raw::{RawFile, RawModel, RawScenario, RawSystem, RawTask, RawValue};
+pub use report::Report;
+pub use scenario::Scenario;
+pub use validate::{validate, FieldError};
+
+/// Evaluates a validated scenario with the MAD-Max reference model (reference mode).
+pub fn evaluate(s: &Scenario) -> Report {
+    let b = reference::build(s);
+    Report::assemble(b.ops, b.schedule, b.global_batch, b.memory, b.work, b.model, b.system)
+}

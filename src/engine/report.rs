@@ -1,0 +1,179 @@
+//! The report: everything an evaluation found, as plain data (no formatting, no HashMap).
+//!
+//! Units: seconds (`_s`), bytes (`_bytes`), FLOPs (`_flops`, counts), rates per second. Faces
+//! (CLI, web page) format these; the engine never does.
+
+use super::ops::{Category, Op, Stream};
+use super::schedule::{Schedule, Totals};
+use serde::Serialize;
+
+/// The result of [`crate::engine::evaluate`].
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Report {
+    /// Samples per iteration over the whole cluster.
+    pub global_batch: u64,
+    /// Busy time per category (GEMM, EMB, each collective), s.
+    #[serde(serialize_with = "totals_as_map")]
+    pub totals: Totals,
+    /// GEMM + EMB time, s.
+    pub compute_s: f64,
+    /// Sum of all collective times, s.
+    pub comm_s: f64,
+    /// Iteration time minus compute time: every gap of the computation stream, s. (MAD-Max's
+    /// definition, SPEC Q21.)
+    pub exposed_comm_s: f64,
+    /// Communication hidden behind computation: `comm_s - exposed_comm_s`, s. It can be a tiny
+    /// negative number from rounding when all communication is exposed (SPEC Q28).
+    pub overlapped_comm_s: f64,
+    /// Time of one iteration (forward, and backward when training), s.
+    pub iteration_s: f64,
+    /// Samples per second: `(1 / iteration_s) * global_batch` (SPEC Q25).
+    pub throughput_samples_per_s: f64,
+    pub memory: Memory,
+    pub work: Work,
+    pub model: ModelStats,
+    pub system: SystemStats,
+    /// Every op of both streams, in emission order, with start times.
+    pub timeline: Vec<Op>,
+}
+
+impl Report {
+    /// Assembles a report from a scheduled op list and the figures the model derived.
+    pub fn assemble(
+        ops: Vec<Op>,
+        schedule: Schedule,
+        global_batch: u64,
+        memory: Memory,
+        work: Work,
+        model: ModelStats,
+        system: SystemStats,
+    ) -> Report {
+        let t = schedule.totals;
+        let comm_s = ((t.all2all_s + t.allreduce_s) + t.allgather_s) + t.reducescatter_s;
+        let compute_s = t.gemm_s + t.emb_s;
+        let iteration_s = schedule.end_s;
+        let exposed_comm_s = iteration_s - compute_s;
+        Report {
+            global_batch,
+            totals: t,
+            compute_s,
+            comm_s,
+            exposed_comm_s,
+            overlapped_comm_s: comm_s - exposed_comm_s,
+            iteration_s,
+            throughput_samples_per_s: (1.0 / iteration_s) * global_batch as f64,
+            memory,
+            work,
+            model,
+            system,
+            timeline: ops,
+        }
+    }
+
+    /// The ops of one stream, in order.
+    pub fn stream(&self, s: Stream) -> impl Iterator<Item = &Op> {
+        self.timeline.iter().filter(move |op| op.name.stream() == s)
+    }
+
+    /// Exposed share of all communication time, 0..1 (0 when there is no communication).
+    pub fn exposed_share(&self) -> f64 {
+        let sum = self.exposed_comm_s + self.overlapped_comm_s;
+        if sum > 0.0 {
+            self.exposed_comm_s / sum
+        } else {
+            0.0
+        }
+    }
+}
+
+fn totals_as_map<S: serde::Serializer>(t: &Totals, s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut m = s.serialize_map(Some(Category::ALL.len()))?;
+    for c in Category::ALL {
+        m.serialize_entry(c.label(), &t.get(c))?;
+    }
+    m.end()
+}
+
+/// A model component whose weights occupy device memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Component {
+    Mlp,
+    Emb,
+    Transformer,
+}
+
+impl Component {
+    pub fn label(self) -> &'static str {
+        match self {
+            Component::Mlp => "MLP",
+            Component::Emb => "EMB",
+            Component::Transformer => "Transformer",
+        }
+    }
+}
+
+/// Memory per device.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Memory {
+    /// Bytes per component on one device (MAD-Max: weights only, SPEC Q23).
+    pub parts: Vec<(Component, f64)>,
+    pub total_bytes: f64,
+    /// HBM capacity of one device, bytes.
+    pub capacity_bytes: f64,
+}
+
+/// FLOPs and embedding traffic of one iteration.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Work {
+    /// Per layer kind: FLOPs of one layer for one device's batch and for the global batch.
+    pub layers: Vec<LayerWork>,
+    /// FLOPs of the forward pass for one device's batch (after tensor-parallel division).
+    pub local_total_flops: f64,
+    /// FLOPs of the forward pass for the global batch.
+    pub global_total_flops: f64,
+    pub lookup_bytes_per_local_batch: f64,
+    pub lookup_bytes_per_global_batch: f64,
+    /// Embedding bytes one device reads per iteration.
+    pub lookup_bytes_per_device: f64,
+}
+
+/// FLOPs of one layer kind.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LayerWork {
+    pub label: &'static str,
+    pub local_flops: f64,
+    pub global_flops: f64,
+}
+
+/// Model-level figures, per sample.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ModelStats {
+    pub params: f64,
+    pub dense_params: f64,
+    pub emb_params: f64,
+    /// Forward FLOPs per sample.
+    pub flops_per_sample: f64,
+    /// Embedding bytes read per sample.
+    pub lookup_bytes_per_sample: f64,
+}
+
+/// Effective per-device rates the model used.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SystemStats {
+    pub devices: u64,
+    pub nodes: u64,
+    pub devices_per_node: u64,
+    /// The FLOP rate the model's precision runs at (after utilisation), FLOP/s.
+    pub flops_per_s: f64,
+    pub mem_bw_bytes_per_s: f64,
+    /// Unidirectional bandwidth per device within a node, bytes/s.
+    pub intra_node_bytes_per_s: f64,
+    /// Unidirectional bandwidth per device across nodes, bytes/s.
+    pub inter_node_bytes_per_s: f64,
+    /// Effective collective bandwidths of a 1-level spec (the widest level), bytes/s.
+    pub all2all_bytes_per_s: f64,
+    pub allreduce_bytes_per_s: f64,
+    pub allgather_bytes_per_s: f64,
+    pub reducescatter_bytes_per_s: f64,
+}

@@ -1,0 +1,413 @@
+//! The validated scenario: a model, a GPU cluster and a task (with its parallelization plan).
+//!
+//! Only [`crate::engine::validate`] builds a [`Scenario`], so everything downstream can trust it:
+//! counts are at least 1, rates are positive and finite, plans multiply to the GPU count, and
+//! the reference's structural rules hold. Units: bytes, seconds, FLOPs and FLOP/s, bytes/s.
+//! This module does not compute anything.
+
+use super::num::Num;
+use serde::Serialize;
+use std::fmt;
+use std::sync::Arc;
+
+/// One run to evaluate. Only [`crate::engine::validate`] can build one (see [`Validated`]).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Scenario {
+    pub model: Model,
+    pub system: System,
+    pub task: Task,
+    #[serde(skip)]
+    pub(crate) _validated: Validated,
+}
+
+/// Proof that a [`Scenario`] passed validation: it has no public constructor, so code outside
+/// the engine cannot assemble a scenario that skipped the checks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Validated(pub(crate) ());
+
+/// A model: its family's dimensions and its number formats.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Model {
+    pub name: Arc<str>,
+    /// Bytes per dense (non-embedding) parameter and per activation element; 8, 4, 2 or 1. It
+    /// also selects the FLOP rate (FP64, FP32, FP16/BF16, INT8), as in MAD-Max.
+    #[serde(serialize_with = "num_as_f64")]
+    pub bytes_per_dense_param: Num,
+    /// Bytes per embedding element.
+    #[serde(serialize_with = "num_as_f64")]
+    pub bytes_per_emb_param: Num,
+    pub arch: Arch,
+}
+
+fn num_as_f64<S: serde::Serializer>(n: &Num, s: S) -> Result<S::Ok, S::Error> {
+    match n {
+        Num::Int(i) => s.serialize_i128(*i),
+        Num::Float(f) => s.serialize_f64(*f),
+    }
+}
+
+/// The six model families of MAD-Max.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub enum Arch {
+    Dlrm(Dlrm),
+    DlrmMoe(Dlrm, Moe),
+    DlrmTransformer(Dlrm, Transformer),
+    Llm(Llm),
+    LlmMoe(Llm, Moe),
+    Vit(Vit),
+}
+
+impl Arch {
+    /// The MAD-Max `type` string of this family.
+    pub fn family(&self) -> Family {
+        match self {
+            Arch::Dlrm(_) => Family::Dlrm,
+            Arch::DlrmMoe(..) => Family::DlrmMoe,
+            Arch::DlrmTransformer(..) => Family::DlrmTransformer,
+            Arch::Llm(_) => Family::Llm,
+            Arch::LlmMoe(..) => Family::LlmMoe,
+            Arch::Vit(_) => Family::Vit,
+        }
+    }
+}
+
+/// A model family, named as in MAD-Max configs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Family {
+    Dlrm,
+    DlrmMoe,
+    DlrmTransformer,
+    Llm,
+    LlmMoe,
+    Vit,
+}
+
+impl Family {
+    pub const ALL: [Family; 6] =
+        [Family::Dlrm, Family::DlrmMoe, Family::DlrmTransformer, Family::Llm, Family::LlmMoe, Family::Vit];
+
+    /// The `type` string MAD-Max configs use.
+    pub fn config_name(self) -> &'static str {
+        match self {
+            Family::Dlrm => "DLRM",
+            Family::DlrmMoe => "DLRM_MoE",
+            Family::DlrmTransformer => "DLRM_Transformer",
+            Family::Llm => "LLM",
+            Family::LlmMoe => "LLM_MoE",
+            Family::Vit => "ViT",
+        }
+    }
+
+    /// True for the recommendation models (MLPs + embedding tables).
+    pub fn is_dlrm(self) -> bool {
+        matches!(self, Family::Dlrm | Family::DlrmMoe | Family::DlrmTransformer)
+    }
+}
+
+impl fmt::Display for Family {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.config_name())
+    }
+}
+
+/// DLRM dimensions: square MLP layers and pooled embedding tables.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Dlrm {
+    pub bot_mlp_layers: u64,
+    pub top_mlp_layers: u64,
+    /// Every MLP layer is a `mlp_dim x mlp_dim` GEMM.
+    pub mlp_dim: u64,
+    pub num_tables: u64,
+    pub entries_per_table: u64,
+    pub emb_dim: u64,
+    /// Lookups per table per sample.
+    pub pooling_size: u64,
+}
+
+/// Mixture-of-experts: every top-MLP (DLRM) or feed-forward (LLM) layer has `experts` experts,
+/// of which `active_experts` run per sample.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Moe {
+    pub experts: u64,
+    pub active_experts: u64,
+}
+
+/// Transformer dimensions as MAD-Max describes them.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Transformer {
+    pub layers: u64,
+    /// Read but unused by the MAD-Max formulas (SPEC Q26).
+    pub heads: u64,
+    pub attention_dim: u64,
+    pub fc_dim: u64,
+    pub seq_len: u64,
+}
+
+/// A decoder LLM: a transformer plus word and position embeddings.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Llm {
+    pub vocab: u64,
+    pub transformer: Transformer,
+}
+
+/// A vision transformer: images cut into `patch_dim x patch_dim` RGB patches.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Vit {
+    pub image_size: u64,
+    pub patch_dim: u64,
+    pub layers: u64,
+    pub heads: u64,
+    pub attention_dim: u64,
+    pub fc_dim: u64,
+}
+
+impl Vit {
+    /// The patch "vocabulary" `3 p^2` (SPEC 2.1).
+    pub fn vocab(&self) -> u64 {
+        3 * self.patch_dim * self.patch_dim
+    }
+
+    /// Patches per image, `ceil(I / p)^2` (no class token; SPEC 2.1, Q26).
+    pub fn seq_len(&self) -> u64 {
+        // Python: math.ceil(I / p) on a float quotient; exact for the validated range.
+        let side = (self.image_size as f64 / self.patch_dim as f64).ceil() as u64;
+        side * side
+    }
+
+    /// The transformer view of this model.
+    pub fn transformer(&self) -> Transformer {
+        Transformer {
+            layers: self.layers,
+            heads: self.heads,
+            attention_dim: self.attention_dim,
+            fc_dim: self.fc_dim,
+            seq_len: self.seq_len(),
+        }
+    }
+}
+
+/// A GPU cluster as MAD-Max describes it. Rates are peak values; `*_util` scale them.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct System {
+    pub name: Arc<str>,
+    pub num_devices: u64,
+    pub num_nodes: u64,
+    pub f64_flops_per_s: f64,
+    pub f32_flops_per_s: f64,
+    pub f16_flops_per_s: f64,
+    pub i8_ops_per_s: f64,
+    pub flops_util: f64,
+    /// HBM capacity per device, bytes.
+    pub mem_cap_bytes: f64,
+    /// HBM bandwidth per device, bytes/s.
+    pub mem_bw_bytes_per_s: f64,
+    pub mem_bw_util: f64,
+    pub num_nvlinks: f64,
+    /// Bidirectional bytes/s per NVLink.
+    pub bw_per_nvlink_bytes_per_s: f64,
+    pub nvlink_util: f64,
+    /// NIC ports per node.
+    pub num_ibroce_ports: f64,
+    /// Bidirectional bytes/s per NIC port.
+    pub ibroce_bw_bytes_per_s: f64,
+    pub ibroce_util: f64,
+    /// Share of the multi-node all-reduce bandwidth mix taken from the intra-node bandwidth.
+    pub ar_perc_intra: f64,
+}
+
+impl System {
+    /// Devices per node.
+    pub fn devices_per_node(&self) -> u64 {
+        self.num_devices / self.num_nodes
+    }
+}
+
+/// What the run does.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Task {
+    pub name: Arc<str>,
+    pub kind: TaskKind,
+    pub plan: Plan,
+}
+
+/// Pre-training, fine-tuning (with what is frozen) or inference.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub enum TaskKind {
+    Pretrain,
+    Finetune(Freeze),
+    Inference,
+}
+
+impl TaskKind {
+    /// The MAD-Max `type` string.
+    pub fn config_name(&self) -> &'static str {
+        match self {
+            TaskKind::Pretrain => "pretrain",
+            TaskKind::Finetune(_) => "finetune",
+            TaskKind::Inference => "inference",
+        }
+    }
+
+    /// True when the run has a backward pass.
+    pub fn trains(&self) -> bool {
+        !matches!(self, TaskKind::Inference)
+    }
+}
+
+/// Which components a fine-tuning run freezes. Flags a family does not have are `false`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Freeze {
+    pub top_mlp: bool,
+    pub bot_mlp: bool,
+    pub emb: bool,
+    pub transformer: bool,
+    /// Transformer layers with index >= this get no weight-gradient communication
+    /// (LLM, LLM_MoE and ViT); `None` for the DLRM families.
+    pub min_frozen_layer: Option<u64>,
+}
+
+/// How each component is parallelized, and the per-device batch sizes.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Plan {
+    /// MLP spec (DLRM families only).
+    pub mlp: Option<Spec>,
+    pub emb: Spec,
+    /// Transformer spec (DLRM_Transformer, LLM, LLM_MoE, ViT).
+    pub transformer: Option<Spec>,
+    pub local_mlp_batch: Option<u64>,
+    pub local_emb_batch: u64,
+    pub local_transformer_batch: Option<u64>,
+}
+
+/// Most levels a parallel spec can have.
+pub const MAX_LEVELS: usize = 8;
+
+/// A hierarchical parallel spec: level 0 first. In a 2-level spec, level 0 is within a node and
+/// level 1 across nodes; a 1-level spec spans every device. Held inline (no allocation).
+#[derive(Clone, Copy, Debug)]
+pub struct Spec {
+    levels: [Level; MAX_LEVELS],
+    len: u8,
+}
+
+impl Spec {
+    /// A spec of these levels; `None` when there are more than [`MAX_LEVELS`].
+    pub fn new(levels: &[Level]) -> Option<Spec> {
+        if levels.len() > MAX_LEVELS {
+            return None;
+        }
+        let mut s = Spec { levels: [Level { strategy: Strategy::Ddp, degree: 1 }; MAX_LEVELS], len: 0 };
+        s.levels[..levels.len()].copy_from_slice(levels);
+        s.len = levels.len() as u8;
+        Some(s)
+    }
+
+    /// The levels, level 0 first.
+    pub fn levels(&self) -> &[Level] {
+        &self.levels[..self.len as usize]
+    }
+}
+
+impl PartialEq for Spec {
+    fn eq(&self, o: &Spec) -> bool {
+        self.levels() == o.levels()
+    }
+}
+
+impl Serialize for Spec {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.levels().serialize(s)
+    }
+}
+
+/// One level of a parallel spec.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Level {
+    pub strategy: Strategy,
+    pub degree: u64,
+}
+
+/// A parallelization strategy (SPEC 2.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Strategy {
+    /// Data parallel: replicate weights, all-reduce gradients.
+    Ddp,
+    /// Fully sharded data parallel: all-gather weights before use, reduce-scatter gradients.
+    Fsdp,
+    /// Tensor parallel: split each layer's GEMMs, all-reduce activations.
+    Tp,
+    /// Pipeline parallel (MAD-Max: shards weight memory only, Q16).
+    Pp,
+    /// Model parallel embeddings: shard tables, all-to-all the lookups.
+    Mp,
+}
+
+impl Strategy {
+    /// The config spelling.
+    pub fn config_name(self) -> &'static str {
+        match self {
+            Strategy::Ddp => "ddp",
+            Strategy::Fsdp => "fsdp",
+            Strategy::Tp => "tp",
+            Strategy::Pp => "pp",
+            Strategy::Mp => "mp",
+        }
+    }
+
+    /// Parses a config spelling.
+    pub fn parse(s: &str) -> Option<Strategy> {
+        match s {
+            "ddp" => Some(Strategy::Ddp),
+            "fsdp" => Some(Strategy::Fsdp),
+            "tp" => Some(Strategy::Tp),
+            "pp" => Some(Strategy::Pp),
+            "mp" => Some(Strategy::Mp),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Strategy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.config_name())
+    }
+}
+
+impl Spec {
+    /// Number of levels.
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    /// True when the spec has no level (never after validation).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// True when the first level is FSDP (the reference's `fsdp?` test).
+    pub fn first_is(&self, s: Strategy) -> bool {
+        self.levels().first().map(|l| l.strategy) == Some(s)
+    }
+
+    /// Product of the degrees of levels whose strategy is in `set`.
+    pub fn product_of(&self, set: &[Strategy]) -> u64 {
+        self.levels.iter().filter(|l| set.contains(&l.strategy)).map(|l| l.degree).product()
+    }
+
+    /// Degree of the first level (1 for an empty spec).
+    pub fn first_degree(&self) -> u64 {
+        self.levels().first().map_or(1, |l| l.degree)
+    }
+}
+
+impl fmt::Display for Spec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, l) in self.levels().iter().enumerate() {
+            if i > 0 {
+                write!(f, " x ")?;
+            }
+            write!(f, "{} {}", l.strategy, l.degree)?;
+        }
+        Ok(())
+    }
+}

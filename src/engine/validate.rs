@@ -1,0 +1,703 @@
+//! Validation: raw configs in, a trusted [`Scenario`] or every problem found out.
+//!
+//! Two steps, as in ripgrep: first each field is read with its type and range checked (a
+//! missing key is reported by name), then the model's rules about the whole plan are checked
+//! on the typed values ([`crate::engine::reference::rules`]). Every error names the field
+//! (`task.transformer_parallel_degree`) and says the rule in a sentence. Nothing here panics on
+//! any input.
+
+use super::num::Num;
+use super::raw::{Field, RawModel, RawScenario, RawSystem, RawTask, RawValue};
+use super::reference::rules;
+use super::scenario::*;
+use serde::Serialize;
+use std::fmt;
+use std::sync::Arc;
+
+/// A problem with one input field.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct FieldError {
+    /// Where: `model`, `system.num_nodes`, `task.mlp_parallel[1]`, ...
+    pub field: String,
+    /// What is wrong and what would be right, as a sentence.
+    pub message: String,
+    /// The MAD-Max reference's own message for this rejection, when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
+}
+
+impl FieldError {
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> FieldError {
+        FieldError { field: field.into(), message: message.into(), reference: None }
+    }
+
+    /// Attaches the reference's wording of the same rule.
+    pub fn reference(mut self, text: impl Into<String>) -> FieldError {
+        self.reference = Some(text.into());
+        self
+    }
+}
+
+impl fmt::Display for FieldError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.field, self.message)
+    }
+}
+
+/// Largest accepted layer count: keeps the op list (about ten ops per layer) small enough for a
+/// browser tab.
+pub const MAX_LAYERS: u64 = 10_000;
+/// Largest accepted value of any other count (dimensions, tables, batches, devices).
+pub const MAX_COUNT: u64 = 1 << 40;
+/// Smallest accepted utilisation factor.
+pub const UTIL_MIN: f64 = 1e-3;
+/// Accepted ranges of the physical quantities: far beyond any real hardware, yet narrow enough
+/// that with the count limits every time and rate the engine computes stays finite.
+pub const RANGES: Ranges = Ranges {
+    flops_per_s: (1.0, 1e21),
+    bytes: (1.0, 1e16),
+    bytes_per_s: (1.0, 1e16),
+    links: (1e-3, 1e6),
+    bytes_per_element: (1e-3, 64.0),
+};
+
+/// See [`RANGES`]; each pair is `(min, max)`.
+pub struct Ranges {
+    pub flops_per_s: (f64, f64),
+    pub bytes: (f64, f64),
+    pub bytes_per_s: (f64, f64),
+    /// NVLinks per device, NIC ports per node.
+    pub links: (f64, f64),
+    /// Bytes per embedding element.
+    pub bytes_per_element: (f64, f64),
+}
+
+/// Checks raw configs and builds the scenario, or returns every error found.
+pub fn validate(raw: &RawScenario) -> Result<Scenario, Vec<FieldError>> {
+    let mut v = Reader::default();
+    let model = match &raw.model {
+        Some(m) => read_model(&mut v, m),
+        None => {
+            v.push(FieldError::new("model", "missing: a model config (MAD-Max model_cfgs format) is required"));
+            None
+        }
+    };
+    let system = match &raw.system {
+        Some(s) => read_system(&mut v, s),
+        None => {
+            v.push(FieldError::new("system", "missing: a system config (MAD-Max system_cfgs format) is required"));
+            None
+        }
+    };
+    let task = match (&raw.task, &model) {
+        (Some(t), Some(m)) => read_task(&mut v, t, m.arch.family()),
+        (Some(t), None) => {
+            // Without a model the task's keys are unknown; still check what every task has.
+            read_task_kind(&mut v, t);
+            None
+        }
+        (None, _) => {
+            v.push(FieldError::new("task", "missing: a task config (MAD-Max task_cfgs format) is required"));
+            None
+        }
+    };
+    if let (Some(model), Some(system), Some(task)) = (model, system, task) {
+        if v.errors.is_empty() {
+            let scenario = Scenario { model, system, task, _validated: Validated(()) };
+            let problems = rules::check(&scenario);
+            if problems.is_empty() {
+                return Ok(scenario);
+            }
+            v.errors.extend(problems);
+        }
+    }
+    Err(v.errors)
+}
+
+/// Reads fields, collecting errors.
+#[derive(Default)]
+struct Reader {
+    errors: Vec<FieldError>,
+}
+
+/// Where a field is: rendered to text only when an error names it.
+#[derive(Clone, Copy)]
+struct At<'a> {
+    config: &'static str,
+    key: &'a str,
+    index: Option<usize>,
+}
+
+fn at<'a>(config: &'static str, key: &'a str) -> At<'a> {
+    At { config, key, index: None }
+}
+
+impl At<'_> {
+    fn item(self, i: usize) -> Self {
+        At { index: Some(i), ..self }
+    }
+}
+
+impl fmt::Display for At<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.config, self.key)?;
+        match self.index {
+            Some(i) => write!(f, "[{i}]"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Why a key is required, rendered only when it is missing.
+struct Why {
+    family: Family,
+    what: &'static str,
+}
+
+impl fmt::Display for Why {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "required for {} {}", self.family, self.what)
+    }
+}
+
+impl Reader {
+    fn push(&mut self, e: FieldError) {
+        self.errors.push(e);
+    }
+
+    #[inline(always)]
+    fn present<'r>(&mut self, f: &'r Field, path: At, why: &dyn fmt::Display) -> Option<&'r RawValue> {
+        match f {
+            Some(v) => Some(v),
+            None => {
+                let key = path.key;
+                self.push(FieldError::new(path.to_string(), format!("missing key '{key}' ({why})")));
+                None
+            }
+        }
+    }
+
+    /// A whole number in `min..=max`.
+    #[inline(always)]
+    fn count(&mut self, f: &Field, path: At, why: &dyn fmt::Display, min: u64, max: u64) -> Option<u64> {
+        let v = self.present(f, path, why)?;
+        self.count_value(v, path, min, max)
+    }
+
+    #[inline(always)]
+    fn count_value(&mut self, v: &RawValue, path: At, min: u64, max: u64) -> Option<u64> {
+        // A whole number written as a float (2048.0) is the same count.
+        let whole;
+        let v = match v {
+            RawValue::Float(x) if x.fract() == 0.0 && x.abs() < 2f64.powi(63) => {
+                whole = RawValue::Int(*x as i128);
+                &whole
+            }
+            _ => v,
+        };
+        match v {
+            RawValue::Int(i) if *i >= min as i128 && *i <= max as i128 => Some(*i as u64),
+            RawValue::Int(i) if *i < min as i128 => {
+                self.push(FieldError::new(path.to_string(), format!("must be at least {min}, got {i}")));
+                None
+            }
+            RawValue::Int(i) => {
+                self.push(FieldError::new(path.to_string(), format!("must be at most {max}, got {i}")));
+                None
+            }
+            other => {
+                self.push(FieldError::new(
+                    path.to_string(),
+                    format!("must be a whole number, got {} ({other})", other.kind()),
+                ));
+                None
+            }
+        }
+    }
+
+    /// A finite number; with `positive`, also greater than zero.
+    #[inline(always)]
+    fn number(&mut self, f: &Field, path: At, why: &dyn fmt::Display) -> Option<Num> {
+        let v = self.present(f, path, why)?;
+        let n = match v {
+            RawValue::Int(i) => Num::Int(*i),
+            RawValue::Float(x) if x.is_finite() => Num::Float(*x),
+            RawValue::Float(x) => {
+                self.push(FieldError::new(path.to_string(), format!("must be a finite number, got {x}")));
+                return None;
+            }
+            other => {
+                self.push(FieldError::new(
+                    path.to_string(),
+                    format!("must be a number, got {} ({other})", other.kind()),
+                ));
+                return None;
+            }
+        };
+        Some(n)
+    }
+
+    /// A number in `min..=max` (bounds keep every result finite; see [`RANGES`]).
+    #[inline(always)]
+    fn within(&mut self, f: &Field, path: At, why: &dyn fmt::Display, (min, max): (f64, f64)) -> Option<f64> {
+        let n = self.number(f, path, why)?.f64();
+        if (min..=max).contains(&n) {
+            Some(n)
+        } else {
+            self.push(FieldError::new(path.to_string(), format!("must be from {min:e} to {max:e}, got {n}")));
+            None
+        }
+    }
+
+    /// A fraction in `[0.001, 1]` (a utilisation).
+    #[inline(always)]
+    fn fraction(&mut self, f: &Field, path: At, why: &dyn fmt::Display) -> Option<f64> {
+        let n = self.number(f, path, why)?.f64();
+        if (UTIL_MIN..=1.0).contains(&n) {
+            Some(n)
+        } else {
+            self.push(FieldError::new(path.to_string(), format!("must be a fraction above 0 and at most 1, got {n}")));
+            None
+        }
+    }
+
+    #[inline(always)]
+    fn text<'r>(&mut self, f: &'r Field, path: At, why: &dyn fmt::Display) -> Option<&'r str> {
+        match self.present(f, path, why)? {
+            RawValue::Str(s) => Some(s),
+            other => {
+                self.push(FieldError::new(path.to_string(), format!("must be text, got {} ({other})", other.kind())));
+                None
+            }
+        }
+    }
+
+    /// An optional display name (the reference only prints it).
+    #[inline(always)]
+    fn name(&mut self, f: &Field, path: At) -> Arc<str> {
+        match f {
+            Some(RawValue::Str(s)) => Arc::clone(s),
+            Some(other) => {
+                self.push(FieldError::new(path.to_string(), format!("must be text, got {} ({other})", other.kind())));
+                Arc::from("")
+            }
+            None => Arc::from(""),
+        }
+    }
+
+    #[inline(always)]
+    fn flag(&mut self, f: &Field, path: At, why: &dyn fmt::Display) -> Option<bool> {
+        match self.present(f, path, why)? {
+            RawValue::Bool(b) => Some(*b),
+            RawValue::Int(0) => Some(false),
+            RawValue::Int(1) => Some(true),
+            other => {
+                self.push(FieldError::new(path.to_string(), format!("must be true or false, got {other}")));
+                None
+            }
+        }
+    }
+}
+
+fn read_model(v: &mut Reader, m: &RawModel) -> Option<Model> {
+    let name = v.name(&m.name, at("model", "name"));
+    let kind = v.text(&m.kind, at("model", "type"), &"it selects the model family");
+    let family = match kind {
+        Some(k) => match Family::ALL.iter().find(|f| f.config_name() == k) {
+            Some(f) => Some(*f),
+            None => {
+                let all: Vec<&str> = Family::ALL.iter().map(|f| f.config_name()).collect();
+                v.push(
+                    FieldError::new(
+                        "model.type",
+                        format!("\"{k}\" is not a model family; use one of {}", all.join(", ")),
+                    )
+                    .reference(format!("Model type \"{k}\" undefined!")),
+                );
+                None
+            }
+        },
+        None => None,
+    };
+    let dense =
+        v.number(&m.bytes_per_nonemb_param, at("model", "bytes_per_nonemb_param"), &"bytes per dense parameter");
+    let dense = dense.and_then(|b| {
+        if [8, 4, 2, 1].iter().any(|x| b.equals(*x)) {
+            Some(b)
+        } else {
+            v.push(
+                FieldError::new(
+                    "model.bytes_per_nonemb_param",
+                    format!("must be 8 (FP64), 4 (FP32), 2 (FP16/BF16) or 1 (INT8), got {b}"),
+                )
+                .reference("Invalid dense parameter specification with respect to system specs."),
+            );
+            None
+        }
+    });
+    let emb = v.number(&m.bytes_per_emb_param, at("model", "bytes_per_emb_param"), &"bytes per embedding element");
+    let emb = emb.and_then(|b| {
+        let (lo, hi) = RANGES.bytes_per_element;
+        if (lo..=hi).contains(&b.f64()) {
+            Some(b)
+        } else {
+            v.push(FieldError::new("model.bytes_per_emb_param", format!("must be from {lo} to {hi} bytes, got {b}")));
+            None
+        }
+    });
+    let family = family?;
+    let why = Why { family, what: "models" };
+    let layers = |v: &mut Reader, f: &Field, key: &str| v.count(f, at("model", key), &why, 1, MAX_LAYERS);
+    let dim = |v: &mut Reader, f: &Field, key: &str| v.count(f, at("model", key), &why, 1, MAX_COUNT);
+    let arch = match family {
+        Family::Dlrm | Family::DlrmMoe | Family::DlrmTransformer => {
+            let dlrm = Dlrm {
+                bot_mlp_layers: layers(v, &m.num_bot_mlp_layers, "num_bot_mlp_layers").unwrap_or(0),
+                top_mlp_layers: layers(v, &m.num_top_mlp_layers, "num_top_mlp_layers").unwrap_or(0),
+                mlp_dim: dim(v, &m.mlp_dim, "mlp_dim").unwrap_or(0),
+                num_tables: dim(v, &m.num_tables, "num_tables").unwrap_or(0),
+                entries_per_table: dim(v, &m.entries_per_table, "entries_per_table").unwrap_or(0),
+                emb_dim: dim(v, &m.emb_dim, "emb_dim").unwrap_or(0),
+                pooling_size: dim(v, &m.pooling_size, "pooling_size").unwrap_or(0),
+            };
+            match family {
+                Family::Dlrm => Arch::Dlrm(dlrm),
+                Family::DlrmMoe => Arch::DlrmMoe(dlrm, read_moe(v, m, &why)?),
+                _ => {
+                    let l = layers(v, &m.num_transformer_layers, "num_transformer_layers");
+                    Arch::DlrmTransformer(dlrm, read_transformer(v, m, &why, l))
+                }
+            }
+        }
+        Family::Llm | Family::LlmMoe => {
+            let l = layers(v, &m.num_transformer_layers, "num_transformer_layers");
+            let llm = Llm {
+                vocab: dim(v, &m.entries_per_table, "entries_per_table").unwrap_or(0),
+                transformer: read_transformer(v, m, &why, l),
+            };
+            match family {
+                Family::Llm => Arch::Llm(llm),
+                _ => Arch::LlmMoe(llm, read_moe(v, m, &why)?),
+            }
+        }
+        Family::Vit => Arch::Vit(Vit {
+            image_size: dim(v, &m.image_size, "image_size").unwrap_or(0),
+            patch_dim: dim(v, &m.patch_dim, "patch_dim").unwrap_or(0),
+            layers: layers(v, &m.num_transformer_layers, "num_transformer_layers").unwrap_or(0),
+            heads: dim(v, &m.num_transformer_heads, "num_transformer_heads").unwrap_or(0),
+            attention_dim: dim(v, &m.attention_dim, "attention_dim").unwrap_or(0),
+            fc_dim: dim(v, &m.transformer_fc_dim, "transformer_fc_dim").unwrap_or(0),
+        }),
+    };
+    Some(Model { name, bytes_per_dense_param: dense?, bytes_per_emb_param: emb?, arch })
+}
+
+/// The layer-count errors were already recorded; unread keys of other families are ignored.
+fn read_transformer(v: &mut Reader, m: &RawModel, why: &Why, layers: Option<u64>) -> Transformer {
+    let mut dim = |f: &Field, key: &str| v.count(f, at("model", key), why, 1, MAX_COUNT).unwrap_or(0);
+    Transformer {
+        layers: layers.unwrap_or(0),
+        heads: dim(&m.num_transformer_heads, "num_transformer_heads"),
+        attention_dim: dim(&m.attention_dim, "attention_dim"),
+        fc_dim: dim(&m.transformer_fc_dim, "transformer_fc_dim"),
+        seq_len: dim(&m.transformer_seq_len, "transformer_seq_len"),
+    }
+}
+
+fn read_moe(v: &mut Reader, m: &RawModel, why: &Why) -> Option<Moe> {
+    let experts = v.count(&m.num_experts, at("model", "num_experts"), why, 1, MAX_COUNT);
+    let active = v.count(&m.num_active_experts, at("model", "num_active_experts"), why, 1, MAX_COUNT);
+    let (experts, active) = (experts?, active?);
+    if active > experts {
+        v.push(
+            FieldError::new(
+                "model.num_active_experts",
+                format!("{active} active experts per token exceed the {experts} experts of each layer"),
+            )
+            .reference("Incorrect number of active experts."),
+        );
+        return None;
+    }
+    Some(Moe { experts, active_experts: active })
+}
+
+fn read_system(v: &mut Reader, s: &RawSystem) -> Option<System> {
+    let name = v.name(&s.name, at("system", "name"));
+    let why = &"every system config has it";
+    let kind = v.text(&s.kind, at("system", "type"), why);
+    if let Some(k) = kind {
+        if k != "GPU" {
+            v.push(
+                FieldError::new("system.type", format!("\"{k}\" is not supported; the only system type is \"GPU\""))
+                    .reference(format!("System type \"{k}\" undefined!")),
+            );
+        }
+    }
+    let devices = v.count(&s.num_devices, at("system", "num_devices"), why, 1, MAX_COUNT);
+    let nodes = v.count(&s.num_nodes, at("system", "num_nodes"), why, 1, MAX_COUNT);
+    let mut pos = |f: &Field, key: &str, range| v.within(f, at("system", key), why, range);
+    let rates = [
+        pos(&s.f64_flops, "f64_flops", RANGES.flops_per_s),
+        pos(&s.f32_flops, "f32_flops", RANGES.flops_per_s),
+        pos(&s.f16_flops, "f16_flops", RANGES.flops_per_s),
+        pos(&s.i8_ops, "i8_ops", RANGES.flops_per_s),
+        pos(&s.mem_cap, "mem_cap", RANGES.bytes),
+        pos(&s.mem_bw, "mem_bw", RANGES.bytes_per_s),
+        pos(&s.num_nvlinks, "num_nvlinks", RANGES.links),
+        pos(&s.bw_per_nvlink, "bw_per_nvlink", RANGES.bytes_per_s),
+        pos(&s.num_ibroce_ports, "num_ibroce_ports", RANGES.links),
+        pos(&s.ibroce_bw, "ibroce_bw", RANGES.bytes_per_s),
+    ];
+    let mut frac = |f: &Field, key: &str| v.fraction(f, at("system", key), why);
+    let utils = [
+        frac(&s.flops_util, "flops_util"),
+        frac(&s.mem_bw_util, "mem_bw_util"),
+        frac(&s.nvlink_util, "nvlink_util"),
+        frac(&s.ibroce_util, "ibroce_util"),
+    ];
+    let pi = v.number(&s.ar_perc_intra, at("system", "ar_perc_intra"), why).and_then(|p| {
+        let p = p.f64();
+        if (0.0..=1.0).contains(&p) {
+            Some(p)
+        } else {
+            v.push(FieldError::new("system.ar_perc_intra", format!("must be a fraction from 0 to 1, got {p}")));
+            None
+        }
+    });
+    let (devices, nodes) = (devices?, nodes?);
+    if devices % nodes != 0 {
+        v.push(
+            FieldError::new("system.num_nodes", format!("{devices} devices do not split evenly over {nodes} nodes"))
+                .reference("Number of devices must be evenly divisible by number of nodes!"),
+        );
+        return None;
+    }
+    if let Some(p) = pi {
+        if nodes == 1 && p != 1.0 {
+            v.push(
+                FieldError::new(
+                    "system.ar_perc_intra",
+                    format!("must be 1 on a single node (all traffic stays within the node), got {p}"),
+                )
+                .reference("For one node, only use intra-node networking."),
+            );
+            return None;
+        }
+    }
+    if kind != Some("GPU") {
+        return None;
+    }
+    let [f64f, f32f, f16f, i8f, cap, bw, nvl, nvl_bw, ports, port_bw] = rates;
+    let [fu, mu, nu, iu] = utils;
+    Some(System {
+        name,
+        num_devices: devices,
+        num_nodes: nodes,
+        f64_flops_per_s: f64f?,
+        f32_flops_per_s: f32f?,
+        f16_flops_per_s: f16f?,
+        i8_ops_per_s: i8f?,
+        flops_util: fu?,
+        mem_cap_bytes: cap?,
+        mem_bw_bytes_per_s: bw?,
+        mem_bw_util: mu?,
+        num_nvlinks: nvl?,
+        bw_per_nvlink_bytes_per_s: nvl_bw?,
+        nvlink_util: nu?,
+        num_ibroce_ports: ports?,
+        ibroce_bw_bytes_per_s: port_bw?,
+        ibroce_util: iu?,
+        ar_perc_intra: pi?,
+    })
+}
+
+/// The task type and name, which every task has.
+fn read_task_kind(v: &mut Reader, t: &RawTask) -> Option<(Arc<str>, &'static str)> {
+    let name = v.name(&t.name, at("task", "name"));
+    let kind = v.text(&t.kind, at("task", "type"), &"it says what the run does")?;
+    match ["pretrain", "finetune", "inference"].iter().find(|k| **k == kind) {
+        Some(k) => Some((name, k)),
+        None => {
+            v.push(
+                FieldError::new(
+                    "task.type",
+                    format!("\"{kind}\" is not a task type; use pretrain, finetune or inference"),
+                )
+                .reference(format!("Unknown task type: {kind}")),
+            );
+            None
+        }
+    }
+}
+
+fn read_task(v: &mut Reader, t: &RawTask, family: Family) -> Option<Task> {
+    let kind = read_task_kind(v, t);
+    let why = Why { family, what: "tasks" };
+    let mlp = if family.is_dlrm() {
+        read_spec(v, (&t.mlp_parallel, &t.mlp_parallel_degree), ("mlp_parallel", "mlp_parallel_degree"), &why)
+    } else {
+        None
+    };
+    let emb = read_spec(v, (&t.emb_parallel, &t.emb_parallel_degree), ("emb_parallel", "emb_parallel_degree"), &why);
+    let transformer = if family.is_dlrm() && family != Family::DlrmTransformer {
+        None
+    } else {
+        read_spec(
+            v,
+            (&t.transformer_parallel, &t.transformer_parallel_degree),
+            ("transformer_parallel", "transformer_parallel_degree"),
+            &why,
+        )
+    };
+    let mut batch = |f: &Field, key: &str| v.count(f, at("task", key), &why, 1, MAX_COUNT);
+    let local_mlp_batch = if family.is_dlrm() { batch(&t.local_mlp_bs, "local_mlp_bs") } else { None };
+    let local_emb_batch = batch(&t.local_emb_bs, "local_emb_bs");
+    let local_transformer_batch = if transformer.is_some() || !family.is_dlrm() || family == Family::DlrmTransformer {
+        batch(&t.local_transformer_bs, "local_transformer_bs")
+    } else {
+        None
+    };
+    let (name, kind) = kind?;
+    let kind = match kind {
+        "pretrain" => TaskKind::Pretrain,
+        "inference" => TaskKind::Inference,
+        _ => TaskKind::Finetune(read_freeze(v, t, family)?),
+    };
+    let needs_mlp = family.is_dlrm();
+    let needs_transformer = !family.is_dlrm() || family == Family::DlrmTransformer;
+    if (needs_mlp && (mlp.is_none() || local_mlp_batch.is_none()))
+        || (needs_transformer && (transformer.is_none() || local_transformer_batch.is_none()))
+    {
+        return None;
+    }
+    Some(Task {
+        name,
+        kind,
+        plan: Plan {
+            mlp,
+            emb: emb?,
+            transformer,
+            local_mlp_batch,
+            local_emb_batch: local_emb_batch?,
+            local_transformer_batch,
+        },
+    })
+}
+
+fn read_freeze(v: &mut Reader, t: &RawTask, family: Family) -> Option<Freeze> {
+    let why = Why { family, what: "finetune tasks" };
+    let mut flag = |f: &Field, key: &str| v.flag(f, at("task", key), &why);
+    let freeze = if family.is_dlrm() {
+        let top = flag(&t.freeze_top_mlp, "freeze_top_mlp");
+        let bot = flag(&t.freeze_bot_mlp, "freeze_bot_mlp");
+        let emb = flag(&t.freeze_emb, "freeze_emb");
+        let tr = if family == Family::DlrmTransformer {
+            flag(&t.freeze_transformer, "freeze_transformer")
+        } else {
+            Some(false)
+        };
+        Freeze { top_mlp: top?, bot_mlp: bot?, emb: emb?, transformer: tr?, min_frozen_layer: None }
+    } else {
+        let emb = flag(&t.freeze_emb, "freeze_emb");
+        let tr = flag(&t.freeze_transformer, "freeze_transformer");
+        let mu = v.count(&t.min_frozen_layer, at("task", "min_frozen_layer"), &why, 0, MAX_COUNT);
+        Freeze { top_mlp: false, bot_mlp: false, emb: emb?, transformer: tr?, min_frozen_layer: Some(mu?) }
+    };
+    Some(freeze)
+}
+
+/// A parallel spec: a list of strategies and a list of degrees.
+fn read_spec(
+    v: &mut Reader,
+    (strategies, degrees): (&Field, &Field),
+    (key, degree_key): (&'static str, &'static str),
+    why: &Why,
+) -> Option<Spec> {
+    let s_path = at("task", key);
+    let d_path = at("task", degree_key);
+    let s = v.present(strategies, s_path, why);
+    let d = v.present(degrees, d_path, why);
+    let (s, d) = (s?, d?);
+    let names = match s {
+        RawValue::List(items) if !items.is_empty() => items,
+        RawValue::List(_) => {
+            v.push(FieldError::new(s_path.to_string(), "must list at least one strategy"));
+            return None;
+        }
+        other => {
+            v.push(FieldError::new(
+                s_path.to_string(),
+                format!("must be a list of strategies such as [\"ddp\"], got {other}"),
+            ));
+            return None;
+        }
+    };
+    let degs = match d {
+        RawValue::List(items) => items,
+        other => {
+            v.push(FieldError::new(d_path.to_string(), format!("must be a list of degrees such as [8], got {other}")));
+            return None;
+        }
+    };
+    if names.len() != degs.len() {
+        v.push(
+            FieldError::new(
+                d_path.to_string(),
+                format!(
+                    "gives {} degree(s) for {} strateg{}; give one degree per level",
+                    degs.len(),
+                    names.len(),
+                    if names.len() == 1 { "y" } else { "ies" }
+                ),
+            )
+            .reference("Mismatch in parallelism specification"),
+        );
+        return None;
+    }
+    if names.len() > MAX_LEVELS {
+        let n = names.len();
+        v.push(FieldError::new(s_path.to_string(), format!("has {n} levels; at most {MAX_LEVELS} are supported")));
+        return None;
+    }
+    let mut levels = [Level { strategy: Strategy::Ddp, degree: 1 }; MAX_LEVELS];
+    let mut ok = true;
+    for (i, (n, d)) in names.iter().zip(degs).enumerate() {
+        let strategy = match n {
+            RawValue::Str(s) => match Strategy::parse(s) {
+                Some(st) => Some(st),
+                None => {
+                    v.push(
+                        FieldError::new(
+                            s_path.item(i).to_string(),
+                            format!("\"{s}\" is not a strategy; use ddp, fsdp, tp or pp (mp for embeddings)"),
+                        )
+                        .reference(format!("{}: {s}", undefined_strategy_message(key))),
+                    );
+                    None
+                }
+            },
+            other => {
+                v.push(FieldError::new(s_path.item(i).to_string(), format!("must be a strategy name, got {other}")));
+                None
+            }
+        };
+        let degree = v.count_value(d, d_path.item(i), 1, MAX_COUNT);
+        match (strategy, degree) {
+            (Some(strategy), Some(degree)) => levels[i] = Level { strategy, degree },
+            _ => ok = false,
+        }
+    }
+    if !ok {
+        return None;
+    }
+    Spec::new(&levels[..names.len()])
+}
+
+/// The reference's message for an unknown strategy name.
+pub(crate) fn undefined_strategy_message(key: &str) -> &'static str {
+    match key {
+        "mlp_parallel" => "Undefined parallelization strategy for MLPs",
+        "emb_parallel" => "Undefined parallelization strategy for EMBs",
+        _ => "Undefined parallelization strategy for Transformer Layers",
+    }
+}

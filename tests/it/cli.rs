@@ -1,0 +1,191 @@
+//! The CLI contract: `madmax eval FILE [--json]` and `madmax bench DIR`, run as a process.
+
+use crate::support::{case_files, close, data_dir, read_json};
+use serde_json::Value;
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn madmax(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_madmax")).args(args).output().expect("madmax runs")
+}
+
+fn madmax_stdin(args: &[&str], input: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_madmax"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("madmax runs");
+    child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write stdin");
+    child.wait_with_output().expect("madmax ends")
+}
+
+fn stdout_json(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", String::from_utf8_lossy(&o.stdout)))
+}
+
+const KEYS: [&str; 10] = [
+    "gemm_ms",
+    "emb_ms",
+    "all2all_ms",
+    "allreduce_ms",
+    "allgather_ms",
+    "reducescatter_ms",
+    "exposed_comm_ms",
+    "overlapped_comm_ms",
+    "iteration_ms",
+    "throughput",
+];
+
+#[test]
+fn eval_json_prints_the_contract_keys_for_a_case_file_and_a_plain_scenario() {
+    let case_path = data_dir().join("reference/cases/llm__llama2_70b__dc_A_2048__llm_train.json");
+    let case = read_json(&case_path);
+    let from_case = madmax(&["eval", "--json", case_path.to_str().expect("utf-8 path")]);
+    assert!(from_case.status.success(), "{}", String::from_utf8_lossy(&from_case.stderr));
+    let got = stdout_json(&from_case);
+    for k in KEYS {
+        let (g, w) = (got[k].as_f64(), case["results"][k].as_f64());
+        assert!(matches!((g, w), (Some(g), Some(w)) if close(g, w, 1e-9, 1e-9)), "{k}: {g:?} vs {w:?}");
+    }
+    assert_eq!(got["global_batch"], 2048);
+    let mem = case["memory_per_device_bytes"]["total_cap_per_device"].as_f64();
+    assert_eq!(got["memory_per_device_bytes"].as_f64(), mem);
+
+    // The same configs as {"model", "system", "task"} on standard input give the same numbers.
+    let plain = serde_json::json!({
+        "model": case["inputs"]["model"], "system": case["inputs"]["system"], "task": case["inputs"]["task"]
+    });
+    let from_stdin = madmax_stdin(&["eval", "-", "--json"], &plain.to_string());
+    assert!(from_stdin.status.success());
+    assert_eq!(stdout_json(&from_stdin), got);
+}
+
+#[test]
+fn eval_prints_a_readable_report_with_units() {
+    let case_path = data_dir().join("reference/cases/dlrm__dlrm_a__zionex_128__dlrm_train.json");
+    let o = madmax(&["eval", case_path.to_str().expect("utf-8 path")]);
+    assert!(o.status.success());
+    let text = String::from_utf8_lossy(&o.stdout);
+    for want in [
+        "Model   DLRM_A (DLRM)",
+        "System  ZionEX-128: 128 GPUs = 16 nodes x 8",
+        "Task    pretrain",
+        "MLP plan: fsdp 128",
+        "Exposed communication",
+        "Overlapped",
+        "Iteration time",
+        "samples/s",
+        "Weights per GPU",
+    ] {
+        assert!(text.contains(want), "report lacks {want:?}:\n{text}");
+    }
+}
+
+#[test]
+fn eval_timeline_lists_every_op_of_both_streams() {
+    let name = "vit__dinov2_l__zionex_8__llm_pre_tp_8x8_bs16";
+    let path = data_dir().join(format!("reference/cases/{name}.json"));
+    let o = madmax(&["eval", "--json", "--timeline", path.to_str().expect("utf-8 path")]);
+    assert!(o.status.success());
+    let got = stdout_json(&o);
+    let want = read_json(&data_dir().join(format!("reference/streams/{name}.json")));
+    for lane in ["computation", "communication"] {
+        let (g, w) = (got["timeline"][lane].as_array(), want[lane].as_array());
+        let (g, w) = (g.expect("lane"), w.expect("lane"));
+        assert_eq!(g.len(), w.len(), "{lane}");
+        assert_eq!(g.first().map(|o| &o[0]), w.first().map(|o| &o[0]));
+        assert_eq!(g.last().map(|o| &o[0]), w.last().map(|o| &o[0]));
+    }
+}
+
+/// Runs `eval --json` on text and checks the rejection contract; returns the error's field.
+fn rejected(input: &str) -> String {
+    let o = madmax_stdin(&["eval", "-", "--json"], input);
+    assert_eq!(o.status.code(), Some(2), "input {input:.200}: stderr {}", String::from_utf8_lossy(&o.stderr));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(stderr.trim_end().lines().count(), 1, "one line on stderr: {stderr}");
+    assert!(stderr.starts_with("madmax: "), "{stderr}");
+    let v = stdout_json(&o);
+    assert!(v["error"].as_str().is_some_and(|e| !e.is_empty()), "{v}");
+    v["field"].as_str().unwrap_or("").to_owned()
+}
+
+fn good_inputs() -> Value {
+    let case = read_json(&data_dir().join("reference/cases/llm__llama_7b__zionex_8__llm_pre_fsdp_8x8_bs1.json"));
+    serde_json::json!({"model": case["inputs"]["model"], "system": case["inputs"]["system"], "task": case["inputs"]["task"]})
+}
+
+#[test]
+fn malformed_input_is_rejected_with_the_field_named() {
+    // Not JSON at all, or not an object.
+    assert_eq!(rejected("this is not json"), "");
+    assert_eq!(rejected(""), "");
+    assert_eq!(rejected("[1, 2, 3]"), "");
+    // NaN is not JSON; Python would read it, we say why we do not.
+    let nan = good_inputs().to_string().replace("\"mem_bw\":1555000000000.0", "\"mem_bw\":NaN");
+    assert!(nan.contains("NaN"));
+    rejected(&nan);
+    // A config that is not an object.
+    let mut v = good_inputs();
+    v["system"] = Value::String("DC_A".into());
+    assert_eq!(rejected(&v.to_string()), "system");
+
+    let cases: &[(&str, &str, Value, &str)] = &[
+        ("system", "num_devices", serde_json::json!("eight"), "system.num_devices"),
+        ("system", "num_devices", serde_json::json!(0), "system.num_devices"),
+        ("system", "num_devices", serde_json::json!(-8), "system.num_devices"),
+        ("system", "num_devices", serde_json::json!(8.5), "system.num_devices"),
+        ("system", "mem_bw", serde_json::json!(-1.0), "system.mem_bw"),
+        ("system", "flops_util", serde_json::json!(1.5), "system.flops_util"),
+        ("system", "flops_util", serde_json::json!(0), "system.flops_util"),
+        ("system", "ar_perc_intra", serde_json::json!(null), "system.ar_perc_intra"),
+        ("model", "attention_dim", serde_json::json!(0), "model.attention_dim"),
+        ("model", "num_transformer_layers", serde_json::json!(1_000_000), "model.num_transformer_layers"),
+        ("model", "bytes_per_emb_param", serde_json::json!(-2), "model.bytes_per_emb_param"),
+        ("model", "type", serde_json::json!(7), "model.type"),
+        ("task", "local_transformer_bs", serde_json::json!(0), "task.local_transformer_bs"),
+        ("task", "transformer_parallel", serde_json::json!("fsdp"), "task.transformer_parallel"),
+        ("task", "transformer_parallel_degree", serde_json::json!([8, 1]), "task.transformer_parallel_degree"),
+        ("task", "transformer_parallel_degree", serde_json::json!(["8"]), "task.transformer_parallel_degree[0]"),
+        ("task", "emb_parallel", serde_json::json!([]), "task.emb_parallel"),
+    ];
+    for (config, key, value, field) in cases {
+        let mut v = good_inputs();
+        v[config][key] = value.clone();
+        assert_eq!(rejected(&v.to_string()), *field, "{config}.{key} = {value}");
+    }
+    // A missing key is reported by name.
+    let mut v = good_inputs();
+    v["system"].as_object_mut().expect("object").remove("num_nodes");
+    assert_eq!(rejected(&v.to_string()), "system.num_nodes");
+}
+
+#[test]
+fn missing_files_and_bad_arguments_exit_2() {
+    let o = madmax(&["eval", "/no/such/file.json", "--json"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("/no/such/file.json"));
+    assert_eq!(madmax(&[]).status.code(), Some(2));
+    assert_eq!(madmax(&["frobnicate"]).status.code(), Some(2));
+    assert_eq!(madmax(&["eval"]).status.code(), Some(2));
+    assert!(madmax(&["--help"]).status.success());
+}
+
+#[test]
+fn bench_prints_ours_and_the_reference_side_by_side() {
+    let dir = std::env::temp_dir().join(format!("madmax-bench-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    for f in case_files().iter().take(3) {
+        std::fs::copy(f, dir.join(f.file_name().expect("file name"))).expect("copy case");
+    }
+    let o = madmax(&["bench", dir.to_str().expect("utf-8 path"), "--min-ms", "1"]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("total over 3 cases"), "{text}");
+    assert!(text.contains("slowest reference case"), "{text}");
+    assert_eq!(text.lines().filter(|l| l.trim_end().ends_with('x')).count(), 3 + 2, "{text}");
+}

@@ -1,0 +1,8 @@
+//! Integration tests (one binary): golden cases of the MAD-Max reference, rejected inputs, the
+//! CLI contract, and robustness under malformed input. Data lives under `tests/data/`.
+
+mod cli;
+mod golden;
+mod rejected;
+mod robustness;
+mod support;

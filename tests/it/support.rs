@@ -1,0 +1,35 @@
+//! Shared helpers: reading the test data.
+
+use madmax::engine::{RawFile, RawScenario};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+pub fn data_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data")
+}
+
+/// Every golden case file, sorted by name.
+pub fn case_files() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(data_dir().join("reference/cases"))
+        .expect("tests/data/reference/cases exists")
+        .map(|e| e.expect("readable entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    v.sort();
+    v
+}
+
+pub fn read_json(p: &Path) -> Value {
+    let text = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// The raw scenario of a JSON value in the MAD-Max case or scenario format.
+pub fn raw_of(v: &Value) -> RawScenario {
+    serde_json::from_value::<RawFile>(v.clone()).expect("a MAD-Max file").into_scenario()
+}
+
+/// `math.isclose(got, want, rel_tol=rel, abs_tol=abs)`.
+pub fn close(got: f64, want: f64, rel: f64, abs: f64) -> bool {
+    (got - want).abs() <= (rel * got.abs().max(want.abs())).max(abs)
+}
