@@ -1,0 +1,50 @@
+# madmax: build, serve, test and benchmark. Every target installs the tools it needs first
+# (scripts/tools.sh, only what is missing).
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+export PATH := $(CURDIR)/node_modules/.bin:$(HOME)/.cargo/bin:$(PATH)
+# Trunk misreads NO_COLOR=1; "true" works.
+TRUNK := NO_COLOR=true trunk
+SHARED ?= ../shared
+
+.PHONY: tools serve dist test test-native test-browser check-reference bench fmt clean
+
+tools:
+	bash scripts/tools.sh
+
+## serve: build the calculator and serve it on http://127.0.0.1:8080 (rebuilds on change)
+serve: tools
+	$(TRUNK) serve --release
+
+## dist: the release static site in dist/
+dist: tools
+	$(TRUNK) build --release
+
+## test: every test: unit, golden, CLI, robustness, and the built site in headless Chromium
+test: tools test-native dist test-browser check-reference
+
+test-native:
+	cargo fmt --check
+	cargo test --release
+	cargo build --release --bin madmax
+
+test-browser:
+	node tests/browser/smoke.mjs dist target/release/madmax
+
+## check-reference: the shared, independent checker of the CLI contract (when ../shared exists)
+check-reference:
+	@if [ -f "$(SHARED)/reference/check.py" ]; then \
+	  python3 "$(SHARED)/reference/check.py" --include-rejected --jobs 2 -- "target/release/madmax eval --json {case}"; \
+	else echo "check-reference: $(SHARED) not found, skipped (tests/data holds the same cases)"; fi
+
+## bench: engine time per golden case against the reference's recorded time
+bench:
+	cargo build --release --bin madmax
+	target/release/madmax bench tests/data/reference/cases
+
+fmt:
+	cargo fmt
+
+clean:
+	cargo clean
+	rm -rf dist
