@@ -66,6 +66,16 @@ pub fn bytes_per_s(b: f64) -> String {
     si(b, "B/s")
 }
 
+/// A count (parameters, samples) with the suffixes ML papers use: `50.6 B`, `445 M`, `2.05 k`.
+pub fn count(x: f64) -> String {
+    const SUFFIXES: [(f64, &str); 4] = [(1e12, " T"), (1e9, " B"), (1e6, " M"), (1e3, " k")];
+    match SUFFIXES.iter().find(|(s, _)| x.abs() >= *s * 0.9995) {
+        Some((scale, suffix)) => format!("{}{suffix}", sig3(x / scale)),
+        None if x.fract() == 0.0 => format!("{x}"),
+        None => sig3(x),
+    }
+}
+
 /// A share in percent with three significant figures: `99.8 %`.
 pub fn percent(share: f64) -> String {
     format!("{} %", sig3(share * 100.0))
@@ -88,6 +98,9 @@ mod tests {
         assert_eq!(duration(217.79), "218 s");
         assert_eq!(duration(1200.0), "20.0 min");
         assert_eq!(percent(0.9976), "99.8 %");
+        assert_eq!(count(50.6e9), "50.6 B");
+        assert_eq!(count(445e6), "445 M");
+        assert_eq!(count(12.0), "12");
         assert_eq!(sig3(-3.2e-13), "-0.000000000000320");
     }
 }

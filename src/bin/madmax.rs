@@ -226,9 +226,9 @@ fn text_report(s: &Scenario, r: &Report) -> String {
     let _ = writeln!(
         o,
         "        {} parameters ({} dense, {} embedding), {} per sample, {} of embedding lookups per sample",
-        units::si(m.params, ""),
-        units::si(m.dense_params, ""),
-        units::si(m.emb_params, ""),
+        units::count(m.params),
+        units::count(m.dense_params),
+        units::count(m.emb_params),
         units::si(m.flops_per_sample, "FLOP"),
         units::bytes(m.lookup_bytes_per_sample),
     );

@@ -389,9 +389,10 @@ impl Spec {
         self.levels().first().map(|l| l.strategy) == Some(s)
     }
 
-    /// Product of the degrees of levels whose strategy is in `set`.
+    /// Product of the degrees of levels whose strategy is in `set` (saturating: a product past
+    /// `u64::MAX` cannot equal any device count, and validation says so).
     pub fn product_of(&self, set: &[Strategy]) -> u64 {
-        self.levels.iter().filter(|l| set.contains(&l.strategy)).map(|l| l.degree).product()
+        self.levels().iter().filter(|l| set.contains(&l.strategy)).fold(1u64, |p, l| p.saturating_mul(l.degree))
     }
 
     /// Degree of the first level (1 for an empty spec).

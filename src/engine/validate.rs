@@ -49,6 +49,9 @@ impl fmt::Display for FieldError {
 pub const MAX_LAYERS: u64 = 10_000;
 /// Largest accepted value of any other count (dimensions, tables, batches, devices).
 pub const MAX_COUNT: u64 = 1 << 40;
+/// Largest accepted image side and patch side, pixels (keeps patches per image and the patch
+/// "vocabulary" `3 p^2` exact integers).
+pub const MAX_IMAGE: u64 = 1 << 24;
 /// Smallest accepted utilisation factor.
 pub const UTIL_MIN: f64 = 1e-3;
 /// Accepted ranges of the physical quantities: far beyond any real hardware, yet narrow enough
@@ -381,8 +384,8 @@ fn read_model(v: &mut Reader, m: &RawModel) -> Option<Model> {
             }
         }
         Family::Vit => Arch::Vit(Vit {
-            image_size: dim(v, &m.image_size, "image_size").unwrap_or(0),
-            patch_dim: dim(v, &m.patch_dim, "patch_dim").unwrap_or(0),
+            image_size: v.count(&m.image_size, at("model", "image_size"), &why, 1, MAX_IMAGE).unwrap_or(0),
+            patch_dim: v.count(&m.patch_dim, at("model", "patch_dim"), &why, 1, MAX_IMAGE).unwrap_or(0),
             layers: layers(v, &m.num_transformer_layers, "num_transformer_layers").unwrap_or(0),
             heads: dim(v, &m.num_transformer_heads, "num_transformer_heads").unwrap_or(0),
             attention_dim: dim(v, &m.attention_dim, "attention_dim").unwrap_or(0),

@@ -18,6 +18,10 @@ fn nasty_values() -> Vec<Value> {
         json!(-1e308),
         json!(i64::MAX),
         json!(u64::MAX),
+        // The largest accepted counts: integer arithmetic must not overflow anywhere.
+        json!(1u64 << 40),
+        json!(1u64 << 24),
+        json!(10_000),
         json!(1e-300),
         json!("x"),
         json!(""),

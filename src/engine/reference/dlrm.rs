@@ -1,7 +1,7 @@
 //! Reference mode: op lists of DLRM and DLRM_MoE (SPEC 8.1, 8.2), and the MLP parts that
 //! DLRM_Transformer shares with them.
 
-use super::{on, when, Batch, Ctx, Part, Step, Walk};
+use super::{name, on, when, Batch, Ctx, Part, Step, Walk};
 use crate::engine::ops::{Block, Dep, GraphBuilder, OpKind, Phase};
 use crate::engine::scenario::{Arch, Dlrm, Strategy, MAX_LEVELS};
 
@@ -11,7 +11,7 @@ use Phase::{Backward, Forward};
 
 /// DLRM or DLRM_MoE: embeddings and bottom MLP, top MLP; backward in reverse.
 pub fn build(cx: &Ctx, g: &mut GraphBuilder) {
-    let m = Mlp::new(cx);
+    let Some(m) = Mlp::new(cx) else { return };
     cx.emb_forward(g);
     m.bottom_forward(g);
     let l_b = m.dlrm.bot_mlp_layers as i64;
@@ -61,19 +61,19 @@ pub struct Mlp<'a, 'c> {
 }
 
 impl<'a, 'c> Mlp<'a, 'c> {
-    pub fn new(cx: &'a Ctx<'c>) -> Mlp<'a, 'c> {
+    /// The MLP stack of a DLRM-family scenario (`None` for other families).
+    pub fn new(cx: &'a Ctx<'c>) -> Option<Mlp<'a, 'c>> {
         let (dlrm, experts) = match &cx.s.model.arch {
             Arch::Dlrm(d) | Arch::DlrmTransformer(d, _) => (d, None),
             Arch::DlrmMoe(d, moe) => (d, Some(moe.experts)),
-            // Only DLRM-family scenarios reach this module; an empty stack keeps it total.
-            _ => (&EMPTY, None),
+            Arch::Llm(_) | Arch::LlmMoe(..) | Arch::Vit(_) => return None,
         };
-        let spec = cx.mlp.unwrap_or(cx.emb);
+        let spec = cx.mlp?;
         let l = &cx.counts.layers;
         let bot_phi = cx.local_flops(l.mlp_flops, Batch::Mlp, &spec);
         let top_phi = cx.local_flops(l.top_mlp_flops, Batch::Mlp, &spec);
         let act = super::int(cx.batch(Batch::Mlp)) * super::int(dlrm.mlp_dim) * cx.b;
-        Mlp {
+        Some(Mlp {
             cx,
             dlrm,
             spec,
@@ -90,7 +90,7 @@ impl<'a, 'c> Mlp<'a, 'c> {
             act_bytes: act.f64(),
             act_ar_s: Ctx::per_level(act.f64(), &cx.net.allreduce, spec.len()),
             moe_a2a_s: Ctx::per_level((act / super::int(experts.unwrap_or(1))).f64(), &cx.net.all2all, spec.len()),
-        }
+        })
     }
 
     fn tp_levels(&self) -> impl Iterator<Item = usize> + '_ {
@@ -272,15 +272,3 @@ impl<'a, 'c> Mlp<'a, 'c> {
         }
     }
 }
-
-use super::name;
-
-static EMPTY: Dlrm = Dlrm {
-    bot_mlp_layers: 0,
-    top_mlp_layers: 0,
-    mlp_dim: 0,
-    num_tables: 0,
-    entries_per_table: 0,
-    emb_dim: 0,
-    pooling_size: 0,
-};

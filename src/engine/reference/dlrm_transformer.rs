@@ -14,8 +14,7 @@ use Phase::{Backward, Forward};
 /// Builds the op graph of a DLRM_Transformer task.
 pub fn build(cx: &Ctx, g: &mut GraphBuilder) {
     let Arch::DlrmTransformer(dlrm, t) = &cx.s.model.arch else { return };
-    let (Some(ts), Some(ms)) = (cx.transformer, cx.mlp) else { return };
-    let m = Mlp::new(cx);
+    let (Some(ts), Some(ms), Some(m)) = (cx.transformer, cx.mlp, Mlp::new(cx)) else { return };
     let l_b = dlrm.bot_mlp_layers as i64;
     let l_t = t.layers as i64;
     let k_t = ts.len();

@@ -2,7 +2,7 @@
 //! what is wrong and the reference's own message.
 
 use crate::engine::scenario::{Arch, Family, Scenario, Spec, Strategy, TaskKind};
-use crate::engine::validate::{undefined_strategy_message, FieldError};
+use crate::engine::validate::{undefined_strategy_message, FieldError, MAX_COUNT};
 
 /// One parallel spec of a task and what the reference calls its component.
 struct Component<'a> {
@@ -134,6 +134,12 @@ pub fn check(s: &Scenario) -> Vec<FieldError> {
     // Global batches must agree (SPEC 5.1).
     let dup = |spec: &Spec, set: &[Strategy]| -> u128 { spec.product_of(set) as u128 };
     let g_emb = plan.local_emb_batch as u128 * dup(&plan.emb, &[Strategy::Ddp]);
+    if g_emb > MAX_COUNT as u128 {
+        errors.push(FieldError::new(
+            "task.local_emb_bs",
+            format!("the global batch ({g_emb} samples) exceeds {MAX_COUNT}; use a smaller local batch"),
+        ));
+    }
     let batches = [
         (plan.mlp.as_ref(), plan.local_mlp_batch, "local_mlp_bs", "MLP"),
         (plan.transformer.as_ref(), plan.local_transformer_batch, "local_transformer_bs", "transformer"),
