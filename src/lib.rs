@@ -3,15 +3,17 @@
 //! - [`engine`]: the model (MAD-Max reference mode), pure: `validate(raw) -> Scenario`, then
 //!   `evaluate(&Scenario) -> Report`.
 //! - [`presets`]: scenarios shipped with the tool (facts, with sources).
+//! - [`doc`]: the editable scenario document (three MAD-Max configs); [`share`]: its versioned
+//!   URL codec.
 //! - [`units`]: how numbers are shown to people (SI prefixes, units).
-//! - `ui` (wasm only): the web page, a thin face over the engine.
+//! - [`ui`]: the web page (state natively testable; Yew components on wasm32 only).
 //!
 //! The CLI (`src/bin/madmax.rs`) is the other face. Dependencies point one way: faces ->
 //! presets, units -> engine.
 
+pub mod doc;
 pub mod engine;
 pub mod presets;
-pub mod units;
-
-#[cfg(target_arch = "wasm32")]
+pub mod share;
 pub mod ui;
+pub mod units;

@@ -21,6 +21,13 @@ pub use report::Report;
 pub use scenario::Scenario;
 pub use validate::{validate, FieldError};
 
+pub use reference::explain::{Explanation, Term, Unit};
+
+/// Explains an op of `s`'s timeline: the formula behind its duration, with every term's value.
+pub fn explain(s: &Scenario, op: &ops::OpName) -> Option<Explanation> {
+    reference::explain::explain(s, op)
+}
+
 /// Evaluates a validated scenario with the MAD-Max reference model (reference mode).
 pub fn evaluate(s: &Scenario) -> Report {
     let b = reference::build(s);

@@ -1,24 +1,288 @@
-//! Scenarios shipped with madmax (facts, not code): MAD-Max configs as the reference ships them.
+//! Presets: models, GPUs, clusters and scenarios shipped with madmax. Facts, not code.
 //!
-//! Source: the MAD-Max reference configs (facebookresearch/ScaleExplorer, `madmax/model_cfgs`,
-//! `system_cfgs`, `task_cfgs`), as inlined in the golden cases.
+//! Every number lives once, in the JSON files under `data/`, each entry with its source:
+//! - `models.json`, `systems.json`: the MAD-Max reference model and system configs, exactly as
+//!   the golden cases inline them;
+//! - `gpus.json`: current GPUs from vendor datasheets; `clusters.json`: clusters built from them
+//!   (GPUs per node, nodes, NICs), turned into MAD-Max system configs here;
+//! - `scenarios.json`: named (model, system, task) runs, from the golden cases and on current
+//!   hardware. The first one is what the page opens on.
+//!
+//! This module knows the MAD-Max config format (JSON objects) but nothing of the engine's
+//! internals, the DOM or the URL.
 
-use crate::engine::RawScenario;
+use crate::engine::{RawFile, RawScenario};
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+use std::sync::OnceLock;
 
-/// LLaMA2-70B pre-training on DC_A-2048 (256 nodes of 8 A100-40GB, FSDP over 2048 GPUs):
-/// the page opens on it.
-pub const DEFAULT_SCENARIO_JSON: &str = include_str!("llama2_70b__dc_A_2048__llm_train.json");
+/// A model config preset.
+#[derive(Clone, Debug, Deserialize)]
+pub struct ModelPreset {
+    pub id: String,
+    pub label: String,
+    pub source: String,
+    /// A MAD-Max model config.
+    pub config: Map<String, Value>,
+}
 
-/// The default scenario's raw configs.
+/// A system config preset: a MAD-Max reference system, or a cluster of current GPUs.
+#[derive(Clone, Debug, Deserialize)]
+pub struct SystemPreset {
+    pub id: String,
+    pub label: String,
+    pub source: String,
+    /// A MAD-Max system config.
+    pub config: Map<String, Value>,
+}
+
+/// A GPU's datasheet figures, in MAD-Max units (FLOP/s, bytes, bytes/s; link bandwidth both
+/// directions together, as MAD-Max's `bw_per_nvlink`).
+#[derive(Clone, Debug, Deserialize)]
+pub struct GpuPreset {
+    pub id: String,
+    pub label: String,
+    pub source: String,
+    pub f64_flops: f64,
+    pub f32_flops: f64,
+    pub f16_flops: f64,
+    pub i8_ops: f64,
+    pub mem_cap: f64,
+    pub mem_bw: f64,
+    pub num_nvlinks: f64,
+    pub bw_per_nvlink: f64,
+}
+
+/// A named run: a model preset, a system preset and a task config.
+#[derive(Clone, Debug, Deserialize)]
+pub struct ScenarioPreset {
+    pub id: String,
+    pub label: String,
+    pub source: String,
+    /// Id of a [`ModelPreset`].
+    pub model: String,
+    /// Id of a [`SystemPreset`].
+    pub system: String,
+    /// A MAD-Max task config.
+    pub task: Map<String, Value>,
+}
+
+/// A cluster of current GPUs (see `clusters.json`).
+#[derive(Clone, Debug, Deserialize)]
+struct Cluster {
+    id: String,
+    label: String,
+    gpu: String,
+    gpus_per_node: u64,
+    nodes: u64,
+    nic_ports_per_node: u64,
+    /// Line rate per NIC port, Gb/s in each direction (as vendors quote it).
+    nic_gbit_s: f64,
+    fabric: Fabric,
+    source: String,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
+#[serde(rename_all = "lowercase")]
+enum Fabric {
+    Datacenter,
+    Consumer,
+}
+
+/// Utilisation factors for a cluster: the MAD-Max reference calibrations.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Utilisation {
+    pub flops: f64,
+    pub mem_bw: f64,
+    pub nvlink: f64,
+    pub nic: f64,
+    /// Share of the multi-node all-reduce bandwidth mix taken from the intra-node bandwidth.
+    pub ar_perc_intra: f64,
+}
+
+/// NVLink + InfiniBand/RoCE datacenter nodes: the ZionEX calibration of the MAD-Max reference
+/// (`system_cfgs/zionex/zionex_128.json`).
+pub const DATACENTER_UTIL: Utilisation =
+    Utilisation { flops: 0.705, mem_bw: 0.836, nvlink: 0.6667, nic: 0.56, ar_perc_intra: 0.2746 };
+
+/// PCIe within a node and Ethernet between nodes: the MAD-Max reference's calibration of its
+/// only system without NVLink (Cloud B NC96ds_A100_v4, `system_cfgs/cloud_B/*.json`).
+pub const CONSUMER_UTIL: Utilisation =
+    Utilisation { flops: 0.705, mem_bw: 0.836, nvlink: 0.45, nic: 0.62, ar_perc_intra: 0.1465 };
+
+/// All presets, parsed once.
+pub struct Presets {
+    pub models: Vec<ModelPreset>,
+    pub systems: Vec<SystemPreset>,
+    pub gpus: Vec<GpuPreset>,
+    pub scenarios: Vec<ScenarioPreset>,
+}
+
+static PRESETS: OnceLock<Result<Presets, String>> = OnceLock::new();
+
+/// The presets, or why the shipped data could not be read (a build defect the tests catch).
+pub fn all() -> Result<&'static Presets, &'static str> {
+    PRESETS.get_or_init(load).as_ref().map_err(String::as_str)
+}
+
+fn parse<T: for<'de> Deserialize<'de>>(what: &str, text: &str) -> Result<T, String> {
+    serde_json::from_str(text).map_err(|e| format!("presets/{what}: {e}"))
+}
+
+fn load() -> Result<Presets, String> {
+    let models: Vec<ModelPreset> = parse("models.json", include_str!("data/models.json"))?;
+    let mut systems: Vec<SystemPreset> = parse("systems.json", include_str!("data/systems.json"))?;
+    let gpus: Vec<GpuPreset> = parse("gpus.json", include_str!("data/gpus.json"))?;
+    let clusters: Vec<Cluster> = parse("clusters.json", include_str!("data/clusters.json"))?;
+    let scenarios: Vec<ScenarioPreset> = parse("scenarios.json", include_str!("data/scenarios.json"))?;
+    for c in &clusters {
+        let gpu = gpus.iter().find(|g| g.id == c.gpu).ok_or(format!("clusters.json: {}: no GPU {}", c.id, c.gpu))?;
+        let util = match c.fabric {
+            Fabric::Datacenter => DATACENTER_UTIL,
+            Fabric::Consumer => CONSUMER_UTIL,
+        };
+        systems.push(SystemPreset {
+            id: c.id.clone(),
+            label: c.label.clone(),
+            source: format!("{}; {}", gpu.source, c.source),
+            config: system_config(&c.label, gpu, c.gpus_per_node, c.nodes, (c.nic_ports_per_node, c.nic_gbit_s), util),
+        });
+    }
+    Ok(Presets { models, systems, gpus, scenarios })
+}
+
+/// A MAD-Max system config for `nodes` nodes of `per_node` GPUs, with `nic.0` NIC ports per
+/// node of `nic.1` Gb/s each way. MAD-Max counts a port's bandwidth in both directions, in
+/// bytes/s: `2 x Gb/s / 8 x 1e9`.
+pub fn system_config(
+    name: &str,
+    gpu: &GpuPreset,
+    per_node: u64,
+    nodes: u64,
+    nic: (u64, f64),
+    util: Utilisation,
+) -> Map<String, Value> {
+    let cfg = json!({
+        "name": name,
+        "type": "GPU",
+        "num_devices": per_node * nodes,
+        "num_nodes": nodes,
+        "f64_flops": gpu.f64_flops,
+        "f32_flops": gpu.f32_flops,
+        "f16_flops": gpu.f16_flops,
+        "i8_ops": gpu.i8_ops,
+        "flops_util": util.flops,
+        "mem_cap": gpu.mem_cap,
+        "mem_bw": gpu.mem_bw,
+        "mem_bw_util": util.mem_bw,
+        "num_nvlinks": gpu.num_nvlinks,
+        "bw_per_nvlink": gpu.bw_per_nvlink,
+        "nvlink_util": util.nvlink,
+        "num_ibroce_ports": nic.0,
+        "ibroce_bw": nic_gbit_to_bytes(nic.1),
+        "ibroce_util": util.nic,
+        "ar_perc_intra": if nodes == 1 { 1.0 } else { util.ar_perc_intra },
+    });
+    match cfg {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    }
+}
+
+/// A NIC port's line rate in Gb/s each way, as MAD-Max's `ibroce_bw` (bytes/s, both ways).
+pub fn nic_gbit_to_bytes(gbit_s: f64) -> f64 {
+    2.0 * gbit_s / 8.0 * 1e9
+}
+
+/// MAD-Max's `ibroce_bw` (bytes/s, both ways) as a line rate in Gb/s each way.
+pub fn nic_bytes_to_gbit(bytes_per_s: f64) -> f64 {
+    bytes_per_s / 2.0 * 8.0 / 1e9
+}
+
+impl Presets {
+    pub fn model(&self, id: &str) -> Option<&ModelPreset> {
+        self.models.iter().find(|m| m.id == id)
+    }
+
+    pub fn system(&self, id: &str) -> Option<&SystemPreset> {
+        self.systems.iter().find(|s| s.id == id)
+    }
+
+    pub fn scenario(&self, id: &str) -> Option<&ScenarioPreset> {
+        self.scenarios.iter().find(|s| s.id == id)
+    }
+
+    pub fn gpu(&self, id: &str) -> Option<&GpuPreset> {
+        self.gpus.iter().find(|g| g.id == id)
+    }
+
+    /// The three configs of a scenario preset, as JSON objects.
+    pub fn configs(&self, s: &ScenarioPreset) -> Option<[Map<String, Value>; 3]> {
+        Some([self.model(&s.model)?.config.clone(), self.system(&s.system)?.config.clone(), s.task.clone()])
+    }
+}
+
+/// The id of the scenario the page opens on: LLaMA2-70B pre-training on DC_A-2048.
+pub const DEFAULT_SCENARIO: &str = "llm__llama2_70b__dc_A_2048__llm_train";
+
+/// The raw configs of the default scenario.
 pub fn default_scenario() -> Result<RawScenario, String> {
-    serde_json::from_str(DEFAULT_SCENARIO_JSON).map_err(|e| format!("default scenario: {e}"))
+    let p = all().map_err(str::to_owned)?;
+    let s = p.scenario(DEFAULT_SCENARIO).ok_or("default scenario missing from presets")?;
+    let [model, system, task] = p.configs(s).ok_or("default scenario names a missing preset")?;
+    let file = json!({ "model": model, "system": system, "task": task });
+    serde_json::from_value::<RawFile>(file).map(RawFile::into_scenario).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use crate::engine::validate;
+
+    #[test]
+    fn the_shipped_data_parses_and_every_scenario_validates() {
+        let p = all().expect("presets parse");
+        assert!(p.models.len() >= 39 && p.systems.len() >= 33 + 8 && p.gpus.len() >= 8);
+        assert_eq!(p.scenarios[0].id, DEFAULT_SCENARIO);
+        for s in &p.scenarios {
+            let [model, system, task] = p.configs(s).unwrap_or_else(|| panic!("{}: missing preset", s.id));
+            let raw: RawScenario =
+                serde_json::from_value::<RawFile>(json!({"model": model, "system": system, "task": task}))
+                    .expect("configs")
+                    .into_scenario();
+            if let Err(e) = validate(&raw) {
+                panic!("{}: {e:?}", s.id);
+            }
+        }
+    }
+
+    #[test]
+    fn every_reference_model_and_system_is_a_preset() {
+        let p = all().expect("presets parse");
+        for name in ["LLaMA2_70B", "GPT3_175B", "GPT4_1.8T", "ViT_120B", "DINOv2_g", "DLRM_I_Transformer"] {
+            assert!(p.models.iter().any(|m| m.config.get("name") == Some(&json!(name))), "{name}");
+        }
+        for name in ["ZionEX-8", "ZionEX-128", "ZionEX-2048", "DC_A-2048", "CloudC-2048-a2-megagpu-16g"] {
+            assert!(p.systems.iter().any(|s| s.config.get("name") == Some(&json!(name))), "{name}");
+        }
+    }
+
+    #[test]
+    fn clusters_become_mad_max_system_configs() {
+        let p = all().expect("presets parse");
+        let h100 = p.system("h100_sxm_128").expect("H100 cluster");
+        assert_eq!(h100.config["num_devices"], json!(128));
+        // 400 Gb/s each way = 50 GB/s each way = 100 GB/s both ways, MAD-Max's unit.
+        assert_eq!(h100.config["ibroce_bw"], json!(100e9));
+        assert_eq!(nic_bytes_to_gbit(100e9), 400.0);
+        let rtx = p.system("rtx3080_8_1gbe").expect("consumer cluster");
+        assert_eq!(rtx.config["num_nodes"], json!(8));
+        assert_eq!(rtx.config["ibroce_bw"], json!(0.25e9));
+    }
+
     #[test]
     fn the_default_scenario_validates() {
-        let raw = super::default_scenario().expect("shipped preset parses");
-        assert!(crate::engine::validate(&raw).is_ok());
+        let raw = default_scenario().expect("shipped preset");
+        assert!(validate(&raw).is_ok());
     }
 }

@@ -43,7 +43,7 @@ async function waitForServer(port) {
 }
 
 const expected = JSON.parse(
-  execFileSync(cli, ['eval', '--json', 'src/presets/llama2_70b__dc_A_2048__llm_train.json']).toString(),
+  execFileSync(cli, ['eval', '--json', 'tests/data/reference/cases/llm__llama2_70b__dc_A_2048__llm_train.json']).toString(),
 );
 
 const problems = [];

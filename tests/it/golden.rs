@@ -176,3 +176,18 @@ fn every_family_task_and_strategy_is_covered() {
         assert!(seen.contains(want), "golden set lacks {want}");
     }
 }
+
+#[test]
+fn every_op_of_every_case_is_explained_exactly() {
+    use madmax::engine::explain;
+    for f in case_files() {
+        let case = read_json(&f);
+        let s = validate(&raw_of(&case)).expect("golden inputs are valid");
+        let r = evaluate(&s);
+        for op in &r.timeline {
+            let e = explain(&s, &op.name).unwrap_or_else(|| panic!("{}: {} unexplained", f.display(), op.name));
+            assert_eq!(e.seconds, op.duration_s, "{}: {}: {} with {:?}", f.display(), op.name, e.formula, e.terms);
+            assert!(!e.terms.is_empty() && !e.what.is_empty());
+        }
+    }
+}

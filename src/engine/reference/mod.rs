@@ -9,6 +9,7 @@
 
 pub mod dlrm;
 pub mod dlrm_transformer;
+pub mod explain;
 pub mod network;
 pub mod quantities;
 pub mod quirks;
@@ -77,7 +78,7 @@ pub struct Ctx<'a> {
 }
 
 impl<'a> Ctx<'a> {
-    fn new(s: &'a Scenario) -> Ctx<'a> {
+    pub(crate) fn new(s: &'a Scenario) -> Ctx<'a> {
         let net = Network::new(&s.system);
         let counts = model_counts(s);
         let plan = &s.task.plan;
@@ -160,27 +161,33 @@ impl<'a> Ctx<'a> {
         bytes.f64() / self.net.allgather.sel(part.len(), 0)
     }
 
-    /// The backward level walk of one block of `w` parameters (SPEC 7, "Running shard factor"):
-    /// the gradient collectives in level order, with tensor-parallel levels left to the caller.
-    pub fn grad_walk(&self, w: Num, part: &Part) -> Walk {
+    /// The running shard factor after each level of a spec (SPEC 7, "Running shard factor"):
+    /// starts at `shard(S)`, divided by the degree at fsdp and tp levels (Q13).
+    pub fn shard_factors(part: &Part) -> [Num; MAX_LEVELS] {
         let mut sigma = int(part.f.shard);
+        let mut out = [sigma; MAX_LEVELS];
+        for (level, l) in part.levels().iter().enumerate() {
+            if matches!(l.strategy, Strategy::Fsdp | Strategy::Tp) {
+                sigma = sigma / int(l.degree);
+            }
+            out[level] = sigma;
+        }
+        out
+    }
+
+    /// The backward level walk of one block of `w` parameters: the gradient collectives in
+    /// level order, sized by the running shard factor, with tensor-parallel levels left to the
+    /// caller. Reduce-scatters use level 0's bandwidth (FSDP is always level 0).
+    pub fn grad_walk(&self, w: Num, part: &Part) -> Walk {
+        let sigma = Ctx::shard_factors(part);
         let k = part.len();
         let mut steps = Walk::default();
         for (level, l) in part.levels().iter().enumerate() {
+            let bytes = || (w / sigma[level] * self.b).f64();
             match l.strategy {
-                Strategy::Fsdp => {
-                    sigma = sigma / int(l.degree);
-                    let bytes = w / sigma * self.b;
-                    steps.push(Step::ReduceScatter(bytes.f64() / self.net.reducescatter.sel(k, 0)));
-                }
-                Strategy::Tp => {
-                    sigma = sigma / int(l.degree);
-                    steps.push(Step::Tp(level));
-                }
-                Strategy::Ddp => {
-                    let bytes = w / sigma * self.b;
-                    steps.push(Step::AllReduce(bytes.f64() / self.net.allreduce.sel(k, level)));
-                }
+                Strategy::Fsdp => steps.push(Step::ReduceScatter(bytes() / self.net.reducescatter.sel(k, 0))),
+                Strategy::Tp => steps.push(Step::Tp(level)),
+                Strategy::Ddp => steps.push(Step::AllReduce(bytes() / self.net.allreduce.sel(k, level))),
                 Strategy::Pp | Strategy::Mp => {}
             }
         }
@@ -237,7 +244,7 @@ impl<'a> Ctx<'a> {
     }
 
     /// Embedding all-to-all at level `level`, s: `(2 * (lambda / g)) / A2A(level)`.
-    fn emb_all2all_s(&self, level: usize) -> f64 {
+    pub(crate) fn emb_all2all_s(&self, level: usize) -> f64 {
         let g = self.emb.levels()[level].degree as f64;
         2.0 * (self.lookup_bytes_per_device / g) / self.net.all2all.sel(self.emb.len(), level)
     }

@@ -1,0 +1,611 @@
+//! The page's state, its actions and the reducer: plain Rust (no Yew, no DOM), so that every
+//! transition is unit-tested natively. Derived values (charts' data, labels) are computed from
+//! the state, never stored, except the last good evaluation, which must survive invalid edits.
+
+use super::fields::{Field, Kind};
+use super::plan;
+use crate::doc::{Config, Doc};
+use crate::engine::scenario::{Family, Scenario, TaskKind};
+use crate::engine::{evaluate, validate, FieldError, Report};
+use crate::presets;
+use crate::share::ShareError;
+use serde_json::{json, Value};
+use std::rc::Rc;
+
+/// Which page is shown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum View {
+    Calculator,
+    Learn,
+}
+
+/// An evaluation that passed validation.
+#[derive(Debug, PartialEq)]
+pub struct Evaluated {
+    pub doc: Doc,
+    pub scenario: Scenario,
+    pub report: Report,
+}
+
+/// Everything the page shows.
+#[derive(Clone, Debug, PartialEq)]
+pub struct State {
+    pub doc: Doc,
+    /// The scenario preset the doc came from, until the user edits it (then `None`: custom).
+    pub preset: Option<String>,
+    /// Problems with the doc; empty when `good` is its evaluation.
+    pub errors: Vec<FieldError>,
+    /// Text typed into the GPUs-per-node field that is not a count (it has no config key).
+    pub per_node_draft: Option<String>,
+    /// The last valid evaluation (kept, marked stale, while the doc is invalid).
+    pub good: Option<Rc<Evaluated>>,
+    /// A visible notice (a broken link, an import problem, a confirmation).
+    pub notice: Option<Notice>,
+    /// The op whose details and formula are shown.
+    pub selected_op: Option<usize>,
+    pub view: View,
+}
+
+/// A message shown above the results.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Notice {
+    pub text: String,
+    pub is_error: bool,
+}
+
+impl Notice {
+    fn error(text: impl Into<String>) -> Option<Notice> {
+        Some(Notice { text: text.into(), is_error: true })
+    }
+    fn info(text: impl Into<String>) -> Option<Notice> {
+        Some(Notice { text: text.into(), is_error: false })
+    }
+}
+
+/// What the user (or the page) did.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Action {
+    /// Load a scenario preset by id.
+    LoadScenario(String),
+    /// Use a model preset; the task is rebuilt when the family changes.
+    SetModel(String),
+    /// Use a system preset; the plan is refitted to its GPUs.
+    SetSystem(String),
+    /// Put a GPU's datasheet figures into the system.
+    SetGpu(String),
+    /// Text typed into a field of the table in `fields.rs`.
+    SetField(Field, String),
+    SetPerNode(String),
+    SetNodes(String),
+    SetTaskKind(String),
+    SetFlag(&'static str, bool),
+    SetStrategy {
+        spec: &'static str,
+        level: usize,
+        strategy: String,
+    },
+    SetDegree {
+        spec: &'static str,
+        level: usize,
+        text: String,
+    },
+    AddLevel(&'static str),
+    RemoveLevel(&'static str, usize),
+    /// Pasted or uploaded MAD-Max JSON.
+    Import(String),
+    /// What the URL held at load time, and the last scenario saved in this browser.
+    Restore {
+        link: Result<Doc, ShareError>,
+        saved: Option<Doc>,
+    },
+    SelectOp(Option<usize>),
+    SetView(View),
+    DismissNotice,
+}
+
+impl State {
+    /// The state for a doc, evaluated.
+    pub fn from_doc(doc: Doc, preset: Option<String>) -> State {
+        let mut s = State {
+            doc,
+            preset,
+            errors: Vec::new(),
+            per_node_draft: None,
+            good: None,
+            notice: None,
+            selected_op: None,
+            view: View::Calculator,
+        };
+        s.refresh();
+        s
+    }
+
+    /// The page's first state: the default preset.
+    pub fn initial() -> State {
+        match presets::all().ok().and_then(|p| Some((p, p.scenario(presets::DEFAULT_SCENARIO)?))) {
+            Some((p, s)) => match p.configs(s) {
+                Some(c) => State::from_doc(Doc::new(c), Some(s.id.clone())),
+                None => State::from_doc(Doc::default(), None),
+            },
+            None => State::from_doc(Doc::default(), None),
+        }
+    }
+
+    /// True when the shown results are from an earlier, valid version of the doc.
+    pub fn stale(&self) -> bool {
+        !self.errors.is_empty() || self.per_node_draft.is_some()
+    }
+
+    /// The error for a field path, if any.
+    pub fn error_for(&self, path: &str) -> Option<&FieldError> {
+        self.errors.iter().find(|e| e.field == path)
+    }
+
+    /// The model family the doc names, if it names a valid one.
+    pub fn family(&self) -> Option<Family> {
+        let t = self.doc.text(Config::Model, "type")?;
+        Family::ALL.iter().copied().find(|f| f.config_name() == t)
+    }
+
+    /// GPUs per node as shown: the typed text, or devices / nodes.
+    pub fn per_node(&self) -> Option<u64> {
+        let d = self.doc.count(Config::System, "num_devices")?;
+        let n = self.doc.count(Config::System, "num_nodes")?;
+        (n > 0 && d % n == 0).then_some(d / n)
+    }
+
+    /// Re-validates the doc and evaluates it when valid.
+    fn refresh(&mut self) {
+        match validate(&self.doc.to_raw()) {
+            Ok(scenario) => {
+                let report = evaluate(&scenario);
+                self.errors.clear();
+                self.good = Some(Rc::new(Evaluated { doc: self.doc.clone(), scenario, report }));
+                if self.selected_op.is_some_and(|i| i >= self.good.as_ref().map_or(0, |g| g.report.timeline.len())) {
+                    self.selected_op = None;
+                }
+            }
+            Err(errors) => self.errors = errors,
+        }
+        if self.per_node_draft.is_some() {
+            self.errors.push(FieldError::new(
+                "system.gpus_per_node",
+                "must be a whole number of GPUs, at least 1 (it sets the intra-node group)",
+            ));
+        }
+    }
+
+    /// Applies an action (the reducer).
+    pub fn reduce(&self, action: Action) -> State {
+        let mut s = self.clone();
+        s.apply(action);
+        s
+    }
+
+    fn edited(&mut self) {
+        self.preset = None;
+        self.refresh();
+    }
+
+    fn apply(&mut self, action: Action) {
+        let presets = presets::all().ok();
+        match action {
+            Action::LoadScenario(id) => {
+                if let Some((p, sc)) = presets.and_then(|p| Some((p, p.scenario(&id)?))) {
+                    if let Some(c) = p.configs(sc) {
+                        self.doc = Doc::new(c);
+                        self.per_node_draft = None;
+                        self.selected_op = None;
+                        self.preset = Some(id);
+                        self.refresh();
+                    }
+                }
+            }
+            Action::SetModel(id) => {
+                let Some(m) = presets.and_then(|p| p.model(&id)) else { return };
+                let old_family = self.family();
+                self.doc.model = m.config.clone();
+                let new_family = self.family();
+                if let (Some(f), true) = (new_family, old_family != new_family) {
+                    let kind = self.doc.text(Config::Task, "type").unwrap_or("pretrain").to_owned();
+                    let total = self.doc.count(Config::System, "num_devices").unwrap_or(8);
+                    self.doc.task = plan::default_task(f, &kind, total, self.layers());
+                }
+                self.edited();
+            }
+            Action::SetSystem(id) => {
+                let Some(sys) = presets.and_then(|p| p.system(&id)) else { return };
+                self.doc.system = sys.config.clone();
+                self.per_node_draft = None;
+                self.refit();
+                self.edited();
+            }
+            Action::SetGpu(id) => {
+                let Some(g) = presets.and_then(|p| p.gpu(&id)) else { return };
+                for (k, v) in [
+                    ("f64_flops", g.f64_flops),
+                    ("f32_flops", g.f32_flops),
+                    ("f16_flops", g.f16_flops),
+                    ("i8_ops", g.i8_ops),
+                    ("mem_cap", g.mem_cap),
+                    ("mem_bw", g.mem_bw),
+                    ("num_nvlinks", g.num_nvlinks),
+                    ("bw_per_nvlink", g.bw_per_nvlink),
+                ] {
+                    self.doc.set(Config::System, k, json!(v));
+                }
+                self.edited();
+            }
+            Action::SetField(field, text) => {
+                self.doc.set(field.config, field.key, parse_field(&field, &text));
+                if field.key == "num_transformer_layers" {
+                    self.clamp_frozen_layer();
+                }
+                self.edited();
+            }
+            Action::SetPerNode(text) => {
+                match parse_count(&text) {
+                    Some(per) if per >= 1 => {
+                        self.per_node_draft = None;
+                        if let Some(nodes) = self.doc.count(Config::System, "num_nodes") {
+                            self.doc.set(Config::System, "num_devices", json!(per * nodes));
+                            self.refit();
+                        }
+                    }
+                    _ => self.per_node_draft = Some(text),
+                }
+                self.edited();
+            }
+            Action::SetNodes(text) => {
+                let per = self.per_node();
+                match (parse_count(&text), per) {
+                    (Some(nodes), Some(per)) if nodes >= 1 => {
+                        let was_single = self.doc.count(Config::System, "num_nodes") == Some(1);
+                        self.doc.set(Config::System, "num_nodes", json!(nodes));
+                        self.doc.set(Config::System, "num_devices", json!(per * nodes));
+                        // MAD-Max requires ar_perc_intra = 1 on one node; restore a multi-node
+                        // calibration when leaving a single node.
+                        if nodes == 1 {
+                            self.doc.set(Config::System, "ar_perc_intra", json!(1.0));
+                        } else if was_single && self.doc.num(Config::System, "ar_perc_intra") == Some(1.0) {
+                            self.doc.set(
+                                Config::System,
+                                "ar_perc_intra",
+                                json!(presets::DATACENTER_UTIL.ar_perc_intra),
+                            );
+                        }
+                        self.refit();
+                    }
+                    _ => self.doc.set(Config::System, "num_nodes", parse_text_or_count(&text)),
+                }
+                self.edited();
+            }
+            Action::SetTaskKind(kind) => {
+                self.doc.set(Config::Task, "type", json!(kind));
+                if kind == "finetune" {
+                    if let Some(f) = self.family() {
+                        let layers = self.layers();
+                        plan::add_freeze_defaults(&mut self.doc.task, f, layers);
+                    }
+                }
+                self.edited();
+            }
+            Action::SetFlag(key, on) => {
+                self.doc.set(Config::Task, key, json!(on));
+                self.edited();
+            }
+            Action::SetStrategy { spec, level, strategy } => {
+                self.edit_spec(spec, |s, _| {
+                    if let Some(x) = s.get_mut(level) {
+                        *x = json!(strategy);
+                    }
+                });
+            }
+            Action::SetDegree { spec, level, text } => {
+                self.edit_spec(spec, |_, d| {
+                    if let Some(x) = d.get_mut(level) {
+                        *x = parse_text_or_count(&text);
+                    }
+                });
+            }
+            Action::AddLevel(spec) => {
+                let used: Vec<String> = self
+                    .doc
+                    .get(Config::Task, spec)
+                    .and_then(Value::as_array)
+                    .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
+                    .unwrap_or_default();
+                let next = plan::strategies(spec).iter().find(|s| !used.iter().any(|u| u == *s)).copied();
+                self.edit_spec(spec, |s, d| {
+                    s.push(json!(next.unwrap_or("ddp")));
+                    d.push(json!(2));
+                });
+            }
+            Action::RemoveLevel(spec, level) => {
+                self.edit_spec(spec, |s, d| {
+                    if level < s.len() && s.len() > 1 {
+                        s.remove(level);
+                    }
+                    if level < d.len() && d.len() > 1 {
+                        d.remove(level);
+                    }
+                });
+            }
+            Action::Import(text) => match Doc::import(&text, &self.doc) {
+                Ok(doc) => {
+                    self.doc = doc;
+                    self.per_node_draft = None;
+                    self.edited();
+                    self.notice = if self.errors.is_empty() {
+                        Notice::info("Imported. The numbers below are for the imported configs.")
+                    } else {
+                        Notice::error("Imported, but the configs have problems: see the messages under the fields.")
+                    };
+                }
+                Err(e) => self.notice = Notice::error(format!("Could not import: {e}")),
+            },
+            Action::Restore { link, saved } => match link {
+                Ok(doc) => {
+                    self.doc = doc;
+                    self.edited();
+                }
+                Err(ShareError::Empty) => {}
+                Err(e) => {
+                    let fallback = match saved {
+                        Some(doc) => {
+                            self.doc = doc;
+                            self.edited();
+                            "your last scenario in this browser"
+                        }
+                        None => "the default scenario",
+                    };
+                    self.notice =
+                        Notice::error(format!("This link could not be opened: {e}. Showing {fallback} instead."));
+                }
+            },
+            Action::SelectOp(op) => self.selected_op = op,
+            Action::SetView(v) => self.view = v,
+            Action::DismissNotice => self.notice = None,
+        }
+    }
+
+    /// Layer count of a transformer model (0 otherwise).
+    fn layers(&self) -> u64 {
+        self.doc.count(Config::Model, "num_transformer_layers").unwrap_or(0)
+    }
+
+    /// Keeps "first frozen layer" at most the layer count, so that "train all" stays all.
+    fn clamp_frozen_layer(&mut self) {
+        let layers = self.layers();
+        if let Some(mu) = self.doc.count(Config::Task, "min_frozen_layer") {
+            if mu > layers {
+                self.doc.set(Config::Task, "min_frozen_layer", json!(layers));
+            }
+        }
+    }
+
+    /// Refits the plan to the system's GPUs.
+    fn refit(&mut self) {
+        let (Some(family), Some(total)) = (self.family(), self.doc.count(Config::System, "num_devices")) else {
+            return;
+        };
+        let per = self.per_node().unwrap_or(total);
+        plan::fit_to_cluster(&mut self.doc.task, family, per, total);
+    }
+
+    /// Edits a spec's two lists (strategies, degrees), creating them if absent.
+    fn edit_spec(&mut self, spec: &str, f: impl FnOnce(&mut Vec<Value>, &mut Vec<Value>)) {
+        let list = |v: Option<&Value>| v.and_then(Value::as_array).cloned().unwrap_or_default();
+        let mut s = list(self.doc.get(Config::Task, spec));
+        let mut d = list(self.doc.get(Config::Task, &format!("{spec}_degree")));
+        f(&mut s, &mut d);
+        self.doc.set(Config::Task, spec, Value::Array(s));
+        self.doc.set(Config::Task, &format!("{spec}_degree"), Value::Array(d));
+        if let Some(family) = self.family() {
+            plan::sync_batches(&mut self.doc.task, family);
+        }
+        self.edited();
+    }
+}
+
+/// A whole number in the text (`2048`, `2048.0`, `2e3`), if any.
+fn parse_count(text: &str) -> Option<u64> {
+    let t = text.trim();
+    t.parse::<u64>()
+        .ok()
+        .or_else(|| t.parse::<f64>().ok().filter(|x| x.fract() == 0.0 && *x >= 0.0 && *x < 9e15).map(|x| x as u64))
+}
+
+/// A count as a JSON integer, or the text itself (validation then names the field).
+fn parse_text_or_count(text: &str) -> Value {
+    match parse_count(text) {
+        Some(n) => json!(n),
+        None => json!(text.trim()),
+    }
+}
+
+/// The config value for text typed into a field.
+pub fn parse_field(field: &Field, text: &str) -> Value {
+    match field.kind {
+        Kind::Count => parse_text_or_count(text),
+        Kind::Number => match text.trim().parse::<f64>() {
+            Ok(x) if x.is_finite() => json!(x * field.scale),
+            _ => json!(text.trim()),
+        },
+    }
+}
+
+/// A field's value as shown: the config value over the field's scale, or the text kept.
+pub fn show_field(doc: &Doc, field: &Field) -> String {
+    match doc.get(field.config, field.key) {
+        Some(Value::Number(n)) => match (n.as_u64(), n.as_f64()) {
+            (Some(i), _) if field.scale == 1.0 => i.to_string(),
+            (_, Some(x)) => {
+                let shown = x / field.scale;
+                // Undo scaling noise (1555e9 / 1e9 is exact; 0.705 stays 0.705).
+                let rounded = (shown * 1e9).round() / 1e9;
+                format!("{rounded}")
+            }
+            _ => n.to_string(),
+        },
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Bool(b)) => b.to_string(),
+        Some(other) => other.to_string(),
+        None => String::new(),
+    }
+}
+
+/// The task kind of a scenario, as its config names it.
+pub fn task_kind_name(s: &Scenario) -> &'static str {
+    match s.task.kind {
+        TaskKind::Pretrain => "pre-training",
+        TaskKind::Finetune(_) => "fine-tuning",
+        TaskKind::Inference => "inference",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fields;
+    use super::*;
+    use crate::share;
+
+    fn field(key: &str) -> Field {
+        fields::system_fields().into_iter().find(|f| f.key == key).expect("field")
+    }
+
+    #[test]
+    fn the_page_opens_on_a_computed_preset() {
+        let s = State::initial();
+        assert_eq!(s.preset.as_deref(), Some(presets::DEFAULT_SCENARIO));
+        assert!(s.errors.is_empty() && !s.stale());
+        let good = s.good.as_ref().expect("evaluated");
+        assert!((good.report.iteration_s - 7.275722345349711).abs() < 1e-12);
+    }
+
+    #[test]
+    fn invalid_input_keeps_the_last_results_marked_stale() {
+        let s = State::initial();
+        let before = s.good.clone();
+        let s = s.reduce(Action::SetDegree { spec: "transformer_parallel", level: 0, text: "96".into() });
+        assert!(s.stale());
+        let e = s.error_for("task.transformer_parallel_degree").expect("named error");
+        assert!(e.message.contains("96") && e.message.contains("2048"), "{}", e.message);
+        assert_eq!(s.good, before, "results kept");
+        let s = s.reduce(Action::SetField(field("mem_bw"), "fast".into()));
+        assert!(s.error_for("system.mem_bw").is_some());
+        // Fixing both brings fresh results.
+        let s = s.reduce(Action::SetDegree { spec: "transformer_parallel", level: 0, text: "2048".into() });
+        let s = s.reduce(Action::SetField(field("mem_bw"), "2039".into()));
+        assert!(!s.stale(), "{:?}", s.errors);
+        assert_eq!(s.doc.num(Config::System, "mem_bw"), Some(2039e9));
+        assert_ne!(s.good, before);
+        assert_eq!(s.preset, None, "edited: a custom scenario");
+    }
+
+    #[test]
+    fn changing_gpu_and_nodes_keeps_a_valid_plan() {
+        let s = State::initial().reduce(Action::SetGpu("h100_sxm".into()));
+        assert!(!s.stale(), "{:?}", s.errors);
+        let before = s.good.as_ref().expect("good").report.throughput_samples_per_s;
+        let s = s.reduce(Action::SetNodes("16".into()));
+        assert!(!s.stale(), "{:?}", s.errors);
+        assert_eq!(s.doc.count(Config::System, "num_devices"), Some(128));
+        let g = s.good.as_ref().expect("good");
+        assert_eq!(g.scenario.system.num_devices, 128);
+        // FSDP with a fixed local batch: 16x fewer GPUs, 16x fewer samples per iteration
+        // (MAD-Max's FSDP step time does not depend on the GPU count).
+        assert!((before / g.report.throughput_samples_per_s - 16.0).abs() < 1e-9);
+        // One node: MAD-Max's single-node rule is kept.
+        let s = s.reduce(Action::SetNodes("1".into()));
+        assert!(!s.stale(), "{:?}", s.errors);
+        let s = s.reduce(Action::SetPerNode("x".into()));
+        assert!(s.stale() && s.error_for("system.gpus_per_node").is_some());
+        let s = s.reduce(Action::SetPerNode("4".into()));
+        assert!(!s.stale(), "{:?}", s.errors);
+        assert_eq!(s.doc.count(Config::System, "num_devices"), Some(4));
+    }
+
+    #[test]
+    fn switching_families_builds_a_task_that_validates() {
+        let p = presets::all().expect("presets");
+        let mut s = State::initial();
+        for m in &p.models {
+            s = s.reduce(Action::SetModel(m.id.clone()));
+            assert!(s.errors.is_empty(), "{}: {:?}", m.id, s.errors);
+        }
+        for kind in ["inference", "finetune", "pretrain"] {
+            s = s.reduce(Action::SetTaskKind(kind.into()));
+            assert!(s.errors.is_empty(), "{kind}: {:?}", s.errors);
+        }
+    }
+
+    #[test]
+    fn every_scenario_and_system_preset_loads() {
+        let p = presets::all().expect("presets");
+        let mut s = State::initial();
+        for sc in &p.scenarios {
+            s = s.reduce(Action::LoadScenario(sc.id.clone()));
+            assert!(!s.stale(), "{}: {:?}", sc.id, s.errors);
+        }
+        s = s.reduce(Action::LoadScenario(presets::DEFAULT_SCENARIO.into()));
+        for sys in &p.systems {
+            let t = s.reduce(Action::SetSystem(sys.id.clone()));
+            assert!(!t.stale(), "{}: {:?}", sys.id, t.errors);
+        }
+    }
+
+    #[test]
+    fn levels_can_be_added_and_removed() {
+        let s = State::initial().reduce(Action::AddLevel("transformer_parallel"));
+        assert_eq!(s.doc.get(Config::Task, "transformer_parallel"), Some(&json!(["fsdp", "ddp"])));
+        assert!(s.error_for("task.transformer_parallel_degree").is_some());
+        let s = s.reduce(Action::SetDegree { spec: "transformer_parallel", level: 0, text: "8".into() });
+        let s = s.reduce(Action::SetDegree { spec: "transformer_parallel", level: 1, text: "256".into() });
+        assert!(!s.stale(), "{:?}", s.errors);
+        let s = s.reduce(Action::RemoveLevel("transformer_parallel", 1));
+        assert_eq!(s.doc.get(Config::Task, "transformer_parallel"), Some(&json!(["fsdp"])));
+    }
+
+    #[test]
+    fn links_restore_exactly_and_broken_links_fall_back_with_a_notice() {
+        let s = State::initial().reduce(Action::SetNodes("16".into()));
+        let link = share::decode(&share::encode(&s.doc));
+        let restored = State::initial().reduce(Action::Restore { link, saved: None });
+        assert_eq!(restored.doc, s.doc);
+        assert_eq!(restored.good.as_ref().map(|g| g.report.iteration_s), s.good.as_ref().map(|g| g.report.iteration_s));
+
+        let broken = State::initial().reduce(Action::Restore { link: share::decode("v=1&s=garbage!"), saved: None });
+        assert!(broken.notice.as_ref().is_some_and(|n| n.is_error && n.text.contains("default")));
+        assert_eq!(broken.doc, State::initial().doc);
+        let saved =
+            State::initial().reduce(Action::Restore { link: share::decode("v=7&s=x"), saved: Some(s.doc.clone()) });
+        assert_eq!(saved.doc, s.doc);
+        assert!(saved.notice.as_ref().is_some_and(|n| n.text.contains("last scenario")));
+    }
+
+    #[test]
+    fn imports_replace_configs_or_explain() {
+        let case = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/reference/cases/dlrm__dlrm_a__zionex_128__dlrm_train.json"
+        ))
+        .expect("case file");
+        let s = State::initial().reduce(Action::Import(case));
+        assert!(!s.stale(), "{:?}", s.errors);
+        assert_eq!(s.family(), Some(Family::Dlrm));
+        let bad = s.reduce(Action::Import("{oops".into()));
+        assert!(bad.notice.as_ref().is_some_and(|n| n.is_error));
+        assert_eq!(bad.doc, s.doc, "a failed import changes nothing");
+    }
+
+    #[test]
+    fn fields_show_in_their_units_and_parse_back() {
+        let s = State::initial();
+        assert_eq!(show_field(&s.doc, &field("mem_bw")), "1555");
+        assert_eq!(show_field(&s.doc, &field("ibroce_bw")), "100");
+        assert_eq!(show_field(&s.doc, &field("flops_util")), "0.705");
+        assert_eq!(parse_field(&field("ibroce_bw"), "400"), json!(100e9));
+        assert_eq!(parse_field(&field("mem_bw"), " 12a "), json!("12a"));
+    }
+}
