@@ -1,13 +1,22 @@
-//! The web page (wasm32 only): a thin Yew face over the engine.
-//!
-//! This first page evaluates the default preset (LLaMA2-70B pre-training on DC_A-2048) in the
-//! browser and shows its headline figures; the full calculator builds on it. The page never
-//! panics on data: errors are shown as text. A panic hook still replaces the page with a
-//! readable notice, since a panic in wasm would otherwise leave a dead page.
+//! The Yew app: layout, forms, results, charts and lessons, over [`State`] and its reducer.
+//! Components only render state and dispatch actions; the browser is reached through `dom`.
 
-use crate::engine::report::Report;
-use crate::engine::{evaluate, validate, Scenario};
-use crate::{presets, units};
+use super::charts::{self, Theme, TimelineGeometry};
+use super::dom;
+use super::export;
+use super::fields::{self, Field};
+use super::lessons;
+use super::plan;
+use super::state::{show_field, Action, Evaluated, State, View};
+use super::sweep::{self, Mode};
+use crate::doc::Config;
+use crate::engine::ops::Category;
+use crate::engine::scenario::{Family, TaskKind};
+use crate::engine::{explain, Unit};
+use crate::{presets, share, units};
+use std::cell::Cell;
+use std::rc::Rc;
+use web_sys::{HtmlCanvasElement, HtmlInputElement, HtmlSelectElement, HtmlTextAreaElement};
 use yew::prelude::*;
 
 /// Mounts the app on the page's body.
@@ -18,75 +27,978 @@ pub fn start() {
 
 /// Writes a crash notice into the page (best effort: every DOM step may fail quietly).
 fn show_crash(detail: &str) {
-    let Some(doc) = web_sys::window().and_then(|w| w.document()) else { return };
+    let Some(doc) = dom::document() else { return };
     let Some(body) = doc.body() else { return };
     if let Ok(el) = doc.create_element("div") {
         el.set_class_name("crash");
+        el.set_attribute("role", "alert").ok();
         el.set_text_content(Some(&format!(
-            "Something went wrong inside madmax and the page stopped. Reload to start again. ({detail})"
+            "Something went wrong inside madmax and the page stopped. Reload to start again; your scenario is in the address bar. ({detail})"
         )));
         let _ = body.append_child(&el);
     }
 }
 
-/// Evaluates the default preset.
-fn default_result() -> Result<(Scenario, Report), String> {
-    let raw = presets::default_scenario()?;
-    let scenario =
-        validate(&raw).map_err(|errors| errors.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; "))?;
-    let report = evaluate(&scenario);
-    Ok((scenario, report))
+impl Reducible for State {
+    type Action = Action;
+    fn reduce(self: Rc<Self>, action: Action) -> Rc<Self> {
+        Rc::new(self.next(action))
+    }
 }
+
+type Dispatch = Callback<Action>;
 
 #[function_component(App)]
 fn app() -> Html {
-    let result = use_memo((), |_| default_result());
-    let body = match &*result {
-        Ok((s, r)) => headline(s, r),
-        Err(e) => html! { <p class="error" role="alert">{ format!("The preset could not be evaluated: {e}") }</p> },
+    let state = use_reducer(State::initial);
+    let dispatch: Dispatch = {
+        let s = state.clone();
+        Callback::from(move |a: Action| s.dispatch(a))
+    };
+    // Restore a shared link (or the last scenario of this browser) once, on load.
+    {
+        let d = dispatch.clone();
+        use_effect_with((), move |_| {
+            let link = share::decode(&dom::query());
+            let saved = dom::saved_scenario().and_then(|q| share::decode(&q).ok());
+            d.emit(Action::Restore { link, saved });
+        });
+    }
+    // Mirror the scenario into the address bar as the user edits (what is on screen).
+    use_effect_with(state.doc.clone(), |doc| dom::replace_query(&share::encode(doc)));
+    // Keep the last valid scenario in this browser.
+    use_effect_with(state.good.clone(), |good| {
+        if let Some(g) = good {
+            dom::save_scenario(&share::encode(&g.doc));
+        }
+    });
+    // Redraw charts when the window size changes.
+    let width = use_state(|| 0u32);
+    {
+        let width = width.clone();
+        use_effect_with((), move |_| {
+            let listener = dom::window().map(|w| {
+                gloo::events::EventListener::new(&w, "resize", move |_| {
+                    width
+                        .set(dom::window().and_then(|w| w.inner_width().ok()).and_then(|v| v.as_f64()).unwrap_or(0.0)
+                            as u32)
+                })
+            });
+            move || drop(listener)
+        });
+    }
+
+    let tab = |v: View, label: &str| {
+        let d = dispatch.clone();
+        let current = state.view == v;
+        html! {
+            <button class={classes!("tab", current.then_some("current"))} aria-pressed={current.to_string()}
+                onclick={Callback::from(move |_| d.emit(Action::SetView(v)))}>{ label }</button>
+        }
     };
     html! {
-        <main>
-            <header>
-                <h1>{ "madmax" }</h1>
-                <p class="tagline">{ "How long one training or inference step of a large model takes on a GPU cluster, and how much of it is communication no computation hides (the MAD-Max model, ISCA 2024)." }</p>
+        <div class="app">
+            <header class="top">
+                <div class="brand">
+                    <h1>{ "madmax" }</h1>
+                    <p class="tagline">{ "What one step of a large model costs on a GPU cluster, and how much of it is communication that no computation hides." }</p>
+                </div>
+                <nav aria-label="Views">
+                    { tab(View::Calculator, "Calculator") }
+                    { tab(View::Learn, "Learn") }
+                </nav>
+                <span class="mode" title="The MAD-Max reference model (Hsia et al., ISCA 2024), reproduced exactly, quirks included.">{ "MAD-Max paper mode" }</span>
+                { copy_link_button(&state, &dispatch) }
             </header>
-            { body }
+            { notice(&state, &dispatch) }
+            {
+                match state.view {
+                    View::Calculator => calculator(&state, &dispatch, *width),
+                    View::Learn => learn(&dispatch),
+                }
+            }
+            <footer class="foot">
+                { "madmax computes everything in your browser; nothing you type leaves the page. Model: MAD-Max (Hsia et al., ISCA 2024). " }
+                <a href="https://arxiv.org/abs/2310.02784">{ "Paper" }</a>
+            </footer>
+        </div>
+    }
+}
+
+/// Copies the link of the scenario on screen.
+fn copy_link_button(state: &State, d: &Dispatch) -> Html {
+    let link = format!("{}?{}", dom::base_url(), share::encode(&state.doc));
+    let d = d.clone();
+    let onclick = Callback::from(move |_| {
+        dom::copy_text(&link);
+        d.emit(Action::Notify("Link copied. Anyone who opens it sees this scenario and these numbers.".into()));
+    });
+    html! { <button id="copy-link" class="copy" {onclick} title="Copy a link that reproduces this scenario">{ "Copy link" }</button> }
+}
+
+fn notice(state: &State, d: &Dispatch) -> Html {
+    let Some(n) = &state.notice else { return html! {} };
+    let d = d.clone();
+    html! {
+        <div class={classes!("notice", n.is_error.then_some("is-error"))} role={if n.is_error { "alert" } else { "status" }}>
+            <span>{ &n.text }</span>
+            <button class="link" onclick={Callback::from(move |_| d.emit(Action::DismissNotice))} aria-label="Dismiss">{ "Dismiss" }</button>
+        </div>
+    }
+}
+
+fn calculator(state: &State, d: &Dispatch, width: u32) -> Html {
+    html! {
+        <main class="layout">
+            <section class="inputs" aria-label="Scenario">
+                { scenario_picker(state, d) }
+                { problems(state) }
+                { model_form(state, d) }
+                { system_form(state, d) }
+                { task_form(state, d) }
+                { import_export(state, d) }
+            </section>
+            <section class={classes!("outputs", state.stale().then_some("stale"))} aria-label="Results">
+                { results(state, d, width) }
+            </section>
         </main>
     }
 }
 
-fn headline(s: &Scenario, r: &Report) -> Html {
-    let figure = |id: &'static str, label: &'static str, value: String, raw: f64, help: &'static str| {
+// ---------------------------------------------------------------------------------------------
+// Inputs
+
+fn on_select(d: &Dispatch, f: impl Fn(String) -> Action + 'static) -> Callback<Event> {
+    let d = d.clone();
+    Callback::from(move |e: Event| {
+        if let Some(s) = e.target_dyn_into::<HtmlSelectElement>() {
+            d.emit(f(s.value()));
+        }
+    })
+}
+
+fn on_text(d: &Dispatch, f: impl Fn(String) -> Action + 'static) -> Callback<Event> {
+    let d = d.clone();
+    Callback::from(move |e: Event| {
+        if let Some(i) = e.target_dyn_into::<HtmlInputElement>() {
+            d.emit(f(i.value()));
+        }
+    })
+}
+
+fn scenario_picker(state: &State, d: &Dispatch) -> Html {
+    let Ok(p) = presets::all() else { return html! { <p class="error">{ "The presets could not be read." }</p> } };
+    let current = state.preset.clone().unwrap_or_default();
+    let group = |label: &str, reference: bool| {
         html! {
-            <div class="figure">
-                <dt>{ label }</dt>
-                <dd id={id} data-value={raw.to_string()} title={help}>{ value }</dd>
-            </div>
+            <optgroup label={label.to_owned()}>
+                { for p.scenarios.iter().filter(|s| s.source.starts_with("MAD-Max") == reference).map(|s| html! {
+                    <option value={s.id.clone()} selected={s.id == current}>{ &s.label }</option>
+                }) }
+            </optgroup>
         }
     };
     html! {
-        <section class="results" aria-label="Results">
-            <p class="scenario">
-                { format!(
-                    "{} {} on {} ({} GPUs, {} nodes), MAD-Max paper mode",
-                    s.model.name,
-                    s.task.kind.config_name(),
-                    s.system.name,
-                    s.system.num_devices,
-                    s.system.num_nodes
-                ) }
+        <div class="card">
+            <div class="field">
+                <label for="scenario">{ "Scenario" }</label>
+                <select id="scenario" onchange={on_select(d, Action::LoadScenario)}>
+                    { if state.preset.is_none() { html! { <option value="" selected=true>{ "Custom scenario (edited)" }</option> } } else { html! {} } }
+                    { group("Current hardware", false) }
+                    { group("MAD-Max reference runs (golden cases)", true) }
+                </select>
+                <p class="help">{ "Start from a run of the MAD-Max paper or one on current GPUs, then change anything below. Every edit recomputes at once." }</p>
+            </div>
+        </div>
+    }
+}
+
+fn problems(state: &State) -> Html {
+    if state.errors.is_empty() {
+        return html! {};
+    }
+    html! {
+        <div class="card problems" role="alert" id="problems">
+            <h2>{ format!("{} problem{} to fix", state.errors.len(), if state.errors.len() == 1 { "" } else { "s" }) }</h2>
+            <p class="help">{ "The results on the right are from the last valid scenario and are marked stale until these are fixed." }</p>
+            <ul>{ for state.errors.iter().map(|e| html! { <li><code>{ &e.field }</code>{ ": " }{ &e.message }</li> }) }</ul>
+        </div>
+    }
+}
+
+/// The id a field's input gets.
+fn field_id(f: &Field) -> String {
+    format!("f-{}-{}", f.config.key(), f.key)
+}
+
+/// One labelled input with unit, help and inline error.
+fn input(state: &State, d: &Dispatch, f: Field) -> Html {
+    let path = f.path();
+    let err = state.error_for(&path);
+    let id = field_id(&f);
+    let help_id = format!("{id}-help");
+    let label = if f.unit.is_empty() { f.label.to_owned() } else { format!("{} ({})", f.label, f.unit) };
+    html! {
+        <div class={classes!("field", err.map(|_| "invalid"))}>
+            <label for={id.clone()}>{ label }</label>
+            <input id={id} type="text" inputmode="decimal" autocomplete="off" value={show_field(&state.doc, &f)}
+                aria-invalid={err.is_some().to_string()} aria-describedby={help_id.clone()}
+                onchange={on_text(d, move |v| Action::SetField(f, v))} />
+            { error_line(err.map(|e| e.message.as_str())) }
+            <p class="help" id={help_id}>{ f.help }</p>
+        </div>
+    }
+}
+
+fn error_line(msg: Option<&str>) -> Html {
+    match msg {
+        Some(m) => html! { <p class="error-msg" role="alert">{ m }</p> },
+        None => html! {},
+    }
+}
+
+fn model_form(state: &State, d: &Dispatch) -> Html {
+    let Ok(p) = presets::all() else { return html! {} };
+    let current = p.models.iter().find(|m| m.config == state.doc.model).map(|m| m.id.clone()).unwrap_or_default();
+    let family = state.family();
+    html! {
+        <details class="card" open=true>
+            <summary><h2>{ "Model" }</h2><span class="sub">{ family.map(|f| f.config_name()).unwrap_or("?") }</span></summary>
+            <div class="field">
+                <label for="model-preset">{ "Model preset" }</label>
+                <select id="model-preset" onchange={on_select(d, Action::SetModel)}>
+                    { if current.is_empty() { html! { <option value="" selected=true>{ "As configured" }</option> } } else { html! {} } }
+                    { for Family::ALL.iter().map(|fam| html! {
+                        <optgroup label={fam.config_name()}>
+                            { for p.models.iter().filter(|m| m.config.get("type").and_then(|t| t.as_str()) == Some(fam.config_name())).map(|m| html! {
+                                <option value={m.id.clone()} selected={m.id == current}>{ &m.label }</option>
+                            }) }
+                        </optgroup>
+                    }) }
+                </select>
+                <p class="help">{ "The model family decides which fields follow: DLRMs (MLPs and embedding tables), LLMs (with or without mixture of experts), vision transformers. Dimensions are the MAD-Max reference configs." }</p>
+            </div>
+            { error_line(state.error_for("model.type").map(|e| e.message.as_str())) }
+            { for family.map(fields::model_fields).unwrap_or_default().into_iter().map(|f| input(state, d, f)) }
+        </details>
+    }
+}
+
+fn system_form(state: &State, d: &Dispatch) -> Html {
+    let Ok(p) = presets::all() else { return html! {} };
+    let current = p.systems.iter().find(|s| s.config == state.doc.system).map(|s| s.id.clone()).unwrap_or_default();
+    let num = |k: &str| state.doc.num(Config::System, k);
+    let gpu = p
+        .gpus
+        .iter()
+        .find(|g| {
+            num("f16_flops") == Some(g.f16_flops)
+                && num("mem_cap") == Some(g.mem_cap)
+                && num("mem_bw") == Some(g.mem_bw)
+        })
+        .map(|g| g.id.clone())
+        .unwrap_or_default();
+    let per_node = state.per_node_draft.clone().or_else(|| state.per_node().map(|n| n.to_string())).unwrap_or_default();
+    let nodes = show_field(&state.doc, &NODES);
+    let total = state.doc.count(Config::System, "num_devices");
+    // Network fields up front; datasheet figures and calibrations folded (open on a problem).
+    let (links, details): (Vec<Field>, Vec<Field>) = fields::system_fields()
+        .into_iter()
+        .partition(|f| matches!(f.key, "num_nvlinks" | "bw_per_nvlink" | "num_ibroce_ports" | "ibroce_bw"));
+    let details_open = details.iter().any(|f| state.error_for(&f.path()).is_some());
+    let shape_err = state
+        .error_for("system.gpus_per_node")
+        .or_else(|| state.error_for("system.num_nodes"))
+        .or_else(|| state.error_for("system.num_devices"));
+    html! {
+        <details class="card" open=true>
+            <summary><h2>{ "Hardware" }</h2><span class="sub">{ total.map(|t| format!("{t} GPUs")).unwrap_or_default() }</span></summary>
+            <div class="field">
+                <label for="system-preset">{ "Cluster preset" }</label>
+                <select id="system-preset" onchange={on_select(d, Action::SetSystem)}>
+                    { if current.is_empty() { html! { <option value="" selected=true>{ "As configured" }</option> } } else { html! {} } }
+                    { for p.systems.iter().map(|s| html! { <option value={s.id.clone()} selected={s.id == current}>{ &s.label }</option> }) }
+                </select>
+                <p class="help">{ "A MAD-Max reference system, or a cluster of current GPUs built from vendor datasheets. The plan follows the GPU count." }</p>
+            </div>
+            <div class="field">
+                <label for="gpu-type">{ "GPU type" }</label>
+                <select id="gpu-type" onchange={on_select(d, Action::SetGpu)}>
+                    { if gpu.is_empty() { html! { <option value="" selected=true>{ "As configured" }</option> } } else { html! {} } }
+                    { for p.gpus.iter().map(|g| html! { <option value={g.id.clone()} selected={g.id == gpu} title={g.source.clone()}>{ &g.label }</option> }) }
+                </select>
+                <p class="help">{ "Sets peak FLOP/s, HBM capacity and bandwidth, and NVLinks from the GPU's datasheet; utilisation factors stay." }</p>
+            </div>
+            <div class="row">
+                <div class={classes!("field", shape_err.map(|_| "invalid"))}>
+                    <label for="f-system-gpus_per_node">{ "GPUs per node" }</label>
+                    <input id="f-system-gpus_per_node" type="text" inputmode="numeric" value={per_node}
+                        onchange={on_text(d, Action::SetPerNode)} />
+                    <p class="help">{ "GPUs joined by NVLink in one server: 8 on DGX/HGX nodes, 4 or 16 on some cloud instances, 1 for a PC." }</p>
+                </div>
+                <div class={classes!("field", shape_err.map(|_| "invalid"))}>
+                    <label for="f-system-num_nodes">{ "Nodes" }</label>
+                    <input id="f-system-num_nodes" type="text" inputmode="numeric" value={nodes}
+                        onchange={on_text(d, Action::SetNodes)} />
+                    <p class="help">{ "Servers joined by the network (InfiniBand, RoCE or Ethernet)." }</p>
+                </div>
+            </div>
+            { error_line(shape_err.map(|e| e.message.as_str())) }
+            { for links.into_iter().map(|f| input(state, d, f)) }
+            <details class="sub-card" open={details_open}>
+                <summary>{ "GPU figures and utilisation factors" }</summary>
+                { for details.into_iter().map(|f| input(state, d, f)) }
+            </details>
+        </details>
+    }
+}
+
+const NODES: Field = Field {
+    config: Config::System,
+    key: "num_nodes",
+    label: "Nodes",
+    unit: "",
+    scale: 1.0,
+    kind: fields::Kind::Count,
+    help: "",
+};
+
+fn task_form(state: &State, d: &Dispatch) -> Html {
+    let Some(family) = state.family() else {
+        return html! { <div class="card"><h2>{ "Task" }</h2><p class="help">{ "Choose a valid model type first." }</p></div> };
+    };
+    let kind = state.doc.text(Config::Task, "type").unwrap_or("").to_owned();
+    let kinds =
+        [("pretrain", "Pre-training"), ("finetune", "Fine-tuning"), ("inference", "Inference (forward pass only)")];
+    html! {
+        <details class="card" open=true>
+            <summary><h2>{ "Task and plan" }</h2><span class="sub">{ kind.clone() }</span></summary>
+            <div class="field">
+                <label for="task-type">{ "Task" }</label>
+                <select id="task-type" onchange={on_select(d, Action::SetTaskKind)}>
+                    { for kinds.iter().map(|(v, l)| html! { <option value={*v} selected={*v == kind}>{ *l }</option> }) }
+                </select>
+                <p class="help">{ "Training runs a forward and a backward pass with gradient communication; inference only the forward pass." }</p>
+                { error_line(state.error_for("task.type").map(|e| e.message.as_str())) }
+            </div>
+            { for plan::spec_keys(family).iter().map(|k| spec_editor(state, d, k)) }
+            { if kind == "finetune" { freeze_editor(state, d, family) } else { html! {} } }
+        </details>
+    }
+}
+
+fn spec_editor(state: &State, d: &Dispatch, key: &'static str) -> Html {
+    let strategies: Vec<String> = state
+        .doc
+        .get(Config::Task, key)
+        .and_then(|v| v.as_array())
+        .map(|a| a.iter().map(|v| v.as_str().unwrap_or("").to_owned()).collect())
+        .unwrap_or_default();
+    let degree_key = format!("{key}_degree");
+    let degrees: Vec<String> = state
+        .doc
+        .get(Config::Task, &degree_key)
+        .and_then(|v| v.as_array())
+        .map(|a| {
+            a.iter()
+                .map(|v| v.as_u64().map(|n| n.to_string()).unwrap_or_else(|| v.as_str().unwrap_or("").to_owned()))
+                .collect()
+        })
+        .unwrap_or_default();
+    let spec_err = state.error_for(&format!("task.{key}")).or_else(|| state.error_for(&format!("task.{degree_key}")));
+    let n_levels = strategies.len().max(degrees.len());
+    let level_names = |i: usize, n: usize| match (n, i) {
+        (1, _) => "all GPUs",
+        (_, 0) => "within a node",
+        (_, 1) => "across nodes",
+        _ => "extra level",
+    };
+    let rows = (0..n_levels).map(|i| {
+        let s = strategies.get(i).cloned().unwrap_or_default();
+        let g = degrees.get(i).cloned().unwrap_or_default();
+        let s_err = state.error_for(&format!("task.{key}[{i}]"));
+        let g_err = state.error_for(&format!("task.{degree_key}[{i}]"));
+        let id = format!("{key}-{i}");
+        let remove = {
+            let d = d.clone();
+            Callback::from(move |_| d.emit(Action::RemoveLevel(key, i)))
+        };
+        html! {
+            <div class={classes!("level", (s_err.is_some() || g_err.is_some()).then_some("invalid"))}>
+                <span class="level-name">{ format!("Level {i} ({})", level_names(i, n_levels)) }</span>
+                <label class="sr-only" for={format!("{id}-strategy")}>{ format!("Strategy of level {i}") }</label>
+                <select id={format!("{id}-strategy")} onchange={on_select(d, move |v| Action::SetStrategy { spec: key, level: i, strategy: v })}>
+                    { for plan::strategies(key).iter().map(|st| html! { <option value={*st} selected={*st == s} title={fields::strategy_help(st)}>{ *st }</option> }) }
+                    { if !plan::strategies(key).contains(&s.as_str()) { html! { <option value={s.clone()} selected=true>{ s.clone() }</option> } } else { html! {} } }
+                </select>
+                <label class="sr-only" for={format!("{id}-degree")}>{ format!("Degree of level {i}") }</label>
+                <input id={format!("{id}-degree")} class="degree" type="text" inputmode="numeric" value={g}
+                    aria-invalid={g_err.is_some().to_string()}
+                    onchange={on_text(d, move |v| Action::SetDegree { spec: key, level: i, text: v })} />
+                { if n_levels > 1 { html! { <button class="link" onclick={remove} aria-label={format!("Remove level {i}")}>{ "remove" }</button> } } else { html! {} } }
+                { error_line(s_err.or(g_err).map(|e| e.message.as_str())) }
+            </div>
+        }
+    });
+    let add = {
+        let d = d.clone();
+        Callback::from(move |_| d.emit(Action::AddLevel(key)))
+    };
+    html! {
+        <fieldset class={classes!("spec", spec_err.map(|_| "invalid"))} id={format!("spec-{key}")}>
+            <legend>{ fields::spec_label(key) }</legend>
+            { for rows }
+            <button class="link" onclick={add}>{ "+ add level" }</button>
+            { error_line(spec_err.map(|e| e.message.as_str())) }
+            <p class="help">{ "Degrees multiply to the GPU count. With two levels, level 0 spans the GPUs of a node (NVLink) and level 1 the nodes (network). " }
+                { for plan::strategies(key).iter().map(|s| html! { <span class="strategy-help">{ fields::strategy_help(s) }{ " " }</span> }) }
             </p>
+            { input(state, d, fields::batch_field(key)) }
+        </fieldset>
+    }
+}
+
+fn freeze_editor(state: &State, d: &Dispatch, family: Family) -> Html {
+    let flags = fields::freeze_fields(family).into_iter().map(|(key, label)| {
+        let on = state.doc.get(Config::Task, key).and_then(|v| v.as_bool()).unwrap_or(false);
+        let d = d.clone();
+        let onchange = Callback::from(move |e: Event| {
+            if let Some(i) = e.target_dyn_into::<HtmlInputElement>() {
+                d.emit(Action::SetFlag(key, i.checked()));
+            }
+        });
+        html! {
+            <label class="check"><input type="checkbox" id={format!("f-task-{key}")} checked={on} {onchange} />{ label }</label>
+        }
+    });
+    let transformer = !matches!(family, Family::Dlrm | Family::DlrmMoe | Family::DlrmTransformer);
+    html! {
+        <fieldset class="spec">
+            <legend>{ "Fine-tuning" }</legend>
+            { for flags }
+            { error_line(state.error_for("task.freeze_emb").map(|e| e.message.as_str())) }
+            <p class="help">{ "Frozen parts send no weight gradients. In MAD-Max paper mode, frozen top MLPs and transformer layers still run their backward GEMMs (quirk Q22)." }</p>
+            { if transformer { input(state, d, fields::MIN_FROZEN) } else { html! {} } }
+        </fieldset>
+    }
+}
+
+fn import_export(state: &State, d: &Dispatch) -> Html {
+    let import = {
+        let d = d.clone();
+        Callback::from(move |_| {
+            let value = dom::document()
+                .and_then(|doc| doc.get_element_by_id("import-text"))
+                .and_then(|e| wasm_bindgen::JsCast::dyn_into::<HtmlTextAreaElement>(e).ok())
+                .map(|t| t.value())
+                .unwrap_or_default();
+            d.emit(Action::Import(value));
+        })
+    };
+    let upload = {
+        let d = d.clone();
+        Callback::from(move |e: Event| {
+            let Some(input) = e.target_dyn_into::<HtmlInputElement>() else { return };
+            let Some(file) = input.files().and_then(|f| f.get(0)) else { return };
+            let d = d.clone();
+            let file = gloo::file::File::from(file);
+            wasm_bindgen_futures::spawn_local(async move {
+                match gloo::file::futures::read_as_text(&file).await {
+                    Ok(text) => d.emit(Action::Import(text)),
+                    Err(e) => d.emit(Action::Import(format!("unreadable file: {e}"))),
+                }
+            });
+        })
+    };
+    let doc_json = state.doc.to_json().to_string();
+    let export_scenario =
+        Callback::from(move |_| dom::download_text("madmax-scenario.json", "application/json", &doc_json));
+    let good = state.good.clone();
+    let export_results = {
+        let good = good.clone();
+        Callback::from(move |_| {
+            if let Some(g) = &good {
+                dom::download_text("madmax-results.csv", "text/csv", &export::results_csv(&g.scenario, &g.report));
+            }
+        })
+    };
+    let export_timeline = Callback::from(move |_| {
+        if let Some(g) = &good {
+            dom::download_text("madmax-timeline.csv", "text/csv", &export::timeline_csv(&g.report));
+        }
+    });
+    let link = format!("{}?{}", dom::base_url(), share::encode(&state.doc));
+    html! {
+        <details class="card">
+            <summary><h2>{ "Share, import, export" }</h2></summary>
+            <div class="field">
+                <label for="share-link">{ "Link to this scenario" }</label>
+                <input id="share-link" type="text" readonly=true value={link} />
+                <p class="help">{ "The whole scenario lives in the address: bookmark it or send it (\"Copy link\" at the top). It also updates as you edit." }</p>
+            </div>
+            <div class="field">
+                <label for="import-text">{ "Paste MAD-Max JSON" }</label>
+                <textarea id="import-text" rows="5" placeholder={"{\"model\": {...}, \"system\": {...}, \"task\": {...}}"} />
+                <div class="row">
+                    <button id="import-button" onclick={import}>{ "Import" }</button>
+                    <label class="button" for="import-file">{ "Upload file" }</label>
+                    <input id="import-file" class="sr-only" type="file" accept=".json,application/json" onchange={upload} />
+                </div>
+                <p class="help">{ "A model, system or task config from the MAD-Max repository (replaces that part), all three as {\"model\", \"system\", \"task\"}, or a golden case file. The numbers then equal the reference's and the CLI's." }</p>
+            </div>
+            <div class="row wrap">
+                <button onclick={export_scenario}>{ "Scenario (JSON)" }</button>
+                <button onclick={export_results}>{ "Results (CSV)" }</button>
+                <button onclick={export_timeline}>{ "Op timeline (CSV)" }</button>
+            </div>
+        </details>
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Results
+
+fn results(state: &State, d: &Dispatch, width: u32) -> Html {
+    let Some(good) = state.good.clone() else {
+        return html! { <div class="card"><p>{ "No valid scenario yet: fix the problems on the left." }</p></div> };
+    };
+    let stale = if state.stale() {
+        html! { <p class="stale-banner" role="status">{ "Stale: these results are for the last valid scenario. Fix the problems on the left to update them." }</p> }
+    } else {
+        html! {}
+    };
+    html! {
+        <>
+            { stale }
+            { headline(&good) }
+            <div class="card charts">
+                <Chart kind={ChartKind::Breakdown} good={good.clone()} width={width} />
+                { legend() }
+            </div>
+            <div class="card charts">
+                <TimelineChart good={good.clone()} selected={state.selected_op} dispatch={d.clone()} width={width} />
+                { op_details(state, &good) }
+            </div>
+            <div class="card charts">
+                <h2>{ "Pre-training throughput" }</h2>
+                <div class="pair">
+                    <Chart kind={ChartKind::Sweep(Mode::Pretrain, Axis::Gpus)} good={good.clone()} width={width} />
+                    <Chart kind={ChartKind::Sweep(Mode::Pretrain, Axis::Batch)} good={good.clone()} width={width} />
+                </div>
+                <h2>{ "Inference throughput" }</h2>
+                <div class="pair">
+                    <Chart kind={ChartKind::Sweep(Mode::Inference, Axis::Gpus)} good={good.clone()} width={width} />
+                    <Chart kind={ChartKind::Sweep(Mode::Inference, Axis::Batch)} good={good.clone()} width={width} />
+                </div>
+                <p class="help">{ "The same model and plan family at other sizes: more nodes of the same kind (the plan refitted), or another local batch (other batches follow). The ringed point is the scenario above." }</p>
+            </div>
+            <div class="card charts">
+                <Chart kind={ChartKind::Memory} good={good.clone()} width={width} />
+                { memory_note(&good) }
+            </div>
+            { formulas(&good) }
+        </>
+    }
+}
+
+fn figure(id: &'static str, label: &str, value: String, raw: f64, sub: Html, help: &'static str) -> Html {
+    // "281 samples/s": the number large, the unit smaller.
+    let (number, unit) =
+        value.split_once(' ').map_or((value.clone(), String::new()), |(a, b)| (a.to_owned(), b.to_owned()));
+    html! {
+        <div class="figure" title={help}>
+            <dt>{ label.to_owned() }</dt>
+            <dd id={id} data-value={raw.to_string()}>{ number }<span class="unit">{ format!(" {unit}") }</span></dd>
+            <div class="figure-sub">{ sub }</div>
+        </div>
+    }
+}
+
+fn headline(g: &Evaluated) -> Html {
+    let r = &g.report;
+    let s = &g.scenario;
+    let tokens = export::tokens_per_s(s, r);
+    let mfu = export::mfu(s, r);
+    let mem = &r.memory;
+    let kind = super::state::task_kind_name(s);
+    let what = format!(
+        "{} {} on {} GPUs ({} nodes x {}), global batch {}",
+        s.model.name,
+        kind,
+        s.system.num_devices,
+        s.system.num_nodes,
+        s.system.devices_per_node(),
+        r.global_batch
+    );
+    html! {
+        <div class="card">
+            <p class="scenario" id="scenario-summary">{ what }</p>
             <dl class="headline">
                 { figure("iteration-time", "Iteration time", units::duration(r.iteration_s), r.iteration_s,
-                    "Time of one training step: forward and backward passes over the global batch.") }
+                    html! { { format!("compute {} + exposed communication {}", units::duration(r.compute_s), units::duration(r.exposed_comm_s.max(0.0))) } },
+                    "One step: forward pass (and backward when training) over the global batch.") }
                 { figure("throughput", "Throughput", units::si(r.throughput_samples_per_s, "samples/s"), r.throughput_samples_per_s,
-                    "Samples processed per second by the whole cluster.") }
+                    match tokens { Some(t) => html! { <span id="tokens-per-s" data-value={t.to_string()}>{ units::si(t, "tokens/s") }</span> }, None => html! {} },
+                    "Samples the whole cluster processes per second: global batch / iteration time.") }
                 { figure("exposed-comm", "Exposed communication", units::percent(r.exposed_share()), r.exposed_share(),
-                    "Share of communication time that no computation hides (it adds to the iteration time).") }
-                { figure("memory", "Weights per GPU", units::bytes(r.memory.total_bytes), r.memory.total_bytes,
-                    "Model weights stored on each GPU under this plan (MAD-Max counts weights only).") }
+                    html! { { format!("{} of {} communication is not hidden", units::duration(r.exposed_comm_s.max(0.0)), units::duration(r.comm_s)) } },
+                    "Share of communication time no computation hides: it adds to the iteration time.") }
+                { figure("mfu", "Model FLOPs utilisation", units::percent(mfu), mfu,
+                    html! { { format!("of {} peak per GPU", units::si(export::peak_flops_per_s(s), "FLOP/s")) } },
+                    "Model FLOPs per iteration over what the GPUs could do at datasheet peak in that time (FLOPs as MAD-Max counts them).") }
+                { figure("memory", "Memory per GPU", units::bytes(mem.total_bytes), mem.total_bytes,
+                    html! { <span class={classes!((mem.total_bytes > mem.capacity_bytes).then_some("over"))}>{ format!("of {} HBM ({})", units::bytes(mem.capacity_bytes), units::percent(mem.total_bytes / mem.capacity_bytes)) }</span> },
+                    "Model weights held by each GPU under this plan. MAD-Max paper mode counts weights only.") }
             </dl>
-        </section>
+        </div>
+    }
+}
+
+fn legend() -> Html {
+    html! {
+        <ul class="legend" aria-label="Colours">
+            { for Category::ALL.iter().map(|c| html! {
+                <li><span class="swatch" style={format!("background:{}", charts::css(charts::category_rgb(*c)))}></span>{ c.label() }</li>
+            }) }
+            <li><span class="swatch" style={format!("background:{}", charts::css(charts::EXPOSED_RGB))}></span>{ "exposed communication" }</li>
+        </ul>
+    }
+}
+
+fn memory_note(g: &Evaluated) -> Html {
+    let m = &g.report.memory;
+    html! {
+        <>
+            <ul class="legend">
+                { for m.parts.iter().map(|(c, b)| html! {
+                    <li><span class="swatch" style={format!("background:{}", charts::css(charts::component_rgb(*c)))}></span>{ format!("{} {}", c.label(), units::bytes(*b)) }</li>
+                }) }
+                <li><span class="swatch line"></span>{ format!("capacity {}", units::bytes(m.capacity_bytes)) }</li>
+            </ul>
+            { if m.total_bytes > m.capacity_bytes {
+                html! { <p class="error-msg">{ "The weights alone exceed this GPU's memory: such a plan would not run (MAD-Max paper mode does not check it, quirk Q23)." }</p>
+            } } else { html! {} } }
+        </>
+    }
+}
+
+fn op_details(state: &State, g: &Evaluated) -> Html {
+    let Some(op) = state.selected_op.and_then(|i| g.report.timeline.get(i)) else {
+        return html! { <p class="help" id="op-details">{ "Point at an op in the timeline to see it; click it to see how its duration is computed." }</p> };
+    };
+    let Some(e) = explain(&g.scenario, &op.name) else { return html! {} };
+    let show = |v: f64, u: Unit| match u {
+        Unit::Count => units::count(v),
+        Unit::Params => format!("{} params", units::count(v)),
+        Unit::Bytes => units::bytes(v),
+        Unit::BytesPerElement => format!("{v} B"),
+        Unit::Flops => units::si(v, "FLOP"),
+        Unit::FlopsPerS => units::si(v, "FLOP/s"),
+        Unit::BytesPerS => units::bytes_per_s(v),
+    };
+    // The formula with the numbers in place of the symbols.
+    let mut substituted = String::new();
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        if let Some(t) = e.terms.iter().find(|t| t.symbol == word.as_str()) {
+            out.push_str(&show(t.value, t.unit));
+        } else {
+            out.push_str(word);
+        }
+        word.clear();
+    };
+    for ch in e.formula.chars() {
+        if ch.is_alphanumeric() || ch == '_' {
+            word.push(ch);
+        } else {
+            flush(&mut word, &mut substituted);
+            substituted.push(ch);
+        }
+    }
+    flush(&mut word, &mut substituted);
+    html! {
+        <div class="explain" id="op-details">
+            <h3><code>{ op.name.to_string() }</code>{ format!(": {}", e.what) }</h3>
+            <p>{ format!("starts at {}, lasts {}, ends at {}", units::duration(op.start_s), units::duration(op.duration_s), units::duration(op.end_s())) }</p>
+            <p class="formula"><code>{ e.formula }</code></p>
+            <p class="formula" id="op-formula">{ format!("= {substituted} = {}", units::duration(e.seconds)) }</p>
+            <table class="terms">
+                <tbody>{ for e.terms.iter().map(|t| html! { <tr><th><code>{ t.symbol }</code></th><td>{ show(t.value, t.unit) }</td><td>{ t.meaning }</td></tr> }) }</tbody>
+            </table>
+            { e.note.map(|n| html! { <p class="help">{ n }</p> }).unwrap_or_default() }
+        </div>
+    }
+}
+
+fn formulas(g: &Evaluated) -> Html {
+    let r = &g.report;
+    let s = &g.scenario;
+    let passes = if matches!(s.task.kind, TaskKind::Inference) { 1.0 } else { 3.0 };
+    let peak = export::peak_flops_per_s(s);
+    html! {
+        <details class="card" id="how">
+            <summary><h2>{ "How these numbers come about" }</h2></summary>
+            <ul class="derivation">
+                <li>{ format!("Iteration time = when the last op of either stream ends = {}.", units::duration(r.iteration_s)) }</li>
+                <li>{ format!("Exposed communication = iteration time - compute time = {} - {} = {} (every moment the computation stream waits).",
+                    units::duration(r.iteration_s), units::duration(r.compute_s), units::duration(r.exposed_comm_s)) }</li>
+                <li>{ format!("Overlapped communication = communication - exposed = {} - {} = {}.",
+                    units::duration(r.comm_s), units::duration(r.exposed_comm_s), units::duration(r.overlapped_comm_s)) }</li>
+                <li>{ format!("Throughput = global batch / iteration time = {} / {} = {}.",
+                    r.global_batch, units::duration(r.iteration_s), units::si(r.throughput_samples_per_s, "samples/s")) }</li>
+                <li>{ format!("MFU = FLOPs per sample x global batch x {} / (iteration time x peak x GPUs) = {} x {} x {} / ({} x {} x {}) = {}.",
+                    passes, units::si(r.model.flops_per_sample, "FLOP"), r.global_batch, passes, units::duration(r.iteration_s), units::si(peak, "FLOP/s"), s.system.num_devices, units::percent(export::mfu(s, r))) }</li>
+            </ul>
+            <p class="help">{ "Click any op in the timeline for its own formula. The MAD-Max model runs ops on two streams per GPU: GEMMs and embedding lookups on the computation stream, collectives on the communication stream; an op starts when its stream is free and the ops it needs have ended." }</p>
+        </details>
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Charts
+
+#[derive(Clone, Copy, PartialEq)]
+enum Axis {
+    Gpus,
+    Batch,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum ChartKind {
+    Breakdown,
+    Memory,
+    Sweep(Mode, Axis),
+}
+
+#[derive(Properties, PartialEq)]
+struct ChartProps {
+    kind: ChartKind,
+    good: Rc<Evaluated>,
+    width: u32,
+}
+
+fn theme() -> Theme {
+    Theme { dark: dom::prefers_dark(), ratio: dom::pixel_ratio() }
+}
+
+fn chart_id(kind: ChartKind) -> &'static str {
+    match kind {
+        ChartKind::Breakdown => "chart-breakdown",
+        ChartKind::Memory => "chart-memory",
+        ChartKind::Sweep(Mode::Pretrain, Axis::Gpus) => "chart-pretrain-gpus",
+        ChartKind::Sweep(Mode::Pretrain, Axis::Batch) => "chart-pretrain-batch",
+        ChartKind::Sweep(Mode::Inference, Axis::Gpus) => "chart-inference-gpus",
+        ChartKind::Sweep(Mode::Inference, Axis::Batch) => "chart-inference-batch",
+    }
+}
+
+#[function_component(Chart)]
+fn chart(p: &ChartProps) -> Html {
+    let canvas = use_node_ref();
+    let problem = use_state(|| None::<String>);
+    {
+        let canvas = canvas.clone();
+        let problem = problem.clone();
+        let kind = p.kind;
+        use_effect_with((p.good.clone(), p.width), move |(good, _)| {
+            if let Some(c) = canvas.cast::<HtmlCanvasElement>() {
+                let t = theme();
+                let r = &good.report;
+                let result = match kind {
+                    ChartKind::Breakdown => charts::breakdown(&c, &t, r),
+                    ChartKind::Memory => charts::memory(&c, &t, r),
+                    ChartKind::Sweep(mode, axis) => {
+                        let (points, x_desc) = match axis {
+                            Axis::Gpus => (sweep::vs_gpus(&good.doc, mode), "GPUs"),
+                            Axis::Batch => (sweep::vs_batch(&good.doc, mode), "local batch per GPU"),
+                        };
+                        let (title, rgb) = match (mode, axis) {
+                            (Mode::Pretrain, Axis::Gpus) => ("Pre-training: throughput vs GPUs", (0, 114, 178)),
+                            (Mode::Pretrain, Axis::Batch) => ("Pre-training: throughput vs batch", (0, 114, 178)),
+                            (Mode::Inference, Axis::Gpus) => ("Inference: throughput vs GPUs", (213, 94, 0)),
+                            (Mode::Inference, Axis::Batch) => ("Inference: throughput vs batch", (213, 94, 0)),
+                        };
+                        charts::sweep(&c, &t, title, x_desc, &points, rgb)
+                    }
+                };
+                problem.set(result.err());
+            }
+        });
+    }
+    let id = chart_id(p.kind);
+    let save = {
+        let canvas = canvas.clone();
+        Callback::from(move |_| {
+            if let Some(url) = canvas.cast::<HtmlCanvasElement>().and_then(|c| c.to_data_url().ok()) {
+                dom::download_url(&format!("madmax-{id}.png"), &url);
+            }
+        })
+    };
+    let label = match p.kind {
+        ChartKind::Breakdown => {
+            "Bars: all op times back to back, and the iteration as overlapped on two streams.".to_owned()
+        }
+        ChartKind::Memory => format!(
+            "Weights per GPU {} of {} HBM.",
+            units::bytes(p.good.report.memory.total_bytes),
+            units::bytes(p.good.report.memory.capacity_bytes)
+        ),
+        ChartKind::Sweep(..) => "Throughput at other sizes; the ringed point is the current scenario.".to_owned(),
+    };
+    html! {
+        <figure class="chart">
+            <canvas id={id} ref={canvas} role="img" aria-label={label}></canvas>
+            { problem.as_ref().map(|e| html! { <p class="error-msg">{ e }</p> }).unwrap_or_default() }
+            <button class="link png" onclick={save}>{ "PNG" }</button>
+        </figure>
+    }
+}
+
+#[derive(Properties, PartialEq)]
+struct TimelineProps {
+    good: Rc<Evaluated>,
+    selected: Option<usize>,
+    dispatch: Dispatch,
+    width: u32,
+}
+
+#[function_component(TimelineChart)]
+fn timeline_chart(p: &TimelineProps) -> Html {
+    let canvas = use_node_ref();
+    let geometry = use_mut_ref(TimelineGeometry::default);
+    let hover = use_state(|| None::<(usize, f64, f64)>);
+    let problem = use_state(|| None::<String>);
+    {
+        let canvas = canvas.clone();
+        let geometry = geometry.clone();
+        let problem = problem.clone();
+        use_effect_with((p.good.clone(), p.selected, p.width), move |(good, selected, _)| {
+            if let Some(c) = canvas.cast::<HtmlCanvasElement>() {
+                match charts::timeline(&c, &theme(), &good.report, *selected) {
+                    Ok(g) => {
+                        *geometry.borrow_mut() = g;
+                        problem.set(None);
+                    }
+                    Err(e) => problem.set(Some(e)),
+                }
+            }
+        });
+    }
+    let locate = {
+        let canvas = canvas.clone();
+        let geometry = geometry.clone();
+        let good = p.good.clone();
+        move |e: &MouseEvent| -> Option<(usize, f64, f64)> {
+            let c = canvas.cast::<HtmlCanvasElement>()?;
+            let rect = c.get_bounding_client_rect();
+            let ratio = c.width() as f64 / rect.width().max(1.0);
+            let x = (e.client_x() as f64 - rect.left()) * ratio;
+            let y = (e.client_y() as f64 - rect.top()) * ratio;
+            let i = geometry.borrow().hit(&good.report.timeline, x, y)?;
+            Some((i, e.client_x() as f64 - rect.left(), e.client_y() as f64 - rect.top()))
+        }
+    };
+    let onmousemove = {
+        let hover = hover.clone();
+        let locate = locate.clone();
+        Callback::from(move |e: MouseEvent| hover.set(locate(&e)))
+    };
+    let onmouseleave = {
+        let hover = hover.clone();
+        Callback::from(move |_| hover.set(None))
+    };
+    let onclick = {
+        let d = p.dispatch.clone();
+        let last = Rc::new(Cell::new(None::<usize>));
+        Callback::from(move |e: MouseEvent| {
+            let hit = locate(&e).map(|h| h.0);
+            last.set(hit);
+            d.emit(Action::SelectOp(hit));
+        })
+    };
+    let tooltip = hover.and_then(|(i, x, y)| {
+        let op = p.good.report.timeline.get(i)?;
+        Some(html! {
+            <div class="tooltip" role="status" style={format!("left:{}px;top:{}px", x + 12.0, y + 12.0)}>
+                <strong>{ op.name.to_string() }</strong><br/>
+                { format!("{}: starts {}, lasts {}", op.name.category().label(), units::duration(op.start_s), units::duration(op.duration_s)) }
+            </div>
+        })
+    });
+    let save = {
+        let canvas = canvas.clone();
+        Callback::from(move |_| {
+            if let Some(url) = canvas.cast::<HtmlCanvasElement>().and_then(|c| c.to_data_url().ok()) {
+                dom::download_url("madmax-timeline.png", &url);
+            }
+        })
+    };
+    let r = &p.good.report;
+    let label = format!(
+        "Timeline of {} ops: computation {} busy, communication {} busy, iteration {}.",
+        r.timeline.len(),
+        units::duration(r.compute_s),
+        units::duration(r.comm_s),
+        units::duration(r.iteration_s)
+    );
+    html! {
+        <figure class="chart timeline">
+            <canvas id="chart-timeline" ref={canvas} role="img" aria-label={label} {onmousemove} {onmouseleave} {onclick}></canvas>
+            { tooltip.unwrap_or_default() }
+            { problem.as_ref().map(|e| html! { <p class="error-msg">{ e }</p> }).unwrap_or_default() }
+            <button class="link png" onclick={save}>{ "PNG" }</button>
+        </figure>
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Learn
+
+fn learn(d: &Dispatch) -> Html {
+    let ls = lessons::lessons();
+    html! {
+        <main class="learn">
+            <p class="lead">{ "Three short lessons, each a comparison of two plans computed right now by the same model as the calculator. Open either side in the calculator to explore the timeline." }</p>
+            { for ls.into_iter().map(|l| lesson(l, d)) }
+        </main>
+    }
+}
+
+fn lesson(l: lessons::Lesson, d: &Dispatch) -> Html {
+    let cols = l.variants.iter().map(|v| {
+        let open = {
+            let d = d.clone();
+            let doc = v.doc.clone();
+            Callback::from(move |_| d.emit(Action::LoadDoc(doc.clone())))
+        };
+        let body = match &v.report {
+            Ok(r) => {
+                let (t, share, a2a, mem) = lessons::figures(r);
+                html! {
+                    <dl class="lesson-figures">
+                        <dt>{ "Iteration time" }</dt><dd>{ units::duration(t) }</dd>
+                        <dt>{ "Exposed communication" }</dt><dd>{ units::percent(share) }</dd>
+                        <dt>{ "All-to-all time" }</dt><dd>{ units::duration(a2a) }</dd>
+                        <dt>{ "Memory per GPU" }</dt><dd>{ units::bytes(mem) }</dd>
+                    </dl>
+                }
+            }
+            Err(e) => html! { <p class="error-msg">{ e }</p> },
+        };
+        html! {
+            <div class="variant">
+                <h3>{ v.label }</h3>
+                { body }
+                <button onclick={open}>{ "Open in calculator" }</button>
+            </div>
+        }
+    });
+    html! {
+        <article class="card lesson" id={format!("lesson-{}", l.id)}>
+            <h2>{ l.title }</h2>
+            <p>{ l.intro }</p>
+            <div class="pair">{ for cols }</div>
+            <p class="takeaway">{ l.takeaway }</p>
+        </article>
     }
 }

@@ -2,12 +2,18 @@
 //! natively); the Yew components and charts are compiled for wasm32 only. A thin face: it
 //! formats and draws what the engine reports and computes nothing of its own.
 
+pub mod export;
 pub mod fields;
+pub mod lessons;
 pub mod plan;
 pub mod state;
 pub mod sweep;
 
 #[cfg(target_arch = "wasm32")]
 mod app;
+#[cfg(target_arch = "wasm32")]
+mod charts;
+#[cfg(target_arch = "wasm32")]
+mod dom;
 #[cfg(target_arch = "wasm32")]
 pub use app::start;

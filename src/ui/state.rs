@@ -93,6 +93,8 @@ pub enum Action {
     RemoveLevel(&'static str, usize),
     /// Pasted or uploaded MAD-Max JSON.
     Import(String),
+    /// A whole document (from a lesson).
+    LoadDoc(Doc),
     /// What the URL held at load time, and the last scenario saved in this browser.
     Restore {
         link: Result<Doc, ShareError>,
@@ -100,6 +102,8 @@ pub enum Action {
     },
     SelectOp(Option<usize>),
     SetView(View),
+    /// Shows an informational notice.
+    Notify(String),
     DismissNotice,
 }
 
@@ -176,7 +180,7 @@ impl State {
     }
 
     /// Applies an action (the reducer).
-    pub fn reduce(&self, action: Action) -> State {
+    pub fn next(&self, action: Action) -> State {
         let mut s = self.clone();
         s.apply(action);
         s
@@ -344,6 +348,13 @@ impl State {
                 }
                 Err(e) => self.notice = Notice::error(format!("Could not import: {e}")),
             },
+            Action::LoadDoc(doc) => {
+                self.doc = doc;
+                self.per_node_draft = None;
+                self.selected_op = None;
+                self.view = View::Calculator;
+                self.edited();
+            }
             Action::Restore { link, saved } => match link {
                 Ok(doc) => {
                     self.doc = doc;
@@ -365,6 +376,7 @@ impl State {
             },
             Action::SelectOp(op) => self.selected_op = op,
             Action::SetView(v) => self.view = v,
+            Action::Notify(text) => self.notice = Notice::info(text),
             Action::DismissNotice => self.notice = None,
         }
     }
@@ -487,16 +499,16 @@ mod tests {
     fn invalid_input_keeps_the_last_results_marked_stale() {
         let s = State::initial();
         let before = s.good.clone();
-        let s = s.reduce(Action::SetDegree { spec: "transformer_parallel", level: 0, text: "96".into() });
+        let s = s.next(Action::SetDegree { spec: "transformer_parallel", level: 0, text: "96".into() });
         assert!(s.stale());
         let e = s.error_for("task.transformer_parallel_degree").expect("named error");
         assert!(e.message.contains("96") && e.message.contains("2048"), "{}", e.message);
         assert_eq!(s.good, before, "results kept");
-        let s = s.reduce(Action::SetField(field("mem_bw"), "fast".into()));
+        let s = s.next(Action::SetField(field("mem_bw"), "fast".into()));
         assert!(s.error_for("system.mem_bw").is_some());
         // Fixing both brings fresh results.
-        let s = s.reduce(Action::SetDegree { spec: "transformer_parallel", level: 0, text: "2048".into() });
-        let s = s.reduce(Action::SetField(field("mem_bw"), "2039".into()));
+        let s = s.next(Action::SetDegree { spec: "transformer_parallel", level: 0, text: "2048".into() });
+        let s = s.next(Action::SetField(field("mem_bw"), "2039".into()));
         assert!(!s.stale(), "{:?}", s.errors);
         assert_eq!(s.doc.num(Config::System, "mem_bw"), Some(2039e9));
         assert_ne!(s.good, before);
@@ -505,10 +517,10 @@ mod tests {
 
     #[test]
     fn changing_gpu_and_nodes_keeps_a_valid_plan() {
-        let s = State::initial().reduce(Action::SetGpu("h100_sxm".into()));
+        let s = State::initial().next(Action::SetGpu("h100_sxm".into()));
         assert!(!s.stale(), "{:?}", s.errors);
         let before = s.good.as_ref().expect("good").report.throughput_samples_per_s;
-        let s = s.reduce(Action::SetNodes("16".into()));
+        let s = s.next(Action::SetNodes("16".into()));
         assert!(!s.stale(), "{:?}", s.errors);
         assert_eq!(s.doc.count(Config::System, "num_devices"), Some(128));
         let g = s.good.as_ref().expect("good");
@@ -517,11 +529,11 @@ mod tests {
         // (MAD-Max's FSDP step time does not depend on the GPU count).
         assert!((before / g.report.throughput_samples_per_s - 16.0).abs() < 1e-9);
         // One node: MAD-Max's single-node rule is kept.
-        let s = s.reduce(Action::SetNodes("1".into()));
+        let s = s.next(Action::SetNodes("1".into()));
         assert!(!s.stale(), "{:?}", s.errors);
-        let s = s.reduce(Action::SetPerNode("x".into()));
+        let s = s.next(Action::SetPerNode("x".into()));
         assert!(s.stale() && s.error_for("system.gpus_per_node").is_some());
-        let s = s.reduce(Action::SetPerNode("4".into()));
+        let s = s.next(Action::SetPerNode("4".into()));
         assert!(!s.stale(), "{:?}", s.errors);
         assert_eq!(s.doc.count(Config::System, "num_devices"), Some(4));
     }
@@ -531,11 +543,11 @@ mod tests {
         let p = presets::all().expect("presets");
         let mut s = State::initial();
         for m in &p.models {
-            s = s.reduce(Action::SetModel(m.id.clone()));
+            s = s.next(Action::SetModel(m.id.clone()));
             assert!(s.errors.is_empty(), "{}: {:?}", m.id, s.errors);
         }
         for kind in ["inference", "finetune", "pretrain"] {
-            s = s.reduce(Action::SetTaskKind(kind.into()));
+            s = s.next(Action::SetTaskKind(kind.into()));
             assert!(s.errors.is_empty(), "{kind}: {:?}", s.errors);
         }
     }
@@ -545,41 +557,41 @@ mod tests {
         let p = presets::all().expect("presets");
         let mut s = State::initial();
         for sc in &p.scenarios {
-            s = s.reduce(Action::LoadScenario(sc.id.clone()));
+            s = s.next(Action::LoadScenario(sc.id.clone()));
             assert!(!s.stale(), "{}: {:?}", sc.id, s.errors);
         }
-        s = s.reduce(Action::LoadScenario(presets::DEFAULT_SCENARIO.into()));
+        s = s.next(Action::LoadScenario(presets::DEFAULT_SCENARIO.into()));
         for sys in &p.systems {
-            let t = s.reduce(Action::SetSystem(sys.id.clone()));
+            let t = s.next(Action::SetSystem(sys.id.clone()));
             assert!(!t.stale(), "{}: {:?}", sys.id, t.errors);
         }
     }
 
     #[test]
     fn levels_can_be_added_and_removed() {
-        let s = State::initial().reduce(Action::AddLevel("transformer_parallel"));
+        let s = State::initial().next(Action::AddLevel("transformer_parallel"));
         assert_eq!(s.doc.get(Config::Task, "transformer_parallel"), Some(&json!(["fsdp", "ddp"])));
         assert!(s.error_for("task.transformer_parallel_degree").is_some());
-        let s = s.reduce(Action::SetDegree { spec: "transformer_parallel", level: 0, text: "8".into() });
-        let s = s.reduce(Action::SetDegree { spec: "transformer_parallel", level: 1, text: "256".into() });
+        let s = s.next(Action::SetDegree { spec: "transformer_parallel", level: 0, text: "8".into() });
+        let s = s.next(Action::SetDegree { spec: "transformer_parallel", level: 1, text: "256".into() });
         assert!(!s.stale(), "{:?}", s.errors);
-        let s = s.reduce(Action::RemoveLevel("transformer_parallel", 1));
+        let s = s.next(Action::RemoveLevel("transformer_parallel", 1));
         assert_eq!(s.doc.get(Config::Task, "transformer_parallel"), Some(&json!(["fsdp"])));
     }
 
     #[test]
     fn links_restore_exactly_and_broken_links_fall_back_with_a_notice() {
-        let s = State::initial().reduce(Action::SetNodes("16".into()));
+        let s = State::initial().next(Action::SetNodes("16".into()));
         let link = share::decode(&share::encode(&s.doc));
-        let restored = State::initial().reduce(Action::Restore { link, saved: None });
+        let restored = State::initial().next(Action::Restore { link, saved: None });
         assert_eq!(restored.doc, s.doc);
         assert_eq!(restored.good.as_ref().map(|g| g.report.iteration_s), s.good.as_ref().map(|g| g.report.iteration_s));
 
-        let broken = State::initial().reduce(Action::Restore { link: share::decode("v=1&s=garbage!"), saved: None });
+        let broken = State::initial().next(Action::Restore { link: share::decode("v=1&s=garbage!"), saved: None });
         assert!(broken.notice.as_ref().is_some_and(|n| n.is_error && n.text.contains("default")));
         assert_eq!(broken.doc, State::initial().doc);
         let saved =
-            State::initial().reduce(Action::Restore { link: share::decode("v=7&s=x"), saved: Some(s.doc.clone()) });
+            State::initial().next(Action::Restore { link: share::decode("v=7&s=x"), saved: Some(s.doc.clone()) });
         assert_eq!(saved.doc, s.doc);
         assert!(saved.notice.as_ref().is_some_and(|n| n.text.contains("last scenario")));
     }
@@ -591,10 +603,10 @@ mod tests {
             "/tests/data/reference/cases/dlrm__dlrm_a__zionex_128__dlrm_train.json"
         ))
         .expect("case file");
-        let s = State::initial().reduce(Action::Import(case));
+        let s = State::initial().next(Action::Import(case));
         assert!(!s.stale(), "{:?}", s.errors);
         assert_eq!(s.family(), Some(Family::Dlrm));
-        let bad = s.reduce(Action::Import("{oops".into()));
+        let bad = s.next(Action::Import("{oops".into()));
         assert!(bad.notice.as_ref().is_some_and(|n| n.is_error));
         assert_eq!(bad.doc, s.doc, "a failed import changes nothing");
     }

@@ -1,0 +1,355 @@
+//! Charts drawn with plotters on a `<canvas>`: the time breakdown, the two-stream timeline,
+//! throughput sweeps and memory per GPU. Each takes plain data from the report; errors become
+//! text the page shows, never a panic.
+
+use super::sweep::Point;
+use crate::engine::ops::{Category, Op, Stream};
+use crate::engine::report::{Component, Report};
+use crate::units;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters_canvas::CanvasBackend;
+use web_sys::HtmlCanvasElement;
+
+/// One colour per op kind, the same in every chart and legend (Okabe-Ito palette: readable by
+/// colour-blind people, on light and dark backgrounds).
+pub fn category_rgb(c: Category) -> (u8, u8, u8) {
+    match c {
+        Category::Gemm => (0, 114, 178),
+        Category::Emb => (0, 158, 115),
+        Category::AllToAll => (230, 159, 0),
+        Category::AllReduce => (213, 94, 0),
+        Category::AllGather => (204, 121, 167),
+        Category::ReduceScatter => (86, 180, 233),
+    }
+}
+
+/// Exposed communication (the compute stream waiting).
+pub const EXPOSED_RGB: (u8, u8, u8) = (150, 150, 150);
+
+/// CSS colour of an RGB triple.
+pub fn css(rgb: (u8, u8, u8)) -> String {
+    format!("rgb({}, {}, {})", rgb.0, rgb.1, rgb.2)
+}
+
+fn color(rgb: (u8, u8, u8)) -> RGBColor {
+    RGBColor(rgb.0, rgb.1, rgb.2)
+}
+
+/// Colours and sizes for the current theme and pixel density.
+#[derive(Clone, Copy)]
+pub struct Theme {
+    pub dark: bool,
+    pub ratio: f64,
+}
+
+impl Theme {
+    fn text(&self) -> RGBColor {
+        if self.dark {
+            RGBColor(230, 237, 243)
+        } else {
+            RGBColor(27, 31, 36)
+        }
+    }
+    fn grid(&self) -> RGBColor {
+        if self.dark {
+            RGBColor(60, 66, 74)
+        } else {
+            RGBColor(222, 226, 230)
+        }
+    }
+    fn px(&self, css_px: f64) -> u32 {
+        (css_px * self.ratio).round() as u32
+    }
+    fn font(&self, css_px: f64) -> TextStyle<'static> {
+        ("sans-serif", css_px * self.ratio).into_font().color(&self.text())
+    }
+}
+
+type Area = DrawingArea<CanvasBackend, Shift>;
+
+/// Sizes the canvas's backing store to its CSS box times the pixel ratio, and wraps it.
+fn area(canvas: &HtmlCanvasElement, theme: &Theme, css_height: u32) -> Result<Area, String> {
+    let css_width = canvas.client_width().max(200) as f64;
+    canvas.set_width((css_width * theme.ratio).round() as u32);
+    canvas.set_height((css_height as f64 * theme.ratio).round() as u32);
+    let backend = CanvasBackend::with_canvas_object(canvas.clone()).ok_or("this browser gave no 2D canvas")?;
+    Ok(backend.into_drawing_area())
+}
+
+fn err<E: std::fmt::Debug>(e: E) -> String {
+    format!("the chart could not be drawn ({e:?})")
+}
+
+/// A time unit for an axis: scale (value x scale) and label.
+fn time_unit(max_s: f64) -> (f64, &'static str) {
+    if max_s >= 1.0 {
+        (1.0, "s")
+    } else if max_s >= 1e-3 {
+        (1e3, "ms")
+    } else {
+        (1e6, "\u{b5}s")
+    }
+}
+
+/// Serialized vs overlapped time: every op back to back, against what the two streams achieve.
+pub fn breakdown(canvas: &HtmlCanvasElement, theme: &Theme, r: &Report) -> Result<(), String> {
+    let root = area(canvas, theme, 190)?;
+    let serial = r.compute_s + r.comm_s;
+    let (scale, unit) = time_unit(serial);
+    let xmax = serial * scale * 1.04;
+    let mut chart = ChartBuilder::on(&root)
+        .margin(theme.px(8.0))
+        .caption("Serialized vs overlapped time per iteration", theme.font(15.0))
+        .x_label_area_size(theme.px(36.0))
+        .y_label_area_size(theme.px(92.0))
+        .build_cartesian_2d(0.0..xmax.max(1e-12), 0.0..2.0)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .y_labels(2)
+        .y_label_formatter(&|y| if *y < 1.0 { "overlapped".to_owned() } else { "serialized".to_owned() })
+        .x_desc(format!("time ({unit})"))
+        .label_style(theme.font(12.0))
+        .axis_desc_style(theme.font(12.0))
+        .axis_style(theme.text())
+        .bold_line_style(theme.grid())
+        .light_line_style(TRANSPARENT)
+        .draw()
+        .map_err(err)?;
+    let mut bars = Vec::new();
+    let mut x = 0.0;
+    for c in Category::ALL {
+        let w = r.totals.get(c) * scale;
+        bars.push(Rectangle::new([(x, 1.15), (x + w, 1.85)], color(category_rgb(c)).filled()));
+        x += w;
+    }
+    let mut x = 0.0;
+    for (w, rgb) in [
+        (r.totals.gemm_s * scale, category_rgb(Category::Gemm)),
+        (r.totals.emb_s * scale, category_rgb(Category::Emb)),
+        (r.exposed_comm_s.max(0.0) * scale, EXPOSED_RGB),
+    ] {
+        bars.push(Rectangle::new([(x, 0.15), (x + w, 0.85)], color(rgb).filled()));
+        x += w;
+    }
+    chart.draw_series(bars).map_err(err)?;
+    root.present().map_err(err)
+}
+
+/// Where the timeline chart's plotting area lies, to map the pointer back to an op.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TimelineGeometry {
+    /// Plotting area in canvas pixels.
+    pub x0: f64,
+    pub x1: f64,
+    pub y0: f64,
+    pub y1: f64,
+    pub end_s: f64,
+}
+
+impl TimelineGeometry {
+    /// The op under canvas pixel (x, y), if any: lanes are the upper (computation) and lower
+    /// (communication) halves of the plotting area.
+    pub fn hit(&self, ops: &[Op], x: f64, y: f64) -> Option<usize> {
+        if x < self.x0 || x > self.x1 || y < self.y0 || y > self.y1 || self.x1 <= self.x0 {
+            return None;
+        }
+        let t = (x - self.x0) / (self.x1 - self.x0) * self.end_s;
+        let lane = if y < (self.y0 + self.y1) / 2.0 { Stream::Computation } else { Stream::Communication };
+        // Tolerance of two pixels for thin ops.
+        let slack = 2.0 / (self.x1 - self.x0) * self.end_s;
+        ops.iter()
+            .enumerate()
+            .filter(|(_, o)| o.name.stream() == lane && o.start_s - slack <= t && t <= o.end_s() + slack)
+            .min_by(|a, b| {
+                let d = |o: &Op| (o.start_s + o.duration_s / 2.0 - t).abs();
+                d(a.1).total_cmp(&d(b.1))
+            })
+            .map(|(i, _)| i)
+    }
+}
+
+/// The two streams over one iteration: one bar per op, coloured by kind.
+pub fn timeline(
+    canvas: &HtmlCanvasElement,
+    theme: &Theme,
+    r: &Report,
+    selected: Option<usize>,
+) -> Result<TimelineGeometry, String> {
+    let root = area(canvas, theme, 170)?;
+    let (scale, unit) = time_unit(r.iteration_s);
+    let xmax = (r.iteration_s * scale).max(1e-12);
+    let mut chart = ChartBuilder::on(&root)
+        .margin(theme.px(8.0))
+        .caption("Two-stream timeline of one iteration", theme.font(15.0))
+        .x_label_area_size(theme.px(36.0))
+        .y_label_area_size(theme.px(104.0))
+        .build_cartesian_2d(0.0..xmax, 0.0..2.0)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .y_labels(2)
+        .y_label_formatter(&|y| if *y < 1.0 { "communication".to_owned() } else { "computation".to_owned() })
+        .x_desc(format!("time ({unit})"))
+        .label_style(theme.font(12.0))
+        .axis_desc_style(theme.font(12.0))
+        .axis_style(theme.text())
+        .bold_line_style(theme.grid())
+        .light_line_style(TRANSPARENT)
+        .draw()
+        .map_err(err)?;
+    let lane = |o: &Op| match o.name.stream() {
+        Stream::Computation => (1.1, 1.9),
+        Stream::Communication => (0.1, 0.9),
+    };
+    chart
+        .draw_series(r.timeline.iter().map(|o| {
+            let (y0, y1) = lane(o);
+            Rectangle::new(
+                [(o.start_s * scale, y0), (o.end_s() * scale, y1)],
+                color(category_rgb(o.name.category())).filled(),
+            )
+        }))
+        .map_err(err)?;
+    if let Some(o) = selected.and_then(|i| r.timeline.get(i)) {
+        let (y0, y1) = lane(o);
+        let mark = theme.text().stroke_width(theme.px(2.0));
+        chart
+            .draw_series([Rectangle::new([(o.start_s * scale, y0 - 0.05), (o.end_s() * scale, y1 + 0.05)], mark)])
+            .map_err(err)?;
+    }
+    let (xr, yr) = chart.plotting_area().get_pixel_range();
+    root.present().map_err(err)?;
+    Ok(TimelineGeometry {
+        x0: xr.start as f64,
+        x1: xr.end as f64,
+        y0: yr.start as f64,
+        y1: yr.end as f64,
+        end_s: r.iteration_s,
+    })
+}
+
+/// Throughput against a swept quantity. The sizes are powers of two apart, so they sit at even
+/// spacing (a log-2 axis) with their exact values as labels; the configured point is ringed.
+pub fn sweep(
+    canvas: &HtmlCanvasElement,
+    theme: &Theme,
+    title: &str,
+    x_desc: &str,
+    points: &[Point],
+    rgb: (u8, u8, u8),
+) -> Result<(), String> {
+    let root = area(canvas, theme, 220)?;
+    let ymax = points.iter().filter_map(|p| p.samples_per_s).fold(0.0, f64::max) * 1.15;
+    if points.is_empty() || ymax <= 0.0 {
+        root.draw(&Text::new(
+            "no valid plan at these sizes",
+            (theme.px(10.0) as i32, theme.px(30.0) as i32),
+            theme.font(13.0),
+        ))
+        .map_err(err)?;
+        return root.present().map_err(err);
+    }
+    let n = points.len();
+    // Exact sizes (256, 2048) unless they get long.
+    let labels: Vec<String> = points
+        .iter()
+        .map(|p| if p.x < 1e5 { format!("{}", p.x) } else { units::count(p.x).replace(' ', "") })
+        .collect();
+    let mut chart = ChartBuilder::on(&root)
+        .margin(theme.px(8.0))
+        .caption(title, theme.font(15.0))
+        .x_label_area_size(theme.px(38.0))
+        .y_label_area_size(theme.px(64.0))
+        .build_cartesian_2d(-0.5..(n as f64 - 0.5), 0.0..ymax)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc(x_desc)
+        .y_desc("samples/s")
+        .x_labels(n)
+        .x_label_formatter(&|x| {
+            let i = x.round();
+            if (x - i).abs() < 1e-6 && i >= 0.0 {
+                labels.get(i as usize).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
+        })
+        .y_labels(6)
+        .y_label_formatter(&|y| units::si(*y, "").trim().to_owned())
+        .disable_x_mesh()
+        .label_style(theme.font(12.0))
+        .axis_desc_style(theme.font(12.0))
+        .axis_style(theme.text())
+        .bold_line_style(theme.grid())
+        .light_line_style(TRANSPARENT)
+        .draw()
+        .map_err(err)?;
+    let c = color(rgb);
+    let valid: Vec<(f64, f64)> =
+        points.iter().enumerate().filter_map(|(i, p)| Some((i as f64, p.samples_per_s?))).collect();
+    chart.draw_series(LineSeries::new(valid.iter().copied(), c.stroke_width(theme.px(2.0)))).map_err(err)?;
+    chart.draw_series(valid.iter().map(|&(x, y)| Circle::new((x, y), theme.px(3.5), c.filled()))).map_err(err)?;
+    for (i, p) in points.iter().enumerate().filter(|(_, p)| p.current) {
+        if let Some(y) = p.samples_per_s {
+            chart
+                .draw_series([Circle::new((i as f64, y), theme.px(7.0), theme.text().stroke_width(theme.px(2.0)))])
+                .map_err(err)?;
+        }
+    }
+    root.present().map_err(err)
+}
+
+/// Weights per GPU, by component, against the GPU's HBM capacity.
+pub fn memory(canvas: &HtmlCanvasElement, theme: &Theme, r: &Report) -> Result<(), String> {
+    let root = area(canvas, theme, 130)?;
+    let m = &r.memory;
+    let xmax = m.total_bytes.max(m.capacity_bytes) * 1.08 / 1e9;
+    let mut chart = ChartBuilder::on(&root)
+        .margin(theme.px(8.0))
+        .caption("Memory per GPU vs HBM capacity", theme.font(15.0))
+        .x_label_area_size(theme.px(36.0))
+        .y_label_area_size(theme.px(20.0))
+        .build_cartesian_2d(0.0..xmax.max(1e-9), 0.0..1.0)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .y_labels(0)
+        .x_desc("GB")
+        .label_style(theme.font(12.0))
+        .axis_desc_style(theme.font(12.0))
+        .axis_style(theme.text())
+        .bold_line_style(theme.grid())
+        .light_line_style(TRANSPARENT)
+        .draw()
+        .map_err(err)?;
+    let mut x = 0.0;
+    let mut bars = Vec::new();
+    for (c, bytes) in &m.parts {
+        let w = bytes / 1e9;
+        bars.push(Rectangle::new([(x, 0.2), (x + w, 0.8)], color(component_rgb(*c)).filled()));
+        x += w;
+    }
+    chart.draw_series(bars).map_err(err)?;
+    let cap = m.capacity_bytes / 1e9;
+    let over = m.total_bytes > m.capacity_bytes;
+    let line = if over { RGBColor(213, 94, 0) } else { theme.text() };
+    chart
+        .draw_series([PathElement::new(vec![(cap, 0.05), (cap, 0.95)], line.stroke_width(theme.px(2.0)))])
+        .map_err(err)?;
+    root.present().map_err(err)
+}
+
+/// Colour of a memory component.
+pub fn component_rgb(c: Component) -> (u8, u8, u8) {
+    match c {
+        Component::Mlp => (0, 114, 178),
+        Component::Emb => (0, 158, 115),
+        Component::Transformer => (204, 121, 167),
+    }
+}

@@ -1,0 +1,192 @@
+// End-to-end test of the calculator in headless Chromium: what a newcomer does (product.md
+// journeys 1-5 and 8), checked against the CLI, with screenshots to look at.
+//
+// Usage: node tests/browser/calculator.mjs [DIST_DIR] [MADMAX_BIN]
+import { serve, launch, watchedPage, check, failed, shots, cli, scenarioOfLink, close } from './lib.mjs';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const dist = process.argv[2] ?? 'dist';
+const bin = process.argv[3] ?? 'target/release/madmax';
+
+/// The numbers the page shows.
+async function shown(page) {
+  const v = async (id) => Number(await page.locator(`#${id}`).getAttribute('data-value'));
+  return { iteration_s: await v('iteration-time'), throughput: await v('throughput') };
+}
+
+/// Checks the page's numbers against the CLI run on the scenario in the page's share link.
+async function matchesCli(page, what) {
+  const link = await page.locator('#share-link').inputValue();
+  const want = cli(bin, scenarioOfLink(link));
+  const got = await shown(page);
+  check(close(got.iteration_s, want.iteration_ms / 1000) && close(got.throughput, want.throughput),
+    `${what}: page ${got.iteration_s} s and ${got.throughput} samples/s equal the CLI's ${want.iteration_ms / 1000} s and ${want.throughput}`);
+  return got;
+}
+
+/// Types into a text field and leaves it (the page recomputes on change).
+async function type(page, selector, text) {
+  const f = page.locator(selector);
+  await f.fill(text);
+  await f.press('Tab');
+}
+
+async function canvasInked(page, id) {
+  return page.evaluate((id) => {
+    const c = document.getElementById(id);
+    if (!c) return 0;
+    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    let n = 0;
+    for (let i = 3; i < d.length; i += 4 * 7) if (d[i] > 0) n++;
+    return n;
+  }, id);
+}
+
+const server = await serve(dist);
+const browser = await launch();
+try {
+  // Journey 1: open the site; a preset is already computed, fast.
+  const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await watchedPage(ctx, server.url);
+  const t0 = Date.now();
+  await page.goto(server.url);
+  await page.locator('#iteration-time').waitFor({ timeout: 20000 });
+  const firstResultMs = Date.now() - t0;
+  check(firstResultMs < 1000, `first results after ${firstResultMs} ms (under 1 s)`);
+  const head = await page.locator('.headline').textContent();
+  check(/Iteration time/.test(head) && /Throughput/.test(head) && /Exposed communication/.test(head),
+    'the headline says iteration time, throughput and exposed communication');
+  const first = await matchesCli(page, 'default preset');
+  for (const id of ['chart-breakdown', 'chart-timeline', 'chart-pretrain-gpus', 'chart-pretrain-batch',
+    'chart-inference-gpus', 'chart-inference-batch', 'chart-memory']) {
+    check((await canvasInked(page, id)) > 200, `chart ${id} is drawn`);
+  }
+  await page.screenshot({ path: join(shots, 'calculator-desktop.png'), fullPage: true });
+
+  // Hover and click an op of the timeline: its details and formula appear.
+  const tl = page.locator('#chart-timeline');
+  const box = await tl.boundingBox();
+  await page.mouse.move(box.x + box.width * 0.5, box.y + box.height * 0.45);
+  check(await page.locator('.tooltip').isVisible(), 'pointing at the timeline shows an op tooltip');
+  await page.mouse.click(box.x + box.width * 0.5, box.y + box.height * 0.45);
+  await page.locator('#op-formula').waitFor({ timeout: 5000 });
+  const formula = await page.locator('#op-formula').textContent();
+  check(/=.*=/.test(formula), `clicking an op explains it: ${formula.trim().slice(0, 90)}`);
+  await page.locator('#op-details').screenshot({ path: join(shots, 'explain.png') });
+
+  // Journey 2: another GPU and another node count; everything updates at once.
+  await page.selectOption('#gpu-type', 'h100_sxm');
+  await type(page, '#f-system-num_nodes', '16');
+  const summary = await page.locator('#scenario-summary').textContent();
+  check(/128 GPUs \(16 nodes x 8\)/.test(summary), `summary follows the cluster: ${summary}`);
+  const h100 = await matchesCli(page, 'H100, 16 nodes');
+  check(h100.iteration_s !== first.iteration_s, 'the iteration time changed');
+
+  // Journey 3: an impossible plan. A message under the field; the last results stay, stale.
+  await type(page, '#transformer_parallel-0-degree', '96');
+  const msg = await page.locator('#spec-transformer_parallel .error-msg').first().textContent();
+  check(/multiply to 96/.test(msg) && /128 GPUs/.test(msg), `the plan error names the rule: ${msg}`);
+  check(await page.locator('.stale-banner').isVisible(), 'results are marked stale');
+  const stale = await shown(page);
+  check(stale.iteration_s === h100.iteration_s, 'the last valid results stay on screen');
+  await page.screenshot({ path: join(shots, 'stale.png') });
+  await type(page, '#transformer_parallel-0-degree', '128');
+  check(!(await page.locator('.stale-banner').isVisible()), 'fixing the plan clears the stale mark');
+
+  // Presets and families: a DLRM run, then a ViT model on the same cluster.
+  await page.selectOption('#scenario', 'dlrm__dlrm_a__zionex_128__dlrm_train');
+  await matchesCli(page, 'DLRM-A preset');
+  check(await page.locator('#f-model-num_tables').isVisible(), 'DLRM fields are shown');
+  await page.selectOption('#model-preset', 'vit_h');
+  check(await page.locator('#f-model-patch_dim').isVisible(), 'ViT fields replace them');
+  check(!(await page.locator('.stale-banner').isVisible()), 'the ViT task was built for the cluster');
+  await matchesCli(page, 'ViT-H on ZionEX-128');
+
+  // Journey 4: copy the link, open it in a fresh browser: the same scenario and numbers.
+  await page.click('#copy-link');
+  const link = await page.locator('#share-link').inputValue();
+  check(link.length < 2000, `the link is short (${link.length} characters)`);
+  const before = await shown(page);
+  const fresh = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const p2 = await watchedPage(fresh, server.url);
+  await p2.goto(link);
+  await p2.locator('#iteration-time').waitFor({ timeout: 20000 });
+  const after = await shown(p2);
+  check(after.iteration_s === before.iteration_s && after.throughput === before.throughput,
+    'a shared link reproduces the numbers exactly');
+  check((await p2.locator('#f-model-patch_dim').inputValue()) === (await page.locator('#f-model-patch_dim').inputValue()),
+    'and the fields');
+
+  // A broken link: a visible notice and the default scenario (nothing saved in a fresh browser).
+  const p3 = await watchedPage(await browser.newContext({ viewport: { width: 1280, height: 900 } }), server.url);
+  await p3.goto(`${server.url}?v=1&s=not-a-scenario`);
+  await p3.locator('.notice.is-error').waitFor({ timeout: 20000 });
+  const notice = await p3.locator('.notice.is-error').textContent();
+  check(/could not be opened/.test(notice) && /default/.test(notice), `broken link notice: ${notice}`);
+  check((await shown(p3)).iteration_s === first.iteration_s, 'and the default scenario is shown');
+  await p3.screenshot({ path: join(shots, 'broken-link.png') });
+  // In a browser that has a saved scenario, a broken link falls back to it.
+  const p4 = await watchedPage(fresh, server.url);
+  await p4.goto(`${server.url}?v=9&s=zzz`);
+  await p4.locator('.notice.is-error').waitFor({ timeout: 20000 });
+  check(/last scenario/.test(await p4.locator('.notice.is-error').textContent()), 'falls back to the saved scenario');
+  check((await shown(p4)).iteration_s === before.iteration_s, 'with its numbers');
+
+  // Journey 5: paste MAD-Max configs; the numbers equal the reference's golden values.
+  const caseFile = 'tests/data/reference/cases/llm_moe__gpt4_1.8t__zionex_2048__llm_pre_tp_ddp_2048x8_bs1.json';
+  const golden = JSON.parse(readFileSync(caseFile, 'utf8'));
+  await page.locator('details.card', { hasText: 'Share, import, export' }).locator('summary').click();
+  await page.fill('#import-text', JSON.stringify({ model: golden.inputs.model, system: golden.inputs.system, task: golden.inputs.task }));
+  await page.click('#import-button');
+  await page.waitForFunction((want) => {
+    const v = Number(document.querySelector('#iteration-time')?.getAttribute('data-value'));
+    return Math.abs(v - want) <= 1e-9 * want;
+  }, golden.results.iteration_ms / 1000, { timeout: 5000 }).catch(() => {});
+  const imported = await shown(page);
+  check(close(imported.iteration_s, golden.results.iteration_ms / 1000) && close(imported.throughput, golden.results.throughput),
+    `imported GPT-4 1.8T configs give the reference's ${golden.results.iteration_ms / 1000} s`);
+  await page.fill('#import-text', '{"not": "a config"}');
+  await page.click('#import-button');
+  check(/Could not import/.test(await page.locator('.notice').textContent()), 'a bad paste explains itself');
+  check((await shown(page)).iteration_s === imported.iteration_s, 'and changes nothing');
+
+  // Learn: three lessons with live numbers; a lesson opens in the calculator.
+  await page.click('nav >> text=Learn');
+  check((await page.locator('article.lesson').count()) >= 3, 'three lessons');
+  await page.screenshot({ path: join(shots, 'learn-desktop.png'), fullPage: true });
+  await page.locator('#lesson-tp-in-node button', { hasText: 'Open in calculator' }).first().click();
+  await page.locator('#iteration-time').waitFor();
+  await matchesCli(page, 'lesson scenario');
+
+  // Journey 8: a phone-width screen; everything reachable, charts legible.
+  const phone = await watchedPage(await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2 }), server.url);
+  await phone.goto(server.url);
+  await phone.locator('#iteration-time').waitFor({ timeout: 20000 });
+  const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  check(overflow <= 1, `no sideways scrolling on a phone (overflow ${overflow} px)`);
+  const canvasWidth = await phone.evaluate(() => document.getElementById('chart-timeline').getBoundingClientRect().width);
+  check(canvasWidth > 300, `charts use the phone's width (${canvasWidth} px)`);
+  await phone.screenshot({ path: join(shots, 'calculator-phone.png'), fullPage: true });
+
+  // Dark mode follows the system setting, charts included.
+  const dark = await watchedPage(await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: 'dark' }), server.url);
+  await dark.goto(server.url);
+  await dark.locator('#iteration-time').waitFor({ timeout: 20000 });
+  const bg = await dark.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  check(bg !== 'rgb(246, 247, 249)', `dark mode background ${bg}`);
+  await dark.screenshot({ path: join(shots, 'calculator-dark.png') });
+
+  for (const p of [page, p2, p3, p4, phone, dark]) for (const problem of p.problems) check(false, problem);
+  console.log(`calculator: first results after ${firstResultMs} ms`);
+} catch (e) {
+  check(false, e.stack ?? e.message);
+} finally {
+  await browser.close();
+  server.stop();
+}
+if (failed()) {
+  console.error(`calculator: ${failed()} failure(s)`);
+  process.exit(1);
+}
+console.log('calculator: ok');

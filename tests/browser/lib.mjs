@@ -1,0 +1,97 @@
+// Shared helpers of the browser tests: a static server for dist/, headless Chromium through
+// playwright-core, the CLI for reference numbers, and failure bookkeeping.
+import { chromium } from 'playwright-core';
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import net from 'node:net';
+
+export const shots = process.env.SHOTS ?? 'target/screenshots';
+mkdirSync(shots, { recursive: true });
+
+let failures = 0;
+export function check(ok, msg) {
+  if (ok) {
+    console.log(`  ok: ${msg}`);
+  } else {
+    failures += 1;
+    console.error(`  FAIL: ${msg}`);
+  }
+}
+export function failed() {
+  return failures;
+}
+
+async function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+    s.on('error', reject);
+  });
+}
+
+async function waitForServer(port) {
+  for (let i = 0; i < 100; i++) {
+    const ok = await new Promise((resolve) => {
+      const c = net.connect(port, '127.0.0.1', () => { c.end(); resolve(true); });
+      c.on('error', () => resolve(false));
+    });
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('the static server did not start');
+}
+
+/// Serves `dist` on a free local port; returns { url, stop }.
+export async function serve(dist) {
+  const port = await freePort();
+  const server = spawn('python3', ['-m', 'http.server', String(port), '--bind', '127.0.0.1', '--directory', dist], {
+    stdio: 'ignore',
+  });
+  await waitForServer(port);
+  return { url: `http://127.0.0.1:${port}/`, port, stop: () => server.kill() };
+}
+
+export async function launch() {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+    // Playwright runs headless with a fresh profile of its own.
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}
+
+/// A page that records console errors, page errors and any request leaving the local server.
+export async function watchedPage(context, base) {
+  const page = await context.newPage();
+  page.problems = [];
+  page.on('console', (m) => { if (m.type() === 'error') page.problems.push(`console: ${m.text()}`); });
+  page.on('pageerror', (e) => page.problems.push(`page error: ${e.message}`));
+  page.on('request', (r) => {
+    if (!r.url().startsWith(base) && !r.url().startsWith('data:') && !r.url().startsWith('blob:')) {
+      page.problems.push(`request leaves the page: ${r.url()}`);
+    }
+  });
+  return page;
+}
+
+/// `madmax eval --json` on a scenario object ({model, system, task}).
+export function cli(bin, scenario) {
+  const dir = mkdtempSync(join(tmpdir(), 'madmax-e2e-'));
+  const file = join(dir, 'scenario.json');
+  writeFileSync(file, JSON.stringify(scenario));
+  return JSON.parse(execFileSync(bin, ['eval', '--json', file]).toString());
+}
+
+/// The scenario a share link encodes.
+export function scenarioOfLink(link) {
+  const q = new URL(link).searchParams;
+  const doc = JSON.parse(Buffer.from(q.get('s'), 'base64url').toString('utf8'));
+  return { model: doc.m, system: doc.s, task: doc.t };
+}
+
+export const close = (a, b, rel = 1e-9) => Math.abs(a - b) <= rel * Math.max(Math.abs(a), Math.abs(b));
