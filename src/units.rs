@@ -61,6 +61,11 @@ pub fn bytes(b: f64) -> String {
     si(b, "B")
 }
 
+/// Bytes in binary GiB (2^30), for the "GiB on hover" convention: `37.3 GiB`.
+pub fn gib(b: f64) -> String {
+    format!("{} GiB", sig3(b / (1u64 << 30) as f64))
+}
+
 /// A bandwidth in bytes/s, in GB/s style units: `200 GB/s`.
 pub fn bytes_per_s(b: f64) -> String {
     si(b, "B/s")
@@ -101,6 +106,7 @@ mod tests {
         assert_eq!(count(50.6e9), "50.6 B");
         assert_eq!(count(445e6), "445 M");
         assert_eq!(count(12.0), "12");
+        assert_eq!(gib(40e9), "37.3 GiB");
         assert_eq!(sig3(-3.2e-13), "-0.000000000000320");
     }
 }

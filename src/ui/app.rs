@@ -577,6 +577,7 @@ fn results(state: &State, d: &Dispatch, width: u32) -> Html {
             </div>
             <div class="card charts">
                 <TimelineChart good={good.clone()} selected={state.selected_op} dispatch={d.clone()} width={width} />
+                { longest_ops(state, &good, d) }
                 { op_details(state, &good) }
             </div>
             <div class="card charts">
@@ -647,7 +648,9 @@ fn headline(g: &Evaluated) -> Html {
                     html! { { format!("of {} peak per GPU", units::si(export::peak_flops_per_s(s), "FLOP/s")) } },
                     "Model FLOPs per iteration over what the GPUs could do at datasheet peak in that time (FLOPs as MAD-Max counts them).") }
                 { figure("memory", "Memory per GPU", units::bytes(mem.total_bytes), mem.total_bytes,
-                    html! { <span class={classes!((mem.total_bytes > mem.capacity_bytes).then_some("over"))}>{ format!("of {} HBM ({})", units::bytes(mem.capacity_bytes), units::percent(mem.total_bytes / mem.capacity_bytes)) }</span> },
+                    html! { <span class={classes!((mem.total_bytes > mem.capacity_bytes).then_some("over"))}
+                        title={format!("{} of {}", units::gib(mem.total_bytes), units::gib(mem.capacity_bytes))}>
+                        { format!("of {} HBM ({})", units::bytes(mem.capacity_bytes), units::percent(mem.total_bytes / mem.capacity_bytes)) }</span> },
                     "Model weights held by each GPU under this plan. MAD-Max paper mode counts weights only.") }
             </dl>
         </div>
@@ -682,9 +685,46 @@ fn memory_note(g: &Evaluated) -> Html {
     }
 }
 
+/// The longest op of each kind (block, op kind, pass) as buttons: a keyboard way into the
+/// explain view, and a first answer to "what takes the time".
+fn longest_ops(state: &State, g: &Evaluated, d: &Dispatch) -> Html {
+    let ops = &g.report.timeline;
+    let mut best: Vec<usize> = Vec::new();
+    for (i, op) in ops.iter().enumerate() {
+        let same = |j: &usize| {
+            let o = &ops[*j].name;
+            (o.block, o.kind, o.phase) == (op.name.block, op.name.kind, op.name.phase)
+        };
+        match best.iter_mut().find(|j| same(j)) {
+            Some(j) if ops[*j].duration_s < op.duration_s => *j = i,
+            Some(_) => {}
+            None => best.push(i),
+        }
+    }
+    best.sort_by(|a, b| ops[*b].duration_s.total_cmp(&ops[*a].duration_s));
+    let idx = best;
+    html! {
+        <div class="longest" aria-label="Longest ops">
+            <span class="help">{ "Longest op of each kind: " }</span>
+            { for idx.into_iter().take(8).map(|i| {
+                let op = &g.report.timeline[i];
+                let d = d.clone();
+                let current = state.selected_op == Some(i);
+                html! {
+                    <button class={classes!("chip", current.then_some("current"))} aria-pressed={current.to_string()}
+                        onclick={Callback::from(move |_| d.emit(Action::SelectOp(Some(i))))}>
+                        <span class="swatch" style={format!("background:{}", charts::css(charts::category_rgb(op.name.category())))}></span>
+                        { format!("{} {}", op.name, units::duration(op.duration_s)) }
+                    </button>
+                }
+            }) }
+        </div>
+    }
+}
+
 fn op_details(state: &State, g: &Evaluated) -> Html {
     let Some(op) = state.selected_op.and_then(|i| g.report.timeline.get(i)) else {
-        return html! { <p class="help" id="op-details">{ "Point at an op in the timeline to see it; click it to see how its duration is computed." }</p> };
+        return html! { <p class="help" id="op-details">{ "Point at an op in the timeline to see it; click it (or one of the longest ops) to see how its duration is computed." }</p> };
     };
     let Some(e) = explain(&g.scenario, &op.name) else { return html! {} };
     let show = |v: f64, u: Unit| match u {

@@ -74,6 +74,12 @@ try {
   const formula = await page.locator('#op-formula').textContent();
   check(/=.*=/.test(formula), `clicking an op explains it: ${formula.trim().slice(0, 90)}`);
   await page.locator('#op-details').screenshot({ path: join(shots, 'explain.png') });
+  // The same by keyboard: the longest ops are buttons.
+  await page.locator('.longest .chip').first().focus();
+  await page.keyboard.press('Enter');
+  const longest = await page.locator('#op-details h3').textContent();
+  check((await page.locator('.longest .chip.current').count()) === 1 && /GEMMs|all-gather|All-reduce|Reduce-scatter|All-to-all/i.test(longest),
+    `the longest op opens by keyboard: ${longest.trim().slice(0, 80)}`);
 
   // Journey 2: another GPU and another node count; everything updates at once.
   await page.selectOption('#gpu-type', 'h100_sxm');

@@ -113,7 +113,12 @@ pub fn explain(s: &Scenario, op: &OpName) -> Option<Explanation> {
                 term("FLOPs", "forward FLOPs of the layer per sample", layer_flops.f64(), Unit::Flops),
                 term("B", "local batch", cx.batch(batch) as f64, Unit::Count),
                 term("tp", "tensor-parallel degree", part.f.tp as f64, Unit::Count),
-                term("F", "effective FLOP rate per GPU", cx.flops_per_s, Unit::FlopsPerS),
+                term(
+                    "F",
+                    "effective FLOP rate per GPU (datasheet peak x utilisation)",
+                    cx.flops_per_s,
+                    Unit::FlopsPerS,
+                ),
             ];
             let (formula, seconds) = if op.phase == Phase::Forward {
                 ("(FLOPs x B / tp) / F", cx.fwd_s(phi))
