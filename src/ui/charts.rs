@@ -6,6 +6,8 @@ use super::sweep::Point;
 use crate::engine::ops::{Category, Op, Stream};
 use crate::engine::report::{Component, Report};
 use crate::units;
+use plotters::chart::MeshStyle;
+use plotters::coord::ranged1d::ValueFormatter;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters_canvas::CanvasBackend;
@@ -68,6 +70,25 @@ impl Theme {
 
 type Area = DrawingArea<CanvasBackend, Shift>;
 
+/// The theme's look for a chart's mesh (labels, axes, grid): one place for every chart.
+trait Themed {
+    fn themed(&mut self, theme: &Theme) -> &mut Self;
+}
+
+impl<X, Y, XT, YT> Themed for MeshStyle<'_, '_, X, Y, CanvasBackend>
+where
+    X: Ranged<ValueType = XT> + ValueFormatter<XT>,
+    Y: Ranged<ValueType = YT> + ValueFormatter<YT>,
+{
+    fn themed(&mut self, theme: &Theme) -> &mut Self {
+        self.label_style(theme.font(12.0))
+            .axis_desc_style(theme.font(12.0))
+            .axis_style(theme.text())
+            .bold_line_style(theme.grid())
+            .light_line_style(TRANSPARENT)
+    }
+}
+
 /// Sizes the canvas's backing store to its CSS box times the pixel ratio, and wraps it.
 fn area(canvas: &HtmlCanvasElement, theme: &Theme, css_height: u32) -> Result<Area, String> {
     let css_width = canvas.client_width().max(200) as f64;
@@ -111,11 +132,7 @@ pub fn breakdown(canvas: &HtmlCanvasElement, theme: &Theme, r: &Report) -> Resul
         .y_labels(2)
         .y_label_formatter(&|y| if *y < 1.0 { "overlapped".to_owned() } else { "serialized".to_owned() })
         .x_desc(format!("time ({unit})"))
-        .label_style(theme.font(12.0))
-        .axis_desc_style(theme.font(12.0))
-        .axis_style(theme.text())
-        .bold_line_style(theme.grid())
-        .light_line_style(TRANSPARENT)
+        .themed(theme)
         .draw()
         .map_err(err)?;
     let mut bars = Vec::new();
@@ -194,11 +211,7 @@ pub fn timeline(
         .y_labels(2)
         .y_label_formatter(&|y| if *y < 1.0 { "communication".to_owned() } else { "computation".to_owned() })
         .x_desc(format!("time ({unit})"))
-        .label_style(theme.font(12.0))
-        .axis_desc_style(theme.font(12.0))
-        .axis_style(theme.text())
-        .bold_line_style(theme.grid())
-        .light_line_style(TRANSPARENT)
+        .themed(theme)
         .draw()
         .map_err(err)?;
     let lane = |o: &Op| match o.name.stream() {
@@ -282,11 +295,7 @@ pub fn sweep(
         .y_labels(6)
         .y_label_formatter(&|y| units::si(*y, "").trim().to_owned())
         .disable_x_mesh()
-        .label_style(theme.font(12.0))
-        .axis_desc_style(theme.font(12.0))
-        .axis_style(theme.text())
-        .bold_line_style(theme.grid())
-        .light_line_style(TRANSPARENT)
+        .themed(theme)
         .draw()
         .map_err(err)?;
     let c = color(rgb);
@@ -316,18 +325,7 @@ pub fn memory(canvas: &HtmlCanvasElement, theme: &Theme, r: &Report) -> Result<(
         .y_label_area_size(theme.px(20.0))
         .build_cartesian_2d(0.0..xmax.max(1e-9), 0.0..1.0)
         .map_err(err)?;
-    chart
-        .configure_mesh()
-        .disable_y_mesh()
-        .y_labels(0)
-        .x_desc("GB")
-        .label_style(theme.font(12.0))
-        .axis_desc_style(theme.font(12.0))
-        .axis_style(theme.text())
-        .bold_line_style(theme.grid())
-        .light_line_style(TRANSPARENT)
-        .draw()
-        .map_err(err)?;
+    chart.configure_mesh().disable_y_mesh().y_labels(0).x_desc("GB").themed(theme).draw().map_err(err)?;
     let mut x = 0.0;
     let mut bars = Vec::new();
     for (c, bytes) in &m.parts {
