@@ -81,9 +81,14 @@ pub fn count(x: f64) -> String {
     }
 }
 
-/// A share in percent with three significant figures: `99.8 %`.
+/// A share in percent with three significant figures: `99.8 %`; below 0.001 % it is `0 %`
+/// (rounding noise, e.g. overlapped communication of -3e-13 s).
 pub fn percent(share: f64) -> String {
-    format!("{} %", sig3(share * 100.0))
+    let p = share * 100.0;
+    if p.abs() < 1e-3 {
+        return "0 %".to_owned();
+    }
+    format!("{} %", sig3(p))
 }
 
 #[cfg(test)]
@@ -103,6 +108,7 @@ mod tests {
         assert_eq!(duration(217.79), "218 s");
         assert_eq!(duration(1200.0), "20.0 min");
         assert_eq!(percent(0.9976), "99.8 %");
+        assert_eq!(percent(1.04e-15), "0 %");
         assert_eq!(count(50.6e9), "50.6 B");
         assert_eq!(count(445e6), "445 M");
         assert_eq!(count(12.0), "12");

@@ -18,6 +18,11 @@ Usage:
       format, or is a golden case file (configs under \"inputs\"). Use - for standard input.
       --json       print one JSON object (times in ms, throughput in samples/s)
       --timeline   with --json, add every op of both streams: [name, start_s, duration_s]
+  madmax explore FILE [--json] [--top N] [--local-batches 1,2,4,8]
+      search every parallelization plan MAD-Max accepts for FILE's model on its cluster
+      (global batch fixed at the task's own unless --local-batches is given), rank them by
+      throughput, and show the best against the task's own plan; plans whose weights do
+      not fit in HBM are listed, marked
   madmax bench DIR [--min-ms N]
       time validate + evaluate on every case file in DIR and compare with the reference's own
       time (the case's ref_wall_s.median): N ms of repetitions per case (default 20), spread
@@ -31,6 +36,7 @@ fn main() -> ExitCode {
     match args.first().map(String::as_str) {
         Some("eval") => eval(&args[1..]),
         Some("bench") => bench(&args[1..]),
+        Some("explore") => explore(&args[1..]),
         Some("--version" | "-V") => {
             println!("madmax {}", env!("CARGO_PKG_VERSION"));
             ExitCode::SUCCESS
@@ -171,6 +177,147 @@ fn eval(args: &[String]) -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+fn explore(args: &[String]) -> ExitCode {
+    use madmax::engine::explore::{self, Batches, Space};
+    let mut json_out = false;
+    let mut top = 15usize;
+    let mut locals: Option<Vec<u64>> = None;
+    let mut file = None;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--json" => json_out = true,
+            "--top" => match it.next().and_then(|v| v.parse().ok()) {
+                Some(n) => top = n,
+                None => return usage_error("explore: --top needs a number"),
+            },
+            "--local-batches" => {
+                let list: Option<Vec<u64>> = it
+                    .next()
+                    .map(|v| v.split(',').map(|x| x.trim().parse::<u64>().ok().filter(|n| *n > 0)).collect())
+                    .flatten();
+                match list {
+                    Some(l) if !l.is_empty() => locals = Some(l),
+                    _ => return usage_error("explore: --local-batches needs a list like 1,2,4,8"),
+                }
+            }
+            f if file.is_none() && (!f.starts_with('-') || f == "-") => file = Some(f.to_owned()),
+            other => return usage_error(&format!("explore: unexpected argument '{other}'")),
+        }
+    }
+    let Some(file) = file else {
+        return usage_error("explore: missing FILE");
+    };
+    let scenario = match load(&file) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("madmax: {}", e.line());
+            if json_out {
+                println!("{}", json!({"error": e.line(), "field": e.field}));
+            }
+            return ExitCode::from(2);
+        }
+    };
+    let space = match locals {
+        Some(l) => Space { batches: Batches::Local(l) },
+        None => Space::fixed_global(&scenario),
+    };
+    let started = Instant::now();
+    let summary = explore::search(&scenario, &space);
+    let elapsed = started.elapsed().as_secs_f64();
+    let arch = &scenario.model.arch;
+    let outcome_json = |o: &explore::Outcome| {
+        json!({
+            "plan": explore::describe(arch, &o.plan),
+            "iteration_ms": o.iteration_s * 1e3,
+            "throughput": o.throughput_samples_per_s,
+            "global_batch": o.global_batch,
+            "exposed_share": o.exposed_share,
+            "memory_per_device_bytes": o.memory_bytes,
+            "fits": o.fits(),
+            "task": plan_json(&o.plan),
+        })
+    };
+    if json_out {
+        let v = json!({
+            "baseline": outcome_json(&summary.baseline),
+            "best": summary.ranked.first().map(outcome_json),
+            "speedup": summary.speedup,
+            "plans_evaluated": summary.ranked.len(),
+            "plans": summary.ranked.iter().take(top).map(outcome_json).collect::<Vec<_>>(),
+        });
+        println!("{v}");
+        return ExitCode::SUCCESS;
+    }
+    println!(
+        "{} on {} GPUs: {} plans evaluated in {}",
+        scenario.model.name,
+        scenario.system.num_devices,
+        summary.ranked.len(),
+        units::duration(elapsed)
+    );
+    let b = &summary.baseline;
+    println!(
+        "your plan:  {}  ->  {}, iteration {}",
+        explore::describe(arch, &b.plan),
+        units::si(b.throughput_samples_per_s, "samples/s"),
+        units::duration(b.iteration_s)
+    );
+    println!();
+    println!("{:>4}  {:>14} {:>10} {:>9} {:>10}  plan", "rank", "throughput", "iteration", "exposed", "weights");
+    for (i, o) in summary.ranked.iter().take(top).enumerate() {
+        println!(
+            "{:>4}  {:>14} {:>10} {:>9} {:>10}  {}{}",
+            i + 1,
+            units::si(o.throughput_samples_per_s, "samples/s"),
+            units::duration(o.iteration_s),
+            units::percent(o.exposed_share),
+            units::bytes(o.memory_bytes),
+            explore::describe(arch, &o.plan),
+            if o.fits() { "" } else { "  (does not fit in HBM)" }
+        );
+    }
+    println!();
+    match summary.ranked.first().filter(|o| o.fits()) {
+        Some(best) if summary.speedup > 1.0 => {
+            println!("best speed-up over your plan: {:.2}x ({})", summary.speedup, explore::describe(arch, &best.plan))
+        }
+        Some(_) => println!("your plan is already the best one"),
+        None => println!("no plan fits in HBM"),
+    }
+    ExitCode::SUCCESS
+}
+
+/// A plan in the MAD-Max task config format (the keys a task config uses).
+fn plan_json(p: &madmax::engine::scenario::Plan) -> Value {
+    let spec = |s: &madmax::engine::scenario::Spec| {
+        let (st, dg): (Vec<&str>, Vec<u64>) = s.levels().iter().map(|l| (l.strategy.config_name(), l.degree)).unzip();
+        (json!(st), json!(dg))
+    };
+    let mut m = serde_json::Map::new();
+    for (key, s) in [
+        ("mlp_parallel", p.mlp.as_ref()),
+        ("emb_parallel", Some(&p.emb)),
+        ("transformer_parallel", p.transformer.as_ref()),
+    ] {
+        if let Some(s) = s {
+            let (st, dg) = spec(s);
+            m.insert(key.to_owned(), st);
+            m.insert(format!("{key}_degree"), dg);
+        }
+    }
+    for (key, b) in [
+        ("local_mlp_bs", p.local_mlp_batch),
+        ("local_emb_bs", Some(p.local_emb_batch)),
+        ("local_transformer_bs", p.local_transformer_batch),
+    ] {
+        if let Some(b) = b {
+            m.insert(key.to_owned(), json!(b));
+        }
+    }
+    Value::Object(m)
 }
 
 /// The JSON contract of `eval --json` (times in ms, throughput in samples/s).
@@ -387,6 +534,31 @@ fn bench(args: &[String]) -> ExitCode {
             c.ref_s / ours
         );
     }
+    // The explorer on the paper's flagship run: plans evaluated per second on one core.
+    if let Some(c) = cases.iter().find(|c| c.name == EXPLORE_BENCH_CASE) {
+        if let Ok(s) = validate(&c.raw) {
+            use madmax::engine::explore;
+            let space = explore::Space::fixed_global(&s);
+            let mut plans = 0usize;
+            let mut best = f64::INFINITY;
+            for _ in 0..ROUNDS {
+                let start = Instant::now();
+                let mut n = 0usize;
+                while start.elapsed().as_secs_f64() * 1e3 < min_ms.max(20.0) {
+                    n += std::hint::black_box(explore::search(&s, &space)).ranked.len();
+                }
+                best = best.min(start.elapsed().as_secs_f64() / n as f64);
+                plans = std::hint::black_box(explore::search(&s, &space)).ranked.len();
+            }
+            println!(
+                "explorer: {} ({} plans per search): {:.0} plans/s on one core, a full search in {}",
+                c.name,
+                plans,
+                1.0 / best,
+                units::duration(best * plans as f64)
+            );
+        }
+    }
     ExitCode::SUCCESS
 }
 
@@ -410,6 +582,9 @@ fn load_bench_cases(dir: &str) -> Result<Vec<BenchCase>, String> {
     }
     Ok(cases)
 }
+
+/// The case the explorer benchmark searches: LLaMA2-70B pre-training on 2,048 GPUs.
+const EXPLORE_BENCH_CASE: &str = "llm__llama2_70b__dc_A_2048__llm_train";
 
 /// Timing rounds over all cases (see `bench`).
 const ROUNDS: u32 = 5;

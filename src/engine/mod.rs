@@ -7,6 +7,7 @@
 //!
 //! Units everywhere: seconds, bytes, FLOPs (counts), FLOP/s, bytes/s.
 
+pub mod explore;
 pub mod num;
 pub mod ops;
 pub mod raw;

@@ -189,3 +189,29 @@ fn bench_prints_ours_and_the_reference_side_by_side() {
     assert!(text.contains("slowest reference case"), "{text}");
     assert_eq!(text.lines().filter(|l| l.trim_end().ends_with('x')).count(), 3 + 2, "{text}");
 }
+
+#[test]
+fn explore_ranks_plans_and_beats_the_shipped_config() {
+    let path = data_dir().join("reference/cases/llm__llama2_70b__dc_A_2048__llm_train.json");
+    let o = madmax(&["explore", path.to_str().expect("utf-8 path"), "--json", "--top", "5"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v = stdout_json(&o);
+    assert!(v["speedup"].as_f64().is_some_and(|x| x > 1.0), "{v}");
+    assert_eq!(v["plans"].as_array().map(Vec::len), Some(5));
+    let best = &v["best"];
+    assert!(best["throughput"].as_f64() > v["baseline"]["throughput"].as_f64());
+    // The best plan, put back into the task config, evaluates to the same numbers.
+    let case = read_json(&path);
+    let mut task = case["inputs"]["task"].clone();
+    for (k, val) in best["task"].as_object().expect("task keys") {
+        task[k] = val.clone();
+    }
+    let scenario =
+        serde_json::json!({"model": case["inputs"]["model"], "system": case["inputs"]["system"], "task": task});
+    let e = madmax_stdin(&["eval", "-", "--json"], &scenario.to_string());
+    assert!(e.status.success());
+    assert_eq!(stdout_json(&e)["throughput"], best["throughput"]);
+    // Text output names the speed-up.
+    let t = madmax(&["explore", path.to_str().expect("utf-8 path")]);
+    assert!(String::from_utf8_lossy(&t.stdout).contains("best speed-up over your plan"));
+}

@@ -1,0 +1,371 @@
+//! The strategy explorer: every legal parallelization plan of a scenario, evaluated and
+//! ranked, and hardware co-design what-ifs (scale one resource, re-search the best plan).
+//!
+//! Plans follow the model's rules (reference mode: what MAD-Max accepts: at most two levels,
+//! level 0 within a node, fsdp first, no repeated strategy, degrees of at least 2, global
+//! batches that agree); illegal plans are never evaluated. Plans whose weights do not fit in
+//! HBM are kept and marked, not dropped. Pure: no clock, no I/O; callers chunk the work.
+
+use super::evaluate;
+use super::reference::rules;
+use super::report::Report;
+use super::scenario::{Arch, Family, Level, Plan, Scenario, Spec, Strategy};
+use serde::Serialize;
+
+/// How local batches are chosen.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub enum Batches {
+    /// Every plan processes this many samples per iteration; local batches follow from each
+    /// plan's data-parallel degrees (plans where they do not divide evenly are skipped).
+    FixedGlobal(u64),
+    /// The primary component's local batch takes each of these values; the global batch is
+    /// whatever results.
+    Local(Vec<u64>),
+}
+
+/// What a search covers.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Space {
+    pub batches: Batches,
+}
+
+impl Space {
+    /// The paper's comparison: the scenario's own global batch, fixed.
+    pub fn fixed_global(s: &Scenario) -> Space {
+        Space { batches: Batches::FixedGlobal(global_batch(&s.task.plan)) }
+    }
+}
+
+/// One evaluated plan.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Outcome {
+    pub plan: Plan,
+    pub iteration_s: f64,
+    pub throughput_samples_per_s: f64,
+    pub global_batch: u64,
+    pub exposed_share: f64,
+    /// Weights per GPU (reference mode counts weights only), bytes.
+    pub memory_bytes: f64,
+    pub capacity_bytes: f64,
+}
+
+impl Outcome {
+    /// True when the weights fit in the GPU's memory.
+    pub fn fits(&self) -> bool {
+        self.memory_bytes <= self.capacity_bytes
+    }
+
+    fn of(plan: Plan, r: &Report) -> Outcome {
+        Outcome {
+            plan,
+            iteration_s: r.iteration_s,
+            throughput_samples_per_s: r.throughput_samples_per_s,
+            global_batch: r.global_batch,
+            exposed_share: r.exposed_share(),
+            memory_bytes: r.memory.total_bytes,
+            capacity_bytes: r.memory.capacity_bytes,
+        }
+    }
+}
+
+/// Global batch of a plan (every component agrees after validation; the embeddings' is used).
+pub fn global_batch(p: &Plan) -> u64 {
+    p.local_emb_batch * p.emb.product_of(&[Strategy::Ddp])
+}
+
+/// Batch-replicating factor of a spec: ddp and fsdp levels (ddp only for embeddings).
+fn dup(spec: &Spec, emb: bool) -> u64 {
+    if emb {
+        spec.product_of(&[Strategy::Ddp])
+    } else {
+        spec.product_of(&[Strategy::Ddp, Strategy::Fsdp])
+    }
+}
+
+/// Every spec MAD-Max accepts for a component on `total` GPUs with `per_node` per node.
+fn specs(strategies: &[Strategy], emb: bool, per_node: u64, total: u64) -> Vec<Spec> {
+    let mut out = Vec::new();
+    for &s in strategies {
+        out.extend(Spec::new(&[Level { strategy: s, degree: total }]));
+    }
+    let nodes = total / per_node.max(1);
+    if per_node >= 2 && nodes >= 2 && per_node * nodes == total {
+        for &s0 in strategies {
+            for &s1 in strategies {
+                if s0 == s1 || (s1 == Strategy::Fsdp && !emb) {
+                    continue;
+                }
+                out.extend(Spec::new(&[
+                    Level { strategy: s0, degree: per_node },
+                    Level { strategy: s1, degree: nodes },
+                ]));
+            }
+        }
+    }
+    out
+}
+
+const DENSE: [Strategy; 4] = [Strategy::Ddp, Strategy::Fsdp, Strategy::Tp, Strategy::Pp];
+const EMB: [Strategy; 2] = [Strategy::Ddp, Strategy::Mp];
+
+/// Every legal plan for the scenario's model on its cluster, in a stable order.
+pub fn plans(base: &Scenario, space: &Space) -> Vec<Plan> {
+    let sys = &base.system;
+    let (n, total) = (sys.devices_per_node(), sys.num_devices);
+    let family = base.model.arch.family();
+    let dense = specs(&DENSE, false, n, total);
+    let emb = specs(&EMB, true, n, total);
+    let none = [None];
+    let with_mlp = family.is_dlrm();
+    let with_tr = !family.is_dlrm() || family == Family::DlrmTransformer;
+    let mlp_opts: Vec<Option<&Spec>> = if with_mlp { dense.iter().map(Some).collect() } else { none.to_vec() };
+    let tr_opts: Vec<Option<&Spec>> = if with_tr { dense.iter().map(Some).collect() } else { none.to_vec() };
+    let mut out = Vec::new();
+    for m in &mlp_opts {
+        for t in &tr_opts {
+            for e in &emb {
+                // The primary component sets the batch: the MLP for DLRMs, else the transformer.
+                let primary = m.or(*t);
+                let Some(primary) = primary else { continue };
+                let locals: Vec<u64> = match &space.batches {
+                    Batches::FixedGlobal(g) => {
+                        let d = dup(primary, false);
+                        if d > 0 && g % d == 0 {
+                            vec![g / d]
+                        } else {
+                            vec![]
+                        }
+                    }
+                    Batches::Local(b) => b.clone(),
+                };
+                for local in locals {
+                    let g = local * dup(primary, false);
+                    let per = |spec: &Spec, emb: bool| {
+                        let d = dup(spec, emb);
+                        (d > 0 && g % d == 0 && g >= d).then(|| g / d)
+                    };
+                    let (Some(le), mb, tb) = (per(e, true), m.map(|s| per(s, false)), t.map(|s| per(s, false))) else {
+                        continue;
+                    };
+                    if mb == Some(None) || tb == Some(None) {
+                        continue;
+                    }
+                    let plan = Plan {
+                        mlp: m.copied(),
+                        emb: *e,
+                        transformer: t.copied(),
+                        local_mlp_batch: mb.flatten(),
+                        local_emb_batch: le,
+                        local_transformer_batch: tb.flatten(),
+                    };
+                    let mut candidate = base.clone();
+                    candidate.task.plan = plan;
+                    if rules::check(&candidate).is_empty() {
+                        out.push(candidate.task.plan);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Evaluates the base scenario with another plan (which must come from [`plans`]).
+pub fn evaluate_plan(base: &Scenario, plan: &Plan) -> Outcome {
+    let mut s = base.clone();
+    s.task.plan = plan.clone();
+    Outcome::of(plan.clone(), &evaluate(&s))
+}
+
+/// Sorts outcomes best first: plans that fit by throughput, then those that do not.
+pub fn rank(outcomes: &mut [Outcome]) {
+    outcomes.sort_by(|a, b| {
+        b.fits().cmp(&a.fits()).then(b.throughput_samples_per_s.total_cmp(&a.throughput_samples_per_s))
+    });
+}
+
+/// A finished search.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Summary {
+    /// Every legal plan, best first.
+    pub ranked: Vec<Outcome>,
+    /// The scenario's own plan.
+    pub baseline: Outcome,
+    /// Best throughput over the baseline's (1 when nothing beats it).
+    pub speedup: f64,
+}
+
+/// Searches every plan of `space` at once (the CLI; the page runs [`plans`] in chunks).
+pub fn search(base: &Scenario, space: &Space) -> Summary {
+    let mut ranked: Vec<Outcome> = plans(base, space).iter().map(|p| evaluate_plan(base, p)).collect();
+    rank(&mut ranked);
+    summarize(base, ranked)
+}
+
+/// The summary of ranked outcomes against the base scenario's own plan.
+pub fn summarize(base: &Scenario, ranked: Vec<Outcome>) -> Summary {
+    let baseline = Outcome::of(base.task.plan.clone(), &evaluate(base));
+    let best = ranked.first().filter(|o| o.fits()).map_or(0.0, |o| o.throughput_samples_per_s);
+    let speedup =
+        if baseline.throughput_samples_per_s > 0.0 { (best / baseline.throughput_samples_per_s).max(1.0) } else { 1.0 };
+    Summary { ranked, baseline, speedup }
+}
+
+/// A hardware resource a co-design what-if scales.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Resource {
+    /// Peak FLOP/s of every precision.
+    Compute,
+    HbmBandwidth,
+    /// Memory capacity: changes which plans fit.
+    HbmCapacity,
+    NvlinkBandwidth,
+    NicBandwidth,
+    /// Number of nodes (GPUs per node unchanged); the global batch stays fixed.
+    ClusterSize,
+}
+
+impl Resource {
+    pub const ALL: [Resource; 6] = [
+        Resource::Compute,
+        Resource::HbmBandwidth,
+        Resource::HbmCapacity,
+        Resource::NvlinkBandwidth,
+        Resource::NicBandwidth,
+        Resource::ClusterSize,
+    ];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Resource::Compute => "compute",
+            Resource::HbmBandwidth => "HBM bandwidth",
+            Resource::HbmCapacity => "HBM capacity",
+            Resource::NvlinkBandwidth => "NVLink bandwidth",
+            Resource::NicBandwidth => "NIC bandwidth",
+            Resource::ClusterSize => "cluster size",
+        }
+    }
+}
+
+/// The scenario with one resource scaled by `factor`; `None` when the result is not a cluster
+/// (fewer than one node).
+pub fn scaled(base: &Scenario, r: Resource, factor: f64) -> Option<Scenario> {
+    let mut s = base.clone();
+    let sys = &mut s.system;
+    match r {
+        Resource::Compute => {
+            sys.f64_flops_per_s *= factor;
+            sys.f32_flops_per_s *= factor;
+            sys.f16_flops_per_s *= factor;
+            sys.i8_ops_per_s *= factor;
+        }
+        Resource::HbmBandwidth => sys.mem_bw_bytes_per_s *= factor,
+        Resource::HbmCapacity => sys.mem_cap_bytes *= factor,
+        Resource::NvlinkBandwidth => sys.bw_per_nvlink_bytes_per_s *= factor,
+        Resource::NicBandwidth => sys.ibroce_bw_bytes_per_s *= factor,
+        Resource::ClusterSize => {
+            let nodes = (sys.num_nodes as f64 * factor).round();
+            if nodes < 1.0 || nodes.fract() != 0.0 {
+                return None;
+            }
+            let per = sys.devices_per_node();
+            sys.num_nodes = nodes as u64;
+            sys.num_devices = per * nodes as u64;
+            if sys.num_nodes == 1 {
+                sys.ar_perc_intra = 1.0;
+            }
+        }
+    }
+    Some(s)
+}
+
+/// The best plan that fits, over every plan of a (possibly scaled) scenario.
+pub fn best(s: &Scenario, space: &Space) -> Option<Outcome> {
+    let mut all: Vec<Outcome> = plans(s, space).iter().map(|p| evaluate_plan(s, p)).collect();
+    rank(&mut all);
+    all.into_iter().next().filter(Outcome::fits)
+}
+
+/// A short description of a plan: `transformer tp 8 x ddp 256, embeddings ddp 2048, batch 8`.
+pub fn describe(arch: &Arch, p: &Plan) -> String {
+    let mut parts = Vec::new();
+    if let Some(m) = &p.mlp {
+        parts.push(format!("MLP {m}"));
+    }
+    if let Some(t) = &p.transformer {
+        parts.push(format!("transformer {t}"));
+    }
+    parts.push(format!("embeddings {}", p.emb));
+    let batch = if arch.family().is_dlrm() { p.local_mlp_batch } else { p.local_transformer_batch };
+    if let Some(b) = batch {
+        parts.push(format!("local batch {b}"));
+    }
+    parts.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{validate, RawFile};
+
+    fn scenario(case: &str) -> Scenario {
+        let path = format!("{}/tests/data/reference/cases/{case}.json", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(path).expect("case file");
+        let raw = serde_json::from_str::<RawFile>(&text).expect("case").into_scenario();
+        validate(&raw).expect("valid")
+    }
+
+    #[test]
+    fn enumerated_plans_are_legal_distinct_and_include_the_baseline() {
+        let s = scenario("llm__llama2_70b__dc_A_2048__llm_train");
+        let ps = plans(&s, &Space::fixed_global(&s));
+        assert!(ps.len() >= 20, "{} plans", ps.len());
+        assert!(ps.contains(&s.task.plan), "the shipped plan is among them");
+        for (i, p) in ps.iter().enumerate() {
+            assert!(!ps[..i].contains(p), "duplicate plan {p:?}");
+            let mut c = s.clone();
+            c.task.plan = p.clone();
+            assert!(rules::check(&c).is_empty());
+            assert_eq!(global_batch(p), 2048);
+        }
+    }
+
+    #[test]
+    fn the_search_beats_the_shipped_configs() {
+        for case in [
+            "llm__llama2_70b__dc_A_2048__llm_train",
+            "llm__llama2_70b_8kctx__zionex_128__vit_train",
+            "dlrm__dlrm_a__zionex_128__dlrm_train",
+        ] {
+            let s = scenario(case);
+            let r = search(&s, &Space::fixed_global(&s));
+            assert!(r.speedup > 1.0, "{case}: best {:?} vs baseline {:?}", r.ranked.first(), r.baseline);
+            assert!(r.ranked[0].fits());
+        }
+    }
+
+    #[test]
+    fn plans_that_do_not_fit_are_kept_and_marked() {
+        let s = scenario("dlrm__dlrm_a__zionex_128__dlrm_train");
+        let r = search(&s, &Space::fixed_global(&s));
+        let misfits = r.ranked.iter().filter(|o| !o.fits()).count();
+        assert!(misfits > 0, "replicated 1.6 TB tables do not fit");
+        // Best first: every plan that fits comes before every plan that does not.
+        let first_misfit = r.ranked.iter().position(|o| !o.fits()).expect("a misfit");
+        assert!(r.ranked[first_misfit..].iter().all(|o| !o.fits()));
+    }
+
+    #[test]
+    fn free_batches_and_co_design_what_ifs() {
+        let s = scenario("llm__llama_7b__zionex_128__llm_pre_ddp_tp_128x8_bs1");
+        let free = Space { batches: Batches::Local(vec![1, 2, 4]) };
+        assert!(plans(&s, &free).len() > plans(&s, &Space::fixed_global(&s)).len());
+        let space = Space::fixed_global(&s);
+        let now = best(&s, &space).expect("a plan fits").throughput_samples_per_s;
+        let faster = scaled(&s, Resource::Compute, 2.0).and_then(|x| best(&x, &space)).expect("fits");
+        assert!(faster.throughput_samples_per_s >= now);
+        let bigger = scaled(&s, Resource::ClusterSize, 2.0).expect("a cluster");
+        assert_eq!(bigger.system.num_devices, 256);
+        assert!(scaled(&s, Resource::ClusterSize, 0.01).is_none());
+    }
+}
