@@ -196,8 +196,7 @@ fn explore(args: &[String]) -> ExitCode {
             "--local-batches" => {
                 let list: Option<Vec<u64>> = it
                     .next()
-                    .map(|v| v.split(',').map(|x| x.trim().parse::<u64>().ok().filter(|n| *n > 0)).collect())
-                    .flatten();
+                    .and_then(|v| v.split(',').map(|x| x.trim().parse::<u64>().ok().filter(|n| *n > 0)).collect());
                 match list {
                     Some(l) if !l.is_empty() => locals = Some(l),
                     _ => return usage_error("explore: --local-batches needs a list like 1,2,4,8"),

@@ -130,7 +130,7 @@ pub fn plans(base: &Scenario, space: &Space) -> Vec<Plan> {
                 let locals: Vec<u64> = match &space.batches {
                     Batches::FixedGlobal(g) => {
                         let d = dup(primary, false);
-                        if d > 0 && g % d == 0 {
+                        if d > 0 && g.is_multiple_of(d) {
                             vec![g / d]
                         } else {
                             vec![]
@@ -142,7 +142,7 @@ pub fn plans(base: &Scenario, space: &Space) -> Vec<Plan> {
                     let g = local * dup(primary, false);
                     let per = |spec: &Spec, emb: bool| {
                         let d = dup(spec, emb);
-                        (d > 0 && g % d == 0 && g >= d).then(|| g / d)
+                        (d > 0 && g.is_multiple_of(d) && g >= d).then(|| g / d)
                     };
                     let (Some(le), mb, tb) = (per(e, true), m.map(|s| per(s, false)), t.map(|s| per(s, false))) else {
                         continue;
