@@ -32,6 +32,7 @@ test-native:
 test-browser:
 	node tests/browser/smoke.mjs dist target/release/madmax
 	node tests/browser/calculator.mjs dist target/release/madmax
+	node tests/browser/explorer.mjs dist target/release/madmax
 
 ## check-reference: the shared, independent checker of the CLI contract (when ../shared exists)
 check-reference:
@@ -39,12 +40,12 @@ check-reference:
 	  python3 "$(SHARED)/reference/check.py" --include-rejected --jobs 2 -- "target/release/madmax eval --json {case}"; \
 	else echo "check-reference: $(SHARED) not found, skipped (tests/data holds the same cases)"; fi
 
-## bench: engine time per golden case against the reference's recorded time; site size and
-## time to first result in headless Chromium
+## bench: engine time per golden case against the reference's recorded time, explorer plans/s;
+## site size, time to first result and the explorer's search time in headless Chromium
 bench: tools dist
 	cargo build --release --bin madmax
 	target/release/madmax bench tests/data/reference/cases
-	node tests/browser/first_result.mjs dist
+	node tests/browser/site_bench.mjs dist
 
 fmt:
 	cargo fmt

@@ -7,6 +7,7 @@
 //!   (GPUs per node, nodes, NICs), turned into MAD-Max system configs here;
 //! - `scenarios.json`: named (model, system, task) runs, from the golden cases and on current
 //!   hardware. The first one is what the page opens on.
+//! - `prices.json`: GPU-hour prices and power per GPU from the MAD-Max artifact.
 //!
 //! This module knows the MAD-Max config format (JSON objects) but nothing of the engine's
 //! internals, the DOM or the URL.
@@ -51,6 +52,20 @@ pub struct GpuPreset {
     pub mem_bw: f64,
     pub num_nvlinks: f64,
     pub bw_per_nvlink: f64,
+}
+
+/// A GPU-hour price and the power drawn per GPU, for cost and energy.
+///
+/// Source: the MAD-Max artifact's spreadsheet "[A] Cloud Provider Results" (samhsia/MADMAX-AE),
+/// as transcribed in the project's `cloud_prices.md`. Power is the per-GPU share of an 8-GPU
+/// node with its host (5,000 / 6,500 / 10,200 W for V100 / A100 / H100 nodes), as the
+/// spreadsheet's energy formula uses.
+#[derive(Clone, Debug, Deserialize)]
+pub struct PricePreset {
+    pub id: String,
+    pub label: String,
+    pub usd_per_gpu_hour: f64,
+    pub watts_per_gpu: f64,
 }
 
 /// A named run: a model preset, a system preset and a task config.
@@ -116,6 +131,7 @@ pub struct Presets {
     pub systems: Vec<SystemPreset>,
     pub gpus: Vec<GpuPreset>,
     pub scenarios: Vec<ScenarioPreset>,
+    pub prices: Vec<PricePreset>,
 }
 
 static PRESETS: OnceLock<Result<Presets, String>> = OnceLock::new();
@@ -135,6 +151,7 @@ fn load() -> Result<Presets, String> {
     let gpus: Vec<GpuPreset> = parse("gpus.json", include_str!("data/gpus.json"))?;
     let clusters: Vec<Cluster> = parse("clusters.json", include_str!("data/clusters.json"))?;
     let scenarios: Vec<ScenarioPreset> = parse("scenarios.json", include_str!("data/scenarios.json"))?;
+    let prices: Vec<PricePreset> = parse("prices.json", include_str!("data/prices.json"))?;
     for c in &clusters {
         let gpu = gpus.iter().find(|g| g.id == c.gpu).ok_or(format!("clusters.json: {}: no GPU {}", c.id, c.gpu))?;
         let util = match c.fabric {
@@ -148,7 +165,7 @@ fn load() -> Result<Presets, String> {
             config: system_config(&c.label, gpu, c.gpus_per_node, c.nodes, (c.nic_ports_per_node, c.nic_gbit_s), util),
         });
     }
-    Ok(Presets { models, systems, gpus, scenarios })
+    Ok(Presets { models, systems, gpus, scenarios, prices })
 }
 
 /// A MAD-Max system config for `nodes` nodes of `per_node` GPUs, with `nic.0` NIC ports per

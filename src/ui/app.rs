@@ -105,6 +105,7 @@ fn app() -> Html {
                 </div>
                 <nav aria-label="Views">
                     { tab(View::Calculator, "Calculator") }
+                    { tab(View::Explorer, "Explorer") }
                     { tab(View::Learn, "Learn") }
                 </nav>
                 <span class="mode" title="The MAD-Max reference model (Hsia et al., ISCA 2024), reproduced exactly, quirks included.">{ "MAD-Max paper mode" }</span>
@@ -114,6 +115,9 @@ fn app() -> Html {
             {
                 match state.view {
                     View::Calculator => calculator(&state, &dispatch, *width),
+                    View::Explorer => html! {
+                        <super::explorer_view::ExplorerView good={state.good.clone()} dispatch={dispatch.clone()} width={*width} />
+                    },
                     View::Learn => learn(&dispatch),
                 }
             }

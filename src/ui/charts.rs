@@ -351,3 +351,163 @@ pub fn component_rgb(c: Component) -> (u8, u8, u8) {
         Component::Transformer => (204, 121, 167),
     }
 }
+
+/// Horizontal bars: the best plans' throughput (labels are the plans), the baseline marked.
+pub fn ranked(
+    canvas: &HtmlCanvasElement,
+    theme: &Theme,
+    bars: &[(String, f64, bool)],
+    baseline: f64,
+) -> Result<(), String> {
+    let height = 60 + 22 * bars.len() as u32;
+    let root = area(canvas, theme, height)?;
+    let xmax = bars.iter().map(|b| b.1).fold(baseline, f64::max) * 1.08;
+    let n = bars.len().max(1) as f64;
+    let names: Vec<String> = bars.iter().map(|b| b.0.clone()).collect();
+    let mut chart = ChartBuilder::on(&root)
+        .margin(theme.px(8.0))
+        .caption("Best plans by throughput", theme.font(15.0))
+        .x_label_area_size(theme.px(34.0))
+        .y_label_area_size(theme.px(34.0))
+        .build_cartesian_2d(0.0..xmax.max(1e-12), 0.0..n)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .y_labels(0)
+        .x_desc("samples/s")
+        .x_label_formatter(&|x| units::si(*x, "").trim().to_owned())
+        .themed(theme)
+        .draw()
+        .map_err(err)?;
+    let blue = color(category_rgb(Category::Gemm));
+    let grey = color(EXPOSED_RGB);
+    chart
+        .draw_series(bars.iter().enumerate().map(|(i, (_, v, fits))| {
+            let y = n - i as f64;
+            Rectangle::new([(0.0, y - 0.85), (*v, y - 0.15)], if *fits { blue.filled() } else { grey.filled() })
+        }))
+        .map_err(err)?;
+    chart
+        .draw_series(names.iter().enumerate().map(|(i, name)| {
+            let y = n - i as f64 - 0.5;
+            Text::new(format!("{}. {name}", i + 1), (xmax * 0.01, y + 0.25), theme.font(11.0).color(&WHITE))
+        }))
+        .map_err(err)?;
+    let mark = color(category_rgb(Category::AllReduce)).stroke_width(theme.px(2.0));
+    chart.draw_series([PathElement::new(vec![(baseline, 0.0), (baseline, n)], mark)]).map_err(err)?;
+    root.present().map_err(err)
+}
+
+/// A scatter of plans with its Pareto front drawn as a line; `front` indexes `points`.
+pub fn pareto(
+    canvas: &HtmlCanvasElement,
+    theme: &Theme,
+    title: &str,
+    (x_desc, y_desc): (&str, &str),
+    points: &[(f64, f64, bool)],
+    front: &[usize],
+    (x_fmt, y_fmt): (&dyn Fn(f64) -> String, &dyn Fn(f64) -> String),
+    limit_x: Option<f64>,
+) -> Result<(), String> {
+    let root = area(canvas, theme, 240)?;
+    if points.is_empty() {
+        return root.present().map_err(err);
+    }
+    let xmax = points.iter().map(|p| p.0).chain(limit_x).fold(0.0, f64::max) * 1.08;
+    let ymax = points.iter().map(|p| p.1).fold(0.0, f64::max) * 1.12;
+    let mut chart = ChartBuilder::on(&root)
+        .margin(theme.px(8.0))
+        .caption(title, theme.font(15.0))
+        .x_label_area_size(theme.px(38.0))
+        .y_label_area_size(theme.px(64.0))
+        .build_cartesian_2d(0.0..xmax.max(1e-12), 0.0..ymax.max(1e-12))
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .x_labels(6)
+        .y_labels(6)
+        .x_label_formatter(&|x| x_fmt(*x))
+        .y_label_formatter(&|y| y_fmt(*y))
+        .themed(theme)
+        .draw()
+        .map_err(err)?;
+    let blue = color(category_rgb(Category::Gemm));
+    let grey = color(EXPOSED_RGB);
+    chart
+        .draw_series(points.iter().map(|&(x, y, fits)| {
+            Circle::new((x, y), theme.px(4.0), if fits { blue.mix(0.7).filled() } else { grey.mix(0.7).filled() })
+        }))
+        .map_err(err)?;
+    if let Some(x) = limit_x {
+        let style = theme.text().stroke_width(theme.px(1.5));
+        chart.draw_series([PathElement::new(vec![(x, 0.0), (x, ymax)], style)]).map_err(err)?;
+        chart.draw_series([Text::new("HBM capacity", (x, ymax * 0.97), theme.font(11.0))]).map_err(err)?;
+    }
+    let orange = color(category_rgb(Category::AllReduce));
+    let line: Vec<(f64, f64)> = front.iter().filter_map(|&i| points.get(i)).map(|p| (p.0, p.1)).collect();
+    chart.draw_series(LineSeries::new(line.iter().copied(), orange.stroke_width(theme.px(2.0)))).map_err(err)?;
+    chart
+        .draw_series(line.iter().map(|&p| Circle::new(p, theme.px(5.0), orange.stroke_width(theme.px(2.0)))))
+        .map_err(err)?;
+    root.present().map_err(err)
+}
+
+/// One group of the co-design chart: a resource and its (factor, speed-up) bars.
+pub type SpeedupGroup = (&'static str, Vec<(f64, Option<f64>)>);
+
+/// Grouped bars: for each resource, the speed-up of the best plan at each scale factor.
+pub fn codesign(canvas: &HtmlCanvasElement, theme: &Theme, groups: &[SpeedupGroup]) -> Result<(), String> {
+    let root = area(canvas, theme, 260)?;
+    let ymax = groups.iter().flat_map(|g| g.1.iter().filter_map(|p| p.1)).fold(1.0, f64::max) * 1.12;
+    let n = groups.len().max(1);
+    let names: Vec<String> = groups.iter().map(|g| g.0.to_owned()).collect();
+    let mut chart = ChartBuilder::on(&root)
+        .margin(theme.px(8.0))
+        .caption("Speed-up when one resource is scaled (best plan re-searched)", theme.font(15.0))
+        .x_label_area_size(theme.px(40.0))
+        .y_label_area_size(theme.px(48.0))
+        .build_cartesian_2d(-0.5..(n as f64 - 0.5), 0.0..ymax)
+        .map_err(err)?;
+    // Groups are centred on whole numbers, where the axis puts its labels.
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(n)
+        .x_label_formatter(&|x| {
+            let i = x.round();
+            if (x - i).abs() < 0.01 && i >= 0.0 {
+                names.get(i as usize).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
+        })
+        .y_desc("speed-up (x)")
+        .y_label_formatter(&|y| format!("{y:.1}"))
+        .themed(theme)
+        .draw()
+        .map_err(err)?;
+    let mut bars = Vec::new();
+    for (gi, (_, pts)) in groups.iter().enumerate() {
+        let w = 0.8 / pts.len().max(1) as f64;
+        for (pi, (factor, up)) in pts.iter().enumerate() {
+            let Some(up) = up else { continue };
+            let x0 = gi as f64 - 0.4 + pi as f64 * w;
+            // Darker for larger factors.
+            let shade = (factor.log2() + 1.0) / 4.0;
+            let c = category_rgb(Category::Gemm);
+            let rgb = RGBColor(
+                (255.0 - (255.0 - c.0 as f64) * (0.3 + 0.7 * shade)) as u8,
+                (255.0 - (255.0 - c.1 as f64) * (0.3 + 0.7 * shade)) as u8,
+                (255.0 - (255.0 - c.2 as f64) * (0.3 + 0.7 * shade)) as u8,
+            );
+            bars.push(Rectangle::new([(x0, 0.0), (x0 + w * 0.9, *up)], rgb.filled()));
+        }
+    }
+    chart.draw_series(bars).map_err(err)?;
+    let one = theme.text().stroke_width(theme.px(1.0));
+    chart.draw_series([PathElement::new(vec![(-0.5, 1.0), (n as f64 - 0.5, 1.0)], one)]).map_err(err)?;
+    root.present().map_err(err)
+}

@@ -2,6 +2,7 @@
 //! natively); the Yew components and charts are compiled for wasm32 only. A thin face: it
 //! formats and draws what the engine reports and computes nothing of its own.
 
+pub mod explorer;
 pub mod export;
 pub mod fields;
 pub mod lessons;
@@ -15,5 +16,7 @@ mod app;
 mod charts;
 #[cfg(target_arch = "wasm32")]
 mod dom;
+#[cfg(target_arch = "wasm32")]
+mod explorer_view;
 #[cfg(target_arch = "wasm32")]
 pub use app::start;

@@ -16,6 +16,7 @@ use std::rc::Rc;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum View {
     Calculator,
+    Explorer,
     Learn,
 }
 
@@ -95,6 +96,8 @@ pub enum Action {
     Import(String),
     /// A whole document (from a lesson).
     LoadDoc(Doc),
+    /// Task config keys of a plan found by the explorer: merged into the task, then shown.
+    ApplyPlan(serde_json::Map<String, Value>),
     /// What the URL held at load time, and the last scenario saved in this browser.
     Restore {
         link: Result<Doc, ShareError>,
@@ -351,6 +354,14 @@ impl State {
             Action::LoadDoc(doc) => {
                 self.doc = doc;
                 self.per_node_draft = None;
+                self.selected_op = None;
+                self.view = View::Calculator;
+                self.edited();
+            }
+            Action::ApplyPlan(keys) => {
+                for (k, v) in keys {
+                    self.doc.task.insert(k, v);
+                }
                 self.selected_op = None;
                 self.view = View::Calculator;
                 self.edited();

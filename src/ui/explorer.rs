@@ -1,0 +1,308 @@
+//! The explorer's work on the page: a search (every plan, then co-design what-ifs) cut into
+//! steps so the page stays responsive, with progress, cancel and partial results; and the
+//! time, GPU-hours, dollars and energy a plan needs for a workload. Plain Rust, tested
+//! natively; the page only schedules `step` calls and draws.
+
+use crate::engine::explore::{self, Outcome, Resource, Space};
+use crate::engine::scenario::{Arch, Plan, Scenario};
+use serde_json::{json, Map, Value};
+
+/// Factors each co-design resource is scaled by.
+pub const FACTORS: [f64; 5] = [0.5, 1.0, 2.0, 4.0, 8.0];
+
+/// Where a unit of work's result goes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Slot {
+    Main,
+    /// Index into `Job::co`.
+    Co(usize),
+}
+
+/// A co-design point: one resource scaled by one factor, and the best plan found there.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CoPoint {
+    pub resource: Resource,
+    pub factor: f64,
+    /// GPUs of the scaled cluster.
+    pub gpus: u64,
+    pub best: Option<Outcome>,
+}
+
+/// A search in progress (or done, or cancelled).
+pub struct Job {
+    scenarios: Vec<Scenario>,
+    queue: Vec<(usize, Plan, Slot)>,
+    next: usize,
+    main: Vec<Outcome>,
+    co: Vec<CoPoint>,
+    cancelled: bool,
+    /// Number of plans of the main search (the first items of the queue).
+    main_plans: usize,
+}
+
+impl Job {
+    /// Prepares every evaluation: all plans of `base`, then all plans of each scaled scenario.
+    pub fn new(base: &Scenario, space: &Space, codesign: bool) -> Job {
+        let mut scenarios = vec![base.clone()];
+        let mut queue: Vec<(usize, Plan, Slot)> =
+            explore::plans(base, space).into_iter().map(|p| (0, p, Slot::Main)).collect();
+        let main_plans = queue.len();
+        let mut co = Vec::new();
+        if codesign {
+            for r in Resource::ALL {
+                for f in FACTORS {
+                    let Some(s) = explore::scaled(base, r, f) else { continue };
+                    let idx = co.len();
+                    co.push(CoPoint { resource: r, factor: f, gpus: s.system.num_devices, best: None });
+                    let si = scenarios.len();
+                    queue.extend(explore::plans(&s, space).into_iter().map(|p| (si, p, Slot::Co(idx))));
+                    scenarios.push(s);
+                }
+            }
+        }
+        Job { scenarios, queue, next: 0, main: Vec::with_capacity(main_plans), co, cancelled: false, main_plans }
+    }
+
+    /// Evaluates up to `n` more plans; returns how many it did.
+    pub fn step(&mut self, n: usize) -> usize {
+        let mut done = 0;
+        while done < n && !self.cancelled && self.next < self.queue.len() {
+            let (si, plan, slot) = &self.queue[self.next];
+            let o = explore::evaluate_plan(&self.scenarios[*si], plan);
+            match *slot {
+                Slot::Main => self.main.push(o),
+                Slot::Co(i) => {
+                    let p = &mut self.co[i];
+                    let better = o.fits()
+                        && p.best.as_ref().is_none_or(|b| o.throughput_samples_per_s > b.throughput_samples_per_s);
+                    if better {
+                        p.best = Some(o);
+                    }
+                }
+            }
+            self.next += 1;
+            done += 1;
+        }
+        done
+    }
+
+    pub fn cancel(&mut self) {
+        self.cancelled = true;
+    }
+
+    pub fn cancelled(&self) -> bool {
+        self.cancelled
+    }
+
+    /// Evaluations done and planned.
+    pub fn progress(&self) -> (usize, usize) {
+        (self.next, self.queue.len())
+    }
+
+    /// True when nothing is left to do (finished or cancelled).
+    pub fn finished(&self) -> bool {
+        self.cancelled || self.next >= self.queue.len()
+    }
+
+    /// True when every plan of the main search has been evaluated.
+    pub fn main_done(&self) -> bool {
+        self.main.len() == self.main_plans
+    }
+
+    /// The main search's results so far, best first.
+    pub fn ranked(&self) -> Vec<Outcome> {
+        let mut v = self.main.clone();
+        explore::rank(&mut v);
+        v
+    }
+
+    /// The summary against the base scenario's own plan (over the results so far).
+    pub fn summary(&self) -> explore::Summary {
+        explore::summarize(&self.scenarios[0], self.ranked())
+    }
+
+    /// Co-design points, with speed-ups relative to the best plan on the unscaled cluster.
+    pub fn codesign(&self) -> &[CoPoint] {
+        &self.co
+    }
+
+    pub fn base(&self) -> &Scenario {
+        &self.scenarios[0]
+    }
+}
+
+/// Speed-up of a co-design point over the unscaled best (factor 1 of the same resource).
+pub fn speedup(points: &[CoPoint], p: &CoPoint) -> Option<f64> {
+    let base = points.iter().find(|q| q.resource == p.resource && q.factor == 1.0)?.best.as_ref()?;
+    Some(p.best.as_ref()?.throughput_samples_per_s / base.throughput_samples_per_s)
+}
+
+/// Cost inputs: price and power per GPU, and the workload.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CostInputs {
+    pub usd_per_gpu_hour: f64,
+    pub watts_per_gpu: f64,
+    /// Samples to process (for language models the page converts tokens to samples).
+    pub samples: f64,
+}
+
+/// What processing the workload costs with a plan.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Costs {
+    pub time_s: f64,
+    pub gpu_hours: f64,
+    pub usd: f64,
+    pub kwh: f64,
+}
+
+/// The MAD-Max artifact's formulas: time = samples / throughput; GPU-hours = time x GPUs;
+/// cost = GPU-hours x price; energy = GPU-hours x power.
+pub fn costs(throughput: f64, gpus: u64, c: &CostInputs) -> Costs {
+    let time_s = if throughput > 0.0 { c.samples / throughput } else { f64::INFINITY };
+    let gpu_hours = time_s * gpus as f64 / 3600.0;
+    Costs { time_s, gpu_hours, usd: gpu_hours * c.usd_per_gpu_hour, kwh: gpu_hours * c.watts_per_gpu / 1000.0 }
+}
+
+/// Indices of the Pareto front (most throughput for least memory) among outcomes, ordered by
+/// memory.
+pub fn memory_pareto(outcomes: &[Outcome]) -> Vec<usize> {
+    let mut idx: Vec<usize> = (0..outcomes.len()).collect();
+    idx.sort_by(|a, b| {
+        outcomes[*a]
+            .memory_bytes
+            .total_cmp(&outcomes[*b].memory_bytes)
+            .then(outcomes[*b].throughput_samples_per_s.total_cmp(&outcomes[*a].throughput_samples_per_s))
+    });
+    let mut front = Vec::new();
+    let mut best = f64::NEG_INFINITY;
+    for i in idx {
+        if outcomes[i].throughput_samples_per_s > best {
+            best = outcomes[i].throughput_samples_per_s;
+            front.push(i);
+        }
+    }
+    front
+}
+
+/// The task config keys of a plan, for loading it into the calculator.
+pub fn plan_task_keys(p: &Plan) -> Map<String, Value> {
+    let mut m = Map::new();
+    let mut spec = |key: &str, s: &crate::engine::scenario::Spec| {
+        let (st, dg): (Vec<&str>, Vec<u64>) = s.levels().iter().map(|l| (l.strategy.config_name(), l.degree)).unzip();
+        m.insert(key.to_owned(), json!(st));
+        m.insert(format!("{key}_degree"), json!(dg));
+    };
+    if let Some(s) = &p.mlp {
+        spec("mlp_parallel", s);
+    }
+    spec("emb_parallel", &p.emb);
+    if let Some(s) = &p.transformer {
+        spec("transformer_parallel", s);
+    }
+    m.insert("local_emb_bs".into(), json!(p.local_emb_batch));
+    if let Some(b) = p.local_mlp_batch {
+        m.insert("local_mlp_bs".into(), json!(b));
+    }
+    if let Some(b) = p.local_transformer_batch {
+        m.insert("local_transformer_bs".into(), json!(b));
+    }
+    m
+}
+
+/// Samples per "unit" of workload: sequence length for language models (so a workload can be
+/// given in tokens), 1 otherwise.
+pub fn tokens_per_sample(arch: &Arch) -> Option<u64> {
+    match arch {
+        Arch::Llm(l) | Arch::LlmMoe(l, _) => Some(l.transformer.seq_len),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ui::state::{Action, State};
+
+    #[test]
+    fn a_chunked_job_equals_the_one_shot_search() {
+        let s = State::initial();
+        let base = &s.good.as_ref().expect("good").scenario;
+        let space = Space::fixed_global(base);
+        let mut job = Job::new(base, &space, false);
+        let (_, total) = job.progress();
+        let mut steps = 0;
+        while !job.finished() {
+            job.step(7);
+            steps += 1;
+        }
+        assert!(steps > 1);
+        assert_eq!(job.progress(), (total, total));
+        assert_eq!(job.summary(), explore::search(base, &space));
+    }
+
+    #[test]
+    fn cancel_stops_with_partial_results() {
+        let s = State::initial();
+        let base = &s.good.as_ref().expect("good").scenario;
+        let mut job = Job::new(base, &Space::fixed_global(base), true);
+        job.step(10);
+        job.cancel();
+        assert_eq!(job.step(10), 0);
+        assert!(job.finished() && job.cancelled());
+        assert_eq!(job.ranked().len(), 10);
+    }
+
+    #[test]
+    fn codesign_finds_what_pays() {
+        let s = State::initial();
+        let base = &s.good.as_ref().expect("good").scenario;
+        let mut job = Job::new(base, &Space::fixed_global(base), true);
+        while !job.finished() {
+            job.step(500);
+        }
+        let pts = job.codesign();
+        assert_eq!(pts.len(), Resource::ALL.len() * FACTORS.len());
+        let compute2 = pts.iter().find(|p| p.resource == Resource::Compute && p.factor == 2.0).expect("point");
+        let up = speedup(pts, compute2).expect("speed-up");
+        assert!(up > 1.0 && up <= 2.0 + 1e-9, "doubling compute helps at most 2x: {up}");
+        let cap = pts.iter().find(|p| p.resource == Resource::HbmCapacity && p.factor == 8.0).expect("point");
+        assert!(speedup(pts, cap).expect("speed-up") >= 1.0 - 1e-12);
+    }
+
+    #[test]
+    fn costs_follow_the_artifact_formulas() {
+        let c = costs(100.0, 8, &CostInputs { usd_per_gpu_hour: 4.0, watts_per_gpu: 500.0, samples: 3.6e6 });
+        assert_eq!(c.time_s, 36_000.0);
+        assert_eq!(c.gpu_hours, 80.0);
+        assert_eq!(c.usd, 320.0);
+        assert_eq!(c.kwh, 40.0);
+    }
+
+    #[test]
+    fn the_pareto_front_keeps_only_undominated_plans() {
+        let s = State::initial();
+        let base = &s.good.as_ref().expect("good").scenario;
+        let r = explore::search(base, &Space::fixed_global(base)).ranked;
+        let front = memory_pareto(&r);
+        assert!(!front.is_empty());
+        for &i in &front {
+            let dominated = r.iter().any(|o| {
+                o.memory_bytes <= r[i].memory_bytes
+                    && o.throughput_samples_per_s >= r[i].throughput_samples_per_s
+                    && (o.memory_bytes < r[i].memory_bytes
+                        || o.throughput_samples_per_s > r[i].throughput_samples_per_s)
+            });
+            assert!(!dominated, "front point {i} is dominated");
+        }
+    }
+
+    #[test]
+    fn applying_a_plan_gives_the_explorer_numbers() {
+        let s = State::initial();
+        let base = s.good.as_ref().expect("good").scenario.clone();
+        let best = explore::search(&base, &Space::fixed_global(&base)).ranked[0].clone();
+        let s = s.next(Action::ApplyPlan(plan_task_keys(&best.plan)));
+        assert!(!s.stale(), "{:?}", s.errors);
+        assert_eq!(s.good.as_ref().map(|g| g.report.throughput_samples_per_s), Some(best.throughput_samples_per_s));
+    }
+}

@@ -1,0 +1,503 @@
+//! The explorer page: search settings, a chunked search with progress and cancel, the best plan
+//! against the user's, ranked plans, Pareto and co-design charts, cost and energy.
+
+use super::charts::{self, Theme};
+use super::dom;
+use super::explorer::{self, CostInputs, Job, FACTORS};
+use super::state::{Action, Evaluated};
+use crate::engine::explore::{self, Batches, Outcome, Resource, Space};
+use crate::engine::scenario::TaskKind;
+use crate::{presets, units};
+use gloo::timers::callback::Timeout;
+use std::cell::RefCell;
+use std::rc::Rc;
+use web_sys::{HtmlCanvasElement, HtmlInputElement, HtmlSelectElement};
+use yew::prelude::*;
+
+#[derive(Properties, PartialEq)]
+pub struct ExplorerProps {
+    pub good: Option<Rc<Evaluated>>,
+    pub dispatch: Callback<Action>,
+    pub width: u32,
+}
+
+/// Settings of the next search.
+#[derive(Clone, PartialEq)]
+struct Settings {
+    /// "as-configured", "pretrain" or "inference".
+    task: String,
+    /// Empty: the global batch stays the scenario's; else a list of local batches.
+    local_batches: String,
+    codesign: bool,
+    usd_per_gpu_hour: f64,
+    watts_per_gpu: f64,
+    /// Workload size (tokens for language models, samples otherwise).
+    workload: f64,
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings {
+            task: "as-configured".into(),
+            local_batches: String::new(),
+            codesign: true,
+            usd_per_gpu_hour: 4.10,
+            watts_per_gpu: 812.5,
+            workload: 1e12,
+        }
+    }
+}
+
+type JobCell = Rc<RefCell<Option<Job>>>;
+
+/// Runs the job in slices of about 12 ms, yielding to the browser between them.
+fn schedule(job: JobCell, tick: UseStateHandle<u64>, clock: Rc<RefCell<(f64, f64)>>) {
+    Timeout::new(0, move || {
+        let t0 = js_sys::Date::now();
+        let finished = {
+            let mut guard = job.borrow_mut();
+            let Some(j) = guard.as_mut() else { return };
+            while js_sys::Date::now() - t0 < 12.0 && !j.finished() {
+                j.step(8);
+            }
+            j.finished()
+        };
+        tick.set(*tick + 1);
+        if finished {
+            clock.borrow_mut().1 = js_sys::Date::now();
+        } else {
+            schedule(job, tick, clock);
+        }
+    })
+    .forget();
+}
+
+#[function_component(ExplorerView)]
+pub fn explorer_view(p: &ExplorerProps) -> Html {
+    let job: JobCell = use_mut_ref(|| None);
+    let tick = use_state(|| 0u64);
+    let clock = use_mut_ref(|| (0.0, 0.0));
+    let settings = use_state(Settings::default);
+    let problem = use_state(|| None::<String>);
+
+    let Some(good) = p.good.clone() else {
+        return html! { <main class="explorer"><div class="card"><p>{ "Make the scenario valid in the calculator first." }</p></div></main> };
+    };
+
+    let start = {
+        let job = job.clone();
+        let tick = tick.clone();
+        let clock = clock.clone();
+        let settings = settings.clone();
+        let problem = problem.clone();
+        let good = good.clone();
+        Callback::from(move |_| {
+            let mut base = good.scenario.clone();
+            match settings.task.as_str() {
+                "pretrain" => base.task.kind = TaskKind::Pretrain,
+                "inference" => base.task.kind = TaskKind::Inference,
+                _ => {}
+            }
+            let space = if settings.local_batches.trim().is_empty() {
+                Space::fixed_global(&base)
+            } else {
+                let list: Option<Vec<u64>> = settings
+                    .local_batches
+                    .split(',')
+                    .map(|x| x.trim().parse::<u64>().ok().filter(|n| *n >= 1 && *n <= 1 << 24))
+                    .collect();
+                match list {
+                    Some(l) if !l.is_empty() && l.len() <= 16 => Space { batches: Batches::Local(l) },
+                    _ => {
+                        problem.set(Some(
+                            "Local batches: a comma-separated list of up to 16 whole numbers, such as 1, 2, 4, 8."
+                                .into(),
+                        ));
+                        return;
+                    }
+                }
+            };
+            problem.set(None);
+            if let Some(j) = job.borrow_mut().as_mut() {
+                j.cancel();
+            }
+            *job.borrow_mut() = Some(Job::new(&base, &space, settings.codesign));
+            *clock.borrow_mut() = (js_sys::Date::now(), 0.0);
+            tick.set(*tick + 1);
+            schedule(job.clone(), tick.clone(), clock.clone());
+        })
+    };
+    let cancel = {
+        let job = job.clone();
+        let tick = tick.clone();
+        let clock = clock.clone();
+        Callback::from(move |_| {
+            if let Some(j) = job.borrow_mut().as_mut() {
+                j.cancel();
+            }
+            clock.borrow_mut().1 = js_sys::Date::now();
+            tick.set(*tick + 1);
+        })
+    };
+
+    let guard = job.borrow();
+    let results = match guard.as_ref() {
+        None => {
+            html! { <div class="card"><p class="help">{ "Press \"Search every plan\" to evaluate every parallelization plan MAD-Max accepts for this model on this cluster, and see which one is fastest." }</p></div> }
+        }
+        Some(j) => results(j, &settings, *clock.borrow(), &p.dispatch, *tick, p.width),
+    };
+    let running = guard.as_ref().is_some_and(|j| !j.finished());
+    drop(guard);
+
+    html! {
+        <main class="explorer">
+            { settings_card(&settings, &good, start, cancel, running, problem.as_deref()) }
+            { results }
+        </main>
+    }
+}
+
+fn settings_card(
+    settings: &UseStateHandle<Settings>,
+    good: &Evaluated,
+    start: Callback<MouseEvent>,
+    cancel: Callback<MouseEvent>,
+    running: bool,
+    problem: Option<&str>,
+) -> Html {
+    let set = |f: fn(&mut Settings, String)| {
+        let settings = settings.clone();
+        Callback::from(move |e: Event| {
+            let v = e
+                .target_dyn_into::<HtmlInputElement>()
+                .map(|i| i.value())
+                .or_else(|| e.target_dyn_into::<HtmlSelectElement>().map(|s| s.value()));
+            if let Some(v) = v {
+                let mut s = (*settings).clone();
+                f(&mut s, v);
+                settings.set(s);
+            }
+        })
+    };
+    let s = &**settings;
+    let sc = &good.scenario;
+    let tokens = explorer::tokens_per_sample(&sc.model.arch).is_some();
+    let prices = presets::all().map(|p| p.prices.clone()).unwrap_or_default();
+    let chosen = prices
+        .iter()
+        .find(|p| p.usd_per_gpu_hour == s.usd_per_gpu_hour && p.watts_per_gpu == s.watts_per_gpu)
+        .map(|p| p.id.as_str());
+    let on_price = {
+        let settings = settings.clone();
+        let prices = prices.clone();
+        Callback::from(move |e: Event| {
+            let Some(sel) = e.target_dyn_into::<HtmlSelectElement>() else { return };
+            if let Some(pr) = prices.iter().find(|p| p.id == sel.value()) {
+                let mut s = (*settings).clone();
+                s.usd_per_gpu_hour = pr.usd_per_gpu_hour;
+                s.watts_per_gpu = pr.watts_per_gpu;
+                settings.set(s);
+            }
+        })
+    };
+    let codesign = {
+        let settings = settings.clone();
+        Callback::from(move |e: Event| {
+            if let Some(i) = e.target_dyn_into::<HtmlInputElement>() {
+                let mut s = (*settings).clone();
+                s.codesign = i.checked();
+                settings.set(s);
+            }
+        })
+    };
+    html! {
+        <div class="card explorer-settings">
+            <h2>{ format!("Explore plans for {} on {} GPUs", sc.model.name, sc.system.num_devices) }</h2>
+            <p class="help">{ "Every plan MAD-Max accepts: each component's strategies (ddp, fsdp, tp, pp; ddp or mp for embeddings) over all GPUs, or within a node x across nodes; global batches that agree. Plans whose weights do not fit in HBM are shown greyed, not hidden." }</p>
+            <div class="row wrap">
+                <div class="field">
+                    <label for="explore-task">{ "Search for" }</label>
+                    <select id="explore-task" onchange={set(|s, v| s.task = v)}>
+                        <option value="as-configured" selected={s.task == "as-configured"}>{ format!("the task as configured ({})", sc.task.kind.config_name()) }</option>
+                        <option value="pretrain" selected={s.task == "pretrain"}>{ "pre-training" }</option>
+                        <option value="inference" selected={s.task == "inference"}>{ "inference" }</option>
+                    </select>
+                    <p class="help">{ "Pre-training and inference favour different plans." }</p>
+                </div>
+                <div class="field">
+                    <label for="explore-batches">{ "Local batches (optional)" }</label>
+                    <input id="explore-batches" type="text" placeholder={format!("global batch fixed at {}", explore::global_batch(&sc.task.plan))}
+                        value={s.local_batches.clone()} onchange={set(|s, v| s.local_batches = v)} />
+                    <p class="help">{ "Empty: every plan processes the same global batch (a fair comparison). A list such as 1, 2, 4, 8 lets the batch vary." }</p>
+                </div>
+            </div>
+            <label class="check"><input id="explore-codesign" type="checkbox" checked={s.codesign} onchange={codesign} />{ "Also run hardware what-ifs (each resource x0.5 to x8, best plan re-searched)" }</label>
+            <div class="row wrap">
+                <div class="field">
+                    <label for="explore-price-preset">{ "Price preset" }</label>
+                    <select id="explore-price-preset" onchange={on_price}>
+                        <option value="" selected={chosen.is_none()}>{ "custom price" }</option>
+                        { for prices.iter().map(|p| html! {
+                            <option value={p.id.clone()} selected={chosen == Some(p.id.as_str())}>{ format!("{} ({} $/GPU-h)", p.label, p.usd_per_gpu_hour) }</option>
+                        }) }
+                    </select>
+                    <p class="help">{ "From the MAD-Max artifact's cloud price sheet; power is each GPU's share of its node's draw." }</p>
+                </div>
+                <div class="field">
+                    <label for="explore-price">{ "Price ($ per GPU-hour)" }</label>
+                    <input id="explore-price" type="text" inputmode="decimal" value={s.usd_per_gpu_hour.to_string()}
+                        onchange={set(|s, v| if let Ok(x) = v.trim().parse::<f64>() { if x >= 0.0 && x.is_finite() { s.usd_per_gpu_hour = x } })} />
+                    <p class="help">{ "4.10 for an A100-40GB on cloud A." }</p>
+                </div>
+                <div class="field">
+                    <label for="explore-power">{ "Power (W per GPU)" }</label>
+                    <input id="explore-power" type="text" inputmode="decimal" value={s.watts_per_gpu.to_string()}
+                        onchange={set(|s, v| if let Ok(x) = v.trim().parse::<f64>() { if x >= 0.0 && x.is_finite() { s.watts_per_gpu = x } })} />
+                    <p class="help">{ "812.5 W: an A100 node's 6.5 kW over 8 GPUs." }</p>
+                </div>
+                <div class="field">
+                    <label for="explore-workload">{ if tokens { "Workload (tokens)" } else { "Workload (samples)" } }</label>
+                    <input id="explore-workload" type="text" inputmode="decimal" value={s.workload.to_string()}
+                        onchange={set(|s, v| if let Ok(x) = v.trim().parse::<f64>() { if x > 0.0 && x.is_finite() { s.workload = x } })} />
+                    <p class="help">{ if tokens { "1e12 tokens: a trillion-token pre-training run." } else { "Samples to process, e.g. 5e9." } }</p>
+                </div>
+            </div>
+            { problem.map(|m| html! { <p class="error-msg">{ m }</p> }).unwrap_or_default() }
+            <div class="row">
+                <button id="explore-start" onclick={start} disabled={running}>{ "Search every plan" }</button>
+                <button id="explore-cancel" class="secondary" onclick={cancel} disabled={!running}>{ "Cancel" }</button>
+            </div>
+        </div>
+    }
+}
+
+fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick: u64, width: u32) -> Html {
+    let (done, total) = j.progress();
+    let base = j.base();
+    let arch = &base.model.arch;
+    let summary = j.summary();
+    let elapsed_ms = if clock.1 > 0.0 { clock.1 - clock.0 } else { js_sys::Date::now() - clock.0 };
+    let status = if j.cancelled() {
+        format!("Cancelled after {done} of {total} evaluations ({} ms). Partial results below.", elapsed_ms.round())
+    } else if j.finished() {
+        format!(
+            "Searched {} plans and {} what-if evaluations in {} ms.",
+            j.ranked().len(),
+            total - j.ranked().len(),
+            elapsed_ms.round()
+        )
+    } else {
+        format!("Evaluating {done} of {total}...")
+    };
+    let samples = s.workload / explorer::tokens_per_sample(arch).map_or(1.0, |t| t as f64);
+    let inputs = CostInputs { usd_per_gpu_hour: s.usd_per_gpu_hour, watts_per_gpu: s.watts_per_gpu, samples };
+    let gpus = base.system.num_devices;
+    let best = summary.ranked.first().filter(|o| o.fits()).cloned();
+    let apply = |o: &Outcome| {
+        let d = d.clone();
+        let keys = explorer::plan_task_keys(&o.plan);
+        Callback::from(move |_| d.emit(Action::ApplyPlan(keys.clone())))
+    };
+    let cost_row = |label: &str, o: &Outcome| {
+        let c = explorer::costs(o.throughput_samples_per_s, gpus, &inputs);
+        html! {
+            <tr><th>{ label.to_owned() }</th><td>{ units::duration(c.time_s) }</td><td>{ format!("{} GPU-h", units::count(c.gpu_hours.round())) }</td>
+                <td>{ format!("$ {}", units::count(c.usd.round())) }</td><td>{ format!("{} kWh", units::count(c.kwh.round())) }</td></tr>
+        }
+    };
+    let headline = match &best {
+        Some(b) if j.main_done() => html! {
+            <div class="card">
+                <dl class="headline">
+                    <div class="figure"><dt>{ "Best speed-up over your plan" }</dt>
+                        <dd id="speedup" data-value={summary.speedup.to_string()}>{ format!("{:.2}", summary.speedup) }<span class="unit">{ " x" }</span></dd>
+                        <div class="figure-sub">{ format!("{} vs {}", units::si(b.throughput_samples_per_s, "samples/s"), units::si(summary.baseline.throughput_samples_per_s, "samples/s")) }</div></div>
+                    <div class="figure"><dt>{ "Best plan" }</dt><dd class="plan-text" id="best-plan" data-iteration={b.iteration_s.to_string()} data-throughput={b.throughput_samples_per_s.to_string()}>{ explore::describe(arch, &b.plan) }</dd>
+                        <div class="figure-sub"><button id="apply-best" onclick={apply(b)}>{ "Apply in calculator" }</button></div></div>
+                </dl>
+                <table class="costs">
+                    <thead><tr><th></th><th>{ "time" }</th><th>{ "GPU-hours" }</th><th>{ "cost" }</th><th>{ "energy" }</th></tr></thead>
+                    <tbody>{ cost_row("best plan", b) }{ cost_row("your plan", &summary.baseline) }</tbody>
+                </table>
+                <p class="help">{ format!("For {} {} on {gpus} GPUs at {} $/GPU-hour and {} W per GPU.", units::count(s.workload), if explorer::tokens_per_sample(arch).is_some() { "tokens" } else { "samples" }, s.usd_per_gpu_hour, s.watts_per_gpu) }</p>
+            </div>
+        },
+        _ => html! {},
+    };
+    let table = summary.ranked.iter().take(20).enumerate().map(|(i, o)| {
+        html! {
+            <tr class={classes!((!o.fits()).then_some("misfit"))}>
+                <td>{ i + 1 }</td>
+                <td>{ explore::describe(arch, &o.plan) }</td>
+                <td class="num">{ units::si(o.throughput_samples_per_s, "samples/s") }</td>
+                <td class="num">{ units::duration(o.iteration_s) }</td>
+                <td class="num">{ units::percent(o.exposed_share) }</td>
+                <td class="num">{ units::bytes(o.memory_bytes) }{ if o.fits() { "" } else { " (does not fit)" } }</td>
+                <td><button class="link" onclick={apply(o)}>{ "apply" }</button></td>
+            </tr>
+        }
+    });
+    // Chart data.
+    let ranked = summary.ranked.clone();
+    let bars: Vec<(String, f64, bool)> = ranked
+        .iter()
+        .take(12)
+        .map(|o| (explore::describe(arch, &o.plan), o.throughput_samples_per_s, o.fits()))
+        .collect();
+    let baseline = summary.baseline.throughput_samples_per_s;
+    let scatter: Vec<(f64, f64, bool)> =
+        ranked.iter().map(|o| (o.memory_bytes / 1e9, o.throughput_samples_per_s, o.fits())).collect();
+    // The front over plans that fit; the capacity line shows where the others lie.
+    let fitting: Vec<Outcome> = ranked.iter().filter(|o| o.fits()).cloned().collect();
+    let front: Vec<usize> = explorer::memory_pareto(&fitting)
+        .into_iter()
+        .filter_map(|i| ranked.iter().position(|o| *o == fitting[i]))
+        .collect();
+    let capacity_gb = base.system.mem_cap_bytes / 1e9;
+    let co = j.codesign().to_vec();
+    let groups: Vec<charts::SpeedupGroup> = Resource::ALL
+        .iter()
+        .map(|r| {
+            let pts = FACTORS
+                .iter()
+                .map(|f| {
+                    (*f, co.iter().find(|p| p.resource == *r && p.factor == *f).and_then(|p| explorer::speedup(&co, p)))
+                })
+                .collect();
+            (r.label(), pts)
+        })
+        .collect();
+    // Cost and time at each cluster size (best plan there).
+    let sizes: Vec<(f64, f64, f64)> = co
+        .iter()
+        .filter(|p| p.resource == Resource::ClusterSize)
+        .filter_map(|p| {
+            let b = p.best.as_ref()?;
+            let c = explorer::costs(b.throughput_samples_per_s, p.gpus, &inputs);
+            Some((p.gpus as f64, c.time_s / 3600.0, c.usd))
+        })
+        .collect();
+    let time_front = |pts: &[(f64, f64, bool)]| -> Vec<usize> {
+        // Fewest resources for the least time: sort by x, keep points that lower the time.
+        let mut idx: Vec<usize> = (0..pts.len()).collect();
+        idx.sort_by(|a, b| pts[*a].0.total_cmp(&pts[*b].0));
+        let mut best = f64::INFINITY;
+        idx.into_iter()
+            .filter(|&i| {
+                if pts[i].1 < best {
+                    best = pts[i].1;
+                    true
+                } else {
+                    false
+                }
+            })
+            .collect()
+    };
+    let gpus_time: Vec<(f64, f64, bool)> = sizes.iter().map(|s| (s.0, s.1, true)).collect();
+    let cost_time: Vec<(f64, f64, bool)> = sizes.iter().map(|s| (s.2, s.1, true)).collect();
+    let f_gpu = time_front(&gpus_time);
+    let f_cost = time_front(&cost_time);
+    let progress = html! {
+        <div class="card">
+            <progress id="explore-progress" max={total.to_string()} value={done.to_string()}></progress>
+            <p id="explore-status" class="help" data-ms={elapsed_ms.to_string()} data-finished={j.finished().to_string()}>{ status }</p>
+        </div>
+    };
+    // Charts are drawn once the search ends (redrawing them at every slice would slow it).
+    let v = tick;
+    if !j.finished() {
+        return html! {
+            <>
+                { progress }
+                <div class="card"><p class="help">{ "Charts appear when the search ends." }</p></div>
+            </>
+        };
+    }
+    html! {
+        <>
+            { progress }
+            { headline }
+            <div class="card charts">
+                <Canvas id="chart-ranked" version={v} width={width} draw={Rc::new(move |c: &HtmlCanvasElement, t: &Theme| charts::ranked(c, t, &bars, baseline)) as Draw} />
+                <p class="help">{ "Blue: plans that fit; grey: weights exceed HBM. The orange line is your plan." }</p>
+            </div>
+            <div class="card charts">
+                <Canvas id="chart-pareto-memory" version={v} width={width} draw={Rc::new(move |c: &HtmlCanvasElement, t: &Theme| charts::pareto(c, t, "Throughput vs memory per GPU (Pareto front in orange)", ("weights per GPU (GB)", "samples/s"), &scatter, &front, (&|x| units::sig3(x), &|y| units::si(y, "").trim().to_owned()), Some(capacity_gb))) as Draw} />
+            </div>
+            { if !co.is_empty() { html! {
+                <>
+                    <div class="card charts">
+                        <Canvas id="chart-codesign" version={v} width={width} draw={Rc::new(move |c: &HtmlCanvasElement, t: &Theme| charts::codesign(c, t, &groups)) as Draw} />
+                        <p class="help">{ "Bars from light to dark: x0.5, x1, x2, x4, x8 of one resource, everything else unchanged; speed-up of the best plan at that point over the best plan today. Cluster size keeps the global batch (strong scaling)." }</p>
+                    </div>
+                    <div class="card charts pair">
+                        <Canvas id="chart-pareto-gpus" version={v} width={width} draw={Rc::new(move |c: &HtmlCanvasElement, t: &Theme| charts::pareto(c, t, "Time to train vs GPUs", ("GPUs", "hours"), &gpus_time, &f_gpu, (&|x| format!("{}", x.round()), &|y| units::sig3(y)), None)) as Draw} />
+                        <Canvas id="chart-pareto-cost" version={v} width={width} draw={Rc::new(move |c: &HtmlCanvasElement, t: &Theme| charts::pareto(c, t, "Time to train vs cost", ("dollars", "hours"), &cost_time, &f_cost, (&|x| units::si(x, "").trim().to_owned(), &|y| units::sig3(y)), None)) as Draw} />
+                    </div>
+                </>
+            } } else { html! {} } }
+            <div class="card">
+                <h2>{ "Ranked plans" }</h2>
+                <div class="table-wrap">
+                    <table class="ranked" id="ranked-plans">
+                        <thead><tr><th>{ "#" }</th><th>{ "plan" }</th><th>{ "throughput" }</th><th>{ "iteration" }</th><th>{ "exposed comm." }</th><th>{ "weights/GPU" }</th><th></th></tr></thead>
+                        <tbody>{ for table }</tbody>
+                    </table>
+                </div>
+            </div>
+        </>
+    }
+}
+
+/// Draws a chart on a canvas.
+pub type Draw = Rc<dyn Fn(&HtmlCanvasElement, &Theme) -> Result<(), String>>;
+
+#[derive(Properties)]
+pub struct CanvasProps {
+    pub id: &'static str,
+    /// Redraw when this changes.
+    pub version: u64,
+    pub width: u32,
+    pub draw: Draw,
+}
+
+impl PartialEq for CanvasProps {
+    fn eq(&self, o: &CanvasProps) -> bool {
+        self.id == o.id && self.version == o.version && self.width == o.width
+    }
+}
+
+/// A canvas drawn by a chart function; redrawn when `version` or the window width changes.
+#[function_component(Canvas)]
+pub fn canvas(p: &CanvasProps) -> Html {
+    let node = use_node_ref();
+    let problem = use_state(|| None::<String>);
+    {
+        let node = node.clone();
+        let problem = problem.clone();
+        let draw = p.draw.clone();
+        use_effect_with((p.version, p.width), move |_| {
+            if let Some(c) = node.cast::<HtmlCanvasElement>() {
+                let t = Theme { dark: dom::prefers_dark(), ratio: dom::pixel_ratio() };
+                problem.set(draw(&c, &t).err());
+            }
+        });
+    }
+    let id = p.id;
+    let save = {
+        let node = node.clone();
+        Callback::from(move |_| {
+            if let Some(url) = node.cast::<HtmlCanvasElement>().and_then(|c| c.to_data_url().ok()) {
+                dom::download_url(&format!("madmax-{id}.png"), &url);
+            }
+        })
+    };
+    html! {
+        <figure class="chart">
+            <canvas id={p.id} ref={node} role="img" aria-label={p.id.replace('-', " ")}></canvas>
+            { problem.as_ref().map(|e| html! { <p class="error-msg">{ e }</p> }).unwrap_or_default() }
+            <button class="link png" onclick={save}>{ "PNG" }</button>
+        </figure>
+    }
+}

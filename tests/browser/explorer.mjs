@@ -1,0 +1,104 @@
+// End-to-end test of the explorer in headless Chromium: a full search of LLaMA2-70B on 2,048
+// GPUs (timed), a cancelled search, the best plan against the CLI's, and "apply".
+//
+// Usage: node tests/browser/explorer.mjs [DIST_DIR] [MADMAX_BIN]
+import { serve, launch, watchedPage, check, failed, shots, close } from './lib.mjs';
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+
+const dist = process.argv[2] ?? 'dist';
+const bin = process.argv[3] ?? 'target/release/madmax';
+const caseFile = 'tests/data/reference/cases/llm__llama2_70b__dc_A_2048__llm_train.json';
+const cliBest = JSON.parse(execFileSync(bin, ['explore', '--json', caseFile]).toString());
+
+async function waitFinished(page) {
+  await page.waitForFunction(() => document.querySelector('#explore-status')?.dataset.finished === 'true', null, { timeout: 60000 });
+  return Number(await page.locator('#explore-status').getAttribute('data-ms'));
+}
+
+const server = await serve(dist);
+const browser = await launch();
+try {
+  const page = await watchedPage(await browser.newContext({ viewport: { width: 1280, height: 900 } }), server.url);
+  await page.goto(server.url);
+  await page.locator('#iteration-time').waitFor({ timeout: 20000 });
+  await page.click('nav >> text=Explorer');
+
+  // The plan search alone, timed by the page.
+  await page.uncheck('#explore-codesign');
+  await page.click('#explore-start');
+  const searchMs = await waitFinished(page);
+  const plans = await page.locator('#ranked-plans tbody tr').count();
+  check(plans >= 20, `ranked plans listed (${plans} shown)`);
+  check(searchMs < 1000, `full search of LLaMA2-70B on 2,048 GPUs in ${searchMs.toFixed(0)} ms (under 1 s)`);
+  const speedup = Number(await page.locator('#speedup').getAttribute('data-value'));
+  const best = page.locator('#best-plan');
+  const bestThroughput = Number(await best.getAttribute('data-throughput'));
+  check(speedup > 1, `the best plan beats the shipped config: ${speedup.toFixed(3)}x`);
+  check(close(speedup, cliBest.speedup) && close(bestThroughput, cliBest.best.throughput),
+    `page and CLI agree: ${speedup} vs ${cliBest.speedup}, ${bestThroughput} vs ${cliBest.best.throughput}`);
+  check((await best.textContent()).trim() === cliBest.best.plan, `same best plan: ${cliBest.best.plan}`);
+
+  // A bigger search (four local batches, with the hardware what-ifs), cancelled right after its
+  // first slice: partial results and a notice.
+  await page.check('#explore-codesign');
+  await page.fill('#explore-batches', '1, 2, 4, 8');
+  await page.press('#explore-batches', 'Tab');
+  await page.evaluate(() => {
+    document.querySelector('#explore-start').click();
+    setTimeout(() => document.querySelector('#explore-cancel').click(), 0);
+  });
+  await page.waitForFunction(() => document.querySelector('#explore-status')?.dataset.finished === 'true');
+  const cancelled = await page.locator('#explore-status').textContent();
+  check(/Cancelled after \d+ of \d+/.test(cancelled), `cancel stops the search and says so: ${cancelled}`);
+
+  // The paper's comparison (fixed global batch) with what-ifs, run to the end: every chart drawn.
+  await page.fill('#explore-batches', '');
+  await page.press('#explore-batches', 'Tab');
+  await page.click('#explore-start');
+  const fullMs = await waitFinished(page);
+  console.log(`explorer: full search with what-ifs in ${fullMs.toFixed(0)} ms`);
+  for (const id of ['chart-ranked', 'chart-pareto-memory', 'chart-codesign', 'chart-pareto-gpus', 'chart-pareto-cost']) {
+    const inked = await page.evaluate((id) => {
+      const c = document.getElementById(id);
+      const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      let n = 0;
+      for (let i = 3; i < d.length; i += 28) if (d[i] > 0) n++;
+      return n;
+    }, id);
+    check(inked > 200, `chart ${id} is drawn`);
+  }
+  await page.screenshot({ path: join(shots, 'explorer-desktop.png'), fullPage: true });
+
+  // Apply the best plan: the calculator shows its numbers.
+  const bestIteration = Number(await page.locator('#best-plan').getAttribute('data-iteration'));
+  await page.click('#apply-best');
+  await page.locator('#iteration-time').waitFor();
+  const shown = Number(await page.locator('#iteration-time').getAttribute('data-value'));
+  check(close(shown, bestIteration), `applied: the calculator shows ${shown} s, the explorer said ${bestIteration} s`);
+
+  // Phone width: the explorer stays usable.
+  const phone = await watchedPage(await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2 }), server.url);
+  await phone.goto(server.url);
+  await phone.locator('#iteration-time').waitFor({ timeout: 20000 });
+  await phone.click('nav >> text=Explorer');
+  await phone.uncheck('#explore-codesign');
+  await phone.click('#explore-start');
+  await waitFinished(phone);
+  const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  check(overflow <= 1, `no sideways scrolling on a phone (overflow ${overflow} px)`);
+  await phone.screenshot({ path: join(shots, 'explorer-phone.png'), fullPage: true });
+
+  for (const p of [page, phone]) for (const problem of p.problems) check(false, problem);
+  console.log(`explorer: full plan search for LLaMA2-70B on 2,048 GPUs took ${searchMs.toFixed(0)} ms in the browser (${cliBest.plans_evaluated} plans)`);
+} catch (e) {
+  check(false, e.stack ?? e.message);
+} finally {
+  await browser.close();
+  server.stop();
+}
+if (failed()) {
+  console.error(`explorer: ${failed()} failure(s)`);
+  process.exit(1);
+}
+console.log('explorer: ok');
