@@ -4,8 +4,19 @@
 //! natively; the page only schedules `step` calls and draws.
 
 use crate::engine::explore::{self, Outcome, Resource, Space};
-use crate::engine::scenario::{Arch, Plan, Scenario};
+use crate::engine::scenario::{Arch, Plan, Scenario, Spec, Strategy};
 use serde_json::{json, Map, Value};
+
+/// What the best plan is compared with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Baseline {
+    /// The plan the scenario has.
+    Yours,
+    /// Dense components fsdp over all GPUs (the best embedding plan with it).
+    PlainFsdp,
+    /// Dense components ddp over all GPUs.
+    PlainDdp,
+}
 
 /// Factors each co-design resource is scaled by.
 pub const FACTORS: [f64; 5] = [0.5, 1.0, 2.0, 4.0, 8.0];
@@ -116,9 +127,29 @@ impl Job {
         v
     }
 
-    /// The summary against the base scenario's own plan (over the results so far).
-    pub fn summary(&self) -> explore::Summary {
-        explore::summarize(&self.scenarios[0], self.ranked())
+    /// The summary against a baseline (over the results so far).
+    pub fn summary(&self, baseline: Baseline) -> explore::Summary {
+        let mut s = explore::summarize(&self.scenarios[0], self.ranked());
+        let plain = |st: Strategy| {
+            s.ranked.iter().find(|o| {
+                let one = |sp: &Option<Spec>| {
+                    sp.as_ref().is_none_or(|x| x.levels().len() == 1 && x.levels()[0].strategy == st)
+                };
+                one(&o.plan.mlp) && one(&o.plan.transformer)
+            })
+        };
+        let chosen = match baseline {
+            Baseline::Yours => None,
+            Baseline::PlainFsdp => plain(Strategy::Fsdp).cloned(),
+            Baseline::PlainDdp => plain(Strategy::Ddp).cloned(),
+        };
+        if let Some(b) = chosen {
+            let best = s.ranked.first().filter(|o| o.fits()).map_or(0.0, |o| o.throughput_samples_per_s);
+            s.speedup =
+                if b.throughput_samples_per_s > 0.0 { (best / b.throughput_samples_per_s).max(1.0) } else { 1.0 };
+            s.baseline = b;
+        }
+        s
     }
 
     /// Co-design points, with speed-ups relative to the best plan on the unscaled cluster.
@@ -237,7 +268,14 @@ mod tests {
         }
         assert!(steps > 1);
         assert_eq!(job.progress(), (total, total));
-        assert_eq!(job.summary(), explore::search(base, &space));
+        assert_eq!(job.summary(Baseline::Yours), explore::search(base, &space));
+        // LLaMA2-70B's shipped plan is FSDP; plain FSDP takes the best embedding plan with it,
+        // so the speed-up over it can only be smaller.
+        let fsdp = job.summary(Baseline::PlainFsdp);
+        assert_eq!(fsdp.baseline.plan.transformer.map(|t| t.levels()[0].strategy), Some(Strategy::Fsdp));
+        assert!(fsdp.speedup <= job.summary(Baseline::Yours).speedup && fsdp.speedup > 1.0);
+        let ddp = job.summary(Baseline::PlainDdp);
+        assert_eq!(ddp.baseline.plan.transformer.map(|t| t.levels()[0].strategy), Some(Strategy::Ddp));
     }
 
     #[test]

@@ -33,6 +33,7 @@ struct Settings {
     watts_per_gpu: f64,
     /// Workload size (tokens for language models, samples otherwise).
     workload: f64,
+    baseline: explorer::Baseline,
 }
 
 impl Default for Settings {
@@ -44,6 +45,7 @@ impl Default for Settings {
             usd_per_gpu_hour: 4.10,
             watts_per_gpu: 812.5,
             workload: 1e12,
+            baseline: explorer::Baseline::Yours,
         }
     }
 }
@@ -232,6 +234,19 @@ fn settings_card(
                     <p class="help">{ "Empty: every plan processes the same global batch (a fair comparison). A list such as 1, 2, 4, 8 lets the batch vary." }</p>
                 </div>
             </div>
+            <div class="field">
+                <label for="explore-baseline">{ "Compare with" }</label>
+                <select id="explore-baseline" onchange={set(|s, v| s.baseline = match v.as_str() {
+                    "fsdp" => explorer::Baseline::PlainFsdp,
+                    "ddp" => explorer::Baseline::PlainDdp,
+                    _ => explorer::Baseline::Yours,
+                })}>
+                    <option value="yours" selected={s.baseline == explorer::Baseline::Yours}>{ "your plan" }</option>
+                    <option value="fsdp" selected={s.baseline == explorer::Baseline::PlainFsdp}>{ "plain FSDP over all GPUs" }</option>
+                    <option value="ddp" selected={s.baseline == explorer::Baseline::PlainDdp}>{ "plain DDP over all GPUs" }</option>
+                </select>
+                <p class="help">{ "The paper reports speed-ups over the best of plain FSDP and DDP; your own plan is the default." }</p>
+            </div>
             <label class="check"><input id="explore-codesign" type="checkbox" checked={s.codesign} onchange={codesign} />{ "Also run hardware what-ifs (each resource x0.5 to x8, best plan re-searched)" }</label>
             <div class="row wrap">
                 <div class="field">
@@ -276,7 +291,7 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
     let (done, total) = j.progress();
     let base = j.base();
     let arch = &base.model.arch;
-    let summary = j.summary();
+    let summary = j.summary(s.baseline);
     let elapsed_ms = if clock.1 > 0.0 { clock.1 - clock.0 } else { js_sys::Date::now() - clock.0 };
     let status = if j.cancelled() {
         format!("Cancelled after {done} of {total} evaluations ({} ms). Partial results below.", elapsed_ms.round())
@@ -310,7 +325,11 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
         Some(b) if j.main_done() => html! {
             <div class="card">
                 <dl class="headline">
-                    <div class="figure"><dt>{ "Best speed-up over your plan" }</dt>
+                    <div class="figure"><dt>{ match s.baseline {
+                        explorer::Baseline::Yours => "Best speed-up over your plan",
+                        explorer::Baseline::PlainFsdp => "Best speed-up over plain FSDP",
+                        explorer::Baseline::PlainDdp => "Best speed-up over plain DDP",
+                    } }</dt>
                         <dd id="speedup" data-value={summary.speedup.to_string()}>{ format!("{:.2}", summary.speedup) }<span class="unit">{ " x" }</span></dd>
                         <div class="figure-sub">{ format!("{} vs {}", units::si(b.throughput_samples_per_s, "samples/s"), units::si(summary.baseline.throughput_samples_per_s, "samples/s")) }</div></div>
                     <div class="figure"><dt>{ "Best plan" }</dt><dd class="plan-text" id="best-plan" data-iteration={b.iteration_s.to_string()} data-throughput={b.throughput_samples_per_s.to_string()}>{ explore::describe(arch, &b.plan) }</dd>
@@ -318,7 +337,7 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
                 </dl>
                 <table class="costs">
                     <thead><tr><th></th><th>{ "time" }</th><th>{ "GPU-hours" }</th><th>{ "cost" }</th><th>{ "energy" }</th></tr></thead>
-                    <tbody>{ cost_row("best plan", b) }{ cost_row("your plan", &summary.baseline) }</tbody>
+                    <tbody>{ cost_row("best plan", b) }{ cost_row("baseline", &summary.baseline) }</tbody>
                 </table>
                 <p class="help">{ format!("For {} {} on {gpus} GPUs at {} $/GPU-hour and {} W per GPU.", units::count(s.workload), if explorer::tokens_per_sample(arch).is_some() { "tokens" } else { "samples" }, s.usd_per_gpu_hour, s.watts_per_gpu) }</p>
             </div>
@@ -406,11 +425,23 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
     };
     // Charts are drawn once the search ends (redrawing them at every slice would slow it).
     let v = tick;
+    let ranked_table = html! {
+        <div class="card">
+            <h2>{ "Ranked plans" }</h2>
+            <div class="table-wrap">
+                <table class="ranked" id="ranked-plans">
+                    <thead><tr><th>{ "#" }</th><th>{ "plan" }</th><th>{ "throughput" }</th><th>{ "iteration" }</th><th>{ "exposed comm." }</th><th>{ "weights/GPU" }</th><th></th></tr></thead>
+                    <tbody>{ for table }</tbody>
+                </table>
+            </div>
+        </div>
+    };
     if !j.finished() {
+        // Results stream in: the ranking so far; charts when the search ends.
         return html! {
             <>
                 { progress }
-                <div class="card"><p class="help">{ "Charts appear when the search ends." }</p></div>
+                { ranked_table }
             </>
         };
     }
@@ -437,15 +468,7 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
                     </div>
                 </>
             } } else { html! {} } }
-            <div class="card">
-                <h2>{ "Ranked plans" }</h2>
-                <div class="table-wrap">
-                    <table class="ranked" id="ranked-plans">
-                        <thead><tr><th>{ "#" }</th><th>{ "plan" }</th><th>{ "throughput" }</th><th>{ "iteration" }</th><th>{ "exposed comm." }</th><th>{ "weights/GPU" }</th><th></th></tr></thead>
-                        <tbody>{ for table }</tbody>
-                    </table>
-                </div>
-            </div>
+            { ranked_table }
         </>
     }
 }
