@@ -399,17 +399,20 @@ pub fn ranked(
     root.present().map_err(err)
 }
 
-/// A scatter of plans with its Pareto front drawn as a line; `front` indexes `points`.
-pub fn pareto(
-    canvas: &HtmlCanvasElement,
-    theme: &Theme,
-    title: &str,
-    (x_desc, y_desc): (&str, &str),
-    points: &[(f64, f64, bool)],
-    front: &[usize],
-    (x_fmt, y_fmt): (&dyn Fn(f64) -> String, &dyn Fn(f64) -> String),
-    limit_x: Option<f64>,
-) -> Result<(), String> {
+/// A scatter chart's content: points `(x, y, fits)`, its Pareto front (indices into
+/// `points`), axis texts and formats, and an optional vertical limit line.
+pub struct Scatter<'a> {
+    pub title: &'a str,
+    pub axes: (&'a str, &'a str),
+    pub points: &'a [(f64, f64, bool)],
+    pub front: &'a [usize],
+    pub formats: (&'a dyn Fn(f64) -> String, &'a dyn Fn(f64) -> String),
+    pub limit_x: Option<f64>,
+}
+
+/// A scatter of plans with its Pareto front drawn as a line.
+pub fn pareto(canvas: &HtmlCanvasElement, theme: &Theme, sc: &Scatter) -> Result<(), String> {
+    let Scatter { title, axes: (x_desc, y_desc), points, front, formats: (x_fmt, y_fmt), limit_x } = *sc;
     let root = area(canvas, theme, 240)?;
     if points.is_empty() {
         return root.present().map_err(err);

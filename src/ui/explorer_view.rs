@@ -454,7 +454,14 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
                 <p class="help">{ "Blue: plans that fit; grey: weights exceed HBM. The orange line is your plan." }</p>
             </div>
             <div class="card charts">
-                <Canvas id="chart-pareto-memory" version={v} width={width} draw={Rc::new(move |c: &HtmlCanvasElement, t: &Theme| charts::pareto(c, t, "Throughput vs memory per GPU (Pareto front in orange)", ("weights per GPU (GB)", "samples/s"), &scatter, &front, (&|x| units::sig3(x), &|y| units::si(y, "").trim().to_owned()), Some(capacity_gb))) as Draw} />
+                <Canvas id="chart-pareto-memory" version={v} width={width} draw={Rc::new(move |c: &HtmlCanvasElement, t: &Theme| charts::pareto(c, t, &charts::Scatter {
+                    title: "Throughput vs memory per GPU (Pareto front in orange)",
+                    axes: ("weights per GPU (GB)", "samples/s"),
+                    points: &scatter,
+                    front: &front,
+                    formats: (&|x| units::sig3(x), &|y| units::si(y, "").trim().to_owned()),
+                    limit_x: Some(capacity_gb),
+                })) as Draw} />
             </div>
             { if !co.is_empty() { html! {
                 <>
@@ -463,8 +470,22 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
                         <p class="help">{ "Bars from light to dark: x0.5, x1, x2, x4, x8 of one resource, everything else unchanged; speed-up of the best plan at that point over the best plan today. Cluster size keeps the global batch (strong scaling)." }</p>
                     </div>
                     <div class="card charts pair">
-                        <Canvas id="chart-pareto-gpus" version={v} width={width} draw={Rc::new(move |c: &HtmlCanvasElement, t: &Theme| charts::pareto(c, t, "Time to train vs GPUs", ("GPUs", "hours"), &gpus_time, &f_gpu, (&|x| format!("{}", x.round()), &|y| units::sig3(y)), None)) as Draw} />
-                        <Canvas id="chart-pareto-cost" version={v} width={width} draw={Rc::new(move |c: &HtmlCanvasElement, t: &Theme| charts::pareto(c, t, "Time to train vs cost", ("dollars", "hours"), &cost_time, &f_cost, (&|x| units::si(x, "").trim().to_owned(), &|y| units::sig3(y)), None)) as Draw} />
+                        <Canvas id="chart-pareto-gpus" version={v} width={width} draw={Rc::new(move |c: &HtmlCanvasElement, t: &Theme| charts::pareto(c, t, &charts::Scatter {
+                            title: "Time to train vs GPUs",
+                            axes: ("GPUs", "hours"),
+                            points: &gpus_time,
+                            front: &f_gpu,
+                            formats: (&|x| format!("{}", x.round()), &|y| units::sig3(y)),
+                            limit_x: None,
+                        })) as Draw} />
+                        <Canvas id="chart-pareto-cost" version={v} width={width} draw={Rc::new(move |c: &HtmlCanvasElement, t: &Theme| charts::pareto(c, t, &charts::Scatter {
+                            title: "Time to train vs cost",
+                            axes: ("dollars", "hours"),
+                            points: &cost_time,
+                            front: &f_cost,
+                            formats: (&|x| units::si(x, "").trim().to_owned(), &|y| units::sig3(y)),
+                            limit_x: None,
+                        })) as Draw} />
                     </div>
                 </>
             } } else { html! {} } }
