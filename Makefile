@@ -7,7 +7,7 @@ export PATH := $(CURDIR)/node_modules/.bin:$(HOME)/.cargo/bin:$(PATH)
 TRUNK := NO_COLOR=true trunk
 SHARED ?= ../shared
 
-.PHONY: tools serve dist test test-native test-browser check-reference bench fmt clean
+.PHONY: tools serve dist test test-native test-browser check-reference validate bench fmt clean
 
 tools:
 	bash scripts/tools.sh
@@ -21,7 +21,7 @@ dist: tools
 	$(TRUNK) build --release
 
 ## test: every test: unit, golden, CLI, robustness, and the built site in headless Chromium
-test: tools test-native dist test-browser check-reference
+test: tools test-native dist test-browser check-reference validate
 
 # Tests run in the debug profile: integer overflow checks are on there.
 test-native:
@@ -40,11 +40,17 @@ check-reference:
 	  python3 "$(SHARED)/reference/check.py" --include-rejected --jobs 2 -- "target/release/madmax eval --json {case}"; \
 	else echo "check-reference: $(SHARED) not found, skipped (tests/data holds the same cases)"; fi
 
+## validate: the default model against published measured training runs (per row and summary)
+validate:
+	cargo build --release --bin madmax
+	target/release/madmax validate tests/data/validation/training.csv
+
 ## bench: engine time per golden case against the reference's recorded time, explorer plans/s;
 ## site size, time to first result and the explorer's search time in headless Chromium
 bench: tools dist
 	cargo build --release --bin madmax
 	target/release/madmax bench tests/data/reference/cases
+	target/release/madmax validate tests/data/validation/training.csv | tail -8
 	node tests/browser/site_bench.mjs dist
 
 fmt:

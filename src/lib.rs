@@ -17,3 +17,4 @@ pub mod presets;
 pub mod share;
 pub mod ui;
 pub mod units;
+pub mod validation;

@@ -13,16 +13,25 @@ const USAGE: &str = "\
 madmax: performance of large ML models on GPU clusters (the MAD-Max model)
 
 Usage:
-  madmax eval FILE [--json] [--timeline]
+  madmax eval FILE [--json] [--timeline] [--mode default|reference]
       FILE holds {\"model\": {...}, \"system\": {...}, \"task\": {...}} in the MAD-Max config
       format, or is a golden case file (configs under \"inputs\"). Use - for standard input.
       --json       print one JSON object (times in ms, throughput in samples/s)
       --timeline   with --json, add every op of both streams: [name, start_s, duration_s]
+      --mode       which model evaluates FILE: the default model, or MAD-Max paper mode
+                   (reference). Without it, task.mode decides; a MAD-Max config without a
+                   mode key is evaluated in reference mode, as the paper's code would
   madmax explore FILE [--json] [--top N] [--local-batches 1,2,4,8]
       search every parallelization plan MAD-Max accepts for FILE's model on its cluster
       (global batch fixed at the task's own unless --local-batches is given), rank them by
       throughput, and show the best against the task's own plan; plans whose weights do
       not fit in HBM are listed, marked
+  madmax validate FILE.csv [--json]
+      predict every row of a training CSV of measured runs (schema of validation/SOURCES.md)
+      with the default model; print predicted vs measured, the signed error and a summary
+      (median, mean and max absolute error, per source); blank cells take documented
+      defaults and each row lists the ones it used; rows it cannot model are skipped with
+      the reason. --json: {\"rows\": [{id, predicted, measured, error, ...}], \"summary\"}
   madmax bench DIR [--min-ms N]
       time validate + evaluate on every case file in DIR and compare with the reference's own
       time (the case's ref_wall_s.median): N ms of repetitions per case (default 20), spread
@@ -37,6 +46,7 @@ fn main() -> ExitCode {
         Some("eval") => eval(&args[1..]),
         Some("bench") => bench(&args[1..]),
         Some("explore") => explore(&args[1..]),
+        Some("validate") => validate_csv(&args[1..]),
         Some("--version" | "-V") => {
             println!("madmax {}", env!("CARGO_PKG_VERSION"));
             ExitCode::SUCCESS
@@ -140,10 +150,16 @@ fn eval(args: &[String]) -> ExitCode {
     let mut json_out = false;
     let mut timeline = false;
     let mut file = None;
-    for a in args {
+    let mut mode = None;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
         match a.as_str() {
             "--json" => json_out = true,
             "--timeline" => timeline = true,
+            "--mode" => match it.next().map(String::as_str) {
+                Some(m @ ("default" | "reference")) => mode = Some(m.to_owned()),
+                _ => return usage_error("eval: --mode takes default or reference"),
+            },
             f if file.is_none() && (!f.starts_with('-') || f == "-") => file = Some(f.to_owned()),
             other => return usage_error(&format!("eval: unexpected argument '{other}'")),
         }
@@ -151,7 +167,13 @@ fn eval(args: &[String]) -> ExitCode {
     let Some(file) = file else {
         return usage_error("eval: missing FILE");
     };
-    match load(&file) {
+    let loaded = read_scenario(&file).and_then(|mut raw| {
+        if let (Some(m), Some(task)) = (&mode, raw.task.as_mut()) {
+            task.mode = Some(madmax::engine::RawValue::Str(m.as_str().into()));
+        }
+        validate(&raw).map_err(|errors| InputError::from_fields(&errors))
+    });
+    match loaded {
         Ok(scenario) => {
             let report = evaluate(&scenario);
             if json_out {
@@ -325,9 +347,14 @@ fn report_json(r: &Report) -> Value {
     let ms = |s: f64| s * 1e3;
     let parts: serde_json::Map<String, Value> =
         r.memory.parts.iter().map(|(c, b)| (c.label().to_owned(), json!(b))).collect();
-    json!({
+    let limits: Vec<Value> = r.limits.iter().map(|l| json!(l)).collect();
+    let mut v = json!({
+        "mode": r.mode.config_name(),
         "gemm_ms": ms(t.gemm_s),
         "emb_ms": ms(t.emb_s),
+        "optimizer_ms": ms(t.optimizer_s),
+        "p2p_ms": ms(t.p2p_s),
+        "idle_ms": ms(r.idle_s),
         "all2all_ms": ms(t.all2all_s),
         "allreduce_ms": ms(t.allreduce_s),
         "allgather_ms": ms(t.allgather_s),
@@ -346,7 +373,15 @@ fn report_json(r: &Report) -> Value {
         "local_total_flops": r.work.local_total_flops,
         "global_total_flops": r.work.global_total_flops,
         "lookup_bytes_per_device": r.work.lookup_bytes_per_device,
-    })
+        "fits": r.memory.fits(),
+        "limits": limits,
+    });
+    if let Some(u) = &r.utilization {
+        v["mfu"] = json!(u.mfu);
+        v["hfu"] = json!(u.hfu);
+        v["model_flops_per_iteration"] = json!(u.model_flops);
+    }
+    v
 }
 
 fn timeline_json(r: &Report) -> Value {
@@ -403,19 +438,42 @@ fn text_report(s: &Scenario, r: &Report) -> String {
     if let (Some(spec), Some(b)) = (&plan.mlp, plan.local_mlp_batch) {
         let _ = writeln!(o, "        MLP plan: {spec}, local batch {b}");
     }
-    let _ = writeln!(o, "        embedding plan: {}, local batch {}", plan.emb, plan.local_emb_batch);
+    if r.mode == madmax::engine::scenario::Mode::Reference || s.model.arch.family().is_dlrm() {
+        let _ = writeln!(o, "        embedding plan: {}, local batch {}", plan.emb, plan.local_emb_batch);
+    }
     if let (Some(spec), Some(b)) = (&plan.transformer, plan.local_transformer_batch) {
         let _ = writeln!(o, "        transformer plan: {spec}, local batch {b}");
     }
     let _ = writeln!(o, "        global batch {} samples", r.global_batch);
+    let _ = writeln!(o, "Mode    {}", r.mode.label());
+    if r.mode == madmax::engine::scenario::Mode::Default {
+        let st = &s.task.setup;
+        let _ = writeln!(
+            o,
+            "        micro-batch {}, pipeline chunks per GPU {}, ZeRO stage {}, recompute {}, sequence parallel {}, {} collectives",
+            st.micro_batch.map_or("= local batch".to_owned(), |m| m.to_string()),
+            st.virtual_stages,
+            st.zero_stage,
+            st.recompute.config_name(),
+            if st.sequence_parallel { "on" } else { "off" },
+            st.collective.config_name()
+        );
+    } else if s.task.mode == madmax::engine::scenario::Mode::Default {
+        let _ =
+            writeln!(o, "        (the default model covers transformer families; this one uses MAD-Max's formulas)");
+    }
     let _ = writeln!(o);
     let _ = writeln!(o, "Compute time          {}", units::duration(r.compute_s));
-    for c in [Category::Gemm, Category::Emb] {
-        let _ = writeln!(o, "  {:<19} {}", c.label(), units::duration(r.totals.get(c)));
+    for c in Category::ALL.into_iter().filter(|c| c.is_compute()) {
+        if c != Category::Optimizer || r.totals.get(c) > 0.0 {
+            let _ = writeln!(o, "  {:<19} {}", c.label(), units::duration(r.totals.get(c)));
+        }
     }
     let _ = writeln!(o, "Communication time    {}", units::duration(r.comm_s));
     for c in Category::ALL.into_iter().filter(|c| c.is_comm()) {
-        let _ = writeln!(o, "  {:<19} {}", c.label(), units::duration(r.totals.get(c)));
+        if c != Category::P2p || r.totals.get(c) > 0.0 {
+            let _ = writeln!(o, "  {:<19} {}", c.label(), units::duration(r.totals.get(c)));
+        }
     }
     let share = r.exposed_share();
     let _ = writeln!(
@@ -430,17 +488,57 @@ fn text_report(s: &Scenario, r: &Report) -> String {
         units::duration(r.overlapped_comm_s),
         units::percent(if share > 0.0 { 1.0 - share } else { 0.0 })
     );
+    if r.idle_s > 0.0 {
+        let _ = writeln!(
+            o,
+            "Idle (pipeline bubble, input) {} ({} of the iteration)",
+            units::duration(r.idle_s),
+            units::percent(r.idle_s / r.iteration_s)
+        );
+    }
     let _ = writeln!(o, "Iteration time        {}", units::duration(r.iteration_s));
     let _ = writeln!(o, "Throughput            {}", units::si(r.throughput_samples_per_s, "samples/s"));
+    if let Some(u) = &r.utilization {
+        let _ = writeln!(
+            o,
+            "MFU                   {} (hardware FLOPs utilisation {}; {} per GPU)",
+            units::percent(u.mfu),
+            units::percent(u.hfu),
+            units::si(u.model_flops_per_s_per_gpu, "FLOP/s")
+        );
+        let _ = writeln!(o, "                      {}", u.formula);
+    }
     let parts: Vec<String> =
         r.memory.parts.iter().map(|(c, b)| format!("{} {}", c.label(), units::bytes(*b))).collect();
+    let what = if r.mode == madmax::engine::scenario::Mode::Default { "Memory per GPU" } else { "Weights per GPU" };
     let _ = writeln!(
         o,
-        "Weights per GPU       {} ({}) of {} HBM",
+        "{what:<21} {} ({}) of {} HBM{}",
         units::bytes(r.memory.total_bytes),
         parts.join(", "),
-        units::bytes(r.memory.capacity_bytes)
+        units::bytes(r.memory.capacity_bytes),
+        if r.memory.fits() { "" } else { ": DOES NOT FIT" }
     );
+    for l in &r.limits {
+        let _ = match l {
+            madmax::engine::report::Limit::DoesNotFit { need_bytes, capacity_bytes, largest, largest_bytes } => {
+                writeln!(
+                    o,
+                    "Limit                 needs {} per GPU, the GPU has {}; the largest part is {} ({})",
+                    units::bytes(*need_bytes),
+                    units::bytes(*capacity_bytes),
+                    largest.label().to_lowercase(),
+                    units::bytes(*largest_bytes)
+                )
+            }
+            madmax::engine::report::Limit::InputBound { loader_samples_per_s, compute_samples_per_s } => writeln!(
+                o,
+                "Limit                 input-bound: the data loader delivers {}, the GPUs could take {}",
+                units::si(*loader_samples_per_s, "samples/s"),
+                units::si(*compute_samples_per_s, "samples/s")
+            ),
+        };
+    }
     o
 }
 
@@ -604,4 +702,89 @@ fn time_batch(raw: &RawScenario, batch_s: f64) -> f64 {
             return el / n as f64;
         }
     }
+}
+
+fn validate_csv(args: &[String]) -> ExitCode {
+    let mut json_out = false;
+    let mut file = None;
+    for a in args {
+        match a.as_str() {
+            "--json" => json_out = true,
+            f if file.is_none() && !f.starts_with('-') => file = Some(f.to_owned()),
+            other => return usage_error(&format!("validate: unexpected argument '{other}'")),
+        }
+    }
+    let Some(file) = file else { return usage_error("validate: missing CSV file") };
+    let text = match std::fs::read_to_string(&file) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("madmax: {file}: cannot read the file: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let rows = match madmax::validation::run(&text) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("madmax: {file}: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if json_out {
+        println!("{}", madmax::validation::to_json(&rows));
+        return ExitCode::SUCCESS;
+    }
+    println!("{:<34} {:>14} {:>12} {:>12} {:>8}  memory/GPU", "row", "metric", "predicted", "measured", "error");
+    for r in &rows {
+        match (r.predicted, r.error) {
+            (Some(p), Some(e)) => {
+                let mem = match (r.memory_bytes, r.capacity_bytes) {
+                    (Some(m), Some(c)) => {
+                        format!(
+                            "{} of {}{}",
+                            units::bytes(m),
+                            units::bytes(c),
+                            if m > c { " (does not fit)" } else { "" }
+                        )
+                    }
+                    _ => String::new(),
+                };
+                println!("{:<34} {:>14} {:>12.4} {:>12.4} {:>+7.1}%  {mem}", r.id, r.metric, p, r.measured, e * 100.0)
+            }
+            _ => println!("{:<34} skipped: {}", r.id, r.skipped.as_deref().unwrap_or("")),
+        }
+    }
+    let mut defaults: Vec<&str> = rows.iter().flat_map(|r| r.defaults.iter().map(String::as_str)).collect();
+    defaults.sort_unstable();
+    defaults.dedup();
+    if !defaults.is_empty() {
+        println!("\nDefaults for blank cells:");
+        for d in defaults {
+            let n = rows.iter().filter(|r| r.defaults.iter().any(|x| x == d)).count();
+            println!("  {d} ({n} rows)");
+        }
+    }
+    match madmax::validation::summarize(&rows) {
+        Some(s) => {
+            let line = |name: &str, st: &madmax::validation::Stats| {
+                println!(
+                    "  {name:<28} {:>4} rows  median {:>5.1}%  mean {:>5.1}%  max {:>5.1}% ({})",
+                    st.rows,
+                    st.median_abs_error * 100.0,
+                    st.mean_abs_error * 100.0,
+                    st.max_abs_error * 100.0,
+                    st.worst
+                )
+            };
+            println!("\nAbsolute error of the default model:");
+            line("all", &s.all);
+            for (src, st) in &s.by_source {
+                line(src, st);
+            }
+            if s.skipped > 0 {
+                println!("  {} rows skipped", s.skipped);
+            }
+        }
+        None => println!("\nno row could be predicted"),
+    }
+    ExitCode::SUCCESS
 }

@@ -8,6 +8,7 @@
 //! Units everywhere: seconds, bytes, FLOPs (counts), FLOP/s, bytes/s.
 
 pub mod explore;
+pub mod extended;
 pub mod num;
 pub mod ops;
 pub mod raw;
@@ -26,11 +27,32 @@ pub use reference::explain::{Explanation, Term, Unit};
 
 /// Explains an op of `s`'s timeline: the formula behind its duration, with every term's value.
 pub fn explain(s: &Scenario, op: &ops::OpName) -> Option<Explanation> {
-    reference::explain::explain(s, op)
+    if uses_default_model(s) {
+        extended::explain::explain(s, op)
+    } else {
+        reference::explain::explain(s, op)
+    }
+}
+
+/// True when the scenario asks for the default model and the default model covers its family
+/// (transformers; the DLRM families are still evaluated with MAD-Max's formulas).
+pub fn uses_default_model(s: &Scenario) -> bool {
+    s.task.mode == scenario::Mode::Default && extended::covers(s)
+}
+
+/// Evaluates a validated scenario: with the default model when the scenario asks for it and
+/// the default model covers its family, else with the MAD-Max reference model.
+pub fn evaluate(s: &Scenario) -> Report {
+    if uses_default_model(s) {
+        if let Some(r) = extended::evaluate(s) {
+            return r;
+        }
+    }
+    evaluate_reference(s)
 }
 
 /// Evaluates a validated scenario with the MAD-Max reference model (reference mode).
-pub fn evaluate(s: &Scenario) -> Report {
+pub fn evaluate_reference(s: &Scenario) -> Report {
     let b = reference::build(s);
     Report::assemble(b.ops, b.schedule, b.global_batch, b.memory, b.work, b.model, b.system)
 }

@@ -36,6 +36,14 @@ pub enum Block {
     Fc,
     /// Mixture-of-experts token routing.
     Moe,
+    /// The output (logits) layer and its loss (default model).
+    Head,
+    /// The pipeline as a whole: fill and drain idle time (default model).
+    Pipeline,
+    /// The optimizer step (default model).
+    Optimizer,
+    /// The input pipeline (data loader; default model).
+    Input,
 }
 
 /// What an op does.
@@ -59,6 +67,16 @@ pub enum OpKind {
     MoeDispatch,
     /// MoE combine all-to-all (after the experts).
     MoeCombine,
+    /// Sequence-parallel all-gather of activations (default model).
+    ActAllGather,
+    /// Sequence-parallel reduce-scatter of activations (default model).
+    ActReduceScatter,
+    /// Point-to-point transfer of activations or their gradients between pipeline stages.
+    PipeTransfer,
+    /// Context-parallel ring exchange of key/value blocks (ring attention).
+    KvRing,
+    /// Time the computation stream waits with nothing to do: pipeline fill or drain, input.
+    Idle,
 }
 
 /// The time accumulator an op adds to (SPEC section 6, "Accumulators").
@@ -66,20 +84,30 @@ pub enum OpKind {
 pub enum Category {
     Gemm,
     Emb,
+    /// The optimizer step (memory-bound; default model).
+    Optimizer,
     AllToAll,
     AllReduce,
     AllGather,
     ReduceScatter,
+    /// Pipeline point-to-point and ring transfers (default model).
+    P2p,
+    /// Computation-stream idle time that is not waiting on communication: the pipeline
+    /// bubble, a slow input pipeline (default model).
+    Idle,
 }
 
 impl Category {
-    pub const ALL: [Category; 6] = [
+    pub const ALL: [Category; 9] = [
         Category::Gemm,
         Category::Emb,
+        Category::Optimizer,
         Category::AllToAll,
         Category::AllReduce,
         Category::AllGather,
         Category::ReduceScatter,
+        Category::P2p,
+        Category::Idle,
     ];
 
     /// A label for people.
@@ -91,12 +119,20 @@ impl Category {
             Category::AllReduce => "AllReduce",
             Category::AllGather => "AllGather",
             Category::ReduceScatter => "ReduceScatter",
+            Category::Optimizer => "Optimizer",
+            Category::P2p => "P2P",
+            Category::Idle => "Idle",
         }
     }
 
     /// True for communication categories.
     pub fn is_comm(self) -> bool {
-        !matches!(self, Category::Gemm | Category::Emb)
+        !matches!(self, Category::Gemm | Category::Emb | Category::Optimizer | Category::Idle)
+    }
+
+    /// True for work on the computation stream (not idle, not communication).
+    pub fn is_compute(self) -> bool {
+        matches!(self, Category::Gemm | Category::Emb | Category::Optimizer)
     }
 }
 
@@ -110,13 +146,26 @@ pub struct OpName {
     pub layer: i32,
     pub phase: Phase,
     pub kind: OpKind,
+    /// Pipeline micro-batch, counted from 1; 0 when the model has no micro-batches (reference
+    /// mode, and the default model's once-per-iteration ops).
+    pub micro: u32,
 }
 
 impl OpName {
+    /// A name without a micro-batch.
+    pub const fn new(block: Block, layer: i32, phase: Phase, kind: OpKind) -> OpName {
+        OpName { block, layer, phase, kind, micro: 0 }
+    }
+
+    /// The same name for micro-batch `micro` (from 1).
+    pub const fn micro(self, micro: u32) -> OpName {
+        OpName { micro, ..self }
+    }
+
     /// The stream this op runs on.
     pub fn stream(&self) -> Stream {
         match self.kind {
-            OpKind::Compute => Stream::Computation,
+            OpKind::Compute | OpKind::Idle => Stream::Computation,
             _ => Stream::Communication,
         }
     }
@@ -124,8 +173,8 @@ impl OpName {
     /// The accumulator this op adds to.
     pub fn category(&self) -> Category {
         // A table, not a match: this runs once per op on the hot path.
-        const BY_KIND: [Category; 9] = [
-            Category::Gemm,          // Compute (Emb blocks: Category::Emb, below)
+        const BY_KIND: [Category; 14] = [
+            Category::Gemm,          // Compute (Emb and Optimizer blocks: below)
             Category::AllGather,     // WeightAllGather
             Category::AllReduce,     // GradAllReduce
             Category::ReduceScatter, // GradReduceScatter
@@ -134,11 +183,16 @@ impl OpName {
             Category::AllReduce,     // EmbAllReduce
             Category::AllToAll,      // MoeDispatch
             Category::AllToAll,      // MoeCombine
+            Category::AllGather,     // ActAllGather
+            Category::ReduceScatter, // ActReduceScatter
+            Category::P2p,           // PipeTransfer
+            Category::P2p,           // KvRing
+            Category::Idle,          // Idle
         ];
-        if self.kind == OpKind::Compute && self.block == Block::Emb {
-            Category::Emb
-        } else {
-            BY_KIND[self.kind as usize]
+        match (self.kind, self.block) {
+            (OpKind::Compute, Block::Emb) => Category::Emb,
+            (OpKind::Compute, Block::Optimizer) => Category::Optimizer,
+            _ => BY_KIND[self.kind as usize],
         }
     }
 }
@@ -152,9 +206,21 @@ impl fmt::Display for OpName {
             Block::Attn => "Attn",
             Block::Fc => "TransformerFC",
             Block::Moe => "MoE",
+            Block::Head => "Logits",
+            Block::Pipeline => "Pipeline",
+            Block::Optimizer => "Optimizer",
+            Block::Input => "Input",
         };
+        if self.kind == OpKind::Idle {
+            let what = match (self.block, self.phase) {
+                (Block::Pipeline, Phase::Forward) => "PipelineFill",
+                (Block::Pipeline, Phase::Backward) => "PipelineDrain",
+                _ => "InputWait",
+            };
+            return f.write_str(what);
+        }
         f.write_str(prefix)?;
-        if self.block != Block::Emb {
+        if !matches!(self.block, Block::Emb | Block::Head | Block::Pipeline | Block::Optimizer | Block::Input) {
             write!(f, "{}", self.layer)?;
         }
         f.write_str(match self.phase {
@@ -174,7 +240,16 @@ impl fmt::Display for OpName {
             OpKind::EmbAllReduce => "_c_ar.",
             OpKind::MoeDispatch => "_c_act_all2all1.",
             OpKind::MoeCombine => "_c_act_all2all2.",
-        })
+            OpKind::ActAllGather => "_c_act_ag.",
+            OpKind::ActReduceScatter => "_c_act_rs.",
+            OpKind::PipeTransfer => "_c_p2p.",
+            OpKind::KvRing => "_c_kv_ring.",
+            OpKind::Idle => "",
+        })?;
+        if self.micro > 0 {
+            write!(f, " mb{}", self.micro)?;
+        }
+        Ok(())
     }
 }
 
@@ -201,6 +276,13 @@ impl Deps {
     /// The dependency indices: at most one per stream, the computation stream's first.
     pub fn ids(&self) -> impl Iterator<Item = u32> + '_ {
         self.latest.iter().filter(|&&x| x > 0).map(|x| x - 1)
+    }
+
+    /// These dependencies and op `id` of `stream`.
+    pub fn and(self, id: u32, stream: Stream) -> Deps {
+        let mut latest = self.latest;
+        latest[stream as usize] = latest[stream as usize].max(id + 1);
+        Deps { latest }
     }
 
     /// The dependency indices as a vector (for display and tests).
@@ -358,8 +440,13 @@ const PAIR: [[u8; 9]; 6] = [
     [NO, NO, NO, NO, NO, NO, NO, 12, 13],              // Moe
 ];
 
+/// The slot family of a name; the default model's blocks and kinds are never named by a
+/// reference dependency.
 fn nameable(block: Block, kind: OpKind) -> u8 {
-    PAIR[block as usize][kind as usize]
+    match PAIR.get(block as usize).and_then(|row| row.get(kind as usize)) {
+        Some(&p) => p,
+        None => NO,
+    }
 }
 
 #[cfg(test)]
@@ -367,7 +454,7 @@ mod tests {
     use super::*;
 
     fn name(block: Block, layer: i32, phase: Phase, kind: OpKind) -> OpName {
-        OpName { block, layer, phase, kind }
+        OpName::new(block, layer, phase, kind)
     }
 
     #[test]

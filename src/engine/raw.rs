@@ -158,6 +158,13 @@ pub struct RawModel {
     // ViT
     pub image_size: Field,
     pub patch_dim: Field,
+    // default model only (MAD-Max ignores these keys)
+    pub num_kv_heads: Field,
+    pub ffn_kind: Field,
+    pub tied_embeddings: Field,
+    pub attention: Field,
+    pub causal: Field,
+    pub capacity_factor: Field,
 }
 
 /// A MAD-Max system config (`system_cfgs/*/*.json`, SPEC section 2.2).
@@ -208,6 +215,18 @@ pub struct RawTask {
     pub freeze_emb: Field,
     pub freeze_transformer: Field,
     pub min_frozen_layer: Field,
+    // which model evaluates the run, and the default model's settings (MAD-Max ignores these)
+    pub mode: Field,
+    pub micro_batch: Field,
+    pub virtual_stages: Field,
+    pub zero_stage: Field,
+    pub recompute: Field,
+    pub sequence_parallel: Field,
+    pub collective: Field,
+    pub overlap_grad_reduce: Field,
+    pub overlap_param_gather: Field,
+    pub overlap_tp_comm: Field,
+    pub data_loader_samples_per_s: Field,
 }
 
 /// The three configs of one run. `None` means the config is absent (or `null`).

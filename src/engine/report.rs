@@ -4,6 +4,7 @@
 //! (CLI, web page) format these; the engine never does.
 
 use super::ops::{Category, Op, Stream};
+pub use super::scenario::Mode;
 use super::schedule::{Schedule, Totals};
 use serde::Serialize;
 
@@ -15,13 +16,19 @@ pub struct Report {
     /// Busy time per category (GEMM, EMB, each collective), s.
     #[serde(serialize_with = "totals_as_map")]
     pub totals: Totals,
-    /// GEMM + EMB time, s.
+    /// Which model produced this report.
+    pub mode: Mode,
+    /// GEMM + EMB (+ optimizer step) time, s.
     pub compute_s: f64,
     /// Sum of all collective times, s.
     pub comm_s: f64,
-    /// Iteration time minus compute time: every gap of the computation stream, s. (MAD-Max's
-    /// definition, SPEC Q21.)
+    /// Iteration time minus compute time minus idle time: every gap of the computation stream
+    /// that waits on communication, s. (MAD-Max's definition, SPEC Q21; reference mode has no
+    /// idle time.)
     pub exposed_comm_s: f64,
+    /// Computation-stream time with nothing to do that is not communication: the pipeline
+    /// bubble (fill and drain) and waiting for input, s (default model).
+    pub idle_s: f64,
     /// Communication hidden behind computation: `comm_s - exposed_comm_s`, s. It can be a tiny
     /// negative number from rounding when all communication is exposed (SPEC Q28).
     pub overlapped_comm_s: f64,
@@ -33,8 +40,46 @@ pub struct Report {
     pub work: Work,
     pub model: ModelStats,
     pub system: SystemStats,
+    /// Model FLOPs utilisation and friends (default model; `None` in reference mode).
+    pub utilization: Option<Utilization>,
+    /// What limits or invalidates the result (does not fit, input-bound); empty when nothing.
+    pub limits: Vec<Limit>,
     /// Every op of both streams, in emission order, with start times.
     pub timeline: Vec<Op>,
+}
+
+/// How much of the GPUs' peak the iteration uses (default model).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Utilization {
+    /// Model FLOPs of one iteration (forward + backward, no recomputation), whole cluster.
+    pub model_flops: f64,
+    /// FLOPs the hardware executes in one iteration, recomputation included, whole cluster.
+    pub hardware_flops: f64,
+    /// Datasheet peak FLOP/s of one GPU at the model's precision.
+    pub peak_flops_per_s: f64,
+    /// Model FLOPs utilisation: `model_flops / (iteration_s x GPUs x peak)`, 0..1.
+    pub mfu: f64,
+    /// Hardware FLOPs utilisation: the same with `hardware_flops`, 0..1.
+    pub hfu: f64,
+    /// Achieved model FLOP/s per GPU.
+    pub model_flops_per_s_per_gpu: f64,
+    /// The formula, in words.
+    pub formula: &'static str,
+}
+
+/// Something that limits or invalidates a result.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub enum Limit {
+    /// The plan needs more memory per GPU than the GPU has.
+    DoesNotFit {
+        need_bytes: f64,
+        capacity_bytes: f64,
+        /// The largest part of the memory, and its size.
+        largest: MemPart,
+        largest_bytes: f64,
+    },
+    /// The input pipeline delivers fewer samples per second than the GPUs could process.
+    InputBound { loader_samples_per_s: f64, compute_samples_per_s: f64 },
 }
 
 impl Report {
@@ -49,16 +94,20 @@ impl Report {
         system: SystemStats,
     ) -> Report {
         let t = schedule.totals;
-        let comm_s = ((t.all2all_s + t.allreduce_s) + t.allgather_s) + t.reducescatter_s;
-        let compute_s = t.gemm_s + t.emb_s;
+        // Reference order first (bit-exact with MAD-Max); the default model's categories add
+        // zeros in reference mode.
+        let comm_s = (((t.all2all_s + t.allreduce_s) + t.allgather_s) + t.reducescatter_s) + t.p2p_s;
+        let compute_s = (t.gemm_s + t.emb_s) + t.optimizer_s;
         let iteration_s = schedule.end_s;
-        let exposed_comm_s = iteration_s - compute_s;
+        let exposed_comm_s = (iteration_s - compute_s) - t.idle_s;
         Report {
             global_batch,
             totals: t,
+            mode: Mode::Reference,
             compute_s,
             comm_s,
             exposed_comm_s,
+            idle_s: t.idle_s,
             overlapped_comm_s: comm_s - exposed_comm_s,
             iteration_s,
             throughput_samples_per_s: (1.0 / iteration_s) * global_batch as f64,
@@ -66,6 +115,8 @@ impl Report {
             work,
             model,
             system,
+            utilization: None,
+            limits: Vec::new(),
             timeline: ops,
         }
     }
@@ -95,20 +146,39 @@ fn totals_as_map<S: serde::Serializer>(t: &Totals, s: S) -> Result<S::Ok, S::Err
     m.end()
 }
 
-/// A model component whose weights occupy device memory.
+/// A part of a GPU's memory: the weights of a model component (reference mode counts only
+/// these, SPEC Q23), or one of what training also keeps (default model).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub enum Component {
+pub enum MemPart {
+    /// Weights of the MLPs (reference mode).
     Mlp,
+    /// Weights of the embedding tables (reference mode).
     Emb,
+    /// Weights of the transformer layers (reference mode).
     Transformer,
+    /// Model weights in the training precision (default model).
+    Weights,
+    /// Weight gradients (default model).
+    Gradients,
+    /// Optimizer state: fp32 master weights and Adam's two moments (default model).
+    OptimizerStates,
+    /// Activations kept for the backward pass, all micro-batches in flight (default model).
+    Activations,
+    /// Communication buffers, gathered weights and library workspaces (default model).
+    Buffers,
 }
 
-impl Component {
+impl MemPart {
     pub fn label(self) -> &'static str {
         match self {
-            Component::Mlp => "MLP",
-            Component::Emb => "EMB",
-            Component::Transformer => "Transformer",
+            MemPart::Mlp => "MLP",
+            MemPart::Emb => "EMB",
+            MemPart::Transformer => "Transformer",
+            MemPart::Weights => "Weights",
+            MemPart::Gradients => "Gradients",
+            MemPart::OptimizerStates => "Optimizer states",
+            MemPart::Activations => "Activations",
+            MemPart::Buffers => "Buffers",
         }
     }
 }
@@ -116,11 +186,18 @@ impl Component {
 /// Memory per device.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Memory {
-    /// Bytes per component on one device (MAD-Max: weights only, SPEC Q23).
-    pub parts: Vec<(Component, f64)>,
+    /// Bytes per part on one device (reference mode: weights only, SPEC Q23).
+    pub parts: Vec<(MemPart, f64)>,
     pub total_bytes: f64,
     /// HBM capacity of one device, bytes.
     pub capacity_bytes: f64,
+}
+
+impl Memory {
+    /// True when everything fits in the GPU's memory.
+    pub fn fits(&self) -> bool {
+        self.total_bytes <= self.capacity_bytes
+    }
 }
 
 /// FLOPs and embedding traffic of one iteration.

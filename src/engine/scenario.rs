@@ -37,6 +37,191 @@ pub struct Model {
     #[serde(serialize_with = "num_as_f64")]
     pub bytes_per_emb_param: Num,
     pub arch: Arch,
+    /// Transformer details the default model uses and MAD-Max ignores.
+    pub shape: Shape,
+}
+
+/// Transformer details of the default model (MAD-Max has none of them, SPEC Q26). Every field
+/// has a default, so a MAD-Max model config is complete without them.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Shape {
+    /// Key/value heads (grouped-query attention); `None`: as many as query heads.
+    pub kv_heads: Option<u64>,
+    pub ffn: Ffn,
+    /// Whether the output layer reuses the input embedding matrix (no separate weights).
+    pub tied_embeddings: bool,
+    pub attention: Attention,
+    /// Whether attention is causal (decoders). With [`Attention::Flash`] the masked half of
+    /// the score and context GEMMs is skipped.
+    pub causal: bool,
+    /// MoE capacity factor: tokens an expert takes, relative to an even split (>= 1).
+    pub capacity_factor: f64,
+}
+
+/// The feed-forward block of a transformer layer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Ffn {
+    /// Two matrices, h x f and f x h, with GELU between (GPT, ViT).
+    Gelu,
+    /// Three matrices: gate and up (h x f each), down (f x h) (LLaMA).
+    Swiglu,
+}
+
+impl Ffn {
+    /// Weight matrices of the block.
+    pub fn matrices(self) -> u64 {
+        match self {
+            Ffn::Gelu => 2,
+            Ffn::Swiglu => 3,
+        }
+    }
+
+    pub fn config_name(self) -> &'static str {
+        match self {
+            Ffn::Gelu => "gelu",
+            Ffn::Swiglu => "swiglu",
+        }
+    }
+}
+
+/// How attention scores are computed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Attention {
+    /// Scores are written to HBM, softmaxed and read back (Megatron-LM 2021-22): the s^2
+    /// element-wise traffic and activation memory of Korthikanti et al.
+    Materialized,
+    /// Fused on chip (FlashAttention): no s^2 traffic or memory; causal masking skips work.
+    Flash,
+}
+
+impl Attention {
+    pub fn config_name(self) -> &'static str {
+        match self {
+            Attention::Materialized => "materialized",
+            Attention::Flash => "flash",
+        }
+    }
+}
+
+/// Which performance model evaluates a scenario.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub enum Mode {
+    /// The MAD-Max Python code's behaviour, quirks included ("MAD-Max paper mode"). A MAD-Max
+    /// config without a `mode` key means this.
+    #[default]
+    Reference,
+    /// The default model: quirks fixed, pipelines, ZeRO, recomputation, real collectives.
+    Default,
+}
+
+impl Mode {
+    /// The config spelling (`task.mode`).
+    pub fn config_name(self) -> &'static str {
+        match self {
+            Mode::Reference => "reference",
+            Mode::Default => "default",
+        }
+    }
+
+    /// A label for people.
+    pub fn label(self) -> &'static str {
+        match self {
+            Mode::Reference => "MAD-Max paper mode",
+            Mode::Default => "default model",
+        }
+    }
+}
+
+/// How a training step runs, in the default model (reference mode ignores all of it). Every
+/// field has a default, so a MAD-Max task config is complete without them.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Setup {
+    /// Samples per micro-batch; `None`: the whole local batch in one micro-batch.
+    pub micro_batch: Option<u64>,
+    /// Pipeline chunks per GPU: 1 is plain 1F1B, more is Megatron's interleaved schedule.
+    pub virtual_stages: u64,
+    /// ZeRO stage of the data-parallel levels: 0 plain, 1 optimizer states sharded, 2 and
+    /// gradients, 3 and weights. An fsdp level is stage 3 over its group whatever this says.
+    pub zero_stage: u8,
+    pub recompute: Recompute,
+    /// Megatron sequence parallelism: tensor-parallel all-reduces become reduce-scatter +
+    /// all-gather, and the norm/dropout activations are split over the tp group.
+    pub sequence_parallel: bool,
+    pub collective: Algorithm,
+    /// Reduce gradients in buckets during the backward pass instead of after it.
+    pub overlap_grad_reduce: bool,
+    /// Prefetch the next layer's ZeRO-3/FSDP weights while this layer computes.
+    pub overlap_param_gather: bool,
+    /// Overlap tensor-parallel communication with independent GEMM work (comm/GEMM overlap).
+    pub overlap_tp_comm: bool,
+    /// Samples per second the input pipeline delivers to the whole job; `None`: unlimited.
+    pub loader_samples_per_s: Option<f64>,
+}
+
+impl Default for Setup {
+    fn default() -> Setup {
+        Setup {
+            micro_batch: None,
+            virtual_stages: 1,
+            zero_stage: 0,
+            recompute: Recompute::None,
+            sequence_parallel: false,
+            collective: Algorithm::Hierarchical,
+            overlap_grad_reduce: false,
+            overlap_param_gather: true,
+            overlap_tp_comm: false,
+            loader_samples_per_s: None,
+        }
+    }
+}
+
+/// Activation recomputation (Korthikanti et al. 2022).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Recompute {
+    /// Keep every activation.
+    None,
+    /// Recompute the attention score/softmax/context part only.
+    Selective,
+    /// Keep only each layer's input; recompute the whole layer in the backward pass.
+    Full,
+}
+
+impl Recompute {
+    pub fn config_name(self) -> &'static str {
+        match self {
+            Recompute::None => "none",
+            Recompute::Selective => "selective",
+            Recompute::Full => "full",
+        }
+    }
+}
+
+/// How a collective moves its bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Algorithm {
+    /// One ring over every member: bandwidth-optimal, latency grows with the group.
+    Ring,
+    /// Double binary tree: the ring's bandwidth, latency grows with the log of the group.
+    Tree,
+    /// Two levels: within each node over NVLink, then across nodes on 1/k of the data
+    /// (PowerAI DDL's multi-ring, NCCL's default across nodes).
+    Hierarchical,
+    /// The switch sums the data (SwitchML, SHARP): each host sends its data once instead of
+    /// twice for an all-reduce.
+    InNetwork,
+}
+
+impl Algorithm {
+    pub const ALL: [Algorithm; 4] = [Algorithm::Ring, Algorithm::Tree, Algorithm::Hierarchical, Algorithm::InNetwork];
+
+    pub fn config_name(self) -> &'static str {
+        match self {
+            Algorithm::Ring => "ring",
+            Algorithm::Tree => "tree",
+            Algorithm::Hierarchical => "hierarchical",
+            Algorithm::InNetwork => "in_network",
+        }
+    }
 }
 
 fn num_as_f64<S: serde::Serializer>(n: &Num, s: S) -> Result<S::Ok, S::Error> {
@@ -228,6 +413,10 @@ pub struct Task {
     pub name: Arc<str>,
     pub kind: TaskKind,
     pub plan: Plan,
+    /// Which model evaluates the scenario.
+    pub mode: Mode,
+    /// How training runs, in the default model.
+    pub setup: Setup,
 }
 
 /// Pre-training, fine-tuning (with what is frozen) or inference.
@@ -340,6 +529,10 @@ pub enum Strategy {
     Pp,
     /// Model parallel embeddings: shard tables, all-to-all the lookups.
     Mp,
+    /// Context parallel (default model): split the sequence, ring-exchange keys and values.
+    Cp,
+    /// Expert parallel (default model, MoE): spread the experts, all-to-all the tokens.
+    Ep,
 }
 
 impl Strategy {
@@ -351,6 +544,8 @@ impl Strategy {
             Strategy::Tp => "tp",
             Strategy::Pp => "pp",
             Strategy::Mp => "mp",
+            Strategy::Cp => "cp",
+            Strategy::Ep => "ep",
         }
     }
 
@@ -362,6 +557,8 @@ impl Strategy {
             "tp" => Some(Strategy::Tp),
             "pp" => Some(Strategy::Pp),
             "mp" => Some(Strategy::Mp),
+            "cp" => Some(Strategy::Cp),
+            "ep" => Some(Strategy::Ep),
             _ => None,
         }
     }

@@ -12,10 +12,16 @@ use super::ops::{Category, Op, OpName, Phase};
 pub struct Totals {
     pub gemm_s: f64,
     pub emb_s: f64,
+    /// The optimizer step (default model).
+    pub optimizer_s: f64,
     pub all2all_s: f64,
     pub allreduce_s: f64,
     pub allgather_s: f64,
     pub reducescatter_s: f64,
+    /// Pipeline and ring point-to-point transfers (default model).
+    pub p2p_s: f64,
+    /// Computation-stream idle time that is not communication: pipeline bubble, input wait.
+    pub idle_s: f64,
 }
 
 impl Totals {
@@ -28,6 +34,9 @@ impl Totals {
             Category::AllReduce => self.allreduce_s,
             Category::AllGather => self.allgather_s,
             Category::ReduceScatter => self.reducescatter_s,
+            Category::Optimizer => self.optimizer_s,
+            Category::P2p => self.p2p_s,
+            Category::Idle => self.idle_s,
         }
     }
 }
@@ -48,21 +57,31 @@ pub struct Scheduler {
     cursor: [f64; 2],
     phase: Phase,
     /// Busy time per [`Category`], in its declaration order.
-    totals: [f64; 6],
+    totals: [f64; 9],
+    /// Whether a new phase waits for both streams (MAD-Max, SPEC Q21). The default model
+    /// interleaves forward and backward passes of micro-batches and orders them by
+    /// dependencies alone.
+    barrier: bool,
 }
 
 impl Default for Scheduler {
     fn default() -> Scheduler {
-        Scheduler { cursor: [0.0; 2], phase: Phase::Forward, totals: [0.0; 6] }
+        Scheduler { cursor: [0.0; 2], phase: Phase::Forward, totals: [0.0; 9], barrier: true }
     }
 }
 
 impl Scheduler {
+    /// A scheduler without the phase barrier: ops wait only for their stream and their
+    /// dependencies.
+    pub fn without_barrier() -> Scheduler {
+        Scheduler { barrier: false, ..Scheduler::default() }
+    }
+
     /// Places an op whose dependencies all end by `ready_s` (0 when it has none) and returns
     /// its start time, s: when its stream is free, and not before `ready_s`.
     #[inline(always)]
     pub fn place(&mut self, name: OpName, duration_s: f64, ready_s: f64) -> f64 {
-        if name.phase != self.phase {
+        if self.barrier && name.phase != self.phase {
             // Hard barrier between phases (SPEC Q21).
             let t = later(self.cursor[0], self.cursor[1]);
             self.cursor = [t, t];
@@ -85,6 +104,9 @@ impl Scheduler {
             allreduce_s: t[Category::AllReduce as usize],
             allgather_s: t[Category::AllGather as usize],
             reducescatter_s: t[Category::ReduceScatter as usize],
+            optimizer_s: t[Category::Optimizer as usize],
+            p2p_s: t[Category::P2p as usize],
+            idle_s: t[Category::Idle as usize],
         };
         Schedule { totals, end_s: later(self.cursor[0], self.cursor[1]) }
     }
@@ -120,7 +142,7 @@ mod tests {
     use crate::engine::ops::{Block, Dep, GraphBuilder, OpKind, OpName, Visibility};
 
     fn n(block: Block, layer: i32, phase: Phase, kind: OpKind) -> OpName {
-        OpName { block, layer, phase, kind }
+        OpName::new(block, layer, phase, kind)
     }
 
     #[test]

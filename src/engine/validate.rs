@@ -107,7 +107,11 @@ pub fn validate(raw: &RawScenario) -> Result<Scenario, Vec<FieldError>> {
     if let (Some(model), Some(system), Some(task)) = (model, system, task) {
         if v.errors.is_empty() {
             let scenario = Scenario { model, system, task, _validated: Validated(()) };
-            let problems = rules::check(&scenario);
+            let problems = if scenario.task.mode == Mode::Default && super::extended::covers(&scenario) {
+                super::extended::rules::check(&scenario)
+            } else {
+                rules::check(&scenario)
+            };
             if problems.is_empty() {
                 return Ok(scenario);
             }
@@ -288,6 +292,39 @@ impl Reader {
         }
     }
 
+    /// An optional text choice: `default` when absent, else one of `options` by spelling.
+    fn choice<T: Copy>(&mut self, f: &Field, path: At, options: &[(&str, T)], default: T) -> Option<T> {
+        let Some(value) = f else { return Some(default) };
+        let names: Vec<&str> = options.iter().map(|o| o.0).collect();
+        match value {
+            RawValue::Str(s) => match options.iter().find(|o| o.0 == &**s) {
+                Some(o) => Some(o.1),
+                None => {
+                    self.push(FieldError::new(
+                        path.to_string(),
+                        format!("\"{s}\" is not an option; use {}", names.join(", ")),
+                    ));
+                    None
+                }
+            },
+            other => {
+                self.push(FieldError::new(
+                    path.to_string(),
+                    format!("must be one of {}, got {} ({other})", names.join(", "), other.kind()),
+                ));
+                None
+            }
+        }
+    }
+
+    /// An optional flag: `default` when absent.
+    fn optional_flag(&mut self, f: &Field, path: At, default: bool) -> Option<bool> {
+        match f {
+            None => Some(default),
+            f => self.flag(f, path, &"optional"),
+        }
+    }
+
     #[inline(always)]
     fn flag(&mut self, f: &Field, path: At, why: &dyn fmt::Display) -> Option<bool> {
         match self.present(f, path, why)? {
@@ -392,7 +429,49 @@ fn read_model(v: &mut Reader, m: &RawModel) -> Option<Model> {
             fc_dim: dim(v, &m.transformer_fc_dim, "transformer_fc_dim").unwrap_or(0),
         }),
     };
-    Some(Model { name, bytes_per_dense_param: dense?, bytes_per_emb_param: emb?, arch })
+    let shape = read_shape(v, m, &arch);
+    Some(Model { name, bytes_per_dense_param: dense?, bytes_per_emb_param: emb?, arch, shape: shape? })
+}
+
+/// The default model's transformer details; absent keys take their defaults.
+fn read_shape(v: &mut Reader, m: &RawModel, arch: &Arch) -> Option<Shape> {
+    let heads = match arch {
+        Arch::Llm(l) | Arch::LlmMoe(l, _) => l.transformer.heads,
+        Arch::DlrmTransformer(_, t) => t.heads,
+        Arch::Vit(x) => x.heads,
+        _ => 0,
+    };
+    let optional = &"optional";
+    let kv_heads = match &m.num_kv_heads {
+        None => None,
+        f => {
+            let kv = v.count(f, at("model", "num_kv_heads"), optional, 1, MAX_COUNT)?;
+            if heads > 0 && heads % kv != 0 {
+                v.push(FieldError::new(
+                    "model.num_kv_heads",
+                    format!("{heads} query heads do not split evenly into {kv} key/value groups"),
+                ));
+                return None;
+            }
+            Some(kv)
+        }
+    };
+    let ffn =
+        v.choice(&m.ffn_kind, at("model", "ffn_kind"), &[("gelu", Ffn::Gelu), ("swiglu", Ffn::Swiglu)], Ffn::Gelu)?;
+    let attention = v.choice(
+        &m.attention,
+        at("model", "attention"),
+        &[("flash", Attention::Flash), ("materialized", Attention::Materialized)],
+        Attention::Flash,
+    )?;
+    let decoder = matches!(arch, Arch::Llm(_) | Arch::LlmMoe(..));
+    let causal = v.optional_flag(&m.causal, at("model", "causal"), decoder)?;
+    let tied_embeddings = v.optional_flag(&m.tied_embeddings, at("model", "tied_embeddings"), false)?;
+    let capacity_factor = match &m.capacity_factor {
+        None => 1.0,
+        f => v.within(f, at("model", "capacity_factor"), optional, (1.0, 64.0))?,
+    };
+    Some(Shape { kv_heads, ffn, tied_embeddings, attention, causal, capacity_factor })
 }
 
 /// The layer-count errors were already recorded; unread keys of other families are ignored.
@@ -560,7 +639,14 @@ fn read_task(v: &mut Reader, t: &RawTask, family: Family) -> Option<Task> {
     } else {
         None
     };
-    let (name, kind) = kind?;
+    let mode = v.choice(
+        &t.mode,
+        at("task", "mode"),
+        &[("default", Mode::Default), ("reference", Mode::Reference)],
+        Mode::Reference,
+    );
+    let setup = read_setup(v, t);
+    let ((name, kind), mode, setup) = (kind?, mode?, setup?);
     let kind = match kind {
         "pretrain" => TaskKind::Pretrain,
         "inference" => TaskKind::Inference,
@@ -584,6 +670,57 @@ fn read_task(v: &mut Reader, t: &RawTask, family: Family) -> Option<Task> {
             local_emb_batch: local_emb_batch?,
             local_transformer_batch,
         },
+        mode,
+        setup,
+    })
+}
+
+/// The default model's training settings; absent keys take their defaults.
+fn read_setup(v: &mut Reader, t: &RawTask) -> Option<Setup> {
+    let d = Setup::default();
+    let optional = &"optional";
+    let micro_batch = match &t.micro_batch {
+        None => None,
+        f => Some(v.count(f, at("task", "micro_batch"), optional, 1, MAX_COUNT)?),
+    };
+    let virtual_stages = match &t.virtual_stages {
+        None => d.virtual_stages,
+        f => v.count(f, at("task", "virtual_stages"), optional, 1, MAX_LAYERS)?,
+    };
+    let zero_stage = match &t.zero_stage {
+        None => d.zero_stage,
+        f => v.count(f, at("task", "zero_stage"), optional, 0, 3)? as u8,
+    };
+    let recompute = v.choice(
+        &t.recompute,
+        at("task", "recompute"),
+        &[("none", Recompute::None), ("selective", Recompute::Selective), ("full", Recompute::Full)],
+        d.recompute,
+    )?;
+    let algorithms: Vec<(&str, Algorithm)> = Algorithm::ALL.iter().map(|a| (a.config_name(), *a)).collect();
+    let collective = v.choice(&t.collective, at("task", "collective"), &algorithms, d.collective)?;
+    let sequence_parallel =
+        v.optional_flag(&t.sequence_parallel, at("task", "sequence_parallel"), d.sequence_parallel)?;
+    let overlap_grad_reduce =
+        v.optional_flag(&t.overlap_grad_reduce, at("task", "overlap_grad_reduce"), d.overlap_grad_reduce)?;
+    let overlap_param_gather =
+        v.optional_flag(&t.overlap_param_gather, at("task", "overlap_param_gather"), d.overlap_param_gather)?;
+    let overlap_tp_comm = v.optional_flag(&t.overlap_tp_comm, at("task", "overlap_tp_comm"), d.overlap_tp_comm)?;
+    let loader_samples_per_s = match &t.data_loader_samples_per_s {
+        None | Some(RawValue::Null) => None,
+        f => Some(v.within(f, at("task", "data_loader_samples_per_s"), optional, (1e-6, 1e15))?),
+    };
+    Some(Setup {
+        micro_batch,
+        virtual_stages,
+        zero_stage,
+        recompute,
+        sequence_parallel,
+        collective,
+        overlap_grad_reduce,
+        overlap_param_gather,
+        overlap_tp_comm,
+        loader_samples_per_s,
     })
 }
 

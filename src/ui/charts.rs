@@ -4,7 +4,7 @@
 
 use super::sweep::Point;
 use crate::engine::ops::{Category, Op, Stream};
-use crate::engine::report::{Component, Report};
+use crate::engine::report::{MemPart, Report};
 use crate::units;
 use plotters::chart::MeshStyle;
 use plotters::coord::ranged1d::ValueFormatter;
@@ -23,6 +23,9 @@ pub fn category_rgb(c: Category) -> (u8, u8, u8) {
         Category::AllReduce => (213, 94, 0),
         Category::AllGather => (204, 121, 167),
         Category::ReduceScatter => (86, 180, 233),
+        Category::Optimizer => (240, 228, 66),
+        Category::P2p => (153, 102, 51),
+        Category::Idle => (205, 205, 205),
     }
 }
 
@@ -137,7 +140,7 @@ pub fn breakdown(canvas: &HtmlCanvasElement, theme: &Theme, r: &Report) -> Resul
         .map_err(err)?;
     let mut bars = Vec::new();
     let mut x = 0.0;
-    for c in Category::ALL {
+    for c in Category::ALL.into_iter().filter(|c| *c != Category::Idle) {
         let w = r.totals.get(c) * scale;
         bars.push(Rectangle::new([(x, 1.15), (x + w, 1.85)], color(category_rgb(c)).filled()));
         x += w;
@@ -146,7 +149,9 @@ pub fn breakdown(canvas: &HtmlCanvasElement, theme: &Theme, r: &Report) -> Resul
     for (w, rgb) in [
         (r.totals.gemm_s * scale, category_rgb(Category::Gemm)),
         (r.totals.emb_s * scale, category_rgb(Category::Emb)),
+        (r.totals.optimizer_s * scale, category_rgb(Category::Optimizer)),
         (r.exposed_comm_s.max(0.0) * scale, EXPOSED_RGB),
+        (r.idle_s * scale, category_rgb(Category::Idle)),
     ] {
         bars.push(Rectangle::new([(x, 0.15), (x + w, 0.85)], color(rgb).filled()));
         x += w;
@@ -343,12 +348,14 @@ pub fn memory(canvas: &HtmlCanvasElement, theme: &Theme, r: &Report) -> Result<(
     root.present().map_err(err)
 }
 
-/// Colour of a memory component.
-pub fn component_rgb(c: Component) -> (u8, u8, u8) {
+/// Colour of a part of memory.
+pub fn component_rgb(c: MemPart) -> (u8, u8, u8) {
     match c {
-        Component::Mlp => (0, 114, 178),
-        Component::Emb => (0, 158, 115),
-        Component::Transformer => (204, 121, 167),
+        MemPart::Mlp | MemPart::Weights => (0, 114, 178),
+        MemPart::Emb | MemPart::Activations => (0, 158, 115),
+        MemPart::Transformer | MemPart::OptimizerStates => (204, 121, 167),
+        MemPart::Gradients => (230, 159, 0),
+        MemPart::Buffers => (150, 150, 150),
     }
 }
 

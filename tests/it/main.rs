@@ -6,3 +6,4 @@ mod golden;
 mod rejected;
 mod robustness;
 mod support;
+mod validation;

@@ -58,6 +58,10 @@ fn block_words(b: Block) -> &'static str {
         Block::Attn => "attention",
         Block::Fc => "feed-forward (FC)",
         Block::Moe => "mixture-of-experts",
+        Block::Head => "output (logits)",
+        Block::Pipeline => "pipeline",
+        Block::Optimizer => "optimizer",
+        Block::Input => "input pipeline",
     }
 }
 
@@ -80,6 +84,8 @@ pub fn explain(s: &Scenario, op: &OpName) -> Option<Explanation> {
         Block::Fc => (l.fc_block, l.fc_flops, Batch::Transformer),
         Block::Moe => (l.fc_block, l.fc_flops, if is_mlp { Batch::Mlp } else { Batch::Transformer }),
         Block::Emb => (Num::Int(0), Num::Int(0), Batch::Emb),
+        // The default model's blocks: reference mode emits none of them.
+        Block::Head | Block::Pipeline | Block::Optimizer | Block::Input => return None,
     };
     let b = cx.b.f64();
     let pass = if op.phase == Phase::Forward { "forward" } else { "backward" };
@@ -250,6 +256,10 @@ pub fn explain(s: &Scenario, op: &OpName) -> Option<Explanation> {
                 seconds: (bytes_num / int(experts)).f64() / a2a,
                 note: Some("MAD-Max sizes MoE all-to-alls by activations / experts and emits them only with tensor parallelism (quirk Q19)."),
             }
+        }
+        // The default model's kinds: reference mode emits none of them.
+        (OpKind::ActAllGather | OpKind::ActReduceScatter | OpKind::PipeTransfer | OpKind::KvRing | OpKind::Idle, _) => {
+            return None
         }
     };
     Some(ex)

@@ -18,7 +18,7 @@ pub mod transformer;
 
 use super::num::Num;
 use super::ops::{Block, Dep, GraphBuilder, Op, OpKind, OpName, Phase, Visibility};
-use super::report::{Component, LayerWork, Memory, ModelStats, SystemStats, Work};
+use super::report::{LayerWork, MemPart, Memory, ModelStats, SystemStats, Work};
 use super::scenario::{Arch, Freeze, Scenario, Spec, Strategy, TaskKind, MAX_LEVELS};
 use super::schedule::Schedule;
 use network::Network;
@@ -188,7 +188,8 @@ impl<'a> Ctx<'a> {
                 Strategy::Fsdp => steps.push(Step::ReduceScatter(bytes() / self.net.reducescatter.sel(k, 0))),
                 Strategy::Tp => steps.push(Step::Tp(level)),
                 Strategy::Ddp => steps.push(Step::AllReduce(bytes() / self.net.allreduce.sel(k, level))),
-                Strategy::Pp | Strategy::Mp => {}
+                // cp and ep exist only in the default model; reference rules reject them.
+                Strategy::Pp | Strategy::Mp | Strategy::Cp | Strategy::Ep => {}
             }
         }
         steps
@@ -253,13 +254,13 @@ impl<'a> Ctx<'a> {
         let mut parts = Vec::with_capacity(3);
         if let Some(mlp) = &self.mlp {
             let cap = self.counts.mlp_params * self.b / int(mlp.f.shard);
-            parts.push((Component::Mlp, cap.f64()));
+            parts.push((MemPart::Mlp, cap.f64()));
         }
         let emb_cap = self.counts.emb_params * self.s.model.bytes_per_emb_param / int(self.emb.f.shard);
-        parts.push((Component::Emb, emb_cap.f64()));
+        parts.push((MemPart::Emb, emb_cap.f64()));
         if let Some(t) = &self.transformer {
             let cap = self.counts.transformer_params * self.b / int(t.f.shard);
-            parts.push((Component::Transformer, cap.f64()));
+            parts.push((MemPart::Transformer, cap.f64()));
         }
         Memory { total_bytes: parts.iter().map(|p| p.1).sum(), parts, capacity_bytes: self.s.system.mem_cap_bytes }
     }
@@ -409,7 +410,7 @@ pub enum Step {
 
 /// An op name.
 pub fn name(block: Block, layer: i64, phase: Phase, kind: OpKind) -> OpName {
-    OpName { block, layer: layer.clamp(i32::MIN as i64, i32::MAX as i64) as i32, phase, kind }
+    OpName::new(block, layer.clamp(i32::MIN as i64, i32::MAX as i64) as i32, phase, kind)
 }
 
 /// A dependency on a named op.

@@ -1,0 +1,59 @@
+//! The default model's calibration: every constant that is not a property of the scenario, with
+//! where it comes from. They are shared by every scenario and every validation row; none is fit
+//! to one row (`madmax validate` prints how well the set does on published runs).
+//!
+//! The achievable fractions of peak (FLOPs, HBM, NVLink, NIC) are *inputs* of a system config
+//! (`flops_util`, `mem_bw_util`, `nvlink_util`, `ibroce_util`); [`UTIL`] is what the default
+//! model's own hardware (validation rows, current-hardware presets) uses for them.
+
+/// Achievable fractions of datasheet peak for the default model's hardware.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Util {
+    /// Dense fp16/bf16 GEMMs of training size. cuBLAS reaches about 80% of the A100's 312
+    /// TFLOP/s on large GEMMs (NVIDIA's published GEMM benchmarks; Megatron-LM reports 44-52%
+    /// end to end with everything else included). The default model counts element-wise
+    /// kernels separately, so it uses the GEMM figure, not MAD-Max's end-to-end 0.705.
+    pub flops: f64,
+    /// HBM streaming: MAD-Max's measured ZionEX figure (`system_cfgs/zionex/*.json`).
+    pub mem_bw: f64,
+    /// NVLink collectives: MAD-Max's measured ZionEX figure.
+    pub nvlink: f64,
+    /// InfiniBand/RoCE collectives: MAD-Max's measured ZionEX figure.
+    pub nic: f64,
+}
+
+/// See [`Util`].
+pub const UTIL: Util = Util { flops: 0.80, mem_bw: 0.836, nvlink: 0.6667, nic: 0.56 };
+
+/// Latency of one step of a collective within a node (one hop over NVLink, including the
+/// kernel's synchronisation), s. NCCL's ring step latency on NVLink is a few microseconds;
+/// Megatron-style blocking calls add launch and synchronisation costs of the same order.
+pub const NVLINK_STEP_S: f64 = 10e-6;
+
+/// Latency of one step of a collective across nodes (one InfiniBand/RoCE hop), s.
+pub const NIC_STEP_S: f64 = 20e-6;
+
+/// Element-wise passes over a token's hidden vector per transformer layer in the forward pass,
+/// counted from the kernels of a Megatron-style layer: two layer norms (read + write each: 4),
+/// two bias-dropout-residual adds (read two, write one, plus a 1-byte mask: about 3 each with
+/// the mask folded in: 6), two dropouts' masks and outputs (4). Each pass moves the activation
+/// element size in bytes.
+pub const HIDDEN_PASSES: f64 = 14.0;
+
+/// Bytes moved per attention-score element in the forward pass when scores are materialized:
+/// softmax reads and writes (2 elements), dropout reads, writes (2 elements) and stores a
+/// 1-byte mask. In units of the element size, plus the mask byte: `4 x e + 1`.
+pub const SCORE_ELEMENT_PASSES: f64 = 4.0;
+
+/// Bytes Adam moves per parameter in the optimizer step: read fp32 master weight, first and
+/// second moment and the fp32 gradient (16), write the three states (12) and the 16-bit weight
+/// (2). Mixed-precision Adam as in Megatron-LM and DeepSpeed.
+pub const ADAM_BYTES_PER_PARAM: f64 = 30.0;
+
+/// Bytes of optimizer state per parameter: fp32 master weight and Adam's two fp32 moments
+/// (the "K = 12" of the ZeRO paper, Rajbhandari et al. 2020).
+pub const OPTIMIZER_BYTES_PER_PARAM: f64 = 12.0;
+
+/// Memory every GPU spends outside the model: CUDA context, cuBLAS and NCCL workspaces and
+/// allocator fragmentation, bytes. PyTorch jobs typically lose 1-3 GB this way; 2 GB is used.
+pub const WORKSPACE_BYTES: f64 = 2e9;

@@ -1,0 +1,265 @@
+//! The default model: why an op takes the time it takes. For any op of a default-model
+//! timeline, the formula, each term with its value and unit, and the result.
+
+use super::calibration::{ADAM_BYTES_PER_PARAM, NIC_STEP_S, NVLINK_STEP_S};
+use super::collective::Group;
+use super::iteration::Cx;
+use crate::engine::ops::{Block, OpKind, OpName, Phase};
+use crate::engine::reference::explain::{Explanation, Term, Unit};
+use crate::engine::scenario::{Recompute, Scenario};
+
+fn term(symbol: &'static str, meaning: &'static str, value: f64, unit: Unit) -> Term {
+    Term { symbol, meaning, value, unit }
+}
+
+fn group_terms(g: Group, links: (f64, f64)) -> Vec<Term> {
+    let mut t = vec![
+        term("d", "ranks in the group", g.size as f64, Unit::Count),
+        term("k", "ranks of the group per node", g.per_node as f64, Unit::Count),
+    ];
+    if g.within_node() {
+        t.push(term("B_nvl", "NVLink bandwidth per GPU, one direction, after utilisation", links.0, Unit::BytesPerS));
+        t.push(term("alpha", "latency per step within a node", NVLINK_STEP_S, Unit::Count));
+    } else {
+        t.push(term("B_nvl", "NVLink bandwidth per GPU, one direction, after utilisation", links.0, Unit::BytesPerS));
+        t.push(term(
+            "B_nic",
+            "a GPU's share of its node's NICs, one direction, after utilisation",
+            links.1,
+            Unit::BytesPerS,
+        ));
+        t.push(term("alpha", "latency per step across nodes", NIC_STEP_S, Unit::Count));
+    }
+    t
+}
+
+/// Explains an op of a default-model timeline; `None` for a name the scenario cannot have.
+pub fn explain(s: &Scenario, op: &OpName) -> Option<Explanation> {
+    let cx = Cx::new(s)?;
+    let layer = op.layer.max(0) as u64;
+    let t = cx.layer_times(layer);
+    let pass = if op.phase == Phase::Forward { "forward" } else { "backward" };
+    let links = (cx.links.intra_bytes_per_s, cx.links.inter_bytes_per_s);
+    let alg = cx.setup.collective.config_name();
+    let tokens = term("T", "tokens per GPU per micro-batch (micro-batch x sequence / cp)", cx.tokens, Unit::Count);
+    let tp = term("tp", "tensor-parallel degree", cx.lay.tp.size as f64, Unit::Count);
+    let rate = term("F", "effective FLOP rate per GPU (peak x utilisation)", cx.flops_per_s, Unit::FlopsPerS);
+    let hbm = term("B_mem", "effective HBM bandwidth per GPU", cx.hbm_bytes_per_s, Unit::BytesPerS);
+    let act_bytes = cx.tokens * cx.d.hidden * cx.d.elem_bytes;
+    let f = cx.d.layer_flops();
+    let ex = match (op.kind, op.block) {
+        (OpKind::Compute, Block::Attn) | (OpKind::Compute, Block::Fc) => {
+            let attn = op.block == Block::Attn;
+            let (gemm, ew) = if attn { cx.attn_fwd_parts() } else { cx.ffn_fwd_parts() };
+            let flops = if attn { f.attn_linear + f.attn_scores } else { f.ffn };
+            let mut terms = vec![
+                term("FLOPs", "forward FLOPs of the block per token", flops, Unit::Flops),
+                tokens,
+                tp,
+                rate,
+                term(
+                    "t_ew",
+                    "element-wise kernels (norms, dropout, softmax, activation) at HBM speed, s",
+                    ew,
+                    Unit::Count,
+                ),
+                hbm,
+            ];
+            let (formula, seconds, what) = if op.phase == Phase::Forward {
+                ("T x FLOPs / tp / F + t_ew", gemm + ew, "forward pass")
+            } else {
+                let (act, wgt) = cx.backward_work(layer);
+                terms.push(term(
+                    "g",
+                    "gradient passes: activations (1) + weights (1) where they train",
+                    (act as u8 + wgt as u8) as f64,
+                    Unit::Count,
+                ));
+                let r = match cx.setup.recompute {
+                    Recompute::Full => "g x forward + forward (full recomputation)",
+                    Recompute::Selective if attn => "g x forward + attention scores again (selective recomputation)",
+                    _ => "g x forward",
+                };
+                (r, if attn { t.attn_bwd_s } else { t.ffn_bwd_s }, "backward pass")
+            };
+            Explanation {
+                what: format!("{} block of layer {layer}, {what}, one micro-batch", if attn { "Attention" } else { "Feed-forward" }),
+                formula,
+                terms,
+                seconds,
+                note: Some("The default model counts attention's s^2 GEMMs, grouped-query K/V, the feed-forward's 2 or 3 matrices and the element-wise work that MAD-Max leaves out (quirk Q26)."),
+            }
+        }
+        (OpKind::ActAllReduce | OpKind::ActAllGather | OpKind::ActReduceScatter, _) => {
+            let mut terms = vec![term("S", "activations of the micro-batch: T x h x e", act_bytes, Unit::Bytes)];
+            terms.extend(group_terms(cx.lay.tp, links));
+            let seconds = if op.phase == Phase::Backward && cx.setup.recompute == Recompute::Full {
+                2.0 * t.tp_comm_s
+            } else {
+                t.tp_comm_s
+            };
+            Explanation {
+                what: format!("Tensor-parallel {} of layer {layer}'s activations ({pass})", match op.kind { OpKind::ActAllReduce => "all-reduce", OpKind::ActAllGather => "all-gather (sequence parallel)", _ => "reduce-scatter (sequence parallel)" }),
+                formula: "ring within the node: 2 (d-1)/d x S / B_nvl + 2 (d-1) alpha (all-reduce; half for gather or scatter); doubled in a backward pass with full recomputation",
+                terms,
+                seconds,
+                note: Some(if cx.setup.overlap_tp_comm { "Overlapped with GEMMs (comm/GEMM overlap is on)." } else { "Blocking: the next GEMM waits for it, as in Megatron-LM." }),
+            }
+        }
+        (OpKind::WeightAllGather, Block::Optimizer) => {
+            let (dense, expert) = cx.stage_params(cx.lay.pp.size.max(1) - 1);
+            let mut terms = vec![term("P", "parameters on this GPU", dense + expert, Unit::Params)];
+            terms.extend(group_terms(cx.lay.dense_dp, links));
+            Explanation {
+                what: "ZeRO-1/2: gather the weights the other data-parallel ranks updated".into(),
+                formula: "(d-1)/d x P x e / bandwidth + latency",
+                terms,
+                seconds: 0.0,
+                note: None,
+            }
+        }
+        (OpKind::WeightAllGather, _) => {
+            let mut terms = vec![term(
+                "W",
+                "the layer's weights on this GPU after tensor parallelism",
+                t.weight_gather_s,
+                Unit::Count,
+            )];
+            terms.extend(group_terms(cx.zero3_group(), links));
+            Explanation {
+                what: format!("ZeRO-3 / FSDP all-gather of layer {layer}'s weights ({pass})"),
+                formula: "(d-1)/d x W x e / bandwidth + (d-1) alpha, over NVLink within the node and the NICs across",
+                terms,
+                seconds: t.weight_gather_s,
+                note: Some(if cx.setup.overlap_param_gather {
+                    "Prefetched: it runs while the previous layer computes."
+                } else {
+                    "Not prefetched: the layer waits for it."
+                }),
+            }
+        }
+        (OpKind::GradAllReduce | OpKind::GradReduceScatter, Block::Optimizer) => {
+            let (dense, expert) = cx.stage_params(cx.lay.pp.size.max(1) - 1);
+            let mut terms = vec![
+                term("P", "parameters on this GPU", dense + expert, Unit::Params),
+                term("e", "bytes per gradient", cx.d.elem_bytes, Unit::BytesPerElement),
+            ];
+            terms.extend(group_terms(cx.lay.dense_dp, links));
+            Explanation {
+                what: "Data-parallel gradient synchronisation after the backward pass".into(),
+                formula: "P x e bytes with the chosen algorithm; see the collective model",
+                terms,
+                seconds: 0.0,
+                note: Some("Turn on overlap_grad_reduce to run it in buckets during the backward pass."),
+            }
+        }
+        (OpKind::GradAllReduce | OpKind::GradReduceScatter, _) => {
+            let mut terms = vec![];
+            terms.extend(group_terms(cx.lay.dense_dp, links));
+            Explanation {
+                what: format!("Gradients of layer {layer} reduced over the data-parallel ranks ({alg})"),
+                formula: "all-reduce (ZeRO 0/1) or reduce-scatter (ZeRO 2/3) of the layer's gradients",
+                terms,
+                seconds: t.grad_sync_s,
+                note: None,
+            }
+        }
+        (OpKind::MoeDispatch | OpKind::MoeCombine, _) => {
+            let mut terms = vec![term(
+                "S",
+                "routed activations: T x h x e x active experts x capacity factor",
+                act_bytes * cx.d.active * cx.d.capacity_factor,
+                Unit::Bytes,
+            )];
+            terms.extend(group_terms(cx.lay.ep, links));
+            Explanation {
+                what: format!("Expert-parallel all-to-all of layer {layer} ({})", if op.kind == OpKind::MoeDispatch { "dispatch" } else { "combine" }),
+                formula: "max(S (k-1)/d / B_nvl, S (d-k)/d / B_nic) + latency",
+                terms,
+                seconds: t.moe_a2a_s,
+                note: Some("Sized by the experts each token visits and the capacity factor (MAD-Max divides by all experts, quirk Q19)."),
+            }
+        }
+        (OpKind::KvRing, _) => {
+            let mut terms = vec![term("cp", "context-parallel degree", cx.lay.cp.size as f64, Unit::Count)];
+            terms.extend(group_terms(cx.lay.cp, links));
+            Explanation {
+                what: format!(
+                    "Ring attention of layer {layer}: keys and values passed around the context-parallel ring ({pass})"
+                ),
+                formula: "(cp-1) x (2 x T x kv x d_head x e / tp) / bandwidth; overlapped with the attention GEMMs",
+                terms,
+                seconds: if op.phase == Phase::Forward { t.kv_ring_s } else { 2.0 * t.kv_ring_s },
+                note: None,
+            }
+        }
+        (OpKind::PipeTransfer, _) => Explanation {
+            what: format!(
+                "Pipeline {} of one micro-batch between stages",
+                if op.phase == Phase::Forward { "receive of activations" } else { "send of activation gradients" }
+            ),
+            formula: "T x h x e / tp / bandwidth + alpha (each tensor-parallel rank sends its slice)",
+            terms: vec![tokens, term("h", "hidden size", cx.d.hidden, Unit::Count), tp],
+            seconds: cx.p2p_s(),
+            note: None,
+        },
+        (OpKind::Idle, Block::Pipeline) => {
+            let p = cx.lay.pp.size as f64;
+            let m = cx.micro_batches as f64;
+            let v = cx.chunks as f64;
+            Explanation {
+                what: format!("Pipeline {}: this stage has nothing to do", if op.phase == Phase::Forward { "fill (waiting for the first micro-batch)" } else { "drain (waiting for the first stage to finish)" }),
+                formula: "(p-1)/v x one micro-batch's forward (fill) or backward (drain) time; bubble share of the pipeline = (p-1)/(v m + p - 1)",
+                terms: vec![
+                    term("p", "pipeline stages", p, Unit::Count),
+                    term("m", "micro-batches per iteration", m, Unit::Count),
+                    term("v", "chunks per GPU (interleaving)", v, Unit::Count),
+                    term("bubble", "bubble share (p-1)/(v m + p - 1)", (p - 1.0) / (v * m + p - 1.0), Unit::Count),
+                ],
+                seconds: 0.0,
+                note: None,
+            }
+        }
+        (OpKind::Idle, _) => Explanation {
+            what: "Waiting for the input pipeline (data loader)".into(),
+            formula: "global batch / loader samples per second - compute time",
+            terms: vec![],
+            seconds: 0.0,
+            note: None,
+        },
+        (OpKind::Compute, Block::Optimizer) => {
+            let (dense, expert) = cx.stage_params(cx.lay.pp.size.max(1) - 1);
+            Explanation {
+                what: "Optimizer step (mixed-precision Adam), memory-bound".into(),
+                formula:
+                    "P_owned x 30 B / B_mem (read master weight, moments, gradient; write them and the 16-bit weight)",
+                terms: vec![
+                    term("P", "parameters on this GPU (divided by dp from ZeRO-1 on)", dense + expert, Unit::Params),
+                    term("bytes", "bytes per parameter", ADAM_BYTES_PER_PARAM, Unit::Bytes),
+                    hbm,
+                ],
+                seconds: 0.0,
+                note: None,
+            }
+        }
+        (OpKind::Compute, Block::Head) => {
+            let (fwd, bwd) = cx.edge_times();
+            Explanation {
+                what: format!("Output layer (logits) and loss, {pass}"),
+                formula: "T x 2 h V / tp / F + logits traffic / B_mem (backward: twice the GEMMs)",
+                terms: vec![tokens, term("V", "vocabulary", cx.d.vocab, Unit::Count), tp, rate, hbm],
+                seconds: if op.phase == Phase::Forward { fwd } else { bwd },
+                note: Some("MAD-Max has no output layer; Megatron's V/(16 l h) term."),
+            }
+        }
+        (OpKind::Compute, Block::Emb) => Explanation {
+            what: "Input embedding lookup (or ViT patch projection)".into(),
+            formula: "T x 2 x patch inputs x h / tp / F + T x h x e x 2 / B_mem",
+            terms: vec![tokens, tp, rate, hbm],
+            seconds: cx.input_time(),
+            note: None,
+        },
+        _ => return None,
+    };
+    Some(ex)
+}

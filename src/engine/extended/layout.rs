@@ -1,0 +1,95 @@
+//! Where a plan's parallel groups sit on the cluster. Levels are listed innermost first (level 0
+//! varies fastest over consecutive GPUs, as in MAD-Max, where level 0 is within a node), so a
+//! level's members are `stride` GPUs apart, `stride` being the product of the inner degrees.
+//! A group whose stride times degree fits in a node stays on NVLink; otherwise its members are
+//! spread over nodes and its collectives cross the NICs.
+
+use super::collective::Group;
+use crate::engine::scenario::{Spec, Strategy};
+
+/// The groups of a transformer plan.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Layout {
+    pub tp: Group,
+    pub cp: Group,
+    pub pp: Group,
+    pub ep: Group,
+    /// Replicating data-parallel ranks (ddp levels).
+    pub ddp: Group,
+    /// Sharded data-parallel ranks (fsdp levels: ZeRO-3).
+    pub fsdp: Group,
+    /// Every data-parallel rank (ddp x fsdp): the expert weights' gradient group.
+    pub dp: Group,
+    /// Data-parallel ranks of the dense weights: dp x ep (experts are spread over ep, dense
+    /// weights are replicated over it).
+    pub dense_dp: Group,
+}
+
+impl Layout {
+    /// The groups of `spec` on nodes of `per_node` GPUs.
+    pub fn of(spec: &Spec, per_node: u64) -> Layout {
+        let mut found = [Group::ONE; 6];
+        let mut stride = 1u64;
+        for l in spec.levels() {
+            let inside = if stride >= per_node { 1 } else { (per_node / stride).clamp(1, l.degree) };
+            let g = Group { size: l.degree, per_node: inside };
+            let slot = match l.strategy {
+                Strategy::Tp => 0,
+                Strategy::Cp => 1,
+                Strategy::Pp => 2,
+                Strategy::Ep => 3,
+                Strategy::Ddp | Strategy::Mp => 4,
+                Strategy::Fsdp => 5,
+            };
+            found[slot] = merge(found[slot], g);
+            stride = stride.saturating_mul(l.degree);
+        }
+        let [tp, cp, pp, ep, ddp, fsdp] = found;
+        let dp = merge(ddp, fsdp);
+        Layout { tp, cp, pp, ep, ddp, fsdp, dp, dense_dp: merge(dp, ep) }
+    }
+}
+
+/// The group formed by two groups' members together (their levels are nested).
+fn merge(a: Group, b: Group) -> Group {
+    let size = a.size.saturating_mul(b.size);
+    Group { size, per_node: a.per_node.saturating_mul(b.per_node).min(size) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::scenario::Level;
+
+    fn spec(levels: &[(Strategy, u64)]) -> Spec {
+        let l: Vec<Level> = levels.iter().map(|&(strategy, degree)| Level { strategy, degree }).collect();
+        Spec::new(&l).expect("few levels")
+    }
+
+    #[test]
+    fn megatron_order_keeps_tp_in_the_node_and_spreads_dp_and_pp() {
+        // tp 4 x dp 16 x pp 2 on 8-GPU nodes: two tp groups per node, dp pairs within a node.
+        let l = Layout::of(&spec(&[(Strategy::Tp, 4), (Strategy::Ddp, 16), (Strategy::Pp, 2)]), 8);
+        assert_eq!(l.tp, Group { size: 4, per_node: 4 });
+        assert_eq!(l.dp, Group { size: 16, per_node: 2 });
+        assert_eq!(l.pp, Group { size: 2, per_node: 1 });
+        assert!(l.tp.within_node() && !l.dp.within_node() && !l.pp.within_node());
+    }
+
+    #[test]
+    fn tp_wider_than_a_node_crosses_the_nics() {
+        let l = Layout::of(&spec(&[(Strategy::Tp, 16), (Strategy::Ddp, 4)]), 8);
+        assert_eq!(l.tp, Group { size: 16, per_node: 8 });
+        assert_eq!(l.tp.nodes(), 2);
+        assert_eq!(l.dp.per_node, 1);
+    }
+
+    #[test]
+    fn hybrid_sharding_shards_within_the_node_and_replicates_across() {
+        let l = Layout::of(&spec(&[(Strategy::Fsdp, 8), (Strategy::Ddp, 32)]), 8);
+        assert_eq!(l.fsdp, Group { size: 8, per_node: 8 });
+        assert_eq!(l.ddp, Group { size: 32, per_node: 1 });
+        assert_eq!(l.dp, Group { size: 256, per_node: 8 });
+        assert_eq!(l.dense_dp, l.dp);
+    }
+}

@@ -1,0 +1,36 @@
+//! The default model: MAD-Max's two-stream model with its quirks fixed and extended to the way
+//! large transformers are trained today: N-D parallelism (tensor with or without sequence
+//! parallelism, pipeline with 1F1B or interleaved schedules, data with ZeRO 1-3 or FSDP,
+//! context, expert), activation memory with recomputation, alpha-beta collectives over the
+//! network hierarchy, the optimizer step and an input-pipeline bound.
+//!
+//! It shares the scheduler ([`crate::engine::schedule`]), the op names
+//! ([`crate::engine::ops`]) and the report with reference mode. Transformer families (LLM,
+//! LLM_MoE, ViT) are modelled here; the DLRM families are still evaluated with the reference's
+//! formulas (the report says so).
+//!
+//! Module map: [`shape`] (parameters, FLOPs, bytes per token), [`layout`] (where groups sit on
+//! nodes), [`collective`] (alpha-beta costs), [`iteration`] (the timeline and the figures),
+//! [`rules`] (what a default-model plan must satisfy), [`explain`] (why an op takes its time),
+//! [`calibration`] (every constant, with its source).
+
+pub mod calibration;
+pub mod collective;
+pub mod explain;
+pub mod iteration;
+pub mod layout;
+pub mod rules;
+pub mod shape;
+
+use super::report::Report;
+use super::scenario::Scenario;
+
+/// True when the default model (not the reference's formulas) evaluates this scenario's family.
+pub fn covers(s: &Scenario) -> bool {
+    shape::Dims::of(&s.model).is_some() && s.task.plan.transformer.is_some()
+}
+
+/// Evaluates a scenario with the default model; `None` when it does not cover the family.
+pub fn evaluate(s: &Scenario) -> Option<Report> {
+    iteration::Cx::new(s).map(|cx| iteration::evaluate(&cx))
+}

@@ -1,0 +1,105 @@
+//! What a transformer plan must satisfy in the default model, each rule with a sentence that
+//! names the field and the fix. (Reference mode has its own rules: MAD-Max's.)
+
+use super::shape::Dims;
+use crate::engine::scenario::{Scenario, Strategy};
+use crate::engine::validate::FieldError;
+
+const ALLOWED: &[Strategy] = &[Strategy::Ddp, Strategy::Fsdp, Strategy::Tp, Strategy::Pp, Strategy::Cp, Strategy::Ep];
+
+/// Every rule the scenario breaks (empty when the default model can evaluate it).
+pub fn check(s: &Scenario) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let Some(d) = Dims::of(&s.model) else { return errors };
+    let Some(spec) = s.task.plan.transformer.as_ref() else { return errors };
+    let key = "task.transformer_parallel";
+    let n = s.system.num_devices;
+    for (i, l) in spec.levels().iter().enumerate() {
+        if !ALLOWED.contains(&l.strategy) {
+            errors.push(FieldError::new(
+                format!("{key}[{i}]"),
+                format!("{} is for embeddings; transformer levels use ddp, fsdp, tp, pp, cp or ep", l.strategy),
+            ));
+        }
+        if spec.levels()[..i].iter().any(|x| x.strategy == l.strategy) {
+            errors.push(FieldError::new(
+                format!("{key}[{i}]"),
+                format!("{} appears twice; merge the two levels into one of their combined degree", l.strategy),
+            ));
+        }
+    }
+    let product: u128 = spec.levels().iter().map(|l| l.degree as u128).product();
+    if product != n as u128 {
+        errors.push(FieldError::new(
+            format!("{key}_degree"),
+            format!("degrees multiply to {product}, the cluster has {n} GPUs"),
+        ));
+    }
+    let degree = |st: Strategy| spec.product_of(&[st]);
+    let (tp, pp, cp, ep) = (degree(Strategy::Tp), degree(Strategy::Pp), degree(Strategy::Cp), degree(Strategy::Ep));
+    let heads = d.heads as u64;
+    if tp > 1 && !heads.is_multiple_of(tp) {
+        errors.push(FieldError::new(
+            format!("{key}_degree"),
+            format!("tensor parallelism of {tp} does not divide the {heads} attention heads; use a divisor of {heads}"),
+        ));
+    }
+    if pp > d.layers {
+        errors.push(FieldError::new(
+            format!("{key}_degree"),
+            format!("{pp} pipeline stages for {} layers: every stage needs at least one layer", d.layers),
+        ));
+    }
+    let seq = d.seq as u64;
+    if cp > 1 && !seq.is_multiple_of(cp) {
+        errors.push(FieldError::new(
+            format!("{key}_degree"),
+            format!("context parallelism of {cp} does not divide the sequence of {seq} tokens"),
+        ));
+    }
+    if ep > 1 {
+        let experts = d.experts as u64;
+        if experts <= 1 {
+            errors.push(FieldError::new(
+                format!("{key}_degree"),
+                "expert parallelism needs a mixture-of-experts model (LLM_MoE); remove the ep level",
+            ));
+        } else if !experts.is_multiple_of(ep) {
+            errors.push(FieldError::new(
+                format!("{key}_degree"),
+                format!("expert parallelism of {ep} does not divide the {experts} experts"),
+            ));
+        }
+    }
+    let setup = &s.task.setup;
+    let local = s.task.plan.local_transformer_batch.unwrap_or(1);
+    if let Some(mb) = setup.micro_batch {
+        if mb > local || !local.is_multiple_of(mb) {
+            errors.push(FieldError::new(
+                "task.micro_batch",
+                format!("a micro-batch of {mb} does not divide the local batch of {local} samples"),
+            ));
+        }
+    }
+    let v = setup.virtual_stages;
+    if v > 1 {
+        let m = local / setup.micro_batch.unwrap_or(local).clamp(1, local.max(1));
+        if pp <= 1 {
+            errors.push(FieldError::new(
+                "task.virtual_stages",
+                "interleaving needs pipeline parallelism (a pp level of degree 2 or more); set 1",
+            ));
+        } else if pp.saturating_mul(v) > d.layers {
+            errors.push(FieldError::new(
+                "task.virtual_stages",
+                format!("{pp} stages x {v} chunks exceed the {} layers; every chunk needs a layer", d.layers),
+            ));
+        } else if !m.is_multiple_of(pp) {
+            errors.push(FieldError::new(
+                "task.virtual_stages",
+                format!("the interleaved schedule needs the {m} micro-batches to be a multiple of the {pp} stages"),
+            ));
+        }
+    }
+    errors
+}

@@ -1,0 +1,317 @@
+//! The default model's transformer: parameters, FLOPs, element-wise traffic and activation
+//! memory per token, as models are trained today (attention's s^2 terms, causal or not,
+//! grouped-query attention, SwiGLU or GELU feed-forward, the output layer, tied embeddings,
+//! mixture-of-experts feed-forward).
+//!
+//! Everything here is per token and for the whole model (no parallelism); the builder divides
+//! by tensor-parallel degrees. Sources: Narayanan et al. 2021 (Megatron-LM's FLOPs, eq. 3),
+//! Korthikanti et al. 2022 (activation memory, section 4), Shazeer 2020 (GLU variants),
+//! Ainslie et al. 2023 (GQA), Dao et al. 2022 (FlashAttention).
+
+use super::calibration::{HIDDEN_PASSES, SCORE_ELEMENT_PASSES};
+use crate::engine::scenario::{Arch, Attention, Ffn, Model};
+
+/// A transformer's dimensions as the default model uses them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Dims {
+    pub layers: u64,
+    /// Hidden size h.
+    pub hidden: f64,
+    /// Query heads a.
+    pub heads: f64,
+    /// Key/value heads (grouped-query attention); `heads` without GQA.
+    pub kv_heads: f64,
+    /// Feed-forward inner width f.
+    pub ffn: f64,
+    pub ffn_kind: Ffn,
+    /// Output classes of the logits layer V (0: no output layer, as for ViT here).
+    pub vocab: f64,
+    /// Input width of a patch projection (ViT: 3 p^2; 0 for token embeddings).
+    pub patch_inputs: f64,
+    /// Tokens per sample s.
+    pub seq: f64,
+    /// Experts per feed-forward layer (1: dense).
+    pub experts: f64,
+    /// Experts each token visits (1: dense).
+    pub active: f64,
+    pub capacity_factor: f64,
+    /// True when causal masking halves the score work (causal attention in a fused kernel).
+    pub causal_skip: bool,
+    /// True when attention scores go through HBM.
+    pub materialized: bool,
+    pub tied_embeddings: bool,
+    /// Bytes per weight and per activation element e.
+    pub elem_bytes: f64,
+}
+
+/// Forward FLOPs per token of one layer, split by block.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LayerFlops {
+    /// Q, K, V and output projections: `2 h (h + 2 kv d_head) + 2 h^2`.
+    pub attn_linear: f64,
+    /// Scores `Q K^T` and context `P V`: `4 s h` (halved when causal work is skipped).
+    pub attn_scores: f64,
+    /// Feed-forward GEMMs of the experts a token visits: `2 m h f x active x capacity`,
+    /// m = 2 (GELU) or 3 (SwiGLU), plus the router `2 h X`.
+    pub ffn: f64,
+}
+
+impl LayerFlops {
+    pub fn total(&self) -> f64 {
+        self.attn_linear + self.attn_scores + self.ffn
+    }
+}
+
+impl Dims {
+    /// The default model's view of a transformer model; `None` for the DLRM families.
+    pub fn of(m: &Model) -> Option<Dims> {
+        let elem_bytes = m.bytes_per_dense_param.f64();
+        let (t, vocab, patch_inputs, seq, moe) = match &m.arch {
+            Arch::Llm(l) => (&l.transformer, l.vocab as f64, 0.0, l.transformer.seq_len as f64, None),
+            Arch::LlmMoe(l, moe) => (&l.transformer, l.vocab as f64, 0.0, l.transformer.seq_len as f64, Some(moe)),
+            Arch::Vit(v) => {
+                // MAD-Max's ViT omits the class token (SPEC Q26); the default model counts it.
+                return Some(Dims {
+                    layers: v.layers,
+                    hidden: v.attention_dim as f64,
+                    heads: v.heads as f64,
+                    kv_heads: m.shape.kv_heads.unwrap_or(v.heads) as f64,
+                    ffn: v.fc_dim as f64,
+                    ffn_kind: m.shape.ffn,
+                    vocab: 0.0,
+                    patch_inputs: v.vocab() as f64,
+                    seq: v.seq_len() as f64 + 1.0,
+                    experts: 1.0,
+                    active: 1.0,
+                    capacity_factor: 1.0,
+                    causal_skip: m.shape.causal && m.shape.attention == Attention::Flash,
+                    materialized: m.shape.attention == Attention::Materialized,
+                    tied_embeddings: false,
+                    elem_bytes,
+                });
+            }
+            _ => return None,
+        };
+        let (experts, active) = moe.map_or((1.0, 1.0), |x| (x.experts as f64, x.active_experts as f64));
+        Some(Dims {
+            layers: t.layers,
+            hidden: t.attention_dim as f64,
+            heads: t.heads as f64,
+            kv_heads: m.shape.kv_heads.unwrap_or(t.heads) as f64,
+            ffn: t.fc_dim as f64,
+            ffn_kind: m.shape.ffn,
+            vocab,
+            patch_inputs,
+            seq,
+            experts,
+            active,
+            capacity_factor: if moe.is_some() { m.shape.capacity_factor } else { 1.0 },
+            causal_skip: m.shape.causal && m.shape.attention == Attention::Flash,
+            materialized: m.shape.attention == Attention::Materialized,
+            tied_embeddings: m.shape.tied_embeddings,
+            elem_bytes,
+        })
+    }
+
+    /// True for a mixture-of-experts model.
+    pub fn is_moe(&self) -> bool {
+        self.experts > 1.0
+    }
+
+    fn head_dim(&self) -> f64 {
+        self.hidden / self.heads
+    }
+
+    /// Width of the fused Q, K, V projection's output: `h + 2 kv d_head`.
+    pub fn qkv_width(&self) -> f64 {
+        self.hidden + 2.0 * self.kv_heads * self.head_dim()
+    }
+
+    /// Forward FLOPs per token of one layer.
+    pub fn layer_flops(&self) -> LayerFlops {
+        let h = self.hidden;
+        let score_tokens = if self.causal_skip { self.seq / 2.0 } else { self.seq };
+        let routed = self.active * self.capacity_factor;
+        let router = if self.is_moe() { 2.0 * h * self.experts } else { 0.0 };
+        LayerFlops {
+            attn_linear: 2.0 * h * self.qkv_width() + 2.0 * h * h,
+            attn_scores: 4.0 * score_tokens * h,
+            ffn: 2.0 * self.ffn_kind.matrices() as f64 * h * self.ffn * routed + router,
+        }
+    }
+
+    /// Forward FLOPs per token of the output layer (`2 h V`) and of a patch projection.
+    pub fn edge_flops(&self) -> f64 {
+        2.0 * self.hidden * (self.vocab + self.patch_inputs)
+    }
+
+    /// Forward FLOPs per token of the whole model.
+    pub fn forward_flops_per_token(&self) -> f64 {
+        self.layers as f64 * self.layer_flops().total() + self.edge_flops()
+    }
+
+    /// Weights of one layer: (attention + norms, one expert's feed-forward). Dense models have
+    /// one expert.
+    pub fn layer_params(&self) -> (f64, f64) {
+        let h = self.hidden;
+        let attn = h * self.qkv_width() + h * h + 4.0 * h; // + two norms' scale and bias
+        let expert = self.ffn_kind.matrices() as f64 * h * self.ffn;
+        let router = if self.is_moe() { h * self.experts } else { 0.0 };
+        (attn + router, expert)
+    }
+
+    /// Weights of the input embedding (or patch projection) and of the output layer (0 when
+    /// tied to the input embedding).
+    pub fn edge_params(&self) -> (f64, f64) {
+        let input = self.hidden * (self.vocab.max(self.patch_inputs));
+        let output = if self.tied_embeddings || self.vocab == 0.0 { 0.0 } else { self.hidden * self.vocab };
+        (input, output)
+    }
+
+    /// Every weight of the model.
+    pub fn params(&self) -> f64 {
+        let (attn, expert) = self.layer_params();
+        let (input, output) = self.edge_params();
+        self.layers as f64 * (attn + expert * self.experts) + input + output
+    }
+
+    /// Element-wise bytes per token of one layer's forward pass outside the tensor-parallel
+    /// regions (norms, dropouts, residual adds): `HIDDEN_PASSES x e x h`, split between the
+    /// attention and feed-forward blocks. Sequence parallelism divides it by tp.
+    pub fn hidden_bytes(&self) -> f64 {
+        HIDDEN_PASSES * self.elem_bytes * self.hidden / 2.0
+    }
+
+    /// Element-wise bytes per token of the attention scores (softmax, dropout) when they go
+    /// through HBM: `a s (4 e + 1)`; 0 with a fused kernel. Tensor parallelism divides it.
+    pub fn score_bytes(&self) -> f64 {
+        if self.materialized {
+            self.heads * self.seq * (SCORE_ELEMENT_PASSES * self.elem_bytes + 1.0)
+        } else {
+            0.0
+        }
+    }
+
+    /// Element-wise bytes per token of the feed-forward activation (GELU reads and writes f,
+    /// SwiGLU reads 2f and writes f), for the experts a token visits.
+    pub fn ffn_act_bytes(&self) -> f64 {
+        let passes = match self.ffn_kind {
+            Ffn::Gelu => 2.0,
+            Ffn::Swiglu => 3.0,
+        };
+        passes * self.elem_bytes * self.ffn * self.active * self.capacity_factor
+    }
+
+    /// Activation bytes one layer keeps per token for the backward pass without
+    /// recomputation, as (outside tensor-parallel regions, inside them, attention scores).
+    /// Korthikanti et al.'s `34 s b h + 5 a s^2 b` at e = 2, h = f/4, kv = a, generalised:
+    /// outside: two norm inputs, the QKV and FC1 inputs (4e) and two dropout masks (2);
+    /// inside: Q, K, V, the projection input, the FFN activations; scores: softmax output,
+    /// dropout mask and output (`a s (e + 1 + e)`).
+    pub fn stored_bytes(&self) -> (f64, f64, f64) {
+        let e = self.elem_bytes;
+        let h = self.hidden;
+        let outside = (4.0 * e + 2.0) * h;
+        let qkv = e * self.qkv_width();
+        let ffn_acts = match self.ffn_kind {
+            Ffn::Gelu => 2.0,
+            Ffn::Swiglu => 3.0,
+        } * e
+            * self.ffn
+            * self.active
+            * self.capacity_factor;
+        let inside = qkv + e * h + ffn_acts;
+        let scores = if self.materialized { self.heads * self.seq * (2.0 * e + 1.0) } else { 0.0 };
+        (outside, inside, scores)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// GPT-3 175B as Megatron-LM trains it.
+    fn gpt3() -> Dims {
+        Dims {
+            layers: 96,
+            hidden: 12288.0,
+            heads: 96.0,
+            kv_heads: 96.0,
+            ffn: 4.0 * 12288.0,
+            ffn_kind: Ffn::Gelu,
+            vocab: 51200.0,
+            patch_inputs: 0.0,
+            seq: 2048.0,
+            experts: 1.0,
+            active: 1.0,
+            capacity_factor: 1.0,
+            causal_skip: false,
+            materialized: true,
+            tied_embeddings: true,
+            elem_bytes: 2.0,
+        }
+    }
+
+    #[test]
+    fn forward_flops_match_megatrons_formula() {
+        // Narayanan et al. 2021, eq. 3 without recomputation: a training iteration costs
+        // 72 B s l h^2 (1 + s/(6h) + V/(12 l h)) FLOPs, i.e. 3x the forward pass.
+        let d = gpt3();
+        let (l, h, s, v) = (96.0, 12288.0, 2048.0, 51200.0);
+        let megatron_per_token = 72.0 * l * h * h * (1.0 + s / (6.0 * h) + v / (12.0 * l * h)) / 3.0;
+        let ours = d.forward_flops_per_token();
+        assert!((ours / megatron_per_token - 1.0).abs() < 1e-12, "{ours} vs {megatron_per_token}");
+    }
+
+    #[test]
+    fn activation_memory_matches_korthikanti() {
+        // 34 s b h + 5 a s^2 b bytes per layer (Korthikanti et al. 2022, eq. 1), per token.
+        let d = gpt3();
+        let (o, i, sc) = d.stored_bytes();
+        let (h, a, s) = (12288.0, 96.0, 2048.0);
+        assert_eq!(o + i, 34.0 * h);
+        assert_eq!(sc, 5.0 * a * s);
+        // Tensor parallel t without sequence parallelism: 10 + 24/t outside / inside.
+        assert_eq!(o, 10.0 * h);
+        assert_eq!(i, 24.0 * h);
+    }
+
+    #[test]
+    fn swiglu_gqa_and_causal_flash_change_what_they_should() {
+        // LLaMA-2 70B: h 8192, 64 heads, 8 kv heads, SwiGLU f 28672, vocab 32000, 80 layers.
+        let d = Dims {
+            layers: 80,
+            hidden: 8192.0,
+            heads: 64.0,
+            kv_heads: 8.0,
+            ffn: 28672.0,
+            ffn_kind: Ffn::Swiglu,
+            vocab: 32000.0,
+            seq: 4096.0,
+            causal_skip: true,
+            materialized: false,
+            tied_embeddings: false,
+            ..gpt3()
+        };
+        // About 69 billion parameters (Touvron et al. 2023 report 70B).
+        let p = d.params();
+        assert!((68.5e9..69.5e9).contains(&p), "{p}");
+        let f = d.layer_flops();
+        assert_eq!(f.attn_linear, 2.0 * 8192.0 * (8192.0 + 2.0 * 8.0 * 128.0) + 2.0 * 8192.0 * 8192.0);
+        assert_eq!(f.attn_scores, 4.0 * 2048.0 * 8192.0); // causal: half of s
+        assert_eq!(f.ffn, 2.0 * 3.0 * 8192.0 * 28672.0);
+        assert_eq!(d.score_bytes(), 0.0);
+    }
+
+    #[test]
+    fn moe_counts_active_experts_for_flops_and_all_experts_for_weights() {
+        let dense = gpt3();
+        let moe = Dims { experts: 8.0, active: 2.0, ..gpt3() };
+        let (_, expert) = moe.layer_params();
+        let extra_params = moe.params() - dense.params();
+        let router = 96.0 * 12288.0 * 8.0;
+        assert!((extra_params - (96.0 * 7.0 * expert + router)).abs() < 1.0);
+        let df = dense.layer_flops().ffn;
+        assert_eq!(moe.layer_flops().ffn, 2.0 * df + 2.0 * 12288.0 * 8.0);
+    }
+}

@@ -1,0 +1,410 @@
+//! Validation of the default model against published measured runs: reads the training CSV
+//! schema of `validation/training.csv` (see `tests/data/validation/SOURCES.md`), builds a
+//! scenario per row, predicts the row's metric and compares. Pure: CSV text in, figures out.
+//!
+//! Hardware comes from the GPU presets (datasheet peaks) with the row's NVLink and NIC figures;
+//! the achievable fractions of peak are the default model's calibration
+//! ([`crate::engine::extended::calibration::UTIL`]), the same for every row. Blank cells take
+//! documented defaults, and each row says which it used.
+
+use crate::engine::extended::calibration::UTIL;
+use crate::engine::{evaluate, validate, RawScenario};
+use crate::presets::{self, Utilisation};
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+
+/// One CSV row's outcome.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RowResult {
+    pub id: String,
+    pub source: String,
+    /// What the row measures (`iteration_s`, `tflops_per_gpu`, `mfu`).
+    pub metric: String,
+    pub measured: f64,
+    /// The prediction in the row's metric; `None` when the row was skipped.
+    pub predicted: Option<f64>,
+    /// `(predicted - measured) / measured`; `None` when skipped.
+    pub error: Option<f64>,
+    /// Why the row could not be modelled.
+    pub skipped: Option<String>,
+    /// Defaults used for blank cells, in words.
+    pub defaults: Vec<String>,
+    /// The predicted iteration time, s.
+    pub iteration_s: Option<f64>,
+    /// Predicted memory per GPU and capacity, bytes.
+    pub memory_bytes: Option<f64>,
+    pub capacity_bytes: Option<f64>,
+}
+
+/// Error statistics over rows (absolute errors, as fractions).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Stats {
+    pub rows: usize,
+    pub median_abs_error: f64,
+    pub mean_abs_error: f64,
+    pub max_abs_error: f64,
+    /// The row with the largest error.
+    pub worst: String,
+}
+
+/// The whole comparison.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Summary {
+    pub all: Stats,
+    /// Per source (the `source` column up to its first parenthesis or comma).
+    pub by_source: Vec<(String, Stats)>,
+    pub skipped: usize,
+}
+
+/// Parses RFC 4180 CSV text (quoted fields, doubled quotes, CRLF or LF, optional BOM) into rows
+/// of fields.
+pub fn parse_csv(text: &str) -> Vec<Vec<String>> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut rows = Vec::new();
+    let mut row = Vec::new();
+    let mut field = String::new();
+    let mut quoted = false;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (quoted, c) {
+            (true, '"') if chars.peek() == Some(&'"') => {
+                field.push('"');
+                chars.next();
+            }
+            (true, '"') => quoted = false,
+            (true, c) => field.push(c),
+            (false, '"') => quoted = true,
+            (false, ',') => row.push(std::mem::take(&mut field)),
+            (false, '\r') => {}
+            (false, '\n') => {
+                row.push(std::mem::take(&mut field));
+                rows.push(std::mem::take(&mut row));
+            }
+            (false, c) => field.push(c),
+        }
+    }
+    if !field.is_empty() || !row.is_empty() {
+        row.push(field);
+        rows.push(row);
+    }
+    rows.retain(|r| !(r.len() == 1 && r[0].is_empty()));
+    rows
+}
+
+/// A row as a map from column name to cell.
+struct Row<'a> {
+    header: &'a [String],
+    cells: &'a [String],
+}
+
+impl Row<'_> {
+    fn get(&self, key: &str) -> &str {
+        self.header.iter().position(|h| h == key).and_then(|i| self.cells.get(i)).map_or("", |s| s.trim())
+    }
+
+    fn count(&self, key: &str) -> Result<Option<u64>, String> {
+        let v = self.get(key);
+        if v.is_empty() {
+            return Ok(None);
+        }
+        v.parse::<u64>().map(Some).map_err(|_| format!("column {key}: \"{v}\" is not a whole number"))
+    }
+
+    fn need(&self, key: &str) -> Result<u64, String> {
+        self.count(key)?.ok_or(format!("column {key} is blank"))
+    }
+
+    fn number(&self, key: &str) -> Result<f64, String> {
+        let v = self.get(key);
+        v.parse::<f64>().ok().filter(|x| x.is_finite()).ok_or(format!("column {key}: \"{v}\" is not a number"))
+    }
+}
+
+/// The preset GPU of a CSV `gpu` cell.
+fn gpu_id(cell: &str) -> Option<&'static str> {
+    match cell {
+        "a100-40g" => Some("a100_40"),
+        "a100-80g" => Some("a100_80"),
+        "h100-80g" => Some("h100_sxm"),
+        _ => None,
+    }
+}
+
+/// Builds the scenario of one row and the defaults it used.
+fn scenario(r: &Row) -> Result<(RawScenario, Vec<String>), String> {
+    let mut defaults = Vec::new();
+    let layers = r.need("layers")?;
+    let heads = r.need("heads")?;
+    let kv = r.count("kv_heads")?.unwrap_or(heads);
+    let ffn_kind = match r.get("ffn_kind") {
+        "" => {
+            defaults.push("ffn_kind blank: gelu".into());
+            "gelu"
+        }
+        "gelu" => "gelu",
+        "swiglu" => "swiglu",
+        other => return Err(format!("ffn_kind \"{other}\" is not gelu or swiglu")),
+    };
+    let bytes = match r.get("dtype") {
+        "bf16" | "fp16" => 2,
+        "" => {
+            defaults.push("dtype blank: 16-bit (2 bytes, the A100/H100 fp16 and bf16 peaks are equal)".into());
+            2
+        }
+        "fp8" => 1,
+        other => return Err(format!("dtype \"{other}\" is not bf16, fp16 or fp8")),
+    };
+    let model = json!({
+        "name": r.get("model"),
+        "type": "LLM",
+        "bytes_per_nonemb_param": bytes,
+        "bytes_per_emb_param": bytes,
+        "entries_per_table": r.need("vocab")?,
+        "num_transformer_layers": layers,
+        "num_transformer_heads": heads,
+        "num_kv_heads": kv,
+        "attention_dim": r.need("hidden")?,
+        "transformer_fc_dim": r.need("ffn_hidden")?,
+        "transformer_seq_len": r.need("seq_len")?,
+        "ffn_kind": ffn_kind,
+        // Megatron-LM GPT ties the output layer to the word embedding; the runs of this
+        // schema (2021-23) predate FlashAttention in Megatron, so scores go through HBM.
+        "tied_embeddings": true,
+        "attention": "materialized",
+        "causal": true,
+    });
+    let gpu_cell = r.get("gpu");
+    let ps = presets::all().map_err(str::to_owned)?;
+    let gpu = gpu_id(gpu_cell).and_then(|id| ps.gpu(id)).ok_or(format!("gpu \"{gpu_cell}\" has no preset"))?;
+    let n = r.need("n_gpus")?;
+    let per_node = r.need("gpus_per_node")?.min(n).max(1);
+    if n % per_node != 0 {
+        return Err(format!("{n} GPUs do not fill nodes of {per_node}"));
+    }
+    let nodes = n / per_node;
+    let nic_gbit = r.number("nic_gbits_s_per_node")?;
+    let util =
+        Utilisation { flops: UTIL.flops, mem_bw: UTIL.mem_bw, nvlink: UTIL.nvlink, nic: UTIL.nic, ar_perc_intra: 0.5 };
+    // One NIC port per GPU carrying the node's total (the split does not matter to the model).
+    let mut system =
+        presets::system_config(r.get("model"), gpu, per_node, nodes, (per_node, nic_gbit / per_node as f64), util);
+    let nvlink = r.number("nvlink_gbytes_s")?;
+    system.insert("num_nvlinks".into(), json!(nvlink * 1e9 / gpu.bw_per_nvlink));
+
+    let (tp, pp, dp) = (r.need("tp")?, r.need("pp")?, r.need("dp")?);
+    let cp = r.count("cp")?.unwrap_or(1);
+    let ep = r.count("ep")?.unwrap_or(1);
+    if tp * pp * dp * cp != n {
+        return Err(format!("tp x pp x dp x cp = {} but n_gpus = {n}", tp * pp * dp * cp));
+    }
+    let global = r.need("global_batch")?;
+    if global % dp != 0 {
+        return Err(format!("global batch {global} does not split over dp {dp}"));
+    }
+    let local = global / dp;
+    let zero = r.count("zero")?.unwrap_or(0);
+    // Megatron's rank order: tensor innermost, then context, data, pipeline outermost.
+    let mut levels: Vec<(&str, u64)> = Vec::new();
+    if dp % ep != 0 {
+        return Err(format!("expert parallelism {ep} does not divide dp {dp}"));
+    }
+    // Expert parallelism is carved out of the data-parallel ranks (Megatron).
+    for (name, degree) in [("tp", tp), ("cp", cp), ("ep", ep), ("ddp", dp / ep), ("pp", pp)] {
+        if degree > 1 {
+            levels.push((if name == "ddp" && zero == 3 { "fsdp" } else { name }, degree));
+        }
+    }
+    if levels.is_empty() {
+        levels.push(("ddp", 1));
+    }
+    let micro = match r.count("microbatch")? {
+        Some(m) => m,
+        None => {
+            defaults.push("microbatch blank: 1 sequence (Megatron-LM's large runs)".into());
+            1
+        }
+    };
+    let stage_layers = layers.div_ceil(pp);
+    let vpp = match r.count("vpp")? {
+        Some(v) => v,
+        None if pp > 1 && stage_layers >= 2 => {
+            defaults.push("vpp blank: 2 chunks per GPU (the smallest interleaved schedule)".into());
+            2
+        }
+        None => 1,
+    };
+    let recompute = match r.get("recompute") {
+        "" => {
+            defaults.push("recompute blank: none".into());
+            "none"
+        }
+        x @ ("none" | "selective" | "full") => x,
+        other => return Err(format!("recompute \"{other}\" is not none, selective or full")),
+    };
+    let task = json!({
+        "name": r.get("id"),
+        "type": "pretrain",
+        "mode": "default",
+        "transformer_parallel": levels.iter().map(|l| l.0).collect::<Vec<_>>(),
+        "transformer_parallel_degree": levels.iter().map(|l| l.1).collect::<Vec<_>>(),
+        "emb_parallel": ["ddp"],
+        "emb_parallel_degree": [n],
+        "local_emb_bs": local,
+        "local_transformer_bs": local,
+        "micro_batch": micro,
+        "virtual_stages": vpp,
+        "zero_stage": zero.min(2),
+        "recompute": recompute,
+        "sequence_parallel": r.get("seq_parallel") == "1",
+    });
+    let doc = json!({ "model": model, "system": Value::Object(system), "task": task });
+    let raw: RawScenario = serde_json::from_value(doc).map_err(|e| format!("scenario: {e}"))?;
+    Ok((raw, defaults))
+}
+
+/// Megatron-LM's FLOPs of one iteration with full recomputation (Narayanan et al. 2021, eq. 3):
+/// `96 B s l h^2 (1 + s/(6h) + V/(16 l h))`, the count behind its TFLOP/s figures.
+pub fn megatron_flops(batch: f64, seq: f64, layers: f64, hidden: f64, vocab: f64) -> f64 {
+    96.0 * batch * seq * layers * hidden * hidden * (1.0 + seq / (6.0 * hidden) + vocab / (16.0 * layers * hidden))
+}
+
+fn predict(r: &Row) -> Result<(f64, f64, f64, f64, Vec<String>), String> {
+    let (raw, defaults) = scenario(r)?;
+    let s = validate(&raw)
+        .map_err(|errs| errs.iter().map(|e| format!("{}: {}", e.field, e.message)).collect::<Vec<_>>().join("; "))?;
+    let report = evaluate(&s);
+    let it = report.iteration_s;
+    let predicted = match r.get("metric") {
+        "iteration_s" => it,
+        "tflops_per_gpu" => {
+            let f = megatron_flops(
+                r.need("global_batch")? as f64,
+                r.need("seq_len")? as f64,
+                r.need("layers")? as f64,
+                r.need("hidden")? as f64,
+                r.need("vocab")? as f64,
+            );
+            f / (it * r.need("n_gpus")? as f64) / 1e12
+        }
+        "mfu" => report.utilization.as_ref().map(|u| u.mfu).ok_or("no utilisation figure")?,
+        other => return Err(format!("metric \"{other}\" is not iteration_s, tflops_per_gpu or mfu")),
+    };
+    Ok((predicted, it, report.memory.total_bytes, report.memory.capacity_bytes, defaults))
+}
+
+/// Predicts every row of a training CSV.
+pub fn run(csv: &str) -> Result<Vec<RowResult>, String> {
+    let rows = parse_csv(csv);
+    let (header, body) = rows.split_first().ok_or("the CSV is empty")?;
+    for need in ["id", "metric", "measured"] {
+        if !header.iter().any(|h| h == need) {
+            return Err(format!("the CSV has no \"{need}\" column"));
+        }
+    }
+    Ok(body
+        .iter()
+        .map(|cells| {
+            let r = Row { header, cells };
+            let measured = r.number("measured").unwrap_or(f64::NAN);
+            let mut out = RowResult {
+                id: r.get("id").to_owned(),
+                source: r.get("source").split(['(', ',']).next().unwrap_or("").trim().to_owned(),
+                metric: r.get("metric").to_owned(),
+                measured,
+                predicted: None,
+                error: None,
+                skipped: None,
+                defaults: Vec::new(),
+                iteration_s: None,
+                memory_bytes: None,
+                capacity_bytes: None,
+            };
+            match predict(&r) {
+                Ok(_) if !measured.is_finite() || measured == 0.0 => {
+                    out.skipped = Some("measured is not a number".into())
+                }
+                Ok((p, it, mem, cap, defaults)) => {
+                    out.predicted = Some(p);
+                    out.error = Some((p - measured) / measured);
+                    out.defaults = defaults;
+                    out.iteration_s = Some(it);
+                    out.memory_bytes = Some(mem);
+                    out.capacity_bytes = Some(cap);
+                }
+                Err(why) => out.skipped = Some(why),
+            }
+            out
+        })
+        .collect())
+}
+
+fn stats<'a>(rows: impl Iterator<Item = &'a RowResult>) -> Option<Stats> {
+    let mut errs: Vec<(f64, &str)> = rows.filter_map(|r| r.error.map(|e| (e.abs(), r.id.as_str()))).collect();
+    if errs.is_empty() {
+        return None;
+    }
+    errs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let n = errs.len();
+    let median = if n % 2 == 1 { errs[n / 2].0 } else { (errs[n / 2 - 1].0 + errs[n / 2].0) / 2.0 };
+    let (max, worst) = errs[n - 1];
+    Some(Stats {
+        rows: n,
+        median_abs_error: median,
+        mean_abs_error: errs.iter().map(|e| e.0).sum::<f64>() / n as f64,
+        max_abs_error: max,
+        worst: worst.to_owned(),
+    })
+}
+
+/// Error statistics over all rows and per source.
+pub fn summarize(rows: &[RowResult]) -> Option<Summary> {
+    let all = stats(rows.iter())?;
+    let mut sources: Vec<&str> = Vec::new();
+    for r in rows {
+        if !sources.contains(&r.source.as_str()) {
+            sources.push(&r.source);
+        }
+    }
+    let by_source = sources
+        .iter()
+        .filter_map(|s| stats(rows.iter().filter(|r| r.source == *s)).map(|st| (s.to_string(), st)))
+        .collect();
+    Some(Summary { all, by_source, skipped: rows.iter().filter(|r| r.skipped.is_some()).count() })
+}
+
+/// The `--json` form: `{"rows": [{id, predicted, measured, error, ...}], "summary": {...}}`.
+pub fn to_json(rows: &[RowResult]) -> Value {
+    let mut m = Map::new();
+    m.insert("rows".into(), json!(rows));
+    m.insert("summary".into(), json!(summarize(rows)));
+    Value::Object(m)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_handles_quotes_commas_newlines_and_a_bom() {
+        let rows = parse_csv("\u{feff}a,b,c\r\n1,\"x, \"\"y\"\"\nz\",3\n");
+        assert_eq!(rows, vec![vec!["a", "b", "c"], vec!["1", "x, \"y\"\nz", "3"]]);
+    }
+
+    #[test]
+    fn megatron_flops_formula_reproduces_a_derived_iteration_time() {
+        // megatron-t1-1.7b: 137 TFLOP/s per GPU on 32 GPUs, batch 512: derived 3.53 s.
+        let f = megatron_flops(512.0, 2048.0, 24.0, 2304.0, 51200.0);
+        let it = f / (137e12 * 32.0);
+        assert!((it - 3.53).abs() < 0.005, "{it}");
+    }
+
+    #[test]
+    fn rows_that_cannot_be_modelled_are_skipped_with_the_reason() {
+        let csv = "id,source,model,layers,hidden,heads,kv_heads,ffn_hidden,ffn_kind,vocab,seq_len,gpu,gpus_per_node,nvlink_gbytes_s,nic_gbits_s_per_node,n_gpus,tp,pp,dp,cp,ep,vpp,microbatch,global_batch,seq_parallel,recompute,zero,dtype,metric,measured\n\
+                   x,src,m,2,64,4,4,256,gelu,100,16,tpu-v4,8,600,800,8,1,1,8,1,1,1,1,8,0,none,0,bf16,iteration_s,1.0\n";
+        let out = run(csv).expect("parses");
+        assert_eq!(out.len(), 1);
+        assert!(out[0].skipped.as_deref().unwrap_or("").contains("tpu-v4"), "{:?}", out[0].skipped);
+        assert!(summarize(&out).is_none());
+    }
+}

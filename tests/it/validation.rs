@@ -1,0 +1,48 @@
+//! The default model against published measured runs (`tests/data/validation/training.csv`,
+//! a copy of the shared validation set): every row is predicted, and the errors stay where the
+//! model's calibration put them. `make validate` prints the full table.
+
+use madmax::validation::{run, summarize};
+
+#[test]
+fn the_default_model_predicts_measured_training_runs() {
+    let csv = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/validation/training.csv"))
+        .expect("validation CSV");
+    let rows = run(&csv).expect("parses");
+    assert_eq!(rows.len(), 127);
+    let skipped: Vec<_> = rows.iter().filter(|r| r.skipped.is_some()).map(|r| (&r.id, &r.skipped)).collect();
+    assert!(skipped.is_empty(), "skipped rows: {skipped:?}");
+    let s = summarize(&rows).expect("summary");
+    eprintln!(
+        "validation: {} rows, median |error| {:.1}%, mean {:.1}%, max {:.1}% ({})",
+        s.all.rows,
+        s.all.median_abs_error * 100.0,
+        s.all.mean_abs_error * 100.0,
+        s.all.max_abs_error * 100.0,
+        s.all.worst
+    );
+    // The bar for the median, per source as well.
+    assert!(s.all.median_abs_error <= 0.10, "median {}", s.all.median_abs_error);
+    for (src, st) in &s.by_source {
+        assert!(st.median_abs_error <= 0.10, "{src}: median {}", st.median_abs_error);
+    }
+    // Nine in ten rows within 25%.
+    let within = rows.iter().filter(|r| r.error.is_some_and(|e| e.abs() <= 0.25)).count();
+    assert!(within * 10 >= rows.len() * 9, "{within} of {} rows within 25%", rows.len());
+}
+
+#[test]
+fn blank_cells_say_which_default_they_took() {
+    let csv = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/validation/training.csv"))
+        .expect("validation CSV");
+    let rows = run(&csv).expect("parses");
+    let megatron: Vec<_> = rows.iter().filter(|r| r.id.starts_with("megatron-t1-")).collect();
+    assert_eq!(megatron.len(), 10);
+    for r in &megatron {
+        assert!(r.defaults.iter().any(|d| d.starts_with("microbatch blank")), "{}: {:?}", r.id, r.defaults);
+        assert_eq!(r.metric, "tflops_per_gpu");
+    }
+    // A fully specified row uses none.
+    let v = rows.iter().find(|r| r.id == "vtrain-m-001").expect("row");
+    assert!(v.defaults.is_empty(), "{:?}", v.defaults);
+}
