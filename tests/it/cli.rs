@@ -215,3 +215,44 @@ fn explore_ranks_plans_and_beats_the_shipped_config() {
     let t = madmax(&["explore", path.to_str().expect("utf-8 path")]);
     assert!(String::from_utf8_lossy(&t.stdout).contains("best speed-up over your plan"));
 }
+
+#[test]
+fn eval_mode_switches_between_the_reference_and_the_default_model() {
+    let case = data_dir().join("reference/cases/llm__llama_7b__zionex_8__llm_pre_fsdp_8x8_bs1.json");
+    let path = case.to_str().expect("utf-8 path");
+    let reference = stdout_json(&madmax(&["eval", path, "--json"]));
+    assert_eq!(reference["mode"], "reference");
+    let golden = read_json(&case);
+    let want = golden["results"]["iteration_ms"].as_f64().expect("golden iteration");
+    assert!(close(reference["iteration_ms"].as_f64().unwrap_or(f64::NAN), want, 1e-9, 0.0));
+    let default = stdout_json(&madmax(&["eval", path, "--json", "--mode", "default"]));
+    assert_eq!(default["mode"], "default");
+    assert!(default["mfu"].as_f64().is_some_and(|m| m > 0.0 && m < 1.0));
+    assert!(default["iteration_ms"].as_f64() != reference["iteration_ms"].as_f64());
+    let text = String::from_utf8_lossy(&madmax(&["eval", path, "--mode", "default"]).stdout).into_owned();
+    assert!(text.contains("Mode    default model") && text.contains("MFU"), "{text}");
+    let bad = madmax(&["eval", path, "--mode", "fast"]);
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+#[test]
+fn validate_prints_rows_and_a_summary_and_json_with_signed_errors() {
+    let csv = data_dir().join("validation/training.csv");
+    let path = csv.to_str().expect("utf-8 path");
+    let o = madmax(&["validate", path]);
+    assert!(o.status.success());
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("vtrain-m-001") && text.contains("Absolute error of the default model"), "{text}");
+    assert!(text.contains("microbatch blank"), "defaults are listed");
+    let v = stdout_json(&madmax(&["validate", path, "--json"]));
+    let rows = v["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 127);
+    for r in rows {
+        let (p, m, e) = (r["predicted"].as_f64(), r["measured"].as_f64(), r["error"].as_f64());
+        let (p, m, e) = (p.expect("predicted"), m.expect("measured"), e.expect("error"));
+        assert!(((p - m) / m - e).abs() < 1e-12, "{}", r["id"]);
+    }
+    assert!(v["summary"]["all"]["median_abs_error"].as_f64().is_some_and(|x| x <= 0.10));
+    let missing = madmax(&["validate", "/nonexistent.csv"]);
+    assert_eq!(missing.status.code(), Some(2));
+}

@@ -2,6 +2,7 @@
 //! CLI contract, and robustness under malformed input. Data lives under `tests/data/`.
 
 mod cli;
+mod default_model;
 mod golden;
 mod rejected;
 mod robustness;
