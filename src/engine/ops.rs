@@ -211,6 +211,9 @@ impl fmt::Display for OpName {
             Block::Optimizer => "Optimizer",
             Block::Input => "Input",
         };
+        if self.block == Block::Optimizer && self.kind == OpKind::Compute {
+            return f.write_str("OptimizerStep");
+        }
         if self.kind == OpKind::Idle {
             let what = match (self.block, self.phase) {
                 (Block::Pipeline, Phase::Forward) => "PipelineFill",

@@ -173,3 +173,49 @@ fn q26_attention_scores_count() {
         r.model.flops_per_sample
     );
 }
+
+#[test]
+fn every_default_op_is_explained_by_a_formula_that_gives_its_duration() {
+    let scenarios = [
+        case(
+            "llm__llama2_70b__cloud_A_v100.32_256__llm_pre_pp_ddp_256x8_bs1",
+            json!({"recompute": "full", "virtual_stages": 2,
+            "transformer_parallel": ["ddp", "pp"], "transformer_parallel_degree": [32, 8], "local_transformer_bs": 16, "micro_batch": 1}),
+        ),
+        case(
+            "llm__llama_7b__zionex_128__llm_pre_ddp_tp_128x8_bs1",
+            json!({"transformer_parallel": ["tp", "cp", "fsdp"],
+            "transformer_parallel_degree": [4, 2, 16], "recompute": "selective", "sequence_parallel": true,
+            "data_loader_samples_per_s": 1.0}),
+        ),
+        case(
+            "llm_moe__mixtral_8x7b_like__zionex_8__llm_inf_tp_8x8_bs1",
+            json!({"type": "pretrain",
+            "transformer_parallel": ["ep"], "transformer_parallel_degree": [8], "zero_stage": 1}),
+        ),
+        case(
+            "llm__llama_7b__zionex_128__llm_fin_fsdp_128x8_bs1_embfrozen_minfrozen16",
+            json!({"overlap_grad_reduce": true,
+            "transformer_parallel": ["tp", "ddp"], "transformer_parallel_degree": [8, 16], "zero_stage": 2}),
+        ),
+    ];
+    for v in &scenarios {
+        let mut v = v.clone();
+        v["inputs"]["task"]["mode"] = json!("default");
+        let s = validate(&raw_of(&v)).unwrap_or_else(|e| panic!("{e:?}"));
+        let r = evaluate(&s);
+        let mut seen = Vec::new();
+        for op in &r.timeline {
+            let key = (op.name.block, op.name.kind, op.name.phase, op.name.layer);
+            if seen.contains(&key) {
+                continue;
+            }
+            seen.push(key);
+            let e = madmax::engine::explain(&s, &op.name).unwrap_or_else(|| panic!("no explanation for {}", op.name));
+            let rel = (e.seconds - op.duration_s).abs() / op.duration_s;
+            assert!(rel < 1e-9, "{}: formula gives {} s, the op lasts {} s", op.name, e.seconds, op.duration_s);
+            assert!(!e.what.is_empty() && !e.formula.is_empty());
+        }
+        assert!(seen.len() > 8);
+    }
+}

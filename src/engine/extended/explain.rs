@@ -114,7 +114,7 @@ pub fn explain(s: &Scenario, op: &OpName) -> Option<Explanation> {
                 what: "ZeRO-1/2: gather the weights the other data-parallel ranks updated".into(),
                 formula: "(d-1)/d x P x e / bandwidth + latency",
                 terms,
-                seconds: 0.0,
+                seconds: cx.param_gather_s(),
                 note: None,
             }
         }
@@ -149,7 +149,7 @@ pub fn explain(s: &Scenario, op: &OpName) -> Option<Explanation> {
                 what: "Data-parallel gradient synchronisation after the backward pass".into(),
                 formula: "P x e bytes with the chosen algorithm; see the collective model",
                 terms,
-                seconds: 0.0,
+                seconds: cx.final_grad_sync().1,
                 note: Some("Turn on overlap_grad_reduce to run it in buckets during the backward pass."),
             }
         }
@@ -204,41 +204,66 @@ pub fn explain(s: &Scenario, op: &OpName) -> Option<Explanation> {
             note: None,
         },
         (OpKind::Idle, Block::Pipeline) => {
+            let (t_f, t_b) = cx.pass_times();
+            let pass = if op.phase == Phase::Forward { t_f } else { t_b };
             let p = cx.lay.pp.size as f64;
             let m = cx.micro_batches as f64;
             let v = cx.chunks as f64;
             Explanation {
-                what: format!("Pipeline {}: this stage has nothing to do", if op.phase == Phase::Forward { "fill (waiting for the first micro-batch)" } else { "drain (waiting for the first stage to finish)" }),
-                formula: "(p-1)/v x one micro-batch's forward (fill) or backward (drain) time; bubble share of the pipeline = (p-1)/(v m + p - 1)",
+                what: format!(
+                    "Pipeline {}: this stage has nothing to do",
+                    if op.phase == Phase::Forward {
+                        "fill (waiting for the first micro-batch)"
+                    } else {
+                        "drain (waiting for the first stage to finish)"
+                    }
+                ),
+                formula: "(p-1)/v x t_pass",
                 terms: vec![
                     term("p", "pipeline stages", p, Unit::Count),
                     term("m", "micro-batches per iteration", m, Unit::Count),
                     term("v", "chunks per GPU (interleaving)", v, Unit::Count),
-                    term("bubble", "bubble share (p-1)/(v m + p - 1)", (p - 1.0) / (v * m + p - 1.0), Unit::Count),
+                    term(
+                        "t_pass",
+                        "one micro-batch's forward (fill) or backward (drain) pass on this stage, s",
+                        pass,
+                        Unit::Count,
+                    ),
                 ],
-                seconds: 0.0,
-                note: None,
+                seconds: (p - 1.0) / v * pass,
+                note: Some(BUBBLE_NOTE),
             }
         }
-        (OpKind::Idle, _) => Explanation {
-            what: "Waiting for the input pipeline (data loader)".into(),
-            formula: "global batch / loader samples per second - compute time",
-            terms: vec![],
-            seconds: 0.0,
-            note: None,
-        },
+        (OpKind::Idle, _) => {
+            let rate = cx.setup.loader_samples_per_s.unwrap_or(f64::INFINITY);
+            let r = super::iteration::evaluate(&cx);
+            let wait = r.timeline.iter().find(|o| o.name == *op).map_or(0.0, |o| o.duration_s);
+            Explanation {
+                what: "Waiting for the input pipeline (data loader)".into(),
+                formula: "B / R - t_compute",
+                terms: vec![
+                    term("B", "global batch, samples", cx.global_batch as f64, Unit::Count),
+                    term("R", "samples per second the input pipeline delivers", rate, Unit::Count),
+                    term("t_compute", "iteration time without the wait, s", r.iteration_s - wait, Unit::Count),
+                ],
+                seconds: wait,
+                note: Some("The input pipeline caps throughput: faster GPUs would not help."),
+            }
+        }
         (OpKind::Compute, Block::Optimizer) => {
             let (dense, expert) = cx.stage_params(cx.lay.pp.size.max(1) - 1);
+            let owned = if cx.zero_stage() >= 1 { cx.lay.dense_dp.size as f64 } else { 1.0 };
             Explanation {
                 what: "Optimizer step (mixed-precision Adam), memory-bound".into(),
-                formula:
-                    "P_owned x 30 B / B_mem (read master weight, moments, gradient; write them and the 16-bit weight)",
+                formula: "P x share / owners x bytes / B_mem",
                 terms: vec![
-                    term("P", "parameters on this GPU (divided by dp from ZeRO-1 on)", dense + expert, Unit::Params),
-                    term("bytes", "bytes per parameter", ADAM_BYTES_PER_PARAM, Unit::Bytes),
+                    term("P", "parameters on this GPU", dense + expert, Unit::Params),
+                    term("share", "share of them that trains", cx.trainable_share(), Unit::Count),
+                    term("owners", "ranks that split the step (the data-parallel ranks from ZeRO-1 on)", owned, Unit::Count),
+                    term("bytes", "bytes moved per parameter: read master weight, moments and gradient, write them and the 16-bit weight", ADAM_BYTES_PER_PARAM, Unit::Bytes),
                     hbm,
                 ],
-                seconds: 0.0,
+                seconds: cx.optimizer_step_s(),
                 note: None,
             }
         }
@@ -263,3 +288,6 @@ pub fn explain(s: &Scenario, op: &OpName) -> Option<Explanation> {
     };
     Some(ex)
 }
+
+/// What the pipeline bubble is, in words (the numbers are in the terms).
+const BUBBLE_NOTE: &str = "The 1F1B bubble: each stage idles (p-1)/v passes while the pipeline fills and drains, a share (p-1)/(v m + p - 1) of the pipeline time; more micro-batches (m) or interleaving (v) shrink it.";

@@ -316,8 +316,55 @@ impl<'a> Cx<'a> {
         (dense / self.tp(), experts / self.tp())
     }
 
+    /// The gradient synchronisation after the backward pass (none when it ran per layer
+    /// during the backward pass): its kind and duration, s. Plain data parallelism all-reduces
+    /// the stage's gradients; ZeRO-1/2 reduce-scatters them; hybrid sharding all-reduces each
+    /// shard across the replicas.
+    pub fn final_grad_sync(&self) -> (OpKind, f64) {
+        let zero3 = self.zero3_group().size > 1;
+        let share = self.trainable_share();
+        if !self.trains || share <= 0.0 || (self.setup.overlap_grad_reduce && !zero3) {
+            return (OpKind::GradAllReduce, 0.0);
+        }
+        let (dense, expert) = self.stage_params(self.lay.pp.size.max(1) - 1);
+        let bytes = (dense + expert) * share * self.d.elem_bytes;
+        if zero3 {
+            if self.lay.ddp.size > 1 {
+                let shard = bytes / self.zero3_group().size as f64;
+                return (OpKind::GradAllReduce, self.collective(Collective::AllReduce, shard, self.lay.ddp));
+            }
+            return (OpKind::GradAllReduce, 0.0);
+        }
+        if self.zero_stage() >= 1 {
+            (OpKind::GradReduceScatter, self.collective(Collective::ReduceScatter, bytes, self.lay.dense_dp))
+        } else {
+            (OpKind::GradAllReduce, self.collective(Collective::AllReduce, bytes, self.lay.dense_dp))
+        }
+    }
+
+    /// The optimizer step: mixed-precision Adam, memory-bound, over the parameters this GPU
+    /// updates (1/dp of them from ZeRO-1 on), s.
+    pub fn optimizer_step_s(&self) -> f64 {
+        if !self.trains {
+            return 0.0;
+        }
+        let (dense, expert) = self.stage_params(self.lay.pp.size.max(1) - 1);
+        let owned = if self.zero_stage() >= 1 { self.lay.dense_dp.size as f64 } else { 1.0 };
+        (dense + expert) * self.trainable_share() / owned * ADAM_BYTES_PER_PARAM / self.hbm_bytes_per_s
+    }
+
+    /// ZeRO-1/2: the all-gather of the weights other ranks updated, s (0 otherwise).
+    pub fn param_gather_s(&self) -> f64 {
+        let zero = self.zero_stage();
+        if !self.trains || !(1..3).contains(&zero) || self.trainable_share() <= 0.0 {
+            return 0.0;
+        }
+        let (dense, expert) = self.stage_params(self.lay.pp.size.max(1) - 1);
+        self.collective(Collective::AllGather, (dense + expert) * self.d.elem_bytes, self.lay.dense_dp)
+    }
+
     /// Trainable share of the stage's parameters (fine-tuning freezes some layers).
-    fn trainable_share(&self) -> f64 {
+    pub fn trainable_share(&self) -> f64 {
         let n = self.trainable.len().max(1) as f64;
         self.trainable.iter().filter(|t| **t).count() as f64 / n
     }
@@ -621,58 +668,63 @@ impl Cx<'_> {
         c
     }
 
-    /// The whole iteration's timeline.
-    fn timeline(&self) -> (Vec<Op>, Schedule, f64) {
-        let p = self.lay.pp.size.max(1);
-        let m = self.micro_batches;
-        let v = self.chunks;
+    /// The last stage's layers: the first one, each layer's op durations, and the layer
+    /// ranges of its chunks.
+    fn stage_work(&self) -> (u64, Vec<LayerTimes>, Vec<std::ops::Range<u64>>) {
         let (first, per_chunk) = self.last_stage_layers();
         let last = self.d.layers;
         let times: Vec<LayerTimes> = (first..last).map(|l| self.layer_times(l)).collect();
+        let chunks = (0..self.chunks)
+            .map(|c| (first + c * per_chunk).min(last)..(first + (c + 1) * per_chunk).min(last))
+            .filter(|r| !r.is_empty())
+            .collect();
+        (first, times, chunks)
+    }
+
+    /// One micro-batch's forward and backward time on the last stage, s, as the pipeline
+    /// bubble needs them: measured on a scratch timeline of the same ops.
+    pub fn pass_times(&self) -> (f64, f64) {
+        let (first, times, chunks) = self.stage_work();
+        let (head_f, head_b) = self.edge_times();
+        let p2p = self.p2p_s();
+        let mut scratch = Timeline::new(64);
+        let mut grad = Vec::new();
+        let mut c = Cursor::default();
+        for r in &chunks {
+            let recv = scratch.push(name(Block::Pipeline, 0, Phase::Forward, OpKind::PipeTransfer, 1), p2p, &c.deps());
+            c.gate = recv.or(c.gate);
+            c = self.forward(&mut scratch, c, r.clone(), 1, &times[(r.start - first) as usize..]);
+        }
+        let h = scratch.push(name(Block::Head, 0, Phase::Forward, OpKind::Compute, 1), head_f, &c.deps());
+        c.compute = h.or(c.compute);
+        let fwd_end = scratch.end_of(c.compute).max(scratch.end_of(c.gate));
+        if !self.trains {
+            return (fwd_end, 0.0);
+        }
+        let hb = scratch.push(name(Block::Head, 0, Phase::Backward, OpKind::Compute, 1), head_b, &c.deps());
+        c.compute = hb.or(c.compute);
+        for r in chunks.iter().rev() {
+            c = self.backward(&mut scratch, c, r.clone(), 1, &times[(r.start - first) as usize..], false, &mut grad);
+            let send = scratch.push(name(Block::Pipeline, 0, Phase::Backward, OpKind::PipeTransfer, 1), p2p, &c.deps());
+            c.gate = send.or(c.gate);
+        }
+        let end = scratch.end_of(c.compute).max(scratch.end_of(c.gate));
+        (fwd_end, (end - fwd_end).max(0.0))
+    }
+
+    /// The whole iteration's timeline.
+    fn timeline(&self) -> (Vec<Op>, Schedule) {
+        let p = self.lay.pp.size.max(1);
+        let m = self.micro_batches;
+        let v = self.chunks;
+        let (first, times, chunks) = self.stage_work();
+        let per_chunk = self.last_stage_layers().1;
         let (head_f, head_b) = self.edge_times();
         let input_s = if p == 1 { self.input_time() } else { 0.0 };
         let p2p = self.p2p_s();
         let zero3 = self.zero3_group().size > 1;
         let overlap_grads = self.setup.overlap_grad_reduce && !zero3;
-        let chunks: Vec<std::ops::Range<u64>> = (0..v)
-            .map(|c| (first + c * per_chunk).min(last)..(first + (c + 1) * per_chunk).min(last))
-            .filter(|r| !r.is_empty())
-            .collect();
-
-        // One micro-batch's forward and backward time on this stage (for the bubble): measured
-        // on a scratch timeline of the same ops.
-        let (t_f, t_b) = {
-            let mut scratch = Timeline::new(64);
-            let mut grad = Vec::new();
-            let mut c = Cursor::default();
-            for r in &chunks {
-                let recv =
-                    scratch.push(name(Block::Pipeline, 0, Phase::Forward, OpKind::PipeTransfer, 1), p2p, &c.deps());
-                c.gate = recv.or(c.gate);
-                c = self.forward(&mut scratch, c, r.clone(), 1, &times[(r.start - first) as usize..]);
-            }
-            let h = scratch.push(name(Block::Head, 0, Phase::Forward, OpKind::Compute, 1), head_f, &c.deps());
-            c.compute = h.or(c.compute);
-            let fwd_end = scratch.end_of(c.compute).max(scratch.end_of(c.gate));
-            let hb = scratch.push(name(Block::Head, 0, Phase::Backward, OpKind::Compute, 1), head_b, &c.deps());
-            c.compute = hb.or(c.compute);
-            for r in chunks.iter().rev() {
-                c = self.backward(
-                    &mut scratch,
-                    c,
-                    r.clone(),
-                    1,
-                    &times[(r.start - first) as usize..],
-                    false,
-                    &mut grad,
-                );
-                let send =
-                    scratch.push(name(Block::Pipeline, 0, Phase::Backward, OpKind::PipeTransfer, 1), p2p, &c.deps());
-                c.gate = send.or(c.gate);
-            }
-            let end = scratch.end_of(c.compute).max(scratch.end_of(c.gate));
-            (fwd_end, if self.trains { (end - fwd_end).max(0.0) } else { 0.0 })
-        };
+        let (t_f, t_b) = self.pass_times();
 
         let ops_per_mb = (per_chunk as usize * 16 + 8) * chunks.len();
         let mut tl = Timeline::new(ops_per_mb * m as usize + 16);
@@ -710,54 +762,27 @@ impl Cx<'_> {
             // Gradient synchronisation not done during the backward pass.
             let mut after: Vec<Option<u32>> = vec![c.compute, c.gate];
             after.extend(grad_ops.iter().map(|g| Some(*g)));
-            let (dense, expert) = self.stage_params(p - 1);
-            let e = self.d.elem_bytes;
-            let share = self.trainable_share();
-            let zero = self.zero_stage();
-            let mut sync = None;
-            if !overlap_grads && !zero3 && share > 0.0 {
-                let bytes = (dense + expert) * share * e;
-                let (kind, coll) = if zero >= 1 {
-                    (OpKind::GradReduceScatter, Collective::ReduceScatter)
-                } else {
-                    (OpKind::GradAllReduce, Collective::AllReduce)
-                };
-                sync = tl.push(
-                    name(Block::Optimizer, 0, Phase::Backward, kind, 0),
-                    self.collective(coll, bytes, self.lay.dense_dp),
-                    &after,
-                );
-            } else if zero3 && self.lay.ddp.size > 1 && share > 0.0 {
-                // Hybrid sharding: the shards are all-reduced across the replicas.
-                let bytes = (dense + expert) * share * e / self.zero3_group().size as f64;
-                sync = tl.push(
-                    name(Block::Optimizer, 0, Phase::Backward, OpKind::GradAllReduce, 0),
-                    self.collective(Collective::AllReduce, bytes, self.lay.ddp),
-                    &after,
-                );
-            }
+            let (kind, sync_s) = self.final_grad_sync();
+            let sync = tl.push(name(Block::Optimizer, 0, Phase::Backward, kind, 0), sync_s, &after);
             after.push(sync);
-            let owned = if zero >= 1 { self.lay.dense_dp.size as f64 } else { 1.0 };
-            let step_s = (dense + expert) * share / owned * ADAM_BYTES_PER_PARAM / self.hbm_bytes_per_s;
-            let step = tl.push(name(Block::Optimizer, 0, Phase::Backward, OpKind::Compute, 0), step_s, &after);
-            if (1..3).contains(&zero) && share > 0.0 {
-                // ZeRO-1/2: every rank gathers the weights the others updated.
-                let bytes = (dense + expert) * e;
-                tl.push(
-                    name(Block::Optimizer, 0, Phase::Backward, OpKind::WeightAllGather, 0),
-                    self.collective(Collective::AllGather, bytes, self.lay.dense_dp),
-                    &[step],
-                );
-            }
+            let step = tl.push(
+                name(Block::Optimizer, 0, Phase::Backward, OpKind::Compute, 0),
+                self.optimizer_step_s(),
+                &after,
+            );
+            tl.push(
+                name(Block::Optimizer, 0, Phase::Backward, OpKind::WeightAllGather, 0),
+                self.param_gather_s(),
+                &[step],
+            );
         }
-        let (ops, schedule) = tl.finish();
-        (ops, schedule, t_f + t_b)
+        tl.finish()
     }
 }
 
 /// Evaluates a transformer scenario with the default model.
 pub fn evaluate(cx: &Cx) -> Report {
-    let (mut ops, mut schedule, _) = cx.timeline();
+    let (mut ops, mut schedule) = cx.timeline();
     let mut limits = Vec::new();
     if let Some(rate) = cx.setup.loader_samples_per_s {
         let need_s = cx.global_batch as f64 / rate;
