@@ -21,10 +21,12 @@ Usage:
       --mode       which model evaluates FILE: the default model, or MAD-Max paper mode
                    (reference). Without it, task.mode decides; a MAD-Max config without a
                    mode key is evaluated in reference mode, as the paper's code would
-  madmax explore FILE [--json] [--top N] [--local-batches 1,2,4,8]
-      search every parallelization plan MAD-Max accepts for FILE's model on its cluster
+  madmax explore FILE [--json] [--top N] [--local-batches 1,2,4,8] [--mode default|reference]
+      search every parallelization plan the model accepts for FILE's model on its cluster
+      (MAD-Max paper mode: what the reference accepts; the default model: N-D plans of
+      tensor, context, expert, data and pipeline parallelism)
       (global batch fixed at the task's own unless --local-batches is given), rank them by
-      throughput, and show the best against the task's own plan; plans whose weights do
+      throughput, and show the best against the task's own plan; plans whose memory does
       not fit in HBM are listed, marked
   madmax validate FILE.csv [--json]
       predict every row of a training CSV of measured runs (schema of validation/SOURCES.md)
@@ -141,9 +143,19 @@ fn parse_scenario(text: &str) -> Result<RawScenario, InputError> {
     }
 }
 
-fn load(path: &str) -> Result<Scenario, InputError> {
-    let raw = read_scenario(path)?;
+/// Reads, parses and validates a scenario file; `mode` (default or reference) overrides the
+/// file's `task.mode`.
+fn load(path: &str, mode: Option<&str>) -> Result<Scenario, InputError> {
+    let mut raw = read_scenario(path)?;
+    if let (Some(m), Some(task)) = (mode, raw.task.as_mut()) {
+        task.mode = Some(madmax::engine::RawValue::Str(m.into()));
+    }
     validate(&raw).map_err(|errors| InputError::from_fields(&errors))
+}
+
+/// The value of `--mode`, if it is one.
+fn mode_arg(v: Option<&String>) -> Option<String> {
+    v.filter(|m| *m == "default" || *m == "reference").cloned()
 }
 
 fn eval(args: &[String]) -> ExitCode {
@@ -156,9 +168,9 @@ fn eval(args: &[String]) -> ExitCode {
         match a.as_str() {
             "--json" => json_out = true,
             "--timeline" => timeline = true,
-            "--mode" => match it.next().map(String::as_str) {
-                Some(m @ ("default" | "reference")) => mode = Some(m.to_owned()),
-                _ => return usage_error("eval: --mode takes default or reference"),
+            "--mode" => match mode_arg(it.next()) {
+                Some(m) => mode = Some(m),
+                None => return usage_error("eval: --mode takes default or reference"),
             },
             f if file.is_none() && (!f.starts_with('-') || f == "-") => file = Some(f.to_owned()),
             other => return usage_error(&format!("eval: unexpected argument '{other}'")),
@@ -167,13 +179,7 @@ fn eval(args: &[String]) -> ExitCode {
     let Some(file) = file else {
         return usage_error("eval: missing FILE");
     };
-    let loaded = read_scenario(&file).and_then(|mut raw| {
-        if let (Some(m), Some(task)) = (&mode, raw.task.as_mut()) {
-            task.mode = Some(madmax::engine::RawValue::Str(m.as_str().into()));
-        }
-        validate(&raw).map_err(|errors| InputError::from_fields(&errors))
-    });
-    match loaded {
+    match load(&file, mode.as_deref()) {
         Ok(scenario) => {
             let report = evaluate(&scenario);
             if json_out {
@@ -207,10 +213,15 @@ fn explore(args: &[String]) -> ExitCode {
     let mut top = 15usize;
     let mut locals: Option<Vec<u64>> = None;
     let mut file = None;
+    let mut mode = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
             "--json" => json_out = true,
+            "--mode" => match mode_arg(it.next()) {
+                Some(m) => mode = Some(m),
+                None => return usage_error("explore: --mode takes default or reference"),
+            },
             "--top" => match it.next().and_then(|v| v.parse().ok()) {
                 Some(n) => top = n,
                 None => return usage_error("explore: --top needs a number"),
@@ -231,7 +242,7 @@ fn explore(args: &[String]) -> ExitCode {
     let Some(file) = file else {
         return usage_error("explore: missing FILE");
     };
-    let scenario = match load(&file) {
+    let scenario = match load(&file, mode.as_deref()) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("madmax: {}", e.line());
@@ -248,10 +259,9 @@ fn explore(args: &[String]) -> ExitCode {
     let started = Instant::now();
     let summary = explore::search(&scenario, &space);
     let elapsed = started.elapsed().as_secs_f64();
-    let arch = &scenario.model.arch;
     let outcome_json = |o: &explore::Outcome| {
         json!({
-            "plan": explore::describe(arch, &o.plan),
+            "plan": explore::describe(&scenario, &o.plan),
             "iteration_ms": o.iteration_s * 1e3,
             "throughput": o.throughput_samples_per_s,
             "global_batch": o.global_batch,
@@ -282,12 +292,13 @@ fn explore(args: &[String]) -> ExitCode {
     let b = &summary.baseline;
     println!(
         "your plan:  {}  ->  {}, iteration {}",
-        explore::describe(arch, &b.plan),
+        explore::describe(&scenario, &b.plan),
         units::si(b.throughput_samples_per_s, "samples/s"),
         units::duration(b.iteration_s)
     );
     println!();
-    println!("{:>4}  {:>14} {:>10} {:>9} {:>10}  plan", "rank", "throughput", "iteration", "exposed", "weights");
+    let memory = if madmax::engine::uses_default_model(&scenario) { "memory" } else { "weights" };
+    println!("{:>4}  {:>14} {:>10} {:>9} {:>10}  plan", "rank", "throughput", "iteration", "exposed", memory);
     for (i, o) in summary.ranked.iter().take(top).enumerate() {
         println!(
             "{:>4}  {:>14} {:>10} {:>9} {:>10}  {}{}",
@@ -296,14 +307,18 @@ fn explore(args: &[String]) -> ExitCode {
             units::duration(o.iteration_s),
             units::percent(o.exposed_share),
             units::bytes(o.memory_bytes),
-            explore::describe(arch, &o.plan),
+            explore::describe(&scenario, &o.plan),
             if o.fits() { "" } else { "  (does not fit in HBM)" }
         );
     }
     println!();
     match summary.ranked.first().filter(|o| o.fits()) {
         Some(best) if summary.speedup > 1.0 => {
-            println!("best speed-up over your plan: {:.2}x ({})", summary.speedup, explore::describe(arch, &best.plan))
+            println!(
+                "best speed-up over your plan: {:.2}x ({})",
+                summary.speedup,
+                explore::describe(&scenario, &best.plan)
+            )
         }
         Some(_) => println!("your plan is already the best one"),
         None => println!("no plan fits in HBM"),

@@ -3,13 +3,16 @@
 //!
 //! Plans follow the model's rules (reference mode: what MAD-Max accepts: at most two levels,
 //! level 0 within a node, fsdp first, no repeated strategy, degrees of at least 2, global
-//! batches that agree); illegal plans are never evaluated. Plans whose weights do not fit in
+//! batches that agree; the default model: N-D plans of tensor, context, expert, data (plain or
+//! fully sharded) and pipeline parallelism in Megatron's nesting order, tensor parallelism
+//! within a node and dividing the heads); illegal plans are never evaluated. Plans whose weights do not fit in
 //! HBM are kept and marked, not dropped. Pure: no clock, no I/O; callers chunk the work.
 
-use super::evaluate;
+use super::extended::{self, shape::Dims};
 use super::reference::rules;
 use super::report::Report;
-use super::scenario::{Arch, Family, Level, Plan, Scenario, Spec, Strategy};
+use super::scenario::{Family, Level, Plan, Scenario, Spec, Strategy};
+use super::{evaluate, uses_default_model};
 use serde::Serialize;
 
 /// How local batches are chosen.
@@ -32,7 +35,7 @@ pub struct Space {
 impl Space {
     /// The paper's comparison: the scenario's own global batch, fixed.
     pub fn fixed_global(s: &Scenario) -> Space {
-        Space { batches: Batches::FixedGlobal(global_batch(&s.task.plan)) }
+        Space { batches: Batches::FixedGlobal(scenario_global_batch(s)) }
     }
 }
 
@@ -68,9 +71,102 @@ impl Outcome {
     }
 }
 
-/// Global batch of a plan (every component agrees after validation; the embeddings' is used).
+/// Global batch of a plan in reference mode (every component agrees after validation; the
+/// embeddings' is used).
 pub fn global_batch(p: &Plan) -> u64 {
     p.local_emb_batch * p.emb.product_of(&[Strategy::Ddp])
+}
+
+/// Global batch of a scenario: in the default model, the transformer's local batch times its
+/// data-parallel ranks (ddp, fsdp and ep levels); in reference mode, [`global_batch`].
+pub fn scenario_global_batch(s: &Scenario) -> u64 {
+    match (&s.task.plan.transformer, uses_default_model(s)) {
+        (Some(t), true) => s.task.plan.local_transformer_batch.unwrap_or(1).saturating_mul(default_dp(t)),
+        _ => global_batch(&s.task.plan),
+    }
+}
+
+/// Data-parallel ranks of a default-model transformer spec: ddp x fsdp x ep.
+fn default_dp(t: &Spec) -> u64 {
+    t.product_of(&[Strategy::Ddp, Strategy::Fsdp, Strategy::Ep])
+}
+
+/// Powers of two from 1 to `max` that `keep` accepts.
+fn powers(max: u64, keep: impl Fn(u64) -> bool) -> Vec<u64> {
+    let mut v = Vec::new();
+    let mut x = 1u64;
+    while x <= max {
+        if keep(x) {
+            v.push(x);
+        }
+        x *= 2;
+    }
+    v
+}
+
+/// The default model's plans for a transformer: tensor parallelism within a node, context
+/// parallelism for long sequences, expert parallelism for MoE, pipelines up to 64 stages, and
+/// the rest data parallel, plain or fully sharded. Levels nest as Megatron ranks GPUs: tensor
+/// innermost, then context, expert, data, and pipeline outermost.
+fn default_plans(base: &Scenario, space: &Space, d: &Dims) -> Vec<Plan> {
+    let sys = &base.system;
+    let (n, total) = (sys.devices_per_node(), sys.num_devices);
+    let heads = d.heads as u64;
+    let seq = d.seq as u64;
+    let tps = powers(n.min(total), |t| heads.is_multiple_of(t));
+    let cps = powers(if seq >= 8192 { 8 } else { 1 }, |c| seq.is_multiple_of(c));
+    let eps = powers(if d.is_moe() { d.experts as u64 } else { 1 }, |e| (d.experts as u64).is_multiple_of(e));
+    let pps = powers(d.layers.min(64), |_| true);
+    let mut out = Vec::new();
+    for &pp in &pps {
+        for &ep in &eps {
+            for &cp in &cps {
+                for &tp in &tps {
+                    let model = tp * cp * ep * pp;
+                    if model > total || !total.is_multiple_of(model) {
+                        continue;
+                    }
+                    let dp = total / model;
+                    for sharded in [false, true] {
+                        if sharded && dp == 1 {
+                            continue;
+                        }
+                        let mut levels = Vec::new();
+                        for (strategy, degree) in [
+                            (Strategy::Tp, tp),
+                            (Strategy::Cp, cp),
+                            (Strategy::Ep, ep),
+                            (if sharded { Strategy::Fsdp } else { Strategy::Ddp }, dp),
+                            (Strategy::Pp, pp),
+                        ] {
+                            if degree > 1 {
+                                levels.push(Level { strategy, degree });
+                            }
+                        }
+                        if levels.is_empty() {
+                            levels.push(Level { strategy: Strategy::Ddp, degree: 1 });
+                        }
+                        let Some(spec) = Spec::new(&levels) else { continue };
+                        let ranks = dp * ep;
+                        let locals: Vec<u64> = match &space.batches {
+                            Batches::FixedGlobal(g) if g.is_multiple_of(ranks) => vec![g / ranks],
+                            Batches::FixedGlobal(_) => vec![],
+                            Batches::Local(b) => b.clone(),
+                        };
+                        for local in locals {
+                            let mut candidate = base.clone();
+                            candidate.task.plan.transformer = Some(spec);
+                            candidate.task.plan.local_transformer_batch = Some(local);
+                            if extended::rules::check(&candidate).is_empty() && !out.contains(&candidate.task.plan) {
+                                out.push(candidate.task.plan);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Batch-replicating factor of a spec: ddp and fsdp levels (ddp only for embeddings).
@@ -110,6 +206,11 @@ const EMB: [Strategy; 2] = [Strategy::Ddp, Strategy::Mp];
 
 /// Every legal plan for the scenario's model on its cluster, in a stable order.
 pub fn plans(base: &Scenario, space: &Space) -> Vec<Plan> {
+    if uses_default_model(base) {
+        if let Some(d) = Dims::of(&base.model) {
+            return default_plans(base, space, &d);
+        }
+    }
     let sys = &base.system;
     let (n, total) = (sys.devices_per_node(), sys.num_devices);
     let family = base.model.arch.family();
@@ -286,8 +387,11 @@ pub fn best(s: &Scenario, space: &Space) -> Option<Outcome> {
     all.into_iter().next().filter(Outcome::fits)
 }
 
-/// A short description of a plan: `transformer tp 8 x ddp 256, embeddings ddp 2048, batch 8`.
-pub fn describe(arch: &Arch, p: &Plan) -> String {
+/// A short description of a plan: `transformer tp 8 x ddp 256, embeddings ddp 2048, batch 8`
+/// (the default model places embeddings with the transformer: they are not listed).
+pub fn describe(s: &Scenario, p: &Plan) -> String {
+    let arch = &s.model.arch;
+    let default = uses_default_model(s);
     let mut parts = Vec::new();
     if let Some(m) = &p.mlp {
         parts.push(format!("MLP {m}"));
@@ -295,7 +399,9 @@ pub fn describe(arch: &Arch, p: &Plan) -> String {
     if let Some(t) = &p.transformer {
         parts.push(format!("transformer {t}"));
     }
-    parts.push(format!("embeddings {}", p.emb));
+    if !default {
+        parts.push(format!("embeddings {}", p.emb));
+    }
     let batch = if arch.family().is_dlrm() { p.local_mlp_batch } else { p.local_transformer_batch };
     if let Some(b) = batch {
         parts.push(format!("local batch {b}"));

@@ -211,8 +211,22 @@ impl fmt::Display for OpName {
             Block::Optimizer => "Optimizer",
             Block::Input => "Input",
         };
-        if self.block == Block::Optimizer && self.kind == OpKind::Compute {
-            return f.write_str("OptimizerStep");
+        // The default model's once-per-iteration and pipeline ops have plain names.
+        let plain = match (self.block, self.kind, self.phase) {
+            (Block::Optimizer, OpKind::Compute, _) => Some("OptimizerStep"),
+            (Block::Optimizer, OpKind::GradAllReduce, _) => Some("GradAllReduce"),
+            (Block::Optimizer, OpKind::GradReduceScatter, _) => Some("GradReduceScatter"),
+            (Block::Optimizer, OpKind::WeightAllGather, _) => Some("WeightAllGather"),
+            (Block::Pipeline, OpKind::PipeTransfer, Phase::Forward) => Some("PipeRecv"),
+            (Block::Pipeline, OpKind::PipeTransfer, Phase::Backward) => Some("PipeSend"),
+            _ => None,
+        };
+        if let Some(p) = plain {
+            f.write_str(p)?;
+            if self.micro > 0 {
+                write!(f, " mb{}", self.micro)?;
+            }
+            return Ok(());
         }
         if self.kind == OpKind::Idle {
             let what = match (self.block, self.phase) {

@@ -136,7 +136,8 @@ impl Mode {
 /// field has a default, so a MAD-Max task config is complete without them.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Setup {
-    /// Samples per micro-batch; `None`: the whole local batch in one micro-batch.
+    /// Samples per micro-batch; `None`: the whole local batch in one micro-batch, or one sample
+    /// per micro-batch when there is a pipeline (it needs several to fill its stages).
     pub micro_batch: Option<u64>,
     /// Pipeline chunks per GPU: 1 is plain 1F1B, more is Megatron's interleaved schedule.
     pub virtual_stages: u64,

@@ -11,6 +11,8 @@ use super::state::{show_field, Action, Evaluated, State, View};
 use super::sweep::{self, Mode};
 use crate::doc::Config;
 use crate::engine::ops::Category;
+use crate::engine::report::{Limit, Report};
+use crate::engine::scenario::Mode as ModelMode;
 use crate::engine::scenario::{Family, TaskKind};
 use crate::engine::{explain, Unit};
 use crate::{presets, share, units};
@@ -108,7 +110,10 @@ fn app() -> Html {
                     { tab(View::Explorer, "Explorer") }
                     { tab(View::Learn, "Learn") }
                 </nav>
-                <span class="mode" title="The MAD-Max reference model (Hsia et al., ISCA 2024), reproduced exactly, quirks included.">{ "MAD-Max paper mode" }</span>
+                { match state.mode() {
+                    ModelMode::Reference => html! { <span class="mode" id="mode-badge" title="The MAD-Max reference model (Hsia et al., ISCA 2024), reproduced exactly, quirks included.">{ "MAD-Max paper mode" }</span> },
+                    ModelMode::Default => html! { <span class="mode" id="mode-badge" title="MAD-Max's model with its quirks fixed and extended: pipelines, ZeRO, recomputation, real collectives.">{ "default model" }</span> },
+                } }
                 { copy_link_button(&state, &dispatch) }
             </header>
             { notice(&state, &dispatch) }
@@ -155,6 +160,7 @@ fn calculator(state: &State, d: &Dispatch, width: u32) -> Html {
     html! {
         <main class="layout">
             <section class="inputs" aria-label="Scenario">
+                { mode_switch(state, d) }
                 { scenario_picker(state, d) }
                 { problems(state) }
                 { model_form(state, d) }
@@ -171,6 +177,32 @@ fn calculator(state: &State, d: &Dispatch, width: u32) -> Html {
 
 // ---------------------------------------------------------------------------------------------
 // Inputs
+
+/// Which model evaluates the scenario: the default model or MAD-Max paper mode.
+fn mode_switch(state: &State, d: &Dispatch) -> Html {
+    let mode = state.mode();
+    let option = |m: ModelMode, title: &'static str, help: &'static str| {
+        let d = d.clone();
+        let id = format!("mode-{}", m.config_name());
+        html! {
+            <label class={classes!("mode", (mode == m).then_some("current"))} for={id.clone()} title={help}>
+                <input type="radio" name="mode" id={id} checked={mode == m}
+                    onchange={Callback::from(move |_| d.emit(Action::SetMode(m)))} />
+                { title }
+            </label>
+        }
+    };
+    html! {
+        <div class="card mode-switch" role="radiogroup" aria-label="Performance model">
+            { option(ModelMode::Default, "Default model", "Quirks fixed; pipelines, ZeRO, recomputation, attention's s^2, real collectives; memory checked against HBM. Validated on published Megatron-LM runs.") }
+            { option(ModelMode::Reference, "MAD-Max paper mode", "The MAD-Max code's behaviour, quirks included: the paper's numbers.") }
+            <p class="help">{ match mode {
+                ModelMode::Default => "Default model: MAD-Max's two-stream model with its bugs fixed, extended with pipeline schedules, ZeRO, activation recomputation, attention's s² work and latency-bandwidth collectives. Median error 5% on 127 published training runs.",
+                ModelMode::Reference => "MAD-Max paper mode: the paper's Python code reproduced exactly, quirks included, so you get the paper's numbers.",
+            } }</p>
+        </div>
+    }
+}
 
 fn on_select(d: &Dispatch, f: impl Fn(String) -> Action + 'static) -> Callback<Event> {
     let d = d.clone();
@@ -242,10 +274,26 @@ fn input(state: &State, d: &Dispatch, f: Field) -> Html {
     let id = field_id(&f);
     let help_id = format!("{id}-help");
     let label = if f.unit.is_empty() { f.label.to_owned() } else { format!("{} ({})", f.label, f.unit) };
+    if let Some(options) = f.kind.options() {
+        let current = show_field(&state.doc, &f);
+        return html! {
+            <div class={classes!("field", err.map(|_| "invalid"))}>
+                <label for={id.clone()}>{ label }</label>
+                <select id={id} aria-invalid={err.is_some().to_string()} aria-describedby={help_id.clone()}
+                    onchange={on_select(d, move |v| Action::SetField(f, v))}>
+                    <option value="" selected={current.is_empty()}>{ format!("default: {}", f.default) }</option>
+                    { for options.iter().map(|(v, l)| html! { <option value={*v} selected={current == *v}>{ *l }</option> }) }
+                </select>
+                { error_line(err.map(|e| e.message.as_str())) }
+                <p class="help" id={help_id}>{ f.help }</p>
+            </div>
+        };
+    }
+    let placeholder = if f.default.is_empty() { String::new() } else { format!("default: {}", f.default) };
     html! {
         <div class={classes!("field", err.map(|_| "invalid"))}>
             <label for={id.clone()}>{ label }</label>
-            <input id={id} type="text" inputmode="decimal" autocomplete="off" value={show_field(&state.doc, &f)}
+            <input id={id} type="text" inputmode="decimal" autocomplete="off" value={show_field(&state.doc, &f)} placeholder={placeholder}
                 aria-invalid={err.is_some().to_string()} aria-describedby={help_id.clone()}
                 onchange={on_text(d, move |v| Action::SetField(f, v))} />
             { error_line(err.map(|e| e.message.as_str())) }
@@ -284,6 +332,15 @@ fn model_form(state: &State, d: &Dispatch) -> Html {
             </div>
             { error_line(state.error_for("model.type").map(|e| e.message.as_str())) }
             { for family.map(fields::model_fields).unwrap_or_default().into_iter().map(|f| input(state, d, f)) }
+            { match family {
+                Some(f) if state.mode() == ModelMode::Default && !f.is_dlrm() => html! {
+                    <fieldset class="spec" id="default-model-details">
+                        <legend>{ "Architecture details (default model)" }</legend>
+                        { for fields::default_model_fields(f).into_iter().map(|x| input(state, d, x)) }
+                    </fieldset>
+                },
+                _ => html! {},
+            } }
         </details>
     }
 }
@@ -365,6 +422,7 @@ const NODES: Field = Field {
     scale: 1.0,
     kind: fields::Kind::Count,
     help: "",
+    default: "",
 };
 
 fn task_form(state: &State, d: &Dispatch) -> Html {
@@ -374,6 +432,7 @@ fn task_form(state: &State, d: &Dispatch) -> Html {
     let kind = state.doc.text(Config::Task, "type").unwrap_or("").to_owned();
     let kinds =
         [("pretrain", "Pre-training"), ("finetune", "Fine-tuning"), ("inference", "Inference (forward pass only)")];
+    let default_transformer = state.mode() == ModelMode::Default && !family.is_dlrm();
     html! {
         <details class="card" open=true>
             <summary><h2>{ "Task and plan" }</h2><span class="sub">{ kind.clone() }</span></summary>
@@ -385,8 +444,16 @@ fn task_form(state: &State, d: &Dispatch) -> Html {
                 <p class="help">{ "Training runs a forward and a backward pass with gradient communication; inference only the forward pass." }</p>
                 { error_line(state.error_for("task.type").map(|e| e.message.as_str())) }
             </div>
-            { for plan::spec_keys(family).iter().map(|k| spec_editor(state, d, k)) }
+            { for plan::spec_keys(family).iter().filter(|k| !(default_transformer && **k == "emb_parallel")).map(|k| spec_editor(state, d, k)) }
             { if kind == "finetune" { freeze_editor(state, d, family) } else { html! {} } }
+            { if default_transformer { html! {
+                <fieldset class="spec" id="default-settings">
+                    <legend>{ "How training runs (default model)" }</legend>
+                    { for fields::default_task_fields().into_iter().map(|f| input(state, d, f)) }
+                </fieldset>
+            } } else if state.mode() == ModelMode::Default { html! {
+                <p class="help">{ "The default model covers transformer families (LLM, LLM_MoE, ViT); this DLRM is evaluated with MAD-Max's formulas." }</p>
+            } } else { html! {} } }
         </details>
     }
 }
@@ -432,8 +499,8 @@ fn spec_editor(state: &State, d: &Dispatch, key: &'static str) -> Html {
                 <span class="level-name">{ format!("Level {i} ({})", level_names(i, n_levels)) }</span>
                 <label class="sr-only" for={format!("{id}-strategy")}>{ format!("Strategy of level {i}") }</label>
                 <select id={format!("{id}-strategy")} onchange={on_select(d, move |v| Action::SetStrategy { spec: key, level: i, strategy: v })}>
-                    { for plan::strategies(key).iter().map(|st| html! { <option value={*st} selected={*st == s} title={fields::strategy_help(st)}>{ *st }</option> }) }
-                    { if !plan::strategies(key).contains(&s.as_str()) { html! { <option value={s.clone()} selected=true>{ s.clone() }</option> } } else { html! {} } }
+                    { for plan::strategies(key, state.mode()).iter().map(|st| html! { <option value={*st} selected={*st == s} title={fields::strategy_help(st)}>{ *st }</option> }) }
+                    { if !plan::strategies(key, state.mode()).contains(&s.as_str()) { html! { <option value={s.clone()} selected=true>{ s.clone() }</option> } } else { html! {} } }
                 </select>
                 <label class="sr-only" for={format!("{id}-degree")}>{ format!("Degree of level {i}") }</label>
                 <input id={format!("{id}-degree")} class="degree" type="text" inputmode="numeric" value={g}
@@ -455,7 +522,7 @@ fn spec_editor(state: &State, d: &Dispatch, key: &'static str) -> Html {
             <button class="link" onclick={add}>{ "+ add level" }</button>
             { error_line(spec_err.map(|e| e.message.as_str())) }
             <p class="help">{ "Degrees multiply to the GPU count. With two levels, level 0 spans the GPUs of a node (NVLink) and level 1 the nodes (network). " }
-                { for plan::strategies(key).iter().map(|s| html! { <span class="strategy-help">{ fields::strategy_help(s) }{ " " }</span> }) }
+                { for plan::strategies(key, state.mode()).iter().map(|s| html! { <span class="strategy-help">{ fields::strategy_help(s) }{ " " }</span> }) }
             </p>
             { input(state, d, fields::batch_field(key)) }
         </fieldset>
@@ -577,7 +644,7 @@ fn results(state: &State, d: &Dispatch, width: u32) -> Html {
             { headline(&good) }
             <div class="card charts">
                 <Chart kind={ChartKind::Breakdown} good={good.clone()} width={width} />
-                { legend() }
+                { legend(&good.report) }
             </div>
             <div class="card charts">
                 <TimelineChart good={good.clone()} selected={state.selected_op} dispatch={d.clone()} width={width} />
@@ -640,7 +707,11 @@ fn headline(g: &Evaluated) -> Html {
             <p class="scenario" id="scenario-summary">{ what }</p>
             <dl class="headline">
                 { figure("iteration-time", "Iteration time", units::duration(r.iteration_s), r.iteration_s,
-                    html! { { format!("compute {} + exposed communication {}", units::duration(r.compute_s), units::duration(r.exposed_comm_s.max(0.0))) } },
+                    html! { { if r.idle_s > 0.0 {
+                        format!("compute {} + exposed communication {} + idle {}", units::duration(r.compute_s), units::duration(r.exposed_comm_s.max(0.0)), units::duration(r.idle_s))
+                    } else {
+                        format!("compute {} + exposed communication {}", units::duration(r.compute_s), units::duration(r.exposed_comm_s.max(0.0)))
+                    } } },
                     "One step: forward pass (and backward when training) over the global batch.") }
                 { figure("throughput", "Throughput", units::si(r.throughput_samples_per_s, "samples/s"), r.throughput_samples_per_s,
                     match tokens { Some(t) => html! { <span id="tokens-per-s" data-value={t.to_string()}>{ units::si(t, "tokens/s") }</span> }, None => html! {} },
@@ -650,22 +721,43 @@ fn headline(g: &Evaluated) -> Html {
                     "Share of communication time no computation hides: it adds to the iteration time.") }
                 { figure("mfu", "Model FLOPs utilisation", units::percent(mfu), mfu,
                     html! { { format!("of {} peak per GPU", units::si(export::peak_flops_per_s(s), "FLOP/s")) } },
-                    "Model FLOPs per iteration over what the GPUs could do at datasheet peak in that time (FLOPs as MAD-Max counts them).") }
+                    if r.utilization.is_some() { "Model FLOPs per iteration (forward and backward, no recomputation, attention's s^2 included) over what the GPUs could do at datasheet peak in that time." } else { "Model FLOPs per iteration over what the GPUs could do at datasheet peak in that time (FLOPs as MAD-Max counts them)." }) }
                 { figure("memory", "Memory per GPU", units::bytes(mem.total_bytes), mem.total_bytes,
                     html! { <span class={classes!((mem.total_bytes > mem.capacity_bytes).then_some("over"))}
                         title={format!("{} of {}", units::gib(mem.total_bytes), units::gib(mem.capacity_bytes))}>
                         { format!("of {} HBM ({})", units::bytes(mem.capacity_bytes), units::percent(mem.total_bytes / mem.capacity_bytes)) }</span> },
-                    "Model weights held by each GPU under this plan. MAD-Max paper mode counts weights only.") }
+                    if r.utilization.is_some() { "Everything one GPU of the busiest pipeline stage holds: weights, gradients, optimizer states, activations of the micro-batches in flight, buffers." } else { "Model weights held by each GPU under this plan. MAD-Max paper mode counts weights only." }) }
             </dl>
+            { for r.limits.iter().map(limit_line) }
         </div>
     }
 }
 
-fn legend() -> Html {
+/// A sentence for something that limits or invalidates the result.
+fn limit_line(l: &Limit) -> Html {
+    match l {
+        Limit::DoesNotFit { need_bytes, capacity_bytes, largest, largest_bytes } => html! {
+            <p class="error-msg limit" id="limit-memory" role="alert">{ format!(
+                "Does not fit: this plan needs {} per GPU and the GPU has {}. The largest part is {} ({}). Try activation recomputation, a smaller micro-batch, a higher ZeRO stage, or more tensor or pipeline parallelism.",
+                units::bytes(*need_bytes), units::bytes(*capacity_bytes), largest.label().to_lowercase(), units::bytes(*largest_bytes)) }</p>
+        },
+        Limit::InputBound { loader_samples_per_s, compute_samples_per_s } => html! {
+            <p class="error-msg limit" id="limit-input" role="status">{ format!(
+                "Input-bound: the data loader delivers {} and the GPUs could process {}; the GPUs wait for data.",
+                units::si(*loader_samples_per_s, "samples/s"), units::si(*compute_samples_per_s, "samples/s")) }</p>
+        },
+    }
+}
+
+fn legend(r: &Report) -> Html {
+    // The categories this report has (reference mode has no optimizer, P2P or idle time).
+    let shown = Category::ALL
+        .into_iter()
+        .filter(|c| r.totals.get(*c) > 0.0 || matches!(c, Category::Gemm | Category::AllReduce));
     html! {
         <ul class="legend" aria-label="Colours">
-            { for Category::ALL.iter().map(|c| html! {
-                <li><span class="swatch" style={format!("background:{}", charts::css(charts::category_rgb(*c)))}></span>{ c.label() }</li>
+            { for shown.map(|c| html! {
+                <li><span class="swatch" style={format!("background:{}", charts::css(charts::category_rgb(c)))}></span>{ if c == Category::Idle { "idle (pipeline bubble, input)" } else { c.label() } }</li>
             }) }
             <li><span class="swatch" style={format!("background:{}", charts::css(charts::EXPOSED_RGB))}></span>{ "exposed communication" }</li>
         </ul>
@@ -682,9 +774,12 @@ fn memory_note(g: &Evaluated) -> Html {
                 }) }
                 <li><span class="swatch line"></span>{ format!("capacity {}", units::bytes(m.capacity_bytes)) }</li>
             </ul>
-            { if m.total_bytes > m.capacity_bytes {
+            { if m.total_bytes > m.capacity_bytes && g.report.utilization.is_none() {
                 html! { <p class="error-msg">{ "The weights alone exceed this GPU's memory: such a plan would not run (MAD-Max paper mode does not check it, quirk Q23)." }</p>
             } } else { html! {} } }
+            { if g.report.utilization.is_some() {
+                html! { <p class="help">{ "The default model counts, per GPU of the busiest pipeline stage: 16-bit weights and gradients, Adam's fp32 master weights and two moments (12 bytes per parameter), each divided by the data-parallel degree from its ZeRO stage on; the activations each layer keeps for the backward pass (Korthikanti et al. 2022) times the micro-batches in flight, less what recomputation drops; communication buffers and about 2 GB of CUDA and library workspace." }</p> }
+            } else { html! {} } }
         </>
     }
 }
@@ -739,6 +834,7 @@ fn op_details(state: &State, g: &Evaluated) -> Html {
         Unit::Flops => units::si(v, "FLOP"),
         Unit::FlopsPerS => units::si(v, "FLOP/s"),
         Unit::BytesPerS => units::bytes_per_s(v),
+        Unit::Seconds => units::duration(v),
     };
     // The formula with the numbers in place of the symbols.
     let mut substituted = String::new();
@@ -784,14 +880,27 @@ fn formulas(g: &Evaluated) -> Html {
             <summary><h2>{ "How these numbers come about" }</h2></summary>
             <ul class="derivation">
                 <li>{ format!("Iteration time = when the last op of either stream ends = {}.", units::duration(r.iteration_s)) }</li>
-                <li>{ format!("Exposed communication = iteration time - compute time = {} - {} = {} (every moment the computation stream waits).",
-                    units::duration(r.iteration_s), units::duration(r.compute_s), units::duration(r.exposed_comm_s)) }</li>
+                { if r.idle_s > 0.0 { html! {
+                    <li>{ format!("Exposed communication = iteration time - compute time - idle time = {} - {} - {} = {} (every moment the computation stream waits for communication). Idle time is the pipeline bubble and any wait for input.",
+                        units::duration(r.iteration_s), units::duration(r.compute_s), units::duration(r.idle_s), units::duration(r.exposed_comm_s)) }</li>
+                } } else { html! {
+                    <li>{ format!("Exposed communication = iteration time - compute time = {} - {} = {} (every moment the computation stream waits).",
+                        units::duration(r.iteration_s), units::duration(r.compute_s), units::duration(r.exposed_comm_s)) }</li>
+                } } }
                 <li>{ format!("Overlapped communication = communication - exposed = {} - {} = {}.",
                     units::duration(r.comm_s), units::duration(r.exposed_comm_s), units::duration(r.overlapped_comm_s)) }</li>
                 <li>{ format!("Throughput = global batch / iteration time = {} / {} = {}.",
                     r.global_batch, units::duration(r.iteration_s), units::si(r.throughput_samples_per_s, "samples/s")) }</li>
-                <li>{ format!("MFU = FLOPs per sample x global batch x {} / (iteration time x peak x GPUs) = {} x {} x {} / ({} x {} x {}) = {}.",
-                    passes, units::si(r.model.flops_per_sample, "FLOP"), r.global_batch, passes, units::duration(r.iteration_s), units::si(peak, "FLOP/s"), s.system.num_devices, units::percent(export::mfu(s, r))) }</li>
+                { match &r.utilization {
+                    Some(u) => html! {
+                        <li>{ format!("{} = {} / ({} x {} x {}) = {} (hardware FLOPs utilisation, recomputation included: {}).",
+                            u.formula, units::si(u.model_flops, "FLOP"), units::duration(r.iteration_s), s.system.num_devices, units::si(u.peak_flops_per_s, "FLOP/s"), units::percent(u.mfu), units::percent(u.hfu)) }</li>
+                    },
+                    None => html! {
+                        <li>{ format!("MFU = FLOPs per sample x global batch x {} / (iteration time x peak x GPUs) = {} x {} x {} / ({} x {} x {}) = {}.",
+                            passes, units::si(r.model.flops_per_sample, "FLOP"), r.global_batch, passes, units::duration(r.iteration_s), units::si(peak, "FLOP/s"), s.system.num_devices, units::percent(export::mfu(s, r))) }</li>
+                    },
+                } }
             </ul>
             <p class="help">{ "Click any op in the timeline for its own formula. The MAD-Max model runs ops on two streams per GPU: GEMMs and embedding lookups on the computation stream, collectives on the communication stream; an op starts when its stream is free and the ops it needs have ended." }</p>
         </details>

@@ -256,7 +256,8 @@ mod tests {
 
     #[test]
     fn a_chunked_job_equals_the_one_shot_search() {
-        let s = State::initial();
+        // MAD-Max paper mode: its plan space and the speed-ups the paper reports.
+        let s = State::initial().next(crate::ui::state::Action::SetMode(crate::engine::scenario::Mode::Reference));
         let base = &s.good.as_ref().expect("good").scenario;
         let space = Space::fixed_global(base);
         let mut job = Job::new(base, &space, false);

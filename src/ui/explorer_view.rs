@@ -145,7 +145,7 @@ pub fn explorer_view(p: &ExplorerProps) -> Html {
     let guard = job.borrow();
     let results = match guard.as_ref() {
         None => {
-            html! { <div class="card"><p class="help">{ "Press \"Search every plan\" to evaluate every parallelization plan MAD-Max accepts for this model on this cluster, and see which one is fastest." }</p></div> }
+            html! { <div class="card"><p class="help">{ "Press \"Search every plan\" to evaluate every parallelization plan the model accepts for this model on this cluster, and see which one is fastest." }</p></div> }
         }
         Some(j) => results(j, &settings, *clock.borrow(), &p.dispatch, *tick, p.width),
     };
@@ -216,7 +216,11 @@ fn settings_card(
     html! {
         <div class="card explorer-settings">
             <h2>{ format!("Explore plans for {} on {} GPUs", sc.model.name, sc.system.num_devices) }</h2>
-            <p class="help">{ "Every plan MAD-Max accepts: each component's strategies (ddp, fsdp, tp, pp; ddp or mp for embeddings) over all GPUs, or within a node x across nodes; global batches that agree. Plans whose weights do not fit in HBM are shown greyed, not hidden." }</p>
+            <p class="help">{ if crate::engine::uses_default_model(sc) {
+                "Default model: every N-D plan of tensor (within a node, dividing the heads), context (long sequences), expert (MoE), data (plain or fully sharded) and pipeline parallelism, nested as Megatron ranks GPUs. Plans that do not fit in HBM (weights, gradients, optimizer states, activations) are shown greyed, not hidden."
+            } else {
+                "MAD-Max paper mode: every plan MAD-Max accepts: each component's strategies (ddp, fsdp, tp, pp; ddp or mp for embeddings) over all GPUs, or within a node x across nodes; global batches that agree. Plans whose weights do not fit in HBM are shown greyed, not hidden."
+            } }</p>
             <div class="row wrap">
                 <div class="field">
                     <label for="explore-task">{ "Search for" }</label>
@@ -229,7 +233,7 @@ fn settings_card(
                 </div>
                 <div class="field">
                     <label for="explore-batches">{ "Local batches (optional)" }</label>
-                    <input id="explore-batches" type="text" placeholder={format!("global batch fixed at {}", explore::global_batch(&sc.task.plan))}
+                    <input id="explore-batches" type="text" placeholder={format!("global batch fixed at {}", explore::scenario_global_batch(sc))}
                         value={s.local_batches.clone()} onchange={set(|s, v| s.local_batches = v)} />
                     <p class="help">{ "Empty: every plan processes the same global batch (a fair comparison). A list such as 1, 2, 4, 8 lets the batch vary." }</p>
                 </div>
@@ -332,7 +336,7 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
                     } }</dt>
                         <dd id="speedup" data-value={summary.speedup.to_string()}>{ format!("{:.2}", summary.speedup) }<span class="unit">{ " x" }</span></dd>
                         <div class="figure-sub">{ format!("{} vs {}", units::si(b.throughput_samples_per_s, "samples/s"), units::si(summary.baseline.throughput_samples_per_s, "samples/s")) }</div></div>
-                    <div class="figure"><dt>{ "Best plan" }</dt><dd class="plan-text" id="best-plan" data-iteration={b.iteration_s.to_string()} data-throughput={b.throughput_samples_per_s.to_string()}>{ explore::describe(arch, &b.plan) }</dd>
+                    <div class="figure"><dt>{ "Best plan" }</dt><dd class="plan-text" id="best-plan" data-iteration={b.iteration_s.to_string()} data-throughput={b.throughput_samples_per_s.to_string()}>{ explore::describe(base, &b.plan) }</dd>
                         <div class="figure-sub"><button id="apply-best" onclick={apply(b)}>{ "Apply in calculator" }</button></div></div>
                 </dl>
                 <table class="costs">
@@ -348,7 +352,7 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
         html! {
             <tr class={classes!((!o.fits()).then_some("misfit"))}>
                 <td>{ i + 1 }</td>
-                <td>{ explore::describe(arch, &o.plan) }</td>
+                <td>{ explore::describe(base, &o.plan) }</td>
                 <td class="num">{ units::si(o.throughput_samples_per_s, "samples/s") }</td>
                 <td class="num">{ units::duration(o.iteration_s) }</td>
                 <td class="num">{ units::percent(o.exposed_share) }</td>
@@ -362,7 +366,7 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
     let bars: Vec<(String, f64, bool)> = ranked
         .iter()
         .take(12)
-        .map(|o| (explore::describe(arch, &o.plan), o.throughput_samples_per_s, o.fits()))
+        .map(|o| (explore::describe(base, &o.plan), o.throughput_samples_per_s, o.fits()))
         .collect();
     let baseline = summary.baseline.throughput_samples_per_s;
     let scatter: Vec<(f64, f64, bool)> =
@@ -430,7 +434,7 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
             <h2>{ "Ranked plans" }</h2>
             <div class="table-wrap">
                 <table class="ranked" id="ranked-plans">
-                    <thead><tr><th>{ "#" }</th><th>{ "plan" }</th><th>{ "throughput" }</th><th>{ "iteration" }</th><th>{ "exposed comm." }</th><th>{ "weights/GPU" }</th><th></th></tr></thead>
+                    <thead><tr><th>{ "#" }</th><th>{ "plan" }</th><th>{ "throughput" }</th><th>{ "iteration" }</th><th>{ "exposed comm." }</th><th>{ "memory/GPU" }</th><th></th></tr></thead>
                     <tbody>{ for table }</tbody>
                 </table>
             </div>
@@ -451,12 +455,12 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
             { headline }
             <div class="card charts">
                 <Canvas id="chart-ranked" version={v} width={width} draw={Rc::new(move |c: &HtmlCanvasElement, t: &Theme| charts::ranked(c, t, &bars, baseline)) as Draw} />
-                <p class="help">{ "Blue: plans that fit; grey: weights exceed HBM. The orange line is your plan." }</p>
+                <p class="help">{ "Blue: plans that fit; grey: they exceed HBM. The orange line is your plan." }</p>
             </div>
             <div class="card charts">
                 <Canvas id="chart-pareto-memory" version={v} width={width} draw={Rc::new(move |c: &HtmlCanvasElement, t: &Theme| charts::pareto(c, t, &charts::Scatter {
                     title: "Throughput vs memory per GPU (Pareto front in orange)",
-                    axes: ("weights per GPU (GB)", "samples/s"),
+                    axes: ("memory per GPU (GB)", "samples/s"),
                     points: &scatter,
                     front: &front,
                     formats: (&|x| units::sig3(x), &|y| units::si(y, "").trim().to_owned()),

@@ -78,6 +78,10 @@ pub fn peak_flops_per_s(s: &Scenario) -> f64 {
 /// x3 when training: the backward pass costs twice the forward) over what the GPUs could do at
 /// peak in the iteration time. MAD-Max's FLOP count omits attention's s^2 terms.
 pub fn mfu(s: &Scenario, r: &Report) -> f64 {
+    // The default model counts model FLOPs itself (fine-tuning's skipped gradients included).
+    if let Some(u) = &r.utilization {
+        return u.mfu;
+    }
     let passes = if matches!(s.task.kind, TaskKind::Inference) { 1.0 } else { 3.0 };
     let model_flops = r.model.flops_per_sample * r.global_batch as f64 * passes;
     let capacity = r.iteration_s * peak_flops_per_s(s) * s.system.num_devices as f64;
@@ -103,7 +107,8 @@ mod tests {
         assert!(csv.contains("tokens/s"));
         let t = timeline_csv(&g.report);
         assert_eq!(t.lines().count(), g.report.timeline.len() + 1);
-        assert!(t.contains("computation,Attn0_f.,"));
+        // The default model names each micro-batch's ops.
+        assert!(t.contains("computation,Attn0_f. mb1,"), "{}", &t[..t.len().min(600)]);
     }
 
     #[test]

@@ -12,6 +12,25 @@ pub enum Kind {
     Count,
     /// Any number; the shown value times `scale` is stored.
     Number,
+    /// A whole number that may be left empty (the key is then removed: the default applies).
+    OptionalCount,
+    /// A number that may be left empty.
+    OptionalNumber,
+    /// One of a few spellings: (config value, label).
+    Choice(&'static [(&'static str, &'static str)]),
+    /// Yes or no (stored as true or false).
+    Flag,
+}
+
+impl Kind {
+    /// The options of a drop-down field (config value, label); `None` for text inputs.
+    pub fn options(self) -> Option<&'static [(&'static str, &'static str)]> {
+        match self {
+            Kind::Choice(o) => Some(o),
+            Kind::Flag => Some(YES_NO),
+            _ => None,
+        }
+    }
 }
 
 /// One form field.
@@ -27,6 +46,8 @@ pub struct Field {
     pub scale: f64,
     pub kind: Kind,
     pub help: &'static str,
+    /// What applies when the key is absent, as shown (empty: the key is required).
+    pub default: &'static str,
 }
 
 impl Field {
@@ -37,7 +58,19 @@ impl Field {
 }
 
 const fn count(config: Config, key: &'static str, label: &'static str, help: &'static str) -> Field {
-    Field { config, key, label, unit: "", scale: 1.0, kind: Kind::Count, help }
+    Field { config, key, label, unit: "", scale: 1.0, kind: Kind::Count, help, default: "" }
+}
+
+/// A field of the default model: optional, with the default that applies when absent.
+const fn extra(
+    config: Config,
+    key: &'static str,
+    label: &'static str,
+    kind: Kind,
+    default: &'static str,
+    help: &'static str,
+) -> Field {
+    Field { config, key, label, unit: "", scale: 1.0, kind, help, default }
 }
 
 const fn number(
@@ -48,7 +81,7 @@ const fn number(
     scale: f64,
     help: &'static str,
 ) -> Field {
-    Field { config, key, label, unit, scale, kind: Kind::Number, help }
+    Field { config, key, label, unit, scale, kind: Kind::Number, help, default: "" }
 }
 
 use Config::{Model as M, System as S, Task as T};
@@ -174,6 +207,56 @@ pub fn model_fields(family: Family) -> Vec<Field> {
     v
 }
 
+/// The options of a flag field.
+pub const YES_NO: &[(&str, &str)] = &[("true", "yes"), ("false", "no")];
+
+/// The default model's model fields (MAD-Max paper mode ignores them).
+pub fn default_model_fields(family: Family) -> Vec<Field> {
+    let mut v = vec![
+        extra(M, "num_kv_heads", "Key/value heads", Kind::OptionalCount, "as many as attention heads",
+            "Grouped-query attention shares each key/value head among several query heads: 8 in LLaMA2-70B and LLaMA 3, as many as the attention heads in GPT-3. Fewer K/V heads mean smaller K/V projections and a smaller context-parallel ring. Leave empty for plain multi-head attention."),
+        extra(M, "ffn_kind", "Feed-forward kind", Kind::Choice(&[("gelu", "GELU: 2 matrices"), ("swiglu", "SwiGLU: 3 matrices")]), "gelu",
+            "GELU feed-forward layers have two weight matrices (GPT-3, ViT); SwiGLU has three, gate, up and down (LLaMA, Mixtral), so the same feed-forward size costs 1.5x the FLOPs and weights."),
+        extra(M, "attention", "Attention kernel", Kind::Choice(&[("flash", "fused (FlashAttention)"), ("materialized", "scores in HBM (Megatron 2021-22)")]), "flash",
+            "A fused kernel keeps the s x s attention scores on chip; without it they are written to HBM, softmaxed and read back, which costs memory traffic and activation memory growing with the square of the sequence."),
+        extra(M, "causal", "Causal attention", Kind::Flag, "yes for LLMs, no for ViTs",
+            "Decoders attend only to earlier tokens. With a fused kernel the masked half of the score and context GEMMs is skipped."),
+        extra(M, "tied_embeddings", "Output layer tied to the embedding", Kind::Flag, "no",
+            "Whether the logits layer reuses the input word embedding (GPT-2/3, Megatron GPT) instead of its own vocabulary x hidden matrix (LLaMA)."),
+    ];
+    if family == Family::LlmMoe {
+        v.push(extra(M, "capacity_factor", "MoE capacity factor", Kind::OptionalNumber, "1",
+            "Tokens an expert accepts relative to an even split: 1.0 to 1.25 is typical. Padding to capacity adds expert GEMM work and all-to-all bytes."));
+    }
+    v
+}
+
+/// The default model's task fields: how training runs.
+pub fn default_task_fields() -> Vec<Field> {
+    vec![
+        extra(T, "micro_batch", "Micro-batch", Kind::OptionalCount, "the whole batch per GPU; 1 with a pipeline",
+            "Samples per micro-batch. The batch per GPU is split into micro-batches that run one after another (gradient accumulation); a pipeline needs several to fill its stages. Smaller micro-batches need less activation memory."),
+        extra(T, "virtual_stages", "Pipeline chunks per GPU", Kind::OptionalCount, "1",
+            "1 runs the plain 1F1B schedule; 2 or more is Megatron's interleaved schedule, which cuts the pipeline bubble by that factor at the cost of more point-to-point transfers. Needs a pp level."),
+        extra(T, "zero_stage", "ZeRO stage", Kind::Choice(&[("0", "0: replicate everything"), ("1", "1: shard optimizer states"), ("2", "2: and gradients"), ("3", "3: and weights (FSDP)")]), "0",
+            "How data-parallel ranks share the training state (Rajbhandari et al. 2020). Each stage divides one more of optimizer states (12 bytes per parameter), gradients (2) and weights (2) by the data-parallel degree; stage 3 all-gathers weights before each layer. An fsdp level is stage 3 over its group."),
+        extra(T, "recompute", "Activation recomputation", Kind::Choice(&[("none", "none: keep every activation"), ("selective", "selective: recompute attention scores"), ("full", "full: recompute each layer")]), "none",
+            "Keep activations for the backward pass, or recompute them (Korthikanti et al. 2022). Full recomputation keeps only each layer's input and repeats the forward pass (about 33% more compute); selective recomputes only the attention scores, which dominate memory at long sequences."),
+        extra(T, "sequence_parallel", "Sequence parallelism", Kind::Flag, "no",
+            "With tensor parallelism, split the norm and dropout work and activations along the sequence too: each all-reduce becomes a reduce-scatter plus an all-gather (same bytes), and those activations take 1/tp of the memory."),
+        extra(T, "collective", "Collective algorithm", Kind::Choice(&[("hierarchical", "hierarchical: node, then network"), ("ring", "ring over every GPU"), ("tree", "tree (log latency)"), ("in_network", "in-network aggregation (SwitchML, SHARP)")]), "hierarchical",
+            "How all-reduces and gathers move bytes across nodes. Hierarchical (NCCL's default, PowerAI DDL) reduces within the node over NVLink, then across nodes on 1/k of the data; a tree cuts latency for small messages; in-network aggregation has the switch sum the data, halving what each host sends."),
+        extra(T, "overlap_grad_reduce", "Overlap gradient reduction", Kind::Flag, "no",
+            "Reduce gradients in buckets while the backward pass runs (PyTorch DDP, Megatron's overlap_grad_reduce) instead of after it."),
+        extra(T, "overlap_param_gather", "Prefetch sharded weights", Kind::Flag, "yes",
+            "With ZeRO-3 or FSDP, gather the next layer's weights while this layer computes."),
+        extra(T, "overlap_tp_comm", "Overlap tensor-parallel communication", Kind::Flag, "no",
+            "Hide tensor-parallel collectives behind independent GEMM work (comm/GEMM overlap, as in Transformer Engine); off, the next GEMM waits for them as in Megatron-LM."),
+        extra(T, "data_loader_samples_per_s", "Input pipeline", Kind::OptionalNumber, "unlimited",
+            "Samples per second the data loader delivers to the whole job (decoding video or images can be the limit). Throughput cannot exceed it. Leave empty when input is not a bottleneck."),
+    ]
+}
+
 /// The system fields besides the cluster shape (GPUs per node, nodes) and the GPU type.
 pub fn system_fields() -> Vec<Field> {
     vec![
@@ -222,7 +305,9 @@ pub fn strategy_help(s: &str) -> &'static str {
         "ddp" => "ddp: data parallel. Every GPU holds all weights and its own samples; gradients are all-reduced.",
         "fsdp" => "fsdp: fully sharded data parallel. Weights are split over GPUs and all-gathered before each layer; gradients are reduce-scattered.",
         "tp" => "tp: tensor parallel. Each layer's GEMMs are split over GPUs; activations are all-reduced after layers.",
-        "pp" => "pp: pipeline parallel. In MAD-Max paper mode it only divides weight memory (no pipeline ops).",
+        "pp" => "pp: pipeline parallel. Layers are split into stages that pass micro-batches along (the default model draws the bubble); in MAD-Max paper mode it only divides weight memory.",
+        "cp" => "cp: context parallel (default model). The sequence is split over GPUs; keys and values circulate in a ring while attention computes.",
+        "ep" => "ep: expert parallel (default model, MoE). Experts are spread over GPUs; tokens travel to their experts and back with all-to-alls.",
         "mp" => "mp: model-parallel embeddings. Tables are split over GPUs; looked-up rows are exchanged with all-to-all.",
         _ => "",
     }

@@ -2,7 +2,7 @@
 //! nodes, another model) does not leave the user with a plan that no longer multiplies out.
 //! Pure functions over the task config (a JSON object); no DOM.
 
-use crate::engine::scenario::Family;
+use crate::engine::scenario::{Family, Mode};
 use serde_json::{json, Map, Value};
 
 /// The spec keys of a family's task, primary first: the component whose local batch the user
@@ -24,10 +24,11 @@ pub fn batch_key(spec_key: &str) -> &'static str {
     }
 }
 
-/// Strategies a component accepts in MAD-Max paper mode.
-pub fn strategies(spec_key: &str) -> &'static [&'static str] {
-    match spec_key {
-        "emb_parallel" => &["ddp", "mp"],
+/// Strategies a component accepts (cp and ep only in the default model).
+pub fn strategies(spec_key: &str, mode: Mode) -> &'static [&'static str] {
+    match (spec_key, mode) {
+        ("emb_parallel", _) => &["ddp", "mp"],
+        ("transformer_parallel", Mode::Default) => &["ddp", "fsdp", "tp", "pp", "cp", "ep"],
         _ => &["ddp", "fsdp", "tp", "pp"],
     }
 }

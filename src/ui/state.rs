@@ -5,7 +5,7 @@
 use super::fields::{Field, Kind};
 use super::plan;
 use crate::doc::{Config, Doc};
-use crate::engine::scenario::{Family, Scenario, TaskKind};
+use crate::engine::scenario::{Family, Mode, Scenario, TaskKind};
 use crate::engine::{evaluate, validate, FieldError, Report};
 use crate::presets;
 use crate::share::ShareError;
@@ -76,6 +76,8 @@ pub enum Action {
     SetGpu(String),
     /// Text typed into a field of the table in `fields.rs`.
     SetField(Field, String),
+    /// Which model evaluates the scenario: the default model or MAD-Max paper mode.
+    SetMode(Mode),
     SetPerNode(String),
     SetNodes(String),
     SetTaskKind(String),
@@ -131,7 +133,11 @@ impl State {
     pub fn initial() -> State {
         match presets::all().ok().and_then(|p| Some((p, p.scenario(presets::DEFAULT_SCENARIO)?))) {
             Some((p, s)) => match p.configs(s) {
-                Some(c) => State::from_doc(Doc::new(c), Some(s.id.clone())),
+                Some(c) => {
+                    let mut doc = Doc::new(c);
+                    default_model_settings(&mut doc, Mode::Default);
+                    State::from_doc(doc, Some(s.id.clone()))
+                }
                 None => State::from_doc(Doc::default(), None),
             },
             None => State::from_doc(Doc::default(), None),
@@ -146,6 +152,16 @@ impl State {
     /// The error for a field path, if any.
     pub fn error_for(&self, path: &str) -> Option<&FieldError> {
         self.errors.iter().find(|e| e.field == path)
+    }
+
+    /// Which model the doc asks for (a MAD-Max config without `mode` means paper mode).
+    pub fn mode(&self) -> Mode {
+        doc_mode(&self.doc)
+    }
+
+    /// Switches models, keeping everything else.
+    fn set_mode(&mut self, mode: Mode) {
+        default_model_settings(&mut self.doc, mode);
     }
 
     /// The model family the doc names, if it names a valid one.
@@ -200,7 +216,9 @@ impl State {
             Action::LoadScenario(id) => {
                 if let Some((p, sc)) = presets.and_then(|p| Some((p, p.scenario(&id)?))) {
                     if let Some(c) = p.configs(sc) {
+                        let mode = self.mode();
                         self.doc = Doc::new(c);
+                        default_model_settings(&mut self.doc, mode);
                         self.per_node_draft = None;
                         self.selected_op = None;
                         self.preset = Some(id);
@@ -216,7 +234,9 @@ impl State {
                 if let (Some(f), true) = (new_family, old_family != new_family) {
                     let kind = self.doc.text(Config::Task, "type").unwrap_or("pretrain").to_owned();
                     let total = self.doc.count(Config::System, "num_devices").unwrap_or(8);
+                    let mode = self.mode();
                     self.doc.task = plan::default_task(f, &kind, total, self.layers());
+                    default_model_settings(&mut self.doc, mode);
                 }
                 self.edited();
             }
@@ -243,8 +263,17 @@ impl State {
                 }
                 self.edited();
             }
+            Action::SetMode(mode) => {
+                self.set_mode(mode);
+                self.refresh();
+            }
             Action::SetField(field, text) => {
-                self.doc.set(field.config, field.key, parse_field(&field, &text));
+                match parse_field(&field, &text) {
+                    Value::Null => {
+                        self.doc.config_mut(field.config).remove(field.key);
+                    }
+                    v => self.doc.set(field.config, field.key, v),
+                }
                 if field.key == "num_transformer_layers" {
                     self.clamp_frozen_layer();
                 }
@@ -322,7 +351,7 @@ impl State {
                     .and_then(Value::as_array)
                     .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
                     .unwrap_or_default();
-                let next = plan::strategies(spec).iter().find(|s| !used.iter().any(|u| u == *s)).copied();
+                let next = plan::strategies(spec, self.mode()).iter().find(|s| !used.iter().any(|u| u == *s)).copied();
                 self.edit_spec(spec, |s, d| {
                     s.push(json!(next.unwrap_or("ddp")));
                     d.push(json!(2));
@@ -449,12 +478,22 @@ fn parse_text_or_count(text: &str) -> Value {
 
 /// The config value for text typed into a field.
 pub fn parse_field(field: &Field, text: &str) -> Value {
+    let number = |text: &str| match text.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() => json!(x * field.scale),
+        _ => json!(text.trim()),
+    };
     match field.kind {
         Kind::Count => parse_text_or_count(text),
-        Kind::Number => match text.trim().parse::<f64>() {
-            Ok(x) if x.is_finite() => json!(x * field.scale),
-            _ => json!(text.trim()),
-        },
+        Kind::Number => number(text),
+        // Empty: the key goes, and the default applies.
+        Kind::OptionalCount | Kind::OptionalNumber | Kind::Flag | Kind::Choice(_) if text.trim().is_empty() => {
+            Value::Null
+        }
+        Kind::OptionalCount => parse_text_or_count(text),
+        Kind::OptionalNumber => number(text),
+        Kind::Flag => json!(text == "true"),
+        // Choices that are numbers (the ZeRO stage) are stored as numbers.
+        Kind::Choice(_) => text.parse::<u64>().map_or_else(|_| json!(text), |n| json!(n)),
     }
 }
 
@@ -475,6 +514,25 @@ pub fn show_field(doc: &Doc, field: &Field) -> String {
         Some(Value::Bool(b)) => b.to_string(),
         Some(other) => other.to_string(),
         None => String::new(),
+    }
+}
+
+/// Which model a doc asks for (`task.mode`; absent: MAD-Max paper mode).
+pub fn doc_mode(doc: &Doc) -> Mode {
+    match doc.text(Config::Task, "mode") {
+        Some("default") => Mode::Default,
+        _ => Mode::Reference,
+    }
+}
+
+/// Writes the mode into the doc. For the default model, a transformer training task without a
+/// recomputation setting gets full recomputation: MAD-Max's tasks put a whole batch of long
+/// sequences on each GPU, whose activations would not fit without it.
+pub fn default_model_settings(doc: &mut Doc, mode: Mode) {
+    doc.set(Config::Task, "mode", json!(mode.config_name()));
+    let transformer = matches!(doc.text(Config::Model, "type"), Some("LLM" | "LLM_MoE" | "ViT"));
+    if mode == Mode::Default && transformer && doc.get(Config::Task, "recompute").is_none() {
+        doc.set(Config::Task, "recompute", json!("full"));
     }
 }
 
@@ -503,7 +561,17 @@ mod tests {
         assert_eq!(s.preset.as_deref(), Some(presets::DEFAULT_SCENARIO));
         assert!(s.errors.is_empty() && !s.stale());
         let good = s.good.as_ref().expect("evaluated");
-        assert!((good.report.iteration_s - 7.275722345349711).abs() < 1e-12);
+        // The default model, on a plan that fits.
+        assert_eq!(s.mode(), Mode::Default);
+        assert_eq!(good.report.mode, Mode::Default);
+        assert!(good.report.memory.fits() && good.report.limits.is_empty(), "{:?}", good.report.limits);
+        // MAD-Max paper mode gives the golden case's number, and back again.
+        let paper = s.next(Action::SetMode(Mode::Reference));
+        let r = &paper.good.as_ref().expect("evaluated").report;
+        assert_eq!(r.mode, Mode::Reference);
+        assert!((r.iteration_s - 7.275722345349711).abs() < 1e-12);
+        let back = paper.next(Action::SetMode(Mode::Default));
+        assert_eq!(back.good.as_ref().map(|g| g.report.iteration_s), Some(good.report.iteration_s));
     }
 
     #[test]
@@ -528,7 +596,7 @@ mod tests {
 
     #[test]
     fn changing_gpu_and_nodes_keeps_a_valid_plan() {
-        let s = State::initial().next(Action::SetGpu("h100_sxm".into()));
+        let s = State::initial().next(Action::SetMode(Mode::Reference)).next(Action::SetGpu("h100_sxm".into()));
         assert!(!s.stale(), "{:?}", s.errors);
         let before = s.good.as_ref().expect("good").report.throughput_samples_per_s;
         let s = s.next(Action::SetNodes("16".into()));
@@ -566,11 +634,25 @@ mod tests {
     #[test]
     fn every_scenario_and_system_preset_loads() {
         let p = presets::all().expect("presets");
-        let mut s = State::initial();
+        let mut s = State::initial().next(Action::SetMode(Mode::Reference));
         for sc in &p.scenarios {
             s = s.next(Action::LoadScenario(sc.id.clone()));
             assert!(!s.stale(), "{}: {:?}", sc.id, s.errors);
+            assert_eq!(s.mode(), Mode::Reference, "loading a preset keeps the mode");
         }
+        // The default model may refuse a MAD-Max plan it cannot run (tensor parallelism that
+        // does not divide the heads), always naming the task field.
+        let mut d = State::initial();
+        let mut refused = 0;
+        for sc in &p.scenarios {
+            d = d.next(Action::LoadScenario(sc.id.clone()));
+            assert_eq!(d.mode(), Mode::Default);
+            if d.stale() {
+                refused += 1;
+                assert!(d.errors.iter().all(|e| e.field.starts_with("task.")), "{}: {:?}", sc.id, d.errors);
+            }
+        }
+        assert!(refused * 10 < p.scenarios.len(), "{refused} presets refused");
         s = s.next(Action::LoadScenario(presets::DEFAULT_SCENARIO.into()));
         for sys in &p.systems {
             let t = s.next(Action::SetSystem(sys.id.clone()));

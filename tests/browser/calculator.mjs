@@ -78,7 +78,7 @@ try {
   await page.locator('.longest .chip').first().focus();
   await page.keyboard.press('Enter');
   const longest = await page.locator('#op-details h3').textContent();
-  check((await page.locator('.longest .chip.current').count()) === 1 && /GEMMs|all-gather|All-reduce|Reduce-scatter|All-to-all/i.test(longest),
+  check((await page.locator('.longest .chip.current').count()) === 1 && /GEMMs|all-gather|All-reduce|Reduce-scatter|All-to-all|block|Pipeline|Optimizer|Logits/i.test(longest),
     `the longest op opens by keyboard: ${longest.trim().slice(0, 80)}`);
 
   // Journey 2: another GPU and another node count; everything updates at once.
@@ -99,6 +99,52 @@ try {
   await page.screenshot({ path: join(shots, 'stale.png') });
   await type(page, '#transformer_parallel-0-degree', '128');
   check(!(await page.locator('.stale-banner').isVisible()), 'fixing the plan clears the stale mark');
+
+  // The default model: a 3-D plan (tensor x pipeline x data) with micro-batches. The timeline
+  // shows the pipeline bubble, the explain view its formula, memory is checked against HBM.
+  check(await page.locator('#mode-default').isChecked(), 'the calculator is on the default model');
+  await page.selectOption('#transformer_parallel-0-strategy', 'tp');
+  await type(page, '#transformer_parallel-0-degree', '8');
+  await page.locator('#spec-transformer_parallel button.link', { hasText: 'add level' }).click();
+  await page.selectOption('#transformer_parallel-1-strategy', 'pp');
+  await type(page, '#transformer_parallel-1-degree', '4');
+  await page.locator('#spec-transformer_parallel button.link', { hasText: 'add level' }).click();
+  await page.selectOption('#transformer_parallel-2-strategy', 'ddp');
+  await type(page, '#transformer_parallel-2-degree', '4');
+  await type(page, '#f-task-local_transformer_bs', '16');
+  await type(page, '#f-task-micro_batch', '1');
+  check(!(await page.locator('.stale-banner').isVisible()), `tp 8 x pp 4 x ddp 4 is valid: ${await page.locator('.problems').textContent().catch(() => '')}`);
+  await matchesCli(page, 'tp 8 x pp 4 x ddp 4, 16 micro-batches');
+  check(/idle \(pipeline bubble/.test(await page.locator('.legend').first().textContent()), 'the breakdown shows the pipeline bubble as idle time');
+  const fill = page.locator('.longest .chip', { hasText: /Pipeline(Fill|Drain)/ }).first();
+  check(await fill.count() === 1, 'the pipeline fill or drain is among the longest ops');
+  await fill.click();
+  const bubble = await page.locator('#op-details').textContent();
+  check(/Pipeline (fill|drain)/.test(bubble) && /\(p-1\)\/v/.test(bubble), `the bubble is explained: ${bubble.trim().slice(0, 120)}`);
+  await page.locator('.charts', { has: page.locator('#chart-timeline') }).screenshot({ path: join(shots, 'pipeline.png') });
+  // Four sequences per micro-batch without recomputation: the activations do not fit.
+  await type(page, '#f-task-micro_batch', '4');
+  await page.selectOption('#f-task-recompute', 'none');
+  const limit = page.locator('#limit-memory');
+  check(await limit.isVisible() && /Does not fit/.test(await limit.textContent()) && /activations/.test(await limit.textContent()),
+    `a plan that does not fit says what overflows: ${(await limit.textContent().catch(() => '')).slice(0, 120)}`);
+  await page.locator('.charts', { has: page.locator('#chart-memory') }).screenshot({ path: join(shots, 'memory-overflow.png') });
+  await page.selectOption('#f-task-recompute', 'full');
+  check(!(await limit.isVisible()), 'full recomputation makes it fit');
+  // MAD-Max paper mode cannot run a 3-level plan: it says so; the default model can.
+  await page.locator('label[for=mode-reference]').click();
+  check(/paper mode/.test(await page.locator('#mode-badge').textContent()), 'the badge says MAD-Max paper mode');
+  const three = await page.locator('#spec-transformer_parallel .error-msg').first().textContent().catch(() => '');
+  check(/at most 2/.test(three), `paper mode refuses three levels: ${three}`);
+  await page.locator('label[for=mode-default]').click();
+  check(!(await page.locator('.stale-banner').isVisible()), 'back on the default model the plan runs again');
+  await type(page, '#f-task-micro_batch', '');
+  await type(page, '#f-task-local_transformer_bs', '1');
+  await page.selectOption('#transformer_parallel-0-strategy', 'fsdp');
+  await type(page, '#transformer_parallel-0-degree', '128');
+  await page.locator('#spec-transformer_parallel button.link', { hasText: 'remove' }).last().click();
+  await page.locator('#spec-transformer_parallel button.link', { hasText: 'remove' }).last().click();
+  check(!(await page.locator('.stale-banner').isVisible()), 'back to plain FSDP');
 
   // Presets and families: a DLRM run, then a ViT model on the same cluster.
   await page.selectOption('#scenario', 'dlrm__dlrm_a__zionex_128__dlrm_train');

@@ -2,14 +2,21 @@
 // GPUs (timed), a cancelled search, the best plan against the CLI's, and "apply".
 //
 // Usage: node tests/browser/explorer.mjs [DIST_DIR] [MADMAX_BIN]
-import { serve, launch, watchedPage, check, failed, shots, close } from './lib.mjs';
+import { serve, launch, watchedPage, check, failed, shots, close, scenarioOfLink } from './lib.mjs';
 import { execFileSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const dist = process.argv[2] ?? 'dist';
 const bin = process.argv[3] ?? 'target/release/madmax';
-const caseFile = 'tests/data/reference/cases/llm__llama2_70b__dc_A_2048__llm_train.json';
-const cliBest = JSON.parse(execFileSync(bin, ['explore', '--json', caseFile]).toString());
+
+/// The CLI's search on a scenario (the page's own, from its link).
+function cliExplore(scenario) {
+  const file = join(mkdtempSync(join(tmpdir(), 'madmax-explore-')), 'scenario.json');
+  writeFileSync(file, JSON.stringify(scenario));
+  return JSON.parse(execFileSync(bin, ['explore', '--json', file]).toString());
+}
 
 async function waitFinished(page) {
   await page.waitForFunction(() => document.querySelector('#explore-status')?.dataset.finished === 'true', null, { timeout: 60000 });
@@ -22,6 +29,8 @@ try {
   const page = await watchedPage(await browser.newContext({ viewport: { width: 1280, height: 900 } }), server.url);
   await page.goto(server.url);
   await page.locator('#iteration-time').waitFor({ timeout: 20000 });
+  // The page opens on the default model: its search covers N-D plans.
+  const cliBest = cliExplore(scenarioOfLink(await page.locator('#share-link').inputValue()));
   await page.click('nav >> text=Explorer');
 
   // The plan search alone, timed by the page.

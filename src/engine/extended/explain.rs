@@ -19,7 +19,7 @@ fn group_terms(g: Group, links: (f64, f64)) -> Vec<Term> {
     ];
     if g.within_node() {
         t.push(term("B_nvl", "NVLink bandwidth per GPU, one direction, after utilisation", links.0, Unit::BytesPerS));
-        t.push(term("alpha", "latency per step within a node", NVLINK_STEP_S, Unit::Count));
+        t.push(term("alpha", "latency per step within a node", NVLINK_STEP_S, Unit::Seconds));
     } else {
         t.push(term("B_nvl", "NVLink bandwidth per GPU, one direction, after utilisation", links.0, Unit::BytesPerS));
         t.push(term(
@@ -28,7 +28,7 @@ fn group_terms(g: Group, links: (f64, f64)) -> Vec<Term> {
             links.1,
             Unit::BytesPerS,
         ));
-        t.push(term("alpha", "latency per step across nodes", NIC_STEP_S, Unit::Count));
+        t.push(term("alpha", "latency per step across nodes", NIC_STEP_S, Unit::Seconds));
     }
     t
 }
@@ -119,20 +119,23 @@ pub fn explain(s: &Scenario, op: &OpName) -> Option<Explanation> {
             }
         }
         (OpKind::WeightAllGather, _) => {
+            let (attn_p, expert_p) = cx.d.layer_params();
+            let layer_bytes =
+                (attn_p + expert_p * cx.d.experts / cx.lay.ep.size as f64) / cx.lay.tp.size as f64 * cx.d.elem_bytes;
             let mut terms = vec![term(
                 "W",
-                "the layer's weights on this GPU after tensor parallelism",
-                t.weight_gather_s,
-                Unit::Count,
+                "the layer's weights after tensor and expert parallelism, gathered",
+                layer_bytes,
+                Unit::Bytes,
             )];
             terms.extend(group_terms(cx.zero3_group(), links));
             Explanation {
                 what: format!("ZeRO-3 / FSDP all-gather of layer {layer}'s weights ({pass})"),
-                formula: "(d-1)/d x W x e / bandwidth + (d-1) alpha, over NVLink within the node and the NICs across",
+                formula: "(d-1)/d x W / bandwidth + (d-1) alpha, over NVLink within the node and the NICs across",
                 terms,
                 seconds: t.weight_gather_s,
                 note: Some(if cx.setup.overlap_param_gather {
-                    "Prefetched: it runs while the previous layer computes."
+                    "Prefetched one layer ahead: it runs while the previous layer computes."
                 } else {
                     "Not prefetched: the layer waits for it."
                 }),
@@ -244,7 +247,7 @@ pub fn explain(s: &Scenario, op: &OpName) -> Option<Explanation> {
                 terms: vec![
                     term("B", "global batch, samples", cx.global_batch as f64, Unit::Count),
                     term("R", "samples per second the input pipeline delivers", rate, Unit::Count),
-                    term("t_compute", "iteration time without the wait, s", r.iteration_s - wait, Unit::Count),
+                    term("t_compute", "iteration time without the wait", r.iteration_s - wait, Unit::Seconds),
                 ],
                 seconds: wait,
                 note: Some("The input pipeline caps throughput: faster GPUs would not help."),

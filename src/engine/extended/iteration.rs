@@ -95,9 +95,10 @@ impl<'a> Cx<'a> {
         };
         let setup = &s.task.setup;
         let local_batch = s.task.plan.local_transformer_batch.unwrap_or(1);
-        let micro_batch = setup.micro_batch.unwrap_or(local_batch).min(local_batch).max(1);
-        let micro_batches = (local_batch / micro_batch).max(1);
         let p = lay.pp.size.max(1);
+        // Absent: the whole local batch at once, or one sample at a time through a pipeline.
+        let micro_batch = setup.micro_batch.unwrap_or(if p > 1 { 1 } else { local_batch }).min(local_batch).max(1);
+        let micro_batches = (local_batch / micro_batch).max(1);
         let chunks = if p > 1 { setup.virtual_stages.max(1) } else { 1 };
         let stage_layers = d.layers.div_ceil(p).max(1);
         let tokens = micro_batch as f64 * d.seq / lay.cp.size as f64;
@@ -554,10 +555,13 @@ impl Cx<'_> {
         let sp = self.setup.sequence_parallel;
         let blocking_tp = !self.setup.overlap_tp_comm;
         let first = layers.start;
+        let mut lag = c.compute;
         for l in layers {
             let t = times[(l - first) as usize];
-            // ZeRO-3: gather the layer's weights (prefetched while the previous layer runs).
-            let gather_after = if self.setup.overlap_param_gather { [None, None] } else { c.deps() };
+            // ZeRO-3: gather the layer's weights, prefetched one layer ahead: it may start
+            // when the previous layer starts (FSDP's default prefetch depth).
+            let entry = c.compute;
+            let gather_after = if self.setup.overlap_param_gather { [lag, None] } else { c.deps() };
             let ag = tl.push(
                 name(Block::Attn, l, Phase::Forward, OpKind::WeightAllGather, mb),
                 t.weight_gather_s,
@@ -588,6 +592,7 @@ impl Cx<'_> {
             );
             let combine = tl.push(name(Block::Moe, l, Phase::Forward, OpKind::MoeCombine, mb), t.moe_a2a_s, &[ffn]);
             let comm = tl.push(name(Block::Fc, l, Phase::Forward, kind, mb), t.tp_comm_s, &[ffn, combine]);
+            lag = entry;
             c = Cursor { compute: ffn.or(attn), gate: if blocking_tp { comm.or(combine) } else { combine } };
         }
         c
@@ -611,12 +616,14 @@ impl Cx<'_> {
         let full = self.setup.recompute == Recompute::Full;
         // The recomputed forward pass repeats its tensor-parallel communication.
         let tp_bwd = |t: &LayerTimes| t.tp_comm_s * if full { 2.0 } else { 1.0 };
+        let mut lag = c.compute;
         for l in layers.rev() {
             let t = times[(l - first) as usize];
             if t.attn_bwd_s + t.ffn_bwd_s <= 0.0 {
                 continue;
             }
-            let gather_after = if self.setup.overlap_param_gather { [None, None] } else { c.deps() };
+            let entry = c.compute;
+            let gather_after = if self.setup.overlap_param_gather { [lag, None] } else { c.deps() };
             let ag = tl.push(
                 name(Block::Fc, l, Phase::Backward, OpKind::WeightAllGather, mb),
                 t.weight_gather_s,
@@ -663,6 +670,7 @@ impl Cx<'_> {
                     grad_ops.push(g);
                 }
             }
+            lag = entry;
             c = Cursor { compute: attn.or(ffn), gate };
         }
         c

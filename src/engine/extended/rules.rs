@@ -83,7 +83,7 @@ pub fn check(s: &Scenario) -> Vec<FieldError> {
     }
     let v = setup.virtual_stages;
     if v > 1 {
-        let m = local / setup.micro_batch.unwrap_or(local).clamp(1, local.max(1));
+        let m = local / setup.micro_batch.unwrap_or(1).clamp(1, local.max(1));
         if pp <= 1 {
             errors.push(FieldError::new(
                 "task.virtual_stages",

@@ -21,6 +21,7 @@ pub enum Unit {
     Flops,
     FlopsPerS,
     BytesPerS,
+    Seconds,
 }
 
 /// One named input of a formula.
