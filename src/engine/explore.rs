@@ -261,7 +261,14 @@ pub fn plans(base: &Scenario, space: &Space) -> Vec<Plan> {
                     };
                     let mut candidate = base.clone();
                     candidate.task.plan = plan;
-                    if rules::check(&candidate).is_empty() {
+                    // The default model runs the reference's plan space for DLRMs, minus what it
+                    // does not model (pipelined MLPs).
+                    let ok = if uses_default_model(base) {
+                        extended::rules::check(&candidate).is_empty()
+                    } else {
+                        rules::check(&candidate).is_empty()
+                    };
+                    if ok {
                         out.push(candidate.task.plan);
                     }
                 }
@@ -388,10 +395,12 @@ pub fn best(s: &Scenario, space: &Space) -> Option<Outcome> {
 }
 
 /// A short description of a plan: `transformer tp 8 x ddp 256, embeddings ddp 2048, batch 8`
-/// (the default model places embeddings with the transformer: they are not listed).
+/// (the default model places a transformer's embeddings with its layers: they are not listed).
 pub fn describe(s: &Scenario, p: &Plan) -> String {
     let arch = &s.model.arch;
-    let default = uses_default_model(s);
+    // The default model places a transformer's embeddings with its layers; DLRM tables have
+    // their own plan.
+    let default = uses_default_model(s) && !arch.family().is_dlrm();
     let mut parts = Vec::new();
     if let Some(m) = &p.mlp {
         parts.push(format!("MLP {m}"));

@@ -44,6 +44,8 @@ pub enum Block {
     Optimizer,
     /// The input pipeline (data loader; default model).
     Input,
+    /// DLRM's feature interaction (pairwise dot products; default model).
+    Interaction,
 }
 
 /// What an op does.
@@ -210,6 +212,7 @@ impl fmt::Display for OpName {
             Block::Pipeline => "Pipeline",
             Block::Optimizer => "Optimizer",
             Block::Input => "Input",
+            Block::Interaction => "Interaction",
         };
         // The default model's once-per-iteration and pipeline ops have plain names.
         let plain = match (self.block, self.kind, self.phase) {
@@ -237,7 +240,10 @@ impl fmt::Display for OpName {
             return f.write_str(what);
         }
         f.write_str(prefix)?;
-        if !matches!(self.block, Block::Emb | Block::Head | Block::Pipeline | Block::Optimizer | Block::Input) {
+        if !matches!(
+            self.block,
+            Block::Emb | Block::Head | Block::Pipeline | Block::Optimizer | Block::Input | Block::Interaction
+        ) {
             write!(f, "{}", self.layer)?;
         }
         f.write_str(match self.phase {

@@ -227,6 +227,7 @@ pub struct RawTask {
     pub overlap_param_gather: Field,
     pub overlap_tp_comm: Field,
     pub data_loader_samples_per_s: Field,
+    pub emb_sharding: Field,
 }
 
 /// The three configs of one run. `None` means the config is absent (or `null`).

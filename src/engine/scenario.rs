@@ -157,6 +157,31 @@ pub struct Setup {
     pub overlap_tp_comm: bool,
     /// Samples per second the input pipeline delivers to the whole job; `None`: unlimited.
     pub loader_samples_per_s: Option<f64>,
+    /// How model-parallel (mp) levels split DLRM embedding tables.
+    pub emb_sharding: EmbSharding,
+}
+
+/// How a DLRM's model-parallel embedding levels split the tables (TorchRec's sharding types).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum EmbSharding {
+    /// Whole tables per GPU; pooled embeddings travel by all-to-all (MAD-Max's mp).
+    Table,
+    /// Each table's rows spread over the GPUs; partial pools are reduce-scattered.
+    Row,
+    /// Each table's columns spread over the GPUs; column slices travel by all-to-all.
+    Column,
+}
+
+impl EmbSharding {
+    pub const ALL: [EmbSharding; 3] = [EmbSharding::Table, EmbSharding::Row, EmbSharding::Column];
+
+    pub fn config_name(self) -> &'static str {
+        match self {
+            EmbSharding::Table => "table",
+            EmbSharding::Row => "row",
+            EmbSharding::Column => "column",
+        }
+    }
 }
 
 impl Default for Setup {
@@ -172,6 +197,7 @@ impl Default for Setup {
             overlap_param_gather: true,
             overlap_tp_comm: false,
             loader_samples_per_s: None,
+            emb_sharding: EmbSharding::Table,
         }
     }
 }

@@ -710,7 +710,10 @@ fn read_setup(v: &mut Reader, t: &RawTask) -> Option<Setup> {
         None | Some(RawValue::Null) => None,
         f => Some(v.within(f, at("task", "data_loader_samples_per_s"), optional, (1e-6, 1e15))?),
     };
+    let shardings: Vec<(&str, EmbSharding)> = EmbSharding::ALL.iter().map(|e| (e.config_name(), *e)).collect();
+    let emb_sharding = v.choice(&t.emb_sharding, at("task", "emb_sharding"), &shardings, d.emb_sharding)?;
     Some(Setup {
+        emb_sharding,
         micro_batch,
         virtual_stages,
         zero_stage,

@@ -446,13 +446,11 @@ fn task_form(state: &State, d: &Dispatch) -> Html {
             </div>
             { for plan::spec_keys(family).iter().filter(|k| !(default_transformer && **k == "emb_parallel")).map(|k| spec_editor(state, d, k)) }
             { if kind == "finetune" { freeze_editor(state, d, family) } else { html! {} } }
-            { if default_transformer { html! {
+            { if state.mode() == ModelMode::Default { html! {
                 <fieldset class="spec" id="default-settings">
                     <legend>{ "How training runs (default model)" }</legend>
-                    { for fields::default_task_fields().into_iter().map(|f| input(state, d, f)) }
+                    { for fields::default_task_fields(family).into_iter().map(|f| input(state, d, f)) }
                 </fieldset>
-            } } else if state.mode() == ModelMode::Default { html! {
-                <p class="help">{ "The default model covers transformer families (LLM, LLM_MoE, ViT); this DLRM is evaluated with MAD-Max's formulas." }</p>
             } } else { html! {} } }
         </details>
     }

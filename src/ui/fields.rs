@@ -231,9 +231,31 @@ pub fn default_model_fields(family: Family) -> Vec<Field> {
     v
 }
 
-/// The default model's task fields: how training runs.
-pub fn default_task_fields() -> Vec<Field> {
+/// The default model's task fields of a family: how training runs.
+pub fn default_task_fields(family: Family) -> Vec<Field> {
+    let keep: &[&str] = if family.is_dlrm() {
+        &["emb_sharding", "collective", "overlap_grad_reduce", "data_loader_samples_per_s"]
+    } else {
+        &[
+            "micro_batch",
+            "virtual_stages",
+            "zero_stage",
+            "recompute",
+            "sequence_parallel",
+            "collective",
+            "overlap_grad_reduce",
+            "overlap_param_gather",
+            "overlap_tp_comm",
+            "data_loader_samples_per_s",
+        ]
+    };
+    all_task_fields().into_iter().filter(|f| keep.contains(&f.key)).collect()
+}
+
+fn all_task_fields() -> Vec<Field> {
     vec![
+        extra(T, "emb_sharding", "Embedding sharding", Kind::Choice(&[("table", "table-wise: whole tables per GPU"), ("row", "row-wise: each table's rows spread"), ("column", "column-wise: each table's columns spread")]), "table",
+            "How the mp levels split the embedding tables (TorchRec's sharding types). Table-wise sends each GPU's pooled embeddings by all-to-all (MAD-Max's mp); row-wise balances huge tables but reduce-scatters partial pools of every table; column-wise splits wide tables and all-to-alls the column slices."),
         extra(T, "micro_batch", "Micro-batch", Kind::OptionalCount, "the whole batch per GPU; 1 with a pipeline",
             "Samples per micro-batch. The batch per GPU is split into micro-batches that run one after another (gradient accumulation); a pipeline needs several to fill its stages. Smaller micro-batches need less activation memory."),
         extra(T, "virtual_stages", "Pipeline chunks per GPU", Kind::OptionalCount, "1",

@@ -35,6 +35,9 @@ fn group_terms(g: Group, links: (f64, f64)) -> Vec<Term> {
 
 /// Explains an op of a default-model timeline; `None` for a name the scenario cannot have.
 pub fn explain(s: &Scenario, op: &OpName) -> Option<Explanation> {
+    if s.model.arch.family().is_dlrm() {
+        return super::dlrm::explain(&super::dlrm::DCx::new(s)?, op);
+    }
     let cx = Cx::new(s)?;
     let layer = op.layer.max(0) as u64;
     let t = cx.layer_times(layer);

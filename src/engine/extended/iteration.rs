@@ -475,19 +475,19 @@ impl<'a> Cx<'a> {
 }
 
 /// Builds the op timeline of the last pipeline stage, op by op, on the shared scheduler.
-struct Timeline {
+pub(super) struct Timeline {
     ops: Vec<Op>,
     sched: Scheduler,
 }
 
 impl Timeline {
-    fn new(capacity: usize) -> Timeline {
+    pub(super) fn new(capacity: usize) -> Timeline {
         Timeline { ops: Vec::with_capacity(capacity), sched: Scheduler::without_barrier() }
     }
 
     /// Appends an op after `after` (op indices, any stream) and returns its index. Zero-length
     /// ops are skipped (`None` back): there is nothing to show or wait for.
-    fn push(&mut self, name: OpName, duration_s: f64, after: &[Option<u32>]) -> Option<u32> {
+    pub(super) fn push(&mut self, name: OpName, duration_s: f64, after: &[Option<u32>]) -> Option<u32> {
         if duration_s <= 0.0 {
             return None;
         }
@@ -504,11 +504,11 @@ impl Timeline {
         Some(self.ops.len() as u32 - 1)
     }
 
-    fn end_of(&self, id: Option<u32>) -> f64 {
+    pub(super) fn end_of(&self, id: Option<u32>) -> f64 {
         id.and_then(|i| self.ops.get(i as usize)).map_or(0.0, Op::end_s)
     }
 
-    fn finish(self) -> (Vec<Op>, Schedule) {
+    pub(super) fn finish(self) -> (Vec<Op>, Schedule) {
         let s = self.sched.finish();
         (self.ops, s)
     }
@@ -528,7 +528,7 @@ impl Cursor {
     }
 }
 
-fn name(block: Block, layer: u64, phase: Phase, kind: OpKind, micro: u32) -> OpName {
+pub(super) fn name(block: Block, layer: u64, phase: Phase, kind: OpKind, micro: u32) -> OpName {
     OpName::new(block, layer.min(i32::MAX as u64) as i32, phase, kind).micro(micro)
 }
 

@@ -6,8 +6,8 @@
 //!
 //! It shares the scheduler ([`crate::engine::schedule`]), the op names
 //! ([`crate::engine::ops`]) and the report with reference mode. Transformer families (LLM,
-//! LLM_MoE, ViT) are modelled here; the DLRM families are still evaluated with the reference's
-//! formulas (the report says so).
+//! LLM_MoE, ViT) are modelled in [`iteration`], the recommendation families (DLRM, DLRM_MoE,
+//! DLRM_Transformer) in [`dlrm`].
 //!
 //! Module map: [`shape`] (parameters, FLOPs, bytes per token), [`layout`] (where groups sit on
 //! nodes), [`collective`] (alpha-beta costs), [`iteration`] (the timeline and the figures),
@@ -16,6 +16,7 @@
 
 pub mod calibration;
 pub mod collective;
+pub mod dlrm;
 pub mod explain;
 pub mod iteration;
 pub mod layout;
@@ -27,10 +28,17 @@ use super::scenario::Scenario;
 
 /// True when the default model (not the reference's formulas) evaluates this scenario's family.
 pub fn covers(s: &Scenario) -> bool {
-    shape::Dims::of(&s.model).is_some() && s.task.plan.transformer.is_some()
+    if s.model.arch.family().is_dlrm() {
+        s.task.plan.mlp.is_some()
+    } else {
+        shape::Dims::of(&s.model).is_some() && s.task.plan.transformer.is_some()
+    }
 }
 
 /// Evaluates a scenario with the default model; `None` when it does not cover the family.
 pub fn evaluate(s: &Scenario) -> Option<Report> {
+    if s.model.arch.family().is_dlrm() {
+        return dlrm::DCx::new(s).map(|cx| dlrm::evaluate(&cx));
+    }
     iteration::Cx::new(s).map(|cx| iteration::evaluate(&cx))
 }

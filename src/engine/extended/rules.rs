@@ -2,7 +2,7 @@
 //! names the field and the fix. (Reference mode has its own rules: MAD-Max's.)
 
 use super::shape::Dims;
-use crate::engine::scenario::{Scenario, Strategy};
+use crate::engine::scenario::{Scenario, Spec, Strategy};
 use crate::engine::validate::FieldError;
 
 const ALLOWED: &[Strategy] = &[Strategy::Ddp, Strategy::Fsdp, Strategy::Tp, Strategy::Pp, Strategy::Cp, Strategy::Ep];
@@ -10,31 +10,24 @@ const ALLOWED: &[Strategy] = &[Strategy::Ddp, Strategy::Fsdp, Strategy::Tp, Stra
 /// Every rule the scenario breaks (empty when the default model can evaluate it).
 pub fn check(s: &Scenario) -> Vec<FieldError> {
     let mut errors = Vec::new();
+    if s.model.arch.family().is_dlrm() {
+        let plan = &s.task.plan;
+        let dense = &[Strategy::Ddp, Strategy::Fsdp, Strategy::Tp][..];
+        for (key, spec, allowed) in [
+            ("mlp_parallel", plan.mlp.as_ref(), dense),
+            ("emb_parallel", Some(&plan.emb), &[Strategy::Ddp, Strategy::Mp][..]),
+            ("transformer_parallel", plan.transformer.as_ref(), dense),
+        ] {
+            if let Some(spec) = spec {
+                levels(&mut errors, key, spec, allowed, s.system.num_devices);
+            }
+        }
+        return errors;
+    }
     let Some(d) = Dims::of(&s.model) else { return errors };
     let Some(spec) = s.task.plan.transformer.as_ref() else { return errors };
     let key = "task.transformer_parallel";
-    let n = s.system.num_devices;
-    for (i, l) in spec.levels().iter().enumerate() {
-        if !ALLOWED.contains(&l.strategy) {
-            errors.push(FieldError::new(
-                format!("{key}[{i}]"),
-                format!("{} is for embeddings; transformer levels use ddp, fsdp, tp, pp, cp or ep", l.strategy),
-            ));
-        }
-        if spec.levels()[..i].iter().any(|x| x.strategy == l.strategy) {
-            errors.push(FieldError::new(
-                format!("{key}[{i}]"),
-                format!("{} appears twice; merge the two levels into one of their combined degree", l.strategy),
-            ));
-        }
-    }
-    let product: u128 = spec.levels().iter().map(|l| l.degree as u128).product();
-    if product != n as u128 {
-        errors.push(FieldError::new(
-            format!("{key}_degree"),
-            format!("degrees multiply to {product}, the cluster has {n} GPUs"),
-        ));
-    }
+    levels(&mut errors, "transformer_parallel", spec, ALLOWED, s.system.num_devices);
     let degree = |st: Strategy| spec.product_of(&[st]);
     let (tp, pp, cp, ep) = (degree(Strategy::Tp), degree(Strategy::Pp), degree(Strategy::Cp), degree(Strategy::Ep));
     let heads = d.heads as u64;
@@ -102,4 +95,39 @@ pub fn check(s: &Scenario) -> Vec<FieldError> {
         }
     }
     errors
+}
+
+/// The rules every spec follows: allowed strategies, each at most once, degrees multiplying to
+/// the GPU count.
+fn levels(errors: &mut Vec<FieldError>, key: &str, spec: &Spec, allowed: &[Strategy], n: u64) {
+    for (i, l) in spec.levels().iter().enumerate() {
+        if !allowed.contains(&l.strategy) {
+            let names: Vec<&str> = allowed.iter().map(|s| s.config_name()).collect();
+            let why = match (l.strategy, key) {
+                (Strategy::Pp, "mlp_parallel") => {
+                    "the default model does not pipeline DLRM MLPs (MAD-Max's pp only divides their memory)"
+                }
+                (Strategy::Mp, _) => "mp shards embedding tables",
+                (Strategy::Cp | Strategy::Ep, _) => "context and expert parallelism apply to transformer LLMs",
+                _ => "this component cannot use it",
+            };
+            errors.push(FieldError::new(
+                format!("task.{key}[{i}]"),
+                format!("{}: {why}; use {}", l.strategy, names.join(", ")),
+            ));
+        }
+        if spec.levels()[..i].iter().any(|x| x.strategy == l.strategy) {
+            errors.push(FieldError::new(
+                format!("task.{key}[{i}]"),
+                format!("{} appears twice; merge the two levels into one of their combined degree", l.strategy),
+            ));
+        }
+    }
+    let product: u128 = spec.levels().iter().map(|l| l.degree as u128).product();
+    if product != n as u128 {
+        errors.push(FieldError::new(
+            format!("task.{key}_degree"),
+            format!("degrees multiply to {product}, the cluster has {n} GPUs"),
+        ));
+    }
 }

@@ -1,0 +1,752 @@
+//! The default model for the recommendation families (DLRM, DLRM_MoE, DLRM_Transformer): one
+//! iteration of embedding lookups, bottom MLP, feature interaction, (transformer,) top MLP and
+//! their backward passes on the shared scheduler, with MAD-Max's bugs fixed:
+//!
+//! - the embedding level walk uses each level's own strategy and group (Q7), and data-parallel
+//!   tables all-reduce their *table* gradients, not the looked-up bytes (Q8);
+//! - every collective uses its own level's links (Q9) and waits for its own layer (Q12, Q14);
+//! - gradient sizes are the weights each GPU holds, whatever the level order (Q13);
+//! - mixture-of-experts top MLPs compute the active experts and need no all-to-all when every
+//!   GPU holds every expert (Q19);
+//! - frozen parts compute no weight gradients, and nothing below them runs backward unless it
+//!   trains (Q22); memory counts training state and is checked (Q23).
+//!
+//! Embedding tables can be split table-wise (MAD-Max's mp), row-wise or column-wise over the mp
+//! levels (TorchRec's sharding types), or replicated by ddp levels. Sources: Naumov et al. 2019
+//! (DLRM), Mudigere et al. 2022 (ZionEX, TorchRec sharding), Rajbhandari et al. 2020 (ZeRO).
+
+use super::calibration::{ADAM_BYTES_PER_PARAM, OPTIMIZER_BYTES_PER_PARAM, WORKSPACE_BYTES};
+use super::collective::{time_s, Collective, Group, Links};
+use super::iteration::{name, Timeline};
+use super::layout::Layout;
+use super::shape::Dims;
+use crate::engine::ops::{Block, OpKind, OpName, Phase};
+use crate::engine::reference::explain::{Explanation, Term, Unit};
+use crate::engine::report::{LayerWork, Limit, MemPart, Memory, ModelStats, Report, SystemStats, Utilization, Work};
+use crate::engine::scenario::{Arch, Dlrm, EmbSharding, Freeze, Mode, Scenario, Setup, Spec, Strategy, TaskKind};
+
+/// Bytes of row-wise Adagrad state per embedding row (one fp32 per row, TorchRec's default
+/// optimizer for tables).
+const EMB_STATE_BYTES_PER_ROW: f64 = 4.0;
+
+/// Passes over the looked-up bytes in an embedding backward: read the gradient, read-modify-write
+/// the rows and their optimizer state (fused backward and update, as TorchRec runs it).
+const EMB_BACKWARD_PASSES: f64 = 3.0;
+
+/// Element-wise passes over an MLP layer's activations (bias, ReLU: read and write).
+const MLP_ELEMENTWISE_PASSES: f64 = 4.0;
+
+/// The embedding groups of a spec: the GPUs a table is split over (mp levels) and the replicas
+/// of each shard (ddp levels).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EmbLayout {
+    pub shard: Group,
+    pub replicas: Group,
+}
+
+impl EmbLayout {
+    fn of(spec: &Spec, per_node: u64) -> EmbLayout {
+        let mut shard = Group::ONE;
+        let mut replicas = Group::ONE;
+        let mut stride = 1u64;
+        for l in spec.levels() {
+            let inside = if stride >= per_node { 1 } else { (per_node / stride).clamp(1, l.degree) };
+            let g = Group { size: l.degree, per_node: inside };
+            let target = if l.strategy == Strategy::Mp { &mut shard } else { &mut replicas };
+            *target = Group {
+                size: target.size.saturating_mul(g.size),
+                per_node: target.per_node.saturating_mul(g.per_node).min(target.size.saturating_mul(g.size)),
+            };
+            stride = stride.saturating_mul(l.degree);
+        }
+        EmbLayout { shard, replicas }
+    }
+}
+
+/// Per-scenario quantities of the DLRM default model.
+#[derive(Clone, Debug)]
+pub struct DCx<'a> {
+    pub s: &'a Scenario,
+    pub m: &'a Dlrm,
+    /// (experts, active) of a MoE top MLP.
+    pub moe: Option<(f64, f64)>,
+    /// The transformer of DLRM_Transformer, and its groups.
+    pub tr: Option<(Dims, Layout)>,
+    pub mlp: Layout,
+    pub emb: EmbLayout,
+    pub links: Links,
+    pub setup: &'a Setup,
+    pub freeze: Freeze,
+    pub trains: bool,
+    pub flops_per_s: f64,
+    pub peak_flops_per_s: f64,
+    pub hbm_bytes_per_s: f64,
+    /// Bytes per dense weight and activation element.
+    pub e: f64,
+    /// Bytes per embedding element.
+    pub eb: f64,
+    /// Samples per MLP data-parallel rank.
+    pub local_batch: f64,
+    pub global_batch: u64,
+}
+
+impl<'a> DCx<'a> {
+    pub fn new(s: &'a Scenario) -> Option<DCx<'a>> {
+        let (m, moe, tr_dims) = match &s.model.arch {
+            Arch::Dlrm(m) => (m, None, None),
+            Arch::DlrmMoe(m, x) => (m, Some((x.experts as f64, x.active_experts as f64)), None),
+            Arch::DlrmTransformer(m, t) => {
+                let d = Dims {
+                    layers: t.layers,
+                    hidden: t.attention_dim as f64,
+                    heads: t.heads as f64,
+                    kv_heads: s.model.shape.kv_heads.unwrap_or(t.heads) as f64,
+                    ffn: t.fc_dim as f64,
+                    ffn_kind: s.model.shape.ffn,
+                    vocab: 0.0,
+                    patch_inputs: 0.0,
+                    seq: t.seq_len as f64,
+                    experts: 1.0,
+                    active: 1.0,
+                    capacity_factor: 1.0,
+                    causal_skip: false,
+                    materialized: s.model.shape.attention == crate::engine::scenario::Attention::Materialized,
+                    tied_embeddings: false,
+                    elem_bytes: s.model.bytes_per_dense_param.f64(),
+                };
+                (m, None, Some(d))
+            }
+            _ => return None,
+        };
+        let plan = &s.task.plan;
+        let sys = &s.system;
+        let per_node = sys.devices_per_node();
+        let mlp = Layout::of(plan.mlp.as_ref()?, per_node);
+        let tr = match (tr_dims, &plan.transformer) {
+            (Some(d), Some(spec)) => Some((d, Layout::of(spec, per_node))),
+            _ => None,
+        };
+        let links = Links {
+            intra_bytes_per_s: sys.num_nvlinks * (sys.bw_per_nvlink_bytes_per_s / 2.0) * sys.nvlink_util,
+            inter_bytes_per_s: sys.num_ibroce_ports * (sys.ibroce_bw_bytes_per_s / 2.0) * sys.ibroce_util
+                / per_node as f64,
+        };
+        let e = s.model.bytes_per_dense_param.f64();
+        let peak = match e as i64 {
+            8 => sys.f64_flops_per_s,
+            4 => sys.f32_flops_per_s,
+            1 => sys.i8_ops_per_s,
+            _ => sys.f16_flops_per_s,
+        };
+        let local = plan.local_mlp_batch.unwrap_or(1);
+        let freeze = match &s.task.kind {
+            TaskKind::Finetune(f) => f.clone(),
+            _ => Freeze::default(),
+        };
+        Some(DCx {
+            s,
+            m,
+            moe,
+            tr,
+            mlp,
+            emb: EmbLayout::of(&plan.emb, per_node),
+            links,
+            setup: &s.task.setup,
+            freeze,
+            trains: s.task.kind.trains(),
+            flops_per_s: peak * sys.flops_util,
+            peak_flops_per_s: peak,
+            hbm_bytes_per_s: sys.mem_bw_bytes_per_s * sys.mem_bw_util,
+            e,
+            eb: s.model.bytes_per_emb_param.f64(),
+            local_batch: local as f64,
+            global_batch: local.saturating_mul(mlp.dp.size),
+        })
+    }
+
+    fn coll(&self, c: Collective, bytes: f64, g: Group) -> f64 {
+        time_s(c, bytes, g, &self.links, self.setup.collective)
+    }
+
+    fn tp(&self) -> f64 {
+        self.mlp.tp.size as f64
+    }
+
+    /// Forward FLOPs per sample of one MLP layer: `2 d^2`, times the active experts in a MoE
+    /// top MLP (plus its router).
+    pub fn mlp_layer_flops(&self, top: bool) -> f64 {
+        let d = self.m.mlp_dim as f64;
+        match (top, self.moe) {
+            (true, Some((x, k))) => 2.0 * d * d * k + 2.0 * d * x,
+            _ => 2.0 * d * d,
+        }
+    }
+
+    /// Weights of one MLP layer (all experts of a MoE top layer).
+    pub fn mlp_layer_params(&self, top: bool) -> f64 {
+        let d = self.m.mlp_dim as f64;
+        match (top, self.moe) {
+            (true, Some((x, _))) => (d * d + d) * x + d * x,
+            _ => d * d + d,
+        }
+    }
+
+    /// One MLP layer's forward pass on this GPU, s: GEMMs at the FLOP rate, bias and ReLU at
+    /// HBM speed.
+    pub fn mlp_fwd_s(&self, top: bool) -> f64 {
+        let b = self.local_batch;
+        let d = self.m.mlp_dim as f64;
+        b * self.mlp_layer_flops(top) / self.tp() / self.flops_per_s
+            + b * d * self.e * MLP_ELEMENTWISE_PASSES / self.tp() / self.hbm_bytes_per_s
+    }
+
+    /// Which backward work an MLP layer does: (activation gradients, weight gradients).
+    /// Bottom layers need activation gradients only above layer 0 (nothing trains below the
+    /// input features); top layers pass them down when anything below trains.
+    pub fn mlp_backward(&self, top: bool, l: u64) -> (bool, bool) {
+        if !self.trains {
+            return (false, false);
+        }
+        let below_trains = !self.freeze.bot_mlp || !self.freeze.emb || (self.tr.is_some() && !self.freeze.transformer);
+        if top {
+            (below_trains || l > 0 && !self.freeze.top_mlp, !self.freeze.top_mlp)
+        } else {
+            (l > 0 && !self.freeze.bot_mlp, !self.freeze.bot_mlp)
+        }
+    }
+
+    pub fn mlp_bwd_s(&self, top: bool, l: u64) -> f64 {
+        let (a, w) = self.mlp_backward(top, l);
+        (a as u8 + w as u8) as f64 * self.mlp_fwd_s(top)
+    }
+
+    /// A tensor-parallel all-reduce of an MLP pair's activations, s (Megatron pairs a
+    /// column-split layer with a row-split one: one all-reduce per two layers).
+    pub fn mlp_tp_s(&self) -> f64 {
+        self.coll(Collective::AllReduce, self.local_batch * self.m.mlp_dim as f64 * self.e, self.mlp.tp)
+    }
+
+    /// The weights of one MLP layer on this GPU (after tensor parallelism), bytes.
+    fn mlp_layer_bytes(&self, top: bool) -> f64 {
+        self.mlp_layer_params(top) / self.tp() * self.e
+    }
+
+    /// FSDP all-gather of one MLP layer's weights, s.
+    pub fn mlp_gather_s(&self, top: bool) -> f64 {
+        self.coll(Collective::AllGather, self.mlp_layer_bytes(top), self.mlp.fsdp)
+    }
+
+    /// Gradient synchronisation of one MLP layer, s: reduce-scatter over the fsdp ranks, then
+    /// all-reduce of the (sharded) gradient over the ddp ranks. Sized by what this GPU holds
+    /// whatever the level order (Q13).
+    pub fn mlp_grad_s(&self, top: bool) -> f64 {
+        let bytes = self.mlp_layer_bytes(top);
+        let rs = self.coll(Collective::ReduceScatter, bytes, self.mlp.fsdp);
+        rs + self.coll(Collective::AllReduce, bytes / self.mlp.fsdp.size as f64, self.mlp.ddp)
+    }
+
+    /// Samples one embedding GPU serves: the global batch over the replicas of its shard.
+    fn emb_samples(&self) -> f64 {
+        self.global_batch as f64 / self.emb.replicas.size as f64
+    }
+
+    /// Bytes this GPU reads from its embedding shard per iteration.
+    pub fn lookup_bytes(&self) -> f64 {
+        let m = self.m;
+        let all = self.emb_samples() * (m.num_tables * m.pooling_size * m.emb_dim) as f64 * self.eb;
+        all / self.emb.shard.size as f64
+    }
+
+    /// The lookups (forward) of this GPU's shard, s: memory-bound.
+    pub fn emb_fwd_s(&self) -> f64 {
+        self.lookup_bytes() / self.hbm_bytes_per_s
+    }
+
+    /// Backward and row-wise update of the looked-up rows, s (0 when the tables are frozen).
+    pub fn emb_bwd_s(&self) -> f64 {
+        if !self.trains || self.freeze.emb {
+            return 0.0;
+        }
+        EMB_BACKWARD_PASSES * self.emb_fwd_s()
+    }
+
+    /// Pooled embeddings this GPU produces per iteration, bytes: table-wise and column-wise
+    /// send their share to the samples' owners; row-wise produces partial pools of every table.
+    pub fn pooled_bytes(&self) -> f64 {
+        let m = self.m;
+        let all = self.emb_samples() * (m.num_tables * m.emb_dim) as f64 * self.eb;
+        match self.setup.emb_sharding {
+            EmbSharding::Row => all,
+            EmbSharding::Table | EmbSharding::Column => all / self.emb.shard.size as f64,
+        }
+    }
+
+    /// The exchange of pooled embeddings (forward; the backward exchange is the same size), s.
+    pub fn emb_exchange_s(&self) -> (OpKind, f64) {
+        let bytes = self.pooled_bytes();
+        match self.setup.emb_sharding {
+            EmbSharding::Row => (OpKind::ActReduceScatter, self.coll(Collective::ReduceScatter, bytes, self.emb.shard)),
+            _ => (OpKind::EmbAllToAll, self.coll(Collective::AllToAll, bytes, self.emb.shard)),
+        }
+    }
+
+    /// Embedding weights on this GPU (its shard), elements.
+    pub fn emb_params_local(&self) -> f64 {
+        let m = self.m;
+        (m.num_tables * m.entries_per_table * m.emb_dim) as f64 / self.emb.shard.size as f64
+    }
+
+    /// All-reduce of replicated tables' gradients over the ddp replicas, s: the whole shard's
+    /// gradient, not the looked-up bytes (Q8).
+    pub fn emb_grad_sync_s(&self) -> f64 {
+        if !self.trains || self.freeze.emb {
+            return 0.0;
+        }
+        self.coll(Collective::AllReduce, self.emb_params_local() * self.eb, self.emb.replicas)
+    }
+
+    /// Feature interaction of one pass, s: pairwise dot products of the bottom MLP's output
+    /// and the pooled embeddings, `(T+1) T D` FLOPs per sample.
+    pub fn interaction_s(&self) -> f64 {
+        let m = self.m;
+        let f = (m.num_tables + 1) as f64;
+        let flops = f * (f - 1.0) * m.emb_dim as f64;
+        let bytes = f * m.emb_dim as f64 * self.e * 2.0;
+        self.local_batch * (flops / self.flops_per_s + bytes / self.hbm_bytes_per_s)
+    }
+
+    /// One transformer layer's forward and backward pass (DLRM_Transformer), and its
+    /// tensor-parallel all-reduce, s.
+    pub fn tr_layer_s(&self) -> (f64, f64, f64) {
+        let Some((d, lay)) = &self.tr else { return (0.0, 0.0, 0.0) };
+        let tokens = self.local_batch * d.seq;
+        let tp = lay.tp.size as f64;
+        let fwd = tokens * d.layer_flops().total() / tp / self.flops_per_s
+            + tokens * (2.0 * d.hidden_bytes() + d.score_bytes() / tp + d.ffn_act_bytes() / tp) / self.hbm_bytes_per_s;
+        let passes = if !self.trains {
+            0.0
+        } else if self.freeze.transformer {
+            // Only activation gradients, and only when something below trains.
+            (!self.freeze.bot_mlp || !self.freeze.emb) as u8 as f64
+        } else {
+            2.0
+        };
+        let ar = self.coll(Collective::AllReduce, tokens * d.hidden * self.e, lay.tp);
+        (fwd, passes * fwd, ar)
+    }
+
+    /// Gradient synchronisation of one transformer layer, s.
+    pub fn tr_grad_s(&self) -> f64 {
+        let Some((d, lay)) = &self.tr else { return 0.0 };
+        if !self.trains || self.freeze.transformer {
+            return 0.0;
+        }
+        let (attn, ffn) = d.layer_params();
+        let bytes = (attn + ffn) / lay.tp.size as f64 * self.e;
+        self.coll(Collective::ReduceScatter, bytes, lay.fsdp)
+            + self.coll(Collective::AllReduce, bytes / lay.fsdp.size as f64, lay.ddp)
+    }
+
+    /// Gradient synchronisation of every trainable dense layer after the backward pass, s
+    /// (when it is neither overlapped nor done per layer by FSDP).
+    pub fn final_grad_s(&self) -> f64 {
+        let m = self.m;
+        let tr_layers = self.tr.as_ref().map_or(0, |(d, _)| d.layers);
+        (0..m.top_mlp_layers).filter(|l| self.mlp_backward(true, *l).1).map(|_| self.mlp_grad_s(true)).sum::<f64>()
+            + (0..m.bot_mlp_layers)
+                .filter(|l| self.mlp_backward(false, *l).1)
+                .map(|_| self.mlp_grad_s(false))
+                .sum::<f64>()
+            + tr_layers as f64 * self.tr_grad_s()
+    }
+
+    /// Dense weights on this GPU: (MLPs, transformer), elements.
+    fn dense_params_local(&self) -> (f64, f64) {
+        let m = self.m;
+        let mlp = (m.bot_mlp_layers as f64 * self.mlp_layer_params(false)
+            + m.top_mlp_layers as f64 * self.mlp_layer_params(true))
+            / self.tp();
+        let tr = self.tr.as_ref().map_or(0.0, |(d, lay)| {
+            let (a, f) = d.layer_params();
+            d.layers as f64 * (a + f) / lay.tp.size as f64
+        });
+        (mlp, tr)
+    }
+
+    /// The dense optimizer step (Adam, memory-bound), s.
+    pub fn optimizer_step_s(&self) -> f64 {
+        if !self.trains {
+            return 0.0;
+        }
+        let (mlp, tr) = self.dense_params_local();
+        let mlp_trains = !(self.freeze.top_mlp && self.freeze.bot_mlp);
+        let p = if mlp_trains { mlp / self.mlp.fsdp.size as f64 } else { 0.0 }
+            + if self.freeze.transformer { 0.0 } else { tr };
+        p * ADAM_BYTES_PER_PARAM / self.hbm_bytes_per_s
+    }
+
+    /// Memory per GPU by part.
+    pub fn memory(&self) -> Memory {
+        let (mlp, tr) = self.dense_params_local();
+        let dense = mlp / self.mlp.fsdp.size as f64 + tr;
+        let emb = self.emb_params_local();
+        let weights = dense * self.e + emb * self.eb;
+        let (grads, opt) = if self.trains {
+            let emb_rows = (self.m.num_tables * self.m.entries_per_table) as f64 / self.emb.shard.size as f64;
+            let emb_state = if self.freeze.emb { 0.0 } else { emb_rows * EMB_STATE_BYTES_PER_ROW };
+            (dense * self.e, dense * OPTIMIZER_BYTES_PER_PARAM + emb_state)
+        } else {
+            (0.0, 0.0)
+        };
+        let m = self.m;
+        let d = m.mlp_dim as f64;
+        let b = self.local_batch;
+        let layers = (m.bot_mlp_layers + m.top_mlp_layers) as f64;
+        let mut activations =
+            b * d * self.e * layers * 2.0 + b * ((m.num_tables + 1) * m.emb_dim) as f64 * self.e * 2.0;
+        if let Some((dm, lay)) = &self.tr {
+            let (o, i, sc) = dm.stored_bytes();
+            activations += b * dm.seq * (o + (i + sc) / lay.tp.size as f64) * dm.layers as f64;
+        }
+        if !self.trains {
+            activations /= layers.max(1.0);
+        }
+        let buffers = WORKSPACE_BYTES + 2.0 * self.pooled_bytes();
+        let parts = vec![
+            (MemPart::Weights, weights),
+            (MemPart::Gradients, grads),
+            (MemPart::OptimizerStates, opt),
+            (MemPart::Activations, activations),
+            (MemPart::Buffers, buffers),
+        ];
+        Memory { total_bytes: parts.iter().map(|p| p.1).sum(), parts, capacity_bytes: self.s.system.mem_cap_bytes }
+    }
+
+    /// Forward FLOPs per sample of the whole model.
+    pub fn flops_per_sample(&self) -> f64 {
+        let m = self.m;
+        let f = (m.num_tables + 1) as f64;
+        let tr = self.tr.as_ref().map_or(0.0, |(d, _)| d.layers as f64 * d.layer_flops().total() * d.seq);
+        m.bot_mlp_layers as f64 * self.mlp_layer_flops(false)
+            + m.top_mlp_layers as f64 * self.mlp_layer_flops(true)
+            + f * (f - 1.0) * m.emb_dim as f64
+            + tr
+    }
+
+    /// The iteration's timeline.
+    fn timeline(&self) -> (Vec<crate::engine::ops::Op>, crate::engine::schedule::Schedule) {
+        let m = self.m;
+        let mut tl = Timeline::new(64 + 8 * (m.bot_mlp_layers + m.top_mlp_layers) as usize);
+        let tp_pairs = self.mlp.tp.size > 1;
+        let fsdp = self.mlp.fsdp.size > 1;
+        let overlap = self.setup.overlap_grad_reduce;
+        let f = Phase::Forward;
+        let b = Phase::Backward;
+        // Forward: lookups and their exchange overlap the bottom MLP.
+        let lookup = tl.push(name(Block::Emb, 0, f, OpKind::Compute, 0), self.emb_fwd_s(), &[]);
+        let (xkind, xs) = self.emb_exchange_s();
+        let exchange = tl.push(name(Block::Emb, 0, f, xkind, 0), xs, &[lookup]);
+        let mut compute = lookup;
+        let mut gate: Option<u32> = None;
+        let mlp_fwd = |tl: &mut Timeline,
+                       block: Block,
+                       layers: u64,
+                       top: bool,
+                       compute: &mut Option<u32>,
+                       gate: &mut Option<u32>| {
+            // FSDP prefetches one layer ahead: a layer's gather may start when the previous
+            // layer starts.
+            let mut lag = *compute;
+            for l in 0..layers {
+                let entry = *compute;
+                let ag = if fsdp {
+                    tl.push(name(block, l, f, OpKind::WeightAllGather, 0), self.mlp_gather_s(top), &[lag])
+                } else {
+                    None
+                };
+                lag = entry;
+                let c = tl.push(name(block, l, f, OpKind::Compute, 0), self.mlp_fwd_s(top), &[*compute, *gate, ag]);
+                *compute = c.or(*compute);
+                *gate = None;
+                if tp_pairs && (l % 2 == 1 || l + 1 == layers) {
+                    *gate = tl.push(name(block, l, f, OpKind::ActAllReduce, 0), self.mlp_tp_s(), &[c]);
+                }
+            }
+        };
+        mlp_fwd(&mut tl, Block::MlpBot, m.bot_mlp_layers, false, &mut compute, &mut gate);
+        let inter = tl.push(
+            name(Block::Interaction, 0, f, OpKind::Compute, 0),
+            self.interaction_s(),
+            &[compute, gate, exchange],
+        );
+        compute = inter.or(compute);
+        gate = None;
+        let (tr_f, tr_b, tr_ar) = self.tr_layer_s();
+        let tr_layers = self.tr.as_ref().map_or(0, |(d, _)| d.layers);
+        for l in 0..tr_layers {
+            let c = tl.push(name(Block::Attn, l, f, OpKind::Compute, 0), tr_f, &[compute, gate]);
+            compute = c.or(compute);
+            gate = tl.push(name(Block::Attn, l, f, OpKind::ActAllReduce, 0), 2.0 * tr_ar, &[c]);
+        }
+        mlp_fwd(&mut tl, Block::MlpTop, m.top_mlp_layers, true, &mut compute, &mut gate);
+        let mut grads: Vec<Option<u32>> = Vec::new();
+        if self.trains {
+            // Backward: top MLP, transformer, interaction, then the embedding exchange and the
+            // bottom MLP side by side.
+            let mlp_bwd = |tl: &mut Timeline,
+                           block: Block,
+                           layers: u64,
+                           top: bool,
+                           compute: &mut Option<u32>,
+                           gate: &mut Option<u32>,
+                           grads: &mut Vec<Option<u32>>| {
+                let mut lag = *compute;
+                for l in (0..layers).rev() {
+                    let t = self.mlp_bwd_s(top, l);
+                    if t <= 0.0 {
+                        continue;
+                    }
+                    let entry = *compute;
+                    let ag = if fsdp {
+                        tl.push(name(block, l, b, OpKind::WeightAllGather, 0), self.mlp_gather_s(top), &[lag])
+                    } else {
+                        None
+                    };
+                    lag = entry;
+                    if tp_pairs && (l % 2 == 1 || l + 1 == layers) {
+                        *gate = tl
+                            .push(name(block, l, b, OpKind::ActAllReduce, 0), self.mlp_tp_s(), &[*compute, *gate])
+                            .or(*gate);
+                    }
+                    let c = tl.push(name(block, l, b, OpKind::Compute, 0), t, &[*compute, *gate, ag]);
+                    *compute = c.or(*compute);
+                    *gate = None;
+                    if self.mlp_backward(top, l).1 && (overlap || fsdp) {
+                        let kind = if fsdp { OpKind::GradReduceScatter } else { OpKind::GradAllReduce };
+                        grads.push(tl.push(name(block, l, b, kind, 0), self.mlp_grad_s(top), &[c]));
+                    }
+                }
+            };
+            mlp_bwd(&mut tl, Block::MlpTop, m.top_mlp_layers, true, &mut compute, &mut gate, &mut grads);
+            for l in (0..tr_layers).rev() {
+                if tr_b <= 0.0 {
+                    break;
+                }
+                let c = tl.push(name(Block::Attn, l, b, OpKind::Compute, 0), tr_b, &[compute, gate]);
+                compute = c.or(compute);
+                gate = tl.push(name(Block::Attn, l, b, OpKind::ActAllReduce, 0), 2.0 * tr_ar, &[c]);
+                if overlap {
+                    grads.push(tl.push(name(Block::Attn, l, b, OpKind::GradAllReduce, 0), self.tr_grad_s(), &[c]));
+                }
+            }
+            let emb_trains = !self.freeze.emb;
+            let below = emb_trains || !self.freeze.bot_mlp;
+            let ib = if below { self.interaction_s() * 2.0 } else { 0.0 };
+            let inter_b = tl.push(name(Block::Interaction, 0, b, OpKind::Compute, 0), ib, &[compute, gate]);
+            compute = inter_b.or(compute);
+            gate = None;
+            let xb = if emb_trains { tl.push(name(Block::Emb, 0, b, xkind, 0), xs, &[inter_b]) } else { None };
+            mlp_bwd(&mut tl, Block::MlpBot, m.bot_mlp_layers, false, &mut compute, &mut gate, &mut grads);
+            let eb = tl.push(name(Block::Emb, 0, b, OpKind::Compute, 0), self.emb_bwd_s(), &[compute, xb]);
+            compute = eb.or(compute);
+            // What was not reduced during the backward pass.
+            let mut after = vec![compute, gate];
+            after.extend(grads.iter().copied());
+            if !overlap && !fsdp {
+                after.push(tl.push(
+                    name(Block::Optimizer, 0, b, OpKind::GradAllReduce, 0),
+                    self.final_grad_s(),
+                    &after,
+                ));
+            }
+            after.push(tl.push(name(Block::Emb, 0, b, OpKind::EmbAllReduce, 0), self.emb_grad_sync_s(), &[eb]));
+            tl.push(name(Block::Optimizer, 0, b, OpKind::Compute, 0), self.optimizer_step_s(), &after);
+        }
+        tl.finish()
+    }
+}
+
+/// Evaluates a DLRM-family scenario with the default model.
+pub fn evaluate(cx: &DCx) -> Report {
+    let (ops, schedule) = cx.timeline();
+    let memory = cx.memory();
+    let mut limits = Vec::new();
+    if !memory.fits() {
+        let (largest, largest_bytes) =
+            memory.parts.iter().copied().fold((MemPart::Weights, 0.0), |a, b| if b.1 > a.1 { b } else { a });
+        limits.push(Limit::DoesNotFit {
+            need_bytes: memory.total_bytes,
+            capacity_bytes: memory.capacity_bytes,
+            largest,
+            largest_bytes,
+        });
+    }
+    let m = cx.m;
+    let per_sample = cx.flops_per_sample();
+    let lookup_per_sample = (m.num_tables * m.pooling_size * m.emb_dim) as f64 * cx.eb;
+    let g = cx.global_batch as f64;
+    let work = Work {
+        layers: vec![LayerWork {
+            label: "MLP layer",
+            local_flops: cx.mlp_layer_flops(false) * cx.local_batch,
+            global_flops: cx.mlp_layer_flops(false) * g,
+        }],
+        local_total_flops: per_sample * cx.local_batch,
+        global_total_flops: per_sample * g,
+        lookup_bytes_per_local_batch: lookup_per_sample * cx.local_batch,
+        lookup_bytes_per_global_batch: lookup_per_sample * g,
+        lookup_bytes_per_device: cx.lookup_bytes(),
+    };
+    let emb_params = (m.num_tables * m.entries_per_table * m.emb_dim) as f64;
+    let (mlp_local, tr_local) = cx.dense_params_local();
+    let dense = mlp_local * cx.tp() + tr_local * cx.tr.as_ref().map_or(1.0, |(_, l)| l.tp.size as f64);
+    let model = ModelStats {
+        params: dense + emb_params,
+        dense_params: dense,
+        emb_params,
+        flops_per_sample: per_sample,
+        lookup_bytes_per_sample: lookup_per_sample,
+    };
+    let sys = &cx.s.system;
+    let system = SystemStats {
+        devices: sys.num_devices,
+        nodes: sys.num_nodes,
+        devices_per_node: sys.devices_per_node(),
+        flops_per_s: cx.flops_per_s,
+        mem_bw_bytes_per_s: cx.hbm_bytes_per_s,
+        intra_node_bytes_per_s: cx.links.intra_bytes_per_s,
+        inter_node_bytes_per_s: cx.links.inter_bytes_per_s,
+        all2all_bytes_per_s: cx.links.inter_bytes_per_s,
+        allreduce_bytes_per_s: cx.links.inter_bytes_per_s,
+        allgather_bytes_per_s: cx.links.inter_bytes_per_s,
+        reducescatter_bytes_per_s: cx.links.inter_bytes_per_s,
+    };
+    let mut r = Report::assemble(ops, schedule, cx.global_batch, memory, work, model, system);
+    r.mode = Mode::Default;
+    r.exposed_comm_s = r.exposed_comm_s.max(0.0);
+    r.overlapped_comm_s = r.overlapped_comm_s.max(0.0);
+    let passes = if cx.trains { 3.0 } else { 1.0 };
+    let model_flops = per_sample * g * passes;
+    let denom = r.iteration_s * sys.num_devices as f64 * cx.peak_flops_per_s;
+    r.utilization = Some(Utilization {
+        model_flops,
+        hardware_flops: model_flops,
+        peak_flops_per_s: cx.peak_flops_per_s,
+        mfu: model_flops / denom,
+        hfu: model_flops / denom,
+        model_flops_per_s_per_gpu: model_flops / (r.iteration_s * sys.num_devices as f64),
+        formula: "MFU = model FLOPs per iteration (3 x forward when training) / (iteration time x GPUs x peak FLOP/s per GPU)",
+    });
+    r.limits = limits;
+    r
+}
+
+/// Explains an op of a DLRM-family default-model timeline.
+pub fn explain(cx: &DCx, op: &OpName) -> Option<Explanation> {
+    let term =
+        |symbol: &'static str, meaning: &'static str, value: f64, unit: Unit| Term { symbol, meaning, value, unit };
+    let fwd = op.phase == Phase::Forward;
+    let pass = if fwd { "forward" } else { "backward" };
+    let l = op.layer.max(0) as u64;
+    let top = op.block == Block::MlpTop;
+    let b = term("B", "samples per MLP data-parallel rank", cx.local_batch, Unit::Count);
+    let rate = term("F", "effective FLOP rate per GPU (peak x utilisation)", cx.flops_per_s, Unit::FlopsPerS);
+    let hbm = term("B_mem", "effective HBM bandwidth per GPU", cx.hbm_bytes_per_s, Unit::BytesPerS);
+    let tp = term("tp", "tensor-parallel degree of the MLPs", cx.tp(), Unit::Count);
+    let (what, formula, terms, seconds, note): (String, &'static str, Vec<Term>, f64, Option<&'static str>) = match (op.kind, op.block) {
+        (OpKind::Compute, Block::Emb) => (
+            format!("Embedding {} of this GPU's shard", if fwd { "lookups" } else { "backward and row-wise update" }),
+            if fwd { "lookup / B_mem" } else { "3 x lookup / B_mem" },
+            vec![term("lookup", "bytes this GPU reads: samples served x tables x pooling x width x bytes / shards", cx.lookup_bytes(), Unit::Bytes), hbm],
+            if fwd { cx.emb_fwd_s() } else { cx.emb_bwd_s() },
+            Some("Embedding work is memory-bound: it moves rows, it barely computes."),
+        ),
+        (OpKind::EmbAllToAll | OpKind::ActReduceScatter, Block::Emb) => (
+            format!("Exchange of pooled embeddings ({pass}), {} sharding", cx.setup.emb_sharding.config_name()),
+            "pooled / bandwidth over the shard group (all-to-all; reduce-scatter for row-wise shards)",
+            vec![term("pooled", "pooled embedding bytes this GPU produces", cx.pooled_bytes(), Unit::Bytes), term("g", "GPUs a table set is split over (mp levels)", cx.emb.shard.size as f64, Unit::Count)],
+            cx.emb_exchange_s().1,
+            None,
+        ),
+        (OpKind::EmbAllReduce, Block::Emb) => (
+            "All-reduce of replicated tables' gradients across the ddp replicas".into(),
+            "all-reduce of the whole shard (rows x width x bytes) over the replicas",
+            vec![term("rows", "embedding elements of this GPU's shard", cx.emb_params_local(), Unit::Params), term("r", "replicas (ddp levels)", cx.emb.replicas.size as f64, Unit::Count)],
+            cx.emb_grad_sync_s(),
+            Some("MAD-Max sizes this by the looked-up bytes (quirk Q8); data-parallel tables reduce their whole gradient."),
+        ),
+        (OpKind::Compute, Block::MlpBot | Block::MlpTop) => {
+            let (a, w) = cx.mlp_backward(top, l);
+            let mut terms = vec![term("FLOPs", "forward FLOPs of the layer per sample (2 d^2; MoE: active experts)", cx.mlp_layer_flops(top), Unit::Flops), b, tp, rate, hbm];
+            if !fwd {
+                terms.push(term("g", "gradient passes: activations + weights, where they are needed", (a as u8 + w as u8) as f64, Unit::Count));
+            }
+            (
+                format!("{} MLP layer {l}, {pass} pass", if top { "Top" } else { "Bottom" }),
+                if fwd { "B x FLOPs / tp / F + bias and ReLU at HBM speed" } else { "g x forward" },
+                terms,
+                if fwd { cx.mlp_fwd_s(top) } else { cx.mlp_bwd_s(top, l) },
+                if fwd { None } else { Some("Frozen layers compute no weight gradients; layers with nothing trainable below pass no gradient down (MAD-Max charges both, quirk Q22).") },
+            )
+        }
+        (OpKind::ActAllReduce, Block::MlpBot | Block::MlpTop) => (
+            format!("Tensor-parallel all-reduce after MLP layers {}-{l} ({pass})", l.saturating_sub(1)),
+            "2 (tp-1)/tp x B x d x e / bandwidth + latency, once per column/row-split pair",
+            vec![b, term("d", "MLP width", cx.m.mlp_dim as f64, Unit::Count), tp],
+            cx.mlp_tp_s(),
+            None,
+        ),
+        (OpKind::WeightAllGather, Block::MlpBot | Block::MlpTop) => (
+            format!("FSDP all-gather of MLP layer {l}'s weights ({pass})"),
+            "(d-1)/d x layer bytes / bandwidth + latency",
+            vec![term("fsdp", "fully sharded degree", cx.mlp.fsdp.size as f64, Unit::Count)],
+            cx.mlp_gather_s(top),
+            None,
+        ),
+        (OpKind::GradAllReduce | OpKind::GradReduceScatter, Block::MlpBot | Block::MlpTop) => (
+            format!("Gradient synchronisation of MLP layer {l}"),
+            "reduce-scatter over fsdp ranks + all-reduce of the shard over ddp ranks",
+            vec![term("fsdp", "fully sharded degree", cx.mlp.fsdp.size as f64, Unit::Count), term("ddp", "replicating degree", cx.mlp.ddp.size as f64, Unit::Count)],
+            cx.mlp_grad_s(top),
+            Some("Sized by the weights this GPU holds, whatever the level order (MAD-Max's depends on it, quirk Q13)."),
+        ),
+        (OpKind::Compute, Block::Interaction) => (
+            format!("Feature interaction ({pass})"),
+            if fwd { "B x ((T+1) T D / F + (T+1) D e x 2 / B_mem)" } else { "2 x forward" },
+            vec![b, term("T", "embedding tables", cx.m.num_tables as f64, Unit::Count), term("D", "embedding width", cx.m.emb_dim as f64, Unit::Count), rate, hbm],
+            if fwd { cx.interaction_s() } else { 2.0 * cx.interaction_s() },
+            Some("MAD-Max leaves the interaction out."),
+        ),
+        (OpKind::Compute | OpKind::ActAllReduce, Block::Attn) => {
+            let (f, bw, ar) = cx.tr_layer_s();
+            (
+                format!("Transformer layer {l} over the embeddings ({pass})"),
+                "GEMMs (attention with its s^2 terms, feed-forward) at the FLOP rate + element-wise at HBM speed; two tensor-parallel all-reduces",
+                vec![b, rate, hbm],
+                match (op.kind, fwd) {
+                    (OpKind::ActAllReduce, _) => 2.0 * ar,
+                    (_, true) => f,
+                    _ => bw,
+                },
+                None,
+            )
+        }
+        (OpKind::GradAllReduce, Block::Attn) => ("Gradient synchronisation of a transformer layer".into(), "reduce-scatter + all-reduce of the layer's gradients", vec![], cx.tr_grad_s(), None),
+        (OpKind::GradAllReduce, Block::Optimizer) => (
+            "Gradient synchronisation of every dense layer after the backward pass".into(),
+            "sum over trainable layers of each layer's synchronisation",
+            vec![term("ddp", "replicating degree of the MLPs", cx.mlp.ddp.size as f64, Unit::Count)],
+            cx.final_grad_s(),
+            Some("Turn on overlap_grad_reduce to run it in buckets during the backward pass."),
+        ),
+        (OpKind::Compute, Block::Optimizer) => (
+            "Dense optimizer step (Adam), memory-bound".into(),
+            "dense params on this GPU x 30 B / B_mem",
+            vec![hbm],
+            cx.optimizer_step_s(),
+            Some("Embedding rows are updated in their backward pass (fused row-wise Adagrad)."),
+        ),
+        _ => return None,
+    };
+    Some(Explanation { what, formula, terms, seconds, note })
+}
