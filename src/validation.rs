@@ -1,6 +1,7 @@
-//! Validation of the default model against published measured runs: reads the training CSV
-//! schema of `validation/training.csv` (see `tests/data/validation/SOURCES.md`), builds a
-//! scenario per row, predicts the row's metric and compares. Pure: CSV text in, figures out.
+//! Validation of the default model against published measured runs: reads the training and
+//! inference CSV schemas of `validation/*.csv` (see `tests/data/validation/SOURCES.md`; the
+//! header decides which), builds a scenario per row, predicts the row's metric and compares.
+//! Pure: CSV text in, figures out.
 //!
 //! Hardware comes from the GPU presets (datasheet peaks) with the row's NVLink and NIC figures;
 //! the achievable fractions of peak are the default model's calibration
@@ -268,8 +269,78 @@ pub fn megatron_flops(batch: f64, seq: f64, layers: f64, hidden: f64, vocab: f64
     96.0 * batch * seq * layers * hidden * hidden * (1.0 + seq / (6.0 * hidden) + vocab / (16.0 * layers * hidden))
 }
 
+/// Builds the serving scenario of one inference row.
+fn inference_scenario(r: &Row) -> Result<(RawScenario, Vec<String>), String> {
+    let mut defaults = Vec::new();
+    let heads = r.need("heads")?;
+    let (input, output) = (r.need("input_len")?, r.need("output_len")?);
+    let format = match r.get("dtype") {
+        "" => {
+            defaults.push("dtype blank: fp16".into());
+            "fp16"
+        }
+        f @ ("fp16" | "bf16" | "fp8" | "int8" | "int4") => f,
+        other => return Err(format!("dtype \"{other}\" is not fp16, bf16, fp8, int8 or int4")),
+    };
+    let model = json!({
+        "name": r.get("model"),
+        "type": "LLM",
+        "bytes_per_nonemb_param": 2,
+        "bytes_per_emb_param": 2,
+        "entries_per_table": r.need("vocab")?,
+        "num_transformer_layers": r.need("layers")?,
+        "num_transformer_heads": heads,
+        "num_kv_heads": r.count("kv_heads")?.unwrap_or(heads),
+        "attention_dim": r.need("hidden")?,
+        "transformer_fc_dim": r.need("ffn_hidden")?,
+        "transformer_seq_len": input + output,
+        "ffn_kind": if r.get("ffn_kind").is_empty() { "gelu" } else { r.get("ffn_kind") },
+    });
+    let ps = presets::all().map_err(str::to_owned)?;
+    let gpu_cell = r.get("gpu");
+    let gpu = gpu_id(gpu_cell).and_then(|id| ps.gpu(id)).ok_or(format!("gpu \"{gpu_cell}\" has no preset"))?;
+    let n = r.need("n_gpus")?;
+    let per_node = r.need("gpus_per_node")?.min(n).max(1);
+    if n % per_node != 0 {
+        return Err(format!("{n} GPUs do not fill nodes of {per_node}"));
+    }
+    let util =
+        Utilisation { flops: UTIL.flops, mem_bw: UTIL.mem_bw, nvlink: UTIL.nvlink, nic: UTIL.nic, ar_perc_intra: 0.5 };
+    // Serving rows do not state the network; one 200 Gb/s port per GPU is assumed.
+    let mut system = presets::system_config(r.get("model"), gpu, per_node, n / per_node, (per_node, 200.0), util);
+    system.insert("num_nvlinks".into(), json!(r.number("nvlink_gbytes_s")? * 1e9 / gpu.bw_per_nvlink));
+    let (tp, pp) = (r.need("tp")?, r.need("pp")?);
+    if tp * pp != n {
+        return Err(format!("tp x pp = {} but n_gpus = {n}", tp * pp));
+    }
+    let mut levels: Vec<(&str, u64)> = [("tp", tp), ("pp", pp)].into_iter().filter(|l| l.1 > 1).collect();
+    if levels.is_empty() {
+        levels.push(("ddp", 1));
+    }
+    let batch = r.need("batch")?;
+    let task = json!({
+        "name": r.get("id"),
+        "type": "inference",
+        "mode": "default",
+        "transformer_parallel": levels.iter().map(|l| l.0).collect::<Vec<_>>(),
+        "transformer_parallel_degree": levels.iter().map(|l| l.1).collect::<Vec<_>>(),
+        "emb_parallel": ["ddp"],
+        "emb_parallel_degree": [n],
+        "local_emb_bs": batch,
+        "local_transformer_bs": batch,
+        "input_tokens": input,
+        "output_tokens": output,
+        "weight_format": format,
+        "kv_format": if format == "int4" { "fp16" } else { format },
+    });
+    let doc = json!({ "model": model, "system": Value::Object(system), "task": task });
+    let raw: RawScenario = serde_json::from_value(doc).map_err(|e| format!("scenario: {e}"))?;
+    Ok((raw, defaults))
+}
+
 fn predict(r: &Row) -> Result<(f64, f64, f64, f64, Vec<String>), String> {
-    let (raw, defaults) = scenario(r)?;
+    let serving = r.header.iter().any(|h| h == "input_len");
+    let (raw, defaults) = if serving { inference_scenario(r)? } else { scenario(r)? };
     let s = validate(&raw)
         .map_err(|errs| errs.iter().map(|e| format!("{}: {}", e.field, e.message)).collect::<Vec<_>>().join("; "))?;
     let report = evaluate(&s);
@@ -287,7 +358,20 @@ fn predict(r: &Row) -> Result<(f64, f64, f64, f64, Vec<String>), String> {
             f / (it * r.need("n_gpus")? as f64) / 1e12
         }
         "mfu" => report.utilization.as_ref().map(|u| u.mfu).ok_or("no utilisation figure")?,
-        other => return Err(format!("metric \"{other}\" is not iteration_s, tflops_per_gpu or mfu")),
+        m @ ("prefill_ms"
+        | "ttft_ms"
+        | "decode_ms_per_token"
+        | "output_tokens_per_s"
+        | "output_tokens_per_s_per_gpu") => {
+            let sv = report.serving.as_ref().ok_or("the row is not an LLM serving scenario")?;
+            match m {
+                "prefill_ms" | "ttft_ms" => sv.ttft_s * 1e3,
+                "decode_ms_per_token" => sv.tpot_s * 1e3,
+                "output_tokens_per_s" => sv.output_tokens_per_s,
+                _ => sv.output_tokens_per_s_per_gpu,
+            }
+        }
+        other => return Err(format!("metric \"{other}\" is not one this schema defines")),
     };
     Ok((predicted, it, report.memory.total_bytes, report.memory.capacity_bytes, defaults))
 }

@@ -46,6 +46,8 @@ pub enum Block {
     Input,
     /// DLRM's feature interaction (pairwise dot products; default model).
     Interaction,
+    /// One decode step of LLM serving, all layers together (default model).
+    Decode,
 }
 
 /// What an op does.
@@ -213,6 +215,7 @@ impl fmt::Display for OpName {
             Block::Optimizer => "Optimizer",
             Block::Input => "Input",
             Block::Interaction => "Interaction",
+            Block::Decode => "Decode",
         };
         // The default model's once-per-iteration and pipeline ops have plain names.
         let plain = match (self.block, self.kind, self.phase) {
@@ -224,6 +227,16 @@ impl fmt::Display for OpName {
             (Block::Pipeline, OpKind::PipeTransfer, Phase::Backward) => Some("PipeSend"),
             _ => None,
         };
+        if self.block == Block::Decode {
+            // The step number rides in `micro`.
+            let what = match self.kind {
+                OpKind::Compute => "",
+                OpKind::PipeTransfer => "_c_p2p",
+                OpKind::MoeDispatch | OpKind::MoeCombine => "_c_all2all",
+                _ => "_c_act_ar",
+            };
+            return write!(f, "DecodeStep{}{what}", self.micro);
+        }
         if let Some(p) = plain {
             f.write_str(p)?;
             if self.micro > 0 {
@@ -242,7 +255,13 @@ impl fmt::Display for OpName {
         f.write_str(prefix)?;
         if !matches!(
             self.block,
-            Block::Emb | Block::Head | Block::Pipeline | Block::Optimizer | Block::Input | Block::Interaction
+            Block::Emb
+                | Block::Head
+                | Block::Pipeline
+                | Block::Optimizer
+                | Block::Input
+                | Block::Interaction
+                | Block::Decode
         ) {
             write!(f, "{}", self.layer)?;
         }

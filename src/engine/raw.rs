@@ -228,6 +228,10 @@ pub struct RawTask {
     pub overlap_tp_comm: Field,
     pub data_loader_samples_per_s: Field,
     pub emb_sharding: Field,
+    pub input_tokens: Field,
+    pub output_tokens: Field,
+    pub weight_format: Field,
+    pub kv_format: Field,
 }
 
 /// The three configs of one run. `None` means the config is absent (or `null`).

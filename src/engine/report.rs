@@ -44,6 +44,8 @@ pub struct Report {
     pub utilization: Option<Utilization>,
     /// What limits or invalidates the result (does not fit, input-bound); empty when nothing.
     pub limits: Vec<Limit>,
+    /// LLM serving figures (default model, LLM inference); `None` otherwise.
+    pub serving: Option<Serving>,
     /// Every op of both streams, in emission order, with start times.
     pub timeline: Vec<Op>,
 }
@@ -65,6 +67,37 @@ pub struct Utilization {
     pub model_flops_per_s_per_gpu: f64,
     /// The formula, in words.
     pub formula: &'static str,
+}
+
+/// LLM serving: one batch of requests through prefill and decode (static batching).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Serving {
+    /// Prompt tokens per request.
+    pub input_tokens: u64,
+    /// Generated tokens per request.
+    pub output_tokens: u64,
+    /// Requests in flight per model replica.
+    pub batch: u64,
+    /// Model replicas (data-parallel ranks).
+    pub replicas: u64,
+    /// Time to first token: the prefill of the prompts, s.
+    pub ttft_s: f64,
+    /// Mean time per output token after the first, s.
+    pub tpot_s: f64,
+    /// Prefill plus every decode step, s.
+    pub e2e_s: f64,
+    /// Output tokens per second over the whole cluster.
+    pub output_tokens_per_s: f64,
+    pub output_tokens_per_s_per_gpu: f64,
+    pub requests_per_s: f64,
+    /// KV-cache bytes per token of context on one GPU: layers x 2 x kv heads x head dim x bytes,
+    /// divided by tensor and pipeline parallelism.
+    pub kv_bytes_per_token: f64,
+    /// The largest batch per replica whose KV cache fits next to the weights.
+    pub max_batch: u64,
+    /// Bytes per weight and per KV-cache element used.
+    pub weight_bytes: f64,
+    pub kv_bytes: f64,
 }
 
 /// Something that limits or invalidates a result.
@@ -117,6 +150,7 @@ impl Report {
             system,
             utilization: None,
             limits: Vec::new(),
+            serving: None,
             timeline: ops,
         }
     }
@@ -166,6 +200,8 @@ pub enum MemPart {
     Activations,
     /// Communication buffers, gathered weights and library workspaces (default model).
     Buffers,
+    /// Keys and values of every token in flight (LLM serving; default model).
+    KvCache,
 }
 
 impl MemPart {
@@ -179,6 +215,7 @@ impl MemPart {
             MemPart::OptimizerStates => "Optimizer states",
             MemPart::Activations => "Activations",
             MemPart::Buffers => "Buffers",
+            MemPart::KvCache => "KV cache",
         }
     }
 }

@@ -159,6 +159,50 @@ pub struct Setup {
     pub loader_samples_per_s: Option<f64>,
     /// How model-parallel (mp) levels split DLRM embedding tables.
     pub emb_sharding: EmbSharding,
+    /// LLM serving: prompt tokens per request; `None`: the model's sequence length less the
+    /// output.
+    pub input_tokens: Option<u64>,
+    /// LLM serving: generated tokens per request; `None`: 128 (at most half the sequence).
+    pub output_tokens: Option<u64>,
+    /// LLM serving: the weights' number format; `None`: the model's bytes per parameter.
+    pub weight_format: Option<Precision>,
+    /// LLM serving: the KV cache's number format; `None`: the model's bytes per parameter.
+    pub kv_format: Option<Precision>,
+}
+
+/// A number format for weights or the KV cache in serving.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Precision {
+    Fp16,
+    Bf16,
+    Fp8,
+    Int8,
+    /// 4-bit weights (GPTQ/AWQ-style), computed in 16 bits.
+    Int4,
+}
+
+impl Precision {
+    pub const ALL: [Precision; 5] =
+        [Precision::Fp16, Precision::Bf16, Precision::Fp8, Precision::Int8, Precision::Int4];
+
+    pub fn config_name(self) -> &'static str {
+        match self {
+            Precision::Fp16 => "fp16",
+            Precision::Bf16 => "bf16",
+            Precision::Fp8 => "fp8",
+            Precision::Int8 => "int8",
+            Precision::Int4 => "int4",
+        }
+    }
+
+    /// Bytes per element.
+    pub fn bytes(self) -> f64 {
+        match self {
+            Precision::Fp16 | Precision::Bf16 => 2.0,
+            Precision::Fp8 | Precision::Int8 => 1.0,
+            Precision::Int4 => 0.5,
+        }
+    }
 }
 
 /// How a DLRM's model-parallel embedding levels split the tables (TorchRec's sharding types).
@@ -198,6 +242,10 @@ impl Default for Setup {
             overlap_tp_comm: false,
             loader_samples_per_s: None,
             emb_sharding: EmbSharding::Table,
+            input_tokens: None,
+            output_tokens: None,
+            weight_format: None,
+            kv_format: None,
         }
     }
 }

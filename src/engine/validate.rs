@@ -712,7 +712,20 @@ fn read_setup(v: &mut Reader, t: &RawTask) -> Option<Setup> {
     };
     let shardings: Vec<(&str, EmbSharding)> = EmbSharding::ALL.iter().map(|e| (e.config_name(), *e)).collect();
     let emb_sharding = v.choice(&t.emb_sharding, at("task", "emb_sharding"), &shardings, d.emb_sharding)?;
+    let tokens = |v: &mut Reader, f: &Field, key: &str| match f {
+        None | Some(RawValue::Null) => Some(None),
+        f => v.count(f, at("task", key), optional, 1, MAX_COUNT).map(Some),
+    };
+    let input_tokens = tokens(v, &t.input_tokens, "input_tokens")?;
+    let output_tokens = tokens(v, &t.output_tokens, "output_tokens")?;
+    let formats: Vec<(&str, Option<Precision>)> = Precision::ALL.iter().map(|p| (p.config_name(), Some(*p))).collect();
+    let weight_format = v.choice(&t.weight_format, at("task", "weight_format"), &formats, None)?;
+    let kv_format = v.choice(&t.kv_format, at("task", "kv_format"), &formats, None)?;
     Some(Setup {
+        input_tokens,
+        output_tokens,
+        weight_format,
+        kv_format,
         emb_sharding,
         micro_batch,
         virtual_stages,

@@ -356,6 +356,7 @@ pub fn component_rgb(c: MemPart) -> (u8, u8, u8) {
         MemPart::Transformer | MemPart::OptimizerStates => (204, 121, 167),
         MemPart::Gradients => (230, 159, 0),
         MemPart::Buffers => (150, 150, 150),
+        MemPart::KvCache => (86, 180, 233),
     }
 }
 

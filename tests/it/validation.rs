@@ -46,3 +46,23 @@ fn blank_cells_say_which_default_they_took() {
     let v = rows.iter().find(|r| r.id == "vtrain-m-001").expect("row");
     assert!(v.defaults.is_empty(), "{:?}", v.defaults);
 }
+
+#[test]
+fn the_serving_model_predicts_measured_inference_latencies() {
+    let csv = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/validation/inference.csv"))
+        .expect("validation CSV");
+    let rows = run(&csv).expect("parses");
+    assert_eq!(rows.len(), 4);
+    for r in &rows {
+        let e = r.error.unwrap_or_else(|| panic!("{} skipped: {:?}", r.id, r.skipped));
+        // Issue 6's bar: every row within 25%.
+        assert!(e.abs() <= 0.25, "{}: {:+.1}%", r.id, e * 100.0);
+    }
+    let s = summarize(&rows).expect("summary");
+    eprintln!(
+        "serving validation: median |error| {:.1}%, max {:.1}%",
+        s.all.median_abs_error * 100.0,
+        s.all.max_abs_error * 100.0
+    );
+    assert!(s.all.median_abs_error <= 0.15);
+}

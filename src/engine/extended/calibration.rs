@@ -57,3 +57,13 @@ pub const OPTIMIZER_BYTES_PER_PARAM: f64 = 12.0;
 /// Memory every GPU spends outside the model: CUDA context, cuBLAS and NCCL workspaces and
 /// allocator fragmentation, bytes. PyTorch jobs typically lose 1-3 GB this way; 2 GB is used.
 pub const WORKSPACE_BYTES: f64 = 2e9;
+
+/// Time the GPU loses per kernel launched back to back (launch latency and the tail of the
+/// previous kernel), s. CUDA kernel launches cost about 3-5 microseconds when nothing hides them
+/// (no CUDA graphs); it matters only where kernels are short: decoding, small micro-batches.
+pub const KERNEL_OVERHEAD_S: f64 = 4e-6;
+
+/// Kernels of one transformer block (attention or feed-forward) in a forward pass: a norm, the
+/// GEMMs (QKV and output projection, or the two or three feed-forward matrices), the fused
+/// attention or activation, bias and residual adds, and the tensor-parallel collective.
+pub const KERNELS_PER_BLOCK: f64 = 7.0;

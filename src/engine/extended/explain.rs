@@ -38,6 +38,9 @@ pub fn explain(s: &Scenario, op: &OpName) -> Option<Explanation> {
     if s.model.arch.family().is_dlrm() {
         return super::dlrm::explain(&super::dlrm::DCx::new(s)?, op);
     }
+    if let Some(sv) = super::serving::Serve::new(s) {
+        return super::serving::explain(&sv, op);
+    }
     let cx = Cx::new(s)?;
     let layer = op.layer.max(0) as u64;
     let t = cx.layer_times(layer);

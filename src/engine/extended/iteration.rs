@@ -9,7 +9,9 @@
 //! et al. 2021, `(p-1)/v x (t_f + t_b)` per iteration, i.e. a fraction `(p-1)/(m+p-1)` of the
 //! pipeline time when v = 1. Gradient synchronisation and the optimizer step follow.
 
-use super::calibration::{ADAM_BYTES_PER_PARAM, OPTIMIZER_BYTES_PER_PARAM, WORKSPACE_BYTES};
+use super::calibration::{
+    ADAM_BYTES_PER_PARAM, KERNELS_PER_BLOCK, KERNEL_OVERHEAD_S, OPTIMIZER_BYTES_PER_PARAM, WORKSPACE_BYTES,
+};
 use super::collective::{time_s, Collective, Group, Links};
 use super::layout::Layout;
 use super::shape::Dims;
@@ -151,14 +153,16 @@ impl<'a> Cx<'a> {
         time_s(c, bytes, g, &self.links, self.setup.collective)
     }
 
-    /// Forward time of the attention block for one micro-batch: GEMMs at the effective FLOP
-    /// rate plus element-wise traffic at the effective HBM bandwidth, s.
+    /// Forward time of the attention block for one micro-batch, as (GEMM, element-wise), s:
+    /// GEMMs at the effective FLOP rate; element-wise traffic at the effective HBM bandwidth
+    /// plus the block's kernel-launch overheads.
     pub fn attn_fwd_parts(&self) -> (f64, f64) {
         let f = self.d.layer_flops();
         let t = self.tokens;
         let gemm = t * (f.attn_linear + f.attn_scores) / self.tp() / self.flops_per_s;
-        let ew =
-            t * (self.d.hidden_bytes() / self.outside_div() + self.d.score_bytes() / self.tp()) / self.hbm_bytes_per_s;
+        let ew = t * (self.d.hidden_bytes() / self.outside_div() + self.d.score_bytes() / self.tp())
+            / self.hbm_bytes_per_s
+            + KERNELS_PER_BLOCK * KERNEL_OVERHEAD_S;
         (gemm, ew)
     }
 
@@ -169,7 +173,8 @@ impl<'a> Cx<'a> {
         // Experts are spread over ep ranks, and so are the tokens routed to them.
         let gemm = t * f.ffn / self.tp() / self.flops_per_s;
         let ew = t * (self.d.hidden_bytes() / self.outside_div() + self.d.ffn_act_bytes() / self.tp())
-            / self.hbm_bytes_per_s;
+            / self.hbm_bytes_per_s
+            + KERNELS_PER_BLOCK * KERNEL_OVERHEAD_S;
         (gemm, ew)
     }
 

@@ -21,6 +21,7 @@ pub mod explain;
 pub mod iteration;
 pub mod layout;
 pub mod rules;
+pub mod serving;
 pub mod shape;
 
 use super::report::Report;
@@ -39,6 +40,9 @@ pub fn covers(s: &Scenario) -> bool {
 pub fn evaluate(s: &Scenario) -> Option<Report> {
     if s.model.arch.family().is_dlrm() {
         return dlrm::DCx::new(s).map(|cx| dlrm::evaluate(&cx));
+    }
+    if let Some(sv) = serving::Serve::new(s) {
+        return Some(serving::evaluate(&sv));
     }
     iteration::Cx::new(s).map(|cx| iteration::evaluate(&cx))
 }
