@@ -33,6 +33,7 @@ test-browser:
 	node tests/browser/smoke.mjs dist target/release/madmax
 	node tests/browser/calculator.mjs dist target/release/madmax
 	node tests/browser/explorer.mjs dist target/release/madmax
+	node tests/browser/serving.mjs dist target/release/madmax
 
 ## check-reference: the shared, independent checker of the CLI contract (when ../shared exists)
 check-reference:
@@ -44,6 +45,7 @@ check-reference:
 validate:
 	cargo build --release --bin madmax
 	target/release/madmax validate tests/data/validation/training.csv
+	target/release/madmax validate tests/data/validation/inference.csv
 
 ## bench: engine time per golden case against the reference's recorded time, explorer plans/s;
 ## site size, time to first result and the explorer's search time in headless Chromium
@@ -51,6 +53,7 @@ bench: tools dist
 	cargo build --release --bin madmax
 	target/release/madmax bench tests/data/reference/cases
 	target/release/madmax validate tests/data/validation/training.csv | tail -8
+	target/release/madmax validate tests/data/validation/inference.csv | tail -4
 	node tests/browser/site_bench.mjs dist
 
 fmt:

@@ -396,6 +396,22 @@ fn report_json(r: &Report) -> Value {
         v["hfu"] = json!(u.hfu);
         v["model_flops_per_iteration"] = json!(u.model_flops);
     }
+    if let Some(sv) = &r.serving {
+        v["serving"] = json!({
+            "input_tokens": sv.input_tokens,
+            "output_tokens": sv.output_tokens,
+            "batch": sv.batch,
+            "replicas": sv.replicas,
+            "ttft_ms": ms(sv.ttft_s),
+            "tpot_ms": ms(sv.tpot_s),
+            "e2e_ms": ms(sv.e2e_s),
+            "output_tokens_per_s": sv.output_tokens_per_s,
+            "output_tokens_per_s_per_gpu": sv.output_tokens_per_s_per_gpu,
+            "requests_per_s": sv.requests_per_s,
+            "kv_cache_bytes_per_token": sv.kv_bytes_per_token,
+            "max_batch": sv.max_batch,
+        });
+    }
     v
 }
 
@@ -513,6 +529,29 @@ fn text_report(s: &Scenario, r: &Report) -> String {
     }
     let _ = writeln!(o, "Iteration time        {}", units::duration(r.iteration_s));
     let _ = writeln!(o, "Throughput            {}", units::si(r.throughput_samples_per_s, "samples/s"));
+    if let Some(sv) = &r.serving {
+        let _ = writeln!(
+            o,
+            "Serving               {} requests x {} replicas, {} prompt + {} generated tokens each",
+            sv.batch, sv.replicas, sv.input_tokens, sv.output_tokens
+        );
+        let _ = writeln!(o, "  time to first token {}", units::duration(sv.ttft_s));
+        let _ = writeln!(o, "  time per output token {}", units::duration(sv.tpot_s));
+        let _ = writeln!(o, "  end to end          {}", units::duration(sv.e2e_s));
+        let _ = writeln!(
+            o,
+            "  output tokens/s     {} ({} per GPU), {}",
+            units::si(sv.output_tokens_per_s, "tokens/s"),
+            units::si(sv.output_tokens_per_s_per_gpu, "tokens/s"),
+            units::si(sv.requests_per_s, "requests/s")
+        );
+        let _ = writeln!(
+            o,
+            "  KV cache            {} per token per GPU; largest batch that fits: {} requests",
+            units::bytes(sv.kv_bytes_per_token),
+            sv.max_batch
+        );
+    }
     if let Some(u) = &r.utilization {
         let _ = writeln!(
             o,

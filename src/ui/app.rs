@@ -11,7 +11,7 @@ use super::state::{show_field, Action, Evaluated, State, View};
 use super::sweep::{self, Mode};
 use crate::doc::Config;
 use crate::engine::ops::Category;
-use crate::engine::report::{Limit, Report};
+use crate::engine::report::{Limit, Report, Serving};
 use crate::engine::scenario::Mode as ModelMode;
 use crate::engine::scenario::{Family, TaskKind};
 use crate::engine::{explain, Unit};
@@ -448,8 +448,8 @@ fn task_form(state: &State, d: &Dispatch) -> Html {
             { if kind == "finetune" { freeze_editor(state, d, family) } else { html! {} } }
             { if state.mode() == ModelMode::Default { html! {
                 <fieldset class="spec" id="default-settings">
-                    <legend>{ "How training runs (default model)" }</legend>
-                    { for fields::default_task_fields(family).into_iter().map(|f| input(state, d, f)) }
+                    <legend>{ if kind == "inference" { "How serving runs (default model)" } else { "How training runs (default model)" } }</legend>
+                    { for fields::default_task_fields(family, kind == "inference").into_iter().map(|f| input(state, d, f)) }
                 </fieldset>
             } } else { html! {} } }
         </details>
@@ -649,6 +649,13 @@ fn results(state: &State, d: &Dispatch, width: u32) -> Html {
                 { longest_ops(state, &good, d) }
                 { op_details(state, &good) }
             </div>
+            { if good.report.serving.is_some() { html! {
+                <div class="card charts" id="serving">
+                    <h2>{ "Serving: throughput against latency" }</h2>
+                    <Chart kind={ChartKind::Serving} good={good.clone()} width={width} />
+                    <p class="help">{ "Each point is one batch size (requests served together). Bigger batches share each weight read among more requests: more tokens per second, but each request's next token comes later. Grey points do not fit in memory (KV cache)." }</p>
+                </div>
+            } } else { html! {} } }
             <div class="card charts">
                 <h2>{ "Pre-training throughput" }</h2>
                 <div class="pair">
@@ -691,6 +698,7 @@ fn headline(g: &Evaluated) -> Html {
     let mfu = export::mfu(s, r);
     let mem = &r.memory;
     let kind = super::state::task_kind_name(s);
+    let serving = r.serving.is_some();
     let what = format!(
         "{} {} on {} GPUs ({} nodes x {}), global batch {}",
         s.model.name,
@@ -704,21 +712,27 @@ fn headline(g: &Evaluated) -> Html {
         <div class="card">
             <p class="scenario" id="scenario-summary">{ what }</p>
             <dl class="headline">
-                { figure("iteration-time", "Iteration time", units::duration(r.iteration_s), r.iteration_s,
+                { figure("iteration-time", if serving { "End-to-end latency" } else { "Iteration time" }, units::duration(r.iteration_s), r.iteration_s,
                     html! { { if r.idle_s > 0.0 {
                         format!("compute {} + exposed communication {} + idle {}", units::duration(r.compute_s), units::duration(r.exposed_comm_s.max(0.0)), units::duration(r.idle_s))
                     } else {
                         format!("compute {} + exposed communication {}", units::duration(r.compute_s), units::duration(r.exposed_comm_s.max(0.0)))
                     } } },
                     "One step: forward pass (and backward when training) over the global batch.") }
-                { figure("throughput", "Throughput", units::si(r.throughput_samples_per_s, "samples/s"), r.throughput_samples_per_s,
-                    match tokens { Some(t) => html! { <span id="tokens-per-s" data-value={t.to_string()}>{ units::si(t, "tokens/s") }</span> }, None => html! {} },
-                    "Samples the whole cluster processes per second: global batch / iteration time.") }
+                { if serving {
+                    figure("throughput", "Requests", units::si(r.throughput_samples_per_s, "requests/s"), r.throughput_samples_per_s,
+                        html! { { format!("{} requests per batch", r.global_batch) } },
+                        "Requests the whole cluster completes per second: batch x replicas / end-to-end latency (static batching).")
+                } else {
+                    figure("throughput", "Throughput", units::si(r.throughput_samples_per_s, "samples/s"), r.throughput_samples_per_s,
+                        match tokens { Some(t) => html! { <span id="tokens-per-s" data-value={t.to_string()}>{ units::si(t, "tokens/s") }</span> }, None => html! {} },
+                        "Samples the whole cluster processes per second: global batch / iteration time.")
+                } }
                 { figure("exposed-comm", "Exposed communication", units::percent(r.exposed_share()), r.exposed_share(),
                     html! { { format!("{} of {} communication is not hidden", units::duration(r.exposed_comm_s.max(0.0)), units::duration(r.comm_s)) } },
                     "Share of communication time no computation hides: it adds to the iteration time.") }
                 { figure("mfu", "Model FLOPs utilisation", units::percent(mfu), mfu,
-                    html! { { format!("of {} peak per GPU", units::si(export::peak_flops_per_s(s), "FLOP/s")) } },
+                    html! { { format!("of {} peak per GPU", units::si(r.utilization.as_ref().map_or(export::peak_flops_per_s(s), |u| u.peak_flops_per_s), "FLOP/s")) } },
                     if r.utilization.is_some() { "Model FLOPs per iteration (forward and backward, no recomputation, attention's s^2 included) over what the GPUs could do at datasheet peak in that time." } else { "Model FLOPs per iteration over what the GPUs could do at datasheet peak in that time (FLOPs as MAD-Max counts them)." }) }
                 { figure("memory", "Memory per GPU", units::bytes(mem.total_bytes), mem.total_bytes,
                     html! { <span class={classes!((mem.total_bytes > mem.capacity_bytes).then_some("over"))}
@@ -726,8 +740,29 @@ fn headline(g: &Evaluated) -> Html {
                         { format!("of {} HBM ({})", units::bytes(mem.capacity_bytes), units::percent(mem.total_bytes / mem.capacity_bytes)) }</span> },
                     if r.utilization.is_some() { "Everything one GPU of the busiest pipeline stage holds: weights, gradients, optimizer states, activations of the micro-batches in flight, buffers." } else { "Model weights held by each GPU under this plan. MAD-Max paper mode counts weights only." }) }
             </dl>
+            { match &r.serving { Some(sv) => serving_figures(sv), None => html! {} } }
             { for r.limits.iter().map(limit_line) }
         </div>
+    }
+}
+
+/// The serving figures: latencies, token throughput, the batch that fits.
+fn serving_figures(sv: &Serving) -> Html {
+    html! {
+        <dl class="headline" id="serving-figures">
+            { figure("ttft", "Time to first token", units::duration(sv.ttft_s), sv.ttft_s,
+                html! { { format!("prefill of {} prompt tokens x {} requests", sv.input_tokens, sv.batch) } },
+                "How long a request waits for its first token: the prefill of every prompt in the batch.") }
+            { figure("tpot", "Time per output token", units::duration(sv.tpot_s), sv.tpot_s,
+                html! { { format!("{} tokens, end to end {}", sv.output_tokens, units::duration(sv.e2e_s)) } },
+                "Mean time between two generated tokens of a request: one decode step (every weight and the KV cache read once).") }
+            { figure("output-tokens", "Output tokens/s", units::si(sv.output_tokens_per_s, "tokens/s"), sv.output_tokens_per_s,
+                html! { <span id="output-tokens-per-gpu" data-value={sv.output_tokens_per_s_per_gpu.to_string()}>{ format!("{} per GPU, {}", units::si(sv.output_tokens_per_s_per_gpu, "tokens/s"), units::si(sv.requests_per_s, "requests/s")) }</span> },
+                "Generated tokens per second over the whole cluster: batch x replicas x output tokens / end-to-end time.") }
+            { figure("max-batch", "Largest batch that fits", format!("{} requests", sv.max_batch), sv.max_batch as f64,
+                html! { { format!("KV cache {} per token per GPU", units::bytes(sv.kv_bytes_per_token)) } },
+                "Requests per replica whose KV cache (prompt + output tokens) fits in HBM next to the weights.") }
+        </dl>
     }
 }
 
@@ -919,6 +954,8 @@ enum ChartKind {
     Breakdown,
     Memory,
     Sweep(Mode, Axis),
+    /// LLM serving: output tokens/s against time per output token, one point per batch.
+    Serving,
 }
 
 #[derive(Properties, PartialEq)]
@@ -940,6 +977,7 @@ fn chart_id(kind: ChartKind) -> &'static str {
         ChartKind::Sweep(Mode::Pretrain, Axis::Batch) => "chart-pretrain-batch",
         ChartKind::Sweep(Mode::Inference, Axis::Gpus) => "chart-inference-gpus",
         ChartKind::Sweep(Mode::Inference, Axis::Batch) => "chart-inference-batch",
+        ChartKind::Serving => "chart-serving",
     }
 }
 
@@ -958,6 +996,7 @@ fn chart(p: &ChartProps) -> Html {
                 let result = match kind {
                     ChartKind::Breakdown => charts::breakdown(&c, &t, r),
                     ChartKind::Memory => charts::memory(&c, &t, r),
+                    ChartKind::Serving => charts::serving(&c, &t, &sweep::serving(&good.doc)),
                     ChartKind::Sweep(mode, axis) => {
                         let (points, x_desc) = match axis {
                             Axis::Gpus => (sweep::vs_gpus(&good.doc, mode), "GPUs"),
@@ -995,6 +1034,7 @@ fn chart(p: &ChartProps) -> Html {
             units::bytes(p.good.report.memory.capacity_bytes)
         ),
         ChartKind::Sweep(..) => "Throughput at other sizes; the ringed point is the current scenario.".to_owned(),
+        ChartKind::Serving => "Output tokens per second against time per output token, one point per batch size; the ringed point is the current batch.".to_owned(),
     };
     html! {
         <figure class="chart">

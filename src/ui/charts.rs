@@ -2,7 +2,7 @@
 //! throughput sweeps and memory per GPU. Each takes plain data from the report; errors become
 //! text the page shows, never a panic.
 
-use super::sweep::Point;
+use super::sweep::{Point, ServePoint};
 use crate::engine::ops::{Category, Op, Stream};
 use crate::engine::report::{MemPart, Report};
 use crate::units;
@@ -345,6 +345,50 @@ pub fn memory(canvas: &HtmlCanvasElement, theme: &Theme, r: &Report) -> Result<(
     chart
         .draw_series([PathElement::new(vec![(cap, 0.05), (cap, 0.95)], line.stroke_width(theme.px(2.0)))])
         .map_err(err)?;
+    root.present().map_err(err)
+}
+
+/// LLM serving: output tokens/s (y) against time per output token (x), one point per batch
+/// size, labelled with the batch; points that do not fit in memory are grey.
+pub fn serving(canvas: &HtmlCanvasElement, theme: &Theme, points: &[ServePoint]) -> Result<(), String> {
+    let root = area(canvas, theme, 260)?;
+    let ymax = points.iter().map(|p| p.tokens_per_s).fold(0.0, f64::max) * 1.15;
+    let xmax = points.iter().map(|p| p.tpot_s * 1e3).fold(0.0, f64::max) * 1.1;
+    if points.is_empty() || ymax <= 0.0 || xmax <= 0.0 {
+        root.draw(&Text::new("no serving point", (theme.px(10.0) as i32, theme.px(30.0) as i32), theme.font(13.0)))
+            .map_err(err)?;
+        return root.present().map_err(err);
+    }
+    let mut chart = ChartBuilder::on(&root)
+        .margin(theme.px(8.0))
+        .caption("Serving: output tokens/s vs time per output token", theme.font(15.0))
+        .x_label_area_size(theme.px(38.0))
+        .y_label_area_size(theme.px(64.0))
+        .build_cartesian_2d(0.0..xmax, 0.0..ymax)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc("time per output token (ms)")
+        .y_desc("output tokens/s")
+        .y_label_formatter(&|y| units::si(*y, "").trim().to_owned())
+        .themed(theme)
+        .draw()
+        .map_err(err)?;
+    let blue = color((0, 114, 178));
+    let grey = RGBColor(160, 160, 160);
+    let fit: Vec<(f64, f64)> = points.iter().filter(|p| p.fits).map(|p| (p.tpot_s * 1e3, p.tokens_per_s)).collect();
+    chart.draw_series(LineSeries::new(fit.iter().copied(), blue.stroke_width(theme.px(2.0)))).map_err(err)?;
+    for p in points {
+        let at = (p.tpot_s * 1e3, p.tokens_per_s);
+        let c = if p.fits { blue } else { grey };
+        chart.draw_series([Circle::new(at, theme.px(3.5), c.filled())]).map_err(err)?;
+        chart.draw_series([Text::new(format!("{}", p.batch), at, theme.font(11.0))]).map_err(err)?;
+        if p.current {
+            chart
+                .draw_series([Circle::new(at, theme.px(7.0), theme.text().stroke_width(theme.px(2.0)))])
+                .map_err(err)?;
+        }
+    }
     root.present().map_err(err)
 }
 

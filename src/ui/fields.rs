@@ -231,9 +231,11 @@ pub fn default_model_fields(family: Family) -> Vec<Field> {
     v
 }
 
-/// The default model's task fields of a family: how training runs.
-pub fn default_task_fields(family: Family) -> Vec<Field> {
-    let keep: &[&str] = if family.is_dlrm() {
+/// The default model's task fields of a family: how training (or serving) runs.
+pub fn default_task_fields(family: Family, inference: bool) -> Vec<Field> {
+    let keep: &[&str] = if inference && matches!(family, Family::Llm | Family::LlmMoe) {
+        &["input_tokens", "output_tokens", "weight_format", "kv_format", "collective"]
+    } else if family.is_dlrm() {
         &["emb_sharding", "collective", "overlap_grad_reduce", "data_loader_samples_per_s"]
     } else {
         &[
@@ -252,8 +254,24 @@ pub fn default_task_fields(family: Family) -> Vec<Field> {
     all_task_fields().into_iter().filter(|f| keep.contains(&f.key)).collect()
 }
 
+const FORMATS: &[(&str, &str)] = &[
+    ("fp16", "FP16 (2 bytes)"),
+    ("bf16", "BF16 (2 bytes)"),
+    ("fp8", "FP8 (1 byte)"),
+    ("int8", "INT8 (1 byte)"),
+    ("int4", "INT4 (half a byte)"),
+];
+
 fn all_task_fields() -> Vec<Field> {
     vec![
+        extra(T, "input_tokens", "Prompt tokens", Kind::OptionalCount, "sequence length less the output",
+            "Tokens in each request's prompt. The prefill processes them all at once (compute-bound); they stay in the KV cache while the answer is generated."),
+        extra(T, "output_tokens", "Generated tokens", Kind::OptionalCount, "128",
+            "Tokens generated per request, one decode step each. Every step reads all weights and the whole KV cache: at small batches it is bound by HBM bandwidth."),
+        extra(T, "weight_format", "Weight format", Kind::Choice(FORMATS), "the model's bytes per parameter",
+            "How the weights are stored for serving. FP8 and INT8 halve the bytes each decode step reads and run GEMMs at the 8-bit peak (H100: 1979 TFLOP/s); INT4 weights are read at a quarter of FP16 and computed in 16 bits."),
+        extra(T, "kv_format", "KV-cache format", Kind::Choice(FORMATS), "the model's bytes per parameter",
+            "How keys and values are cached. An FP8 cache holds twice the tokens: a larger batch fits."),
         extra(T, "emb_sharding", "Embedding sharding", Kind::Choice(&[("table", "table-wise: whole tables per GPU"), ("row", "row-wise: each table's rows spread"), ("column", "column-wise: each table's columns spread")]), "table",
             "How the mp levels split the embedding tables (TorchRec's sharding types). Table-wise sends each GPU's pooled embeddings by all-to-all (MAD-Max's mp); row-wise balances huge tables but reduce-scatters partial pools of every table; column-wise splits wide tables and all-to-alls the column slices."),
         extra(T, "micro_batch", "Micro-batch", Kind::OptionalCount, "the whole batch per GPU; 1 with a pipeline",

@@ -106,6 +106,64 @@ pub fn vs_batch(doc: &Doc, mode: Mode) -> Vec<Point> {
         .collect()
 }
 
+/// One batch size of an LLM serving scenario.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ServePoint {
+    pub batch: u64,
+    /// Time per output token, s.
+    pub tpot_s: f64,
+    /// Output tokens per second over the cluster.
+    pub tokens_per_s: f64,
+    /// True when the batch's KV cache fits.
+    pub fits: bool,
+    pub current: bool,
+}
+
+/// The serving trade-off: the scenario at batch sizes 1, 2, 4, ... up to the largest that fits
+/// (and one beyond, marked), each with its time per output token and token throughput.
+pub fn serving(doc: &Doc) -> Vec<ServePoint> {
+    let Some(b) = doc.count(Config::Task, "local_transformer_bs") else { return Vec::new() };
+    let Some(f) = family(doc) else { return Vec::new() };
+    let mut out = Vec::new();
+    let mut x = 1u64;
+    while x <= 4096 {
+        let mut d = doc.clone();
+        d.set(Config::Task, "local_transformer_bs", json!(x));
+        plan::sync_batches(&mut d.task, f);
+        let Some(r) = validate(&d.to_raw()).ok().map(|s| evaluate(&s)) else { break };
+        let Some(sv) = r.serving else { break };
+        let fits = r.memory.fits();
+        out.push(ServePoint {
+            batch: x,
+            tpot_s: sv.tpot_s,
+            tokens_per_s: sv.output_tokens_per_s,
+            fits,
+            current: x == b,
+        });
+        if !fits && x > b {
+            break;
+        }
+        x *= 2;
+    }
+    if !out.iter().any(|p| p.current) {
+        let mut d = doc.clone();
+        plan::sync_batches(&mut d.task, f);
+        if let Some(r) = validate(&d.to_raw()).ok().map(|s| evaluate(&s)) {
+            if let Some(sv) = r.serving {
+                out.push(ServePoint {
+                    batch: b,
+                    tpot_s: sv.tpot_s,
+                    tokens_per_s: sv.output_tokens_per_s,
+                    fits: r.memory.fits(),
+                    current: true,
+                });
+                out.sort_by_key(|p| p.batch);
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,6 +184,21 @@ mod tests {
         // Inference is faster per iteration than training on the same plan.
         let inf_now = b.iter().find(|p| p.current).and_then(|p| p.samples_per_s).expect("valid");
         assert!(inf_now > now);
+    }
+
+    #[test]
+    fn serving_points_trade_latency_for_throughput_up_to_the_memory_limit() {
+        let p = presets::all().expect("presets");
+        let sc = p.scenarios.iter().find(|s| s.id == "serve__llama2_70b__h100_sxm_4__fp8").expect("serving preset");
+        let mut doc = Doc::new(p.configs(sc).expect("configs"));
+        crate::ui::state::default_model_settings(&mut doc, crate::engine::scenario::Mode::Default);
+        let pts = serving(&doc);
+        assert!(pts.len() >= 5, "{pts:?}");
+        assert!(pts.iter().any(|p| p.current));
+        for w in pts.windows(2) {
+            assert!(w[1].tokens_per_s > w[0].tokens_per_s && w[1].tpot_s >= w[0].tpot_s, "{w:?}");
+        }
+        assert!(pts.iter().any(|p| p.fits) && pts.last().is_some_and(|p| !p.fits || p.batch == 4096));
     }
 
     #[test]

@@ -25,13 +25,18 @@ pub struct Util {
 /// See [`Util`].
 pub const UTIL: Util = Util { flops: 0.80, mem_bw: 0.836, nvlink: 0.6667, nic: 0.56 };
 
-/// Latency of one step of a collective within a node (one hop over NVLink, including the
-/// kernel's synchronisation), s. NCCL's ring step latency on NVLink is a few microseconds;
-/// Megatron-style blocking calls add launch and synchronisation costs of the same order.
-pub const NVLINK_STEP_S: f64 = 10e-6;
+/// Fixed cost of one collective call: kernel launch and the first synchronisation between the
+/// ranks, s. NCCL's tuning model (`src/graph/tuning.cc`) uses a base latency of 8.4 us for
+/// ring collectives with its bandwidth ("Simple") protocol.
+pub const COLLECTIVE_BASE_S: f64 = 8.4e-6;
 
-/// Latency of one step of a collective across nodes (one InfiniBand/RoCE hop), s.
-pub const NIC_STEP_S: f64 = 20e-6;
+/// Latency of one step of a collective within a node (one hop over NVLink), s: NCCL's
+/// hardware latency for an NVLink ring hop with the Simple protocol, 3.4 us.
+pub const NVLINK_STEP_S: f64 = 3.4e-6;
+
+/// Latency of one step of a collective across nodes (one network hop: NIC, switch, NIC), s:
+/// NCCL's hardware latency for a network ring hop with the Simple protocol, 14 us.
+pub const NIC_STEP_S: f64 = 14e-6;
 
 /// Element-wise passes over a token's hidden vector per transformer layer in the forward pass,
 /// counted from the kernels of a Megatron-style layer: two layer norms (read + write each: 4),

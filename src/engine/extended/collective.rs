@@ -8,7 +8,7 @@
 //! trees), Cho et al. 2019 (PowerAI DDL's hierarchical multi-ring), Sapio et al. 2021
 //! (SwitchML: in-network aggregation halves an all-reduce's bytes per host).
 
-use super::calibration::{NIC_STEP_S, NVLINK_STEP_S};
+use super::calibration::{COLLECTIVE_BASE_S, NIC_STEP_S, NVLINK_STEP_S};
 use crate::engine::scenario::Algorithm;
 
 /// A collective operation. Sizes are the bytes one rank holds: for an all-reduce its buffer,
@@ -54,11 +54,17 @@ pub struct Links {
     pub inter_bytes_per_s: f64,
 }
 
-/// The time of a collective, s: `sum over stages of (steps x alpha + bytes / bandwidth)`.
+/// The time of a collective, s: a launch cost plus, per stage, `steps x alpha + bytes /
+/// bandwidth`.
 pub fn time_s(c: Collective, bytes: f64, g: Group, links: &Links, alg: Algorithm) -> f64 {
     if g.size <= 1 || bytes <= 0.0 {
         return 0.0;
     }
+    COLLECTIVE_BASE_S + transfer_s(c, bytes, g, links, alg)
+}
+
+/// A collective's time without its launch cost, s.
+fn transfer_s(c: Collective, bytes: f64, g: Group, links: &Links, alg: Algorithm) -> f64 {
     let (bi, bx) = (links.intra_bytes_per_s, links.inter_bytes_per_s);
     let d = g.size as f64;
     let k = g.per_node.clamp(1, g.size) as f64;
@@ -132,10 +138,10 @@ mod tests {
     fn ring_all_reduce_within_a_node_is_two_times_d_minus_1_over_d() {
         let g = Group { size: 8, per_node: 8 };
         let t = time_s(Collective::AllReduce, 1e9, g, &LINKS, Algorithm::Ring);
-        close(t, 2.0 * 7.0 / 8.0 * 1e9 / 200e9 + 2.0 * 7.0 * NVLINK_STEP_S);
-        // Reduce-scatter and all-gather are half of it.
+        close(t, COLLECTIVE_BASE_S + 2.0 * 7.0 / 8.0 * 1e9 / 200e9 + 2.0 * 7.0 * NVLINK_STEP_S);
+        // Reduce-scatter and all-gather move half of it.
         let rs = time_s(Collective::ReduceScatter, 1e9, g, &LINKS, Algorithm::Ring);
-        close(2.0 * rs, t);
+        close(2.0 * (rs - COLLECTIVE_BASE_S), t - COLLECTIVE_BASE_S);
     }
 
     #[test]
@@ -145,7 +151,7 @@ mod tests {
         let t = time_s(Collective::AllReduce, 1e9, g, &LINKS, Algorithm::Hierarchical);
         let intra = 2.0 * (7.0 / 8.0 * 1e9 / 200e9 + 7.0 * NVLINK_STEP_S);
         let inter = 2.0 * (3.0 / 4.0 * 1e9 / 8.0 / 10e9 + 3.0 * NIC_STEP_S);
-        close(t, intra + inter);
+        close(t, COLLECTIVE_BASE_S + intra + inter);
     }
 
     #[test]
@@ -164,7 +170,7 @@ mod tests {
         let tiny = 1.0; // latency-bound
         let ring = time_s(Collective::AllReduce, tiny, g, &LINKS, Algorithm::Ring);
         let tree = time_s(Collective::AllReduce, tiny, g, &LINKS, Algorithm::Tree);
-        close(ring, 2.0 * (1023.0 / 1024.0 * tiny / 10e9 + 1023.0 * NIC_STEP_S));
+        close(ring, COLLECTIVE_BASE_S + 2.0 * (1023.0 / 1024.0 * tiny / 10e9 + 1023.0 * NIC_STEP_S));
         assert!(tree < ring / 50.0, "tree {tree} ring {ring}");
     }
 
@@ -181,6 +187,6 @@ mod tests {
         let t = time_s(Collective::AllToAll, 1.6e9, g, &LINKS, Algorithm::Ring);
         let intra = 1.6e9 * 7.0 / 16.0 / 200e9 + 7.0 * NVLINK_STEP_S;
         let inter = 1.6e9 * 8.0 / 16.0 / 10e9 + NIC_STEP_S;
-        close(t, intra.max(inter));
+        close(t, COLLECTIVE_BASE_S + intra.max(inter));
     }
 }

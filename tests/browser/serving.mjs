@@ -1,0 +1,70 @@
+// End-to-end test of LLM serving in the calculator (headless Chromium): a serving preset's
+// latency and throughput figures against the CLI, the throughput-latency chart drawn, and a
+// change of weight format that moves them the right way.
+//
+// Usage: node tests/browser/serving.mjs [DIST_DIR] [MADMAX_BIN]
+import { serve, launch, watchedPage, check, failed, shots, cli, scenarioOfLink, close } from './lib.mjs';
+import { join } from 'node:path';
+
+const dist = process.argv[2] ?? 'dist';
+const bin = process.argv[3] ?? 'target/release/madmax';
+
+async function figures(page) {
+  const v = async (id) => Number(await page.locator(`#${id}`).getAttribute('data-value'));
+  return { ttft: await v('ttft'), tpot: await v('tpot'), tokens: await v('output-tokens'), maxBatch: await v('max-batch') };
+}
+
+async function matchesCli(page, what) {
+  const want = cli(bin, scenarioOfLink(await page.locator('#share-link').inputValue())).serving;
+  const got = await figures(page);
+  check(want && close(got.ttft, want.ttft_ms / 1e3) && close(got.tpot, want.tpot_ms / 1e3) && close(got.tokens, want.output_tokens_per_s) && got.maxBatch === want.max_batch,
+    `${what}: page TTFT ${got.ttft} s, TPOT ${got.tpot} s, ${got.tokens} tokens/s, max batch ${got.maxBatch} equal the CLI's`);
+  return got;
+}
+
+const server = await serve(dist);
+const browser = await launch();
+try {
+  const page = await watchedPage(await browser.newContext({ viewport: { width: 1280, height: 900 } }), server.url);
+  await page.goto(server.url);
+  await page.locator('#iteration-time').waitFor({ timeout: 20000 });
+  await page.selectOption('#scenario', 'serve__llama2_70b__h100_sxm_4__fp8');
+  await page.locator('#ttft').waitFor({ timeout: 5000 });
+  check(await page.locator('#mode-default').isChecked(), 'serving runs on the default model');
+  const fp8 = await matchesCli(page, 'LLaMA-2-70B on 4 x H100, FP8');
+  check(fp8.ttft > 0.05 && fp8.ttft < 5 && fp8.tpot > 0.002 && fp8.tpot < 0.1, `plausible latencies: TTFT ${fp8.ttft} s, TPOT ${fp8.tpot} s`);
+  check(await page.locator('#f-task-input_tokens').isVisible() && await page.locator('#f-task-kv_format').isVisible(), 'the serving settings are in the form');
+  const inked = await page.evaluate(() => {
+    const c = document.getElementById('chart-serving');
+    if (!c) return 0;
+    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    let n = 0;
+    for (let i = 3; i < d.length; i += 28) if (d[i] > 0) n++;
+    return n;
+  });
+  check(inked > 500, `the throughput-latency chart is drawn (${inked} inked samples)`);
+  await page.locator('#serving').screenshot({ path: join(shots, 'serving-chart.png') });
+  await page.locator('.headline').first().screenshot({ path: join(shots, 'serving-headline.png') });
+  // FP16 weights: twice the weight bytes per decode step (latency floors of kernel launches and
+  // all-reduces stay), a slower token; a twice-as-big KV cache: a smaller batch fits.
+  await page.selectOption('#f-task-weight_format', 'fp16');
+  await page.selectOption('#f-task-kv_format', 'fp16');
+  const fp16 = await matchesCli(page, 'the same in FP16');
+  check(fp16.tpot > 1.2 * fp8.tpot && fp16.maxBatch < fp8.maxBatch, `FP16: TPOT ${fp16.tpot} s (FP8 ${fp8.tpot} s), max batch ${fp16.maxBatch} (FP8 ${fp8.maxBatch})`);
+  // The explain view: a decode step's formula.
+  const chip = page.locator('.longest .chip', { hasText: /DecodeStep/ }).first();
+  await chip.click();
+  const explained = await page.locator('#op-details').textContent();
+  check(/Decode step/.test(explained) && /KV cache/.test(explained), `a decode step is explained: ${explained.trim().slice(0, 100)}`);
+  for (const problem of page.problems) check(false, problem);
+} catch (e) {
+  check(false, e.stack ?? e.message);
+} finally {
+  await browser.close();
+  server.stop();
+}
+if (failed()) {
+  console.error(`serving: ${failed()} failure(s)`);
+  process.exit(1);
+}
+console.log('serving: ok');
