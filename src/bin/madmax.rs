@@ -22,9 +22,11 @@ Usage:
                    (reference). Without it, task.mode decides; a MAD-Max config without a
                    mode key is evaluated in reference mode, as the paper's code would
   madmax explore FILE [--json] [--top N] [--local-batches 1,2,4,8] [--mode default|reference]
+                 [--max-tpot-ms MS]
       search every parallelization plan the model accepts for FILE's model on its cluster
       (MAD-Max paper mode: what the reference accepts; the default model: N-D plans of
-      tensor, context, expert, data and pipeline parallelism)
+      tensor, context, expert, data and pipeline parallelism); for LLM serving,
+      --max-tpot-ms marks plans slower than MS per output token as infeasible
       (global batch fixed at the task's own unless --local-batches is given), rank them by
       throughput, and show the best against the task's own plan; plans whose memory does
       not fit in HBM are listed, marked
@@ -208,12 +210,13 @@ fn eval(args: &[String]) -> ExitCode {
 }
 
 fn explore(args: &[String]) -> ExitCode {
-    use madmax::engine::explore::{self, Batches, Space};
+    use madmax::engine::explore::{self, Space};
     let mut json_out = false;
     let mut top = 15usize;
     let mut locals: Option<Vec<u64>> = None;
     let mut file = None;
     let mut mode = None;
+    let mut max_tpot_s = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -222,6 +225,12 @@ fn explore(args: &[String]) -> ExitCode {
                 Some(m) => mode = Some(m),
                 None => return usage_error("explore: --mode takes default or reference"),
             },
+            "--max-tpot-ms" => {
+                match it.next().and_then(|v| v.parse::<f64>().ok()).filter(|x| x.is_finite() && *x > 0.0) {
+                    Some(ms) => max_tpot_s = Some(ms / 1e3),
+                    None => return usage_error("explore: --max-tpot-ms needs a positive number of milliseconds"),
+                }
+            }
             "--top" => match it.next().and_then(|v| v.parse().ok()) {
                 Some(n) => top = n,
                 None => return usage_error("explore: --top needs a number"),
@@ -252,10 +261,11 @@ fn explore(args: &[String]) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let space = match locals {
-        Some(l) => Space { batches: Batches::Local(l) },
+    let mut space = match locals {
+        Some(l) => Space::local(l),
         None => Space::fixed_global(&scenario),
     };
+    space.max_tpot_s = max_tpot_s;
     let started = Instant::now();
     let summary = explore::search(&scenario, &space);
     let elapsed = started.elapsed().as_secs_f64();
@@ -268,6 +278,8 @@ fn explore(args: &[String]) -> ExitCode {
             "exposed_share": o.exposed_share,
             "memory_per_device_bytes": o.memory_bytes,
             "fits": o.fits(),
+            "tpot_ms": o.tpot_s.map(|t| t * 1e3),
+            "meets_latency_limit": o.meets_limit,
             "task": plan_json(&o.plan),
         })
     };
@@ -308,7 +320,11 @@ fn explore(args: &[String]) -> ExitCode {
             units::percent(o.exposed_share),
             units::bytes(o.memory_bytes),
             explore::describe(&scenario, &o.plan),
-            if o.fits() { "" } else { "  (does not fit in HBM)" }
+            match (o.memory_bytes <= o.capacity_bytes, o.meets_limit) {
+                (true, true) => String::new(),
+                (false, _) => "  (does not fit in HBM)".to_owned(),
+                (true, false) => format!("  (over the latency limit: {})", units::duration(o.tpot_s.unwrap_or(0.0))),
+            }
         );
     }
     println!();

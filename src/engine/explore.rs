@@ -30,12 +30,19 @@ pub enum Batches {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Space {
     pub batches: Batches,
+    /// LLM serving: plans whose time per output token exceeds this are infeasible, s.
+    pub max_tpot_s: Option<f64>,
 }
 
 impl Space {
     /// The paper's comparison: the scenario's own global batch, fixed.
     pub fn fixed_global(s: &Scenario) -> Space {
-        Space { batches: Batches::FixedGlobal(scenario_global_batch(s)) }
+        Space { batches: Batches::FixedGlobal(scenario_global_batch(s)), max_tpot_s: None }
+    }
+
+    /// These local batches; the global batch is whatever results.
+    pub fn local(batches: Vec<u64>) -> Space {
+        Space { batches: Batches::Local(batches), max_tpot_s: None }
     }
 }
 
@@ -50,15 +57,25 @@ pub struct Outcome {
     /// Weights per GPU (reference mode counts weights only), bytes.
     pub memory_bytes: f64,
     pub capacity_bytes: f64,
+    /// LLM serving: time per output token, s.
+    pub tpot_s: Option<f64>,
+    /// False when the plan misses the search's latency limit.
+    pub meets_limit: bool,
 }
 
 impl Outcome {
-    /// True when the weights fit in the GPU's memory.
+    /// True when the plan is feasible: it fits in the GPU's memory (and meets the search's
+    /// latency limit, if any).
     pub fn fits(&self) -> bool {
-        self.memory_bytes <= self.capacity_bytes
+        self.memory_bytes <= self.capacity_bytes && self.meets_limit
     }
 
-    fn of(plan: Plan, r: &Report) -> Outcome {
+    fn of(plan: Plan, r: &Report, max_tpot_s: Option<f64>) -> Outcome {
+        let tpot_s = r.serving.as_ref().map(|s| s.tpot_s);
+        let meets_limit = match (tpot_s, max_tpot_s) {
+            (Some(t), Some(limit)) => t <= limit,
+            _ => true,
+        };
         Outcome {
             plan,
             iteration_s: r.iteration_s,
@@ -67,6 +84,8 @@ impl Outcome {
             exposed_share: r.exposed_share(),
             memory_bytes: r.memory.total_bytes,
             capacity_bytes: r.memory.capacity_bytes,
+            tpot_s,
+            meets_limit,
         }
     }
 }
@@ -127,7 +146,9 @@ fn default_plans(base: &Scenario, space: &Space, d: &Dims) -> Vec<Plan> {
                         continue;
                     }
                     let dp = total / model;
-                    for sharded in [false, true] {
+                    // Sharded weights only pay off in training (serving replicas keep whole copies).
+                    let shardings: &[bool] = if base.task.kind.trains() { &[false, true] } else { &[false] };
+                    for &sharded in shardings {
                         if sharded && dp == 1 {
                             continue;
                         }
@@ -278,11 +299,12 @@ pub fn plans(base: &Scenario, space: &Space) -> Vec<Plan> {
     out
 }
 
-/// Evaluates the base scenario with another plan (which must come from [`plans`]).
-pub fn evaluate_plan(base: &Scenario, plan: &Plan) -> Outcome {
+/// Evaluates the base scenario with another plan (which must come from [`plans`]), judged
+/// against the space's latency limit.
+pub fn evaluate_plan(base: &Scenario, plan: &Plan, space: &Space) -> Outcome {
     let mut s = base.clone();
     s.task.plan = plan.clone();
-    Outcome::of(plan.clone(), &evaluate(&s))
+    Outcome::of(plan.clone(), &evaluate(&s), space.max_tpot_s)
 }
 
 /// Sorts outcomes best first: plans that fit by throughput, then those that do not.
@@ -305,14 +327,14 @@ pub struct Summary {
 
 /// Searches every plan of `space` at once (the CLI; the page runs [`plans`] in chunks).
 pub fn search(base: &Scenario, space: &Space) -> Summary {
-    let mut ranked: Vec<Outcome> = plans(base, space).iter().map(|p| evaluate_plan(base, p)).collect();
+    let mut ranked: Vec<Outcome> = plans(base, space).iter().map(|p| evaluate_plan(base, p, space)).collect();
     rank(&mut ranked);
     summarize(base, ranked)
 }
 
 /// The summary of ranked outcomes against the base scenario's own plan.
 pub fn summarize(base: &Scenario, ranked: Vec<Outcome>) -> Summary {
-    let baseline = Outcome::of(base.task.plan.clone(), &evaluate(base));
+    let baseline = Outcome::of(base.task.plan.clone(), &evaluate(base), None);
     let best = ranked.first().filter(|o| o.fits()).map_or(0.0, |o| o.throughput_samples_per_s);
     let speedup =
         if baseline.throughput_samples_per_s > 0.0 { (best / baseline.throughput_samples_per_s).max(1.0) } else { 1.0 };
@@ -389,7 +411,7 @@ pub fn scaled(base: &Scenario, r: Resource, factor: f64) -> Option<Scenario> {
 
 /// The best plan that fits, over every plan of a (possibly scaled) scenario.
 pub fn best(s: &Scenario, space: &Space) -> Option<Outcome> {
-    let mut all: Vec<Outcome> = plans(s, space).iter().map(|p| evaluate_plan(s, p)).collect();
+    let mut all: Vec<Outcome> = plans(s, space).iter().map(|p| evaluate_plan(s, p, space)).collect();
     rank(&mut all);
     all.into_iter().next().filter(Outcome::fits)
 }
@@ -473,7 +495,7 @@ mod tests {
     #[test]
     fn free_batches_and_co_design_what_ifs() {
         let s = scenario("llm__llama_7b__zionex_128__llm_pre_ddp_tp_128x8_bs1");
-        let free = Space { batches: Batches::Local(vec![1, 2, 4]) };
+        let free = Space::local(vec![1, 2, 4]);
         assert!(plans(&s, &free).len() > plans(&s, &Space::fixed_global(&s)).len());
         let space = Space::fixed_global(&s);
         let now = best(&s, &space).expect("a plan fits").throughput_samples_per_s;

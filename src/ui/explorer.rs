@@ -42,6 +42,7 @@ pub struct CoPoint {
 /// A search in progress (or done, or cancelled).
 pub struct Job {
     scenarios: Vec<Scenario>,
+    space: Space,
     queue: Vec<(usize, Plan, Slot)>,
     next: usize,
     main: Vec<Outcome>,
@@ -71,7 +72,16 @@ impl Job {
                 }
             }
         }
-        Job { scenarios, queue, next: 0, main: Vec::with_capacity(main_plans), co, cancelled: false, main_plans }
+        Job {
+            scenarios,
+            space: space.clone(),
+            queue,
+            next: 0,
+            main: Vec::with_capacity(main_plans),
+            co,
+            cancelled: false,
+            main_plans,
+        }
     }
 
     /// Evaluates up to `n` more plans; returns how many it did.
@@ -79,7 +89,7 @@ impl Job {
         let mut done = 0;
         while done < n && !self.cancelled && self.next < self.queue.len() {
             let (si, plan, slot) = &self.queue[self.next];
-            let o = explore::evaluate_plan(&self.scenarios[*si], plan);
+            let o = explore::evaluate_plan(&self.scenarios[*si], plan, &self.space);
             match *slot {
                 Slot::Main => self.main.push(o),
                 Slot::Co(i) => {

@@ -5,7 +5,7 @@ use super::charts::{self, Theme};
 use super::dom;
 use super::explorer::{self, CostInputs, Job, FACTORS};
 use super::state::{Action, Evaluated};
-use crate::engine::explore::{self, Batches, Outcome, Resource, Space};
+use crate::engine::explore::{self, Outcome, Resource, Space};
 use crate::engine::scenario::TaskKind;
 use crate::{presets, units};
 use gloo::timers::callback::Timeout;
@@ -28,6 +28,8 @@ struct Settings {
     task: String,
     /// Empty: the global batch stays the scenario's; else a list of local batches.
     local_batches: String,
+    /// LLM serving: the latency limit, ms per output token (empty: none).
+    max_tpot_ms: String,
     codesign: bool,
     usd_per_gpu_hour: f64,
     watts_per_gpu: f64,
@@ -41,6 +43,7 @@ impl Default for Settings {
         Settings {
             task: "as-configured".into(),
             local_batches: String::new(),
+            max_tpot_ms: String::new(),
             codesign: true,
             usd_per_gpu_hour: 4.10,
             watts_per_gpu: 812.5,
@@ -100,6 +103,20 @@ pub fn explorer_view(p: &ExplorerProps) -> Html {
                 "inference" => base.task.kind = TaskKind::Inference,
                 _ => {}
             }
+            let limit = settings.max_tpot_ms.trim();
+            let max_tpot_s = if limit.is_empty() {
+                None
+            } else {
+                match limit.parse::<f64>() {
+                    Ok(ms) if ms.is_finite() && ms > 0.0 => Some(ms / 1e3),
+                    _ => {
+                        problem.set(Some(
+                            "Latency limit: a positive number of milliseconds per output token, such as 50.".into(),
+                        ));
+                        return;
+                    }
+                }
+            };
             let space = if settings.local_batches.trim().is_empty() {
                 Space::fixed_global(&base)
             } else {
@@ -109,7 +126,7 @@ pub fn explorer_view(p: &ExplorerProps) -> Html {
                     .map(|x| x.trim().parse::<u64>().ok().filter(|n| *n >= 1 && *n <= 1 << 24))
                     .collect();
                 match list {
-                    Some(l) if !l.is_empty() && l.len() <= 16 => Space { batches: Batches::Local(l) },
+                    Some(l) if !l.is_empty() && l.len() <= 16 => Space::local(l),
                     _ => {
                         problem.set(Some(
                             "Local batches: a comma-separated list of up to 16 whole numbers, such as 1, 2, 4, 8."
@@ -119,6 +136,7 @@ pub fn explorer_view(p: &ExplorerProps) -> Html {
                     }
                 }
             };
+            let space = Space { max_tpot_s, ..space };
             problem.set(None);
             if let Some(j) = job.borrow_mut().as_mut() {
                 j.cancel();
@@ -184,6 +202,7 @@ fn settings_card(
     };
     let s = &**settings;
     let sc = &good.scenario;
+    let serving = good.report.serving.is_some();
     let tokens = explorer::tokens_per_sample(&sc.model.arch).is_some();
     let prices = presets::all().map(|p| p.prices.clone()).unwrap_or_default();
     let chosen = prices
@@ -237,6 +256,14 @@ fn settings_card(
                         value={s.local_batches.clone()} onchange={set(|s, v| s.local_batches = v)} />
                     <p class="help">{ "Empty: every plan processes the same global batch (a fair comparison). A list such as 1, 2, 4, 8 lets the batch vary." }</p>
                 </div>
+                { if serving { html! {
+                    <div class="field">
+                        <label for="explore-latency">{ "Latency limit (ms per output token, optional)" }</label>
+                        <input id="explore-latency" type="text" inputmode="decimal" placeholder="no limit"
+                            value={s.max_tpot_ms.clone()} onchange={set(|s, v| s.max_tpot_ms = v)} />
+                        <p class="help">{ "Serving: plans whose time per output token exceeds this are infeasible (greyed), so the ranking finds the highest throughput that still answers fast enough. 50 ms is about 20 tokens/s per request, faster than people read." }</p>
+                    </div>
+                } } else { html! {} } }
             </div>
             <div class="field">
                 <label for="explore-baseline">{ "Compare with" }</label>
@@ -336,7 +363,7 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
                     } }</dt>
                         <dd id="speedup" data-value={summary.speedup.to_string()}>{ format!("{:.2}", summary.speedup) }<span class="unit">{ " x" }</span></dd>
                         <div class="figure-sub">{ format!("{} vs {}", units::si(b.throughput_samples_per_s, "samples/s"), units::si(summary.baseline.throughput_samples_per_s, "samples/s")) }</div></div>
-                    <div class="figure"><dt>{ "Best plan" }</dt><dd class="plan-text" id="best-plan" data-iteration={b.iteration_s.to_string()} data-throughput={b.throughput_samples_per_s.to_string()}>{ explore::describe(base, &b.plan) }</dd>
+                    <div class="figure"><dt>{ "Best plan" }</dt><dd class="plan-text" id="best-plan" data-iteration={b.iteration_s.to_string()} data-throughput={b.throughput_samples_per_s.to_string()} data-tpot={b.tpot_s.map(|t| t.to_string()).unwrap_or_default()}>{ explore::describe(base, &b.plan) }</dd>
                         <div class="figure-sub"><button id="apply-best" onclick={apply(b)}>{ "Apply in calculator" }</button></div></div>
                 </dl>
                 <table class="costs">
@@ -356,7 +383,11 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
                 <td class="num">{ units::si(o.throughput_samples_per_s, "samples/s") }</td>
                 <td class="num">{ units::duration(o.iteration_s) }</td>
                 <td class="num">{ units::percent(o.exposed_share) }</td>
-                <td class="num">{ units::bytes(o.memory_bytes) }{ if o.fits() { "" } else { " (does not fit)" } }</td>
+                <td class="num">{ units::bytes(o.memory_bytes) }{ match (o.memory_bytes <= o.capacity_bytes, o.meets_limit) {
+                    (true, true) => String::new(),
+                    (false, _) => " (does not fit)".to_owned(),
+                    (true, false) => format!(" (over the latency limit: {} per token)", units::duration(o.tpot_s.unwrap_or(0.0))),
+                } }</td>
                 <td><button class="link" onclick={apply(o)}>{ "apply" }</button></td>
             </tr>
         }
@@ -455,7 +486,7 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
             { headline }
             <div class="card charts">
                 <Canvas id="chart-ranked" version={v} width={width} draw={Rc::new(move |c: &HtmlCanvasElement, t: &Theme| charts::ranked(c, t, &bars, baseline)) as Draw} />
-                <p class="help">{ "Blue: plans that fit; grey: they exceed HBM. The orange line is your plan." }</p>
+                <p class="help">{ "Blue: feasible plans; grey: they exceed HBM (or the latency limit). The orange line is your plan." }</p>
             </div>
             <div class="card charts">
                 <Canvas id="chart-pareto-memory" version={v} width={width} draw={Rc::new(move |c: &HtmlCanvasElement, t: &Theme| charts::pareto(c, t, &charts::Scatter {

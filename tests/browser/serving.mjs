@@ -56,6 +56,20 @@ try {
   await chip.click();
   const explained = await page.locator('#op-details').textContent();
   check(/Decode step/.test(explained) && /KV cache/.test(explained), `a decode step is explained: ${explained.trim().slice(0, 100)}`);
+  // The explorer ranks serving plans under a latency limit.
+  await page.click('nav >> text=Explorer');
+  check(await page.locator('#explore-latency').isVisible(), 'the explorer offers a latency limit for serving');
+  await page.uncheck('#explore-codesign');
+  await page.fill('#explore-batches', '4, 16, 64');
+  await page.press('#explore-batches', 'Tab');
+  await page.fill('#explore-latency', '30');
+  await page.press('#explore-latency', 'Tab');
+  await page.click('#explore-start');
+  await page.waitForFunction(() => document.querySelector('#explore-status')?.dataset.finished === 'true', null, { timeout: 60000 });
+  const best = (await page.locator('#best-plan').textContent()).trim();
+  const tpot = Number(await page.locator('#best-plan').getAttribute('data-tpot'));
+  check(/tp \d/.test(best) && tpot > 0 && tpot <= 0.030, `the best serving plan meets 30 ms per token: ${best} at ${(tpot * 1e3).toFixed(1)} ms`);
+  await page.screenshot({ path: join(shots, 'serving-explorer.png'), fullPage: true });
   for (const problem of page.problems) check(false, problem);
 } catch (e) {
   check(false, e.stack ?? e.message);

@@ -566,3 +566,54 @@ mod tests {
         assert!(sv2.output_tokens_per_s > 1.5 * sv.output_tokens_per_s && sv2.tpot_s > sv.tpot_s);
     }
 }
+
+#[cfg(test)]
+mod explore_tests {
+    use super::tests_support::llama70_on;
+    use crate::engine::explore::{search, Space};
+
+    #[test]
+    fn a_latency_limit_trades_throughput_for_faster_tokens() {
+        let s = llama70_on(8);
+        let free = search(&s, &Space::local(vec![4, 16, 64, 256]));
+        let best_free = free.ranked.first().expect("a plan");
+        assert!(best_free.fits());
+        // A limit only the quicker plans meet: 20% above the fastest token of any plan that fits.
+        let fastest = free.ranked.iter().filter(|o| o.fits()).filter_map(|o| o.tpot_s).fold(f64::INFINITY, f64::min);
+        let limit = fastest * 1.2;
+        assert!(best_free.tpot_s.is_some_and(|t| t > limit), "the free best is a slow, big batch");
+        let limited = search(&s, &Space { max_tpot_s: Some(limit), ..Space::local(vec![4, 16, 64, 256]) });
+        let best = limited.ranked.first().expect("a plan");
+        assert!(best.fits() && best.tpot_s.is_some_and(|t| t <= limit), "{best:?}");
+        assert!(best.throughput_samples_per_s < best_free.throughput_samples_per_s);
+        // Everything ranked as feasible meets the limit; the rest is marked, not dropped.
+        assert!(limited.ranked.iter().filter(|o| o.fits()).all(|o| o.tpot_s.is_some_and(|t| t <= limit)));
+        assert!(limited.ranked.iter().any(|o| !o.meets_limit));
+        assert_eq!(limited.ranked.len(), free.ranked.len());
+    }
+}
+
+#[cfg(test)]
+mod tests_support {
+    use crate::engine::scenario::Scenario;
+    use crate::engine::{validate, RawScenario};
+    use serde_json::json;
+
+    /// LLaMA-2-70B served in FP8 on `n` H100s of one node, tp 8 as configured.
+    pub fn llama70_on(n: u64) -> Scenario {
+        let doc = json!({
+            "model": {"type": "LLM", "bytes_per_nonemb_param": 2, "bytes_per_emb_param": 2, "entries_per_table": 32000,
+                "num_transformer_layers": 80, "num_transformer_heads": 64, "num_kv_heads": 8, "attention_dim": 8192,
+                "transformer_fc_dim": 28672, "ffn_kind": "swiglu", "transformer_seq_len": 4096},
+            "system": {"type": "GPU", "num_devices": n, "num_nodes": 1, "f64_flops": 34e12, "f32_flops": 494.5e12,
+                "f16_flops": 989.5e12, "i8_ops": 1979e12, "flops_util": 0.8, "mem_cap": 80e9, "mem_bw": 3350e9,
+                "mem_bw_util": 0.836, "num_nvlinks": 18, "bw_per_nvlink": 50e9, "nvlink_util": 0.6667,
+                "num_ibroce_ports": 8, "ibroce_bw": 100e9, "ibroce_util": 0.56, "ar_perc_intra": 1},
+            "task": {"type": "inference", "mode": "default", "transformer_parallel": ["tp"], "transformer_parallel_degree": [n],
+                "emb_parallel": ["ddp"], "emb_parallel_degree": [n], "local_emb_bs": 2, "local_transformer_bs": 16,
+                "input_tokens": 1024, "output_tokens": 256, "weight_format": "fp8", "kv_format": "fp8"},
+        });
+        let raw: RawScenario = serde_json::from_value(doc).expect("raw");
+        validate(&raw).unwrap_or_else(|e| panic!("{e:?}"))
+    }
+}
