@@ -317,3 +317,29 @@ fn q22_dlrm_frozen_top_mlp_computes_no_weight_gradients() {
     let (f, p) = (top_bwd(&run(&ft, "default")), top_bwd(&run(&pre, "default")));
     assert!((f / p - 0.5).abs() < 0.01, "frozen top MLP: activation gradients only ({f} vs {p})");
 }
+
+#[test]
+fn timelines_are_bounded_and_oversized_runs_are_refused_by_name() {
+    // 10^8 micro-batches of 80 layers would be 10^11 ops: refused, naming the field.
+    let v = case(
+        "llm__llama2_70b__dc_A_2048__llm_train",
+        json!({"mode": "default", "local_transformer_bs": 100_000_000, "micro_batch": 1}),
+    );
+    let errors = validate(&raw_of(&v)).expect_err("too many ops");
+    assert!(errors.iter().any(|e| e.field == "task.micro_batch" && e.message.contains("ops")), "{errors:?}");
+    let v = case(
+        "llm__llama2_70b__dc_A_2048__llm_inf_tp_ddp_2048x8_bs1",
+        json!({"mode": "default", "output_tokens": 10_000_000u64}),
+    );
+    let errors = validate(&raw_of(&v)).expect_err("too many decode steps");
+    assert!(errors.iter().any(|e| e.field == "task.output_tokens"), "{errors:?}");
+    // At the limit's scale a valid run still evaluates quickly.
+    let v = case(
+        "llm__llama2_70b__dc_A_2048__llm_train",
+        json!({"mode": "default", "local_transformer_bs": 1024, "micro_batch": 1,
+        "recompute": "full"}),
+    );
+    let s = validate(&raw_of(&v)).expect("valid");
+    let r = evaluate(&s);
+    assert!(r.timeline.len() <= madmax::engine::extended::rules::MAX_OPS as usize);
+}

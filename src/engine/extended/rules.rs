@@ -5,6 +5,11 @@ use super::shape::Dims;
 use crate::engine::scenario::{Scenario, Spec, Strategy};
 use crate::engine::validate::FieldError;
 
+/// Most ops one default-model timeline may hold: a timeline of the last pipeline stage has
+/// about 16 ops per layer per micro-batch, and a serving timeline two per decode step. The
+/// limit keeps an evaluation under a second and its memory under a few hundred MB.
+pub const MAX_OPS: u64 = 2_000_000;
+
 const ALLOWED: &[Strategy] = &[Strategy::Ddp, Strategy::Fsdp, Strategy::Tp, Strategy::Pp, Strategy::Cp, Strategy::Ep];
 
 /// Every rule the scenario breaks (empty when the default model can evaluate it).
@@ -73,6 +78,29 @@ pub fn check(s: &Scenario) -> Vec<FieldError> {
                 format!("a micro-batch of {mb} does not divide the local batch of {local} samples"),
             ));
         }
+    }
+    // Bounded work: micro-batches x layers of a stage (training), decode steps (serving).
+    let micro = setup.micro_batch.unwrap_or(if pp > 1 { 1 } else { local }).clamp(1, local.max(1));
+    let stage_layers = d.layers.div_ceil(pp.max(1));
+    let ops = (local / micro).saturating_mul(stage_layers).saturating_mul(16);
+    let serving = matches!(s.task.kind, crate::engine::scenario::TaskKind::Inference);
+    if !serving && ops > MAX_OPS {
+        errors.push(FieldError::new(
+            "task.micro_batch",
+            format!(
+                "{} micro-batches of {stage_layers} layers would make a timeline of about {ops} ops (at most {MAX_OPS}); use bigger micro-batches or a smaller batch per GPU",
+                local / micro
+            ),
+        ));
+    }
+    if serving && setup.output_tokens.unwrap_or(0).saturating_mul(2) > MAX_OPS {
+        errors.push(FieldError::new(
+            "task.output_tokens",
+            format!("at most {} generated tokens per request (one decode step each)", MAX_OPS / 2),
+        ));
+    }
+    if serving && setup.input_tokens.unwrap_or(0).saturating_add(setup.output_tokens.unwrap_or(0)) > 1 << 24 {
+        errors.push(FieldError::new("task.input_tokens", "prompt and generated tokens together: at most 16,777,216"));
     }
     let v = setup.virtual_stages;
     if v > 1 {
