@@ -7,7 +7,7 @@ export PATH := $(CURDIR)/node_modules/.bin:$(HOME)/.cargo/bin:$(PATH)
 TRUNK := NO_COLOR=true trunk
 SHARED ?= ../shared
 
-.PHONY: tools serve dist test test-native test-browser check-reference validate bench fmt clean
+.PHONY: tools serve dist test test-native test-browser check-reference validate bench fuzz fmt clean
 
 tools:
 	bash scripts/tools.sh
@@ -40,6 +40,10 @@ check-reference:
 	@if [ -f "$(SHARED)/reference/check.py" ]; then \
 	  python3 "$(SHARED)/reference/check.py" --include-rejected --jobs 2 -- "target/release/madmax eval --json {case}"; \
 	else echo "check-reference: $(SHARED) not found, skipped (tests/data holds the same cases)"; fi
+
+## fuzz: the long fuzz run (1,000,000 inputs per target; make test runs 2,000 per target)
+fuzz:
+	FUZZ_INPUTS=1000000 cargo test --release --test fuzz -- --nocapture --test-threads 1 2>&1 | grep -oE 'fuzz [^:]+: [0-9]+ inputs.*|test result.*'
 
 ## validate: the default model against published measured training runs (per row and summary)
 validate:

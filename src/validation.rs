@@ -115,6 +115,23 @@ impl Row<'_> {
         self.count(key)?.ok_or(format!("column {key} is blank"))
     }
 
+    /// A count that must be at least 1 (degrees, sizes).
+    fn positive(&self, key: &str) -> Result<u64, String> {
+        match self.need(key)? {
+            0 => Err(format!("column {key} must be at least 1")),
+            n => Ok(n),
+        }
+    }
+
+    /// An optional count that must be at least 1 when given.
+    fn positive_or(&self, key: &str, default: u64) -> Result<u64, String> {
+        match self.count(key)? {
+            None => Ok(default),
+            Some(0) => Err(format!("column {key} must be at least 1")),
+            Some(n) => Ok(n),
+        }
+    }
+
     fn number(&self, key: &str) -> Result<f64, String> {
         let v = self.get(key);
         v.parse::<f64>().ok().filter(|x| x.is_finite()).ok_or(format!("column {key}: \"{v}\" is not a number"))
@@ -177,8 +194,8 @@ fn scenario(r: &Row) -> Result<(RawScenario, Vec<String>), String> {
     let gpu_cell = r.get("gpu");
     let ps = presets::all().map_err(str::to_owned)?;
     let gpu = gpu_id(gpu_cell).and_then(|id| ps.gpu(id)).ok_or(format!("gpu \"{gpu_cell}\" has no preset"))?;
-    let n = r.need("n_gpus")?;
-    let per_node = r.need("gpus_per_node")?.min(n).max(1);
+    let n = r.positive("n_gpus")?;
+    let per_node = r.positive("gpus_per_node")?.min(n);
     if n % per_node != 0 {
         return Err(format!("{n} GPUs do not fill nodes of {per_node}"));
     }
@@ -192,11 +209,12 @@ fn scenario(r: &Row) -> Result<(RawScenario, Vec<String>), String> {
     let nvlink = r.number("nvlink_gbytes_s")?;
     system.insert("num_nvlinks".into(), json!(nvlink * 1e9 / gpu.bw_per_nvlink));
 
-    let (tp, pp, dp) = (r.need("tp")?, r.need("pp")?, r.need("dp")?);
-    let cp = r.count("cp")?.unwrap_or(1);
-    let ep = r.count("ep")?.unwrap_or(1);
-    if tp * pp * dp * cp != n {
-        return Err(format!("tp x pp x dp x cp = {} but n_gpus = {n}", tp * pp * dp * cp));
+    let (tp, pp, dp) = (r.positive("tp")?, r.positive("pp")?, r.positive("dp")?);
+    let cp = r.positive_or("cp", 1)?;
+    let ep = r.positive_or("ep", 1)?;
+    let product = tp.saturating_mul(pp).saturating_mul(dp).saturating_mul(cp);
+    if product != n {
+        return Err(format!("tp x pp x dp x cp = {product} but n_gpus = {n}"));
     }
     let global = r.need("global_batch")?;
     if global % dp != 0 {
@@ -219,6 +237,7 @@ fn scenario(r: &Row) -> Result<(RawScenario, Vec<String>), String> {
         levels.push(("ddp", 1));
     }
     let micro = match r.count("microbatch")? {
+        Some(0) => return Err("column microbatch must be at least 1".into()),
         Some(m) => m,
         None => {
             defaults.push("microbatch blank: 1 sequence (Megatron-LM's large runs)".into());
@@ -227,6 +246,7 @@ fn scenario(r: &Row) -> Result<(RawScenario, Vec<String>), String> {
     };
     let stage_layers = layers.div_ceil(pp);
     let vpp = match r.count("vpp")? {
+        Some(0) => return Err("column vpp must be at least 1".into()),
         Some(v) => v,
         None if pp > 1 && stage_layers >= 2 => {
             defaults.push("vpp blank: 2 chunks per GPU (the smallest interleaved schedule)".into());
@@ -309,8 +329,8 @@ fn inference_scenario(r: &Row) -> Result<(RawScenario, Vec<String>), String> {
     // Serving rows do not state the network; one 200 Gb/s port per GPU is assumed.
     let mut system = presets::system_config(r.get("model"), gpu, per_node, n / per_node, (per_node, 200.0), util);
     system.insert("num_nvlinks".into(), json!(r.number("nvlink_gbytes_s")? * 1e9 / gpu.bw_per_nvlink));
-    let (tp, pp) = (r.need("tp")?, r.need("pp")?);
-    if tp * pp != n {
+    let (tp, pp) = (r.positive("tp")?, r.positive("pp")?);
+    if tp.saturating_mul(pp) != n {
         return Err(format!("tp x pp = {} but n_gpus = {n}", tp * pp));
     }
     let mut levels: Vec<(&str, u64)> = [("tp", tp), ("pp", pp)].into_iter().filter(|l| l.1 > 1).collect();

@@ -256,3 +256,37 @@ fn validate_prints_rows_and_a_summary_and_json_with_signed_errors() {
     let missing = madmax(&["validate", "/nonexistent.csv"]);
     assert_eq!(missing.status.code(), Some(2));
 }
+
+/// The corpus of malformed inputs (`tests/data/invalid/`; add every input that ever broke
+/// something): JSON scenarios exit 2 with one line naming the problem, in both models; CSV files
+/// exit 2 or list their bad rows as skipped. A panic (exit 101) fails.
+#[test]
+fn every_malformed_input_of_the_corpus_exits_2_with_a_message() {
+    let dir = data_dir().join("invalid");
+    let mut files: Vec<_> = std::fs::read_dir(&dir).expect("corpus").filter_map(|e| e.ok().map(|e| e.path())).collect();
+    files.sort();
+    assert!(files.len() >= 15, "{} files", files.len());
+    for f in &files {
+        let path = f.to_str().expect("utf-8 path");
+        let name = f.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if name.ends_with(".json") {
+            // (--mode overrides the file's mode, which one corpus file gets wrong on purpose.)
+            let mut runs = vec![vec!["eval", path], vec!["eval", path, "--json"]];
+            if name != "unknown_mode.json" {
+                runs.push(vec!["eval", path, "--mode", "default"]);
+            }
+            for args in runs {
+                let o = madmax(&args);
+                assert_ne!(o.status.code(), Some(101), "{name} {args:?}: panicked");
+                assert_eq!(o.status.code(), Some(2), "{name} {args:?}: {}", String::from_utf8_lossy(&o.stdout));
+                let err = String::from_utf8_lossy(&o.stderr);
+                assert!(err.starts_with("madmax: ") && err.lines().count() == 1, "{name}: {err}");
+            }
+        } else if name.ends_with(".csv") {
+            let o = madmax(&["validate", path]);
+            assert_ne!(o.status.code(), Some(101), "{name}: panicked");
+            let out = String::from_utf8_lossy(&o.stdout);
+            assert!(o.status.code() == Some(2) || out.contains("skipped"), "{name}: {out}");
+        }
+    }
+}

@@ -1,0 +1,378 @@
+//! Fuzzing without a nightly toolchain: seeded random and mutated inputs for every entry point
+//! that reads outside data. No input may panic, and none may take longer than `SLOW_S`.
+//!
+//! Targets: the share-link decoder, the MAD-Max JSON importer, the CSV reader of `madmax
+//! validate`, and `validate` + `evaluate` on arbitrary scenarios (both models). `FUZZ_INPUTS`
+//! sets the inputs per target (default 2,000: the short run of `make test`); `make fuzz` runs
+//! 1,000,000 per target and prints the figures the README quotes.
+
+use madmax::doc::Doc;
+use madmax::engine::{evaluate, validate, RawFile, RawScenario};
+use madmax::{share, validation};
+use serde_json::{json, Map, Value};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::Path;
+use std::time::Instant;
+
+/// The slowest any single input may be, s.
+const SLOW_S: f64 = 2.0;
+
+/// xorshift64*: small, fast, deterministic.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+    fn chance(&mut self, one_in: usize) -> bool {
+        self.below(one_in) == 0
+    }
+    fn pick<'a, T>(&mut self, v: &'a [T]) -> &'a T {
+        &v[self.below(v.len())]
+    }
+}
+
+fn inputs_per_target() -> usize {
+    std::env::var("FUZZ_INPUTS").ok().and_then(|v| v.parse().ok()).unwrap_or(2_000)
+}
+
+/// Runs `f` on `n` inputs from `gen`; fails on a panic or a slow input, and prints the figures
+/// (with how many inputs got all the way through: `f` returns true for those).
+fn fuzz(name: &str, seed: u64, mut gen: impl FnMut(&mut Rng) -> String, f: impl Fn(&str) -> bool) {
+    let n = inputs_per_target();
+    let mut rng = Rng(seed);
+    let started = Instant::now();
+    let mut slowest = 0.0f64;
+    let mut deep = 0usize;
+    for i in 0..n {
+        let input = gen(&mut rng);
+        let t0 = Instant::now();
+        let outcome = catch_unwind(AssertUnwindSafe(|| f(&input)));
+        let dt = t0.elapsed().as_secs_f64();
+        slowest = slowest.max(dt);
+        match outcome {
+            Ok(true) => deep += 1,
+            Ok(false) => {}
+            Err(_) => panic!("{name}: input {i} panicked:\n{}", input.chars().take(4000).collect::<String>()),
+        }
+        assert!(dt < SLOW_S, "{name}: input {i} took {dt:.2} s:\n{}", input.chars().take(4000).collect::<String>());
+    }
+    eprintln!(
+        "fuzz {name}: {n} inputs, 0 panics, {deep} went all the way through, slowest {:.1} ms, {:.1} s in all",
+        slowest * 1e3,
+        started.elapsed().as_secs_f64()
+    );
+}
+
+fn data(path: &str) -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(path)).expect("test data")
+}
+
+/// Golden case inputs (a sample), as raw JSON.
+fn corpus() -> Vec<Value> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/reference/cases");
+    let mut files: Vec<_> = std::fs::read_dir(dir).expect("cases").filter_map(|e| e.ok().map(|e| e.path())).collect();
+    files.sort();
+    files
+        .iter()
+        .step_by(3)
+        .filter_map(|p| serde_json::from_str::<Value>(&std::fs::read_to_string(p).ok()?).ok())
+        .map(|v| v["inputs"].clone())
+        .collect()
+}
+
+/// Byte-level mutations of a text: flips, deletions, insertions, truncation, duplication.
+fn mutate_text(rng: &mut Rng, text: &str) -> String {
+    let mut b: Vec<u8> = text.as_bytes().to_vec();
+    for _ in 0..1 + rng.below(6) {
+        if b.is_empty() {
+            b.push(b'{');
+        }
+        let i = rng.below(b.len());
+        match rng.below(6) {
+            0 => b[i] ^= 1 << rng.below(8),
+            1 => {
+                b.remove(i);
+            }
+            2 => b.insert(i, *rng.pick(b"{}[]\",:0123456789.-eE+ \n\r\ta=&?%\\")),
+            3 => b.truncate(i),
+            4 => {
+                let j = (i + rng.below(64)).min(b.len());
+                let chunk = b[i..j].to_vec();
+                b.splice(i..i, chunk);
+            }
+            _ => b[i] = rng.next() as u8,
+        }
+    }
+    String::from_utf8_lossy(&b).into_owned()
+}
+
+fn random_text(rng: &mut Rng) -> String {
+    let n = rng.below(300);
+    (0..n)
+        .map(|_| {
+            *rng.pick(&[
+                '{', '}', '[', ']', '"', ',', ':', 'a', 'v', 's', '=', '&', '1', '0', '-', '.', 'e', ' ', '\n', 'é',
+                '\u{0}',
+            ])
+        })
+        .collect()
+}
+
+#[test]
+fn share_links_never_panic() {
+    let docs = corpus();
+    let links: Vec<String> = docs
+        .iter()
+        .map(|v| {
+            let obj = |k: &str| v[k].as_object().cloned().unwrap_or_default();
+            share::encode(&Doc::new([obj("model"), obj("system"), obj("task")]))
+        })
+        .collect();
+    fuzz(
+        "share-link decoder",
+        1,
+        |rng| {
+            let link = &links[rng.below(links.len())];
+            match rng.below(4) {
+                0 => random_text(rng),
+                // Valid base64url of broken JSON.
+                1 => {
+                    let payload = share::base64url_decode(link.split("s=").nth(1).unwrap_or("")).unwrap_or_default();
+                    let broken = mutate_text(rng, &String::from_utf8_lossy(&payload));
+                    format!("v=1&s={}", share::base64url_encode(broken.as_bytes()))
+                }
+                _ => mutate_text(rng, link),
+            }
+        },
+        |q| {
+            // Whatever decodes goes on to validation and, if valid, evaluation.
+            let Ok(doc) = share::decode(q) else { return false };
+            let Ok(s) = validate(&doc.to_raw()) else { return false };
+            evaluate(&s).iteration_s.is_finite()
+        },
+    );
+}
+
+#[test]
+fn imports_never_panic() {
+    let docs = corpus();
+    let base = Doc::default();
+    let texts: Vec<String> = docs.iter().map(|v| v.to_string()).collect();
+    fuzz(
+        "JSON importer",
+        2,
+        |rng| {
+            let text = &texts[rng.below(texts.len())];
+            if rng.chance(4) {
+                random_text(rng)
+            } else {
+                mutate_text(rng, text)
+            }
+        },
+        |t| {
+            let Ok(doc) = Doc::import(t, &base) else { return false };
+            let Ok(s) = validate(&doc.to_raw()) else { return false };
+            evaluate(&s).iteration_s.is_finite()
+        },
+    );
+}
+
+#[test]
+fn csv_reading_never_panics() {
+    let training = data("validation/training.csv");
+    let inference = data("validation/inference.csv");
+    let lines: Vec<&str> = training.lines().collect();
+    fuzz(
+        "CSV reader",
+        3,
+        |rng| {
+            let header = if rng.chance(4) { inference.lines().next().unwrap_or("") } else { lines[0] };
+            let mut out = String::from(header);
+            for _ in 0..1 + rng.below(3) {
+                out.push('\n');
+                let row = lines[1 + rng.below(lines.len() - 1)];
+                out.push_str(&if rng.chance(3) { row.to_owned() } else { mutate_text(rng, row) });
+            }
+            if rng.chance(10) {
+                out = random_text(rng);
+            }
+            out
+        },
+        |csv| validation::run(csv).map(|rows| validation::summarize(&rows).is_some()).unwrap_or(false),
+    );
+}
+
+/// A value for a scenario field: extreme, wrong-typed, or plausible.
+fn random_value(rng: &mut Rng) -> Value {
+    match rng.below(14) {
+        0 => Value::Null,
+        1 => json!(rng.below(3) as u64),
+        2 => json!(1u64 << rng.below(41)),
+        3 => json!(rng.next() as i64),
+        4 => json!(-(rng.below(1000) as i64)),
+        5 => json!((rng.next() as f64 / u64::MAX as f64) * 10f64.powi(rng.below(40) as i32 - 20)),
+        6 => json!(*rng.pick(&[1e308, -1e308, 5e-324, 0.0, -0.0, 1.0, 0.5, 2.0])),
+        7 => json!(*rng.pick(&[
+            "tp",
+            "ddp",
+            "fsdp",
+            "pp",
+            "mp",
+            "cp",
+            "ep",
+            "full",
+            "selective",
+            "none",
+            "fp8",
+            "int4",
+            "row",
+            "column",
+            "default",
+            "reference",
+            "swiglu",
+            "flash",
+            "",
+            "x"
+        ])),
+        8 => json!(rng.chance(2)),
+        9 => {
+            let n = rng.below(5);
+            json!((0..n).map(|_| *rng.pick(&["tp", "ddp", "fsdp", "pp", "mp", "cp", "ep"])).collect::<Vec<_>>())
+        }
+        10 => {
+            let n = rng.below(5);
+            json!((0..n).map(|_| 1u64 << rng.below(12)).collect::<Vec<_>>())
+        }
+        11 => json!([]),
+        12 => json!({}),
+        _ => json!(1u64 + rng.below(64) as u64),
+    }
+}
+
+/// A plausible replacement for `old` under `key`: the number scaled (whole numbers stay whole),
+/// or another valid spelling for the default model's option keys.
+fn plausible(rng: &mut Rng, key: &str, old: Option<&Value>) -> Value {
+    let options: &[&str] = match key {
+        "mode" => &["default", "reference"],
+        "ffn_kind" => &["gelu", "swiglu"],
+        "attention" => &["flash", "materialized"],
+        "recompute" => &["none", "selective", "full"],
+        "collective" => &["ring", "tree", "hierarchical", "in_network"],
+        "emb_sharding" => &["table", "row", "column"],
+        "weight_format" | "kv_format" => &["fp16", "bf16", "fp8", "int8", "int4"],
+        "causal"
+        | "tied_embeddings"
+        | "sequence_parallel"
+        | "overlap_grad_reduce"
+        | "overlap_param_gather"
+        | "overlap_tp_comm" => return json!(rng.chance(2)),
+        _ => &[],
+    };
+    if !options.is_empty() {
+        return json!(*rng.pick(options));
+    }
+    let factor = *rng.pick(&[0.25, 0.5, 1.0, 2.0, 4.0, 8.0]);
+    match old {
+        Some(Value::Number(n)) if n.is_u64() => {
+            json!(((n.as_u64().unwrap_or(1) as f64 * factor).round() as u64).max(1))
+        }
+        Some(Value::Number(n)) => json!(n.as_f64().unwrap_or(1.0) * factor),
+        _ => json!(1u64 << rng.below(6)),
+    }
+}
+
+/// Keys the default model reads besides MAD-Max's.
+const EXTRA_KEYS: &[(&str, &str)] = &[
+    ("model", "num_kv_heads"),
+    ("model", "ffn_kind"),
+    ("model", "attention"),
+    ("model", "causal"),
+    ("model", "tied_embeddings"),
+    ("model", "capacity_factor"),
+    ("task", "mode"),
+    ("task", "micro_batch"),
+    ("task", "virtual_stages"),
+    ("task", "zero_stage"),
+    ("task", "recompute"),
+    ("task", "sequence_parallel"),
+    ("task", "collective"),
+    ("task", "overlap_grad_reduce"),
+    ("task", "overlap_param_gather"),
+    ("task", "overlap_tp_comm"),
+    ("task", "data_loader_samples_per_s"),
+    ("task", "emb_sharding"),
+    ("task", "input_tokens"),
+    ("task", "output_tokens"),
+    ("task", "weight_format"),
+    ("task", "kv_format"),
+];
+
+#[test]
+fn scenarios_never_panic_and_results_stay_finite() {
+    let docs = corpus();
+    fuzz(
+        "validate + evaluate",
+        4,
+        |rng| {
+            let mut v = docs[rng.below(docs.len())].clone();
+            if rng.chance(2) {
+                v["task"]["mode"] = json!("default");
+            }
+            for _ in 0..1 + rng.below(4) {
+                let (config, key) = if rng.chance(2) {
+                    let (c, k) = *rng.pick(EXTRA_KEYS);
+                    (c.to_owned(), k.to_owned())
+                } else {
+                    let c = *rng.pick(&["model", "system", "task"]);
+                    let keys: Vec<String> = v[c].as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default();
+                    if keys.is_empty() {
+                        continue;
+                    }
+                    (c.to_owned(), keys[rng.below(keys.len())].clone())
+                };
+                if let Some(o) = v[config.as_str()].as_object_mut() {
+                    if rng.chance(8) {
+                        o.remove(&key);
+                    } else if rng.chance(2) {
+                        o.insert(key, random_value(rng));
+                    } else {
+                        let value = plausible(rng, &key, o.get(&key));
+                        o.insert(key, value);
+                    }
+                }
+            }
+            v.to_string()
+        },
+        |text| {
+            let Ok(v) = serde_json::from_str::<Value>(text) else { return false };
+            let mut file = Map::new();
+            file.insert("inputs".into(), v);
+            let Ok(raw) = serde_json::from_value::<RawFile>(Value::Object(file)) else { return false };
+            let raw: RawScenario = raw.into_scenario();
+            let ok = validate(&raw).is_ok();
+            if let Ok(s) = validate(&raw) {
+                let r = evaluate(&s);
+                assert!(r.iteration_s.is_finite() && r.iteration_s >= 0.0, "iteration {}", r.iteration_s);
+                assert!(r.throughput_samples_per_s.is_finite(), "throughput {}", r.throughput_samples_per_s);
+                assert!(
+                    r.memory.total_bytes.is_finite() && r.memory.total_bytes >= 0.0,
+                    "memory {}",
+                    r.memory.total_bytes
+                );
+                if let Some(sv) = &r.serving {
+                    assert!(sv.ttft_s.is_finite() && sv.tpot_s.is_finite() && sv.output_tokens_per_s.is_finite());
+                }
+            }
+            ok
+        },
+    );
+}
