@@ -4,6 +4,7 @@
 mod cli;
 mod default_model;
 mod golden;
+mod properties;
 mod rejected;
 mod robustness;
 mod support;

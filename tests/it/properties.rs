@@ -1,0 +1,124 @@
+//! The model's invariants, over every golden scenario in both models and over variations of
+//! them (faster hardware, other batches):
+//!
+//! - each stream runs one op at a time, and every op starts after its dependencies end;
+//! - exposed communication <= total communication; overlapped >= 0 (up to rounding);
+//! - iteration >= the busier stream (compute + idle, or communication) and <= all in series;
+//! - throughput = global batch / iteration time;
+//! - more FLOP/s, HBM, NVLink or NIC bandwidth never makes an iteration slower (every start
+//!   time is a max-plus expression of durations, so shorter ops cannot delay anything);
+//! - memory per GPU is finite and not negative.
+//!
+//! Where the two models agree: on nothing exactly, by design. The default model counts every
+//! GEMM MAD-Max counts and adds what it leaves out (attention's s^2 GEMMs, the output layer), so
+//! for a language model its forward FLOPs per sample are never below the reference's: that
+//! relation is checked.
+
+use crate::support::{case_files, raw_of, read_json};
+use madmax::engine::ops::Stream;
+use madmax::engine::report::Report;
+use madmax::engine::{evaluate, validate};
+use serde_json::{json, Value};
+
+const EPS: f64 = 1e-9;
+
+fn check(name: &str, r: &Report) {
+    for s in [Stream::Computation, Stream::Communication] {
+        let mut end = 0.0f64;
+        for op in r.stream(s) {
+            assert!(op.start_s >= end - EPS * end.abs(), "{name}: {} overlaps its predecessor", op.name);
+            end = op.end_s();
+        }
+    }
+    for op in &r.timeline {
+        for d in op.deps.ids() {
+            let dep = r.timeline[d as usize].end_s();
+            assert!(op.start_s >= dep - EPS * dep.abs(), "{name}: {} starts before its dependency", op.name);
+        }
+    }
+    let tol = EPS * r.iteration_s.max(1e-30);
+    assert!(r.exposed_comm_s <= r.comm_s + tol, "{name}: exposed {} > comm {}", r.exposed_comm_s, r.comm_s);
+    assert!(r.overlapped_comm_s >= -tol, "{name}: overlapped {}", r.overlapped_comm_s);
+    assert!(r.iteration_s + tol >= r.compute_s + r.idle_s, "{name}: iteration below compute + idle");
+    assert!(r.iteration_s + tol >= r.comm_s, "{name}: iteration below communication");
+    assert!(
+        r.iteration_s <= (r.compute_s + r.idle_s + r.comm_s) * (1.0 + 1e-9) + 1e-15,
+        "{name}: iteration above all in series"
+    );
+    let want = r.global_batch as f64 / r.iteration_s;
+    assert!((r.throughput_samples_per_s - want).abs() <= 1e-9 * want, "{name}: throughput");
+    assert!(r.memory.total_bytes.is_finite() && r.memory.total_bytes >= 0.0, "{name}: memory");
+    assert!(r.memory.parts.iter().all(|p| p.1 >= 0.0), "{name}: a negative memory part");
+}
+
+fn inputs(path: &std::path::Path, mode: &str) -> Value {
+    let mut v = read_json(path)["inputs"].clone();
+    v["task"]["mode"] = json!(mode);
+    v
+}
+
+fn run(v: &Value) -> Option<Report> {
+    validate(&raw_of(&json!({ "inputs": v }))).ok().map(|s| evaluate(&s))
+}
+
+#[test]
+fn invariants_hold_on_every_golden_case_in_both_models() {
+    let mut checked = 0;
+    for f in case_files() {
+        for mode in ["reference", "default"] {
+            let Some(r) = run(&inputs(&f, mode)) else { continue };
+            check(&format!("{} ({mode})", f.display()), &r);
+            checked += 1;
+        }
+    }
+    assert!(checked >= 280, "{checked}");
+}
+
+#[test]
+fn faster_hardware_never_slows_an_iteration() {
+    let keys: [&[&str]; 4] =
+        [&["f64_flops", "f32_flops", "f16_flops", "i8_ops"], &["mem_bw"], &["bw_per_nvlink"], &["ibroce_bw"]];
+    for f in case_files().iter().step_by(3) {
+        for mode in ["reference", "default"] {
+            let v = inputs(f, mode);
+            let Some(before) = run(&v) else { continue };
+            for group in keys {
+                let mut w = v.clone();
+                for k in group {
+                    let x = w["system"][*k].as_f64().unwrap_or(1.0);
+                    w["system"][*k] = json!(x * 2.0);
+                }
+                let Some(after) = run(&w) else { continue };
+                assert!(
+                    after.iteration_s <= before.iteration_s * (1.0 + 1e-12),
+                    "{} ({mode}): doubling {group:?} went from {} to {} s",
+                    f.display(),
+                    before.iteration_s,
+                    after.iteration_s
+                );
+                check(&format!("{} ({mode}, faster {group:?})", f.display()), &after);
+            }
+        }
+    }
+}
+
+#[test]
+fn the_default_model_counts_at_least_the_reference_flops() {
+    for f in case_files() {
+        let family = read_json(&f)["inputs"]["model"]["type"].as_str().unwrap_or("").to_owned();
+        if !matches!(family.as_str(), "LLM" | "LLM_MoE") {
+            continue;
+        }
+        let (Some(r), Some(d)) = (run(&inputs(&f, "reference")), run(&inputs(&f, "default"))) else { continue };
+        if d.serving.is_some() {
+            continue;
+        }
+        assert!(
+            d.model.flops_per_sample >= r.model.flops_per_sample * (1.0 - 1e-9),
+            "{}: {} < {}",
+            f.display(),
+            d.model.flops_per_sample,
+            r.model.flops_per_sample
+        );
+    }
+}
