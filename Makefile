@@ -34,6 +34,7 @@ test-browser:
 	node tests/browser/calculator.mjs dist target/release/madmax
 	node tests/browser/explorer.mjs dist target/release/madmax
 	node tests/browser/serving.mjs dist target/release/madmax
+	node tests/browser/a11y.mjs dist
 
 ## check-reference: the shared, independent checker of the CLI contract (when ../shared exists)
 check-reference:

@@ -31,9 +31,9 @@ if ! wasm-bindgen --version 2>/dev/null | grep -q " $wb\$"; then
   cargo install wasm-bindgen-cli --version "=$wb"
 fi
 
-# wasm-opt (binaryen 132) and playwright-core, pinned in package-lock.json.
-if [ ! -x node_modules/.bin/wasm-opt ] || [ ! -d node_modules/playwright-core ]; then
-  say "installing npm tools (binaryen, playwright-core)"
+# wasm-opt (binaryen 132), playwright-core and axe-core, pinned in package-lock.json.
+if [ ! -x node_modules/.bin/wasm-opt ] || [ ! -d node_modules/playwright-core ] || [ ! -d node_modules/axe-core ]; then
+  say "installing npm tools (binaryen, playwright-core, axe-core)"
   npm ci --no-audit --no-fund
 fi
 

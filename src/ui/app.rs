@@ -23,22 +23,57 @@ use yew::prelude::*;
 
 /// Mounts the app on the page's body.
 pub fn start() {
-    std::panic::set_hook(Box::new(|info| show_crash(&info.to_string())));
     yew::Renderer::<App>::new().render();
+    // After rendering starts: Yew installs its own (console-only) panic hook when it renders.
+    std::panic::set_hook(Box::new(|info| {
+        web_sys::console::error_1(&info.to_string().into());
+        show_crash(&info.to_string());
+    }));
+    // Test hook: `#test-panic` in the address makes the page panic once it is up, so that the
+    // browser tests can see the crash notice work. Nothing else can reach it.
+    if dom::window().and_then(|w| w.location().hash().ok()).as_deref() == Some("#test-panic") {
+        gloo::timers::callback::Timeout::new(300, || panic!("test panic requested by #test-panic")).forget();
+    }
 }
 
-/// Writes a crash notice into the page (best effort: every DOM step may fail quietly).
+/// Writes a crash notice into the page, built from plain elements so that it works without
+/// running any more WebAssembly: a link that reloads the last good scenario saved in this
+/// browser, and the link of the scenario that failed, to copy into a bug report. Every DOM step
+/// may fail quietly.
 fn show_crash(detail: &str) {
     let Some(doc) = dom::document() else { return };
     let Some(body) = doc.body() else { return };
-    if let Ok(el) = doc.create_element("div") {
-        el.set_class_name("crash");
-        el.set_attribute("role", "alert").ok();
-        el.set_text_content(Some(&format!(
-            "Something went wrong inside madmax and the page stopped. Reload to start again; your scenario is in the address bar. ({detail})"
-        )));
-        let _ = body.append_child(&el);
+    let Ok(el) = doc.create_element("div") else { return };
+    el.set_class_name("crash");
+    el.set_id("crash");
+    el.set_attribute("role", "alert").ok();
+    let add = |parent: &web_sys::Element, tag: &str, text: &str| -> Option<web_sys::Element> {
+        let child = doc.create_element(tag).ok()?;
+        child.set_text_content(Some(text));
+        parent.append_child(&child).ok()?;
+        Some(child)
+    };
+    add(&el, "strong", "Something went wrong inside madmax and the page stopped.");
+    let base = dom::base_url();
+    let saved = dom::saved_scenario().unwrap_or_default();
+    if let Some(a) = add(&el, "a", "Reset to the last good scenario") {
+        a.set_id("crash-reset");
+        a.set_attribute("href", &format!("{base}?{saved}")).ok();
     }
+    // The scenario being evaluated when it failed, else the one in the address bar.
+    let failing = super::state::interrupted_scenario()
+        .map(|d| share::encode(&d))
+        .unwrap_or_else(|| dom::query().trim_start_matches('?').to_owned());
+    if !failing.is_empty() {
+        add(&el, "p", "The scenario that failed (copy this link into a bug report):");
+        if let Some(t) = add(&el, "textarea", &format!("{base}?{failing}")) {
+            t.set_id("crash-scenario");
+            t.set_attribute("readonly", "").ok();
+            t.set_attribute("aria-label", "Link of the scenario that failed").ok();
+        }
+    }
+    add(&el, "p", &format!("Details: {detail}"));
+    let _ = body.append_child(&el);
 }
 
 impl Reducible for State {
@@ -686,7 +721,7 @@ fn figure(id: &'static str, label: &str, value: String, raw: f64, sub: Html, hel
         <div class="figure" title={help}>
             <dt>{ label.to_owned() }</dt>
             <dd id={id} data-value={raw.to_string()}>{ number }<span class="unit">{ format!(" {unit}") }</span></dd>
-            <div class="figure-sub">{ sub }</div>
+            <dd class="figure-sub">{ sub }</dd>
         </div>
     }
 }
@@ -1041,7 +1076,75 @@ fn chart(p: &ChartProps) -> Html {
             <canvas id={id} ref={canvas} role="img" aria-label={label}></canvas>
             { problem.as_ref().map(|e| html! { <p class="error-msg">{ e }</p> }).unwrap_or_default() }
             <button class="link png" onclick={save}>{ "PNG" }</button>
+            { chart_table(p.kind, &p.good) }
         </figure>
+    }
+}
+
+/// The numbers a chart plots, as a table (the chart's text alternative).
+fn chart_table(kind: ChartKind, good: &Evaluated) -> Html {
+    let r = &good.report;
+    let (head, rows): (Vec<&str>, Vec<Vec<String>>) = match kind {
+        ChartKind::Breakdown => (
+            vec!["time", "s", "share of the iteration"],
+            Category::ALL
+                .into_iter()
+                .filter(|c| r.totals.get(*c) > 0.0)
+                .map(|c| (c.label(), r.totals.get(c)))
+                .chain([("exposed communication", r.exposed_comm_s.max(0.0)), ("iteration", r.iteration_s)])
+                .map(|(l, t)| vec![l.to_owned(), units::duration(t), units::percent(t / r.iteration_s)])
+                .collect(),
+        ),
+        ChartKind::Memory => (
+            vec!["part", "bytes per GPU"],
+            r.memory
+                .parts
+                .iter()
+                .map(|(p, b)| vec![p.label().to_owned(), units::bytes(*b)])
+                .chain([vec!["HBM capacity".to_owned(), units::bytes(r.memory.capacity_bytes)]])
+                .collect(),
+        ),
+        ChartKind::Sweep(mode, axis) => {
+            let points = match axis {
+                Axis::Gpus => sweep::vs_gpus(&good.doc, mode),
+                Axis::Batch => sweep::vs_batch(&good.doc, mode),
+            };
+            (
+                vec![if axis == Axis::Gpus { "GPUs" } else { "local batch" }, "samples/s"],
+                points
+                    .iter()
+                    .map(|p| {
+                        vec![
+                            format!("{}{}", p.x, if p.current { " (this scenario)" } else { "" }),
+                            p.samples_per_s.map_or("no valid plan".to_owned(), |t| units::si(t, "samples/s")),
+                        ]
+                    })
+                    .collect(),
+            )
+        }
+        ChartKind::Serving => (
+            vec!["batch", "time per output token", "output tokens/s", "fits"],
+            sweep::serving(&good.doc)
+                .iter()
+                .map(|p| {
+                    vec![
+                        format!("{}{}", p.batch, if p.current { " (this scenario)" } else { "" }),
+                        units::duration(p.tpot_s),
+                        units::si(p.tokens_per_s, "tokens/s"),
+                        (if p.fits { "yes" } else { "no" }).to_owned(),
+                    ]
+                })
+                .collect(),
+        ),
+    };
+    html! {
+        <details class="chart-data">
+            <summary>{ "The numbers" }</summary>
+            <table>
+                <thead><tr>{ for head.iter().map(|h| html! { <th scope="col">{ *h }</th> }) }</tr></thead>
+                <tbody>{ for rows.iter().map(|row| html! { <tr>{ for row.iter().map(|c| html! { <td>{ c }</td> }) }</tr> }) }</tbody>
+            </table>
+        </details>
     }
 }
 

@@ -362,9 +362,9 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
                         explorer::Baseline::PlainDdp => "Best speed-up over plain DDP",
                     } }</dt>
                         <dd id="speedup" data-value={summary.speedup.to_string()}>{ format!("{:.2}", summary.speedup) }<span class="unit">{ " x" }</span></dd>
-                        <div class="figure-sub">{ format!("{} vs {}", units::si(b.throughput_samples_per_s, "samples/s"), units::si(summary.baseline.throughput_samples_per_s, "samples/s")) }</div></div>
+                        <dd class="figure-sub">{ format!("{} vs {}", units::si(b.throughput_samples_per_s, "samples/s"), units::si(summary.baseline.throughput_samples_per_s, "samples/s")) }</dd></div>
                     <div class="figure"><dt>{ "Best plan" }</dt><dd class="plan-text" id="best-plan" data-iteration={b.iteration_s.to_string()} data-throughput={b.throughput_samples_per_s.to_string()} data-tpot={b.tpot_s.map(|t| t.to_string()).unwrap_or_default()}>{ explore::describe(base, &b.plan) }</dd>
-                        <div class="figure-sub"><button id="apply-best" onclick={apply(b)}>{ "Apply in calculator" }</button></div></div>
+                        <dd class="figure-sub"><button id="apply-best" onclick={apply(b)}>{ "Apply in calculator" }</button></dd></div>
                 </dl>
                 <table class="costs">
                     <thead><tr><th></th><th>{ "time" }</th><th>{ "GPU-hours" }</th><th>{ "cost" }</th><th>{ "energy" }</th></tr></thead>
@@ -452,6 +452,30 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
     let cost_time: Vec<(f64, f64, bool)> = sizes.iter().map(|s| (s.2, s.1, true)).collect();
     let f_gpu = time_front(&gpus_time);
     let f_cost = time_front(&cost_time);
+    // The co-design charts' numbers, as a table (their text alternative).
+    let co_rows: Vec<Vec<String>> = co
+        .iter()
+        .map(|p| {
+            vec![
+                p.resource.label().to_owned(),
+                format!("x{}", p.factor),
+                p.gpus.to_string(),
+                p.best
+                    .as_ref()
+                    .map_or("no plan fits".to_owned(), |b| units::si(b.throughput_samples_per_s, "samples/s")),
+                explorer::speedup(&co, p).map_or(String::new(), |x| format!("{x:.2}x")),
+            ]
+        })
+        .collect();
+    let co_table = html! {
+        <details class="chart-data">
+            <summary>{ "The numbers" }</summary>
+            <table>
+                <thead><tr>{ for ["resource", "factor", "GPUs", "best throughput", "speed-up"].iter().map(|h| html! { <th scope="col">{ *h }</th> }) }</tr></thead>
+                <tbody>{ for co_rows.iter().map(|row| html! { <tr>{ for row.iter().map(|c| html! { <td>{ c }</td> }) }</tr> }) }</tbody>
+            </table>
+        </details>
+    };
     let progress = html! {
         <div class="card">
             <progress id="explore-progress" max={total.to_string()} value={done.to_string()}></progress>
@@ -503,6 +527,7 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
                     <div class="card charts">
                         <Canvas id="chart-codesign" version={v} width={width} draw={Rc::new(move |c: &HtmlCanvasElement, t: &Theme| charts::codesign(c, t, &groups)) as Draw} />
                         <p class="help">{ "Bars from light to dark: x0.5, x1, x2, x4, x8 of one resource, everything else unchanged; speed-up of the best plan at that point over the best plan today. Cluster size keeps the global batch (strong scaling)." }</p>
+                        { co_table }
                     </div>
                     <div class="card charts pair">
                         <Canvas id="chart-pareto-gpus" version={v} width={width} draw={Rc::new(move |c: &HtmlCanvasElement, t: &Theme| charts::pareto(c, t, &charts::Scatter {

@@ -181,7 +181,10 @@ impl State {
     fn refresh(&mut self) {
         match validate(&self.doc.to_raw()) {
             Ok(scenario) => {
+                // Should evaluation ever panic, the crash notice offers this scenario.
+                ATTEMPT.with(|a| *a.borrow_mut() = Some(self.doc.clone()));
                 let report = evaluate(&scenario);
+                ATTEMPT.with(|a| *a.borrow_mut() = None);
                 self.errors.clear();
                 self.good = Some(Rc::new(Evaluated { doc: self.doc.clone(), scenario, report }));
                 if self.selected_op.is_some_and(|i| i >= self.good.as_ref().map_or(0, |g| g.report.timeline.len())) {
@@ -515,6 +518,16 @@ pub fn show_field(doc: &Doc, field: &Field) -> String {
         Some(other) => other.to_string(),
         None => String::new(),
     }
+}
+
+thread_local! {
+    /// The scenario being evaluated right now (cleared when evaluation returns).
+    static ATTEMPT: std::cell::RefCell<Option<Doc>> = const { std::cell::RefCell::new(None) };
+}
+
+/// The scenario whose evaluation was under way, if one was interrupted (by a panic).
+pub fn interrupted_scenario() -> Option<Doc> {
+    ATTEMPT.with(|a| a.borrow().clone())
 }
 
 /// Which model a doc asks for (`task.mode`; absent: MAD-Max paper mode).

@@ -6,6 +6,7 @@
 import { serve, launch, watchedPage, check, failed, shots, cli, scenarioOfLink, close } from './lib.mjs';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
+import { readdirSync } from 'node:fs';
 
 const dist = process.argv[2] ?? 'dist';
 const bin = process.argv[3] ?? 'target/release/madmax';
@@ -39,6 +40,44 @@ try {
   check((await page.locator('.crash').count()) === 0, 'no crash notice');
   await page.screenshot({ path: join(shots, 'smoke.png'), fullPage: true });
   for (const p of page.problems) check(false, p);
+
+  // A strict Content-Security-Policy and no inline script.
+  const csp = await page.locator('meta[http-equiv="Content-Security-Policy"]').getAttribute('content');
+  check(/script-src 'self' 'wasm-unsafe-eval'/.test(csp ?? '') && !/unsafe-inline[^;]*;.*script|script-src[^;]*unsafe-inline/.test(csp ?? ''),
+    `CSP allows only the site's scripts and wasm: ${csp}`);
+  check(await page.evaluate(() => document.querySelectorAll('script:not([src])').length) === 0, 'no inline script');
+  // Network silence: once loaded, using the page requests nothing but its own files (the
+  // browser may ask for the favicon again); every request of the whole session stayed on the
+  // site (watchedPage reports any other).
+  const own = new Set(readdirSync(dist));
+  const after = [];
+  page.on('request', (r) => {
+    const u = new URL(r.url());
+    if (u.origin !== new URL(server.url).origin || !own.has(u.pathname.slice(1))) after.push(r.url());
+  });
+  await page.locator('label[for=mode-default]').click();
+  await page.selectOption('#scenario', 'dlrm__dlrm_a__zionex_128__dlrm_train');
+  await page.click('nav >> text=Explorer');
+  await page.click('nav >> text=Learn');
+  await page.click('nav >> text=Calculator');
+  await page.waitForTimeout(300);
+  check(after.length === 0, `no request but the site's own files after load (${after.length}: ${after.slice(0, 3).join(', ')})`);
+
+  // A panic shows a notice with a way back to the last good scenario and the failing one's link.
+  const crashPage = await (await browser.newContext({ viewport: { width: 1100, height: 700 } })).newPage();
+  await crashPage.goto(server.url);
+  await crashPage.locator('#iteration-time').waitFor({ timeout: 20000 });
+  const good = new URL(crashPage.url()).search;
+  await crashPage.goto('about:blank');
+  await crashPage.goto(`${server.url}?${good.slice(1)}#test-panic`);
+  await crashPage.locator('#crash').waitFor({ timeout: 5000 });
+  const reset = await crashPage.locator('#crash-reset').getAttribute('href');
+  const failing = await crashPage.locator('#crash-scenario').inputValue();
+  check(/\?v=1&s=/.test(reset ?? '') && /\?v=1&s=/.test(failing), `the crash notice links the last good scenario and the failing one`);
+  await crashPage.screenshot({ path: join(shots, 'crash.png') });
+  await crashPage.locator('#crash-reset').click();
+  await crashPage.locator('#iteration-time').waitFor({ timeout: 20000 });
+  check((await crashPage.locator('#crash').count()) === 0, 'reset reloads a working page');
 } catch (e) {
   check(false, e.message);
 } finally {
