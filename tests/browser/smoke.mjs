@@ -63,6 +63,17 @@ try {
   await page.waitForTimeout(300);
   check(after.length === 0, `no request but the site's own files after load (${after.length}: ${after.slice(0, 3).join(', ')})`);
 
+  // Nothing from a link is inserted as HTML: a scenario whose names are markup shows them as text.
+  const evil = scenarioOfLink(link);
+  evil.model.name = '<img src=x id=injected onerror="window.pwned=1">';
+  evil.task.name = '<b id=bold>task</b>';
+  const q = Buffer.from(JSON.stringify({ m: evil.model, s: evil.system, t: evil.task })).toString('base64url');
+  await page.goto(`${server.url}?v=1&s=${q}`);
+  await page.locator('#iteration-time').waitFor({ timeout: 20000 });
+  const injected = await page.evaluate(() => [document.querySelectorAll('#injected, #bold').length, window.pwned ?? 0]);
+  check(injected[0] === 0 && injected[1] === 0 && (await page.locator('#scenario-summary').textContent()).includes('<img'),
+    'markup in a shared scenario is shown as text, never inserted as HTML');
+
   // A panic shows a notice with a way back to the last good scenario and the failing one's link.
   const crashPage = await (await browser.newContext({ viewport: { width: 1100, height: 700 } })).newPage();
   await crashPage.goto(server.url);
