@@ -34,6 +34,7 @@ test-browser:
 	node tests/browser/calculator.mjs dist target/release/madmax
 	node tests/browser/explorer.mjs dist target/release/madmax
 	node tests/browser/serving.mjs dist target/release/madmax
+	node tests/browser/validation.mjs dist target/release/madmax
 	node tests/browser/a11y.mjs dist
 
 ## check-reference: the shared, independent checker of the CLI contract (when ../shared exists)
@@ -49,16 +50,16 @@ fuzz:
 ## validate: the default model against published measured training runs (per row and summary)
 validate:
 	cargo build --release --bin madmax
-	target/release/madmax validate tests/data/validation/training.csv
-	target/release/madmax validate tests/data/validation/inference.csv
+	target/release/madmax validate src/presets/data/validation/training.csv
+	target/release/madmax validate src/presets/data/validation/inference.csv
 
 ## bench: engine time per golden case against the reference's recorded time, explorer plans/s;
 ## site size, time to first result and the explorer's search time in headless Chromium
 bench: tools dist
 	cargo build --release --bin madmax
 	target/release/madmax bench tests/data/reference/cases
-	target/release/madmax validate tests/data/validation/training.csv | tail -8
-	target/release/madmax validate tests/data/validation/inference.csv | tail -4
+	target/release/madmax validate src/presets/data/validation/training.csv | tail -8
+	target/release/madmax validate src/presets/data/validation/inference.csv | tail -4
 	node tests/browser/site_bench.mjs dist
 
 fmt:

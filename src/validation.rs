@@ -1,7 +1,8 @@
 //! Validation of the default model against published measured runs: reads the training and
-//! inference CSV schemas of `validation/*.csv` (see `tests/data/validation/SOURCES.md`; the
+//! inference CSV schemas of `validation/*.csv` (see `src/presets/data/validation/SOURCES.md`; the
 //! header decides which), builds a scenario per row, predicts the row's metric and compares.
-//! Pure: CSV text in, figures out.
+//! Pure: CSV text in, figures out. The measured runs ship with the app ([`TRAINING_CSV`],
+//! [`INFERENCE_CSV`]); the validation page and `madmax validate` read the same text.
 //!
 //! Hardware comes from the GPU presets (datasheet peaks) with the row's NVLink and NIC figures;
 //! the achievable fractions of peak are the default model's calibration
@@ -13,6 +14,18 @@ use crate::engine::{evaluate, validate, RawScenario};
 use crate::presets::{self, Utilisation};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
+
+/// The published measured training runs that ship with madmax (a copy of the shared set).
+pub const TRAINING_CSV: &str = include_str!("presets/data/validation/training.csv");
+/// The published measured serving runs that ship with madmax.
+pub const INFERENCE_CSV: &str = include_str!("presets/data/validation/inference.csv");
+
+/// Every shipped row, training then serving, predicted now.
+pub fn shipped() -> Vec<RowResult> {
+    let mut rows = run(TRAINING_CSV).unwrap_or_default();
+    rows.extend(run(INFERENCE_CSV).unwrap_or_default());
+    rows
+}
 
 /// One CSV row's outcome.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -35,6 +48,21 @@ pub struct RowResult {
     /// Predicted memory per GPU and capacity, bytes.
     pub memory_bytes: Option<f64>,
     pub capacity_bytes: Option<f64>,
+    /// The row's model label, GPU cell and GPU count, as the CSV gives them.
+    pub model: String,
+    pub gpu: String,
+    pub n_gpus: u64,
+    /// The parallel degrees above 1, e.g. `TP 8 x PP 8 x DP 4` (`DP 1` when none).
+    pub plan: String,
+    /// Which kinds of parallelism the plan uses, e.g. `TP+PP+DP`.
+    pub parallelism: String,
+    /// The source's caveats for this row.
+    #[serde(skip)]
+    pub notes: String,
+    /// The scenario the prediction evaluated (`{"model", "system", "task"}` MAD-Max configs);
+    /// `None` when the row was skipped before a scenario existed.
+    #[serde(skip)]
+    pub scenario: Option<Value>,
 }
 
 /// Error statistics over rows (absolute errors, as fractions).
@@ -149,7 +177,7 @@ fn gpu_id(cell: &str) -> Option<&'static str> {
 }
 
 /// Builds the scenario of one row and the defaults it used.
-fn scenario(r: &Row) -> Result<(RawScenario, Vec<String>), String> {
+fn scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
     let mut defaults = Vec::new();
     let layers = r.need("layers")?;
     let heads = r.need("heads")?;
@@ -278,9 +306,7 @@ fn scenario(r: &Row) -> Result<(RawScenario, Vec<String>), String> {
         "recompute": recompute,
         "sequence_parallel": r.get("seq_parallel") == "1",
     });
-    let doc = json!({ "model": model, "system": Value::Object(system), "task": task });
-    let raw: RawScenario = serde_json::from_value(doc).map_err(|e| format!("scenario: {e}"))?;
-    Ok((raw, defaults))
+    Ok((json!({ "model": model, "system": Value::Object(system), "task": task }), defaults))
 }
 
 /// Megatron-LM's FLOPs of one iteration with full recomputation (Narayanan et al. 2021, eq. 3):
@@ -290,7 +316,7 @@ pub fn megatron_flops(batch: f64, seq: f64, layers: f64, hidden: f64, vocab: f64
 }
 
 /// Builds the serving scenario of one inference row.
-fn inference_scenario(r: &Row) -> Result<(RawScenario, Vec<String>), String> {
+fn inference_scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
     let mut defaults = Vec::new();
     let heads = r.need("heads")?;
     let (input, output) = (r.need("input_len")?, r.need("output_len")?);
@@ -353,14 +379,28 @@ fn inference_scenario(r: &Row) -> Result<(RawScenario, Vec<String>), String> {
         "weight_format": format,
         "kv_format": if format == "int4" { "fp16" } else { format },
     });
-    let doc = json!({ "model": model, "system": Value::Object(system), "task": task });
-    let raw: RawScenario = serde_json::from_value(doc).map_err(|e| format!("scenario: {e}"))?;
-    Ok((raw, defaults))
+    Ok((json!({ "model": model, "system": Value::Object(system), "task": task }), defaults))
 }
 
-fn predict(r: &Row) -> Result<(f64, f64, f64, f64, Vec<String>), String> {
-    let serving = r.header.iter().any(|h| h == "input_len");
-    let (raw, defaults) = if serving { inference_scenario(r)? } else { scenario(r)? };
+/// A row's prediction: the predicted metric, iteration time, memory and capacity per GPU.
+struct Prediction {
+    predicted: f64,
+    iteration_s: f64,
+    memory_bytes: f64,
+    capacity_bytes: f64,
+}
+
+/// The scenario of a row (training or serving, by the header) and the defaults it used.
+fn row_scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
+    if r.header.iter().any(|h| h == "input_len") {
+        inference_scenario(r)
+    } else {
+        scenario(r)
+    }
+}
+
+fn predict(r: &Row, doc: &Value) -> Result<Prediction, String> {
+    let raw: RawScenario = serde_json::from_value(doc.clone()).map_err(|e| format!("scenario: {e}"))?;
     let s = validate(&raw)
         .map_err(|errs| errs.iter().map(|e| format!("{}: {}", e.field, e.message)).collect::<Vec<_>>().join("; "))?;
     let report = evaluate(&s);
@@ -393,7 +433,12 @@ fn predict(r: &Row) -> Result<(f64, f64, f64, f64, Vec<String>), String> {
         }
         other => return Err(format!("metric \"{other}\" is not one this schema defines")),
     };
-    Ok((predicted, it, report.memory.total_bytes, report.memory.capacity_bytes, defaults))
+    Ok(Prediction {
+        predicted,
+        iteration_s: it,
+        memory_bytes: report.memory.total_bytes,
+        capacity_bytes: report.memory.capacity_bytes,
+    })
 }
 
 /// Predicts every row of a training CSV.
@@ -422,24 +467,50 @@ pub fn run(csv: &str) -> Result<Vec<RowResult>, String> {
                 iteration_s: None,
                 memory_bytes: None,
                 capacity_bytes: None,
+                model: r.get("model").to_owned(),
+                gpu: r.get("gpu").to_owned(),
+                n_gpus: r.count("n_gpus").ok().flatten().unwrap_or(0),
+                plan: plan(&r).0,
+                parallelism: plan(&r).1,
+                notes: r.get("notes").to_owned(),
+                scenario: None,
             };
-            match predict(&r) {
+            let outcome = row_scenario(&r).and_then(|(doc, defaults)| {
+                let p = predict(&r, &doc)?;
+                Ok((doc, defaults, p))
+            });
+            match outcome {
                 Ok(_) if !measured.is_finite() || measured == 0.0 => {
                     out.skipped = Some("measured is not a number".into())
                 }
-                Ok((p, it, mem, cap, defaults)) => {
-                    out.predicted = Some(p);
-                    out.error = Some((p - measured) / measured);
+                Ok((doc, defaults, p)) => {
+                    out.predicted = Some(p.predicted);
+                    out.error = Some((p.predicted - measured) / measured);
                     out.defaults = defaults;
-                    out.iteration_s = Some(it);
-                    out.memory_bytes = Some(mem);
-                    out.capacity_bytes = Some(cap);
+                    out.iteration_s = Some(p.iteration_s);
+                    out.memory_bytes = Some(p.memory_bytes);
+                    out.capacity_bytes = Some(p.capacity_bytes);
+                    out.scenario = Some(doc);
                 }
                 Err(why) => out.skipped = Some(why),
             }
             out
         })
         .collect())
+}
+
+/// A row's parallel degrees above 1 in words (`TP 8 x PP 8 x DP 4`) and their kinds (`TP+PP+DP`).
+fn plan(r: &Row) -> (String, String) {
+    let dims: Vec<(&str, u64)> = [("TP", "tp"), ("PP", "pp"), ("CP", "cp"), ("EP", "ep"), ("DP", "dp")]
+        .into_iter()
+        .filter_map(|(label, key)| r.count(key).ok().flatten().filter(|d| *d > 1).map(|d| (label, d)))
+        .collect();
+    if dims.is_empty() {
+        return ("DP 1".into(), "single GPU".into());
+    }
+    let words = dims.iter().map(|(l, d)| format!("{l} {d}")).collect::<Vec<_>>().join(" \u{d7} ");
+    let kinds = dims.iter().map(|(l, _)| *l).collect::<Vec<_>>().join("+");
+    (words, kinds)
 }
 
 fn stats<'a>(rows: impl Iterator<Item = &'a RowResult>) -> Option<Stats> {
@@ -510,5 +581,21 @@ mod tests {
         assert_eq!(out.len(), 1);
         assert!(out[0].skipped.as_deref().unwrap_or("").contains("tpu-v4"), "{:?}", out[0].skipped);
         assert!(summarize(&out).is_none());
+    }
+
+    #[test]
+    fn every_shipped_row_carries_the_scenario_it_predicted() {
+        let rows = shipped();
+        assert_eq!(rows.len(), 131);
+        for r in &rows {
+            let doc = r.scenario.clone().unwrap_or_else(|| panic!("{}: no scenario", r.id));
+            let raw: RawScenario = serde_json::from_value(doc).expect("scenario");
+            let report = evaluate(&validate(&raw).unwrap_or_else(|e| panic!("{}: {e:?}", r.id)));
+            assert_eq!(Some(report.iteration_s), r.iteration_s, "{}", r.id);
+            assert!(!r.plan.is_empty() && !r.parallelism.is_empty() && r.n_gpus > 0, "{}", r.id);
+        }
+        let m = rows.iter().find(|r| r.id == "megatron-t1-1008b").expect("row");
+        assert_eq!((m.plan.as_str(), m.parallelism.as_str()), ("TP 8 \u{d7} PP 64 \u{d7} DP 6", "TP+PP+DP"));
+        assert_eq!((m.gpu.as_str(), m.n_gpus), ("a100-80g", 3072));
     }
 }

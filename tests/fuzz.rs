@@ -188,8 +188,8 @@ fn imports_never_panic() {
 
 #[test]
 fn csv_reading_never_panics() {
-    let training = data("validation/training.csv");
-    let inference = data("validation/inference.csv");
+    let training = validation::TRAINING_CSV.to_owned();
+    let inference = validation::INFERENCE_CSV.to_owned();
     let lines: Vec<&str> = training.lines().collect();
     fuzz(
         "CSV reader",

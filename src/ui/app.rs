@@ -99,10 +99,15 @@ fn app() -> Html {
             let link = share::decode(&dom::query());
             let saved = dom::saved_scenario().and_then(|q| share::decode(&q).ok());
             d.emit(Action::Restore { link, saved });
+            if let Some(v) = View::from_query(&dom::query()) {
+                d.emit(Action::SetView(v));
+            }
         });
     }
-    // Mirror the scenario into the address bar as the user edits (what is on screen).
-    use_effect_with(state.doc.clone(), |doc| dom::replace_query(&share::encode(doc)));
+    // Mirror the view and the scenario into the address bar as the user edits (what is on screen).
+    use_effect_with((state.doc.clone(), state.view), |(doc, view)| {
+        dom::replace_query(&view.query(&share::encode(doc)))
+    });
     // Keep the last valid scenario in this browser.
     use_effect_with(state.good.clone(), |good| {
         if let Some(g) = good {
@@ -144,6 +149,7 @@ fn app() -> Html {
                     { tab(View::Calculator, "Calculator") }
                     { tab(View::Explorer, "Explorer") }
                     { tab(View::Learn, "Learn") }
+                    { tab(View::Validation, "Validation") }
                 </nav>
                 { match state.mode() {
                     ModelMode::Reference => html! { <span class="mode" id="mode-badge" title="The MAD-Max reference model (Hsia et al., ISCA 2024), reproduced exactly, quirks included.">{ "MAD-Max paper mode" }</span> },
@@ -159,6 +165,9 @@ fn app() -> Html {
                         <super::explorer_view::ExplorerView good={state.good.clone()} dispatch={dispatch.clone()} width={*width} />
                     },
                     View::Learn => learn(&dispatch),
+                    View::Validation => html! {
+                        <super::validation_view::ValidationView dispatch={dispatch.clone()} width={*width} />
+                    },
                 }
             }
             <footer class="foot">
@@ -1000,10 +1009,6 @@ struct ChartProps {
     width: u32,
 }
 
-fn theme() -> Theme {
-    Theme { dark: dom::prefers_dark(), ratio: dom::pixel_ratio() }
-}
-
 fn chart_id(kind: ChartKind) -> &'static str {
     match kind {
         ChartKind::Breakdown => "chart-breakdown",
@@ -1026,7 +1031,7 @@ fn chart(p: &ChartProps) -> Html {
         let kind = p.kind;
         use_effect_with((p.good.clone(), p.width), move |(good, _)| {
             if let Some(c) = canvas.cast::<HtmlCanvasElement>() {
-                let t = theme();
+                let t = Theme::current();
                 let r = &good.report;
                 let result = match kind {
                     ChartKind::Breakdown => charts::breakdown(&c, &t, r),
@@ -1168,7 +1173,7 @@ fn timeline_chart(p: &TimelineProps) -> Html {
         let problem = problem.clone();
         use_effect_with((p.good.clone(), p.selected, p.width), move |(good, selected, _)| {
             if let Some(c) = canvas.cast::<HtmlCanvasElement>() {
-                match charts::timeline(&c, &theme(), &good.report, *selected) {
+                match charts::timeline(&c, &Theme::current(), &good.report, *selected) {
                     Ok(g) => {
                         *geometry.borrow_mut() = g;
                         problem.set(None);

@@ -49,6 +49,10 @@ pub struct Theme {
 }
 
 impl Theme {
+    /// The theme the browser asks for, at its pixel density.
+    pub fn current() -> Theme {
+        Theme { dark: super::dom::prefers_dark(), ratio: super::dom::pixel_ratio() }
+    }
     fn text(&self) -> RGBColor {
         if self.dark {
             RGBColor(230, 237, 243)
@@ -564,5 +568,77 @@ pub fn codesign(canvas: &HtmlCanvasElement, theme: &Theme, groups: &[SpeedupGrou
     chart.draw_series(bars).map_err(err)?;
     let one = theme.text().stroke_width(theme.px(1.0));
     chart.draw_series([PathElement::new(vec![(-0.5, 1.0), (n as f64 - 0.5, 1.0)], one)]).map_err(err)?;
+    root.present().map_err(err)
+}
+
+/// Colours of data series (sources, stories), Okabe-Ito order.
+pub const SERIES_RGB: [(u8, u8, u8); 6] =
+    [(0, 114, 178), (213, 94, 0), (0, 158, 115), (204, 121, 167), (230, 159, 0), (86, 180, 233)];
+
+/// Predicted against measured on log-log axes: one point per run `(measured, predicted,
+/// series)`, the y = x line and the +/-10% band around it, a legend of the series.
+pub fn predicted_vs_measured(
+    canvas: &HtmlCanvasElement,
+    theme: &Theme,
+    points: &[(f64, f64, usize)],
+    series: &[String],
+) -> Result<(), String> {
+    let root = area(canvas, theme, 340)?;
+    let values = points.iter().flat_map(|p| [p.0, p.1]).filter(|v| *v > 0.0 && v.is_finite());
+    let (lo, hi) = values.fold((f64::INFINITY, 0.0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    if !(lo > 0.0 && hi >= lo) {
+        root.draw(&Text::new("no rows to plot", (theme.px(10.0) as i32, theme.px(30.0) as i32), theme.font(13.0)))
+            .map_err(err)?;
+        return root.present().map_err(err);
+    }
+    let (lo, hi) = (lo / 1.4, hi * 1.4);
+    let mut chart = ChartBuilder::on(&root)
+        .margin(theme.px(10.0))
+        .caption("Predicted vs measured (each in its row's unit)", theme.font(15.0))
+        .x_label_area_size(theme.px(38.0))
+        .y_label_area_size(theme.px(52.0))
+        .build_cartesian_2d((lo..hi).log_scale(), (lo..hi).log_scale())
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc("measured")
+        .y_desc("predicted")
+        .x_labels(8)
+        .y_labels(8)
+        .x_label_formatter(&|x| units::si(*x, "").trim().to_owned())
+        .y_label_formatter(&|y| units::si(*y, "").trim().to_owned())
+        .themed(theme)
+        .draw()
+        .map_err(err)?;
+    // The +/-10% band, then y = x.
+    let (ink, dash) = (theme.text(), theme.px(16.0) as i32);
+    let band = [(lo, lo * 0.9), (hi, hi * 0.9), (hi, hi * 1.1), (lo, lo * 1.1)];
+    chart.draw_series([Polygon::new(band.to_vec(), theme.text().mix(0.16).filled())]).map_err(err)?;
+    chart
+        .draw_series([PathElement::new(vec![(lo, lo), (hi, hi)], theme.text().stroke_width(theme.px(1.5)))])
+        .map_err(err)?
+        .label("y = x (shaded: \u{b1}10%)")
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + dash, y)], ink.stroke_width(2)));
+    for (i, name) in series.iter().enumerate() {
+        let c = color(SERIES_RGB[i % SERIES_RGB.len()]);
+        let pts: Vec<(f64, f64)> = points.iter().filter(|p| p.2 == i).map(|p| (p.0, p.1)).collect();
+        if pts.is_empty() {
+            continue;
+        }
+        let r = theme.px(3.5);
+        chart
+            .draw_series(pts.iter().map(|&p| Circle::new(p, r, c.mix(0.75).filled())))
+            .map_err(err)?
+            .label(name.as_str())
+            .legend(move |(x, y)| Circle::new((x + 7, y), r, c.filled()));
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(if theme.dark { RGBColor(22, 27, 34).mix(0.9) } else { WHITE.mix(0.9) })
+        .border_style(theme.grid())
+        .label_font(theme.font(12.0))
+        .draw()
+        .map_err(err)?;
     root.present().map_err(err)
 }

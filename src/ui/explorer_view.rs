@@ -583,7 +583,7 @@ pub fn canvas(p: &CanvasProps) -> Html {
         let draw = p.draw.clone();
         use_effect_with((p.version, p.width), move |_| {
             if let Some(c) = node.cast::<HtmlCanvasElement>() {
-                let t = Theme { dark: dom::prefers_dark(), ratio: dom::pixel_ratio() };
+                let t = Theme::current();
                 problem.set(draw(&c, &t).err());
             }
         });

@@ -19,4 +19,6 @@ mod dom;
 #[cfg(target_arch = "wasm32")]
 mod explorer_view;
 #[cfg(target_arch = "wasm32")]
+mod validation_view;
+#[cfg(target_arch = "wasm32")]
 pub use app::start;

@@ -17,7 +17,40 @@ use std::rc::Rc;
 pub enum View {
     Calculator,
     Explorer,
+    /// Lessons and the library of famous runs.
     Learn,
+    /// Predicted vs measured for every shipped measured run.
+    Validation,
+}
+
+impl View {
+    pub const ALL: [View; 4] = [View::Calculator, View::Explorer, View::Learn, View::Validation];
+
+    /// The view's name in the page address (`?view=...`).
+    pub fn name(self) -> &'static str {
+        match self {
+            View::Calculator => "calculator",
+            View::Explorer => "explorer",
+            View::Learn => "learn",
+            View::Validation => "validation",
+        }
+    }
+
+    /// The view a page address names, if any (other parameters are ignored).
+    pub fn from_query(query: &str) -> Option<View> {
+        let query = query.strip_prefix('?').unwrap_or(query);
+        let name = query.split('&').find_map(|kv| kv.strip_prefix("view="))?;
+        View::ALL.into_iter().find(|v| v.name() == name)
+    }
+
+    /// The page address's query for a view and a scenario query: the view is named unless it
+    /// is the calculator.
+    pub fn query(self, scenario: &str) -> String {
+        match self {
+            View::Calculator => scenario.to_owned(),
+            v => format!("view={}&{scenario}", v.name()),
+        }
+    }
 }
 
 /// An evaluation that passed validation.
@@ -605,6 +638,17 @@ mod tests {
         assert_eq!(s.doc.num(Config::System, "mem_bw"), Some(2039e9));
         assert_ne!(s.good, before);
         assert_eq!(s.preset, None, "edited: a custom scenario");
+    }
+
+    #[test]
+    fn the_view_travels_in_the_address() {
+        for v in View::ALL {
+            let q = v.query("v=1&s=abc");
+            assert_eq!(View::from_query(&format!("?{q}")).unwrap_or(View::Calculator), v, "{q}");
+            assert!(q.ends_with("v=1&s=abc"));
+        }
+        assert_eq!(View::from_query("?view=nonsense&v=1"), None);
+        assert_eq!(View::from_query(""), None);
     }
 
     #[test]

@@ -1,5 +1,5 @@
 // Accessibility check with axe-core in headless Chromium: the calculator (training and
-// serving), the explorer with results and the lessons, in light and dark mode. No serious or
+// serving), the explorer with results, the lessons and famous runs, the validation page, in light and dark mode. No serious or
 // critical WCAG 2 A/AA violation may remain.
 //
 // Usage: node tests/browser/a11y.mjs [DIST_DIR]
@@ -44,6 +44,9 @@ try {
     await audit(page, `explorer (${scheme})`);
     await page.click('nav >> text=Learn');
     await audit(page, `lessons (${scheme})`);
+    await page.click('nav >> text=Validation');
+    await page.locator('#validation-rows').waitFor({ timeout: 10000 });
+    await audit(page, `validation (${scheme})`);
     await ctx.close();
   }
 } catch (e) {

@@ -1,4 +1,4 @@
-//! The default model against published measured runs (`tests/data/validation/training.csv`,
+//! The default model against published measured runs (`src/presets/data/validation/training.csv`,
 //! a copy of the shared validation set): every row is predicted, and the errors stay where the
 //! model's calibration put them. `make validate` prints the full table.
 
@@ -6,9 +6,8 @@ use madmax::validation::{run, summarize};
 
 #[test]
 fn the_default_model_predicts_measured_training_runs() {
-    let csv = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/validation/training.csv"))
-        .expect("validation CSV");
-    let rows = run(&csv).expect("parses");
+    let csv = madmax::validation::TRAINING_CSV;
+    let rows = run(csv).expect("parses");
     assert_eq!(rows.len(), 127);
     let skipped: Vec<_> = rows.iter().filter(|r| r.skipped.is_some()).map(|r| (&r.id, &r.skipped)).collect();
     assert!(skipped.is_empty(), "skipped rows: {skipped:?}");
@@ -33,9 +32,8 @@ fn the_default_model_predicts_measured_training_runs() {
 
 #[test]
 fn blank_cells_say_which_default_they_took() {
-    let csv = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/validation/training.csv"))
-        .expect("validation CSV");
-    let rows = run(&csv).expect("parses");
+    let csv = madmax::validation::TRAINING_CSV;
+    let rows = run(csv).expect("parses");
     let megatron: Vec<_> = rows.iter().filter(|r| r.id.starts_with("megatron-t1-")).collect();
     assert_eq!(megatron.len(), 10);
     for r in &megatron {
@@ -49,9 +47,8 @@ fn blank_cells_say_which_default_they_took() {
 
 #[test]
 fn the_serving_model_predicts_measured_inference_latencies() {
-    let csv = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/validation/inference.csv"))
-        .expect("validation CSV");
-    let rows = run(&csv).expect("parses");
+    let csv = madmax::validation::INFERENCE_CSV;
+    let rows = run(csv).expect("parses");
     assert_eq!(rows.len(), 4);
     for r in &rows {
         let e = r.error.unwrap_or_else(|| panic!("{} skipped: {:?}", r.id, r.skipped));

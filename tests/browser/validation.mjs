@@ -1,0 +1,126 @@
+// End-to-end test of the validation page (headless Chromium): every shipped measured run shows
+// the same predicted value and error as `madmax validate --json`, the summary agrees, the
+// filters narrow the table and the chart, a row opens in the calculator with the iteration time
+// the validation computed, its link reproduces it, and the page works on a phone.
+//
+// Usage: node tests/browser/validation.mjs [DIST_DIR] [MADMAX_BIN]
+import { serve, launch, watchedPage, check, failed, shots, scenarioOfLink, cli, close } from './lib.mjs';
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+
+const dist = process.argv[2] ?? 'dist';
+const bin = process.argv[3] ?? 'target/release/madmax';
+const csvs = ['src/presets/data/validation/training.csv', 'src/presets/data/validation/inference.csv'];
+const want = csvs.flatMap((f) => JSON.parse(execFileSync(bin, ['validate', '--json', f]).toString()).rows);
+
+async function inked(page, id) {
+  return page.evaluate((id) => {
+    const c = document.getElementById(id);
+    if (!c) return 0;
+    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    let n = 0;
+    for (let i = 3; i < d.length; i += 28) if (d[i] > 0) n++;
+    return n;
+  }, id);
+}
+
+const rowsOnPage = (page) => page.locator('#validation-rows tbody tr').evaluateAll((trs) => trs.map((tr) => ({
+  id: tr.dataset.id, predicted: Number(tr.dataset.predicted), measured: Number(tr.dataset.measured),
+  error: Number(tr.dataset.error), iteration: Number(tr.dataset.iteration),
+  text: tr.innerText,
+})));
+
+const server = await serve(dist);
+const browser = await launch();
+try {
+  const page = await watchedPage(await browser.newContext({ viewport: { width: 1280, height: 900 } }), server.url);
+  await page.goto(server.url);
+  await page.locator('#iteration-time').waitFor({ timeout: 20000 });
+  await page.getByRole('button', { name: 'Validation' }).click();
+  await page.locator('#validation-rows').waitFor({ timeout: 10000 });
+  check(page.url().includes('view=validation'), 'the address names the validation view');
+
+  // Every row: the same numbers as the CLI.
+  const got = await rowsOnPage(page);
+  check(got.length === want.length && want.length === 131, `all ${want.length} shipped rows are listed (page: ${got.length})`);
+  let same = 0;
+  const differ = [];
+  for (const w of want) {
+    const g = got.find((r) => r.id === w.id);
+    if (g && close(g.predicted, w.predicted) && close(g.measured, w.measured) && close(g.error, w.error)) same++;
+    else differ.push(w.id);
+  }
+  check(same === want.length, `every row's predicted, measured and error equal the CLI's (${same} of ${want.length}; differ: ${differ.slice(0, 5)})`);
+  const signed = got.find((r) => r.id === 'vtrain-m-016');
+  check(signed && /-48\.1 %/.test(signed.text), `errors are signed percentages: ${signed?.text.replace(/\s+/g, ' ')}`);
+
+  // The summary: median and max per source, as the CLI's.
+  const summary = await page.locator('#validation-summary').innerText();
+  const cliTraining = JSON.parse(execFileSync(bin, ['validate', '--json', csvs[0]]).toString()).summary;
+  const pct = (x) => `${(x * 100).toPrecision(3)} %`;
+  for (const [name, s] of cliTraining.by_source) {
+    check(summary.includes(name) && summary.includes(pct(s.median_abs_error)) && summary.includes(pct(s.max_abs_error)) && summary.includes(s.worst),
+      `summary of ${name}: median ${pct(s.median_abs_error)}, max ${pct(s.max_abs_error)} (${s.worst})`);
+  }
+  check(await inked(page, 'chart-validation') > 2000, 'the predicted-vs-measured chart is drawn');
+  await page.locator('.validation').screenshot({ path: join(shots, 'validation.png') });
+
+  // Filters narrow the table.
+  await page.selectOption('#filter-source', 'Narayanan et al. 2021');
+  let shown = await rowsOnPage(page);
+  check(shown.length === 10 && shown.every((r) => r.id.startsWith('megatron-')), `source filter: ${shown.length} Megatron-LM rows`);
+  check(/10 of 131 rows shown/.test(await page.locator('#validation-shown').innerText()), 'the count of rows shown is stated');
+  await page.selectOption('#filter-source', '');
+  await page.selectOption('#filter-gpu', 'a100-40g');
+  shown = await rowsOnPage(page);
+  const a100_40 = want.filter((w) => /a100-40g/.test(got.find((g) => g.id === w.id)?.text ?? ''));
+  check(shown.length > 0 && shown.length === a100_40.length, `GPU filter: ${shown.length} A100-40GB rows`);
+  await page.selectOption('#filter-gpu', '');
+  await page.selectOption('#filter-parallelism', 'TP+PP+DP');
+  shown = await rowsOnPage(page);
+  check(shown.length > 0 && shown.length < want.length && shown.every((r) => /TP \d+ × PP \d+ × DP \d+/.test(r.text)),
+    `parallelism filter: ${shown.length} TP+PP+DP rows`);
+  await page.selectOption('#filter-parallelism', '');
+
+  // A row opens in the calculator with the iteration time the validation computed.
+  const row = page.locator('#validation-rows tr[data-id="korthikanti-t5-22b-selective-sp"]');
+  const iteration = Number(await row.getAttribute('data-iteration'));
+  const link = await row.getByRole('link').getAttribute('href');
+  await row.getByRole('button').click();
+  await page.locator('#iteration-time').waitFor({ timeout: 5000 });
+  const pageIt = Number(await page.locator('#iteration-time').getAttribute('data-value'));
+  check(close(pageIt, iteration), `the row opens in the calculator: ${pageIt} s = validation's ${iteration} s`);
+  check(await page.locator('#mode-default').isChecked(), 'on the default model');
+  const cliIt = cli(bin, scenarioOfLink(link)).iteration_ms / 1000;
+  check(close(cliIt, iteration), `the row's link is the same scenario (CLI ${cliIt} s)`);
+
+  // The row's link, opened fresh, shows the same.
+  const fresh = await watchedPage(await browser.newContext({ viewport: { width: 1280, height: 900 } }), server.url);
+  await fresh.goto(link);
+  await fresh.locator('#iteration-time').waitFor({ timeout: 20000 });
+  const freshIt = Number(await fresh.locator('#iteration-time').getAttribute('data-value'));
+  check(close(freshIt, iteration), `the row's link reproduces it in a fresh browser (${freshIt} s)`);
+
+  // A link to the page itself opens it.
+  await fresh.goto(`${server.url}?view=validation`);
+  await fresh.locator('#validation-rows').waitFor({ timeout: 20000 });
+  check(true, '?view=validation opens the validation page');
+
+  // On a phone: the chart fills the width and stays legible; the table scrolls.
+  const phone = await watchedPage(await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2 }), server.url);
+  await phone.goto(`${server.url}?view=validation`);
+  await phone.locator('#chart-validation').waitFor({ timeout: 20000 });
+  const box = await phone.locator('#chart-validation').boundingBox();
+  check(box && box.width >= 300 && box.width <= 390, `on a phone the chart is ${Math.round(box?.width)} px wide`);
+  const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  check(overflow <= 1, `on a phone the page does not scroll sideways (${overflow} px)`);
+  check(await inked(phone, 'chart-validation') > 2000, 'on a phone the chart is drawn');
+  await phone.locator('.validation').screenshot({ path: join(shots, 'validation-phone.png') });
+
+  for (const p of [page, fresh, phone]) check(p.problems.length === 0, `no console errors or outside requests: ${p.problems}`);
+} finally {
+  await browser.close();
+  server.stop();
+}
+if (failed()) process.exit(1);
+console.log('validation: ok');
