@@ -35,6 +35,7 @@ test-browser:
 	node tests/browser/explorer.mjs dist target/release/madmax
 	node tests/browser/serving.mjs dist target/release/madmax
 	node tests/browser/validation.mjs dist target/release/madmax
+	node tests/browser/stories.mjs dist target/release/madmax
 	node tests/browser/a11y.mjs dist
 
 ## check-reference: the shared, independent checker of the CLI contract (when ../shared exists)

@@ -15,6 +15,7 @@ pub mod doc;
 pub mod engine;
 pub mod presets;
 pub mod share;
+pub mod stories;
 pub mod ui;
 pub mod units;
 pub mod validation;

@@ -72,10 +72,6 @@ fn fuzz(name: &str, seed: u64, mut gen: impl FnMut(&mut Rng) -> String, f: impl 
     );
 }
 
-fn data(path: &str) -> String {
-    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(path)).expect("test data")
-}
-
 /// Golden case inputs (a sample), as raw JSON.
 fn corpus() -> Vec<Value> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/reference/cases");

@@ -36,6 +36,10 @@ Usage:
       (median, mean and max absolute error, per source); blank cells take documented
       defaults and each row lists the ones it used; rows it cannot model are skipped with
       the reason. --json: {\"rows\": [{id, predicted, measured, error, ...}], \"summary\"}
+  madmax stories [--json]
+      the library of famous runs: for each story, what its source reported, what the model
+      predicts for the same setting and the signed difference, with the citation.
+      --json: [{id, title, metric, unit, reported, predicted, difference, citation}]
   madmax bench DIR [--min-ms N]
       time validate + evaluate on every case file in DIR and compare with the reference's own
       time (the case's ref_wall_s.median): N ms of repetitions per case (default 20), spread
@@ -51,6 +55,7 @@ fn main() -> ExitCode {
         Some("bench") => bench(&args[1..]),
         Some("explore") => explore(&args[1..]),
         Some("validate") => validate_csv(&args[1..]),
+        Some("stories") => stories(&args[1..]),
         Some("--version" | "-V") => {
             println!("madmax {}", env!("CARGO_PKG_VERSION"));
             ExitCode::SUCCESS
@@ -772,6 +777,45 @@ fn time_batch(raw: &RawScenario, batch_s: f64) -> f64 {
             return el / n as f64;
         }
     }
+}
+
+/// `madmax stories [--json]`: the famous runs against their sources.
+fn stories(args: &[String]) -> ExitCode {
+    let json_out = match args {
+        [] => false,
+        [a] if a == "--json" => true,
+        [other, ..] => return usage_error(&format!("stories: unexpected argument '{other}'")),
+    };
+    let list = match madmax::stories::all() {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("madmax: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    if json_out {
+        let rows: Vec<serde_json::Value> = list
+            .iter()
+            .map(|s| {
+                let r = &s.spec.reported;
+                serde_json::json!({
+                    "id": s.spec.id, "title": s.spec.title, "metric": r.metric, "unit": r.unit,
+                    "reported": r.value, "predicted": s.predicted, "difference": s.difference(),
+                    "citation": r.citation.and_then(|i| s.spec.citations.get(i)).map(|c| &c.text),
+                })
+            })
+            .collect();
+        println!("{}", serde_json::Value::Array(rows));
+        return ExitCode::SUCCESS;
+    }
+    println!("{:<16} {:>14} {:>14} {:>9}  unit", "story", "reported", "predicted", "diff");
+    for s in &list {
+        let r = &s.spec.reported;
+        let p = s.predicted.map_or("-".to_owned(), |p| format!("{p:.4}"));
+        let d = s.difference().map_or("-".to_owned(), |d| format!("{:+.1}%", d * 100.0));
+        println!("{:<16} {:>14.4} {:>14} {:>9}  {}", s.spec.id, r.value, p, d, r.unit);
+    }
+    ExitCode::SUCCESS
 }
 
 fn validate_csv(args: &[String]) -> ExitCode {

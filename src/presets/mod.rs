@@ -82,26 +82,45 @@ pub struct ScenarioPreset {
     pub task: Map<String, Value>,
 }
 
-/// A cluster of current GPUs (see `clusters.json`).
-#[derive(Clone, Debug, Deserialize)]
-struct Cluster {
-    id: String,
-    label: String,
-    gpu: String,
-    gpus_per_node: u64,
-    nodes: u64,
-    nic_ports_per_node: u64,
+/// A cluster of GPU presets (see `clusters.json`; the famous runs describe theirs the same way).
+#[derive(Clone, Debug, Deserialize, serde::Serialize, PartialEq)]
+pub struct Cluster {
+    #[serde(default)]
+    pub id: String,
+    pub label: String,
+    /// Id of a [`GpuPreset`].
+    pub gpu: String,
+    pub gpus_per_node: u64,
+    pub nodes: u64,
+    pub nic_ports_per_node: u64,
     /// Line rate per NIC port, Gb/s in each direction (as vendors quote it).
-    nic_gbit_s: f64,
-    fabric: Fabric,
-    source: String,
+    pub nic_gbit_s: f64,
+    pub fabric: Fabric,
+    #[serde(default)]
+    pub source: String,
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
+/// Which utilisation calibration a cluster takes.
+#[derive(Clone, Copy, Debug, Deserialize, serde::Serialize, PartialEq)]
 #[serde(rename_all = "lowercase")]
-enum Fabric {
+pub enum Fabric {
+    /// NVLink and InfiniBand/RoCE: [`DATACENTER_UTIL`].
     Datacenter,
+    /// PCIe and Ethernet: [`CONSUMER_UTIL`].
     Consumer,
+}
+
+impl Cluster {
+    /// The cluster's MAD-Max system config, with `gpu` looked up in `gpus`.
+    pub fn system(&self, gpus: &[GpuPreset]) -> Result<Map<String, Value>, String> {
+        let gpu = gpus.iter().find(|g| g.id == self.gpu).ok_or(format!("{}: no GPU {}", self.label, self.gpu))?;
+        let util = match self.fabric {
+            Fabric::Datacenter => DATACENTER_UTIL,
+            Fabric::Consumer => CONSUMER_UTIL,
+        };
+        let nic = (self.nic_ports_per_node, self.nic_gbit_s);
+        Ok(system_config(&self.label, gpu, self.gpus_per_node, self.nodes, nic, util))
+    }
 }
 
 /// Utilisation factors for a cluster: the MAD-Max reference calibrations.
@@ -153,16 +172,13 @@ fn load() -> Result<Presets, String> {
     let scenarios: Vec<ScenarioPreset> = parse("scenarios.json", include_str!("data/scenarios.json"))?;
     let prices: Vec<PricePreset> = parse("prices.json", include_str!("data/prices.json"))?;
     for c in &clusters {
-        let gpu = gpus.iter().find(|g| g.id == c.gpu).ok_or(format!("clusters.json: {}: no GPU {}", c.id, c.gpu))?;
-        let util = match c.fabric {
-            Fabric::Datacenter => DATACENTER_UTIL,
-            Fabric::Consumer => CONSUMER_UTIL,
-        };
+        let config = c.system(&gpus).map_err(|e| format!("clusters.json: {e}"))?;
+        let gpu_source = gpus.iter().find(|g| g.id == c.gpu).map_or("", |g| g.source.as_str());
         systems.push(SystemPreset {
             id: c.id.clone(),
             label: c.label.clone(),
-            source: format!("{}; {}", gpu.source, c.source),
-            config: system_config(&c.label, gpu, c.gpus_per_node, c.nodes, (c.nic_ports_per_node, c.nic_gbit_s), util),
+            source: format!("{gpu_source}; {}", c.source),
+            config,
         });
     }
     Ok(Presets { models, systems, gpus, scenarios, prices })

@@ -164,7 +164,7 @@ fn app() -> Html {
                     View::Explorer => html! {
                         <super::explorer_view::ExplorerView good={state.good.clone()} dispatch={dispatch.clone()} width={*width} />
                     },
-                    View::Learn => learn(&dispatch),
+                    View::Learn => learn(&dispatch, *width),
                     View::Validation => html! {
                         <super::validation_view::ValidationView dispatch={dispatch.clone()} width={*width} />
                     },
@@ -1253,12 +1253,16 @@ fn timeline_chart(p: &TimelineProps) -> Html {
 // ---------------------------------------------------------------------------------------------
 // Learn
 
-fn learn(d: &Dispatch) -> Html {
+fn learn(d: &Dispatch, width: u32) -> Html {
     let ls = lessons::lessons();
     html! {
         <main class="learn">
-            <p class="lead">{ "Three short lessons, each a comparison of two plans computed right now by the same model as the calculator. Open either side in the calculator to explore the timeline." }</p>
-            { for ls.into_iter().map(|l| lesson(l, d)) }
+            <section aria-labelledby="lessons-title">
+                <h2 id="lessons-title">{ "Lessons" }</h2>
+                <p class="lead">{ "Three short lessons, each a comparison of two plans computed right now by the same model as the calculator. Open either side in the calculator to explore the timeline." }</p>
+                { for ls.into_iter().map(|l| lesson(l, d)) }
+            </section>
+            <super::stories_view::StoriesSection dispatch={d.clone()} {width} />
         </main>
     }
 }
@@ -1286,7 +1290,7 @@ fn lesson(l: lessons::Lesson, d: &Dispatch) -> Html {
         };
         html! {
             <div class="variant">
-                <h3>{ v.label }</h3>
+                <h4>{ v.label }</h4>
                 { body }
                 <button onclick={open}>{ "Open in calculator" }</button>
             </div>
@@ -1294,7 +1298,7 @@ fn lesson(l: lessons::Lesson, d: &Dispatch) -> Html {
     });
     html! {
         <article class="card lesson" id={format!("lesson-{}", l.id)}>
-            <h2>{ l.title }</h2>
+            <h3>{ l.title }</h3>
             <p>{ l.intro }</p>
             <div class="pair">{ for cols }</div>
             <p class="takeaway">{ l.takeaway }</p>

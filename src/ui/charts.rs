@@ -5,6 +5,7 @@
 use super::sweep::{Point, ServePoint};
 use crate::engine::ops::{Category, Op, Stream};
 use crate::engine::report::{MemPart, Report};
+use crate::stories::ScalePoint;
 use crate::units;
 use plotters::chart::MeshStyle;
 use plotters::coord::ranged1d::ValueFormatter;
@@ -571,6 +572,22 @@ pub fn codesign(canvas: &HtmlCanvasElement, theme: &Theme, groups: &[SpeedupGrou
     root.present().map_err(err)
 }
 
+/// The legend of a chart's labelled series, where the data leaves room, on the theme's background.
+fn legend_box<CT: plotters::coord::CoordTranslate>(
+    chart: &mut ChartContext<'_, CanvasBackend, CT>,
+    theme: &Theme,
+    at: SeriesLabelPosition,
+) -> Result<(), String> {
+    chart
+        .configure_series_labels()
+        .position(at)
+        .background_style(if theme.dark { RGBColor(22, 27, 34).mix(0.9) } else { WHITE.mix(0.9) })
+        .border_style(theme.grid())
+        .label_font(theme.font(12.0))
+        .draw()
+        .map_err(err)
+}
+
 /// Colours of data series (sources, stories), Okabe-Ito order.
 pub const SERIES_RGB: [(u8, u8, u8); 6] =
     [(0, 114, 178), (213, 94, 0), (0, 158, 115), (204, 121, 167), (230, 159, 0), (86, 180, 233)];
@@ -632,13 +649,73 @@ pub fn predicted_vs_measured(
             .label(name.as_str())
             .legend(move |(x, y)| Circle::new((x + 7, y), r, c.filled()));
     }
+    legend_box(&mut chart, theme, SeriesLabelPosition::UpperLeft)?;
+    root.present().map_err(err)
+}
+
+/// Scaling: speed-up over the smallest GPU count against GPUs (log-log), weak and strong
+/// scaling with the ideal line `speed-up = GPUs / smallest count`.
+pub fn scaling(canvas: &HtmlCanvasElement, theme: &Theme, points: &[ScalePoint]) -> Result<(), String> {
+    let root = area(canvas, theme, 260)?;
+    let n0 = points.first().map_or(1, |p| p.gpus.max(1)) as f64;
+    let n1 = points.last().map_or(1, |p| p.gpus.max(1)) as f64;
+    let ideal_max = n1 / n0;
+    if points.len() < 2 || ideal_max <= 1.0 {
+        return root.present().map_err(err);
+    }
+    let mut chart = ChartBuilder::on(&root)
+        .margin(theme.px(10.0))
+        .caption("Speed-up vs GPUs (dashed: ideal, linear)", theme.font(15.0))
+        .x_label_area_size(theme.px(38.0))
+        .y_label_area_size(theme.px(48.0))
+        .build_cartesian_2d(
+            (n0 / 1.2..n1 * 1.2).log_scale().with_key_points(points.iter().map(|p| p.gpus as f64).collect()),
+            (0.8..ideal_max * 1.3)
+                .log_scale()
+                .with_key_points((0..).map(|k| 2f64.powi(k)).take_while(|y| *y <= ideal_max * 1.3).collect()),
+        )
+        .map_err(err)?;
+    let whole = |v: &f64| if *v >= 1e4 { units::si(*v, "").trim().to_owned() } else { format!("{v:.0}") };
     chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(if theme.dark { RGBColor(22, 27, 34).mix(0.9) } else { WHITE.mix(0.9) })
-        .border_style(theme.grid())
-        .label_font(theme.font(12.0))
+        .configure_mesh()
+        .x_desc("GPUs")
+        .y_desc("speed-up (x)")
+        .x_label_formatter(&whole)
+        .y_label_formatter(&whole)
+        .themed(theme)
         .draw()
         .map_err(err)?;
+    let ink = theme.text();
+    let dash = theme.px(16.0) as i32;
+    let weak: fn(&ScalePoint) -> Option<f64> = |p| p.weak;
+    let strong: fn(&ScalePoint) -> Option<f64> = |p| p.strong;
+    let series = [
+        ("weak scaling (same batch per GPU)", SERIES_RGB[0], weak),
+        ("strong scaling (same global batch)", SERIES_RGB[1], strong),
+    ];
+    for (label, rgb, get) in series {
+        let pts: Vec<(f64, f64)> = points.iter().filter_map(|p| Some((p.gpus as f64, get(p)?))).collect();
+        let Some(&(_, t0)) = pts.first() else { continue };
+        // Relative to the smallest count that has a figure, scaled to the ideal there.
+        let base = pts[0].0 / n0;
+        let rel: Vec<(f64, f64)> = pts.iter().map(|&(n, t)| (n, base * t / t0)).collect();
+        let c = color(rgb);
+        let r = theme.px(3.5);
+        chart
+            .draw_series(LineSeries::new(rel.iter().copied(), c.stroke_width(theme.px(2.0))))
+            .map_err(err)?
+            .label(label)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + dash, y)], c.stroke_width(3)));
+        chart.draw_series(rel.iter().map(|&p| Circle::new(p, r, c.filled()))).map_err(err)?;
+    }
+    // The ideal line, dashed so that a curve on it still shows it.
+    let (on, off) = (theme.px(6.0), theme.px(5.0));
+    chart
+        .draw_series(DashedLineSeries::new([(n0, 1.0), (n1, ideal_max)], on, off, ink.stroke_width(theme.px(1.5))))
+        .map_err(err)?
+        .label("ideal (linear)")
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + dash, y)], ink.stroke_width(2)));
+    // The curves rise from bottom left to top right: the bottom right is free.
+    legend_box(&mut chart, theme, SeriesLabelPosition::LowerRight)?;
     root.present().map_err(err)
 }

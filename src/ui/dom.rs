@@ -27,10 +27,13 @@ pub fn base_url() -> String {
     format!("{origin}{path}")
 }
 
-/// Replaces the query in the address bar without reloading or adding history entries.
+/// Replaces the query in the address bar without reloading or adding history entries; the
+/// fragment (a story's anchor) stays.
 pub fn replace_query(query: &str) {
-    if let Some(h) = window().and_then(|w| w.history().ok()) {
-        let _ = h.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&format!("?{query}")));
+    let Some(w) = window() else { return };
+    let hash = w.location().hash().unwrap_or_default();
+    if let Ok(h) = w.history() {
+        let _ = h.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&format!("?{query}{hash}")));
     }
 }
 

@@ -19,6 +19,8 @@ mod dom;
 #[cfg(target_arch = "wasm32")]
 mod explorer_view;
 #[cfg(target_arch = "wasm32")]
+mod stories_view;
+#[cfg(target_arch = "wasm32")]
 mod validation_view;
 #[cfg(target_arch = "wasm32")]
 pub use app::start;

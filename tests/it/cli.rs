@@ -237,7 +237,7 @@ fn eval_mode_switches_between_the_reference_and_the_default_model() {
 
 #[test]
 fn validate_prints_rows_and_a_summary_and_json_with_signed_errors() {
-    let csv = data_dir().join("validation/training.csv");
+    let csv = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/presets/data/validation/training.csv");
     let path = csv.to_str().expect("utf-8 path");
     let o = madmax(&["validate", path]);
     assert!(o.status.success());
@@ -255,6 +255,25 @@ fn validate_prints_rows_and_a_summary_and_json_with_signed_errors() {
     assert!(v["summary"]["all"]["median_abs_error"].as_f64().is_some_and(|x| x <= 0.10));
     let missing = madmax(&["validate", "/nonexistent.csv"]);
     assert_eq!(missing.status.code(), Some(2));
+}
+
+#[test]
+fn stories_list_each_famous_run_against_its_source() {
+    let o = madmax(&["stories"]);
+    assert!(o.status.success());
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("megatron-1t") && text.contains("llama3-405b"), "{text}");
+    let v = stdout_json(&madmax(&["stories", "--json"]));
+    let rows = v.as_array().expect("a list");
+    assert!(rows.len() >= 10);
+    for r in rows {
+        let (p, rep, d) = (r["predicted"].as_f64(), r["reported"].as_f64(), r["difference"].as_f64());
+        let (p, rep, d) = (p.expect("predicted"), rep.expect("reported"), d.expect("difference"));
+        assert!(((p - rep) / rep - d).abs() < 1e-12, "{}", r["id"]);
+    }
+    let megatron = rows.iter().find(|r| r["id"] == "megatron-1t").expect("story");
+    assert!(megatron["citation"].as_str().is_some_and(|c| c.contains("Narayanan")));
+    assert_eq!(madmax(&["stories", "--bogus"]).status.code(), Some(2));
 }
 
 /// The corpus of malformed inputs (`tests/data/invalid/`; add every input that ever broke

@@ -1,0 +1,382 @@
+//! The library of famous runs: each story is a published run (or claim) with its source, the
+//! scenario that models it, optional what-if variants and a scaling sweep; computed here into
+//! what the source reported, what the model predicts and the difference. Pure: the stories are
+//! data (`presets/data/stories.json`), the numbers come from the engine.
+
+use crate::doc::Doc;
+use crate::engine::{evaluate, validate, Report};
+use crate::presets::{self, Cluster};
+use crate::validation;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+/// A citation: the work and where to read it.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+pub struct Citation {
+    pub text: String,
+    pub url: String,
+}
+
+/// Which figure a story compares with its source.
+#[derive(Clone, Copy, Debug, Deserialize, serde::Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    /// The story's validation row's predicted metric (the validation page's number).
+    ValidationRow,
+    /// Model FLOPs utilisation of the base scenario, 0..1.
+    Mfu,
+    /// Throughput of the base scenario, samples/s.
+    SamplesPerS,
+    /// Parameters of the base model, billions.
+    ParamsB,
+    /// Throughput of the first variant over the base's.
+    Speedup,
+    /// Strong scaling: throughput at the largest GPU count over the smallest's.
+    ScalingSpeedup,
+    /// Weak scaling: per-GPU throughput at the largest GPU count over the smallest's.
+    ScalingEfficiency,
+}
+
+/// What the source reported.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+pub struct Reported {
+    pub metric: Metric,
+    pub value: f64,
+    /// The unit as people read it (`MFU`, `TFLOP/s per GPU`, `x`).
+    pub unit: String,
+    /// The source's claim in words.
+    pub text: String,
+    /// Index into the story's citations; `None` when the number is an assumption.
+    pub citation: Option<usize>,
+}
+
+/// Where a story's base scenario comes from.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum Base {
+    /// A row of the shipped validation runs.
+    Row { validation_row: String },
+    /// A scenario preset, evaluated in a mode (`default` or `reference`).
+    Preset { scenario: String, mode: String },
+    /// A model preset on a cluster with a task config.
+    Parts { model: String, cluster: Cluster, task: Map<String, Value> },
+}
+
+/// A what-if: the base with another cluster and/or task keys.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+pub struct VariantSpec {
+    pub label: String,
+    #[serde(default)]
+    pub cluster: Option<Cluster>,
+    #[serde(default)]
+    pub task: Map<String, Value>,
+}
+
+/// GPU counts for the scaling chart, and which kinds to draw.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+pub struct ScalingSpec {
+    pub gpus: Vec<u64>,
+    #[serde(default)]
+    pub weak_only: bool,
+    #[serde(default)]
+    pub strong_only: bool,
+}
+
+/// A story as shipped.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+pub struct StorySpec {
+    pub id: String,
+    pub title: String,
+    pub teaser: String,
+    pub story: String,
+    pub citations: Vec<Citation>,
+    pub reported: Reported,
+    pub base: Base,
+    #[serde(default)]
+    pub variants: Vec<VariantSpec>,
+    #[serde(default)]
+    pub scaling: Option<ScalingSpec>,
+    pub assumptions: Vec<String>,
+    /// `calculator` or `explorer`.
+    pub open_in: String,
+}
+
+/// A scenario of a story, evaluated.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    pub label: String,
+    pub doc: Doc,
+    /// The evaluation, or the first problem validation found.
+    pub report: Result<Report, String>,
+}
+
+/// One GPU count of the scaling sweep: throughput (samples/s) with the same batch per GPU
+/// (weak) and with the same global batch (strong); `None` where the plan does not fit that size.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ScalePoint {
+    pub gpus: u64,
+    pub weak: Option<f64>,
+    pub strong: Option<f64>,
+}
+
+/// A story computed now.
+#[derive(Clone, Debug)]
+pub struct Story {
+    pub spec: StorySpec,
+    pub base: Outcome,
+    pub variants: Vec<Outcome>,
+    pub scaling: Vec<ScalePoint>,
+    /// The model's figure for the reported metric, in the reported unit.
+    pub predicted: Option<f64>,
+}
+
+impl Story {
+    /// `(predicted - reported) / reported`.
+    pub fn difference(&self) -> Option<f64> {
+        let r = self.spec.reported.value;
+        self.predicted.filter(|_| r != 0.0).map(|p| (p - r) / r)
+    }
+}
+
+/// The shipped stories, or why the data could not be read (a defect the tests catch).
+pub fn specs() -> Result<Vec<StorySpec>, String> {
+    serde_json::from_str(include_str!("presets/data/stories.json")).map_err(|e| format!("stories.json: {e}"))
+}
+
+/// Every shipped story, computed now.
+pub fn all() -> Result<Vec<Story>, String> {
+    specs()?.into_iter().map(compute).collect()
+}
+
+fn outcome(label: &str, doc: Doc) -> Outcome {
+    let report = validate(&doc.to_raw())
+        .map(|s| evaluate(&s))
+        .map_err(|e| e.first().map_or_else(|| "invalid".to_owned(), |e| e.to_string()));
+    Outcome { label: label.to_owned(), doc, report }
+}
+
+fn object(v: &Value, key: &str) -> Option<Map<String, Value>> {
+    v.get(key)?.as_object().cloned()
+}
+
+/// The base scenario's doc and label.
+fn base_doc(spec: &StorySpec) -> Result<(Doc, String), String> {
+    let p = presets::all()?;
+    match &spec.base {
+        Base::Row { validation_row } => {
+            let rows = validation::shipped();
+            let row =
+                rows.iter().find(|r| &r.id == validation_row).ok_or(format!("no validation row {validation_row}"))?;
+            let v = row.scenario.as_ref().ok_or(format!("validation row {validation_row} was skipped"))?;
+            let (Some(m), Some(s), Some(t)) = (object(v, "model"), object(v, "system"), object(v, "task")) else {
+                return Err(format!("validation row {validation_row} has no scenario"));
+            };
+            Ok((Doc::new([m, s, t]), format!("{} on {} GPUs ({})", row.model, row.n_gpus, row.plan)))
+        }
+        Base::Preset { scenario, mode } => {
+            let s = p.scenario(scenario).ok_or(format!("no scenario preset {scenario}"))?;
+            let [m, sys, mut t] = p.configs(s).ok_or(format!("{scenario} names a missing preset"))?;
+            t.insert("mode".into(), Value::String(mode.clone()));
+            let model = if mode == "reference" { "MAD-Max paper mode" } else { "default model" };
+            Ok((Doc::new([m, sys, t]), format!("{} ({model})", s.label)))
+        }
+        Base::Parts { model, cluster, task } => {
+            let m = p.model(model).ok_or(format!("no model preset {model}"))?;
+            let label = format!("{} on {}", m.label, cluster.label);
+            Ok((Doc::new([m.config.clone(), cluster.system(&p.gpus)?, task.clone()]), label))
+        }
+    }
+}
+
+/// A variant's doc: the base with the variant's cluster and task keys.
+fn variant_doc(base: &Doc, v: &VariantSpec) -> Result<Doc, String> {
+    let mut d = base.clone();
+    if let Some(c) = &v.cluster {
+        d.system = c.system(&presets::all()?.gpus)?;
+    }
+    for (k, val) in &v.task {
+        d.task.insert(k.clone(), val.clone());
+    }
+    Ok(d)
+}
+
+/// Computes a story: base, variants, scaling sweep and the predicted figure.
+pub fn compute(spec: StorySpec) -> Result<Story, String> {
+    let (doc, label) = base_doc(&spec)?;
+    let base = outcome(&label, doc);
+    let variants = spec
+        .variants
+        .iter()
+        .map(|v| variant_doc(&base.doc, v).map(|d| outcome(&v.label, d)))
+        .collect::<Result<Vec<_>, String>>()?;
+    let scaling = spec.scaling.as_ref().map(|s| scale(&base.doc, s)).unwrap_or_default();
+    let predicted = predict(&spec, &base, &variants, &scaling);
+    Ok(Story { spec, base, variants, scaling, predicted })
+}
+
+/// The model's figure for the story's reported metric.
+fn predict(spec: &StorySpec, base: &Outcome, variants: &[Outcome], scaling: &[ScalePoint]) -> Option<f64> {
+    let throughput = |o: &Outcome| o.report.as_ref().ok().map(|r| r.throughput_samples_per_s);
+    match spec.reported.metric {
+        Metric::ValidationRow => match &spec.base {
+            Base::Row { validation_row } => {
+                validation::shipped().into_iter().find(|r| &r.id == validation_row).and_then(|r| r.predicted)
+            }
+            _ => None,
+        },
+        Metric::Mfu => base.report.as_ref().ok()?.utilization.as_ref().map(|u| u.mfu),
+        Metric::SamplesPerS => throughput(base),
+        Metric::ParamsB => base.report.as_ref().ok().map(|r| r.model.params / 1e9),
+        Metric::Speedup => Some(throughput(variants.first()?)? / throughput(base)?),
+        Metric::ScalingSpeedup => {
+            let pts: Vec<f64> = scaling.iter().filter_map(|p| p.strong).collect();
+            Some(pts.last()? / pts.first()?)
+        }
+        Metric::ScalingEfficiency => {
+            let pts: Vec<(u64, f64)> = scaling.iter().filter_map(|p| Some((p.gpus, p.weak?))).collect();
+            let (&(n0, t0), &(n1, t1)) = (pts.first()?, pts.last()?);
+            Some((t1 / n1 as f64) / (t0 / n0 as f64))
+        }
+    }
+}
+
+/// The base scenario at other GPU counts: the cluster gets `n / per_node` nodes (or one node
+/// of `n` GPUs), the data-parallel level of the transformer plan absorbs the change, and the
+/// batch per GPU stays (weak scaling) or the global batch stays (strong scaling).
+pub fn scale(base: &Doc, spec: &ScalingSpec) -> Vec<ScalePoint> {
+    spec.gpus
+        .iter()
+        .map(|&n| ScalePoint {
+            gpus: n,
+            weak: (!spec.strong_only).then(|| at_size(base, n, false)).flatten(),
+            strong: (!spec.weak_only).then(|| at_size(base, n, true)).flatten(),
+        })
+        .collect()
+}
+
+fn counts(v: Option<&Value>) -> Option<Vec<u64>> {
+    v?.as_array()?.iter().map(Value::as_u64).collect()
+}
+
+fn at_size(base: &Doc, n: u64, strong: bool) -> Option<f64> {
+    let mut d = base.clone();
+    let per_node = d.system.get("num_devices")?.as_u64()? / d.system.get("num_nodes")?.as_u64()?.max(1);
+    let (per, nodes) = if n < per_node { (n, 1) } else { (per_node, n / per_node) };
+    if per * nodes != n {
+        return None;
+    }
+    d.system.insert("num_devices".into(), n.into());
+    d.system.insert("num_nodes".into(), nodes.into());
+    if nodes == 1 {
+        d.system.insert("ar_perc_intra".into(), 1.0.into());
+    }
+    let names: Vec<String> = d
+        .task
+        .get("transformer_parallel")?
+        .as_array()?
+        .iter()
+        .map(|v| v.as_str().map(str::to_owned))
+        .collect::<Option<_>>()?;
+    let mut degrees = counts(d.task.get("transformer_parallel_degree"))?;
+    let i = names.iter().rposition(|s| s == "ddp" || s == "fsdp")?;
+    let others: u64 = degrees.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, x)| *x).product();
+    if others == 0 || !n.is_multiple_of(others) {
+        return None;
+    }
+    let (old_dp, new_dp) = (degrees[i], n / others);
+    degrees[i] = new_dp;
+    d.task.insert("transformer_parallel_degree".into(), degrees.into());
+    if counts(d.task.get("emb_parallel_degree"))?.len() == 1 {
+        d.task.insert("emb_parallel_degree".into(), vec![n].into());
+    }
+    if strong {
+        let local = d.task.get("local_transformer_bs")?.as_u64()?;
+        let global = local * old_dp;
+        if !global.is_multiple_of(new_dp) {
+            return None;
+        }
+        d.task.insert("local_transformer_bs".into(), (global / new_dp).into());
+        d.task.insert("local_emb_bs".into(), (global / new_dp).into());
+    }
+    let s = validate(&d.to_raw()).ok()?;
+    Some(evaluate(&s).throughput_samples_per_s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_story_computes_and_cites_its_source() {
+        let stories = all().expect("stories compute");
+        assert!(stories.len() >= 10);
+        for s in &stories {
+            let id = &s.spec.id;
+            if let Err(e) = &s.base.report {
+                panic!("{id}: base does not evaluate: {e}");
+            }
+            for v in &s.variants {
+                assert!(v.report.is_ok(), "{id}: variant {}: {:?}", v.label, v.report.as_ref().err());
+            }
+            let p = s.predicted.unwrap_or_else(|| panic!("{id}: no prediction"));
+            assert!(p.is_finite() && p > 0.0, "{id}: {p}");
+            match s.spec.reported.citation {
+                Some(i) => assert!(s.spec.citations.get(i).is_some_and(|c| c.url.starts_with("https://")), "{id}"),
+                None => assert!(s.spec.reported.text.contains("assumption"), "{id}: an uncited number must say so"),
+            }
+            if let Some(sc) = &s.spec.scaling {
+                assert_eq!(s.scaling.len(), sc.gpus.len());
+                assert!(
+                    s.scaling.iter().filter(|p| p.weak.or(p.strong).is_some()).count() >= 3,
+                    "{id}: {:?}",
+                    s.scaling
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_megatron_story_is_its_validation_row() {
+        let spec = specs().expect("parse").into_iter().find(|s| s.id == "megatron-1t").expect("story");
+        let story = compute(spec).expect("computes");
+        let row = validation::shipped().into_iter().find(|r| r.id == "megatron-t1-1008b").expect("row");
+        assert_eq!(story.predicted, row.predicted);
+        assert_eq!(story.difference(), row.error);
+    }
+
+    #[test]
+    fn paper_mode_reproduces_the_dlrm_number_the_story_quotes() {
+        let spec = specs().expect("parse").into_iter().find(|s| s.id == "dlrm-a-zionex").expect("story");
+        let story = compute(spec).expect("computes");
+        let paper = story.variants[0].report.as_ref().expect("paper mode");
+        assert_eq!(paper.throughput_samples_per_s, story.spec.reported.value);
+    }
+
+    #[test]
+    fn weak_scaling_keeps_the_batch_per_gpu_and_strong_scaling_the_global_batch() {
+        let spec = specs().expect("parse").into_iter().find(|s| s.id == "firecaffe").expect("story");
+        let (doc, _) = base_doc(&spec).expect("doc");
+        let pts = scale(&doc, &ScalingSpec { gpus: vec![1, 8, 128], weak_only: false, strong_only: false });
+        let (w, s) = (pts.iter().map(|p| p.weak.expect("weak")), pts.iter().map(|p| p.strong.expect("strong")));
+        let (w, s): (Vec<f64>, Vec<f64>) = (w.collect(), s.collect());
+        // Strong scaling at one GPU runs the whole batch on it: the slowest per step but the
+        // same samples/s as weak scaling would get with that batch; more GPUs never beat ideal.
+        for (i, n) in [1.0, 8.0, 128.0].into_iter().enumerate() {
+            assert!(s[i] / s[0] <= n * 1.0001, "strong speed-up {} at {n}", s[i] / s[0]);
+            assert!(w[i] / w[0] <= n * 1.0001, "weak speed-up {} at {n}", w[i] / w[0]);
+        }
+        assert!(s[2] > s[0] && w[2] > w[0]);
+    }
+
+    #[test]
+    fn a_what_if_changes_only_what_it_names() {
+        let spec = specs().expect("parse").into_iter().find(|s| s.id == "switchml").expect("story");
+        let story = compute(spec).expect("computes");
+        let (b, v) = (&story.base.doc, &story.variants[0].doc);
+        assert_eq!((&b.model, &b.system), (&v.model, &v.system));
+        assert_eq!(v.task.get("collective"), Some(&Value::String("in_network".into())));
+        // Halving the bytes each host sends can at most double a communication-bound step.
+        let up = story.predicted.expect("speed-up");
+        assert!(up > 1.0 && up <= 2.0, "{up}");
+    }
+}

@@ -1,0 +1,242 @@
+//! The library of famous runs (on the Learn page): each story with what its source reported,
+//! what the model predicts and the difference, its what-ifs, a scaling chart where it has one,
+//! its assumptions and citations, and buttons that open it in the calculator or the explorer.
+
+use super::charts::{self, Theme};
+use super::dom;
+use super::state::{Action, View};
+use crate::engine::report::{Limit, Report};
+use crate::stories::{self, Metric, Outcome, ScalePoint, Story};
+use crate::{share, units};
+use std::rc::Rc;
+use web_sys::HtmlCanvasElement;
+use yew::prelude::*;
+
+#[derive(Properties, PartialEq)]
+pub struct Props {
+    pub dispatch: Callback<Action>,
+    pub width: u32,
+}
+
+/// A metric's value for people, in the reported unit.
+fn show(metric: Metric, x: f64, unit: &str) -> String {
+    match metric {
+        Metric::Mfu | Metric::ScalingEfficiency => units::percent(x),
+        Metric::Speedup | Metric::ScalingSpeedup => format!("{}x", units::sig3(x)),
+        Metric::SamplesPerS => units::si(x, unit),
+        Metric::ValidationRow | Metric::ParamsB => format!("{} {unit}", units::sig3(x)),
+    }
+}
+
+/// A throughput; below one sample per second without a milli prefix (`0.131 samples/s`).
+fn rate(x: f64) -> String {
+    if x < 1.0 {
+        format!("{} samples/s", units::sig3(x))
+    } else {
+        units::si(x, "samples/s")
+    }
+}
+
+/// Iteration time, throughput and memory of one scenario of a story.
+fn figures(r: &Report) -> (String, String, String) {
+    (
+        units::duration(r.iteration_s),
+        rate(r.throughput_samples_per_s),
+        format!("{} of {}", units::bytes(r.memory.total_bytes), units::bytes(r.memory.capacity_bytes)),
+    )
+}
+
+/// What limits a scenario, in a few words (the calculator says more).
+fn limits(o: &Outcome) -> Html {
+    let Ok(r) = &o.report else { return html! {} };
+    let words: Vec<String> = r
+        .limits
+        .iter()
+        .map(|l| match l {
+            Limit::DoesNotFit { need_bytes, capacity_bytes, .. } => {
+                format!("does not fit: needs {} of {}", units::bytes(*need_bytes), units::bytes(*capacity_bytes))
+            }
+            Limit::InputBound { compute_samples_per_s, .. } => {
+                format!("input-bound: the GPUs could do {}", units::si(*compute_samples_per_s, "samples/s"))
+            }
+        })
+        .collect();
+    if words.is_empty() {
+        return html! {};
+    }
+    html! { <><br /><span class="warn-text">{ words.join("; ") }</span></> }
+}
+
+#[function_component(StoriesSection)]
+pub fn stories_section(p: &Props) -> Html {
+    let stories = use_memo((), |_| stories::all());
+    // A link to `#story-<id>` scrolls to the story once the library is drawn.
+    use_effect_with((), |_| {
+        let hash = dom::window().and_then(|w| w.location().hash().ok()).unwrap_or_default();
+        if let Some(el) = hash
+            .strip_prefix('#')
+            .filter(|h| h.starts_with("story-"))
+            .and_then(|id| dom::document()?.get_element_by_id(id))
+        {
+            el.scroll_into_view();
+        }
+    });
+    match &*stories {
+        Err(e) => html! { <p class="error-msg">{ format!("The library could not be read: {e}") }</p> },
+        Ok(list) => html! {
+            <section class="stories" aria-labelledby="stories-title">
+                <h2 id="stories-title">{ "Famous runs" }</h2>
+                <p class="lead">{ "Published runs and claims, from the seed papers to today's largest jobs. Each states what its source reported, what the model predicts for the same setting, and the difference; every number from a source carries its citation. Open one to see the timeline behind it." }</p>
+                <nav class="story-index" aria-label="Famous runs">
+                    <ul>{ for list.iter().map(|s| html! { <li><a href={format!("#story-{}", s.spec.id)}>{ &s.spec.title }</a></li> }) }</ul>
+                </nav>
+                { for list.iter().map(|s| story_card(s, &p.dispatch, p.width)) }
+            </section>
+        },
+    }
+}
+
+fn story_card(s: &Story, d: &Callback<Action>, width: u32) -> Html {
+    let spec = &s.spec;
+    let rep = &spec.reported;
+    let cite = |i: Option<usize>| match i.and_then(|i| spec.citations.get(i).map(|c| (i, c))) {
+        Some((i, c)) => {
+            html! { <sup><a href={c.url.clone()} title={c.text.clone()}>{ format!("[{}]", i + 1) }</a></sup> }
+        }
+        None => html! {},
+    };
+    let open = |doc: crate::doc::Doc, view: View| {
+        let d = d.clone();
+        Callback::from(move |_| {
+            d.emit(Action::LoadDoc(doc.clone()));
+            if view != View::Calculator {
+                d.emit(Action::SetView(view));
+            }
+        })
+    };
+    let explorer = spec.open_in == "explorer";
+    let base_view = if explorer { View::Explorer } else { View::Calculator };
+    let link = format!("{}?{}", dom::base_url(), base_view.query(&share::encode(&s.base.doc)));
+    let story_link = format!("{}?view=learn#story-{}", dom::base_url(), spec.id);
+    let diff = s.difference();
+    let base_thr = s.base.report.as_ref().ok().map(|r| r.throughput_samples_per_s);
+    let row = |o: &Outcome, is_base: bool| {
+        let cells = match &o.report {
+            Ok(r) => {
+                let (it, thr, mem) = figures(r);
+                let vs = match (base_thr, is_base) {
+                    (_, true) => "1x (base)".to_owned(),
+                    (Some(b), false) if b > 0.0 => format!("{}x", units::sig3(r.throughput_samples_per_s / b)),
+                    _ => String::new(),
+                };
+                html! { <><td class="num">{ it }</td><td class="num">{ thr }</td><td class="num">{ vs }</td><td class="num">{ mem }</td></> }
+            }
+            Err(e) => html! { <td colspan="4" class="error-msg">{ e }</td> },
+        };
+        html! {
+            <tr>
+                <th scope="row">{ &o.label }{ limits(o) }</th>
+                { cells }
+                <td><button class="secondary" onclick={open(o.doc.clone(), View::Calculator)}
+                    aria-label={format!("Open {} in the calculator", o.label)}>{ "Open" }</button></td>
+            </tr>
+        }
+    };
+    html! {
+        <article class="card story" id={format!("story-{}", spec.id)} data-story={spec.id.clone()}
+            data-predicted={s.predicted.map(|x| x.to_string()).unwrap_or_default()}
+            data-reported={rep.value.to_string()}>
+            <h3>{ &spec.title }</h3>
+            <p class="teaser">{ &spec.teaser }</p>
+            <p>{ &spec.story }</p>
+            <table class="comparison">
+                <tbody>
+                    <tr><th scope="row">{ "The source reported" }</th><td>{ &rep.text }{ cite(rep.citation) }</td></tr>
+                    <tr><th scope="row">{ "Compared figure, source" }</th><td class="num reported">{ show(rep.metric, rep.value, &rep.unit) }</td></tr>
+                    <tr><th scope="row">{ "The model predicts" }</th><td class="num predicted">{ s.predicted.map(|p| show(rep.metric, p, &rep.unit)).unwrap_or_else(|| "no figure".into()) }</td></tr>
+                    <tr><th scope="row">{ "Difference" }</th><td class="num difference">{ diff.map(|x| format!("{:+.1} %", x * 100.0)).unwrap_or_default() }</td></tr>
+                </tbody>
+            </table>
+            <div class="table-wrap" tabindex="0" role="region" aria-label={format!("Scenarios of {}", spec.title)}>
+                <table class="rows">
+                    <thead><tr>
+                        <th scope="col">{ "scenario" }</th><th scope="col">{ "iteration" }</th><th scope="col">{ "throughput" }</th>
+                        <th scope="col">{ "vs base" }</th><th scope="col">{ "memory per GPU" }</th><th scope="col"><span class="sr-only">{ "open" }</span></th>
+                    </tr></thead>
+                    <tbody>
+                        { row(&s.base, true) }
+                        { for s.variants.iter().map(|v| row(v, false)) }
+                    </tbody>
+                </table>
+            </div>
+            { if s.scaling.is_empty() { html! {} } else { html! { <ScalingChart id={spec.id.clone()} points={Rc::new(s.scaling.clone())} width={width} /> } } }
+            <details class="assumptions">
+                <summary>{ "Assumptions" }</summary>
+                <ul>{ for spec.assumptions.iter().map(|a| html! { <li>{ a }</li> }) }</ul>
+            </details>
+            <div class="story-actions">
+                <button onclick={open(s.base.doc.clone(), base_view)}>{ if explorer { "Open in explorer" } else { "Open in calculator" } }</button>
+                <a href={link}>{ "Link to the scenario" }</a>
+                <a href={story_link}>{ "Link to this story" }</a>
+            </div>
+            { if spec.citations.is_empty() { html! {} } else { html! {
+                <ol class="citations">{ for spec.citations.iter().map(|c| html! { <li><a href={c.url.clone()}>{ &c.text }</a></li> }) }</ol>
+            } } }
+        </article>
+    }
+}
+
+#[derive(Properties, PartialEq)]
+struct ScalingProps {
+    id: String,
+    points: Rc<Vec<ScalePoint>>,
+    width: u32,
+}
+
+#[function_component(ScalingChart)]
+fn scaling_chart(p: &ScalingProps) -> Html {
+    let canvas = use_node_ref();
+    let problem = use_state(|| None::<String>);
+    {
+        let canvas = canvas.clone();
+        let problem = problem.clone();
+        use_effect_with((p.points.clone(), p.width), move |(points, _)| {
+            if let Some(c) = canvas.cast::<HtmlCanvasElement>() {
+                problem.set(charts::scaling(&c, &Theme::current(), points).err());
+            }
+        });
+    }
+    let first = p.points.first().map_or(1, |x| x.gpus.max(1)) as f64;
+    let efficiency = |x: &ScalePoint, t: Option<f64>, t0: Option<f64>| -> String {
+        match (t, t0) {
+            (Some(t), Some(t0)) => units::percent((t / x.gpus as f64) / (t0 / first)),
+            _ => "-".into(),
+        }
+    };
+    let (w0, s0) = (p.points.first().and_then(|x| x.weak), p.points.first().and_then(|x| x.strong));
+    html! {
+        <figure class="chart">
+            <canvas id={format!("chart-scaling-{}", p.id)} ref={canvas} role="img"
+                aria-label="Speed-up against GPU count, with the ideal linear line; the table below gives every point."></canvas>
+            { problem.as_ref().map(|e| html! { <p class="error-msg">{ e }</p> }).unwrap_or_default() }
+            <details class="chart-data">
+                <summary>{ "The numbers" }</summary>
+                <table>
+                    <thead><tr>
+                        <th scope="col">{ "GPUs" }</th><th scope="col">{ "weak: samples/s" }</th><th scope="col">{ "weak: efficiency" }</th>
+                        <th scope="col">{ "strong: samples/s" }</th><th scope="col">{ "strong: efficiency" }</th>
+                    </tr></thead>
+                    <tbody>{ for p.points.iter().map(|x| html! {
+                        <tr>
+                            <td>{ x.gpus }</td>
+                            <td>{ x.weak.map(rate).unwrap_or_else(|| "-".into()) }</td>
+                            <td>{ efficiency(x, x.weak, w0) }</td>
+                            <td>{ x.strong.map(rate).unwrap_or_else(|| "-".into()) }</td>
+                            <td>{ efficiency(x, x.strong, s0) }</td>
+                        </tr>
+                    }) }</tbody>
+                </table>
+            </details>
+        </figure>
+    }
+}
