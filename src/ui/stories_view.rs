@@ -148,7 +148,7 @@ fn story_card(s: &Story, d: &Callback<Action>, width: u32) -> Html {
             data-reported={rep.value.to_string()}>
             <h3>{ &spec.title }</h3>
             <p class="teaser">{ &spec.teaser }</p>
-            <p>{ &spec.story }</p>
+            <p>{ &spec.story }{ for (0..spec.citations.len()).map(|i| cite(Some(i))) }</p>
             <table class="comparison">
                 <tbody>
                     <tr><th scope="row">{ "The source reported" }</th><td>{ &rep.text }{ cite(rep.citation) }</td></tr>
