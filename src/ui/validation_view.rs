@@ -20,12 +20,14 @@ pub struct Props {
     pub width: u32,
 }
 
-/// The filters: source, GPU and kinds of parallelism (empty = all).
+/// The filters: source, GPU and kinds of parallelism (empty = all), and the order.
 #[derive(Clone, Default, PartialEq)]
 struct Filter {
     source: String,
     gpu: String,
     parallelism: String,
+    /// Largest absolute error first instead of the files' order.
+    worst_first: bool,
 }
 
 impl Filter {
@@ -93,7 +95,12 @@ fn stats_row(name: &str, s: &Stats) -> Html {
 pub fn validation_view(p: &Props) -> Html {
     let rows = use_memo((), |_| validation::shipped());
     let filter = use_state(Filter::default);
-    let shown: Rc<Vec<RowResult>> = Rc::new(rows.iter().filter(|r| filter.keeps(r)).cloned().collect());
+    let mut kept: Vec<RowResult> = rows.iter().filter(|r| filter.keeps(r)).cloned().collect();
+    if filter.worst_first {
+        let abs = |r: &RowResult| r.error.map_or(f64::INFINITY, f64::abs);
+        kept.sort_by(|a, b| abs(b).total_cmp(&abs(a)));
+    }
+    let shown = Rc::new(kept);
     let summary = validation::summarize(&rows);
     let sources = distinct(&rows, |r| r.source.as_str());
 
@@ -128,7 +135,7 @@ pub fn validation_view(p: &Props) -> Html {
                 <p>{ format!(
                     "{} published runs measured on A100 and H100 clusters (Megatron-LM, Korthikanti et al., vTrain, FasterTransformer), each predicted right now by the default model with the same constants for every row: achievable fractions of peak FLOP/s, HBM and link bandwidth, collective latencies. Nothing is fitted per row. These are the numbers ",
                     rows.len()
-                ) }<code>{ "madmax validate" }</code>{ " prints; hover a row's name for the source's caveats and the defaults used for blank cells." }</p>
+                ) }<code>{ "madmax validate" }</code>{ " prints; open a row's name for the source's caveats and the defaults used for blank cells." }</p>
                 { match &summary {
                     Some(s) => html! {
                         <div class="table-wrap" tabindex="0" role="region" aria-label="Error per source">
@@ -154,6 +161,7 @@ pub fn validation_view(p: &Props) -> Html {
                     { select("filter-source", "Source", "Show the rows of one publication.", sources, &filter.source) }
                     { select("filter-gpu", "GPU", "Show the rows measured on one GPU model.", distinct(&rows, |r| r.gpu.as_str()), &filter.gpu) }
                     { select("filter-parallelism", "Parallelism", "Show the rows whose plan combines exactly these kinds of parallelism (TP tensor, PP pipeline, DP data).", distinct(&rows, |r| r.parallelism.as_str()), &filter.parallelism) }
+                    { order(&filter) }
                 </div>
                 <p id="validation-shown" role="status">{ match &shown_stats {
                     Some(s) => format!("{} of {} rows shown: median error {}, max {}.", shown.len(), rows.len(), units::percent(s.all.median_abs_error), units::percent(s.all.max_abs_error)),
@@ -163,6 +171,24 @@ pub fn validation_view(p: &Props) -> Html {
                 { table(&shown, &p.dispatch) }
             </section>
         </main>
+    }
+}
+
+/// The order of the rows: as the files list them, or largest error first.
+fn order(filter: &UseStateHandle<Filter>) -> Html {
+    let f = filter.clone();
+    let onchange = Callback::from(move |e: Event| {
+        let Some(sel) = e.target_dyn_into::<HtmlSelectElement>() else { return };
+        f.set(Filter { worst_first: sel.value() == "worst", ..(*f).clone() });
+    });
+    html! {
+        <label class="field" for="filter-order" title="List the rows in the order of the data files, or those the model misses most first.">
+            <span class="label">{ "Order" }</span>
+            <select id="filter-order" {onchange}>
+                <option value="file" selected={!filter.worst_first}>{ "as published" }</option>
+                <option value="worst" selected={filter.worst_first}>{ "largest error first" }</option>
+            </select>
+        </label>
     }
 }
 
@@ -180,16 +206,17 @@ fn table(rows: &[RowResult], d: &Callback<Action>) -> Html {
             Some(e) if e.abs() > 0.10 => "num warn",
             _ => "num",
         };
-        let title = if r.defaults.is_empty() {
-            r.notes.clone()
-        } else {
-            format!("{}\nDefaults: {}", r.notes, r.defaults.join("; "))
-        };
         html! {
             <tr data-id={r.id.clone()} data-predicted={r.predicted.map(|x| x.to_string()).unwrap_or_default()}
                 data-measured={r.measured.to_string()} data-error={r.error.map(|x| x.to_string()).unwrap_or_default()}
                 data-iteration={r.iteration_s.map(|x| x.to_string()).unwrap_or_default()}>
-                <th scope="row" title={title}>{ &r.id }</th>
+                <th scope="row">
+                    <details class="row-notes">
+                        <summary>{ &r.id }</summary>
+                        <p>{ &r.notes }</p>
+                        { if r.defaults.is_empty() { html! {} } else { html! { <p>{ format!("Defaults for blank cells: {}.", r.defaults.join("; ")) }</p> } } }
+                    </details>
+                </th>
                 <td>{ &r.source }</td>
                 <td>{ &r.model }</td>
                 <td>{ &r.gpu }</td>

@@ -82,6 +82,16 @@ try {
     `parallelism filter: ${shown.length} TP+PP+DP rows`);
   await page.selectOption('#filter-parallelism', '');
 
+  // Largest error first, and a row's caveats.
+  await page.selectOption('#filter-order', 'worst');
+  shown = await rowsOnPage(page);
+  const errs = shown.map((r) => Math.abs(r.error));
+  check(errs.every((e, i) => i === 0 || e <= errs[i - 1]) && shown[0].id === 'vtrain-m-016', `largest error first: ${shown[0].id}`);
+  await page.locator('#validation-rows tr[data-id="megatron-t1-1.7b"] summary').click();
+  const notes = await page.locator('#validation-rows tr[data-id="megatron-t1-1.7b"] details').innerText();
+  check(/Defaults for blank cells: .*microbatch blank/.test(notes), `a row's caveats and defaults open: ${notes.slice(0, 80).replace(/\s+/g, ' ')}...`);
+  await page.selectOption('#filter-order', 'file');
+
   // A row opens in the calculator with the iteration time the validation computed.
   const row = page.locator('#validation-rows tr[data-id="korthikanti-t5-22b-selective-sp"]');
   const iteration = Number(await row.getAttribute('data-iteration'));
