@@ -5,20 +5,19 @@
 
 use crate::doc::Doc;
 use crate::engine::{evaluate, validate, Report};
-use crate::presets::{self, Cluster};
+use crate::presets::{self, Cluster, Fabric};
 use crate::validation;
-use serde::Deserialize;
 use serde_json::{Map, Value};
 
 /// A citation: the work and where to read it.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Citation {
     pub text: String,
     pub url: String,
 }
 
 /// Which figure a story compares with its source.
-#[derive(Clone, Copy, Debug, Deserialize, serde::Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, serde::Serialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum Metric {
     /// The story's validation row's predicted metric (the validation page's number).
@@ -38,7 +37,7 @@ pub enum Metric {
 }
 
 /// What the source reported.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Reported {
     pub metric: Metric,
     pub value: f64,
@@ -51,8 +50,7 @@ pub struct Reported {
 }
 
 /// Where a story's base scenario comes from.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Base {
     /// A row of the shipped validation runs.
     Row { validation_row: String },
@@ -63,27 +61,23 @@ pub enum Base {
 }
 
 /// A what-if: the base with another cluster and/or task keys.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct VariantSpec {
     pub label: String,
-    #[serde(default)]
     pub cluster: Option<Cluster>,
-    #[serde(default)]
     pub task: Map<String, Value>,
 }
 
 /// GPU counts for the scaling chart, and which kinds to draw.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ScalingSpec {
     pub gpus: Vec<u64>,
-    #[serde(default)]
     pub weak_only: bool,
-    #[serde(default)]
     pub strong_only: bool,
 }
 
 /// A story as shipped.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct StorySpec {
     pub id: String,
     pub title: String,
@@ -92,9 +86,7 @@ pub struct StorySpec {
     pub citations: Vec<Citation>,
     pub reported: Reported,
     pub base: Base,
-    #[serde(default)]
     pub variants: Vec<VariantSpec>,
-    #[serde(default)]
     pub scaling: Option<ScalingSpec>,
     pub assumptions: Vec<String>,
     /// `calculator` or `explorer`.
@@ -140,7 +132,147 @@ impl Story {
 
 /// The shipped stories, or why the data could not be read (a defect the tests catch).
 pub fn specs() -> Result<Vec<StorySpec>, String> {
-    serde_json::from_str(include_str!("presets/data/stories.json")).map_err(|e| format!("stories.json: {e}"))
+    let v: Value =
+        serde_json::from_str(include_str!("presets/data/stories.json")).map_err(|e| format!("stories.json: {e}"))?;
+    v.as_array()
+        .ok_or("stories.json: not a list")?
+        .iter()
+        .enumerate()
+        .map(|(i, s)| read_story(s).map_err(|e| format!("stories.json: story {i}: {e}")))
+        .collect()
+}
+
+// The stories are read from JSON by hand: serde's derived readers for these types would add
+// tens of kilobytes to the page for one small file.
+
+fn text(v: &Value, key: &str) -> Result<String, String> {
+    v.get(key).and_then(Value::as_str).map(str::to_owned).ok_or(format!("{key} is missing or not text"))
+}
+
+fn texts(v: &Value, key: &str) -> Result<Vec<String>, String> {
+    match v.get(key) {
+        None => Ok(Vec::new()),
+        Some(Value::Array(a)) => {
+            a.iter().map(|x| x.as_str().map(str::to_owned).ok_or(format!("{key}: not text"))).collect()
+        }
+        Some(_) => Err(format!("{key} is not a list")),
+    }
+}
+
+fn number(v: &Value, key: &str) -> Result<f64, String> {
+    v.get(key).and_then(Value::as_f64).ok_or(format!("{key} is missing or not a number"))
+}
+
+fn count(v: &Value, key: &str) -> Result<u64, String> {
+    v.get(key).and_then(Value::as_u64).ok_or(format!("{key} is missing or not a whole number"))
+}
+
+fn flag(v: &Value, key: &str) -> bool {
+    v.get(key).and_then(Value::as_bool).unwrap_or(false)
+}
+
+fn map(v: &Value, key: &str) -> Result<Map<String, Value>, String> {
+    match v.get(key) {
+        None => Ok(Map::new()),
+        Some(Value::Object(m)) => Ok(m.clone()),
+        Some(_) => Err(format!("{key} is not an object")),
+    }
+}
+
+fn read_cluster(v: &Value) -> Result<Cluster, String> {
+    let fabric = match text(v, "fabric")?.as_str() {
+        "datacenter" => Fabric::Datacenter,
+        "consumer" => Fabric::Consumer,
+        other => return Err(format!("fabric \"{other}\" is not datacenter or consumer")),
+    };
+    Ok(Cluster {
+        id: String::new(),
+        label: text(v, "label")?,
+        gpu: text(v, "gpu")?,
+        gpus_per_node: count(v, "gpus_per_node")?,
+        nodes: count(v, "nodes")?,
+        nic_ports_per_node: count(v, "nic_ports_per_node")?,
+        nic_gbit_s: number(v, "nic_gbit_s")?,
+        fabric,
+        source: String::new(),
+    })
+}
+
+fn read_metric(name: &str) -> Result<Metric, String> {
+    Ok(match name {
+        "validation_row" => Metric::ValidationRow,
+        "mfu" => Metric::Mfu,
+        "samples_per_s" => Metric::SamplesPerS,
+        "params_b" => Metric::ParamsB,
+        "speedup" => Metric::Speedup,
+        "scaling_speedup" => Metric::ScalingSpeedup,
+        "scaling_efficiency" => Metric::ScalingEfficiency,
+        other => return Err(format!("metric \"{other}\" is unknown")),
+    })
+}
+
+fn read_story(v: &Value) -> Result<StorySpec, String> {
+    let r = v.get("reported").ok_or("reported is missing")?;
+    let reported = Reported {
+        metric: read_metric(&text(r, "metric")?)?,
+        value: number(r, "value")?,
+        unit: text(r, "unit")?,
+        text: text(r, "text")?,
+        citation: r.get("citation").and_then(Value::as_u64).map(|i| i as usize),
+    };
+    let b = v.get("base").ok_or("base is missing")?;
+    let base = if let Some(row) = b.get("validation_row") {
+        Base::Row { validation_row: row.as_str().ok_or("validation_row is not text")?.to_owned() }
+    } else if b.get("scenario").is_some() {
+        Base::Preset { scenario: text(b, "scenario")?, mode: text(b, "mode")? }
+    } else {
+        let cluster = read_cluster(b.get("cluster").ok_or("base.cluster is missing")?)?;
+        Base::Parts { model: text(b, "model")?, cluster, task: map(b, "task")? }
+    };
+    let citations = match v.get("citations") {
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|c| Ok(Citation { text: text(c, "text")?, url: text(c, "url")? }))
+            .collect::<Result<_, String>>()?,
+        _ => Vec::new(),
+    };
+    let variants = match v.get("variants") {
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|x| {
+                let cluster = x.get("cluster").map(read_cluster).transpose()?;
+                Ok(VariantSpec { label: text(x, "label")?, cluster, task: map(x, "task")? })
+            })
+            .collect::<Result<_, String>>()?,
+        _ => Vec::new(),
+    };
+    let scaling = match v.get("scaling") {
+        Some(sc) => Some(ScalingSpec {
+            gpus: sc
+                .get("gpus")
+                .and_then(Value::as_array)
+                .ok_or("scaling.gpus is missing")?
+                .iter()
+                .map(|g| g.as_u64().ok_or("scaling.gpus: not a count".to_owned()))
+                .collect::<Result<_, String>>()?,
+            weak_only: flag(sc, "weak_only"),
+            strong_only: flag(sc, "strong_only"),
+        }),
+        None => None,
+    };
+    Ok(StorySpec {
+        id: text(v, "id")?,
+        title: text(v, "title")?,
+        teaser: text(v, "teaser")?,
+        story: text(v, "story")?,
+        citations,
+        reported,
+        base,
+        variants,
+        scaling,
+        assumptions: texts(v, "assumptions")?,
+        open_in: text(v, "open_in")?,
+    })
 }
 
 /// Every shipped story, computed now.

@@ -1,6 +1,7 @@
 //! The Yew app: layout, forms, results, charts and lessons, over [`State`] and its reducer.
 //! Components only render state and dispatch actions; the browser is reached through `dom`.
 
+use super::canvas::{self, Canvas, Draw};
 use super::charts::{self, Theme, TimelineGeometry};
 use super::dom;
 use super::export;
@@ -1023,47 +1024,29 @@ fn chart_id(kind: ChartKind) -> &'static str {
 
 #[function_component(Chart)]
 fn chart(p: &ChartProps) -> Html {
-    let canvas = use_node_ref();
-    let problem = use_state(|| None::<String>);
-    {
-        let canvas = canvas.clone();
-        let problem = problem.clone();
-        let kind = p.kind;
-        use_effect_with((p.good.clone(), p.width), move |(good, _)| {
-            if let Some(c) = canvas.cast::<HtmlCanvasElement>() {
-                let t = Theme::current();
-                let r = &good.report;
-                let result = match kind {
-                    ChartKind::Breakdown => charts::breakdown(&c, &t, r),
-                    ChartKind::Memory => charts::memory(&c, &t, r),
-                    ChartKind::Serving => charts::serving(&c, &t, &sweep::serving(&good.doc)),
-                    ChartKind::Sweep(mode, axis) => {
-                        let (points, x_desc) = match axis {
-                            Axis::Gpus => (sweep::vs_gpus(&good.doc, mode), "GPUs"),
-                            Axis::Batch => (sweep::vs_batch(&good.doc, mode), "local batch per GPU"),
-                        };
-                        let (title, rgb) = match (mode, axis) {
-                            (Mode::Pretrain, Axis::Gpus) => ("Pre-training: throughput vs GPUs", (0, 114, 178)),
-                            (Mode::Pretrain, Axis::Batch) => ("Pre-training: throughput vs batch", (0, 114, 178)),
-                            (Mode::Inference, Axis::Gpus) => ("Inference: throughput vs GPUs", (213, 94, 0)),
-                            (Mode::Inference, Axis::Batch) => ("Inference: throughput vs batch", (213, 94, 0)),
-                        };
-                        charts::sweep(&c, &t, title, x_desc, &points, rgb)
-                    }
+    let version = *use_memo(p.good.clone(), |_| canvas::next_version());
+    let (kind, good) = (p.kind, p.good.clone());
+    let draw: Draw = Rc::new(move |c, t| {
+        let r = &good.report;
+        match kind {
+            ChartKind::Breakdown => charts::breakdown(c, t, r),
+            ChartKind::Memory => charts::memory(c, t, r),
+            ChartKind::Serving => charts::serving(c, t, &sweep::serving(&good.doc)),
+            ChartKind::Sweep(mode, axis) => {
+                let (points, x_desc) = match axis {
+                    Axis::Gpus => (sweep::vs_gpus(&good.doc, mode), "GPUs"),
+                    Axis::Batch => (sweep::vs_batch(&good.doc, mode), "local batch per GPU"),
                 };
-                problem.set(result.err());
+                let (title, rgb) = match (mode, axis) {
+                    (Mode::Pretrain, Axis::Gpus) => ("Pre-training: throughput vs GPUs", (0, 114, 178)),
+                    (Mode::Pretrain, Axis::Batch) => ("Pre-training: throughput vs batch", (0, 114, 178)),
+                    (Mode::Inference, Axis::Gpus) => ("Inference: throughput vs GPUs", (213, 94, 0)),
+                    (Mode::Inference, Axis::Batch) => ("Inference: throughput vs batch", (213, 94, 0)),
+                };
+                charts::sweep(c, t, title, x_desc, &points, rgb)
             }
-        });
-    }
-    let id = chart_id(p.kind);
-    let save = {
-        let canvas = canvas.clone();
-        Callback::from(move |_| {
-            if let Some(url) = canvas.cast::<HtmlCanvasElement>().and_then(|c| c.to_data_url().ok()) {
-                dom::download_url(&format!("madmax-{id}.png"), &url);
-            }
-        })
-    };
+        }
+    });
     let label = match p.kind {
         ChartKind::Breakdown => {
             "Bars: all op times back to back, and the iteration as overlapped on two streams.".to_owned()
@@ -1077,12 +1060,9 @@ fn chart(p: &ChartProps) -> Html {
         ChartKind::Serving => "Output tokens per second against time per output token, one point per batch size; the ringed point is the current batch.".to_owned(),
     };
     html! {
-        <figure class="chart">
-            <canvas id={id} ref={canvas} role="img" aria-label={label}></canvas>
-            { problem.as_ref().map(|e| html! { <p class="error-msg">{ e }</p> }).unwrap_or_default() }
-            <button class="link png" onclick={save}>{ "PNG" }</button>
+        <Canvas id={chart_id(p.kind)} label={AttrValue::from(label)} {draw} {version} width={p.width}>
             { chart_table(p.kind, &p.good) }
-        </figure>
+        </Canvas>
     }
 }
 

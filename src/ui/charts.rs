@@ -593,7 +593,9 @@ pub const SERIES_RGB: [(u8, u8, u8); 6] =
     [(0, 114, 178), (213, 94, 0), (0, 158, 115), (204, 121, 167), (230, 159, 0), (86, 180, 233)];
 
 /// Predicted against measured on log-log axes: one point per run `(measured, predicted,
-/// series)`, the y = x line and the +/-10% band around it, a legend of the series.
+/// series)`, the y = x line and the +/-10% band around it, a legend of the series. The axes
+/// are linear in log10 of the values (the same coordinate type as the other charts, which
+/// keeps the page small), labelled at powers of ten.
 pub fn predicted_vs_measured(
     canvas: &HtmlCanvasElement,
     theme: &Theme,
@@ -608,28 +610,34 @@ pub fn predicted_vs_measured(
             .map_err(err)?;
         return root.present().map_err(err);
     }
-    let (lo, hi) = (lo / 1.4, hi * 1.4);
+    let (lo, hi) = ((lo / 1.4).log10(), (hi * 1.4).log10());
     let mut chart = ChartBuilder::on(&root)
         .margin(theme.px(10.0))
         .caption("Predicted vs measured (each in its row's unit)", theme.font(15.0))
         .x_label_area_size(theme.px(38.0))
         .y_label_area_size(theme.px(52.0))
-        .build_cartesian_2d((lo..hi).log_scale(), (lo..hi).log_scale())
+        .build_cartesian_2d(lo..hi, lo..hi)
         .map_err(err)?;
+    let decade = |v: &f64| {
+        if (v - v.round()).abs() < 1e-9 {
+            units::si(10f64.powf(v.round()), "").trim().to_owned()
+        } else {
+            String::new()
+        }
+    };
     chart
         .configure_mesh()
-        .x_desc("measured")
-        .y_desc("predicted")
-        .x_labels(8)
-        .y_labels(8)
-        .x_label_formatter(&|x| units::si(*x, "").trim().to_owned())
-        .y_label_formatter(&|y| units::si(*y, "").trim().to_owned())
+        .x_desc("measured (log scale)")
+        .y_desc("predicted (log scale)")
+        .x_label_formatter(&decade)
+        .y_label_formatter(&decade)
         .themed(theme)
         .draw()
         .map_err(err)?;
     // The +/-10% band, then y = x.
     let (ink, dash) = (theme.text(), theme.px(16.0) as i32);
-    let band = [(lo, lo * 0.9), (hi, hi * 0.9), (hi, hi * 1.1), (lo, lo * 1.1)];
+    let (down, up) = (0.9f64.log10(), 1.1f64.log10());
+    let band = [(lo, lo + down), (hi, hi + down), (hi, hi + up), (lo, lo + up)];
     chart.draw_series([Polygon::new(band.to_vec(), theme.text().mix(0.16).filled())]).map_err(err)?;
     chart
         .draw_series([PathElement::new(vec![(lo, lo), (hi, hi)], theme.text().stroke_width(theme.px(1.5)))])
@@ -638,7 +646,8 @@ pub fn predicted_vs_measured(
         .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + dash, y)], ink.stroke_width(2)));
     for (i, name) in series.iter().enumerate() {
         let c = color(SERIES_RGB[i % SERIES_RGB.len()]);
-        let pts: Vec<(f64, f64)> = points.iter().filter(|p| p.2 == i).map(|p| (p.0, p.1)).collect();
+        let pts: Vec<(f64, f64)> =
+            points.iter().filter(|p| p.2 == i && p.0 > 0.0 && p.1 > 0.0).map(|p| (p.0.log10(), p.1.log10())).collect();
         if pts.is_empty() {
             continue;
         }
@@ -653,35 +662,45 @@ pub fn predicted_vs_measured(
     root.present().map_err(err)
 }
 
-/// Scaling: speed-up over the smallest GPU count against GPUs (log-log), weak and strong
-/// scaling with the ideal line `speed-up = GPUs / smallest count`.
+/// Scaling: speed-up over the smallest GPU count against GPUs (log-log, axes linear in log2
+/// and labelled at powers of two), weak and strong scaling, and the ideal line
+/// `speed-up = GPUs / smallest count`, dashed.
 pub fn scaling(canvas: &HtmlCanvasElement, theme: &Theme, points: &[ScalePoint]) -> Result<(), String> {
     let root = area(canvas, theme, 260)?;
     let n0 = points.first().map_or(1, |p| p.gpus.max(1)) as f64;
     let n1 = points.last().map_or(1, |p| p.gpus.max(1)) as f64;
-    let ideal_max = n1 / n0;
-    if points.len() < 2 || ideal_max <= 1.0 {
+    let ideal = (n1 / n0).log2();
+    if points.len() < 2 || ideal <= 0.0 {
         return root.present().map_err(err);
     }
+    let (x0, x1) = (n0.log2(), n1.log2());
     let mut chart = ChartBuilder::on(&root)
         .margin(theme.px(10.0))
         .caption("Speed-up vs GPUs (dashed: ideal, linear)", theme.font(15.0))
         .x_label_area_size(theme.px(38.0))
         .y_label_area_size(theme.px(48.0))
-        .build_cartesian_2d(
-            (n0 / 1.2..n1 * 1.2).log_scale().with_key_points(points.iter().map(|p| p.gpus as f64).collect()),
-            (0.8..ideal_max * 1.3)
-                .log_scale()
-                .with_key_points((0..).map(|k| 2f64.powi(k)).take_while(|y| *y <= ideal_max * 1.3).collect()),
-        )
+        .build_cartesian_2d((x0 - 0.3)..(x1 + 0.3), -0.3..(ideal + 0.4))
         .map_err(err)?;
-    let whole = |v: &f64| if *v >= 1e4 { units::si(*v, "").trim().to_owned() } else { format!("{v:.0}") };
+    let power = |v: &f64| {
+        if (v - v.round()).abs() < 1e-9 && *v >= 0.0 {
+            let x = 2f64.powf(v.round());
+            if x >= 1e4 {
+                units::si(x, "").trim().to_owned()
+            } else {
+                format!("{x:.0}")
+            }
+        } else {
+            String::new()
+        }
+    };
     chart
         .configure_mesh()
-        .x_desc("GPUs")
-        .y_desc("speed-up (x)")
-        .x_label_formatter(&whole)
-        .y_label_formatter(&whole)
+        .x_desc("GPUs (log scale)")
+        .y_desc("speed-up (x, log scale)")
+        .x_labels(((x1 - x0).ceil() as usize + 2).min(16))
+        .y_labels((ideal.ceil() as usize + 2).min(16))
+        .x_label_formatter(&power)
+        .y_label_formatter(&power)
         .themed(theme)
         .draw()
         .map_err(err)?;
@@ -695,10 +714,10 @@ pub fn scaling(canvas: &HtmlCanvasElement, theme: &Theme, points: &[ScalePoint])
     ];
     for (label, rgb, get) in series {
         let pts: Vec<(f64, f64)> = points.iter().filter_map(|p| Some((p.gpus as f64, get(p)?))).collect();
-        let Some(&(_, t0)) = pts.first() else { continue };
+        let Some(&(first_n, t0)) = pts.first() else { continue };
         // Relative to the smallest count that has a figure, scaled to the ideal there.
-        let base = pts[0].0 / n0;
-        let rel: Vec<(f64, f64)> = pts.iter().map(|&(n, t)| (n, base * t / t0)).collect();
+        let base = first_n / n0;
+        let rel: Vec<(f64, f64)> = pts.iter().map(|&(n, t)| (n.log2(), (base * t / t0).log2())).collect();
         let c = color(rgb);
         let r = theme.px(3.5);
         chart
@@ -711,7 +730,7 @@ pub fn scaling(canvas: &HtmlCanvasElement, theme: &Theme, points: &[ScalePoint])
     // The ideal line, dashed so that a curve on it still shows it.
     let (on, off) = (theme.px(6.0), theme.px(5.0));
     chart
-        .draw_series(DashedLineSeries::new([(n0, 1.0), (n1, ideal_max)], on, off, ink.stroke_width(theme.px(1.5))))
+        .draw_series(DashedLineSeries::new([(x0, 0.0), (x1, ideal)], on, off, ink.stroke_width(theme.px(1.5))))
         .map_err(err)?
         .label("ideal (linear)")
         .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + dash, y)], ink.stroke_width(2)));

@@ -1,8 +1,8 @@
 //! The explorer page: search settings, a chunked search with progress and cancel, the best plan
 //! against the user's, ranked plans, Pareto and co-design charts, cost and energy.
 
+use super::canvas::{Canvas, Draw};
 use super::charts::{self, Theme};
-use super::dom;
 use super::explorer::{self, CostInputs, Job, FACTORS};
 use super::state::{Action, Evaluated};
 use crate::engine::explore::{self, Outcome, Resource, Space};
@@ -551,57 +551,5 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
             } } else { html! {} } }
             { ranked_table }
         </>
-    }
-}
-
-/// Draws a chart on a canvas.
-pub type Draw = Rc<dyn Fn(&HtmlCanvasElement, &Theme) -> Result<(), String>>;
-
-#[derive(Properties)]
-pub struct CanvasProps {
-    pub id: &'static str,
-    /// Redraw when this changes.
-    pub version: u64,
-    pub width: u32,
-    pub draw: Draw,
-}
-
-impl PartialEq for CanvasProps {
-    fn eq(&self, o: &CanvasProps) -> bool {
-        self.id == o.id && self.version == o.version && self.width == o.width
-    }
-}
-
-/// A canvas drawn by a chart function; redrawn when `version` or the window width changes.
-#[function_component(Canvas)]
-pub fn canvas(p: &CanvasProps) -> Html {
-    let node = use_node_ref();
-    let problem = use_state(|| None::<String>);
-    {
-        let node = node.clone();
-        let problem = problem.clone();
-        let draw = p.draw.clone();
-        use_effect_with((p.version, p.width), move |_| {
-            if let Some(c) = node.cast::<HtmlCanvasElement>() {
-                let t = Theme::current();
-                problem.set(draw(&c, &t).err());
-            }
-        });
-    }
-    let id = p.id;
-    let save = {
-        let node = node.clone();
-        Callback::from(move |_| {
-            if let Some(url) = node.cast::<HtmlCanvasElement>().and_then(|c| c.to_data_url().ok()) {
-                dom::download_url(&format!("madmax-{id}.png"), &url);
-            }
-        })
-    };
-    html! {
-        <figure class="chart">
-            <canvas id={p.id} ref={node} role="img" aria-label={p.id.replace('-', " ")}></canvas>
-            { problem.as_ref().map(|e| html! { <p class="error-msg">{ e }</p> }).unwrap_or_default() }
-            <button class="link png" onclick={save}>{ "PNG" }</button>
-        </figure>
     }
 }

@@ -13,6 +13,8 @@ pub mod sweep;
 #[cfg(target_arch = "wasm32")]
 mod app;
 #[cfg(target_arch = "wasm32")]
+mod canvas;
+#[cfg(target_arch = "wasm32")]
 mod charts;
 #[cfg(target_arch = "wasm32")]
 mod dom;

@@ -2,14 +2,14 @@
 //! what the model predicts and the difference, its what-ifs, a scaling chart where it has one,
 //! its assumptions and citations, and buttons that open it in the calculator or the explorer.
 
-use super::charts::{self, Theme};
+use super::canvas::{Canvas, Draw};
+use super::charts;
 use super::dom;
 use super::state::{Action, View};
 use crate::engine::report::{Limit, Report};
 use crate::stories::{self, Metric, Outcome, ScalePoint, Story};
 use crate::{share, units};
 use std::rc::Rc;
-use web_sys::HtmlCanvasElement;
 use yew::prelude::*;
 
 #[derive(Properties, PartialEq)]
@@ -129,7 +129,7 @@ fn story_card(s: &Story, d: &Callback<Action>, width: u32) -> Html {
                     (Some(b), false) if b > 0.0 => format!("{}x", units::sig3(r.throughput_samples_per_s / b)),
                     _ => String::new(),
                 };
-                html! { <><td class="num">{ it }</td><td class="num">{ thr }</td><td class="num">{ vs }</td><td class="num">{ mem }</td></> }
+                html! { <>{ for [it, thr, vs, mem].into_iter().map(|x| html! { <td class="num">{ x }</td> }) }</> }
             }
             Err(e) => html! { <td colspan="4" class="error-msg">{ e }</td> },
         };
@@ -159,17 +159,14 @@ fn story_card(s: &Story, d: &Callback<Action>, width: u32) -> Html {
             </table>
             <div class="table-wrap" tabindex="0" role="region" aria-label={format!("Scenarios of {}", spec.title)}>
                 <table class="rows">
-                    <thead><tr>
-                        <th scope="col">{ "scenario" }</th><th scope="col">{ "iteration" }</th><th scope="col">{ "throughput" }</th>
-                        <th scope="col">{ "vs base" }</th><th scope="col">{ "memory per GPU" }</th><th scope="col"><span class="sr-only">{ "open" }</span></th>
-                    </tr></thead>
+                    { super::validation_view::head(&["scenario", "iteration", "throughput", "vs base", "memory per GPU"], "open") }
                     <tbody>
                         { row(&s.base, true) }
                         { for s.variants.iter().map(|v| row(v, false)) }
                     </tbody>
                 </table>
             </div>
-            { if s.scaling.is_empty() { html! {} } else { html! { <ScalingChart id={spec.id.clone()} points={Rc::new(s.scaling.clone())} width={width} /> } } }
+            { if s.scaling.is_empty() { html! {} } else { scaling_chart(&spec.id, &s.scaling, width) } }
             <details class="assumptions">
                 <summary>{ "Assumptions" }</summary>
                 <ul>{ for spec.assumptions.iter().map(|a| html! { <li>{ a }</li> }) }</ul>
@@ -186,39 +183,24 @@ fn story_card(s: &Story, d: &Callback<Action>, width: u32) -> Html {
     }
 }
 
-#[derive(Properties, PartialEq)]
-struct ScalingProps {
-    id: String,
-    points: Rc<Vec<ScalePoint>>,
-    width: u32,
-}
-
-#[function_component(ScalingChart)]
-fn scaling_chart(p: &ScalingProps) -> Html {
-    let canvas = use_node_ref();
-    let problem = use_state(|| None::<String>);
-    {
-        let canvas = canvas.clone();
-        let problem = problem.clone();
-        use_effect_with((p.points.clone(), p.width), move |(points, _)| {
-            if let Some(c) = canvas.cast::<HtmlCanvasElement>() {
-                problem.set(charts::scaling(&c, &Theme::current(), points).err());
-            }
-        });
-    }
-    let first = p.points.first().map_or(1, |x| x.gpus.max(1)) as f64;
+/// The scaling chart of a story and its numbers.
+fn scaling_chart(id: &str, points: &[ScalePoint], width: u32) -> Html {
+    let pts = Rc::new(points.to_vec());
+    let draw: Draw = {
+        let pts = pts.clone();
+        Rc::new(move |c, theme| charts::scaling(c, theme, &pts))
+    };
+    let first = points.first().map_or(1, |x| x.gpus.max(1)) as f64;
     let efficiency = |x: &ScalePoint, t: Option<f64>, t0: Option<f64>| -> String {
         match (t, t0) {
             (Some(t), Some(t0)) => units::percent((t / x.gpus as f64) / (t0 / first)),
             _ => "-".into(),
         }
     };
-    let (w0, s0) = (p.points.first().and_then(|x| x.weak), p.points.first().and_then(|x| x.strong));
+    let (w0, s0) = (points.first().and_then(|x| x.weak), points.first().and_then(|x| x.strong));
     html! {
-        <figure class="chart">
-            <canvas id={format!("chart-scaling-{}", p.id)} ref={canvas} role="img"
-                aria-label="Speed-up against GPU count, with the ideal linear line; the table below gives every point."></canvas>
-            { problem.as_ref().map(|e| html! { <p class="error-msg">{ e }</p> }).unwrap_or_default() }
+            <Canvas id={format!("chart-scaling-{id}")} {draw} version={pts.len() as u64} {width}
+                label="Speed-up against GPU count, with the ideal linear line; the table below gives every point.">
             <details class="chart-data">
                 <summary>{ "The numbers" }</summary>
                 <table>
@@ -226,7 +208,7 @@ fn scaling_chart(p: &ScalingProps) -> Html {
                         <th scope="col">{ "GPUs" }</th><th scope="col">{ "weak: samples/s" }</th><th scope="col">{ "weak: efficiency" }</th>
                         <th scope="col">{ "strong: samples/s" }</th><th scope="col">{ "strong: efficiency" }</th>
                     </tr></thead>
-                    <tbody>{ for p.points.iter().map(|x| html! {
+                    <tbody>{ for points.iter().map(|x| html! {
                         <tr>
                             <td>{ x.gpus }</td>
                             <td>{ x.weak.map(rate).unwrap_or_else(|| "-".into()) }</td>
@@ -237,6 +219,6 @@ fn scaling_chart(p: &ScalingProps) -> Html {
                     }) }</tbody>
                 </table>
             </details>
-        </figure>
+            </Canvas>
     }
 }

@@ -3,7 +3,8 @@
 //! rows open in the calculator. The numbers are [`crate::validation::shipped`]'s, the same as
 //! `madmax validate`'s.
 
-use super::charts::{self, Theme};
+use super::canvas::{Canvas, Draw};
+use super::charts;
 use super::dom;
 use super::state::Action;
 use crate::doc::Doc;
@@ -11,7 +12,7 @@ use crate::validation::{self, RowResult, Stats};
 use crate::{share, units};
 use serde_json::Value;
 use std::rc::Rc;
-use web_sys::{HtmlCanvasElement, HtmlSelectElement};
+use web_sys::HtmlSelectElement;
 use yew::prelude::*;
 
 #[derive(Properties, PartialEq)]
@@ -77,6 +78,17 @@ fn distinct(rows: &[RowResult], f: impl Fn(&RowResult) -> &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// A table's header row: the column names, and a last column named for screen readers only
+/// (it holds buttons).
+pub(super) fn head(names: &[&str], hidden: &str) -> Html {
+    html! {
+        <thead><tr>
+            { for names.iter().map(|n| html! { <th scope="col">{ *n }</th> }) }
+            <th scope="col"><span class="sr-only">{ hidden.to_owned() }</span></th>
+        </tr></thead>
+    }
 }
 
 fn stats_row(name: &str, s: &Stats) -> Html {
@@ -167,7 +179,7 @@ pub fn validation_view(p: &Props) -> Html {
                     Some(s) => format!("{} of {} rows shown: median error {}, max {}.", shown.len(), rows.len(), units::percent(s.all.median_abs_error), units::percent(s.all.max_abs_error)),
                     None => format!("{} of {} rows shown.", shown.len(), rows.len()),
                 } }</p>
-                <ValidationChart rows={shown.clone()} sources={Rc::new(distinct(&rows, |r| r.source.as_str()))} width={p.width} />
+                { chart(&shown, distinct(&rows, |r| r.source.as_str()), &filter, p.width) }
                 { table(&shown, &p.dispatch) }
             </section>
         </main>
@@ -192,6 +204,24 @@ fn order(filter: &UseStateHandle<Filter>) -> Html {
     }
 }
 
+/// Predicted against measured for the rows shown, one colour per source (every source keeps
+/// its colour when others are filtered out).
+fn chart(rows: &[RowResult], sources: Vec<String>, filter: &Filter, width: u32) -> Html {
+    let points: Vec<(f64, f64, usize)> = rows
+        .iter()
+        .filter_map(|r| Some((r.measured, r.predicted?, sources.iter().position(|s| *s == r.source)?)))
+        .collect();
+    // The filters decide which rows are drawn.
+    let key = [&filter.source, &filter.gpu, &filter.parallelism]
+        .iter()
+        .fold(points.len() as u64, |h, s| s.bytes().fold(h, |h, b| h.wrapping_mul(31).wrapping_add(b as u64)));
+    let draw: Draw = Rc::new(move |c, theme| charts::predicted_vs_measured(c, theme, &points, &sources));
+    html! {
+        <Canvas id="chart-validation" {draw} version={key} {width}
+            label="Predicted against measured for the rows shown, log-log, with the line where they are equal and a band of plus or minus 10 percent. The table below lists every point." />
+    }
+}
+
 fn table(rows: &[RowResult], d: &Callback<Action>) -> Html {
     let base = dom::base_url();
     let row = |r: &RowResult| {
@@ -206,6 +236,21 @@ fn table(rows: &[RowResult], d: &Callback<Action>) -> Html {
             Some(e) if e.abs() > 0.10 => "num warn",
             _ => "num",
         };
+        let predicted = match (&r.predicted, &r.skipped) {
+            (Some(p), _) => ("num", value(*p)),
+            (None, why) => ("error-msg", format!("skipped: {}", why.clone().unwrap_or_default())),
+        };
+        let cells = [
+            ("", r.source.clone()),
+            ("", r.model.clone()),
+            ("", r.gpu.clone()),
+            ("num", r.n_gpus.to_string()),
+            ("", r.plan.clone()),
+            ("", metric_label(&r.metric).to_owned()),
+            ("num", value(r.measured)),
+            predicted,
+            (err_class, r.error.map(|e| format!("{:+.1} %", e * 100.0)).unwrap_or_default()),
+        ];
         html! {
             <tr data-id={r.id.clone()} data-predicted={r.predicted.map(|x| x.to_string()).unwrap_or_default()}
                 data-measured={r.measured.to_string()} data-error={r.error.map(|x| x.to_string()).unwrap_or_default()}
@@ -217,18 +262,7 @@ fn table(rows: &[RowResult], d: &Callback<Action>) -> Html {
                         { if r.defaults.is_empty() { html! {} } else { html! { <p>{ format!("Defaults for blank cells: {}.", r.defaults.join("; ")) }</p> } } }
                     </details>
                 </th>
-                <td>{ &r.source }</td>
-                <td>{ &r.model }</td>
-                <td>{ &r.gpu }</td>
-                <td class="num">{ r.n_gpus }</td>
-                <td>{ &r.plan }</td>
-                <td>{ metric_label(&r.metric) }</td>
-                <td class="num">{ value(r.measured) }</td>
-                { match (&r.predicted, &r.skipped) {
-                    (Some(pv), _) => html! { <td class="num">{ value(*pv) }</td> },
-                    (None, why) => html! { <td class="error-msg">{ format!("skipped: {}", why.clone().unwrap_or_default()) }</td> },
-                } }
-                <td class={err_class}>{ r.error.map(|e| format!("{:+.1} %", e * 100.0)).unwrap_or_default() }</td>
+                { for cells.into_iter().map(|(class, text)| html! { <td class={class}>{ text }</td> }) }
                 <td class="actions">
                     { match (open, link) {
                         (Some(open), Some(link)) => html! { <>
@@ -244,52 +278,9 @@ fn table(rows: &[RowResult], d: &Callback<Action>) -> Html {
     html! {
         <div class="table-wrap" tabindex="0" role="region" aria-label="Measured runs, predicted and measured">
             <table class="rows" id="validation-rows">
-                <thead><tr>
-                    <th scope="col">{ "row" }</th><th scope="col">{ "source" }</th><th scope="col">{ "model" }</th>
-                    <th scope="col">{ "GPU" }</th><th scope="col">{ "GPUs" }</th><th scope="col">{ "plan" }</th>
-                    <th scope="col">{ "metric" }</th><th scope="col">{ "measured" }</th><th scope="col">{ "predicted" }</th>
-                    <th scope="col">{ "error" }</th><th scope="col"><span class="sr-only">{ "actions" }</span></th>
-                </tr></thead>
+                { head(&["row", "source", "model", "GPU", "GPUs", "plan", "metric", "measured", "predicted", "error"], "actions") }
                 <tbody>{ for rows.iter().map(row) }</tbody>
             </table>
         </div>
-    }
-}
-
-#[derive(Properties, PartialEq)]
-struct ChartProps {
-    rows: Rc<Vec<RowResult>>,
-    /// Every source, so that a source keeps its colour when others are filtered out.
-    sources: Rc<Vec<String>>,
-    width: u32,
-}
-
-#[function_component(ValidationChart)]
-fn validation_chart(p: &ChartProps) -> Html {
-    let canvas = use_node_ref();
-    let problem = use_state(|| None::<String>);
-    {
-        let canvas = canvas.clone();
-        let problem = problem.clone();
-        use_effect_with((p.rows.clone(), p.sources.clone(), p.width), move |(rows, sources, _)| {
-            if let Some(c) = canvas.cast::<HtmlCanvasElement>() {
-                let points: Vec<(f64, f64, usize)> = rows
-                    .iter()
-                    .filter_map(|r| {
-                        let s = sources.iter().position(|s| *s == r.source)?;
-                        Some((r.measured, r.predicted?, s))
-                    })
-                    .collect();
-                let theme = Theme::current();
-                problem.set(charts::predicted_vs_measured(&c, &theme, &points, sources).err());
-            }
-        });
-    }
-    html! {
-        <figure class="chart">
-            <canvas id="chart-validation" ref={canvas} role="img"
-                aria-label="Predicted against measured for the rows shown, log-log, with the line where they are equal and a band of plus or minus 10 percent. The table below lists every point."></canvas>
-            { problem.as_ref().map(|e| html! { <p class="error-msg">{ e }</p> }).unwrap_or_default() }
-        </figure>
     }
 }

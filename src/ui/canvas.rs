@@ -1,0 +1,72 @@
+//! A chart's figure: a canvas drawn by a function of plain data (redrawn when its version or
+//! the page width changes), a drawing problem as a message under it (never a panic), a PNG
+//! download, and the chart's numbers as children (its text alternative).
+
+use super::charts::Theme;
+use super::dom;
+use std::rc::Rc;
+use web_sys::HtmlCanvasElement;
+use yew::prelude::*;
+
+/// Draws the canvas with the current theme.
+pub type Draw = Rc<dyn Fn(&HtmlCanvasElement, &Theme) -> Result<(), String>>;
+
+#[derive(Properties)]
+pub struct Props {
+    pub id: AttrValue,
+    /// The text alternative; the children (a table of the numbers) give the details.
+    #[prop_or_default]
+    pub label: Option<AttrValue>,
+    pub draw: Draw,
+    /// Redraw when this changes.
+    pub version: u64,
+    pub width: u32,
+    #[prop_or_default]
+    pub children: Html,
+}
+
+impl PartialEq for Props {
+    fn eq(&self, o: &Props) -> bool {
+        self.id == o.id && self.version == o.version && self.width == o.width && self.label == o.label
+    }
+}
+
+#[function_component(Canvas)]
+pub fn canvas(p: &Props) -> Html {
+    let node = use_node_ref();
+    let problem = use_state(|| None::<String>);
+    {
+        let node = node.clone();
+        let problem = problem.clone();
+        let draw = p.draw.clone();
+        use_effect_with((p.version, p.width), move |_| {
+            if let Some(c) = node.cast::<HtmlCanvasElement>() {
+                problem.set(draw(&c, &Theme::current()).err());
+            }
+        });
+    }
+    let save = {
+        let (node, id) = (node.clone(), p.id.clone());
+        Callback::from(move |_| {
+            if let Some(url) = node.cast::<HtmlCanvasElement>().and_then(|c| c.to_data_url().ok()) {
+                dom::download_url(&format!("madmax-{id}.png"), &url);
+            }
+        })
+    };
+    let label = p.label.clone().unwrap_or_else(|| p.id.replace('-', " ").into());
+    html! {
+        <figure class="chart">
+            <canvas id={p.id.clone()} ref={node} role="img" aria-label={label}></canvas>
+            { problem.as_ref().map(|e| html! { <p class="error-msg">{ e }</p> }).unwrap_or_default() }
+            <button class="link png" onclick={save}>{ "PNG" }</button>
+            { p.children.clone() }
+        </figure>
+    }
+}
+
+/// A new version number for [`Props::version`] (each call differs).
+pub fn next_version() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
