@@ -2,7 +2,7 @@
 // journeys 1-5 and 8), checked against the CLI, with screenshots to look at.
 //
 // Usage: node tests/browser/calculator.mjs [DIST_DIR] [MADMAX_BIN]
-import { serve, launch, watchedPage, check, failed, shots, cli, scenarioOfLink, close } from './lib.mjs';
+import { serve, launch, watchedPage, check, failed, shots, cli, scenarioOfLink, close, canvasInked } from './lib.mjs';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -32,16 +32,6 @@ async function type(page, selector, text) {
   await f.press('Tab');
 }
 
-async function canvasInked(page, id) {
-  return page.evaluate((id) => {
-    const c = document.getElementById(id);
-    if (!c) return 0;
-    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-    let n = 0;
-    for (let i = 3; i < d.length; i += 4 * 7) if (d[i] > 0) n++;
-    return n;
-  }, id);
-}
 
 const server = await serve(dist);
 const browser = await launch();

@@ -2,7 +2,7 @@
 // GPUs (timed), a cancelled search, the best plan against the CLI's, and "apply".
 //
 // Usage: node tests/browser/explorer.mjs [DIST_DIR] [MADMAX_BIN]
-import { serve, launch, watchedPage, check, failed, shots, close, scenarioOfLink } from './lib.mjs';
+import { serve, launch, watchedPage, check, failed, shots, close, scenarioOfLink, canvasInked, openCalculator } from './lib.mjs';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -26,9 +26,7 @@ async function waitFinished(page) {
 const server = await serve(dist);
 const browser = await launch();
 try {
-  const page = await watchedPage(await browser.newContext({ viewport: { width: 1280, height: 900 } }), server.url);
-  await page.goto(server.url);
-  await page.locator('#iteration-time').waitFor({ timeout: 20000 });
+  const page = await openCalculator(browser, server.url, server.url);
   // The page opens on the default model: its search covers N-D plans.
   const cliBest = cliExplore(scenarioOfLink(await page.locator('#share-link').inputValue()));
   await page.click('nav >> text=Explorer');
@@ -68,14 +66,7 @@ try {
   const fullMs = await waitFinished(page);
   console.log(`explorer: full search with what-ifs in ${fullMs.toFixed(0)} ms`);
   for (const id of ['chart-ranked', 'chart-pareto-memory', 'chart-codesign', 'chart-pareto-gpus', 'chart-pareto-cost']) {
-    const inked = await page.evaluate((id) => {
-      const c = document.getElementById(id);
-      const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-      let n = 0;
-      for (let i = 3; i < d.length; i += 28) if (d[i] > 0) n++;
-      return n;
-    }, id);
-    check(inked > 200, `chart ${id} is drawn`);
+    check(await canvasInked(page, id) > 200, `chart ${id} is drawn`);
   }
   await page.screenshot({ path: join(shots, 'explorer-desktop.png'), fullPage: true });
 

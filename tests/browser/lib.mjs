@@ -95,3 +95,24 @@ export function scenarioOfLink(link) {
 }
 
 export const close = (a, b, rel = 1e-9) => Math.abs(a - b) <= rel * Math.max(Math.abs(a), Math.abs(b));
+
+/// How many sampled pixels of a canvas are drawn (0 when it is missing): a chart nobody drew
+/// stays at 0.
+export async function canvasInked(page, id) {
+  return page.evaluate((id) => {
+    const c = document.getElementById(id);
+    if (!c) return 0;
+    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    let n = 0;
+    for (let i = 3; i < d.length; i += 28) if (d[i] > 0) n++;
+    return n;
+  }, id);
+}
+
+/// A fresh watched page of the calculator at `url`, once its first result is shown.
+export async function openCalculator(browser, url, base, options = { viewport: { width: 1280, height: 900 } }) {
+  const page = await watchedPage(await browser.newContext(options), base);
+  await page.goto(url);
+  await page.locator('#iteration-time').waitFor({ timeout: 20000 });
+  return page;
+}

@@ -3,7 +3,7 @@
 // change of weight format that moves them the right way.
 //
 // Usage: node tests/browser/serving.mjs [DIST_DIR] [MADMAX_BIN]
-import { serve, launch, watchedPage, check, failed, shots, cli, scenarioOfLink, close } from './lib.mjs';
+import { serve, launch, watchedPage, check, failed, shots, cli, scenarioOfLink, close, canvasInked, openCalculator } from './lib.mjs';
 import { join } from 'node:path';
 
 const dist = process.argv[2] ?? 'dist';
@@ -25,23 +25,14 @@ async function matchesCli(page, what) {
 const server = await serve(dist);
 const browser = await launch();
 try {
-  const page = await watchedPage(await browser.newContext({ viewport: { width: 1280, height: 900 } }), server.url);
-  await page.goto(server.url);
-  await page.locator('#iteration-time').waitFor({ timeout: 20000 });
+  const page = await openCalculator(browser, server.url, server.url);
   await page.selectOption('#scenario', 'serve__llama2_70b__h100_sxm_4__fp8');
   await page.locator('#ttft').waitFor({ timeout: 5000 });
   check(await page.locator('#mode-default').isChecked(), 'serving runs on the default model');
   const fp8 = await matchesCli(page, 'LLaMA-2-70B on 4 x H100, FP8');
   check(fp8.ttft > 0.05 && fp8.ttft < 5 && fp8.tpot > 0.002 && fp8.tpot < 0.1, `plausible latencies: TTFT ${fp8.ttft} s, TPOT ${fp8.tpot} s`);
   check(await page.locator('#f-task-input_tokens').isVisible() && await page.locator('#f-task-kv_format').isVisible(), 'the serving settings are in the form');
-  const inked = await page.evaluate(() => {
-    const c = document.getElementById('chart-serving');
-    if (!c) return 0;
-    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-    let n = 0;
-    for (let i = 3; i < d.length; i += 28) if (d[i] > 0) n++;
-    return n;
-  });
+  const inked = await canvasInked(page, 'chart-serving');
   check(inked > 500, `the throughput-latency chart is drawn (${inked} inked samples)`);
   await page.locator('#serving').screenshot({ path: join(shots, 'serving-chart.png') });
   await page.locator('.headline').first().screenshot({ path: join(shots, 'serving-headline.png') });

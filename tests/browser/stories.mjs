@@ -5,7 +5,7 @@
 // Screenshots of every story go to target/screenshots/story-<id>.png.
 //
 // Usage: node tests/browser/stories.mjs [DIST_DIR] [MADMAX_BIN]
-import { serve, launch, watchedPage, check, failed, shots, scenarioOfLink, cli, close } from './lib.mjs';
+import { serve, launch, watchedPage, check, failed, shots, scenarioOfLink, cli, close, canvasInked, openCalculator } from './lib.mjs';
 import { readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -15,16 +15,6 @@ const bin = process.argv[3] ?? 'target/release/madmax';
 const specs = JSON.parse(readFileSync('src/presets/data/stories.json', 'utf8'));
 const fromCli = JSON.parse(execFileSync(bin, ['stories', '--json']).toString());
 
-async function inked(page, id) {
-  return page.evaluate((id) => {
-    const c = document.getElementById(id);
-    if (!c) return 0;
-    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-    let n = 0;
-    for (let i = 3; i < d.length; i += 28) if (d[i] > 0) n++;
-    return n;
-  }, id);
-}
 
 async function openLearn(page, url) {
   await page.goto(url);
@@ -34,9 +24,7 @@ async function openLearn(page, url) {
 const server = await serve(dist);
 const browser = await launch();
 try {
-  const page = await watchedPage(await browser.newContext({ viewport: { width: 1280, height: 900 } }), server.url);
-  await page.goto(server.url);
-  await page.locator('#iteration-time').waitFor({ timeout: 20000 });
+  const page = await openCalculator(browser, server.url, server.url);
   await page.getByRole('button', { name: 'Learn' }).click();
   await page.locator('.story').first().waitFor({ timeout: 20000 });
   check(await page.locator('.story').count() === specs.length && specs.length >= 10, `all ${specs.length} stories are listed`);
@@ -61,7 +49,7 @@ try {
       check(/assumption/.test(text), `${spec.id}: a number without a source says it is an assumption`);
     }
     if (spec.scaling) {
-      check(await inked(page, `chart-scaling-${spec.id}`) > 1500, `${spec.id}: the scaling chart is drawn`);
+      check(await canvasInked(page, `chart-scaling-${spec.id}`) > 1500, `${spec.id}: the scaling chart is drawn`);
     }
     await card.screenshot({ path: join(shots, `story-${spec.id}.png`) });
   }

@@ -4,7 +4,7 @@
 // the validation computed, its link reproduces it, and the page works on a phone.
 //
 // Usage: node tests/browser/validation.mjs [DIST_DIR] [MADMAX_BIN]
-import { serve, launch, watchedPage, check, failed, shots, scenarioOfLink, cli, close } from './lib.mjs';
+import { serve, launch, watchedPage, check, failed, shots, scenarioOfLink, cli, close, canvasInked, openCalculator } from './lib.mjs';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 
@@ -13,16 +13,6 @@ const bin = process.argv[3] ?? 'target/release/madmax';
 const csvs = ['src/presets/data/validation/training.csv', 'src/presets/data/validation/inference.csv'];
 const want = csvs.flatMap((f) => JSON.parse(execFileSync(bin, ['validate', '--json', f]).toString()).rows);
 
-async function inked(page, id) {
-  return page.evaluate((id) => {
-    const c = document.getElementById(id);
-    if (!c) return 0;
-    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-    let n = 0;
-    for (let i = 3; i < d.length; i += 28) if (d[i] > 0) n++;
-    return n;
-  }, id);
-}
 
 const rowsOnPage = (page) => page.locator('#validation-rows tbody tr').evaluateAll((trs) => trs.map((tr) => ({
   id: tr.dataset.id, predicted: Number(tr.dataset.predicted), measured: Number(tr.dataset.measured),
@@ -33,9 +23,7 @@ const rowsOnPage = (page) => page.locator('#validation-rows tbody tr').evaluateA
 const server = await serve(dist);
 const browser = await launch();
 try {
-  const page = await watchedPage(await browser.newContext({ viewport: { width: 1280, height: 900 } }), server.url);
-  await page.goto(server.url);
-  await page.locator('#iteration-time').waitFor({ timeout: 20000 });
+  const page = await openCalculator(browser, server.url, server.url);
   await page.getByRole('button', { name: 'Validation' }).click();
   await page.locator('#validation-rows').waitFor({ timeout: 10000 });
   check(page.url().includes('view=validation'), 'the address names the validation view');
@@ -62,7 +50,7 @@ try {
     check(summary.includes(name) && summary.includes(pct(s.median_abs_error)) && summary.includes(pct(s.max_abs_error)) && summary.includes(s.worst),
       `summary of ${name}: median ${pct(s.median_abs_error)}, max ${pct(s.max_abs_error)} (${s.worst})`);
   }
-  check(await inked(page, 'chart-validation') > 2000, 'the predicted-vs-measured chart is drawn');
+  check(await canvasInked(page, 'chart-validation') > 2000, 'the predicted-vs-measured chart is drawn');
   await page.locator('.validation').screenshot({ path: join(shots, 'validation.png') });
 
   // Filters narrow the table.
@@ -124,7 +112,7 @@ try {
   check(box && box.width >= 300 && box.width <= 390, `on a phone the chart is ${Math.round(box?.width)} px wide`);
   const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   check(overflow <= 1, `on a phone the page does not scroll sideways (${overflow} px)`);
-  check(await inked(phone, 'chart-validation') > 2000, 'on a phone the chart is drawn');
+  check(await canvasInked(phone, 'chart-validation') > 2000, 'on a phone the chart is drawn');
   await phone.locator('.validation').screenshot({ path: join(shots, 'validation-phone.png') });
 
   for (const p of [page, fresh, phone]) check(p.problems.length === 0, `no console errors or outside requests: ${p.problems}`);
