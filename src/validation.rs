@@ -59,6 +59,9 @@ pub struct RowResult {
     /// The source's caveats for this row.
     #[serde(skip)]
     pub notes: String,
+    /// The full `source` cell (the citation); `source` is its short name.
+    #[serde(skip)]
+    pub citation: String,
     /// The scenario the prediction evaluated (`{"model", "system", "task"}` MAD-Max configs);
     /// `None` when the row was skipped before a scenario existed.
     #[serde(skip)]
@@ -473,6 +476,7 @@ pub fn run(csv: &str) -> Result<Vec<RowResult>, String> {
                 plan: plan(&r).0,
                 parallelism: plan(&r).1,
                 notes: r.get("notes").to_owned(),
+                citation: r.get("source").to_owned(),
                 scenario: None,
             };
             let outcome = row_scenario(&r).and_then(|(doc, defaults)| {

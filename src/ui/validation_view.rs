@@ -166,6 +166,12 @@ pub fn validation_view(p: &Props) -> Html {
                     },
                     None => html! { <p class="error-msg">{ "No row could be predicted." }</p> },
                 } }
+                <details class="assumptions">
+                    <summary>{ "Sources" }</summary>
+                    <ul>{ for sources.iter().filter_map(|name| rows.iter().find(|r| &r.source == name)).map(|r| html! {
+                        <li><strong>{ &r.source }</strong>{ ": " }{ &r.citation }</li>
+                    }) }</ul>
+                </details>
                 <p class="help">{ "Where it misses: the six vTrain rows beyond 25% are runs whose measured time is far from their neighbours with the same plan (one micro-batch of 64 taking twice as long as two of 32; micro-batches of 2; tensor parallelism of 2 on 8-16 pipeline stages running 1.7 times slower per unit of work than without it). The model has no term for what made those runs slow, and no row-specific factor hides it. Open a row to see what the model assumes." }</p>
             </section>
             <section class="card" aria-label="Rows">

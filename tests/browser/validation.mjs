@@ -51,6 +51,9 @@ try {
       `summary of ${name}: median ${pct(s.median_abs_error)}, max ${pct(s.max_abs_error)} (${s.worst})`);
   }
   check(await canvasInked(page, 'chart-validation') > 2000, 'the predicted-vs-measured chart is drawn');
+  await page.locator('.validation details.assumptions summary').click();
+  const sources = await page.locator('.validation details.assumptions').innerText();
+  check(/arXiv 2104\.04473/.test(sources) && /MICRO 2024/.test(sources) && /FasterTransformer/.test(sources), 'each source is cited in full');
   await page.locator('.validation').screenshot({ path: join(shots, 'validation.png') });
 
   // Filters narrow the table.
