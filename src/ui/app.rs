@@ -1237,6 +1237,10 @@ fn learn(d: &Dispatch, width: u32) -> Html {
     let ls = lessons::lessons();
     html! {
         <main class="learn">
+            <nav class="learn-index" aria-label="On this page">
+                <a href="#lessons-title">{ "Lessons: why plans behave as they do" }</a>
+                <a href="#stories-title">{ "Famous runs: published numbers against the model" }</a>
+            </nav>
             <section aria-labelledby="lessons-title">
                 <h2 id="lessons-title">{ "Lessons" }</h2>
                 <p class="lead">{ "Three short lessons, each a comparison of two plans computed right now by the same model as the calculator. Open either side in the calculator to explore the timeline." }</p>

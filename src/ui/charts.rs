@@ -684,7 +684,7 @@ pub fn scaling(canvas: &HtmlCanvasElement, theme: &Theme, points: &[ScalePoint])
     let power = |v: &f64| {
         if (v - v.round()).abs() < 1e-9 && *v >= 0.0 {
             let x = 2f64.powf(v.round());
-            if x >= 1e4 {
+            if x >= 1e5 {
                 units::si(x, "").trim().to_owned()
             } else {
                 format!("{x:.0}")
