@@ -185,11 +185,9 @@ fn story_card(s: &Story, d: &Callback<Action>, width: u32) -> Html {
 
 /// The scaling chart of a story and its numbers.
 fn scaling_chart(id: &str, points: &[ScalePoint], width: u32) -> Html {
-    let pts = Rc::new(points.to_vec());
-    let draw: Draw = {
-        let pts = pts.clone();
-        Rc::new(move |c, theme| charts::scaling(c, theme, &pts))
-    };
+    // The stories do not change while the page is open: one version is enough.
+    let pts = points.to_vec();
+    let draw: Draw = Rc::new(move |c, theme| charts::scaling(c, theme, &pts));
     let first = points.first().map_or(1, |x| x.gpus.max(1)) as f64;
     let efficiency = |x: &ScalePoint, t: Option<f64>, t0: Option<f64>| -> String {
         match (t, t0) {
@@ -199,7 +197,7 @@ fn scaling_chart(id: &str, points: &[ScalePoint], width: u32) -> Html {
     };
     let (w0, s0) = (points.first().and_then(|x| x.weak), points.first().and_then(|x| x.strong));
     html! {
-            <Canvas id={format!("chart-scaling-{id}")} {draw} version={pts.len() as u64} {width}
+            <Canvas id={format!("chart-scaling-{id}")} {draw} version={0} {width}
                 label="Speed-up against GPU count, with the ideal linear line; the table below gives every point.">
             <details class="chart-data">
                 <summary>{ "The numbers" }</summary>
