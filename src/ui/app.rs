@@ -181,13 +181,14 @@ fn app() -> Html {
 
 /// Copies the link of the scenario on screen.
 fn copy_link_button(state: &State, d: &Dispatch) -> Html {
-    let link = format!("{}?{}", dom::base_url(), share::encode(&state.doc));
+    // The view too: a link copied on the validation page opens it.
+    let link = format!("{}?{}", dom::base_url(), state.view.query(&share::encode(&state.doc)));
     let d = d.clone();
     let onclick = Callback::from(move |_| {
         dom::copy_text(&link);
         d.emit(Action::Notify("Link copied. Anyone who opens it sees this scenario and these numbers.".into()));
     });
-    html! { <button id="copy-link" class="copy" {onclick} title="Copy a link that reproduces this scenario">{ "Copy link" }</button> }
+    html! { <button id="copy-link" class="copy" {onclick} title="Copy a link that reproduces this view and scenario">{ "Copy link" }</button> }
 }
 
 fn notice(state: &State, d: &Dispatch) -> Html {
@@ -641,7 +642,8 @@ fn import_export(state: &State, d: &Dispatch) -> Html {
             dom::download_text("madmax-timeline.csv", "text/csv", &export::timeline_csv(&g.report));
         }
     });
-    let link = format!("{}?{}", dom::base_url(), share::encode(&state.doc));
+    // The view too: a link copied on the validation page opens it.
+    let link = format!("{}?{}", dom::base_url(), state.view.query(&share::encode(&state.doc)));
     html! {
         <details class="card">
             <summary><h2>{ "Share, import, export" }</h2></summary>

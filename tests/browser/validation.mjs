@@ -27,6 +27,10 @@ try {
   await page.getByRole('button', { name: 'Validation' }).click();
   await page.locator('#validation-rows').waitFor({ timeout: 10000 });
   check(page.url().includes('view=validation'), 'the address names the validation view');
+  await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
+  await page.click('#copy-link');
+  const copied = await page.evaluate(() => navigator.clipboard.readText().catch(() => ''));
+  check(copied.includes('view=validation'), `"Copy link" on this page links to it (${copied.slice(0, 60)}...)`);
 
   // Every row: the same numbers as the CLI.
   const got = await rowsOnPage(page);
