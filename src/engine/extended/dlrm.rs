@@ -17,13 +17,13 @@
 
 use super::calibration::{ADAM_BYTES_PER_PARAM, OPTIMIZER_BYTES_PER_PARAM, WORKSPACE_BYTES};
 use super::collective::{time_s, Collective, Group, Links};
-use super::iteration::{name, Timeline};
+use super::iteration::{self, name, Timeline};
 use super::layout::Layout;
 use super::shape::Dims;
 use crate::engine::ops::{Block, OpKind, OpName, Phase};
 use crate::engine::reference::explain::{Explanation, Term, Unit};
-use crate::engine::report::{LayerWork, Limit, MemPart, Memory, ModelStats, Report, SystemStats, Utilization, Work};
-use crate::engine::scenario::{Arch, Dlrm, EmbSharding, Freeze, Mode, Scenario, Setup, Spec, Strategy, TaskKind};
+use crate::engine::report::{LayerWork, Limit, MemPart, Memory, ModelStats, Report, Utilization, Work};
+use crate::engine::scenario::{Arch, Dlrm, EmbSharding, Freeze, Scenario, Setup, Spec, Strategy, TaskKind};
 
 /// Bytes of row-wise Adagrad state per embedding row (one fp32 per row, TorchRec's default
 /// optimizer for tables).
@@ -608,23 +608,8 @@ pub fn evaluate(cx: &DCx) -> Report {
         lookup_bytes_per_sample: lookup_per_sample,
     };
     let sys = &cx.s.system;
-    let system = SystemStats {
-        devices: sys.num_devices,
-        nodes: sys.num_nodes,
-        devices_per_node: sys.devices_per_node(),
-        flops_per_s: cx.flops_per_s,
-        mem_bw_bytes_per_s: cx.hbm_bytes_per_s,
-        intra_node_bytes_per_s: cx.links.intra_bytes_per_s,
-        inter_node_bytes_per_s: cx.links.inter_bytes_per_s,
-        all2all_bytes_per_s: cx.links.inter_bytes_per_s,
-        allreduce_bytes_per_s: cx.links.inter_bytes_per_s,
-        allgather_bytes_per_s: cx.links.inter_bytes_per_s,
-        reducescatter_bytes_per_s: cx.links.inter_bytes_per_s,
-    };
-    let mut r = Report::assemble(ops, schedule, cx.global_batch, memory, work, model, system);
-    r.mode = Mode::Default;
-    r.exposed_comm_s = r.exposed_comm_s.max(0.0);
-    r.overlapped_comm_s = r.overlapped_comm_s.max(0.0);
+    let system = iteration::system_stats(cx.s, cx.flops_per_s, cx.hbm_bytes_per_s, &cx.links);
+    let mut r = iteration::assemble(ops, schedule, cx.global_batch, memory, work, model, system);
     let passes = if cx.trains { 3.0 } else { 1.0 };
     let model_flops = per_sample * g * passes;
     let denom = r.iteration_s * sys.num_devices as f64 * cx.peak_flops_per_s;

@@ -851,26 +851,8 @@ pub fn evaluate(cx: &Cx) -> Report {
         flops_per_sample: per_sample_fwd,
         lookup_bytes_per_sample: 0.0,
     };
-    let sys = &cx.s.system;
-    let system = SystemStats {
-        devices: sys.num_devices,
-        nodes: sys.num_nodes,
-        devices_per_node: sys.devices_per_node(),
-        flops_per_s: cx.flops_per_s,
-        mem_bw_bytes_per_s: cx.hbm_bytes_per_s,
-        intra_node_bytes_per_s: cx.links.intra_bytes_per_s,
-        inter_node_bytes_per_s: cx.links.inter_bytes_per_s,
-        all2all_bytes_per_s: cx.links.inter_bytes_per_s,
-        allreduce_bytes_per_s: cx.links.inter_bytes_per_s,
-        allgather_bytes_per_s: cx.links.inter_bytes_per_s,
-        reducescatter_bytes_per_s: cx.links.inter_bytes_per_s,
-    };
-    let mut r = Report::assemble(ops, schedule, cx.global_batch, memory, work, model, system);
-    r.mode = crate::engine::scenario::Mode::Default;
-    // Rounding can leave a hair below zero when all communication is exposed; the default
-    // model reports it as zero (reference mode keeps MAD-Max's value, SPEC Q28).
-    r.exposed_comm_s = r.exposed_comm_s.max(0.0);
-    r.overlapped_comm_s = r.overlapped_comm_s.max(0.0);
+    let system = system_stats(cx.s, cx.flops_per_s, cx.hbm_bytes_per_s, &cx.links);
+    let mut r = assemble(ops, schedule, cx.global_batch, memory, work, model, system);
     let model_flops = cx.model_flops_per_sample() * cx.global_batch as f64;
     let hardware_flops = cx.hardware_flops_per_sample() * cx.global_batch as f64;
     let denom = r.iteration_s * n * cx.peak_flops_per_s;
@@ -884,6 +866,45 @@ pub fn evaluate(cx: &Cx) -> Report {
         formula: "MFU = model FLOPs per iteration (forward + backward, no recomputation) / (iteration time x GPUs x peak FLOP/s per GPU)",
     });
     r.limits = limits;
+    r
+}
+
+/// The system figures of a default-model report: the effective rates it used, and the
+/// inter-node bandwidth for every collective (what bounds the ones that cross nodes).
+pub(super) fn system_stats(s: &Scenario, flops_per_s: f64, hbm_bytes_per_s: f64, links: &Links) -> SystemStats {
+    let sys = &s.system;
+    SystemStats {
+        devices: sys.num_devices,
+        nodes: sys.num_nodes,
+        devices_per_node: sys.devices_per_node(),
+        flops_per_s,
+        mem_bw_bytes_per_s: hbm_bytes_per_s,
+        intra_node_bytes_per_s: links.intra_bytes_per_s,
+        inter_node_bytes_per_s: links.inter_bytes_per_s,
+        all2all_bytes_per_s: links.inter_bytes_per_s,
+        allreduce_bytes_per_s: links.inter_bytes_per_s,
+        allgather_bytes_per_s: links.inter_bytes_per_s,
+        reducescatter_bytes_per_s: links.inter_bytes_per_s,
+    }
+}
+
+/// A default-model report from its scheduled ops. Rounding can leave a hair below zero when all
+/// communication is exposed; the default model reports it as zero (reference mode keeps
+/// MAD-Max's value, SPEC Q28).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn assemble(
+    ops: Vec<Op>,
+    schedule: Schedule,
+    global_batch: u64,
+    memory: Memory,
+    work: Work,
+    model: ModelStats,
+    system: SystemStats,
+) -> Report {
+    let mut r = Report::assemble(ops, schedule, global_batch, memory, work, model, system);
+    r.mode = crate::engine::scenario::Mode::Default;
+    r.exposed_comm_s = r.exposed_comm_s.max(0.0);
+    r.overlapped_comm_s = r.overlapped_comm_s.max(0.0);
     r
 }
 

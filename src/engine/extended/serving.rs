@@ -10,13 +10,11 @@
 
 use super::calibration::{KERNELS_PER_BLOCK, KERNEL_OVERHEAD_S, WORKSPACE_BYTES};
 use super::collective::{time_s, Collective};
-use super::iteration::{name, Cx, Timeline};
+use super::iteration::{self, name, Cx, Timeline};
 use crate::engine::ops::{Block, OpKind, OpName, Phase};
 use crate::engine::reference::explain::{Explanation, Term, Unit};
-use crate::engine::report::{
-    LayerWork, Limit, MemPart, Memory, ModelStats, Report, Serving, SystemStats, Utilization, Work,
-};
-use crate::engine::scenario::{Arch, Mode, Precision, Scenario, TaskKind};
+use crate::engine::report::{LayerWork, Limit, MemPart, Memory, ModelStats, Report, Serving, Utilization, Work};
+use crate::engine::scenario::{Arch, Precision, Scenario, TaskKind};
 
 /// Generated tokens per request when the task does not say.
 const DEFAULT_OUTPUT_TOKENS: u64 = 128;
@@ -342,24 +340,8 @@ pub fn evaluate(sv: &Serve) -> Report {
         lookup_bytes_per_global_batch: 0.0,
         lookup_bytes_per_device: 0.0,
     };
-    let sys = &cx.s.system;
-    let system = SystemStats {
-        devices: sys.num_devices,
-        nodes: sys.num_nodes,
-        devices_per_node: sys.devices_per_node(),
-        flops_per_s: sv.rate,
-        mem_bw_bytes_per_s: cx.hbm_bytes_per_s,
-        intra_node_bytes_per_s: cx.links.intra_bytes_per_s,
-        inter_node_bytes_per_s: cx.links.inter_bytes_per_s,
-        all2all_bytes_per_s: cx.links.inter_bytes_per_s,
-        allreduce_bytes_per_s: cx.links.inter_bytes_per_s,
-        allgather_bytes_per_s: cx.links.inter_bytes_per_s,
-        reducescatter_bytes_per_s: cx.links.inter_bytes_per_s,
-    };
-    let mut r = Report::assemble(ops, schedule, requests as u64, memory, work, model, system);
-    r.mode = Mode::Default;
-    r.exposed_comm_s = r.exposed_comm_s.max(0.0);
-    r.overlapped_comm_s = r.overlapped_comm_s.max(0.0);
+    let system = iteration::system_stats(cx.s, sv.rate, cx.hbm_bytes_per_s, &cx.links);
+    let mut r = iteration::assemble(ops, schedule, requests as u64, memory, work, model, system);
     let denom = e2e * n * sv.peak;
     r.utilization = Some(Utilization {
         model_flops,
