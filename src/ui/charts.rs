@@ -581,6 +581,8 @@ fn legend_box<CT: plotters::coord::CoordTranslate>(
     chart
         .configure_series_labels()
         .position(at)
+        // Room for the 16 px line or dot before each label, at any pixel density.
+        .legend_area_size(theme.px(22.0))
         .background_style(if theme.dark { RGBColor(22, 27, 34).mix(0.9) } else { WHITE.mix(0.9) })
         .border_style(theme.grid())
         .label_font(theme.font(12.0))
