@@ -3,7 +3,7 @@
 // critical WCAG 2 A/AA violation may remain.
 //
 // Usage: node tests/browser/a11y.mjs [DIST_DIR]
-import { serve, launch, check, failed } from './lib.mjs';
+import { check, runTest } from './lib.mjs';
 
 const dist = process.argv[2] ?? 'dist';
 const axePath = 'node_modules/axe-core/axe.min.js';
@@ -20,9 +20,7 @@ async function audit(page, what) {
   check(bad.length === 0, `${what}: no serious or critical accessibility violation (${result.length} minor)`);
 }
 
-const server = await serve(dist);
-const browser = await launch();
-try {
+await runTest('a11y', dist, async ({ server, browser }) => {
   for (const scheme of ['light', 'dark']) {
     // axe is injected as a script: the test context bypasses the page's CSP for it.
     const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: scheme, bypassCSP: true });
@@ -49,14 +47,4 @@ try {
     await audit(page, `validation (${scheme})`);
     await ctx.close();
   }
-} catch (e) {
-  check(false, e.stack ?? e.message);
-} finally {
-  await browser.close();
-  server.stop();
-}
-if (failed()) {
-  console.error(`a11y: ${failed()} failure(s)`);
-  process.exit(1);
-}
-console.log('a11y: ok');
+});

@@ -2,7 +2,7 @@
 // journeys 1-5 and 8), checked against the CLI, with screenshots to look at.
 //
 // Usage: node tests/browser/calculator.mjs [DIST_DIR] [MADMAX_BIN]
-import { serve, launch, watchedPage, check, failed, shots, cli, scenarioOfLink, close, canvasInked } from './lib.mjs';
+import { watchedPage, check, shots, cli, scenarioOfLink, close, canvasInked, runTest } from './lib.mjs';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -33,9 +33,7 @@ async function type(page, selector, text) {
 }
 
 
-const server = await serve(dist);
-const browser = await launch();
-try {
+await runTest('calculator', dist, async ({ server, browser }) => {
   // Journey 1: open the site; a preset is already computed, fast.
   const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const page = await watchedPage(ctx, server.url);
@@ -221,14 +219,4 @@ try {
 
   for (const p of [page, p2, p3, p4, phone, dark]) for (const problem of p.problems) check(false, problem);
   console.log(`calculator: first results after ${firstResultMs} ms`);
-} catch (e) {
-  check(false, e.stack ?? e.message);
-} finally {
-  await browser.close();
-  server.stop();
-}
-if (failed()) {
-  console.error(`calculator: ${failed()} failure(s)`);
-  process.exit(1);
-}
-console.log('calculator: ok');
+});

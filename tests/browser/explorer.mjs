@@ -2,7 +2,7 @@
 // GPUs (timed), a cancelled search, the best plan against the CLI's, and "apply".
 //
 // Usage: node tests/browser/explorer.mjs [DIST_DIR] [MADMAX_BIN]
-import { serve, launch, watchedPage, check, failed, shots, close, scenarioOfLink, canvasInked, openCalculator } from './lib.mjs';
+import { watchedPage, check, shots, close, scenarioOfLink, canvasInked, openCalculator, runTest } from './lib.mjs';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,9 +23,7 @@ async function waitFinished(page) {
   return Number(await page.locator('#explore-status').getAttribute('data-ms'));
 }
 
-const server = await serve(dist);
-const browser = await launch();
-try {
+await runTest('explorer', dist, async ({ server, browser }) => {
   const page = await openCalculator(browser, server.url, server.url);
   // The page opens on the default model: its search covers N-D plans.
   const cliBest = cliExplore(scenarioOfLink(await page.locator('#share-link').inputValue()));
@@ -91,14 +89,4 @@ try {
 
   for (const p of [page, phone]) for (const problem of p.problems) check(false, problem);
   console.log(`explorer: full plan search for LLaMA2-70B on 2,048 GPUs took ${searchMs.toFixed(0)} ms in the browser (${cliBest.plans_evaluated} plans)`);
-} catch (e) {
-  check(false, e.stack ?? e.message);
-} finally {
-  await browser.close();
-  server.stop();
-}
-if (failed()) {
-  console.error(`explorer: ${failed()} failure(s)`);
-  process.exit(1);
-}
-console.log('explorer: ok');
+});

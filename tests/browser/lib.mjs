@@ -116,3 +116,23 @@ export async function openCalculator(browser, url, base, options = { viewport: {
   await page.locator('#iteration-time').waitFor({ timeout: 20000 });
   return page;
 }
+
+/// Runs a browser test: serves `dist`, launches Chromium, runs `body({ server, browser })`,
+/// counts an exception as a failure, closes everything, and exits 1 on any failure.
+export async function runTest(name, dist, body) {
+  const server = await serve(dist);
+  const browser = await launch();
+  try {
+    await body({ server, browser });
+  } catch (e) {
+    check(false, e.stack ?? e.message);
+  } finally {
+    await browser.close();
+    server.stop();
+  }
+  if (failed()) {
+    console.error(`${name}: ${failed()} failure(s)`);
+    process.exit(1);
+  }
+  console.log(`${name}: ok`);
+}

@@ -3,7 +3,7 @@
 // change of weight format that moves them the right way.
 //
 // Usage: node tests/browser/serving.mjs [DIST_DIR] [MADMAX_BIN]
-import { serve, launch, watchedPage, check, failed, shots, cli, scenarioOfLink, close, canvasInked, openCalculator } from './lib.mjs';
+import { check, shots, cli, scenarioOfLink, close, canvasInked, openCalculator, runTest } from './lib.mjs';
 import { join } from 'node:path';
 
 const dist = process.argv[2] ?? 'dist';
@@ -22,9 +22,7 @@ async function matchesCli(page, what) {
   return got;
 }
 
-const server = await serve(dist);
-const browser = await launch();
-try {
+await runTest('serving', dist, async ({ server, browser }) => {
   const page = await openCalculator(browser, server.url, server.url);
   await page.selectOption('#scenario', 'serve__llama2_70b__h100_sxm_4__fp8');
   await page.locator('#ttft').waitFor({ timeout: 5000 });
@@ -62,14 +60,4 @@ try {
   check(/tp \d/.test(best) && tpot > 0 && tpot <= 0.030, `the best serving plan meets 30 ms per token: ${best} at ${(tpot * 1e3).toFixed(1)} ms`);
   await page.screenshot({ path: join(shots, 'serving-explorer.png'), fullPage: true });
   for (const problem of page.problems) check(false, problem);
-} catch (e) {
-  check(false, e.stack ?? e.message);
-} finally {
-  await browser.close();
-  server.stop();
-}
-if (failed()) {
-  console.error(`serving: ${failed()} failure(s)`);
-  process.exit(1);
-}
-console.log('serving: ok');
+});

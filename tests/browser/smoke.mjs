@@ -3,7 +3,7 @@
 // page's own scenario (from its share link), then MAD-Max paper mode against the golden case.
 //
 // Usage: node tests/browser/smoke.mjs [DIST_DIR] [MADMAX_BIN]
-import { serve, launch, watchedPage, check, failed, shots, cli, scenarioOfLink, close } from './lib.mjs';
+import { watchedPage, check, shots, cli, scenarioOfLink, close, runTest } from './lib.mjs';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { readdirSync } from 'node:fs';
@@ -13,9 +13,7 @@ const bin = process.argv[3] ?? 'target/release/madmax';
 const golden = JSON.parse(
   execFileSync(bin, ['eval', '--json', 'tests/data/reference/cases/llm__llama2_70b__dc_A_2048__llm_train.json']).toString(),
 );
-const server = await serve(dist);
-const browser = await launch();
-try {
+await runTest('smoke', dist, async ({ server, browser }) => {
   const page = await watchedPage(await browser.newContext({ viewport: { width: 1100, height: 700 } }), server.url);
   await page.goto(server.url);
   const it = page.locator('#iteration-time');
@@ -89,14 +87,4 @@ try {
   await crashPage.locator('#crash-reset').click();
   await crashPage.locator('#iteration-time').waitFor({ timeout: 20000 });
   check((await crashPage.locator('#crash').count()) === 0, 'reset reloads a working page');
-} catch (e) {
-  check(false, e.message);
-} finally {
-  await browser.close();
-  server.stop();
-}
-if (failed()) {
-  console.error(`smoke: ${failed()} failure(s)`);
-  process.exit(1);
-}
-console.log('smoke: ok');
+});

@@ -5,7 +5,7 @@
 // Screenshots of every story go to target/screenshots/story-<id>.png.
 //
 // Usage: node tests/browser/stories.mjs [DIST_DIR] [MADMAX_BIN]
-import { serve, launch, watchedPage, check, failed, shots, scenarioOfLink, cli, close, canvasInked, openCalculator } from './lib.mjs';
+import { watchedPage, check, shots, scenarioOfLink, cli, close, canvasInked, openCalculator, runTest } from './lib.mjs';
 import { readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -21,9 +21,7 @@ async function openLearn(page, url) {
   await page.locator('.story').first().waitFor({ timeout: 20000 });
 }
 
-const server = await serve(dist);
-const browser = await launch();
-try {
+await runTest('stories', dist, async ({ server, browser }) => {
   const page = await openCalculator(browser, server.url, server.url);
   await page.getByRole('button', { name: 'Learn' }).click();
   await page.locator('.story').first().waitFor({ timeout: 20000 });
@@ -90,9 +88,4 @@ try {
   await phone.locator('#story-megascale-175b').screenshot({ path: join(shots, 'story-phone.png') });
 
   for (const p of [page, fresh, phone]) check(p.problems.length === 0, `no console errors or outside requests: ${p.problems}`);
-} finally {
-  await browser.close();
-  server.stop();
-}
-if (failed()) process.exit(1);
-console.log('stories: ok');
+});

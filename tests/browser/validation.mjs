@@ -4,7 +4,7 @@
 // the validation computed, its link reproduces it, and the page works on a phone.
 //
 // Usage: node tests/browser/validation.mjs [DIST_DIR] [MADMAX_BIN]
-import { serve, launch, watchedPage, check, failed, shots, scenarioOfLink, cli, close, canvasInked, openCalculator } from './lib.mjs';
+import { watchedPage, check, shots, scenarioOfLink, cli, close, canvasInked, openCalculator, runTest } from './lib.mjs';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 
@@ -20,9 +20,7 @@ const rowsOnPage = (page) => page.locator('#validation-rows tbody tr').evaluateA
   text: tr.innerText,
 })));
 
-const server = await serve(dist);
-const browser = await launch();
-try {
+await runTest('validation', dist, async ({ server, browser }) => {
   const page = await openCalculator(browser, server.url, server.url);
   await page.getByRole('button', { name: 'Validation' }).click();
   await page.locator('#validation-rows').waitFor({ timeout: 10000 });
@@ -123,9 +121,4 @@ try {
   await phone.locator('.validation').screenshot({ path: join(shots, 'validation-phone.png') });
 
   for (const p of [page, fresh, phone]) check(p.problems.length === 0, `no console errors or outside requests: ${p.problems}`);
-} finally {
-  await browser.close();
-  server.stop();
-}
-if (failed()) process.exit(1);
-console.log('validation: ok');
+});
