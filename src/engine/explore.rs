@@ -445,16 +445,15 @@ mod tests {
     use super::*;
     use crate::engine::{validate, RawFile};
 
-    fn scenario(case: &str) -> Scenario {
-        let path = format!("{}/tests/data/reference/cases/{case}.json", env!("CARGO_MANIFEST_DIR"));
-        let text = std::fs::read_to_string(path).expect("case file");
-        let raw = serde_json::from_str::<RawFile>(&text).expect("case").into_scenario();
+    /// A golden case's scenario (compiled in: the engine does no I/O, even in its tests).
+    fn scenario(case_json: &str) -> Scenario {
+        let raw = serde_json::from_str::<RawFile>(case_json).expect("case").into_scenario();
         validate(&raw).expect("valid")
     }
 
     #[test]
     fn enumerated_plans_are_legal_distinct_and_include_the_baseline() {
-        let s = scenario("llm__llama2_70b__dc_A_2048__llm_train");
+        let s = scenario(include_str!("../../tests/data/reference/cases/llm__llama2_70b__dc_A_2048__llm_train.json"));
         let ps = plans(&s, &Space::fixed_global(&s));
         assert!(ps.len() >= 20, "{} plans", ps.len());
         assert!(ps.contains(&s.task.plan), "the shipped plan is among them");
@@ -469,12 +468,21 @@ mod tests {
 
     #[test]
     fn the_search_beats_the_shipped_configs() {
-        for case in [
-            "llm__llama2_70b__dc_A_2048__llm_train",
-            "llm__llama2_70b_8kctx__zionex_128__vit_train",
-            "dlrm__dlrm_a__zionex_128__dlrm_train",
+        for (case, json) in [
+            (
+                "llm__llama2_70b__dc_A_2048__llm_train",
+                include_str!("../../tests/data/reference/cases/llm__llama2_70b__dc_A_2048__llm_train.json"),
+            ),
+            (
+                "llm__llama2_70b_8kctx__zionex_128__vit_train",
+                include_str!("../../tests/data/reference/cases/llm__llama2_70b_8kctx__zionex_128__vit_train.json"),
+            ),
+            (
+                "dlrm__dlrm_a__zionex_128__dlrm_train",
+                include_str!("../../tests/data/reference/cases/dlrm__dlrm_a__zionex_128__dlrm_train.json"),
+            ),
         ] {
-            let s = scenario(case);
+            let s = scenario(json);
             let r = search(&s, &Space::fixed_global(&s));
             assert!(r.speedup > 1.0, "{case}: best {:?} vs baseline {:?}", r.ranked.first(), r.baseline);
             assert!(r.ranked[0].fits());
@@ -483,7 +491,7 @@ mod tests {
 
     #[test]
     fn plans_that_do_not_fit_are_kept_and_marked() {
-        let s = scenario("dlrm__dlrm_a__zionex_128__dlrm_train");
+        let s = scenario(include_str!("../../tests/data/reference/cases/dlrm__dlrm_a__zionex_128__dlrm_train.json"));
         let r = search(&s, &Space::fixed_global(&s));
         let misfits = r.ranked.iter().filter(|o| !o.fits()).count();
         assert!(misfits > 0, "replicated 1.6 TB tables do not fit");
@@ -494,7 +502,9 @@ mod tests {
 
     #[test]
     fn free_batches_and_co_design_what_ifs() {
-        let s = scenario("llm__llama_7b__zionex_128__llm_pre_ddp_tp_128x8_bs1");
+        let s = scenario(include_str!(
+            "../../tests/data/reference/cases/llm__llama_7b__zionex_128__llm_pre_ddp_tp_128x8_bs1.json"
+        ));
         let free = Space::local(vec![1, 2, 4]);
         assert!(plans(&s, &free).len() > plans(&s, &Space::fixed_global(&s)).len());
         let space = Space::fixed_global(&s);
