@@ -231,6 +231,26 @@ pub struct Memory {
 }
 
 impl Memory {
+    /// Memory of these parts against a capacity, bytes; the total is their sum in order.
+    pub fn of_parts(parts: Vec<(MemPart, f64)>, capacity_bytes: f64) -> Memory {
+        Memory { total_bytes: parts.iter().map(|p| p.1).sum(), parts, capacity_bytes }
+    }
+
+    /// The limit to report when the parts exceed the capacity, naming the largest part.
+    pub fn does_not_fit(&self) -> Option<Limit> {
+        if self.fits() {
+            return None;
+        }
+        let (largest, largest_bytes) =
+            self.parts.iter().copied().fold((MemPart::Weights, 0.0), |a, b| if b.1 > a.1 { b } else { a });
+        Some(Limit::DoesNotFit {
+            need_bytes: self.total_bytes,
+            capacity_bytes: self.capacity_bytes,
+            largest,
+            largest_bytes,
+        })
+    }
+
     /// True when everything fits in the GPU's memory.
     pub fn fits(&self) -> bool {
         self.total_bytes <= self.capacity_bytes

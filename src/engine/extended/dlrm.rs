@@ -22,7 +22,7 @@ use super::layout::Layout;
 use super::shape::Dims;
 use crate::engine::ops::{Block, OpKind, OpName, Phase};
 use crate::engine::reference::explain::{Explanation, Term, Unit};
-use crate::engine::report::{LayerWork, Limit, MemPart, Memory, ModelStats, Report, Utilization, Work};
+use crate::engine::report::{LayerWork, MemPart, Memory, ModelStats, Report, Utilization, Work};
 use crate::engine::scenario::{Arch, Dlrm, EmbSharding, Freeze, Scenario, Setup, Spec, Strategy, TaskKind};
 
 /// Bytes of row-wise Adagrad state per embedding row (one fp32 per row, TorchRec's default
@@ -419,7 +419,7 @@ impl<'a> DCx<'a> {
             (MemPart::Activations, activations),
             (MemPart::Buffers, buffers),
         ];
-        Memory { total_bytes: parts.iter().map(|p| p.1).sum(), parts, capacity_bytes: self.s.system.mem_cap_bytes }
+        Memory::of_parts(parts, self.s.system.mem_cap_bytes)
     }
 
     /// Forward FLOPs per sample of the whole model.
@@ -571,16 +571,7 @@ pub fn evaluate(cx: &DCx) -> Report {
     let (ops, schedule) = cx.timeline();
     let memory = cx.memory();
     let mut limits = Vec::new();
-    if !memory.fits() {
-        let (largest, largest_bytes) =
-            memory.parts.iter().copied().fold((MemPart::Weights, 0.0), |a, b| if b.1 > a.1 { b } else { a });
-        limits.push(Limit::DoesNotFit {
-            need_bytes: memory.total_bytes,
-            capacity_bytes: memory.capacity_bytes,
-            largest,
-            largest_bytes,
-        });
-    }
+    limits.extend(memory.does_not_fit());
     let m = cx.m;
     let per_sample = cx.flops_per_sample();
     let lookup_per_sample = (m.num_tables * m.pooling_size * m.emb_dim) as f64 * cx.eb;

@@ -445,9 +445,13 @@ impl<'a> Cx<'a> {
         let p = self.lay.pp.size.max(1);
         let first = self.stage_memory(0);
         let last = self.stage_memory(p - 1);
-        let total = |v: &[(MemPart, f64)]| v.iter().map(|x| x.1).sum::<f64>();
-        let parts = if total(&last) > total(&first) { last } else { first };
-        Memory { total_bytes: total(&parts), parts, capacity_bytes: self.s.system.mem_cap_bytes }
+        let (first, last) =
+            (Memory::of_parts(first, self.s.system.mem_cap_bytes), Memory::of_parts(last, self.s.system.mem_cap_bytes));
+        if last.total_bytes > first.total_bytes {
+            last
+        } else {
+            first
+        }
     }
 
     /// Model FLOPs per sample of one iteration: forward, and twice that backward when training
@@ -817,16 +821,7 @@ pub fn evaluate(cx: &Cx) -> Report {
         }
     }
     let memory = cx.memory();
-    if !memory.fits() {
-        let (largest, largest_bytes) =
-            memory.parts.iter().copied().fold((MemPart::Weights, 0.0), |a, b| if b.1 > a.1 { b } else { a });
-        limits.push(Limit::DoesNotFit {
-            need_bytes: memory.total_bytes,
-            capacity_bytes: memory.capacity_bytes,
-            largest,
-            largest_bytes,
-        });
-    }
+    limits.extend(memory.does_not_fit());
     let n = cx.s.system.num_devices as f64;
     let fwd_layer = cx.d.layer_flops().total() * cx.d.seq;
     let per_sample_fwd = cx.d.forward_flops_per_token() * cx.d.seq;

@@ -13,7 +13,7 @@ use super::collective::{time_s, Collective};
 use super::iteration::{self, name, Cx, Timeline};
 use crate::engine::ops::{Block, OpKind, OpName, Phase};
 use crate::engine::reference::explain::{Explanation, Term, Unit};
-use crate::engine::report::{LayerWork, Limit, MemPart, Memory, ModelStats, Report, Serving, Utilization, Work};
+use crate::engine::report::{LayerWork, MemPart, Memory, ModelStats, Report, Serving, Utilization, Work};
 use crate::engine::scenario::{Arch, Precision, Scenario, TaskKind};
 
 /// Generated tokens per request when the task does not say.
@@ -246,7 +246,7 @@ impl<'a> Serve<'a> {
             (MemPart::Activations, activations),
             (MemPart::Buffers, WORKSPACE_BYTES),
         ];
-        Memory { total_bytes: parts.iter().map(|p| p.1).sum(), parts, capacity_bytes: cx.s.system.mem_cap_bytes }
+        Memory::of_parts(parts, cx.s.system.mem_cap_bytes)
     }
 
     /// The largest batch per replica that fits (0 when the weights alone do not).
@@ -300,16 +300,7 @@ pub fn evaluate(sv: &Serve) -> Report {
     let (ops, schedule) = sv.timeline();
     let memory = sv.memory(sv.batch);
     let mut limits = Vec::new();
-    if !memory.fits() {
-        let (largest, largest_bytes) =
-            memory.parts.iter().copied().fold((MemPart::Weights, 0.0), |a, b| if b.1 > a.1 { b } else { a });
-        limits.push(Limit::DoesNotFit {
-            need_bytes: memory.total_bytes,
-            capacity_bytes: memory.capacity_bytes,
-            largest,
-            largest_bytes,
-        });
-    }
+    limits.extend(memory.does_not_fit());
     let replicas = cx.lay.dense_dp.size;
     let n = cx.s.system.num_devices as f64;
     let ttft = sv.ttft_s();

@@ -262,7 +262,7 @@ impl<'a> Ctx<'a> {
             let cap = self.counts.transformer_params * self.b / int(t.f.shard);
             parts.push((MemPart::Transformer, cap.f64()));
         }
-        Memory { total_bytes: parts.iter().map(|p| p.1).sum(), parts, capacity_bytes: self.s.system.mem_cap_bytes }
+        Memory::of_parts(parts, self.s.system.mem_cap_bytes)
     }
 
     fn work(&self) -> Work {
