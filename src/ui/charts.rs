@@ -9,6 +9,7 @@ use crate::stories::ScalePoint;
 use crate::units;
 use plotters::chart::MeshStyle;
 use plotters::coord::ranged1d::ValueFormatter;
+use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters_canvas::CanvasBackend;
@@ -121,28 +122,49 @@ fn time_unit(max_s: f64) -> (f64, &'static str) {
     }
 }
 
+/// A chart of two horizontal lanes (y 0..1 and 1..2, labelled bottom then top) over time from
+/// 0 to `x.0` in the unit `x.1`, its mesh drawn.
+fn two_lanes<'a>(
+    root: &'a Area,
+    theme: &Theme,
+    title: &str,
+    x: (f64, &str),
+    lanes: [&'static str; 2],
+    label_width_px: f64,
+) -> Result<ChartContext<'a, CanvasBackend, Cartesian2d<RangedCoordf64, RangedCoordf64>>, String> {
+    let mut chart = ChartBuilder::on(root)
+        .margin(theme.px(8.0))
+        .caption(title, theme.font(15.0))
+        .x_label_area_size(theme.px(36.0))
+        .y_label_area_size(theme.px(label_width_px))
+        .build_cartesian_2d(0.0..x.0.max(1e-12), 0.0..2.0)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .y_labels(2)
+        .y_label_formatter(&|y| lanes[usize::from(*y >= 1.0)].to_owned())
+        .x_desc(format!("time ({})", x.1))
+        .themed(theme)
+        .draw()
+        .map_err(err)?;
+    Ok(chart)
+}
+
 /// Serialized vs overlapped time: every op back to back, against what the two streams achieve.
 pub fn breakdown(canvas: &HtmlCanvasElement, theme: &Theme, r: &Report) -> Result<(), String> {
     let root = area(canvas, theme, 190)?;
     let serial = r.compute_s + r.comm_s;
     let (scale, unit) = time_unit(serial);
     let xmax = serial * scale * 1.04;
-    let mut chart = ChartBuilder::on(&root)
-        .margin(theme.px(8.0))
-        .caption("Serialized vs overlapped time per iteration", theme.font(15.0))
-        .x_label_area_size(theme.px(36.0))
-        .y_label_area_size(theme.px(92.0))
-        .build_cartesian_2d(0.0..xmax.max(1e-12), 0.0..2.0)
-        .map_err(err)?;
-    chart
-        .configure_mesh()
-        .disable_y_mesh()
-        .y_labels(2)
-        .y_label_formatter(&|y| if *y < 1.0 { "overlapped".to_owned() } else { "serialized".to_owned() })
-        .x_desc(format!("time ({unit})"))
-        .themed(theme)
-        .draw()
-        .map_err(err)?;
+    let mut chart = two_lanes(
+        &root,
+        theme,
+        "Serialized vs overlapped time per iteration",
+        (xmax, unit),
+        ["overlapped", "serialized"],
+        92.0,
+    )?;
     let mut bars = Vec::new();
     let mut x = 0.0;
     for c in Category::ALL.into_iter().filter(|c| *c != Category::Idle) {
@@ -208,22 +230,14 @@ pub fn timeline(
     let root = area(canvas, theme, 170)?;
     let (scale, unit) = time_unit(r.iteration_s);
     let xmax = (r.iteration_s * scale).max(1e-12);
-    let mut chart = ChartBuilder::on(&root)
-        .margin(theme.px(8.0))
-        .caption("Two-stream timeline of one iteration", theme.font(15.0))
-        .x_label_area_size(theme.px(36.0))
-        .y_label_area_size(theme.px(104.0))
-        .build_cartesian_2d(0.0..xmax, 0.0..2.0)
-        .map_err(err)?;
-    chart
-        .configure_mesh()
-        .disable_y_mesh()
-        .y_labels(2)
-        .y_label_formatter(&|y| if *y < 1.0 { "communication".to_owned() } else { "computation".to_owned() })
-        .x_desc(format!("time ({unit})"))
-        .themed(theme)
-        .draw()
-        .map_err(err)?;
+    let mut chart = two_lanes(
+        &root,
+        theme,
+        "Two-stream timeline of one iteration",
+        (xmax, unit),
+        ["communication", "computation"],
+        104.0,
+    )?;
     let lane = |o: &Op| match o.name.stream() {
         Stream::Computation => (1.1, 1.9),
         Stream::Communication => (0.1, 0.9),
