@@ -52,6 +52,7 @@ fuzz:
 validate:
 	cargo build --release --bin madmax
 	target/release/madmax validate src/presets/data/validation/training.csv
+	target/release/madmax validate src/presets/data/validation/heldout.csv
 	target/release/madmax validate src/presets/data/validation/inference.csv
 
 ## bench: engine time per golden case against the reference's recorded time, explorer plans/s;
@@ -60,6 +61,7 @@ bench: tools dist
 	cargo build --release --bin madmax
 	target/release/madmax bench tests/data/reference/cases
 	target/release/madmax validate src/presets/data/validation/training.csv | tail -8
+	target/release/madmax validate src/presets/data/validation/heldout.csv | tail -4
 	target/release/madmax validate src/presets/data/validation/inference.csv | tail -4
 	node tests/browser/site_bench.mjs dist
 

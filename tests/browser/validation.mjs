@@ -10,7 +10,7 @@ import { join } from 'node:path';
 
 const dist = process.argv[2] ?? 'dist';
 const bin = process.argv[3] ?? 'target/release/madmax';
-const csvs = ['src/presets/data/validation/training.csv', 'src/presets/data/validation/inference.csv'];
+const csvs = ["training", "heldout", "inference"].map((f) => `src/presets/data/validation/${f}.csv`);
 const want = csvs.flatMap((f) => JSON.parse(execFileSync(bin, ['validate', '--json', f]).toString()).rows);
 
 
@@ -32,7 +32,7 @@ await runTest('validation', dist, async ({ server, browser }) => {
 
   // Every row: the same numbers as the CLI.
   const got = await rowsOnPage(page);
-  check(got.length === want.length && want.length === 131, `all ${want.length} shipped rows are listed (page: ${got.length})`);
+  check(got.length === want.length && want.length === 135, `all ${want.length} shipped rows are listed (page: ${got.length})`);
   let same = 0;
   const differ = [];
   for (const w of want) {
@@ -52,17 +52,26 @@ await runTest('validation', dist, async ({ server, browser }) => {
     check(summary.includes(name) && summary.includes(pct(s.median_abs_error)) && summary.includes(pct(s.max_abs_error)) && summary.includes(s.worst),
       `summary of ${name}: median ${pct(s.median_abs_error)}, max ${pct(s.max_abs_error)} (${s.worst})`);
   }
+  // The held-out runs: their own summary line, each source marked, its rows marked.
+  const cliHeld = JSON.parse(execFileSync(bin, ['validate', '--json', csvs[1]]).toString()).summary;
+  check(summary.includes('held out (all)') && summary.includes(pct(cliHeld.all.median_abs_error)) && summary.includes(pct(cliHeld.all.max_abs_error)),
+    `held-out summary: median ${pct(cliHeld.all.median_abs_error)}, max ${pct(cliHeld.all.max_abs_error)}`);
+  for (const [name] of cliHeld.by_source) check(summary.includes(`${name} (held out)`), `${name} is marked held out in the summary`);
+  const bloom = got.find((r) => r.id === 'bloom-176b-384');
+  check(bloom && /\(held out\)/.test(bloom.text), 'a held-out row says so in its source cell');
+  const missText = await page.locator('#validation-misses').innerText();
+  check(/Held out: \d+ rows? beyond 25%/.test(missText) === (cliHeld.all.max_abs_error > 0.25), `the misses text speaks of the held-out rows: ${missText.slice(0, 80)}...`);
   check(await canvasInked(page, 'chart-validation') > 2000, 'the predicted-vs-measured chart is drawn');
   await page.locator('.validation details.assumptions summary').click();
   const sources = await page.locator('.validation details.assumptions').innerText();
-  check(/arXiv 2104\.04473/.test(sources) && /MICRO 2024/.test(sources) && /FasterTransformer/.test(sources), 'each source is cited in full');
+  check(/arXiv 2104\.04473/.test(sources) && /MICRO 2024/.test(sources) && /FasterTransformer/.test(sources) && /2201\.11990/.test(sources) && /tr11-176B-ml/.test(sources), 'each source is cited in full');
   await page.locator('.validation').screenshot({ path: join(shots, 'validation.png') });
 
   // Filters narrow the table.
   await page.selectOption('#filter-source', 'Narayanan et al. 2021');
   let shown = await rowsOnPage(page);
   check(shown.length === 10 && shown.every((r) => r.id.startsWith('megatron-')), `source filter: ${shown.length} Megatron-LM rows`);
-  check(/10 of 131 rows shown/.test(await page.locator('#validation-shown').innerText()), 'the count of rows shown is stated');
+  check(/10 of 135 rows shown/.test(await page.locator('#validation-shown').innerText()), 'the count of rows shown is stated');
   await page.selectOption('#filter-source', '');
   await page.selectOption('#filter-gpu', 'a100-40g');
   shown = await rowsOnPage(page);

@@ -63,3 +63,34 @@ fn the_serving_model_predicts_measured_inference_latencies() {
     );
     assert!(s.all.median_abs_error <= 0.15);
 }
+
+/// The held-out runs (BLOOM 176B, MT-NLG 530B on 2,240 to 3,360 GPUs) were added after every
+/// calibration constant was fixed, and nothing was changed after seeing them. The model is
+/// optimistic on all four (issue 5 keeps that open); this pins that each is modelled from its
+/// own cells, that the model gets right how MT-NLG's iteration time falls as data parallelism
+/// widens, and that the errors do not grow.
+#[test]
+fn held_out_runs_are_predicted_with_the_same_constants() {
+    let rows = run(madmax::validation::HELDOUT_CSV).expect("parses");
+    assert_eq!(rows.len(), 4);
+    let skipped: Vec<_> = rows.iter().filter(|r| r.skipped.is_some()).map(|r| (&r.id, &r.skipped)).collect();
+    assert!(skipped.is_empty(), "skipped rows: {skipped:?}");
+    let s = summarize(&rows).expect("summary");
+    eprintln!(
+        "held-out validation: {} rows, median |error| {:.1}%, max {:.1}% ({})",
+        s.all.rows,
+        s.all.median_abs_error * 100.0,
+        s.all.max_abs_error * 100.0,
+        s.all.worst
+    );
+    let time = |id: &str| {
+        let r = rows.iter().find(|r| r.id == id).unwrap_or_else(|| panic!("{id}"));
+        (r.iteration_s.expect("predicted"), r.measured)
+    };
+    // Same model, plan and batch; DP 8 -> 12: fewer micro-batches per pipeline, a larger bubble.
+    let (p8, m8) = time("mtnlg-530b-2240");
+    let (p12, m12) = time("mtnlg-530b-3360");
+    let (predicted, measured) = (p12 / p8, m12 / m8);
+    assert!((predicted / measured - 1.0).abs() <= 0.05, "time ratio {predicted:.3} vs measured {measured:.3}");
+    assert!(s.all.max_abs_error <= 0.35, "max {}", s.all.max_abs_error);
+}
