@@ -242,10 +242,17 @@ fn mode_switch(state: &State, d: &Dispatch) -> Html {
         <div class="card mode-switch" role="radiogroup" aria-label="Performance model">
             { option(ModelMode::Default, "Default model", "Quirks fixed; pipelines, ZeRO, recomputation, attention's s^2, real collectives; memory checked against HBM. Validated on published Megatron-LM runs.") }
             { option(ModelMode::Reference, "MAD-Max paper mode", "The MAD-Max code's behaviour, quirks included: the paper's numbers.") }
-            <p class="help">{ match mode {
-                ModelMode::Default => "Default model: MAD-Max's two-stream model with its bugs fixed, extended with pipeline schedules, ZeRO, activation recomputation, attention's s² work and latency-bandwidth collectives. Median error 5% on 127 published training runs.",
-                ModelMode::Reference => "MAD-Max paper mode: the paper's Python code reproduced exactly, quirks included, so you get the paper's numbers.",
-            } }</p>
+            { match mode {
+                ModelMode::Default => {
+                    let d = d.clone();
+                    html! { <p class="help" id="mode-help">
+                        { "Default model: MAD-Max's two-stream model with its bugs fixed, extended with pipeline schedules, ZeRO, activation recomputation, attention's s² work and latency-bandwidth collectives. " }
+                        { crate::validation::ACCURACY_NOTE }{ " " }
+                        <button class="link" id="to-validation" onclick={Callback::from(move |_| d.emit(Action::SetView(View::Validation)))}>{ "See every run" }</button>
+                    </p> }
+                }
+                ModelMode::Reference => html! { <p class="help" id="mode-help">{ "MAD-Max paper mode: the paper's Python code reproduced exactly, quirks included, so you get the paper's numbers." }</p> },
+            } }
         </div>
     }
 }

@@ -22,7 +22,13 @@ const rowsOnPage = (page) => page.locator('#validation-rows tbody tr').evaluateA
 
 await runTest('validation', dist, async ({ server, browser }) => {
   const page = await openCalculator(browser, server.url, server.url);
-  await page.getByRole('button', { name: 'Validation' }).click();
+  // The calculator says how far to trust the default model, with the numbers the rows give.
+  const help = await page.locator('#mode-help').innerText();
+  const held = JSON.parse(execFileSync(bin, ['validate', '--json', csvs[1]]).toString()).rows.map((r) => Math.abs(r.error) * 100);
+  const range = `${Math.round(Math.min(...held))}-${Math.round(Math.max(...held))}%`;
+  check(help.includes('127 published training runs') && help.includes(range) && /held out/.test(help),
+    `the calculator states the model's accuracy, held-out runs included (${range}): ${help.slice(-160)}`);
+  await page.click('#to-validation');
   await page.locator('#validation-rows').waitFor({ timeout: 10000 });
   check(page.url().includes('view=validation'), 'the address names the validation view');
   await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
