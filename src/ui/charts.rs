@@ -668,11 +668,21 @@ pub fn predicted_vs_measured(
             continue;
         }
         let r = theme.px(3.5);
-        chart
-            .draw_series(pts.iter().map(|&p| Circle::new(p, r, c.mix(0.75).filled())))
-            .map_err(err)?
-            .label(name.as_str())
-            .legend(move |(x, y)| Circle::new((x + 7, y), r, c.filled()));
+        // Past the palette, the colours come round again as triangles, not circles.
+        if i < SERIES_RGB.len() {
+            chart
+                .draw_series(pts.iter().map(|&p| Circle::new(p, r, c.mix(0.75).filled())))
+                .map_err(err)?
+                .label(name.as_str())
+                .legend(move |(x, y)| Circle::new((x + 7, y), r, c.filled()));
+        } else {
+            let t = theme.px(5.0);
+            chart
+                .draw_series(pts.iter().map(|&p| TriangleMarker::new(p, t, c.mix(0.85).filled())))
+                .map_err(err)?
+                .label(name.as_str())
+                .legend(move |(x, y)| TriangleMarker::new((x + 7, y), t, c.filled()));
+        }
     }
     legend_box(&mut chart, theme, SeriesLabelPosition::UpperLeft)?;
     root.present().map_err(err)

@@ -147,7 +147,7 @@ pub fn validation_view(p: &Props) -> Html {
             <section class="card" aria-labelledby="validation-title">
                 <h2 id="validation-title">{ "Can you trust it? The default model against measured runs" }</h2>
                 <p>{ format!(
-                    "{} published runs measured on A100 and H100 clusters (Megatron-LM, Korthikanti et al., vTrain, BLOOM, MT-NLG, FasterTransformer), each predicted right now by the default model with the same constants for every row: achievable fractions of peak FLOP/s, HBM and link bandwidth, collective latencies. Nothing is fitted per row. The runs marked held out (BLOOM, MT-NLG) were added after the constants were fixed: they show how the model does on runs it was not tuned on. These are the numbers ",
+                    "{} published runs measured on A100 and H100 clusters (Megatron-LM, Korthikanti et al., vTrain, BLOOM, MT-NLG, MosaicML MPT, FasterTransformer), each predicted right now by the default model with the same constants for every row: achievable fractions of peak FLOP/s, HBM and link bandwidth, collective latencies. Nothing is fitted per row. The runs marked held out (BLOOM, MT-NLG, MosaicML's MPT benchmarks) were added after the constants were fixed: they show how the model does on runs it was not tuned on. These are the numbers ",
                     rows.len()
                 ) }<code>{ "madmax validate" }</code>{ " prints; open a row's name for the source's caveats and the defaults used for blank cells." }</p>
                 { match &summary {
@@ -222,11 +222,17 @@ fn misses(rows: &[RowResult]) -> String {
         );
     }
     if !held.is_empty() {
+        let total = rows.iter().filter(|r| r.held_out && r.error.is_some()).count();
+        let faster = rows.iter().filter(|r| r.held_out && r.error.is_some_and(|e| e < -0.25)).count();
+        let mut worst: Vec<&RowResult> =
+            rows.iter().filter(|r| r.held_out && r.error.is_some_and(|e| e.abs() > 0.25)).collect();
+        worst.sort_by(|a, b| b.error.map_or(0.0, f64::abs).total_cmp(&a.error.map_or(0.0, f64::abs)));
+        let named: Vec<&str> = worst.iter().take(3).map(|r| r.id.as_str()).collect();
         text += &format!(
-            " Held out: {} {} beyond 25% ({}). The model predicts these Megatron-DeepSpeed runs faster than they ran: the time they lost is not in its terms, so expect it to be optimistic on similar jobs.",
+            " Held out: {} of {total} rows beyond 25%, {} predicted faster than measured (worst: {}). On those runs time went somewhere the model has no term for; expect it to be optimistic on similar jobs (order by largest error to see them).",
             held.len(),
-            rows_word(held.len()),
-            held.join(", ")
+            if faster == held.len() { "all".to_owned() } else { format!("{faster} of them") },
+            named.join(", ")
         );
     }
     text + " Open a row to see what the model assumes."
