@@ -45,6 +45,20 @@ pub fn accuracy_note() -> Option<String> {
     ))
 }
 
+/// How far over their GPU's memory the default model estimated measured training runs that did
+/// run: its memory estimate's known error, as a fraction of capacity (0.11: 11% over). The
+/// calculator says so when a plan misses by less. A test recomputes it ([`memory_overestimate`]).
+pub const MEMORY_OVERESTIMATE: f64 = 0.11;
+
+/// [`MEMORY_OVERESTIMATE`] as the shipped training rows (calibration and held out) make it now,
+/// rounded up to whole percent.
+pub fn memory_overestimate() -> Option<f64> {
+    let mut rows = run(TRAINING_CSV).ok()?;
+    rows.extend(run(HELDOUT_CSV).ok()?);
+    let worst = rows.iter().filter_map(|r| Some(r.memory_bytes? / r.capacity_bytes? - 1.0)).fold(0.0, f64::max);
+    Some((worst * 100.0).ceil() / 100.0)
+}
+
 /// The published measured serving runs that ship with madmax.
 pub const INFERENCE_CSV: &str = include_str!("presets/data/validation/inference.csv");
 
@@ -651,6 +665,11 @@ mod tests {
         assert!(out[2].defaults.iter().any(|d| d.starts_with("attention blank")), "{:?}", out[2].defaults);
         assert!(out[1].defaults.is_empty(), "{:?}", out[1].defaults);
         assert!(out[3].skipped.as_deref().unwrap_or("").contains("sparse"), "{:?}", out[3].skipped);
+    }
+
+    #[test]
+    fn the_memory_margin_is_what_the_rows_say() {
+        assert_eq!(memory_overestimate(), Some(MEMORY_OVERESTIMATE));
     }
 
     #[test]

@@ -823,11 +823,20 @@ fn serving_figures(sv: &Serving) -> Html {
 /// A sentence for something that limits or invalidates the result.
 fn limit_line(l: &Limit) -> Html {
     match l {
-        Limit::DoesNotFit { need_bytes, capacity_bytes, largest, largest_bytes } => html! {
-            <p class="error-msg limit" id="limit-memory" role="alert">{ format!(
-                "Does not fit: this plan needs {} per GPU and the GPU has {}. The largest part is {} ({}). Try activation recomputation, a smaller micro-batch, a higher ZeRO stage, or more tensor or pipeline parallelism.",
-                units::bytes(*need_bytes), units::bytes(*capacity_bytes), largest.label().to_lowercase(), units::bytes(*largest_bytes)) }</p>
-        },
+        Limit::DoesNotFit { need_bytes, capacity_bytes, largest, largest_bytes } => {
+            let over = need_bytes / capacity_bytes - 1.0;
+            let margin = crate::validation::MEMORY_OVERESTIMATE;
+            let close = if over <= margin {
+                format!(" It is {} over, and the estimate can run high: published runs that did run were estimated up to {} over their GPU's memory, so this plan may still fit; a short run will tell.", units::percent(over), units::percent(margin))
+            } else {
+                String::new()
+            };
+            html! {
+                <p class="error-msg limit" id="limit-memory" role="alert">{ format!(
+                    "Does not fit: this plan needs {} per GPU and the GPU has {}. The largest part is {} ({}). Try activation recomputation, a smaller micro-batch, a higher ZeRO stage, or more tensor or pipeline parallelism.{close}",
+                    units::bytes(*need_bytes), units::bytes(*capacity_bytes), largest.label().to_lowercase(), units::bytes(*largest_bytes)) }</p>
+            }
+        }
         Limit::InputBound { loader_samples_per_s, compute_samples_per_s } => html! {
             <p class="error-msg limit" id="limit-input" role="status">{ format!(
                 "Input-bound: the data loader delivers {} and the GPUs could process {}; the GPUs wait for data.",
