@@ -375,6 +375,7 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
         },
         _ => html! {},
     };
+    let default_model = crate::engine::uses_default_model(base);
     let table = summary.ranked.iter().take(20).enumerate().map(|(i, o)| {
         html! {
             <tr class={classes!((!o.fits()).then_some("misfit"))}>
@@ -383,11 +384,7 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
                 <td class="num">{ units::si(o.throughput_samples_per_s, "samples/s") }</td>
                 <td class="num">{ units::duration(o.iteration_s) }</td>
                 <td class="num">{ units::percent(o.exposed_share) }</td>
-                <td class="num">{ units::bytes(o.memory_bytes) }{ match (o.memory_bytes <= o.capacity_bytes, o.meets_limit) {
-                    (true, true) => String::new(),
-                    (false, _) => " (does not fit)".to_owned(),
-                    (true, false) => format!(" (over the latency limit: {} per token)", units::duration(o.tpot_s.unwrap_or(0.0))),
-                } }</td>
+                <td class="num">{ units::bytes(o.memory_bytes) }{ explorer::verdict(o, default_model) }</td>
                 <td><button class="link" onclick={apply(o)}>{ "apply" }</button></td>
             </tr>
         }
