@@ -114,8 +114,9 @@ pub fn validation_view(p: &Props) -> Html {
     }
     let shown = Rc::new(kept);
     let summary = validation::summarize(&rows);
-    let held_rows: Vec<RowResult> = rows.iter().filter(|r| r.held_out).cloned().collect();
+    let (held_rows, fit_rows): (Vec<RowResult>, Vec<RowResult>) = rows.iter().cloned().partition(|r| r.held_out);
     let held = validation::summarize(&held_rows);
+    let fit = if held.is_some() { validation::summarize(&fit_rows) } else { None };
     let sources = distinct(&rows, |r| r.source.as_str());
 
     let select = |id: &'static str, label: &'static str, help: &'static str, options: Vec<String>, current: &str| {
@@ -161,6 +162,7 @@ pub fn validation_view(p: &Props) -> Html {
                             </tr></thead>
                             <tbody>
                                 { stats_row("all", &s.all) }
+                                { for fit.iter().map(|f| stats_row("calibration set (all)", &f.all)) }
                                 { for held.iter().map(|h| stats_row("held out (all)", &h.all)) }
                                 { for s.by_source.iter().map(|(name, st)| {
                                     let out = rows.iter().any(|r| &r.source == name && r.held_out);

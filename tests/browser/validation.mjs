@@ -58,6 +58,11 @@ await runTest('validation', dist, async ({ server, browser }) => {
     check(summary.includes(name) && summary.includes(pct(s.median_abs_error)) && summary.includes(pct(s.max_abs_error)) && summary.includes(s.worst),
       `summary of ${name}: median ${pct(s.median_abs_error)}, max ${pct(s.max_abs_error)} (${s.worst})`);
   }
+  // The calibration set (training and serving rows) and the held-out runs: a line each.
+  const fitRows = [...JSON.parse(execFileSync(bin, ['validate', '--json', csvs[0]]).toString()).rows,
+    ...JSON.parse(execFileSync(bin, ['validate', '--json', csvs[2]]).toString()).rows].map((r) => Math.abs(r.error)).sort((a, b) => a - b);
+  const fitMedian = (fitRows[(fitRows.length - 1) >> 1] + fitRows[fitRows.length >> 1]) / 2;
+  check(summary.includes('calibration set (all)') && summary.includes(pct(fitMedian)), `calibration-set summary: ${fitRows.length} rows, median ${pct(fitMedian)}`);
   // The held-out runs: their own summary line, each source marked, its rows marked.
   const cliHeld = JSON.parse(execFileSync(bin, ['validate', '--json', csvs[1]]).toString()).summary;
   check(summary.includes('held out (all)') && summary.includes(pct(cliHeld.all.median_abs_error)) && summary.includes(pct(cliHeld.all.max_abs_error)),
