@@ -2,24 +2,30 @@
 //! a copy of the shared validation set): every row is predicted, and the errors stay where the
 //! model's calibration put them. `make validate` prints the full table.
 
-use madmax::validation::{run, summarize};
+use madmax::validation::{run, summarize, RowResult, Summary};
 
-#[test]
-fn the_default_model_predicts_measured_training_runs() {
-    let csv = madmax::validation::TRAINING_CSV;
+/// Every row of `csv` (`count` of them), each predicted (none skipped), and their summary,
+/// printed under `label`.
+fn predicted_all(label: &str, csv: &str, count: usize) -> (Vec<RowResult>, Summary) {
     let rows = run(csv).expect("parses");
-    assert_eq!(rows.len(), 127);
+    assert_eq!(rows.len(), count);
     let skipped: Vec<_> = rows.iter().filter(|r| r.skipped.is_some()).map(|r| (&r.id, &r.skipped)).collect();
     assert!(skipped.is_empty(), "skipped rows: {skipped:?}");
     let s = summarize(&rows).expect("summary");
     eprintln!(
-        "validation: {} rows, median |error| {:.1}%, mean {:.1}%, max {:.1}% ({})",
+        "{label}: {} rows, median |error| {:.1}%, mean {:.1}%, max {:.1}% ({})",
         s.all.rows,
         s.all.median_abs_error * 100.0,
         s.all.mean_abs_error * 100.0,
         s.all.max_abs_error * 100.0,
         s.all.worst
     );
+    (rows, s)
+}
+
+#[test]
+fn the_default_model_predicts_measured_training_runs() {
+    let (rows, s) = predicted_all("validation", madmax::validation::TRAINING_CSV, 127);
     // The bar for the median, per source as well.
     assert!(s.all.median_abs_error <= 0.10, "median {}", s.all.median_abs_error);
     for (src, st) in &s.by_source {
@@ -73,18 +79,7 @@ fn the_serving_model_predicts_measured_inference_latencies() {
 /// grow.
 #[test]
 fn held_out_runs_are_predicted_with_the_same_constants() {
-    let rows = run(madmax::validation::HELDOUT_CSV).expect("parses");
-    assert_eq!(rows.len(), 74);
-    let skipped: Vec<_> = rows.iter().filter(|r| r.skipped.is_some()).map(|r| (&r.id, &r.skipped)).collect();
-    assert!(skipped.is_empty(), "skipped rows: {skipped:?}");
-    let s = summarize(&rows).expect("summary");
-    eprintln!(
-        "held-out validation: {} rows, median |error| {:.1}%, max {:.1}% ({})",
-        s.all.rows,
-        s.all.median_abs_error * 100.0,
-        s.all.max_abs_error * 100.0,
-        s.all.worst
-    );
+    let (rows, s) = predicted_all("held-out validation", madmax::validation::HELDOUT_CSV, 74);
     assert!(s.all.median_abs_error <= 0.25, "median {}", s.all.median_abs_error);
     let time = |id: &str| {
         let r = rows.iter().find(|r| r.id == id).unwrap_or_else(|| panic!("{id}"));
