@@ -48,6 +48,8 @@ pub fn accuracy_note() -> Option<String> {
 /// How far over their GPU's memory the default model estimated measured training runs that did
 /// run: its memory estimate's known error, as a fraction of capacity (0.11: 11% over). The
 /// calculator says so when a plan misses by less. A test recomputes it ([`memory_overestimate`]).
+/// The runs concerned (MPT without recomputation) are dominated by activations and logits; the
+/// model keeps an fp32 copy of the logits for the loss, which a fused cross-entropy avoids.
 pub const MEMORY_OVERESTIMATE: f64 = 0.11;
 
 /// [`MEMORY_OVERESTIMATE`] as the shipped training rows (calibration and held out) make it now,
