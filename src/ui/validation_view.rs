@@ -203,13 +203,10 @@ pub fn validation_view(p: &Props) -> Html {
 /// Which rows the model misses by more than 25%, and what they have in common: the calibration
 /// set's misses, then the held-out set's.
 fn misses(rows: &[RowResult]) -> String {
-    let far = |held_out: bool| -> Vec<&str> {
-        rows.iter()
-            .filter(|r| r.held_out == held_out && r.error.is_some_and(|e| e.abs() > 0.25))
-            .map(|r| r.id.as_str())
-            .collect()
+    let far = |held_out: bool| -> Vec<&RowResult> {
+        rows.iter().filter(|r| r.held_out == held_out && r.error.is_some_and(|e| e.abs() > 0.25)).collect()
     };
-    let (fit, held) = (far(false), far(true));
+    let (fit, mut held) = (far(false), far(true));
     if fit.is_empty() && held.is_empty() {
         return "Every row is within 25%.".to_owned();
     }
@@ -220,16 +217,14 @@ fn misses(rows: &[RowResult]) -> String {
             " {} {} beyond 25% ({}). They are runs whose measured time is far from their neighbours with the same plan (a micro-batch of 64 taking twice as long as two of 32, micro-batches of 2, tensor parallelism of 2 on 8-16 pipeline stages); the model has no term for what made them slow, and no row-specific factor hides it.",
             fit.len(),
             rows_word(fit.len()),
-            fit.join(", ")
+            fit.iter().map(|r| r.id.as_str()).collect::<Vec<_>>().join(", ")
         );
     }
     if !held.is_empty() {
         let total = rows.iter().filter(|r| r.held_out && r.error.is_some()).count();
-        let faster = rows.iter().filter(|r| r.held_out && r.error.is_some_and(|e| e < -0.25)).count();
-        let mut worst: Vec<&RowResult> =
-            rows.iter().filter(|r| r.held_out && r.error.is_some_and(|e| e.abs() > 0.25)).collect();
-        worst.sort_by(|a, b| b.error.map_or(0.0, f64::abs).total_cmp(&a.error.map_or(0.0, f64::abs)));
-        let named: Vec<&str> = worst.iter().take(3).map(|r| r.id.as_str()).collect();
+        let faster = held.iter().filter(|r| r.error.is_some_and(|e| e < 0.0)).count();
+        held.sort_by(|a, b| b.error.map_or(0.0, f64::abs).total_cmp(&a.error.map_or(0.0, f64::abs)));
+        let named: Vec<&str> = held.iter().take(3).map(|r| r.id.as_str()).collect();
         text += &format!(
             " Held out: {} of {total} rows beyond 25%, {} predicted faster than measured (worst: {}). On those runs time went somewhere the model has no term for; expect it to be optimistic on similar jobs (order by largest error to see them).",
             held.len(),
