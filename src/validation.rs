@@ -7,10 +7,11 @@
 //!
 //! Hardware comes from the GPU presets (datasheet peaks) with the row's NVLink and NIC figures;
 //! the achievable fractions of peak are the default model's calibration
-//! ([`crate::engine::extended::calibration::UTIL`]), the same for every row. Blank cells take
-//! documented defaults, and each row says which it used.
+//! ([`crate::engine::extended::calibration::UTIL`], with the lower GEMM fraction of an H100), the
+//! same for every row on the same GPU. Blank cells take documented defaults, and each row says
+//! which it used.
 
-use crate::engine::extended::calibration::UTIL;
+use crate::engine::extended::calibration::{H100_GEMM_UTIL, UTIL};
 use crate::engine::{evaluate, validate, RawScenario};
 use crate::presets::{self, Utilisation};
 use serde::Serialize;
@@ -27,7 +28,7 @@ pub const HELDOUT_CSV: &str = include_str!("presets/data/validation/heldout.csv"
 /// What the calculator tells users about the default model's accuracy on training runs. A test
 /// recomputes it from the shipped rows ([`accuracy_note`]), so it cannot go stale; it is a
 /// constant only so the calculator does not predict 200 runs to print it.
-pub const ACCURACY_NOTE: &str = "Median error 5% on 127 published training runs. On 74 runs held out from its calibration (BLOOM 176B, MT-NLG 530B, MosaicML's MPT 125M to 70B) the median error is 21%, and it predicts faster than measured on 70 of them: read its times as a lower bound.";
+pub const ACCURACY_NOTE: &str = "Median error 5% on 127 published training runs. On 74 runs held out from its calibration (BLOOM 176B, MT-NLG 530B, MosaicML's MPT 125M to 70B) the median error is 17%, and it predicts faster than measured on 68 of them: read its times as a lower bound.";
 
 /// [`ACCURACY_NOTE`] as the shipped rows make it now.
 pub fn accuracy_note() -> Option<String> {
@@ -232,6 +233,13 @@ fn gpu_id(cell: &str) -> Option<&'static str> {
     }
 }
 
+/// The achievable fractions every row on `gpu_cell` uses: [`UTIL`], with the GEMM fraction of
+/// an H100 lowered to [`H100_GEMM_UTIL`].
+fn row_util(gpu_cell: &str) -> Utilisation {
+    let flops = if gpu_cell == "h100-80g" { H100_GEMM_UTIL } else { UTIL.flops };
+    Utilisation { flops, mem_bw: UTIL.mem_bw, nvlink: UTIL.nvlink, nic: UTIL.nic, ar_perc_intra: 0.5 }
+}
+
 /// Builds the scenario of one row and the defaults it used.
 fn scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
     let mut defaults = Vec::new();
@@ -295,8 +303,7 @@ fn scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
     }
     let nodes = n / per_node;
     let nic_gbit = r.number("nic_gbits_s_per_node")?;
-    let util =
-        Utilisation { flops: UTIL.flops, mem_bw: UTIL.mem_bw, nvlink: UTIL.nvlink, nic: UTIL.nic, ar_perc_intra: 0.5 };
+    let util = row_util(gpu_cell);
     // One NIC port per GPU carrying the node's total (the split does not matter to the model).
     let mut system =
         presets::system_config(r.get("model"), gpu, per_node, nodes, (per_node, nic_gbit / per_node as f64), util);
@@ -416,8 +423,7 @@ fn inference_scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
     if n % per_node != 0 {
         return Err(format!("{n} GPUs do not fill nodes of {per_node}"));
     }
-    let util =
-        Utilisation { flops: UTIL.flops, mem_bw: UTIL.mem_bw, nvlink: UTIL.nvlink, nic: UTIL.nic, ar_perc_intra: 0.5 };
+    let util = row_util(gpu_cell);
     // Serving rows do not state the network; one 200 Gb/s port per GPU is assumed.
     let mut system = presets::system_config(r.get("model"), gpu, per_node, n / per_node, (per_node, 200.0), util);
     system.insert("num_nvlinks".into(), json!(r.number("nvlink_gbytes_s")? * 1e9 / gpu.bw_per_nvlink));
@@ -667,6 +673,15 @@ mod tests {
         assert!(out[2].defaults.iter().any(|d| d.starts_with("attention blank")), "{:?}", out[2].defaults);
         assert!(out[1].defaults.is_empty(), "{:?}", out[1].defaults);
         assert!(out[3].skipped.as_deref().unwrap_or("").contains("sparse"), "{:?}", out[3].skipped);
+    }
+
+    #[test]
+    fn h100_rows_take_the_lower_gemm_fraction() {
+        // MAMF: A100 SXM 267.9 of 312, H100 SXM 792.1 of 989 TFLOP/s: 0.80 x 0.801 / 0.859.
+        assert!((H100_GEMM_UTIL - 0.746).abs() < 5e-4, "{H100_GEMM_UTIL}");
+        assert_eq!(row_util("h100-80g").flops, H100_GEMM_UTIL);
+        assert_eq!(row_util("a100-80g").flops, UTIL.flops);
+        assert_eq!(row_util("h100-80g").mem_bw, UTIL.mem_bw);
     }
 
     #[test]

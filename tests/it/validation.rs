@@ -71,16 +71,17 @@ fn the_serving_model_predicts_measured_inference_latencies() {
 }
 
 /// The held-out runs (BLOOM 176B, MT-NLG 530B, MosaicML's MPT benchmarks: 74 runs) were added
-/// after every calibration constant was fixed, and nothing was changed after seeing them. The
-/// model is optimistic on most of them (issue 5 keeps that open: small models, H100s and
-/// Megatron-DeepSpeed's pipeline); this pins that each is modelled from its own cells, that the
-/// model stays close where it is (MPT 30B and 70B on A100s, FSDP on 8 to 128 GPUs), that it gets
-/// right how MT-NLG's iteration time falls as data parallelism widens, and that the errors do not
-/// grow.
+/// after every calibration constant was fixed; no constant was fitted to them (the two effects
+/// added since, the H100's matmul fraction and fused attention's speed, take published figures:
+/// SOURCES.md section 5). The model is optimistic on most of them (issue 5 keeps that open:
+/// small models and Megatron-DeepSpeed's pipeline); this pins that each is modelled from its own
+/// cells, that the model stays close where it is (MPT 30B and 70B on A100s, FSDP on 8 to 128
+/// GPUs), that it gets right how MT-NLG's iteration time falls as data parallelism widens, and
+/// that the errors do not grow back (median 17% now, 21% before those two effects).
 #[test]
 fn held_out_runs_are_predicted_with_the_same_constants() {
     let (rows, s) = predicted_all("held-out validation", madmax::validation::HELDOUT_CSV, 74);
-    assert!(s.all.median_abs_error <= 0.25, "median {}", s.all.median_abs_error);
+    assert!(s.all.median_abs_error <= 0.18, "median {}", s.all.median_abs_error);
     let time = |id: &str| {
         let r = rows.iter().find(|r| r.id == id).unwrap_or_else(|| panic!("{id}"));
         (r.iteration_s.expect("predicted"), r.measured)

@@ -4,7 +4,8 @@
 //!
 //! The achievable fractions of peak (FLOPs, HBM, NVLink, NIC) are *inputs* of a system config
 //! (`flops_util`, `mem_bw_util`, `nvlink_util`, `ibroce_util`); [`UTIL`] is what the validation
-//! rows use for them, so the published accuracy is the accuracy at [`UTIL`]. The scenario and
+//! rows use for them (on H100s with [`H100_GEMM_UTIL`] for FLOPs), so the published accuracy is
+//! the accuracy at [`UTIL`]. The scenario and
 //! cluster presets carry MAD-Max's own ZionEX calibration instead (`presets::DATACENTER_UTIL`,
 //! FLOPs 0.705, an end-to-end figure), which the default model reads as its GEMM rate: on them
 //! it runs about 12% slower than at [`UTIL`] where GEMMs dominate.
@@ -27,6 +28,31 @@ pub struct Util {
 
 /// See [`Util`].
 pub const UTIL: Util = Util { flops: 0.80, mem_bw: 0.836, nvlink: 0.6667, nic: 0.56 };
+
+/// The largest BF16 matmul rate measured on an A100 SXM, as a fraction of its datasheet peak:
+/// 267.9 of 312 TFLOP/s (Bekman, *Machine Learning Engineering*, "Maximum Achievable Matmul
+/// FLOPS comparison table", CUDA 12.1).
+pub const MAMF_A100: f64 = 267.9 / 312.0;
+
+/// The same for an H100 SXM: 792.1 of 989 TFLOP/s (same table, CUDA 12.1).
+pub const MAMF_H100: f64 = 792.1 / 989.0;
+
+/// [`UTIL`]'s GEMM fraction on an H100 SXM: the A100 figure scaled by how much less of its peak
+/// the H100's best matmul reaches (80.1% against 85.9%), so 0.746. The H100 reaches a smaller
+/// share of a peak that is 3.2 times the A100's; the other fractions are shared.
+pub const H100_GEMM_UTIL: f64 = UTIL.flops * MAMF_H100 / MAMF_A100;
+
+/// Speed of the attention-score FLOPs in a fused kernel (FlashAttention and its successors)
+/// relative to the GEMMs at [`Util::flops`]. Dao (2023, FlashAttention-2, section 4) measures
+/// FlashAttention at 25-40% and FlashAttention-2 at 50-73% of the A100's peak for the forward
+/// and backward passes; 50%, where the two ranges meet, over the GEMMs' 80% gives 0.625.
+/// Materialized scores are batched GEMMs and run at the GEMM rate.
+pub const FUSED_ATTENTION_EFFICIENCY: f64 = 0.5 / 0.8;
+
+/// Share of the forward score FLOPs a fused kernel's backward pass computes again: it does not
+/// store the attention matrix, so it recomputes `Q K^T` (one of the two score GEMMs) before the
+/// four gradient GEMMs, 2.5 forward passes in all instead of 2 (Dao et al. 2022, algorithm 4).
+pub const FUSED_BACKWARD_SCORE_REPLAY: f64 = 0.5;
 
 /// Fixed cost of one collective call: kernel launch and the first synchronisation between the
 /// ranks, s. NCCL's tuning model (`src/graph/tuning.cc`) uses a base latency of 8.4 us for

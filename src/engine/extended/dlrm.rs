@@ -321,7 +321,7 @@ impl<'a> DCx<'a> {
         let Some((d, lay)) = &self.tr else { return (0.0, 0.0, 0.0) };
         let tokens = self.local_batch * d.seq;
         let tp = lay.tp.size as f64;
-        let fwd = tokens * d.layer_flops().total() / tp / self.flops_per_s
+        let fwd = tokens * d.layer_timed_flops().total() / tp / self.flops_per_s
             + tokens * (2.0 * d.hidden_bytes() + d.score_bytes() / tp + d.ffn_act_bytes() / tp) / self.hbm_bytes_per_s;
         let passes = if !self.trains {
             0.0

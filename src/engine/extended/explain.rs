@@ -1,7 +1,7 @@
 //! The default model: why an op takes the time it takes. For any op of a default-model
 //! timeline, the formula, each term with its value and unit, and the result.
 
-use super::calibration::{ADAM_BYTES_PER_PARAM, NIC_STEP_S, NVLINK_STEP_S};
+use super::calibration::{ADAM_BYTES_PER_PARAM, FUSED_ATTENTION_EFFICIENCY, NIC_STEP_S, NVLINK_STEP_S};
 use super::collective::Group;
 use super::iteration::Cx;
 use crate::engine::ops::{Block, OpKind, OpName, Phase};
@@ -57,22 +57,43 @@ pub fn explain(s: &Scenario, op: &OpName) -> Option<Explanation> {
         (OpKind::Compute, Block::Attn) | (OpKind::Compute, Block::Fc) => {
             let attn = op.block == Block::Attn;
             let (gemm, ew) = if attn { cx.attn_fwd_parts() } else { cx.ffn_fwd_parts() };
-            let flops = if attn { f.attn_linear + f.attn_scores } else { f.ffn };
-            let mut terms = vec![
-                term("FLOPs", "forward FLOPs of the block per token", flops, Unit::Flops),
+            let fused = attn && !cx.d.materialized;
+            let mut terms = if fused {
+                vec![
+                    term("FLOPs_lin", "Q, K, V and output projection FLOPs per token", f.attn_linear, Unit::Flops),
+                    term(
+                        "FLOPs_s",
+                        "score and context FLOPs per token, in the fused kernel",
+                        f.attn_scores,
+                        Unit::Flops,
+                    ),
+                    term(
+                        "k",
+                        "speed of the fused attention kernel's FLOPs relative to the GEMMs'",
+                        FUSED_ATTENTION_EFFICIENCY,
+                        Unit::Count,
+                    ),
+                ]
+            } else {
+                let flops = if attn { f.attn_linear + f.attn_scores } else { f.ffn };
+                vec![term("FLOPs", "forward FLOPs of the block per token", flops, Unit::Flops)]
+            };
+            terms.extend([
                 tokens,
                 tp,
                 rate,
                 term(
                     "t_ew",
-                    "element-wise kernels (norms, dropout, softmax, activation) at HBM speed, s",
+                    "element-wise kernels (norms, dropout, softmax, activation) at HBM speed",
                     ew,
-                    Unit::Count,
+                    Unit::Seconds,
                 ),
                 hbm,
-            ];
+            ]);
             let (formula, seconds, what) = if op.phase == Phase::Forward {
-                ("T x FLOPs / tp / F + t_ew", gemm + ew, "forward pass")
+                let formula =
+                    if fused { "T x (FLOPs_lin + FLOPs_s / k) / tp / F + t_ew" } else { "T x FLOPs / tp / F + t_ew" };
+                (formula, gemm + ew, "forward pass")
             } else {
                 let (act, wgt) = cx.backward_work(layer);
                 terms.push(term(
@@ -81,9 +102,18 @@ pub fn explain(s: &Scenario, op: &OpName) -> Option<Explanation> {
                     (act as u8 + wgt as u8) as f64,
                     Unit::Count,
                 ));
-                let r = match cx.setup.recompute {
-                    Recompute::Full => "g x forward + forward (full recomputation)",
-                    Recompute::Selective if attn => "g x forward + attention scores again (selective recomputation)",
+                let r = match (cx.setup.recompute, fused) {
+                    (Recompute::Full, false) => "g x forward + forward (full recomputation)",
+                    (Recompute::Full, true) => {
+                        "g x forward + forward (full recomputation) + T x FLOPs_s / (2 x k) / tp / F (the fused kernel computes the scores again)"
+                    }
+                    (Recompute::Selective, false) if attn => {
+                        "g x forward + attention scores again (selective recomputation)"
+                    }
+                    (Recompute::Selective, true) => {
+                        "g x forward + attention scores again (selective recomputation) + T x FLOPs_s / (2 x k) / tp / F (and again in the fused kernel's backward)"
+                    }
+                    (_, true) => "g x forward + T x FLOPs_s / (2 x k) / tp / F (the fused kernel computes the scores again)",
                     _ => "g x forward",
                 };
                 (r, if attn { t.attn_bwd_s } else { t.ffn_bwd_s }, "backward pass")
@@ -234,9 +264,9 @@ pub fn explain(s: &Scenario, op: &OpName) -> Option<Explanation> {
                     term("v", "chunks per GPU (interleaving)", v, Unit::Count),
                     term(
                         "t_pass",
-                        "one micro-batch's forward (fill) or backward (drain) pass on this stage, s",
+                        "one micro-batch's forward (fill) or backward (drain) pass on this stage",
                         pass,
-                        Unit::Count,
+                        Unit::Seconds,
                     ),
                 ],
                 seconds: (p - 1.0) / v * pass,

@@ -10,7 +10,8 @@
 //! pipeline time when v = 1. Gradient synchronisation and the optimizer step follow.
 
 use super::calibration::{
-    ADAM_BYTES_PER_PARAM, KERNELS_PER_BLOCK, KERNEL_OVERHEAD_S, OPTIMIZER_BYTES_PER_PARAM, WORKSPACE_BYTES,
+    ADAM_BYTES_PER_PARAM, FUSED_BACKWARD_SCORE_REPLAY, KERNELS_PER_BLOCK, KERNEL_OVERHEAD_S, OPTIMIZER_BYTES_PER_PARAM,
+    WORKSPACE_BYTES,
 };
 use super::collective::{time_s, Collective, Group, Links};
 use super::layout::Layout;
@@ -154,10 +155,11 @@ impl<'a> Cx<'a> {
     }
 
     /// Forward time of the attention block for one micro-batch, as (GEMM, element-wise), s:
-    /// GEMMs at the effective FLOP rate; element-wise traffic at the effective HBM bandwidth
-    /// plus the block's kernel-launch overheads.
+    /// GEMMs at the effective FLOP rate (a fused kernel's score FLOPs slower, by
+    /// [`Dims::score_cost`]); element-wise traffic at the effective HBM bandwidth plus the
+    /// block's kernel-launch overheads.
     pub fn attn_fwd_parts(&self) -> (f64, f64) {
-        let f = self.d.layer_flops();
+        let f = self.d.layer_timed_flops();
         let t = self.tokens;
         let gemm = t * (f.attn_linear + f.attn_scores) / self.tp() / self.flops_per_s;
         let ew = t * (self.d.hidden_bytes() / self.outside_div() + self.d.score_bytes() / self.tp())
@@ -206,10 +208,12 @@ impl<'a> Cx<'a> {
             (true, Recompute::Full) => fwd,
             (true, Recompute::Selective) => scores,
         };
-        let f = self.d.layer_flops();
-        let score_s = self.tokens * f.attn_scores / self.tp() / self.flops_per_s
-            + self.tokens * self.d.score_bytes() / self.tp() / self.hbm_bytes_per_s;
-        let attn_bwd_s = passes * attn_fwd_s + recompute(attn_fwd_s, score_s);
+        let f = self.d.layer_timed_flops();
+        let score_gemm_s = self.tokens * f.attn_scores / self.tp() / self.flops_per_s;
+        let score_s = score_gemm_s + self.tokens * self.d.score_bytes() / self.tp() / self.hbm_bytes_per_s;
+        // A fused attention kernel recomputes Q K^T in its backward pass.
+        let replay_s = if any && !self.d.materialized { FUSED_BACKWARD_SCORE_REPLAY * score_gemm_s } else { 0.0 };
+        let attn_bwd_s = passes * attn_fwd_s + recompute(attn_fwd_s, score_s) + replay_s;
         let ffn_bwd_s = passes * ffn_fwd_s + recompute(ffn_fwd_s, 0.0);
         let act_bytes = self.tokens * self.d.hidden * self.d.elem_bytes;
         let tp_comm_s = if self.setup.sequence_parallel {
@@ -471,14 +475,18 @@ impl<'a> Cx<'a> {
         fwd + bwd
     }
 
-    /// FLOPs the hardware executes per sample: model FLOPs plus recomputation.
+    /// FLOPs the hardware executes per sample: model FLOPs plus recomputation (and the score
+    /// GEMMs a fused attention kernel's backward pass recomputes).
     pub fn hardware_flops_per_sample(&self) -> f64 {
         let f = self.d.layer_flops();
-        let extra = match (self.trains, self.setup.recompute) {
-            (false, _) | (_, Recompute::None) => 0.0,
-            (true, Recompute::Full) => f.total(),
-            (true, Recompute::Selective) => f.attn_scores,
-        };
+        let replay =
+            if self.trains && !self.d.materialized { FUSED_BACKWARD_SCORE_REPLAY * f.attn_scores } else { 0.0 };
+        let extra = replay
+            + match (self.trains, self.setup.recompute) {
+                (false, _) | (_, Recompute::None) => 0.0,
+                (true, Recompute::Full) => f.total(),
+                (true, Recompute::Selective) => f.attn_scores,
+            };
         self.model_flops_per_sample() + extra * self.d.seq * self.d.layers as f64
     }
 }
@@ -958,6 +966,31 @@ mod tests {
         let r2 = evaluate(&Cx::new(&s2).expect("transformer"));
         let ratio = r2.totals.get(Category::Idle) / idle;
         assert!((ratio - 0.5).abs() < 0.01, "interleaved bubble ratio {ratio}");
+    }
+
+    #[test]
+    fn a_fused_attention_kernel_runs_its_scores_slower_and_replays_them_backward() {
+        // 8-way data parallel, local batch 8 in one micro-batch: T = 8 x 2048 tokens. Causal
+        // FlashAttention: scores 4 (s/2) h per token, at 0.625 of the GEMM rate F = 0.8 x 312
+        // TFLOP/s; Q, K, V and output projections 8 h^2 at F.
+        let mut s = scenario(8, json!({"transformer_parallel": ["ddp"], "transformer_parallel_degree": [8]}));
+        s.model.shape.attention = crate::engine::scenario::Attention::Flash;
+        s.model.shape.causal = true;
+        let cx = Cx::new(&s).expect("transformer");
+        let (t, h, f) = (8.0 * 2048.0, 4096.0, 0.8 * 312e12);
+        let scores_s = t * 4.0 * 1024.0 * h / (0.625 * f);
+        let (gemm, _) = cx.attn_fwd_parts();
+        let expected = t * 8.0 * h * h / f + scores_s;
+        assert!((gemm / expected - 1.0).abs() < 1e-12, "{gemm} vs {expected}");
+        // Backward without recomputation: activation and weight gradients (2 forward passes)
+        // plus Q K^T again, half the score GEMMs.
+        let l = cx.layer_times(0);
+        let expected = 2.0 * l.attn_fwd_s + 0.5 * scores_s;
+        assert!((l.attn_bwd_s / expected - 1.0).abs() < 1e-12, "{} vs {expected}", l.attn_bwd_s);
+        // The replay is hardware work, not model work.
+        let extra = cx.hardware_flops_per_sample() - cx.model_flops_per_sample();
+        let replay = 0.5 * 4.0 * 1024.0 * h * 2048.0 * 32.0;
+        assert!((extra / replay - 1.0).abs() < 1e-12, "{extra} vs {replay}");
     }
 
     #[test]

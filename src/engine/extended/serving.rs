@@ -135,9 +135,10 @@ impl<'a> Serve<'a> {
         let scores =
             if d.materialized { d.heads * self.input as f64 * (4.0 * d.elem_bytes + 1.0) / self.tp() } else { 0.0 };
         let hbm = self.cx.hbm_bytes_per_s;
-        let attn_s = self
-            .roofline(t * (f.attn_linear + 4.0 * s_att * d.hidden) / self.tp(), attn_w * self.weight_bytes + kv_write)
-            + t * (d.hidden_bytes() + scores) / hbm
+        let attn_s = self.roofline(
+            t * (f.attn_linear + 4.0 * s_att * d.hidden * d.score_cost()) / self.tp(),
+            attn_w * self.weight_bytes + kv_write,
+        ) + t * (d.hidden_bytes() + scores) / hbm
             + KERNELS_PER_BLOCK * KERNEL_OVERHEAD_S;
         let (_, held) = self.layer_weights();
         let ffn_s = self.roofline(t * f.ffn / self.tp(), held * self.weight_bytes)
@@ -154,9 +155,10 @@ impl<'a> Serve<'a> {
         let (attn_w, _) = self.layer_weights();
         let kv = b * context * 2.0 * self.kv_heads_local() * self.head_dim() * self.kv_bytes;
         let hbm = self.cx.hbm_bytes_per_s;
-        let attn_s = self
-            .roofline(b * (f.attn_linear + 4.0 * context * d.hidden) / self.tp(), attn_w * self.weight_bytes + kv)
-            + b * d.hidden_bytes() / hbm
+        let attn_s = self.roofline(
+            b * (f.attn_linear + 4.0 * context * d.hidden * d.score_cost()) / self.tp(),
+            attn_w * self.weight_bytes + kv,
+        ) + b * d.hidden_bytes() / hbm
             + KERNELS_PER_BLOCK * KERNEL_OVERHEAD_S;
         let ffn_s = self.roofline(b * f.ffn / self.tp(), self.experts_read(b) * self.weight_bytes)
             + b * (d.hidden_bytes() + d.ffn_act_bytes() / self.tp()) / hbm

@@ -8,7 +8,7 @@
 //! Korthikanti et al. 2022 (activation memory, section 4), Shazeer 2020 (GLU variants),
 //! Ainslie et al. 2023 (GQA), Dao et al. 2022 (FlashAttention).
 
-use super::calibration::{HIDDEN_PASSES, SCORE_ELEMENT_PASSES};
+use super::calibration::{FUSED_ATTENTION_EFFICIENCY, HIDDEN_PASSES, SCORE_ELEMENT_PASSES};
 use crate::engine::scenario::{Arch, Attention, Ffn, Model};
 
 /// A transformer's dimensions as the default model uses them.
@@ -138,6 +138,23 @@ impl Dims {
             attn_scores: 4.0 * score_tokens * h,
             ffn: 2.0 * self.ffn_kind.matrices() as f64 * h * self.ffn * routed + router,
         }
+    }
+
+    /// GEMM-rate FLOPs one attention-score FLOP costs in time: 1 when the scores are batched
+    /// GEMMs, `1 / FUSED_ATTENTION_EFFICIENCY` in a fused kernel.
+    pub fn score_cost(&self) -> f64 {
+        if self.materialized {
+            1.0
+        } else {
+            1.0 / FUSED_ATTENTION_EFFICIENCY
+        }
+    }
+
+    /// [`Dims::layer_flops`] with the score FLOPs weighted by [`Dims::score_cost`]: divided by
+    /// the GEMM rate, they give the time.
+    pub fn layer_timed_flops(&self) -> LayerFlops {
+        let f = self.layer_flops();
+        LayerFlops { attn_scores: f.attn_scores * self.score_cost(), ..f }
     }
 
     /// Forward FLOPs per token of the output layer (`2 h V`) and of a patch projection.
@@ -301,6 +318,12 @@ mod tests {
         assert_eq!(f.attn_scores, 4.0 * 2048.0 * 8192.0); // causal: half of s
         assert_eq!(f.ffn, 2.0 * 3.0 * 8192.0 * 28672.0);
         assert_eq!(d.score_bytes(), 0.0);
+        // The fused kernel's score FLOPs cost 1 / 0.625 = 1.6 GEMM FLOPs of time; nothing else.
+        let timed = d.layer_timed_flops();
+        assert!((timed.attn_scores - 1.6 * f.attn_scores).abs() < 1e-6 * f.attn_scores);
+        assert_eq!((timed.attn_linear, timed.ffn), (f.attn_linear, f.ffn));
+        let batched = Dims { materialized: true, ..d };
+        assert_eq!(batched.layer_timed_flops(), batched.layer_flops());
     }
 
     #[test]
