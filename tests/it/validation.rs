@@ -70,18 +70,28 @@ fn the_serving_model_predicts_measured_inference_latencies() {
     assert!(s.all.median_abs_error <= 0.15);
 }
 
-/// The held-out runs (BLOOM 176B, MT-NLG 530B, MosaicML's MPT benchmarks: 74 runs) were added
-/// after every calibration constant was fixed; no constant was fitted to them (the two effects
-/// added since, the H100's matmul fraction and fused attention's speed, take published figures:
-/// SOURCES.md section 5). The model is optimistic on most of them (issue 5 keeps that open:
-/// small models and Megatron-DeepSpeed's pipeline); this pins that each is modelled from its own
+/// The held-out runs were added after every calibration constant was fixed and no constant was
+/// fitted to them (SOURCES.md section 5). The first 74 (BLOOM 176B, MT-NLG 530B, MosaicML's MPT
+/// benchmarks at 2,048 tokens) led to two effects with published constants, the H100's matmul
+/// fraction and fused attention's speed; the other 121 (the same MPT tables at 512 to 65,536
+/// tokens) were added after that and predicted once: median 32.9% before the two effects, 23.7%
+/// with them. The model is optimistic on most of them (issue 5 keeps that open: long sequences,
+/// small models, Megatron-DeepSpeed's pipeline); this pins that each is modelled from its own
 /// cells, that the model stays close where it is (MPT 30B and 70B on A100s, FSDP on 8 to 128
 /// GPUs), that it gets right how MT-NLG's iteration time falls as data parallelism widens, and
-/// that the errors do not grow back (median 17% now, 21% before those two effects).
+/// that the errors do not grow back.
 #[test]
 fn held_out_runs_are_predicted_with_the_same_constants() {
-    let (rows, s) = predicted_all("held-out validation", madmax::validation::HELDOUT_CSV, 74);
-    assert!(s.all.median_abs_error <= 0.18, "median {}", s.all.median_abs_error);
+    let (rows, s) = predicted_all("held-out validation", madmax::validation::HELDOUT_CSV, 195);
+    assert!(s.all.median_abs_error <= 0.22, "median {}", s.all.median_abs_error);
+    let median = |label: &str| {
+        let (_, st) = s.by_source.iter().find(|(l, _)| l == label).unwrap_or_else(|| panic!("{label}"));
+        st.median_abs_error
+    };
+    let at_2048 = median("MosaicML llm-foundry MPT training benchmarks");
+    assert!(at_2048 <= 0.17, "MPT at 2,048 tokens: median {at_2048}");
+    let other = median("MosaicML MPT benchmarks at other sequence lengths");
+    assert!(other <= 0.25, "MPT at other lengths: median {other}");
     let time = |id: &str| {
         let r = rows.iter().find(|r| r.id == id).unwrap_or_else(|| panic!("{id}"));
         (r.iteration_s.expect("predicted"), r.measured)
@@ -95,6 +105,7 @@ fn held_out_runs_are_predicted_with_the_same_constants() {
     let mut large: Vec<f64> = rows
         .iter()
         .filter(|r| r.id.starts_with("mpt-70b-a100") || r.id.starts_with("mpt-30b-a100"))
+        .filter(|r| !r.id.contains("-s"))
         .filter_map(|r| r.error.map(f64::abs))
         .collect();
     large.sort_by(f64::total_cmp);
