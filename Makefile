@@ -61,7 +61,7 @@ bench: tools dist
 	cargo build --release --bin madmax
 	target/release/madmax bench tests/data/reference/cases
 	target/release/madmax validate src/presets/data/validation/training.csv | tail -8
-	target/release/madmax validate src/presets/data/validation/heldout.csv | tail -4
+	target/release/madmax validate src/presets/data/validation/heldout.csv | tail -5
 	target/release/madmax validate src/presets/data/validation/inference.csv | tail -4
 	node tests/browser/site_bench.mjs dist
 
