@@ -236,6 +236,7 @@ fn random_value(rng: &mut Rng) -> Value {
             "reference",
             "swiglu",
             "flash",
+            "flash1",
             "",
             "x"
         ])),
@@ -260,7 +261,7 @@ fn plausible(rng: &mut Rng, key: &str, old: Option<&Value>) -> Value {
     let options: &[&str] = match key {
         "mode" => &["default", "reference"],
         "ffn_kind" => &["gelu", "swiglu"],
-        "attention" => &["flash", "materialized"],
+        "attention" => &["flash", "flash1", "materialized"],
         "recompute" => &["none", "selective", "full"],
         "collective" => &["ring", "tree", "hierarchical", "in_network"],
         "emb_sharding" => &["table", "row", "column"],

@@ -51,8 +51,8 @@ pub struct Shape {
     /// Whether the output layer reuses the input embedding matrix (no separate weights).
     pub tied_embeddings: bool,
     pub attention: Attention,
-    /// Whether attention is causal (decoders). With [`Attention::Flash`] the masked half of
-    /// the score and context GEMMs is skipped.
+    /// Whether attention is causal (decoders). With a fused kernel the masked half of the
+    /// score and context GEMMs is skipped.
     pub causal: bool,
     /// MoE capacity factor: tokens an expert takes, relative to an even split (>= 1).
     pub capacity_factor: f64,
@@ -90,8 +90,12 @@ pub enum Attention {
     /// Scores are written to HBM, softmaxed and read back (Megatron-LM 2021-22): the s^2
     /// element-wise traffic and activation memory of Korthikanti et al.
     Materialized,
-    /// Fused on chip (FlashAttention): no s^2 traffic or memory; causal masking skips work.
+    /// Fused on chip by FlashAttention-2 or later: no s^2 traffic or memory; causal masking
+    /// skips work.
     Flash,
+    /// Fused on chip by the first FlashAttention or a Triton port of it (2022-23): as
+    /// [`Attention::Flash`], at a lower share of peak.
+    Flash1,
 }
 
 impl Attention {
@@ -99,6 +103,7 @@ impl Attention {
         match self {
             Attention::Materialized => "materialized",
             Attention::Flash => "flash",
+            Attention::Flash1 => "flash1",
         }
     }
 }

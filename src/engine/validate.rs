@@ -461,7 +461,7 @@ fn read_shape(v: &mut Reader, m: &RawModel, arch: &Arch) -> Option<Shape> {
     let attention = v.choice(
         &m.attention,
         at("model", "attention"),
-        &[("flash", Attention::Flash), ("materialized", Attention::Materialized)],
+        &[("flash", Attention::Flash), ("flash1", Attention::Flash1), ("materialized", Attention::Materialized)],
         Attention::Flash,
     )?;
     let decoder = matches!(arch, Arch::Llm(_) | Arch::LlmMoe(..));

@@ -66,7 +66,7 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   // computes again, each a term with its value.
   await page.locator('.longest .chip', { hasText: /^Attn\d+_b/ }).first().click();
   const fused = await page.locator('#op-details').textContent();
-  check(/FLOPs_s \/ \(2 x k\)/.test(fused) && /computes the scores again/.test(fused) && /k\s*0\.625/.test(fused),
+  check(/FLOPs_s \/ \(2 x k\)/.test(fused) && /computes the scores again/.test(fused) && /k\s*0\.769/.test(fused),
     `the fused attention kernel is explained: ${fused.trim().slice(0, 160)}`);
   await page.locator('#op-details').screenshot({ path: join(shots, 'explain-attention.png') });
   // The same by keyboard: the longest ops are buttons.

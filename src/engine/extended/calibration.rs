@@ -42,12 +42,16 @@ pub const MAMF_H100: f64 = 792.1 / 989.0;
 /// share of a peak that is 3.2 times the A100's; the other fractions are shared.
 pub const H100_GEMM_UTIL: f64 = UTIL.flops * MAMF_H100 / MAMF_A100;
 
-/// Speed of the attention-score FLOPs in a fused kernel (FlashAttention and its successors)
-/// relative to the GEMMs at [`Util::flops`]. Dao (2023, FlashAttention-2, section 4) measures
-/// FlashAttention at 25-40% and FlashAttention-2 at 50-73% of the A100's peak for the forward
-/// and backward passes; 50%, where the two ranges meet, over the GEMMs' 80% gives 0.625.
+/// Speed of the attention-score FLOPs in FlashAttention-2 (and later) relative to the GEMMs at
+/// [`Util::flops`]. Dao (2023, FlashAttention-2) measures FlashAttention-2 at 50-73% of the
+/// A100's peak; the middle of that range, 61.5%, over the GEMMs' 80% gives 0.77. (On an H100,
+/// FlashAttention-2 reaches about 35% of peak and FlashAttention-3 up to 75%, Shah et al. 2024.)
 /// Materialized scores are batched GEMMs and run at the GEMM rate.
-pub const FUSED_ATTENTION_EFFICIENCY: f64 = 0.5 / 0.8;
+pub const FLASH2_EFFICIENCY: f64 = 0.615 / 0.8;
+
+/// The same for the first FlashAttention and Triton ports of it, which Dao (2023) measures at
+/// 25-40% of the A100's peak: the middle, 32.5%, over 80% gives 0.41.
+pub const FLASH1_EFFICIENCY: f64 = 0.325 / 0.8;
 
 /// Share of the forward score FLOPs a fused kernel's backward pass computes again: it does not
 /// store the attention matrix, so it recomputes `Q K^T` (one of the two score GEMMs) before the

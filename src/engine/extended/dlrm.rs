@@ -110,7 +110,7 @@ impl<'a> DCx<'a> {
                     active: 1.0,
                     capacity_factor: 1.0,
                     causal_skip: false,
-                    materialized: s.model.shape.attention == crate::engine::scenario::Attention::Materialized,
+                    attention: s.model.shape.attention,
                     tied_embeddings: false,
                     elem_bytes: s.model.bytes_per_dense_param.f64(),
                 };

@@ -1,7 +1,7 @@
 //! The default model: why an op takes the time it takes. For any op of a default-model
 //! timeline, the formula, each term with its value and unit, and the result.
 
-use super::calibration::{ADAM_BYTES_PER_PARAM, FUSED_ATTENTION_EFFICIENCY, NIC_STEP_S, NVLINK_STEP_S};
+use super::calibration::{ADAM_BYTES_PER_PARAM, NIC_STEP_S, NVLINK_STEP_S};
 use super::collective::Group;
 use super::iteration::Cx;
 use crate::engine::ops::{Block, OpKind, OpName, Phase};
@@ -57,7 +57,7 @@ pub fn explain(s: &Scenario, op: &OpName) -> Option<Explanation> {
         (OpKind::Compute, Block::Attn) | (OpKind::Compute, Block::Fc) => {
             let attn = op.block == Block::Attn;
             let (gemm, ew) = if attn { cx.attn_fwd_parts() } else { cx.ffn_fwd_parts() };
-            let fused = attn && !cx.d.materialized;
+            let fused = attn && !cx.d.materialized();
             let mut terms = if fused {
                 vec![
                     term("FLOPs_lin", "Q, K, V and output projection FLOPs per token", f.attn_linear, Unit::Flops),
@@ -70,7 +70,7 @@ pub fn explain(s: &Scenario, op: &OpName) -> Option<Explanation> {
                     term(
                         "k",
                         "speed of the fused attention kernel's FLOPs relative to the GEMMs'",
-                        FUSED_ATTENTION_EFFICIENCY,
+                        1.0 / cx.d.score_cost(),
                         Unit::Count,
                     ),
                 ]

@@ -212,7 +212,7 @@ impl<'a> Cx<'a> {
         let score_gemm_s = self.tokens * f.attn_scores / self.tp() / self.flops_per_s;
         let score_s = score_gemm_s + self.tokens * self.d.score_bytes() / self.tp() / self.hbm_bytes_per_s;
         // A fused attention kernel recomputes Q K^T in its backward pass.
-        let replay_s = if any && !self.d.materialized { FUSED_BACKWARD_SCORE_REPLAY * score_gemm_s } else { 0.0 };
+        let replay_s = if any && !self.d.materialized() { FUSED_BACKWARD_SCORE_REPLAY * score_gemm_s } else { 0.0 };
         let attn_bwd_s = passes * attn_fwd_s + recompute(attn_fwd_s, score_s) + replay_s;
         let ffn_bwd_s = passes * ffn_fwd_s + recompute(ffn_fwd_s, 0.0);
         let act_bytes = self.tokens * self.d.hidden * self.d.elem_bytes;
@@ -480,7 +480,7 @@ impl<'a> Cx<'a> {
     pub fn hardware_flops_per_sample(&self) -> f64 {
         let f = self.d.layer_flops();
         let replay =
-            if self.trains && !self.d.materialized { FUSED_BACKWARD_SCORE_REPLAY * f.attn_scores } else { 0.0 };
+            if self.trains && !self.d.materialized() { FUSED_BACKWARD_SCORE_REPLAY * f.attn_scores } else { 0.0 };
         let extra = replay
             + match (self.trains, self.setup.recompute) {
                 (false, _) | (_, Recompute::None) => 0.0,
@@ -971,14 +971,14 @@ mod tests {
     #[test]
     fn a_fused_attention_kernel_runs_its_scores_slower_and_replays_them_backward() {
         // 8-way data parallel, local batch 8 in one micro-batch: T = 8 x 2048 tokens. Causal
-        // FlashAttention: scores 4 (s/2) h per token, at 0.625 of the GEMM rate F = 0.8 x 312
+        // FlashAttention-2: scores 4 (s/2) h per token, at 0.615 / 0.8 of the GEMM rate F = 0.8 x 312
         // TFLOP/s; Q, K, V and output projections 8 h^2 at F.
         let mut s = scenario(8, json!({"transformer_parallel": ["ddp"], "transformer_parallel_degree": [8]}));
         s.model.shape.attention = crate::engine::scenario::Attention::Flash;
         s.model.shape.causal = true;
         let cx = Cx::new(&s).expect("transformer");
         let (t, h, f) = (8.0 * 2048.0, 4096.0, 0.8 * 312e12);
-        let scores_s = t * 4.0 * 1024.0 * h / (0.625 * f);
+        let scores_s = t * 4.0 * 1024.0 * h / (0.615 / 0.8 * f);
         let (gemm, _) = cx.attn_fwd_parts();
         let expected = t * 8.0 * h * h / f + scores_s;
         assert!((gemm / expected - 1.0).abs() < 1e-12, "{gemm} vs {expected}");

@@ -133,7 +133,7 @@ impl<'a> Serve<'a> {
         let (attn_w, _) = self.layer_weights();
         let kv_write = t * 2.0 * self.kv_heads_local() * self.head_dim() * self.kv_bytes;
         let scores =
-            if d.materialized { d.heads * self.input as f64 * (4.0 * d.elem_bytes + 1.0) / self.tp() } else { 0.0 };
+            if d.materialized() { d.heads * self.input as f64 * (4.0 * d.elem_bytes + 1.0) / self.tp() } else { 0.0 };
         let hbm = self.cx.hbm_bytes_per_s;
         let attn_s = self.roofline(
             t * (f.attn_linear + 4.0 * s_att * d.hidden * d.score_cost()) / self.tp(),

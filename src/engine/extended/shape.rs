@@ -8,7 +8,7 @@
 //! Korthikanti et al. 2022 (activation memory, section 4), Shazeer 2020 (GLU variants),
 //! Ainslie et al. 2023 (GQA), Dao et al. 2022 (FlashAttention).
 
-use super::calibration::{FUSED_ATTENTION_EFFICIENCY, HIDDEN_PASSES, SCORE_ELEMENT_PASSES};
+use super::calibration::{FLASH1_EFFICIENCY, FLASH2_EFFICIENCY, HIDDEN_PASSES, SCORE_ELEMENT_PASSES};
 use crate::engine::scenario::{Arch, Attention, Ffn, Model};
 
 /// A transformer's dimensions as the default model uses them.
@@ -37,8 +37,8 @@ pub struct Dims {
     pub capacity_factor: f64,
     /// True when causal masking halves the score work (causal attention in a fused kernel).
     pub causal_skip: bool,
-    /// True when attention scores go through HBM.
-    pub materialized: bool,
+    /// How attention scores are computed: through HBM, or in a fused kernel (which one).
+    pub attention: Attention,
     pub tied_embeddings: bool,
     /// Bytes per weight and per activation element e.
     pub elem_bytes: f64,
@@ -84,8 +84,8 @@ impl Dims {
                     experts: 1.0,
                     active: 1.0,
                     capacity_factor: 1.0,
-                    causal_skip: m.shape.causal && m.shape.attention == Attention::Flash,
-                    materialized: m.shape.attention == Attention::Materialized,
+                    causal_skip: m.shape.causal && m.shape.attention != Attention::Materialized,
+                    attention: m.shape.attention,
                     tied_embeddings: false,
                     elem_bytes,
                 });
@@ -106,8 +106,8 @@ impl Dims {
             experts,
             active,
             capacity_factor: if moe.is_some() { m.shape.capacity_factor } else { 1.0 },
-            causal_skip: m.shape.causal && m.shape.attention == Attention::Flash,
-            materialized: m.shape.attention == Attention::Materialized,
+            causal_skip: m.shape.causal && m.shape.attention != Attention::Materialized,
+            attention: m.shape.attention,
             tied_embeddings: m.shape.tied_embeddings,
             elem_bytes,
         })
@@ -140,13 +140,19 @@ impl Dims {
         }
     }
 
+    /// True when attention scores go through HBM (no fused kernel).
+    pub fn materialized(&self) -> bool {
+        self.attention == Attention::Materialized
+    }
+
     /// GEMM-rate FLOPs one attention-score FLOP costs in time: 1 when the scores are batched
-    /// GEMMs, `1 / FUSED_ATTENTION_EFFICIENCY` in a fused kernel.
+    /// GEMMs, `1 / efficiency` in a fused kernel ([`FLASH2_EFFICIENCY`],
+    /// [`FLASH1_EFFICIENCY`]).
     pub fn score_cost(&self) -> f64 {
-        if self.materialized {
-            1.0
-        } else {
-            1.0 / FUSED_ATTENTION_EFFICIENCY
+        match self.attention {
+            Attention::Materialized => 1.0,
+            Attention::Flash => 1.0 / FLASH2_EFFICIENCY,
+            Attention::Flash1 => 1.0 / FLASH1_EFFICIENCY,
         }
     }
 
@@ -202,7 +208,7 @@ impl Dims {
     /// Element-wise bytes per token of the attention scores (softmax, dropout) when they go
     /// through HBM: `a s (4 e + 1)`; 0 with a fused kernel. Tensor parallelism divides it.
     pub fn score_bytes(&self) -> f64 {
-        if self.materialized {
+        if self.materialized() {
             self.heads * self.seq * (SCORE_ELEMENT_PASSES * self.elem_bytes + 1.0)
         } else {
             0.0
@@ -238,7 +244,7 @@ impl Dims {
             * self.active
             * self.capacity_factor;
         let inside = qkv + e * h + ffn_acts;
-        let scores = if self.materialized { self.heads * self.seq * (2.0 * e + 1.0) } else { 0.0 };
+        let scores = if self.materialized() { self.heads * self.seq * (2.0 * e + 1.0) } else { 0.0 };
         (outside, inside, scores)
     }
 }
@@ -263,7 +269,7 @@ mod tests {
             active: 1.0,
             capacity_factor: 1.0,
             causal_skip: false,
-            materialized: true,
+            attention: Attention::Materialized,
             tied_embeddings: true,
             elem_bytes: 2.0,
         }
@@ -306,7 +312,7 @@ mod tests {
             vocab: 32000.0,
             seq: 4096.0,
             causal_skip: true,
-            materialized: false,
+            attention: Attention::Flash,
             tied_embeddings: false,
             ..gpt3()
         };
@@ -318,11 +324,15 @@ mod tests {
         assert_eq!(f.attn_scores, 4.0 * 2048.0 * 8192.0); // causal: half of s
         assert_eq!(f.ffn, 2.0 * 3.0 * 8192.0 * 28672.0);
         assert_eq!(d.score_bytes(), 0.0);
-        // The fused kernel's score FLOPs cost 1 / 0.625 = 1.6 GEMM FLOPs of time; nothing else.
+        // A fused kernel's score FLOPs cost 0.8 / 0.615 GEMM FLOPs of time (FlashAttention-2),
+        // 0.8 / 0.325 (the first FlashAttention); nothing else changes.
         let timed = d.layer_timed_flops();
-        assert!((timed.attn_scores - 1.6 * f.attn_scores).abs() < 1e-6 * f.attn_scores);
+        assert!((timed.attn_scores - 0.8 / 0.615 * f.attn_scores).abs() < 1e-6 * f.attn_scores);
         assert_eq!((timed.attn_linear, timed.ffn), (f.attn_linear, f.ffn));
-        let batched = Dims { materialized: true, ..d };
+        let v1 = Dims { attention: Attention::Flash1, ..d };
+        assert!((v1.layer_timed_flops().attn_scores - 0.8 / 0.325 * f.attn_scores).abs() < 1e-6 * f.attn_scores);
+        assert_eq!((v1.layer_flops(), v1.score_bytes()), (f, 0.0));
+        let batched = Dims { attention: Attention::Materialized, ..d };
         assert_eq!(batched.layer_timed_flops(), batched.layer_flops());
     }
 
