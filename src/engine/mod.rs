@@ -1,6 +1,6 @@
 //! The engine: the MAD-Max performance model, pure and deterministic.
 //!
-//! One front door: [`validate`] turns raw configs into a [`Scenario`] (or field errors), then
+//! One front door: [`validate()`] turns raw configs into a [`Scenario`] (or field errors), then
 //! [`evaluate`] turns a scenario into a [`Report`]. The engine uses std and serde only: it knows
 //! nothing of the DOM, the file system, clocks or randomness, and never iterates a HashMap into
 //! its output.

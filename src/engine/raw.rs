@@ -1,7 +1,7 @@
 //! Raw inputs: the three MAD-Max JSON config formats (model, system, task) as serde types.
 //!
 //! Every key the reference reads is a named field; keys it does not read are ignored. Values are
-//! kept as given ([`RawValue`]) so that [`crate::engine::validate`] can say *which* field is
+//! kept as given ([`RawValue`]) so that [`crate::engine::validate()`] can say *which* field is
 //! wrong and why, instead of a parser's line and column. Nothing here checks a value: only
 //! validation builds a [`crate::engine::Scenario`]. This module does not know JSON (any
 //! self-describing serde format works).

@@ -1,6 +1,6 @@
 //! The validated scenario: a model, a GPU cluster and a task (with its parallelization plan).
 //!
-//! Only [`crate::engine::validate`] builds a [`Scenario`], so everything downstream can trust it:
+//! Only [`crate::engine::validate()`] builds a [`Scenario`], so everything downstream can trust it:
 //! counts are at least 1, rates are positive and finite, plans multiply to the GPU count, and
 //! the reference's structural rules hold. Units: bytes, seconds, FLOPs and FLOP/s, bytes/s.
 //! This module does not compute anything.
@@ -10,7 +10,7 @@ use serde::Serialize;
 use std::fmt;
 use std::sync::Arc;
 
-/// One run to evaluate. Only [`crate::engine::validate`] can build one (see [`Validated`]).
+/// One run to evaluate. Only [`crate::engine::validate()`] can build one (see [`Validated`]).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Scenario {
     pub model: Model,

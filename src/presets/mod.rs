@@ -56,7 +56,7 @@ pub struct GpuPreset {
 
 /// A GPU-hour price and the power drawn per GPU, for cost and energy.
 ///
-/// Source: the MAD-Max artifact's spreadsheet "[A] Cloud Provider Results" (samhsia/MADMAX-AE),
+/// Source: the MAD-Max artifact's spreadsheet "\[A\] Cloud Provider Results" (samhsia/MADMAX-AE),
 /// as transcribed in the project's `cloud_prices.md`. Power is the per-GPU share of an 8-GPU
 /// node with its host (5,000 / 6,500 / 10,200 W for V100 / A100 / H100 nodes), as the
 /// spreadsheet's energy formula uses.

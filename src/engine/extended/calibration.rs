@@ -44,8 +44,10 @@ pub const H100_GEMM_UTIL: f64 = UTIL.flops * MAMF_H100 / MAMF_A100;
 
 /// Speed of the attention-score FLOPs in FlashAttention-2 (and later) relative to the GEMMs at
 /// [`Util::flops`]. Dao (2023, FlashAttention-2) measures FlashAttention-2 at 50-73% of the
-/// A100's peak; the middle of that range, 61.5%, over the GEMMs' 80% gives 0.77. (On an H100,
-/// FlashAttention-2 reaches about 35% of peak and FlashAttention-3 up to 75%, Shah et al. 2024.)
+/// A100's peak; the middle of that range, 61.5%, over the GEMMs' 80% gives 0.77. On an H100,
+/// FlashAttention-3 reaches up to 75% of peak and FlashAttention-2 only about 35% (Shah et al.
+/// 2024): at [`H100_GEMM_UTIL`] the first matches this setting, the second [`FLASH1_EFFICIENCY`]'s
+/// (30% of peak), which is what the attention field's help tells users.
 /// Materialized scores are batched GEMMs and run at the GEMM rate.
 pub const FLASH2_EFFICIENCY: f64 = 0.615 / 0.8;
 
