@@ -52,6 +52,7 @@ fuzz:
 validate:
 	cargo build --release --bin madmax
 	target/release/madmax validate src/presets/data/validation/training.csv
+	target/release/madmax validate src/presets/data/validation/fitted.csv
 	target/release/madmax validate src/presets/data/validation/heldout.csv
 	target/release/madmax validate src/presets/data/validation/inference.csv
 
@@ -61,7 +62,8 @@ bench: tools dist
 	cargo build --release --bin madmax
 	target/release/madmax bench tests/data/reference/cases
 	target/release/madmax validate src/presets/data/validation/training.csv | tail -8
-	target/release/madmax validate src/presets/data/validation/heldout.csv | tail -5
+	target/release/madmax validate src/presets/data/validation/fitted.csv | tail -2
+	target/release/madmax validate src/presets/data/validation/heldout.csv | tail -6
 	target/release/madmax validate src/presets/data/validation/inference.csv | tail -4
 	node tests/browser/site_bench.mjs dist
 

@@ -618,7 +618,7 @@ pub fn predicted_vs_measured(
     points: &[(f64, f64, usize)],
     series: &[String],
 ) -> Result<(), String> {
-    let root = area(canvas, theme, 340)?;
+    let root = area(canvas, theme, 520)?;
     let values = points.iter().flat_map(|p| [p.0, p.1]).filter(|v| *v > 0.0 && v.is_finite());
     let (lo, hi) = values.fold((f64::INFINITY, 0.0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
     if !(lo > 0.0 && hi >= lo) {
@@ -684,7 +684,8 @@ pub fn predicted_vs_measured(
                 .legend(move |(x, y)| TriangleMarker::new((x + 7, y), t, c.filled()));
         }
     }
-    legend_box(&mut chart, theme, SeriesLabelPosition::UpperLeft)?;
+    // Below the diagonal's far end: predictions that far under the measured times do not occur.
+    legend_box(&mut chart, theme, SeriesLabelPosition::LowerRight)?;
     root.present().map_err(err)
 }
 

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 
 const dist = process.argv[2] ?? 'dist';
 const bin = process.argv[3] ?? 'target/release/madmax';
-const csvs = ["training", "heldout", "inference"].map((f) => `src/presets/data/validation/${f}.csv`);
+const csvs = ["training", "heldout", "inference", "fitted"].map((f) => `src/presets/data/validation/${f}.csv`);
 const want = csvs.flatMap((f) => JSON.parse(execFileSync(bin, ['validate', '--json', f]).toString()).rows);
 
 
@@ -26,7 +26,8 @@ await runTest('validation', dist, async ({ server, browser }) => {
   const help = await page.locator('#mode-help').innerText();
   const held = JSON.parse(execFileSync(bin, ['validate', '--json', csvs[1]]).toString()).rows.map((r) => Math.abs(r.error) * 100);
   const heldMedian = `${Math.round(JSON.parse(execFileSync(bin, ['validate', '--json', csvs[1]]).toString()).summary.all.median_abs_error * 100)}%`;
-  check(help.includes('127 published training runs') && help.includes(`On ${held.length} runs held out`) && help.includes(`median error is ${heldMedian}`),
+  const calibrated = [0, 3].map((i) => JSON.parse(execFileSync(bin, ['validate', '--json', csvs[i]]).toString()).rows.length).reduce((a, b) => a + b);
+  check(help.includes(`${calibrated} published training runs`) && help.includes(`On ${held.length} runs held out`) && help.includes(`median error is ${heldMedian}`),
     `the calculator states the model's accuracy, held-out runs included (median ${heldMedian}): ${help.slice(-200)}`);
   await page.click('#to-validation');
   await page.locator('#validation-rows').waitFor({ timeout: 10000 });
@@ -38,7 +39,7 @@ await runTest('validation', dist, async ({ server, browser }) => {
 
   // Every row: the same numbers as the CLI.
   const got = await rowsOnPage(page);
-  check(got.length === want.length && want.length === 326, `all ${want.length} shipped rows are listed (page: ${got.length})`);
+  check(got.length === want.length && want.length === 521, `all ${want.length} shipped rows are listed (page: ${got.length})`);
   let same = 0;
   const differ = [];
   for (const w of want) {
@@ -52,15 +53,16 @@ await runTest('validation', dist, async ({ server, browser }) => {
 
   // The summary: median and max per source, as the CLI's.
   const summary = await page.locator('#validation-summary').innerText();
-  const cliTraining = JSON.parse(execFileSync(bin, ['validate', '--json', csvs[0]]).toString()).summary;
   const pct = (x) => `${(x * 100).toPrecision(3)} %`;
-  for (const [name, s] of cliTraining.by_source) {
+  const calibrationSources = [0, 3].flatMap((i) => JSON.parse(execFileSync(bin, ['validate', '--json', csvs[i]]).toString()).summary.by_source);
+  for (const [name, s] of calibrationSources) {
     check(summary.includes(name) && summary.includes(pct(s.median_abs_error)) && summary.includes(pct(s.max_abs_error)) && summary.includes(s.worst),
       `summary of ${name}: median ${pct(s.median_abs_error)}, max ${pct(s.max_abs_error)} (${s.worst})`);
   }
   // The calibration set (training and serving rows) and the held-out runs: a line each.
   const fitRows = [...JSON.parse(execFileSync(bin, ['validate', '--json', csvs[0]]).toString()).rows,
-    ...JSON.parse(execFileSync(bin, ['validate', '--json', csvs[2]]).toString()).rows].map((r) => Math.abs(r.error)).sort((a, b) => a - b);
+    ...JSON.parse(execFileSync(bin, ['validate', '--json', csvs[2]]).toString()).rows,
+    ...JSON.parse(execFileSync(bin, ['validate', '--json', csvs[3]]).toString()).rows].map((r) => Math.abs(r.error)).sort((a, b) => a - b);
   const fitMedian = (fitRows[(fitRows.length - 1) >> 1] + fitRows[fitRows.length >> 1]) / 2;
   check(summary.includes('calibration set (all)') && summary.includes(pct(fitMedian)), `calibration-set summary: ${fitRows.length} rows, median ${pct(fitMedian)}`);
   // The held-out runs: their own summary line, each source marked, its rows marked.
@@ -83,7 +85,7 @@ await runTest('validation', dist, async ({ server, browser }) => {
   await page.selectOption('#filter-source', 'Narayanan et al. 2021');
   let shown = await rowsOnPage(page);
   check(shown.length === 10 && shown.every((r) => r.id.startsWith('megatron-')), `source filter: ${shown.length} Megatron-LM rows`);
-  check(/10 of 326 rows shown/.test(await page.locator('#validation-shown').innerText()), 'the count of rows shown is stated');
+  check(/10 of 521 rows shown/.test(await page.locator('#validation-shown').innerText()), 'the count of rows shown is stated');
   await page.selectOption('#filter-source', '');
   await page.selectOption('#filter-gpu', 'a100-40g');
   shown = await rowsOnPage(page);

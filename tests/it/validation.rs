@@ -36,6 +36,14 @@ fn the_default_model_predicts_measured_training_runs() {
     assert!(within * 10 >= rows.len() * 9, "{within} of {} rows within 25%", rows.len());
 }
 
+/// The runs madmax added to its calibration set: the odd-numbered half of vTrain's single-node
+/// runs, on which the host time per block was fitted (the even half is held out).
+#[test]
+fn the_fitted_runs_stay_where_the_fit_put_them() {
+    let (_, s) = predicted_all("fitted", madmax::validation::FITTED_CSV, 98);
+    assert!(s.all.median_abs_error <= 0.06, "median {}", s.all.median_abs_error);
+}
+
 #[test]
 fn blank_cells_say_which_default_they_took() {
     let csv = madmax::validation::TRAINING_CSV;
@@ -77,7 +85,10 @@ fn the_serving_model_predicts_measured_inference_latencies() {
 /// tokens), added after that and predicted once (median 23.7%, 32.9% without the two effects),
 /// showed the error growing with the sequence length, which led to telling the kernels apart:
 /// MPT's Triton kernel is a port of the first FlashAttention, at that kernel's published speed
-/// (median 11% over all 195). The model is still optimistic on most of them (issue 5 keeps that
+/// (median 11% over all 195). Then vTrain's single-node runs (small GPTs on 2 to 8 A100s),
+/// predicted once at 35% median error, all too fast, worst with the least work per block: the
+/// host time per block was fitted on the odd-numbered half (`fitted.csv`), and the even half
+/// stays here, at 7%. The model is still optimistic on most held-out runs (issue 5 keeps that
 /// open: small models on H100s, Megatron-DeepSpeed's pipeline); this pins that each is modelled
 /// from its own cells, that the model stays close where it is (MPT 30B and 70B on A100s, FSDP on
 /// 8 to 128 GPUs), that iteration time does not drift with the sequence length, that it gets
@@ -85,8 +96,8 @@ fn the_serving_model_predicts_measured_inference_latencies() {
 /// not grow back.
 #[test]
 fn held_out_runs_are_predicted_with_the_same_constants() {
-    let (rows, s) = predicted_all("held-out validation", madmax::validation::HELDOUT_CSV, 195);
-    assert!(s.all.median_abs_error <= 0.12, "median {}", s.all.median_abs_error);
+    let (rows, s) = predicted_all("held-out validation", madmax::validation::HELDOUT_CSV, 292);
+    assert!(s.all.median_abs_error <= 0.11, "median {}", s.all.median_abs_error);
     let median = |label: &str| {
         let (_, st) = s.by_source.iter().find(|(l, _)| l == label).unwrap_or_else(|| panic!("{label}"));
         st.median_abs_error
@@ -95,6 +106,8 @@ fn held_out_runs_are_predicted_with_the_same_constants() {
     assert!(at_2048 <= 0.12, "MPT at 2,048 tokens: median {at_2048}");
     let other = median("MosaicML MPT benchmarks at other sequence lengths");
     assert!(other <= 0.12, "MPT at other lengths: median {other}");
+    let single = median("vTrain single-node ground truth: even rows");
+    assert!(single <= 0.08, "vTrain single-node, the half the host time was not fitted on: median {single}");
     // MPT-7B on one node of A100 80GB from 1,024 to 65,536 tokens (the attention share of the
     // FLOPs from 2% to 57%): the errors stay within 5 points of each other.
     let sweep: Vec<f64> =

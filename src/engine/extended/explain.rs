@@ -1,7 +1,7 @@
 //! The default model: why an op takes the time it takes. For any op of a default-model
 //! timeline, the formula, each term with its value and unit, and the result.
 
-use super::calibration::{ADAM_BYTES_PER_PARAM, NIC_STEP_S, NVLINK_STEP_S};
+use super::calibration::{ADAM_BYTES_PER_PARAM, HOST_BLOCK_S, NIC_STEP_S, NVLINK_STEP_S};
 use super::collective::Group;
 use super::iteration::Cx;
 use crate::engine::ops::{Block, OpKind, OpName, Phase};
@@ -56,7 +56,7 @@ pub fn explain(s: &Scenario, op: &OpName) -> Option<Explanation> {
     let ex = match (op.kind, op.block) {
         (OpKind::Compute, Block::Attn) | (OpKind::Compute, Block::Fc) => {
             let attn = op.block == Block::Attn;
-            let (gemm, ew) = if attn { cx.attn_fwd_parts() } else { cx.ffn_fwd_parts() };
+            let (_, ew) = if attn { cx.attn_fwd_parts() } else { cx.ffn_fwd_parts() };
             let fused = attn && !cx.d.materialized();
             let mut terms = if fused {
                 vec![
@@ -89,11 +89,26 @@ pub fn explain(s: &Scenario, op: &OpName) -> Option<Explanation> {
                     Unit::Seconds,
                 ),
                 hbm,
+                term(
+                    "t_host",
+                    "time the host needs to issue a block pass (Python, PyTorch, the framework); the GPU waits for it when its work is shorter",
+                    HOST_BLOCK_S,
+                    Unit::Seconds,
+                ),
+                term(
+                    "t_tp",
+                    "tensor-parallel collectives the pass waits for, while the host issues the next kernels",
+                    cx.blocking_tp_comm_s(t.tp_comm_s),
+                    Unit::Seconds,
+                ),
             ]);
             let (formula, seconds, what) = if op.phase == Phase::Forward {
-                let formula =
-                    if fused { "T x (FLOPs_lin + FLOPs_s / k) / tp / F + t_ew" } else { "T x FLOPs / tp / F + t_ew" };
-                (formula, gemm + ew, "forward pass")
+                let formula = if fused {
+                    "max(T x (FLOPs_lin + FLOPs_s / k) / tp / F + t_ew, t_host - t_tp)"
+                } else {
+                    "max(T x FLOPs / tp / F + t_ew, t_host - t_tp)"
+                };
+                (formula, if attn { t.attn_fwd_s } else { t.ffn_fwd_s }, "forward pass")
             } else {
                 let (act, wgt) = cx.backward_work(layer);
                 terms.push(term(

@@ -10,8 +10,8 @@
 //! pipeline time when v = 1. Gradient synchronisation and the optimizer step follow.
 
 use super::calibration::{
-    ADAM_BYTES_PER_PARAM, FUSED_BACKWARD_SCORE_REPLAY, KERNELS_PER_BLOCK, KERNEL_OVERHEAD_S, OPTIMIZER_BYTES_PER_PARAM,
-    WORKSPACE_BYTES,
+    ADAM_BYTES_PER_PARAM, FUSED_BACKWARD_SCORE_REPLAY, HOST_BLOCK_S, KERNELS_PER_BLOCK, KERNEL_OVERHEAD_S,
+    OPTIMIZER_BYTES_PER_PARAM, WORKSPACE_BYTES,
 };
 use super::collective::{time_s, Collective, Group, Links};
 use super::layout::Layout;
@@ -192,12 +192,39 @@ impl<'a> Cx<'a> {
         (below, weights)
     }
 
+    /// The tensor-parallel collectives a block pass waits for, s: one all-reduce, or with
+    /// sequence parallelism a gather and a scatter of `tp_comm_s` each; none when they overlap
+    /// the GEMMs.
+    pub fn blocking_tp_comm_s(&self, tp_comm_s: f64) -> f64 {
+        if self.setup.overlap_tp_comm {
+            0.0
+        } else if self.setup.sequence_parallel {
+            2.0 * tp_comm_s
+        } else {
+            tp_comm_s
+        }
+    }
+
+    /// The least time a block pass's compute op takes, s: the host needs [`HOST_BLOCK_S`] to
+    /// issue the pass and the GPU waits for it, less the pass's blocking tensor-parallel
+    /// collectives, during which the host is already issuing the next kernels.
+    pub fn host_floor_s(&self, tp_comm_s: f64) -> f64 {
+        (HOST_BLOCK_S - self.blocking_tp_comm_s(tp_comm_s)).max(0.0)
+    }
+
     /// Durations of layer `l`'s ops for one micro-batch.
     pub fn layer_times(&self, l: u64) -> LayerTimes {
         let (ag, ae) = self.attn_fwd_parts();
         let (fg, fe) = self.ffn_fwd_parts();
-        let attn_fwd_s = ag + ae;
-        let ffn_fwd_s = fg + fe;
+        let act_bytes = self.tokens * self.d.hidden * self.d.elem_bytes;
+        let tp_comm_s = if self.setup.sequence_parallel {
+            self.collective(Collective::AllGather, act_bytes, self.lay.tp)
+        } else {
+            self.collective(Collective::AllReduce, act_bytes, self.lay.tp)
+        };
+        let floor = self.host_floor_s(tp_comm_s);
+        let attn_fwd_s = (ag + ae).max(floor);
+        let ffn_fwd_s = (fg + fe).max(floor);
         let (act, wgt) = self.backward_work(l);
         // Backward: activation gradients cost one forward, weight gradients another (the
         // GEMM part); element-wise work runs once per gradient pass.
@@ -215,12 +242,6 @@ impl<'a> Cx<'a> {
         let replay_s = if any && !self.d.materialized() { FUSED_BACKWARD_SCORE_REPLAY * score_gemm_s } else { 0.0 };
         let attn_bwd_s = passes * attn_fwd_s + recompute(attn_fwd_s, score_s) + replay_s;
         let ffn_bwd_s = passes * ffn_fwd_s + recompute(ffn_fwd_s, 0.0);
-        let act_bytes = self.tokens * self.d.hidden * self.d.elem_bytes;
-        let tp_comm_s = if self.setup.sequence_parallel {
-            self.collective(Collective::AllGather, act_bytes, self.lay.tp)
-        } else {
-            self.collective(Collective::AllReduce, act_bytes, self.lay.tp)
-        };
         let routed = act_bytes * self.d.active * self.d.capacity_factor / self.outside_div();
         let moe_a2a_s = if self.d.is_moe() { self.collective(Collective::AllToAll, routed, self.lay.ep) } else { 0.0 };
         let cp = self.lay.cp.size as f64;
@@ -920,6 +941,11 @@ mod tests {
 
     /// A GPT-like model on `n` A100-80GB GPUs (8 per node), with task keys merged in.
     fn scenario(n: u64, task: Value) -> Scenario {
+        scenario_with(n, task, json!({}))
+    }
+
+    /// [`scenario`] with model keys merged in as well.
+    fn scenario_with(n: u64, task: Value, model: Value) -> Scenario {
         let mut t = json!({
             "type": "pretrain", "mode": "default",
             "emb_parallel": ["ddp"], "emb_parallel_degree": [n],
@@ -928,11 +954,15 @@ mod tests {
         if let (Some(t), Value::Object(extra)) = (t.as_object_mut(), task) {
             t.extend(extra);
         }
+        let mut m = json!({"type": "LLM", "bytes_per_nonemb_param": 2, "bytes_per_emb_param": 2,
+            "entries_per_table": 51200, "num_transformer_layers": 32, "num_transformer_heads": 32,
+            "attention_dim": 4096, "transformer_fc_dim": 16384, "transformer_seq_len": 2048,
+            "attention": "materialized"});
+        if let (Some(m), Value::Object(extra)) = (m.as_object_mut(), model) {
+            m.extend(extra);
+        }
         let doc = json!({
-            "model": {"type": "LLM", "bytes_per_nonemb_param": 2, "bytes_per_emb_param": 2,
-                "entries_per_table": 51200, "num_transformer_layers": 32, "num_transformer_heads": 32,
-                "attention_dim": 4096, "transformer_fc_dim": 16384, "transformer_seq_len": 2048,
-                "attention": "materialized"},
+            "model": m,
             "system": {"type": "GPU", "num_devices": n, "num_nodes": n.div_ceil(8), "f64_flops": 9.7e12,
                 "f32_flops": 156e12, "f16_flops": 312e12, "i8_ops": 624e12, "flops_util": 0.8, "mem_cap": 80e9,
                 "mem_bw": 2039e9, "mem_bw_util": 0.836, "num_nvlinks": 12, "bw_per_nvlink": 50e9,
@@ -966,6 +996,39 @@ mod tests {
         let r2 = evaluate(&Cx::new(&s2).expect("transformer"));
         let ratio = r2.totals.get(Category::Idle) / idle;
         assert!((ratio - 0.5).abs() < 0.01, "interleaved bubble ratio {ratio}");
+    }
+
+    #[test]
+    fn a_block_takes_at_least_the_host_time_to_issue_it() {
+        // GPT-3 6.7B-like blocks with 8 x 2048 tokens per GPU: about 4 ms of GEMMs, far above
+        // the host's 0.42 ms, which hides behind them.
+        let big = scenario(8, json!({"transformer_parallel": ["ddp"], "transformer_parallel_degree": [8]}));
+        let cx = Cx::new(&big).expect("transformer");
+        let ((ag, ae), l) = (cx.attn_fwd_parts(), cx.layer_times(0));
+        assert!(ag + ae > 4.0 * HOST_BLOCK_S);
+        assert_eq!(l.attn_fwd_s, ag + ae);
+        // A 1024-wide model, one 512-token sequence per micro-batch, tensor parallel over 8:
+        // microseconds of GPU work, so every block pass takes the host's time, backward passes
+        // (activation and weight gradients) and full recomputation included.
+        let small = scenario_with(
+            8,
+            json!({"transformer_parallel": ["tp"], "transformer_parallel_degree": [8], "micro_batch": 1,
+                "recompute": "full"}),
+            json!({"attention_dim": 1024, "transformer_fc_dim": 4096, "num_transformer_heads": 16,
+                "transformer_seq_len": 512}),
+        );
+        let cx = Cx::new(&small).expect("transformer");
+        let ((ag, ae), (fg, fe), l) = (cx.attn_fwd_parts(), cx.ffn_fwd_parts(), cx.layer_times(0));
+        // Each pass: the compute op and the all-reduce the GPU waits for take the host's time.
+        let floor = HOST_BLOCK_S - l.tp_comm_s;
+        assert!(l.tp_comm_s > 0.0 && floor > ag + ae && floor > fg + fe, "{floor} {} {}", ag + ae, fg + fe);
+        assert_eq!((l.attn_fwd_s, l.ffn_fwd_s), (floor, floor));
+        assert_eq!((l.attn_bwd_s, l.ffn_bwd_s), (3.0 * floor, 3.0 * floor));
+        // With the collectives overlapped, the compute op alone waits for the host.
+        let mut overlapped = small.clone();
+        overlapped.task.setup.overlap_tp_comm = true;
+        let l = Cx::new(&overlapped).expect("transformer").layer_times(0);
+        assert_eq!((l.attn_fwd_s, l.ffn_fwd_s), (HOST_BLOCK_S, HOST_BLOCK_S));
     }
 
     #[test]
