@@ -1024,6 +1024,11 @@ mod tests {
         assert!(l.tp_comm_s > 0.0 && floor > ag + ae && floor > fg + fe, "{floor} {} {}", ag + ae, fg + fe);
         assert_eq!((l.attn_fwd_s, l.ffn_fwd_s), (floor, floor));
         assert_eq!((l.attn_bwd_s, l.ffn_bwd_s), (3.0 * floor, 3.0 * floor));
+        // With sequence parallelism the pass waits for a gather and a scatter instead.
+        let mut sp = small.clone();
+        sp.task.setup.sequence_parallel = true;
+        let l = Cx::new(&sp).expect("transformer").layer_times(0);
+        assert!((l.attn_fwd_s - (HOST_BLOCK_S - 2.0 * l.tp_comm_s)).abs() < 1e-15, "{}", l.attn_fwd_s);
         // With the collectives overlapped, the compute op alone waits for the host.
         let mut overlapped = small.clone();
         overlapped.task.setup.overlap_tp_comm = true;
