@@ -612,6 +612,12 @@ fn text_report(s: &Scenario, r: &Report) -> String {
                 units::si(*loader_samples_per_s, "samples/s"),
                 units::si(*compute_samples_per_s, "samples/s")
             ),
+            madmax::engine::report::Limit::HostBound { gpu_s, host_s } => writeln!(
+                o,
+                "Limit                 host-bound: a layer gives the GPU {} of work and takes the host {} to issue",
+                units::duration(*gpu_s),
+                units::duration(*host_s)
+            ),
         };
     }
     o

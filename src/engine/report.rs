@@ -113,6 +113,10 @@ pub enum Limit {
     },
     /// The input pipeline delivers fewer samples per second than the GPUs could process.
     InputBound { loader_samples_per_s: f64, compute_samples_per_s: f64 },
+    /// Every transformer block gives the GPU less work than the host needs to issue it, so the
+    /// GPU waits for the host: `gpu_s` of GPU work per layer's forward pass (both blocks, with
+    /// the collectives they wait for) against `host_s` to issue it.
+    HostBound { gpu_s: f64, host_s: f64 },
 }
 
 impl Report {

@@ -198,6 +198,25 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   check(/Could not import/.test(await page.locator('.notice').textContent()), 'a bad paste explains itself');
   check((await shown(page)).iteration_s === imported.iteration_s, 'and changes nothing');
 
+  // A small GPT split 8 ways with one short sequence per micro-batch: the host cannot issue the
+  // blocks as fast as the GPUs finish them, and the page says so, with what to change.
+  const base = scenarioOfLink(await page.locator('#share-link').inputValue());
+  const small = {
+    m: { ...base.model, num_transformer_layers: 12, attention_dim: 1024, transformer_fc_dim: 4096, num_transformer_heads: 16,
+      transformer_seq_len: 1024, num_kv_heads: null },
+    s: base.system,
+    t: { ...base.task, mode: 'default', transformer_parallel: ['tp', 'ddp'],
+      transformer_parallel_degree: [8, base.system.num_devices / 8], micro_batch: 1, local_transformer_bs: 8 },
+  };
+  for (const k of Object.keys(small.m)) if (small.m[k] === null) delete small.m[k];
+  await page.goto(`${server.url}?v=1&s=${Buffer.from(JSON.stringify(small)).toString('base64url')}`);
+  await page.locator('#iteration-time').waitFor({ timeout: 20000 });
+  const hostText = await page.locator('#limit-host').textContent().catch(() => '');
+  check(/Host-bound: .* of work, and the host needs .* to issue it/.test(hostText) && /larger micro-batch/.test(hostText),
+    `a host-bound plan says so: ${hostText.slice(0, 140)}`);
+  await matchesCli(page, 'host-bound small GPT');
+  await page.locator('#limit-host').screenshot({ path: join(shots, 'host-bound.png') });
+
   // Learn: three lessons with live numbers; a lesson opens in the calculator.
   await page.click('nav >> text=Learn');
   check((await page.locator('article.lesson').count()) >= 3, 'three lessons');

@@ -212,6 +212,17 @@ impl<'a> Cx<'a> {
         (HOST_BLOCK_S - self.blocking_tp_comm_s(tp_comm_s)).max(0.0)
     }
 
+    /// [`Limit::HostBound`] when both blocks of a layer give the GPU less work than the host
+    /// needs to issue them.
+    pub fn host_bound(&self) -> Option<Limit> {
+        let l = self.layer_times(0);
+        let blocking = self.blocking_tp_comm_s(l.tp_comm_s);
+        let floor = self.host_floor_s(l.tp_comm_s);
+        let ((ag, ae), (fg, fe)) = (self.attn_fwd_parts(), self.ffn_fwd_parts());
+        (ag + ae < floor && fg + fe < floor)
+            .then_some(Limit::HostBound { gpu_s: ag + ae + fg + fe + 2.0 * blocking, host_s: 2.0 * HOST_BLOCK_S })
+    }
+
     /// Durations of layer `l`'s ops for one micro-batch.
     pub fn layer_times(&self, l: u64) -> LayerTimes {
         let (ag, ae) = self.attn_fwd_parts();
@@ -849,6 +860,7 @@ pub fn evaluate(cx: &Cx) -> Report {
             });
         }
     }
+    limits.extend(cx.host_bound());
     let memory = cx.memory();
     limits.extend(memory.does_not_fit());
     let n = cx.s.system.num_devices as f64;
@@ -1029,6 +1041,14 @@ mod tests {
         sp.task.setup.sequence_parallel = true;
         let l = Cx::new(&sp).expect("transformer").layer_times(0);
         assert!((l.attn_fwd_s - (HOST_BLOCK_S - 2.0 * l.tp_comm_s)).abs() < 1e-15, "{}", l.attn_fwd_s);
+        // The report says so, and not for the large blocks.
+        let r = evaluate(&Cx::new(&small).expect("transformer"));
+        match r.limits.first() {
+            Some(Limit::HostBound { gpu_s, host_s }) => assert!(gpu_s < host_s && *host_s == 2.0 * HOST_BLOCK_S),
+            other => panic!("{other:?}"),
+        }
+        let big_limits = evaluate(&Cx::new(&big).expect("transformer")).limits;
+        assert!(!big_limits.iter().any(|l| matches!(l, Limit::HostBound { .. })), "{big_limits:?}");
         // With the collectives overlapped, the compute op alone waits for the host.
         let mut overlapped = small.clone();
         overlapped.task.setup.overlap_tp_comm = true;
