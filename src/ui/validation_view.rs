@@ -220,7 +220,7 @@ fn misses(rows: &[RowResult]) -> String {
             rows_word(fit.len()),
             fit.iter().map(|r| r.id.as_str()).collect::<Vec<_>>().join(", "),
             if single {
-                "The multi-node ones are runs whose measured time is far from their neighbours with the same plan (a micro-batch of 64 taking twice as long as two of 32, micro-batches of 2, tensor parallelism of 2 on 8-16 pipeline stages), and the model has no term for what made them slow; the single-node ones are small GPTs split 4 or 8 ways by tensor parallelism, whose many small all-reduces cost more than the model's collective latencies say."
+                "The multi-node ones are runs whose measured time is far from their neighbours with the same plan (a micro-batch of 64 taking twice as long as two of 32, micro-batches of 2, tensor parallelism of 2 on 8-16 pipeline stages), and the model has no term for what made them slow; the single-node ones are small GPTs split 4 or 8 ways by tensor parallelism, slower than the host's time and the collectives' latencies explain."
             } else {
                 "They are runs whose measured time is far from their neighbours with the same plan (a micro-batch of 64 taking twice as long as two of 32, micro-batches of 2, tensor parallelism of 2 on 8-16 pipeline stages), and the model has no term for what made them slow."
             }
