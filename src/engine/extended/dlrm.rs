@@ -600,7 +600,8 @@ pub fn evaluate(cx: &DCx) -> Report {
     };
     let sys = &cx.s.system;
     let system = iteration::system_stats(cx.s, cx.flops_per_s, cx.hbm_bytes_per_s, &cx.links);
-    let mut r = iteration::assemble(ops, schedule, cx.global_batch, memory, work, model, system);
+    let mut r =
+        iteration::as_default_model(Report::assemble(ops, schedule, cx.global_batch, memory, work, model, system));
     let passes = if cx.trains { 3.0 } else { 1.0 };
     let model_flops = per_sample * g * passes;
     let denom = r.iteration_s * sys.num_devices as f64 * cx.peak_flops_per_s;

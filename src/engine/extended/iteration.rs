@@ -888,7 +888,7 @@ pub fn evaluate(cx: &Cx) -> Report {
         lookup_bytes_per_sample: 0.0,
     };
     let system = system_stats(cx.s, cx.flops_per_s, cx.hbm_bytes_per_s, &cx.links);
-    let mut r = assemble(ops, schedule, cx.global_batch, memory, work, model, system);
+    let mut r = as_default_model(Report::assemble(ops, schedule, cx.global_batch, memory, work, model, system));
     let model_flops = cx.model_flops_per_sample() * cx.global_batch as f64;
     let hardware_flops = cx.hardware_flops_per_sample() * cx.global_batch as f64;
     let denom = r.iteration_s * n * cx.peak_flops_per_s;
@@ -924,20 +924,10 @@ pub(super) fn system_stats(s: &Scenario, flops_per_s: f64, hbm_bytes_per_s: f64,
     }
 }
 
-/// A default-model report from its scheduled ops. Rounding can leave a hair below zero when all
-/// communication is exposed; the default model reports it as zero (reference mode keeps
-/// MAD-Max's value, SPEC Q28).
-#[allow(clippy::too_many_arguments)]
-pub(super) fn assemble(
-    ops: Vec<Op>,
-    schedule: Schedule,
-    global_batch: u64,
-    memory: Memory,
-    work: Work,
-    model: ModelStats,
-    system: SystemStats,
-) -> Report {
-    let mut r = Report::assemble(ops, schedule, global_batch, memory, work, model, system);
+/// An assembled report as the default model gives it. Rounding can leave a hair below zero
+/// when all communication is exposed; the default model reports it as zero (reference mode
+/// keeps MAD-Max's value, SPEC Q28).
+pub(super) fn as_default_model(mut r: Report) -> Report {
     r.mode = crate::engine::scenario::Mode::Default;
     r.exposed_comm_s = r.exposed_comm_s.max(0.0);
     r.overlapped_comm_s = r.overlapped_comm_s.max(0.0);

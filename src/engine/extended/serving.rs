@@ -334,7 +334,8 @@ pub fn evaluate(sv: &Serve) -> Report {
         lookup_bytes_per_device: 0.0,
     };
     let system = iteration::system_stats(cx.s, sv.rate, cx.hbm_bytes_per_s, &cx.links);
-    let mut r = iteration::assemble(ops, schedule, requests as u64, memory, work, model, system);
+    let mut r =
+        iteration::as_default_model(Report::assemble(ops, schedule, requests as u64, memory, work, model, system));
     let denom = e2e * n * sv.peak;
     r.utilization = Some(Utilization {
         model_flops,
