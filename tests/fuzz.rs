@@ -237,6 +237,7 @@ fn random_value(rng: &mut Rng) -> Value {
             "swiglu",
             "flash",
             "flash1",
+            "flash1-h100",
             "",
             "x"
         ])),
@@ -261,7 +262,7 @@ fn plausible(rng: &mut Rng, key: &str, old: Option<&Value>) -> Value {
     let options: &[&str] = match key {
         "mode" => &["default", "reference"],
         "ffn_kind" => &["gelu", "swiglu"],
-        "attention" => &["flash", "flash1", "materialized"],
+        "attention" => &["flash", "flash1", "flash1-h100", "materialized"],
         "recompute" => &["none", "selective", "full"],
         "collective" => &["ring", "tree", "hierarchical", "in_network"],
         "emb_sharding" => &["table", "row", "column"],

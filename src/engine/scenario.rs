@@ -96,6 +96,9 @@ pub enum Attention {
     /// Fused on chip by the first FlashAttention or a Triton port of it (2022-23): as
     /// [`Attention::Flash`], at a lower share of peak.
     Flash1,
+    /// [`Attention::Flash1`]'s kernels run on an H100, which they were not written for: a
+    /// still lower share of its peak.
+    Flash1H100,
 }
 
 impl Attention {
@@ -104,6 +107,7 @@ impl Attention {
             Attention::Materialized => "materialized",
             Attention::Flash => "flash",
             Attention::Flash1 => "flash1",
+            Attention::Flash1H100 => "flash1-h100",
         }
     }
 }

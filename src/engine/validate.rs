@@ -461,7 +461,12 @@ fn read_shape(v: &mut Reader, m: &RawModel, arch: &Arch) -> Option<Shape> {
     let attention = v.choice(
         &m.attention,
         at("model", "attention"),
-        &[("flash", Attention::Flash), ("flash1", Attention::Flash1), ("materialized", Attention::Materialized)],
+        &[
+            ("flash", Attention::Flash),
+            ("flash1", Attention::Flash1),
+            ("flash1-h100", Attention::Flash1H100),
+            ("materialized", Attention::Materialized),
+        ],
         Attention::Flash,
     )?;
     let decoder = matches!(arch, Arch::Llm(_) | Arch::LlmMoe(..));

@@ -88,16 +88,20 @@ fn the_serving_model_predicts_measured_inference_latencies() {
 /// (median 11% over all 195). Then vTrain's single-node runs (small GPTs on 2 to 8 A100s),
 /// predicted once at 35% median error, all too fast, worst with the least work per block: the
 /// host time per block was fitted on the odd-numbered half (`fitted.csv`), and the even half
-/// stays here, at 7%. The model is still optimistic on most held-out runs (issue 5 keeps that
-/// open: small models on H100s, Megatron-DeepSpeed's pipeline); this pins that each is modelled
-/// from its own cells, that the model stays close where it is (MPT 30B and 70B on A100s, FSDP on
-/// 8 to 128 GPUs), that iteration time does not drift with the sequence length, that it gets
+/// stays here, at 7%. On H100s the MPT errors still grew with the sequence length (MPT-7B: -13%
+/// at 1,024 tokens, -34% at 65,536): kernels written for the A100 lose speed on an H100, and the
+/// Triton kernel now takes the share FlashAttention-2 keeps there (published), which flattens
+/// that sweep (median 8.9% over all 292). The model is still optimistic on most held-out runs
+/// (issue 5 keeps that open: small models, Megatron-DeepSpeed's pipeline); this pins that each
+/// is modelled from its own cells, that the model stays close where it is (MPT 30B and 70B on
+/// A100s, FSDP on 8 to 128 GPUs), that iteration time does not drift with the sequence length
+/// on A100s or H100s, that it gets
 /// right how MT-NLG's iteration time falls as data parallelism widens, and that the errors do
 /// not grow back.
 #[test]
 fn held_out_runs_are_predicted_with_the_same_constants() {
     let (rows, s) = predicted_all("held-out validation", madmax::validation::HELDOUT_CSV, 292);
-    assert!(s.all.median_abs_error <= 0.11, "median {}", s.all.median_abs_error);
+    assert!(s.all.median_abs_error <= 0.10, "median {}", s.all.median_abs_error);
     let median = |label: &str| {
         let (_, st) = s.by_source.iter().find(|(l, _)| l == label).unwrap_or_else(|| panic!("{label}"));
         st.median_abs_error
@@ -115,6 +119,13 @@ fn held_out_runs_are_predicted_with_the_same_constants() {
     assert_eq!(sweep.len(), 6);
     let spread = sweep.iter().cloned().fold(f64::MIN, f64::max) - sweep.iter().cloned().fold(f64::MAX, f64::min);
     assert!(spread <= 0.05, "MPT-7B errors across sequence lengths: {sweep:?}");
+    // The same on H100s (1,024 to 65,536 tokens): within 10 points (21 when the Triton kernel
+    // ran at its A100 share of the H100's peak).
+    let sweep: Vec<f64> =
+        rows.iter().filter(|r| r.id.starts_with("mpt-7b-h100-80g-n8-s")).filter_map(|r| r.error).collect();
+    assert_eq!(sweep.len(), 5);
+    let spread = sweep.iter().cloned().fold(f64::MIN, f64::max) - sweep.iter().cloned().fold(f64::MAX, f64::min);
+    assert!(spread <= 0.10, "MPT-7B errors across sequence lengths on H100s: {sweep:?}");
     let time = |id: &str| {
         let r = rows.iter().find(|r| r.id == id).unwrap_or_else(|| panic!("{id}"));
         (r.iteration_s.expect("predicted"), r.measured)

@@ -55,6 +55,20 @@ pub const FLASH2_EFFICIENCY: f64 = 0.615 / 0.8;
 /// 25-40% of the A100's peak: the middle, 32.5%, over 80% gives 0.41.
 pub const FLASH1_EFFICIENCY: f64 = 0.325 / 0.8;
 
+/// Share of its A100 speed (as a fraction of peak) that an attention kernel written for the
+/// A100 keeps on an H100: FlashAttention-2 reaches 61.5% of an A100's peak (the middle of Dao
+/// 2023's 50-73%) but only 35% of an H100's (Shah et al. 2024, FlashAttention-3), because it
+/// cannot use the Hopper matrix instructions (wgmma) and asynchronous copies (TMA) that the
+/// H100's peak assumes. So 0.57.
+pub const PRE_HOPPER_KERNEL_ON_H100: f64 = 0.35 / 0.615;
+
+/// Speed of the score FLOPs of the first FlashAttention or its Triton ports on an H100, relative
+/// to the H100's GEMMs at [`H100_GEMM_UTIL`]: their A100 share, 32.5% of peak, times
+/// [`PRE_HOPPER_KERNEL_ON_H100`] gives 18.5% of the H100's peak; over 74.6%, 0.25. No benchmark of
+/// these kernels on an H100 is published; the figure assumes they lose what FlashAttention-2
+/// loses, the kernel they were both written before.
+pub const FLASH1_H100_EFFICIENCY: f64 = 0.325 * PRE_HOPPER_KERNEL_ON_H100 / H100_GEMM_UTIL;
+
 /// Share of the forward score FLOPs a fused kernel's backward pass computes again: it does not
 /// store the attention matrix, so it recomputes `Q K^T` (one of the two score GEMMs) before the
 /// four gradient GEMMs, 2.5 forward passes in all instead of 2 (Dao et al. 2022, algorithm 4).

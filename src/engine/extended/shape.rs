@@ -8,7 +8,9 @@
 //! Korthikanti et al. 2022 (activation memory, section 4), Shazeer 2020 (GLU variants),
 //! Ainslie et al. 2023 (GQA), Dao et al. 2022 (FlashAttention).
 
-use super::calibration::{FLASH1_EFFICIENCY, FLASH2_EFFICIENCY, HIDDEN_PASSES, SCORE_ELEMENT_PASSES};
+use super::calibration::{
+    FLASH1_EFFICIENCY, FLASH1_H100_EFFICIENCY, FLASH2_EFFICIENCY, HIDDEN_PASSES, SCORE_ELEMENT_PASSES,
+};
 use crate::engine::scenario::{Arch, Attention, Ffn, Model};
 
 /// A transformer's dimensions as the default model uses them.
@@ -147,12 +149,13 @@ impl Dims {
 
     /// GEMM-rate FLOPs one attention-score FLOP costs in time: 1 when the scores are batched
     /// GEMMs, `1 / efficiency` in a fused kernel ([`FLASH2_EFFICIENCY`],
-    /// [`FLASH1_EFFICIENCY`]).
+    /// [`FLASH1_EFFICIENCY`], [`FLASH1_H100_EFFICIENCY`]).
     pub fn score_cost(&self) -> f64 {
         match self.attention {
             Attention::Materialized => 1.0,
             Attention::Flash => 1.0 / FLASH2_EFFICIENCY,
             Attention::Flash1 => 1.0 / FLASH1_EFFICIENCY,
+            Attention::Flash1H100 => 1.0 / FLASH1_H100_EFFICIENCY,
         }
     }
 
@@ -332,6 +335,14 @@ mod tests {
         let v1 = Dims { attention: Attention::Flash1, ..d };
         assert!((v1.layer_timed_flops().attn_scores - 0.8 / 0.325 * f.attn_scores).abs() < 1e-6 * f.attn_scores);
         assert_eq!((v1.layer_flops(), v1.score_bytes()), (f, 0.0));
+        // The same kernels on an H100: 32.5% x 35 / 61.5 = 18.5% of its peak, against GEMMs at
+        // 74.6% (H100_GEMM_UTIL).
+        let h100 = Dims { attention: Attention::Flash1H100, ..d };
+        let share: f64 = 0.325 * 0.35 / 0.615;
+        assert!((share - 0.185).abs() < 5e-4, "{share}");
+        let cost = share.recip() * super::super::calibration::H100_GEMM_UTIL;
+        assert!((h100.layer_timed_flops().attn_scores - cost * f.attn_scores).abs() < 1e-6 * f.attn_scores);
+        assert_eq!(h100.layer_flops(), f);
         let batched = Dims { attention: Attention::Materialized, ..d };
         assert_eq!(batched.layer_timed_flops(), batched.layer_flops());
     }
