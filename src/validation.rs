@@ -42,7 +42,7 @@ fn calibration_rows() -> Option<Vec<RowResult>> {
 /// What the calculator tells users about the default model's accuracy on training runs. A test
 /// recomputes it from the shipped rows ([`accuracy_note`]), so it cannot go stale; it is a
 /// constant only so the calculator does not predict 200 runs to print it.
-pub const ACCURACY_NOTE: &str = "Median error 5% on 225 published training runs. On 292 runs held out from its calibration (BLOOM 176B, MT-NLG 530B, MosaicML's MPT 125M to 70B at 512 to 65,536 tokens, small GPTs on one node) the median error is 9%, and it predicts faster than measured on 220 of them: read its times as a lower bound.";
+pub const ACCURACY_NOTE: &str = "Median error 5% on 225 published training runs. On 492 runs held out from its calibration (BLOOM 176B, MT-NLG 530B, MosaicML's MPT 125M to 70B at 512 to 65,536 tokens, small GPTs on one node) the median error is 8%, and it predicts faster than measured on 343 of them: it tends to be optimistic.";
 
 /// [`ACCURACY_NOTE`] as the shipped rows make it now.
 pub fn accuracy_note() -> Option<String> {
@@ -50,7 +50,13 @@ pub fn accuracy_note() -> Option<String> {
     let held = run(HELDOUT_CSV).ok()?;
     let held_stats = summarize(&held)?;
     let faster = held.iter().filter(|r| r.error.is_some_and(|e| e < 0.0)).count();
-    let advice = if faster * 4 >= held_stats.all.rows * 3 { ": read its times as a lower bound" } else { "" };
+    let advice = if faster * 4 >= held_stats.all.rows * 3 {
+        ": read its times as a lower bound"
+    } else if faster * 5 >= held_stats.all.rows * 3 {
+        ": it tends to be optimistic"
+    } else {
+        ""
+    };
     Some(format!(
         "Median error {:.0}% on {} published training runs. On {} runs held out from its calibration (BLOOM 176B, MT-NLG 530B, MosaicML's MPT 125M to 70B at 512 to 65,536 tokens, small GPTs on one node) the median error is {:.0}%, and it predicts faster than measured on {faster} of them{advice}.",
         fit.all.median_abs_error * 100.0,
@@ -725,20 +731,24 @@ mod tests {
     #[test]
     fn every_shipped_row_carries_the_scenario_it_predicted() {
         let rows = shipped();
-        assert_eq!(rows.len(), 521);
+        assert_eq!(rows.len(), 721);
         let held: Vec<&str> = rows.iter().filter(|r| r.held_out).map(|r| r.id.as_str()).collect();
-        assert_eq!(held.len(), 292);
+        assert_eq!(held.len(), 492);
         assert_eq!(held[..2], ["bloom-176b-384", "mtnlg-530b-2240"]);
         assert!(held.iter().all(|id| !id.starts_with("vtrain-m") && !id.starts_with("ft-")));
-        // vTrain's single-node runs: the odd-numbered fitted the host time, the even are held out.
-        let single = |odd: bool| {
+        // vTrain's single-node runs: the odd-numbered of the file's first 195 fitted the host
+        // time; the even ones and the next 200 (rows 196 to 395) are held out.
+        let single = |keep: fn(u32) -> bool| {
             rows.iter()
                 .filter(|r| r.id.starts_with("vtrain-s-"))
-                .filter(|r| r.id[9..].parse::<u32>().is_ok_and(|i| i % 2 == odd as u32))
+                .filter(|r| r.id[9..].parse::<u32>().is_ok_and(keep))
                 .collect::<Vec<_>>()
         };
-        assert_eq!((single(true).len(), single(false).len()), (98, 97));
-        assert!(single(true).iter().all(|r| !r.held_out) && single(false).iter().all(|r| r.held_out));
+        let (fit, even, after) =
+            (single(|i| i <= 195 && i % 2 == 1), single(|i| i <= 195 && i % 2 == 0), single(|i| i > 195));
+        assert_eq!((fit.len(), even.len(), after.len()), (98, 97, 200));
+        assert!(fit.iter().all(|r| !r.held_out));
+        assert!(even.iter().chain(&after).all(|r| r.held_out));
         for r in &rows {
             let doc = r.scenario.clone().unwrap_or_else(|| panic!("{}: no scenario", r.id));
             let raw: RawScenario = serde_json::from_value(doc).expect("scenario");

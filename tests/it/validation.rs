@@ -91,7 +91,9 @@ fn the_serving_model_predicts_measured_inference_latencies() {
 /// stays here, at 7%. On H100s the MPT errors still grew with the sequence length (MPT-7B: -13%
 /// at 1,024 tokens, -34% at 65,536): kernels written for the A100 lose speed on an H100, and the
 /// Triton kernel now takes the share FlashAttention-2 keeps there (published), which flattens
-/// that sweep (median 8.9% over all 292). The model is still optimistic on most held-out runs
+/// that sweep (median 8.9% over all 292). Last, the next 200 rows of vTrain's single-node file
+/// (196 to 395), added and predicted once after all of that, with nothing changed after: median
+/// 7.5%, max 31%. The model is still optimistic on most held-out runs
 /// (issue 5 keeps that open: small models, Megatron-DeepSpeed's pipeline); this pins that each
 /// is modelled from its own cells, that the model stays close where it is (MPT 30B and 70B on
 /// A100s, FSDP on 8 to 128 GPUs), that iteration time does not drift with the sequence length
@@ -100,8 +102,8 @@ fn the_serving_model_predicts_measured_inference_latencies() {
 /// not grow back.
 #[test]
 fn held_out_runs_are_predicted_with_the_same_constants() {
-    let (rows, s) = predicted_all("held-out validation", madmax::validation::HELDOUT_CSV, 292);
-    assert!(s.all.median_abs_error <= 0.10, "median {}", s.all.median_abs_error);
+    let (rows, s) = predicted_all("held-out validation", madmax::validation::HELDOUT_CSV, 492);
+    assert!(s.all.median_abs_error <= 0.09, "median {}", s.all.median_abs_error);
     let median = |label: &str| {
         let (_, st) = s.by_source.iter().find(|(l, _)| l == label).unwrap_or_else(|| panic!("{label}"));
         st.median_abs_error
@@ -112,6 +114,8 @@ fn held_out_runs_are_predicted_with_the_same_constants() {
     assert!(other <= 0.12, "MPT at other lengths: median {other}");
     let single = median("vTrain single-node ground truth: even rows");
     assert!(single <= 0.08, "vTrain single-node, the half the host time was not fitted on: median {single}");
+    let unseen = median("vTrain single-node ground truth: rows 196 to 395");
+    assert!(unseen <= 0.08, "vTrain single-node rows 196 to 395, unseen by every choice: median {unseen}");
     // MPT-7B on one node of A100 80GB from 1,024 to 65,536 tokens (the attention share of the
     // FLOPs from 2% to 57%): the errors stay within 5 points of each other.
     let sweep: Vec<f64> =
@@ -145,4 +149,48 @@ fn held_out_runs_are_predicted_with_the_same_constants() {
     large.sort_by(f64::total_cmp);
     assert_eq!(large.len(), 7);
     assert!(large[3] <= 0.05, "median |error| of MPT 30B/70B on A100s: {:.3}", large[3]);
+}
+
+/// Each vTrain single-node row is what its notes quote from the source file: the same GPUs,
+/// batches, shape and plan, and `measured` the quoted milliseconds / 1000 exactly (the decimal
+/// point moved, no rounding), so a transcription slip in a cell shows here.
+#[test]
+fn vtrain_single_node_rows_match_the_source_lines_their_notes_quote() {
+    let mut checked = 0;
+    for csv in [madmax::validation::FITTED_CSV, madmax::validation::HELDOUT_CSV] {
+        let table = madmax::validation::parse_csv(csv);
+        let (header, body) = table.split_first().expect("header");
+        let col = |name: &str| header.iter().position(|h| h == name).unwrap_or_else(|| panic!("{name}"));
+        for row in body.iter().filter(|r| r[0].starts_with("vtrain-s-")) {
+            let notes = &row[col("notes")];
+            let cell = |name: &str| row[col(name)].as_str();
+            let expect = format!(
+                "{} GPUs, global batch {}, micro batch {}, hidden {}, {} heads, {} layers, sequence {}, TP {} DP {} PP {}, ",
+                cell("n_gpus"),
+                cell("global_batch"),
+                cell("microbatch"),
+                cell("hidden"),
+                cell("heads"),
+                cell("layers"),
+                cell("seq_len"),
+                cell("tp"),
+                cell("dp"),
+                cell("pp")
+            );
+            let at = notes.find(&expect).unwrap_or_else(|| panic!("{}: notes do not quote {expect}", row[0]));
+            let ms = notes[at + expect.len()..].split(" ms").next().expect("ms");
+            // ms / 1000 by moving the decimal point three places.
+            let (int, frac) = ms.split_once('.').unwrap_or((ms, ""));
+            let padded = format!("{int:0>4}");
+            let (head, tail) = padded.split_at(padded.len() - 3);
+            let head = head.trim_start_matches('0');
+            let seconds = format!("{}.{tail}{frac}", if head.is_empty() { "0" } else { head });
+            assert_eq!(cell("measured"), seconds.trim_end_matches('0'), "{}", row[0]);
+            let n: u64 = cell("n_gpus").parse().expect("n");
+            let degrees: u64 = ["tp", "dp", "pp"].iter().map(|k| cell(k).parse::<u64>().expect("degree")).product();
+            assert_eq!(n, degrees, "{}", row[0]);
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 395);
 }
