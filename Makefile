@@ -63,7 +63,7 @@ bench: tools dist
 	target/release/madmax bench tests/data/reference/cases
 	target/release/madmax validate src/presets/data/validation/training.csv | tail -8
 	target/release/madmax validate src/presets/data/validation/fitted.csv | tail -2
-	target/release/madmax validate src/presets/data/validation/heldout.csv | tail -6
+	target/release/madmax validate src/presets/data/validation/heldout.csv | tail -7
 	target/release/madmax validate src/presets/data/validation/inference.csv | tail -4
 	node tests/browser/site_bench.mjs dist
 
