@@ -29,7 +29,13 @@ struct Filter {
     parallelism: String,
     /// Largest absolute error first instead of the files' order.
     worst_first: bool,
+    /// Every row in the table, not only the first [`TABLE_ROWS`].
+    all_rows: bool,
 }
+
+/// Rows the table lists until the reader asks for all of them: hundreds of rows would make the
+/// page tens of thousands of pixels long (the chart and the summary show every row).
+const TABLE_ROWS: usize = 100;
 
 impl Filter {
     fn keeps(&self, r: &RowResult) -> bool {
@@ -194,7 +200,8 @@ pub fn validation_view(p: &Props) -> Html {
                     None => format!("{} of {} rows shown.", shown.len(), rows.len()),
                 } }</p>
                 { chart(&shown, distinct(&rows, |r| r.source.as_str()), &filter, p.width) }
-                { table(&shown, &p.dispatch) }
+                { table(&shown[..shown.len().min(if filter.all_rows { usize::MAX } else { TABLE_ROWS })], &p.dispatch) }
+                { more_rows(&filter, shown.len()) }
             </section>
         </main>
     }
@@ -239,6 +246,21 @@ fn misses(rows: &[RowResult]) -> String {
         );
     }
     text + " Open a row to see what the model assumes."
+}
+
+/// A button that lists every row, when the table shows only the first [`TABLE_ROWS`].
+fn more_rows(filter: &UseStateHandle<Filter>, shown: usize) -> Html {
+    if filter.all_rows || shown <= TABLE_ROWS {
+        return html! {};
+    }
+    let f = filter.clone();
+    let onclick = Callback::from(move |_| f.set(Filter { all_rows: true, ..(*f).clone() }));
+    html! {
+        <p class="more-rows">
+            { format!("The table lists the first {TABLE_ROWS} of these {shown} rows. ") }
+            <button id="show-all-rows" {onclick}>{ format!("Show all {shown} rows") }</button>
+        </p>
+    }
 }
 
 /// The order of the rows: as the files list them, or largest error first.

@@ -37,6 +37,13 @@ await runTest('validation', dist, async ({ server, browser }) => {
   const copied = await page.evaluate(() => navigator.clipboard.readText().catch(() => ''));
   check(copied.includes('view=validation'), `"Copy link" on this page links to it (${copied.slice(0, 60)}...)`);
 
+  // The table lists the first 100 rows until asked for all of them; the chart draws them all.
+  const first = await rowsOnPage(page);
+  check(first.length === 100 && first.every((r, i) => r.id === want[i].id), `the table starts with the first 100 rows (${first.length})`);
+  check((await page.locator('#show-all-rows').innerText()) === `Show all ${want.length} rows`, 'a button offers every row');
+  await page.click('#show-all-rows');
+  check(await page.locator('#show-all-rows').count() === 0, 'the button goes once every row is listed');
+
   // Every row: the same numbers as the CLI.
   const got = await rowsOnPage(page);
   check(got.length === want.length && want.length === 721, `all ${want.length} shipped rows are listed (page: ${got.length})`);
@@ -132,6 +139,7 @@ await runTest('validation', dist, async ({ server, browser }) => {
   // says the estimate can run high, with the margin the validation rows give.
   await fresh.goto(`${server.url}?view=validation`);
   await fresh.locator('#validation-rows').waitFor({ timeout: 20000 });
+  await fresh.selectOption('#filter-source', 'MosaicML llm-foundry MPT training benchmarks');
   const tight = fresh.locator('#validation-rows tr[data-id="mpt-1b-h100-80g-n64-mb20"]');
   check(/does not fit|\(held out\)/.test(await tight.innerText()), 'the MPT-1B row is listed');
   await tight.getByRole('button').click();
