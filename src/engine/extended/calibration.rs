@@ -65,8 +65,8 @@ pub const PRE_HOPPER_KERNEL_ON_H100: f64 = 0.35 / 0.615;
 /// Speed of the score FLOPs of the first FlashAttention or its Triton ports on an H100, relative
 /// to the H100's GEMMs at [`H100_GEMM_UTIL`]: their A100 share, 32.5% of peak, times
 /// [`PRE_HOPPER_KERNEL_ON_H100`] gives 18.5% of the H100's peak; over 74.6%, 0.25. No benchmark of
-/// these kernels on an H100 is published; the figure assumes they lose what FlashAttention-2
-/// loses, the kernel they were both written before.
+/// these kernels on an H100 is published; the figure assumes that, written for the A100 as
+/// FlashAttention-2 was, they lose on an H100 what it loses.
 pub const FLASH1_H100_EFFICIENCY: f64 = 0.325 * PRE_HOPPER_KERNEL_ON_H100 / H100_GEMM_UTIL;
 
 /// Share of the forward score FLOPs a fused kernel's backward pass computes again: it does not
