@@ -343,3 +343,26 @@ fn timelines_are_bounded_and_oversized_runs_are_refused_by_name() {
     let r = evaluate(&s);
     assert!(r.timeline.len() <= madmax::engine::extended::rules::MAX_OPS as usize);
 }
+
+/// The explain view says which kernel the fused-attention speed `k` stands for, with its share
+/// of peak, and the value the duration used: the H100 class for an Ampere-era kernel on an H100.
+#[test]
+fn the_attention_kernel_speed_is_explained_by_kernel() {
+    let mut k_of = Vec::new();
+    for kernel in ["flash", "flash1", "flash1-h100"] {
+        let mut v = case("llm__llama_7b__zionex_128__llm_pre_ddp_tp_128x8_bs1", json!({"mode": "default"}));
+        v["inputs"]["model"]["attention"] = json!(kernel);
+        let s = validate(&raw_of(&v)).unwrap_or_else(|e| panic!("{e:?}"));
+        let r = evaluate(&s);
+        let op = r.timeline.iter().find(|o| o.name.block == Block::Attn && o.name.kind == OpKind::Compute).expect("op");
+        let e = madmax::engine::explain(&s, &op.name).expect("explained");
+        let k = e.terms.iter().find(|t| t.symbol == "k").expect("k term");
+        k_of.push((kernel, k.value, k.meaning));
+    }
+    assert!(k_of[0].2.contains("FlashAttention-2 on an A100 or -3 on an H100"), "{}", k_of[0].2);
+    assert!(k_of[1].2.contains("FlashAttention-2 on an H100"), "{}", k_of[1].2);
+    assert!(k_of[2].2.contains("Triton on an H100"), "{}", k_of[2].2);
+    // Each slower than the one before: 0.77, 0.41, 0.25 of the GEMM rate.
+    assert!(k_of[0].1 > k_of[1].1 && k_of[1].1 > k_of[2].1, "{k_of:?}");
+    assert!((k_of[2].1 - 0.325 * 0.35 / 0.615 / madmax::engine::extended::calibration::H100_GEMM_UTIL).abs() < 1e-9);
+}

@@ -6,7 +6,7 @@ use super::collective::Group;
 use super::iteration::Cx;
 use crate::engine::ops::{Block, OpKind, OpName, Phase};
 use crate::engine::reference::explain::{Explanation, Term, Unit};
-use crate::engine::scenario::{Recompute, Scenario};
+use crate::engine::scenario::{Attention, Recompute, Scenario};
 
 fn term(symbol: &'static str, meaning: &'static str, value: f64, unit: Unit) -> Term {
     Term { symbol, meaning, value, unit }
@@ -67,12 +67,7 @@ pub fn explain(s: &Scenario, op: &OpName) -> Option<Explanation> {
                         f.attn_scores,
                         Unit::Flops,
                     ),
-                    term(
-                        "k",
-                        "speed of the fused attention kernel's FLOPs relative to the GEMMs'",
-                        1.0 / cx.d.score_cost(),
-                        Unit::Count,
-                    ),
+                    term("k", kernel_speed(cx.d.attention), 1.0 / cx.d.score_cost(), Unit::Count),
                 ]
             } else {
                 let flops = if attn { f.attn_linear + f.attn_scores } else { f.ffn };
@@ -345,3 +340,14 @@ pub fn explain(s: &Scenario, op: &OpName) -> Option<Explanation> {
 
 /// What the pipeline bubble is, in words (the numbers are in the terms).
 const BUBBLE_NOTE: &str = "The 1F1B bubble: each stage idles (p-1)/v passes while the pipeline fills and drains, a share (p-1)/(v m + p - 1) of the pipeline time; more micro-batches (m) or interleaving (v) shrink it.";
+
+/// What the fused-kernel speed term `k` stands for, by kernel: the published share of peak
+/// behind it (calibration.rs).
+fn kernel_speed(a: Attention) -> &'static str {
+    match a {
+        Attention::Flash => "speed of the fused attention kernel's FLOPs relative to the GEMMs' (FlashAttention-2 on an A100 or -3 on an H100: about 61% of peak)",
+        Attention::Flash1 => "speed of the fused attention kernel's FLOPs relative to the GEMMs' (FlashAttention-1 or Triton on an A100, about 33% of its peak; FlashAttention-2 on an H100, about 35%)",
+        Attention::Flash1H100 => "speed of the fused attention kernel's FLOPs relative to the GEMMs' (FlashAttention-1 or Triton on an H100, which they were not written for: about 18% of its peak)",
+        Attention::Materialized => "speed of the attention score FLOPs relative to the GEMMs' (batched GEMMs: the same)",
+    }
+}
