@@ -885,9 +885,11 @@ fn validate_csv(args: &[String]) -> ExitCode {
     }
     match madmax::validation::summarize(&rows) {
         Some(s) => {
+            // Sources are aligned on the longest name.
+            let width = s.by_source.iter().map(|(n, _)| n.chars().count()).max().unwrap_or(0).max(28);
             let line = |name: &str, st: &madmax::validation::Stats| {
                 println!(
-                    "  {name:<28} {:>4} rows  median {:>5.1}%  mean {:>5.1}%  max {:>5.1}% ({})",
+                    "  {name:<width$} {:>4} rows  median {:>5.1}%  mean {:>5.1}%  max {:>5.1}% ({})",
                     st.rows,
                     st.median_abs_error * 100.0,
                     st.mean_abs_error * 100.0,
