@@ -119,6 +119,7 @@ pub fn validation_view(p: &Props) -> Html {
         kept.sort_by(|a, b| abs(b).total_cmp(&abs(a)));
     }
     let shown = Rc::new(kept);
+    let listed = if filter.all_rows { shown.len() } else { shown.len().min(TABLE_ROWS) };
     let summary = validation::summarize(&rows);
     let (held_rows, fit_rows): (Vec<RowResult>, Vec<RowResult>) = rows.iter().cloned().partition(|r| r.held_out);
     let held = validation::summarize(&held_rows);
@@ -200,7 +201,7 @@ pub fn validation_view(p: &Props) -> Html {
                     None => format!("{} of {} rows shown.", shown.len(), rows.len()),
                 } }</p>
                 { chart(&shown, distinct(&rows, |r| r.source.as_str()), &filter, p.width) }
-                { table(&shown[..shown.len().min(if filter.all_rows { usize::MAX } else { TABLE_ROWS })], &p.dispatch) }
+                { table(&shown[..listed], &p.dispatch) }
                 { more_rows(&filter, shown.len()) }
             </section>
         </main>
