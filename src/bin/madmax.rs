@@ -612,11 +612,16 @@ fn text_report(s: &Scenario, r: &Report) -> String {
                 units::si(*loader_samples_per_s, "samples/s"),
                 units::si(*compute_samples_per_s, "samples/s")
             ),
-            madmax::engine::report::Limit::HostBound { gpu_s, host_s } => writeln!(
+            madmax::engine::report::Limit::HostBound { gpu_s, host_s, tp } => writeln!(
                 o,
-                "Limit                 host-bound: a layer gives the GPU {} of work and takes the host {} to issue",
+                "Limit                 host-bound: a layer gives the GPU {} of work and takes the host {} to issue{}",
                 units::duration(*gpu_s),
-                units::duration(*host_s)
+                units::duration(*host_s),
+                if *tp == 8 {
+                    format!("\n                      {}", madmax::validation::TP8_HOST_NOTE)
+                } else {
+                    String::new()
+                }
             ),
         };
     }

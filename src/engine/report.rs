@@ -115,8 +115,9 @@ pub enum Limit {
     InputBound { loader_samples_per_s: f64, compute_samples_per_s: f64 },
     /// Every transformer block gives the GPU less work than the host needs to issue it, so the
     /// GPU waits for the host: `gpu_s` of GPU work per layer's forward pass (both blocks, with
-    /// the collectives they wait for) against `host_s` to issue it.
-    HostBound { gpu_s: f64, host_s: f64 },
+    /// the collectives they wait for) against `host_s` to issue it; `tp` is the blocks'
+    /// tensor-parallel degree (published runs put 8-way splits furthest from the model).
+    HostBound { gpu_s: f64, host_s: f64, tp: u64 },
 }
 
 impl Report {

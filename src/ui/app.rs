@@ -842,10 +842,11 @@ fn limit_line(l: &Limit) -> Html {
                 "Input-bound: the data loader delivers {} and the GPUs could process {}; the GPUs wait for data.",
                 units::si(*loader_samples_per_s, "samples/s"), units::si(*compute_samples_per_s, "samples/s")) }</p>
         },
-        Limit::HostBound { gpu_s, host_s } => html! {
+        Limit::HostBound { gpu_s, host_s, tp } => html! {
             <p class="error-msg limit" id="limit-host" role="status">{ format!(
-                "Host-bound: a layer's forward pass gives each GPU {} of work, and the host needs {} to issue it (Python, PyTorch, the framework), so the GPUs wait. A larger micro-batch or less tensor parallelism gives each block more work; CUDA graphs or a compiled model issue it faster.",
-                units::duration(*gpu_s), units::duration(*host_s)) }</p>
+                "Host-bound: a layer's forward pass gives each GPU {} of work, and the host needs {} to issue it (Python, PyTorch, the framework), so the GPUs wait. A larger micro-batch or less tensor parallelism gives each block more work; CUDA graphs or a compiled model issue it faster.{}",
+                units::duration(*gpu_s), units::duration(*host_s),
+                if *tp == 8 { format!(" {}", crate::validation::TP8_HOST_NOTE) } else { String::new() }) }</p>
         },
     }
 }

@@ -309,3 +309,32 @@ fn every_malformed_input_of_the_corpus_exits_2_with_a_message() {
         }
     }
 }
+
+/// A small GPT split 8 ways by tensor parallelism with one short sequence per micro-batch: the
+/// report says it is host-bound, and adds what published runs of that kind measured; split 4
+/// ways it is host-bound without that note.
+#[test]
+fn a_host_bound_eight_way_split_carries_what_published_runs_measured() {
+    let eval = |tp: u64| {
+        let mut v = good_inputs();
+        v["model"]["attention_dim"] = serde_json::json!(1024);
+        v["model"]["transformer_fc_dim"] = serde_json::json!(4096);
+        v["model"]["num_transformer_heads"] = serde_json::json!(16);
+        v["model"]["num_kv_heads"] = serde_json::json!(16);
+        v["model"]["transformer_seq_len"] = serde_json::json!(1024);
+        let n = v["system"]["num_devices"].as_u64().expect("devices");
+        v["task"]["mode"] = serde_json::json!("default");
+        v["task"]["transformer_parallel"] = serde_json::json!(["tp", "ddp"]);
+        v["task"]["transformer_parallel_degree"] = serde_json::json!([tp, n / tp]);
+        v["task"]["micro_batch"] = serde_json::json!(1);
+        v["task"]["local_transformer_bs"] = serde_json::json!(1);
+        let o = madmax_stdin(&["eval", "-"], &v.to_string());
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let eight = eval(8);
+    assert!(eight.contains("host-bound"), "{eight}");
+    assert!(eight.contains(madmax::validation::TP8_HOST_NOTE), "{eight}");
+    let four = eval(4);
+    assert!(four.contains("host-bound") && !four.contains("published runs like this"), "{four}");
+}

@@ -219,8 +219,11 @@ impl<'a> Cx<'a> {
         let blocking = self.blocking_tp_comm_s(l.tp_comm_s);
         let floor = self.host_floor_s(l.tp_comm_s);
         let ((ag, ae), (fg, fe)) = (self.attn_fwd_parts(), self.ffn_fwd_parts());
-        (ag + ae < floor && fg + fe < floor)
-            .then_some(Limit::HostBound { gpu_s: ag + ae + fg + fe + 2.0 * blocking, host_s: 2.0 * HOST_BLOCK_S })
+        (ag + ae < floor && fg + fe < floor).then_some(Limit::HostBound {
+            gpu_s: ag + ae + fg + fe + 2.0 * blocking,
+            host_s: 2.0 * HOST_BLOCK_S,
+            tp: self.lay.tp.size,
+        })
     }
 
     /// Durations of layer `l`'s ops for one micro-batch.
@@ -1034,7 +1037,9 @@ mod tests {
         // The report says so, and not for the large blocks.
         let r = evaluate(&Cx::new(&small).expect("transformer"));
         match r.limits.first() {
-            Some(Limit::HostBound { gpu_s, host_s }) => assert!(gpu_s < host_s && *host_s == 2.0 * HOST_BLOCK_S),
+            Some(Limit::HostBound { gpu_s, host_s, tp }) => {
+                assert!(gpu_s < host_s && *host_s == 2.0 * HOST_BLOCK_S && *tp == 8)
+            }
             other => panic!("{other:?}"),
         }
         let big_limits = evaluate(&Cx::new(&big).expect("transformer")).limits;
