@@ -39,6 +39,13 @@ fn calibration_rows() -> Option<Vec<RowResult>> {
     Some(rows)
 }
 
+/// Every shipped training row: the calibration set, then the held-out rows.
+fn training_rows() -> Option<Vec<RowResult>> {
+    let mut rows = calibration_rows()?;
+    rows.extend(run(HELDOUT_CSV).ok()?);
+    Some(rows)
+}
+
 /// What the calculator tells users about the default model's accuracy on training runs. A test
 /// recomputes it from the shipped rows ([`accuracy_note`]), so it cannot go stale; it is a
 /// constant only so the calculator does not predict 200 runs to print it.
@@ -76,8 +83,7 @@ pub const MEMORY_OVERESTIMATE: f64 = 0.11;
 /// [`MEMORY_OVERESTIMATE`] as the shipped training rows (calibration and held out) make it now,
 /// rounded up to whole percent.
 pub fn memory_overestimate() -> Option<f64> {
-    let mut rows = calibration_rows()?;
-    rows.extend(run(HELDOUT_CSV).ok()?);
+    let rows = training_rows()?;
     let worst = rows.iter().filter_map(|r| Some(r.memory_bytes? / r.capacity_bytes? - 1.0)).fold(0.0, f64::max);
     Some((worst * 100.0).ceil() / 100.0)
 }
@@ -92,8 +98,7 @@ pub const TP8_HOST_NOTE: &str = "On the 29 published runs like this (small GPTs 
 /// [`TP8_HOST_NOTE`] as the shipped rows make it now: vTrain's single-node runs with 8-way
 /// tensor parallelism and nothing else.
 pub fn tp8_host_note() -> Option<String> {
-    let mut rows = calibration_rows()?;
-    rows.extend(run(HELDOUT_CSV).ok()?);
+    let rows = training_rows()?;
     let errors: Vec<f64> =
         rows.iter().filter(|r| r.id.starts_with("vtrain-s-") && r.plan == "TP 8").filter_map(|r| r.error).collect();
     let (least, most) = errors.iter().fold((f64::INFINITY, 0.0_f64), |(lo, hi), e| (lo.min(-e), hi.max(-e)));
