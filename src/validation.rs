@@ -17,6 +17,9 @@ use crate::presets::{self, Utilisation};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
+mod expectation;
+pub use expectation::{bands_in, expectation, Band, Expectation, BANDS};
+
 /// The published measured training runs that ship with madmax (a copy of the shared set).
 pub const TRAINING_CSV: &str = include_str!("presets/data/validation/training.csv");
 /// Published measured training runs added after the calibration was fixed (BLOOM 176B,

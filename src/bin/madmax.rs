@@ -625,6 +625,9 @@ fn text_report(s: &Scenario, r: &Report) -> String {
             ),
         };
     }
+    if let Some(e) = madmax::validation::expectation(s, r) {
+        let _ = writeln!(o, "Runs like this        {}", e.sentence(s.system.flops_util, r.iteration_s));
+    }
     o
 }
 

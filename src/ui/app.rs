@@ -795,6 +795,10 @@ fn headline(g: &Evaluated) -> Html {
                     if r.utilization.is_some() { "Everything one GPU of the busiest pipeline stage holds: weights, gradients, optimizer states, activations of the micro-batches in flight, buffers." } else { "Model weights held by each GPU under this plan. MAD-Max paper mode counts weights only." }) }
             </dl>
             { match &r.serving { Some(sv) => serving_figures(sv), None => html! {} } }
+            { match &g.expectation {
+                Some(e) => html! { <p class="help" id="runs-like-this">{ e.sentence(s.system.flops_util, r.iteration_s) }</p> },
+                None => html! {},
+            } }
             { for r.limits.iter().map(limit_line) }
         </div>
     }

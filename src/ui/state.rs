@@ -59,6 +59,9 @@ pub struct Evaluated {
     pub doc: Doc,
     pub scenario: Scenario,
     pub report: Report,
+    /// What the published runs say about this scenario's time (computed once: it may evaluate
+    /// the scenario again at the calibrated fractions of peak).
+    pub expectation: Option<crate::validation::Expectation>,
 }
 
 /// Everything the page shows.
@@ -217,9 +220,10 @@ impl State {
                 // Should evaluation ever panic, the crash notice offers this scenario.
                 ATTEMPT.with(|a| *a.borrow_mut() = Some(self.doc.clone()));
                 let report = evaluate(&scenario);
+                let expectation = crate::validation::expectation(&scenario, &report);
                 ATTEMPT.with(|a| *a.borrow_mut() = None);
                 self.errors.clear();
-                self.good = Some(Rc::new(Evaluated { doc: self.doc.clone(), scenario, report }));
+                self.good = Some(Rc::new(Evaluated { doc: self.doc.clone(), scenario, report, expectation }));
                 if self.selected_op.is_some_and(|i| i >= self.good.as_ref().map_or(0, |g| g.report.timeline.len())) {
                     self.selected_op = None;
                 }

@@ -181,6 +181,7 @@ pub fn validation_view(p: &Props) -> Html {
                     },
                     None => html! { <p class="error-msg">{ "No row could be predicted." }</p> },
                 } }
+                { bands(&rows) }
                 <details class="assumptions">
                     <summary>{ "Sources" }</summary>
                     <ul>{ for sources.iter().filter_map(|name| rows.iter().find(|r| &r.source == name)).map(|r| html! {
@@ -205,6 +206,30 @@ pub fn validation_view(p: &Props) -> Html {
                 { more_rows(&filter, shown.len()) }
             </section>
         </main>
+    }
+}
+
+/// The spread of measured over predicted time per kind of plan and GPU: what the calculator
+/// quotes as the range to expect.
+fn bands(rows: &[RowResult]) -> Html {
+    let Some(bands) = validation::bands_in(rows) else { return html! {} };
+    let ratio = |x: f64| format!("{x:.2}\u{d7}");
+    html! {
+        <div class="table-wrap" tabindex="0" role="region" aria-label="Measured over predicted time per kind of plan">
+        <table class="summary" id="validation-bands">
+            <caption>{ "Measured / predicted time, by kind of plan: 8 in 10 runs fall between the 10th and 90th percentile, and the calculator quotes that range for a plan of the same kind on the same GPU" }</caption>
+            <thead><tr>
+                <th scope="col">{ "plan" }</th><th scope="col">{ "GPU" }</th><th scope="col">{ "runs" }</th>
+                <th scope="col">{ "10th percentile" }</th><th scope="col">{ "median" }</th><th scope="col">{ "90th percentile" }</th>
+            </tr></thead>
+            <tbody>{ for bands.iter().map(|b| html! {
+                <tr>
+                    <th scope="row">{ &b.parallelism }</th><td>{ b.gpu }</td><td class="num">{ b.runs }</td>
+                    <td class="num">{ ratio(b.low) }</td><td class="num">{ ratio(b.median) }</td><td class="num">{ ratio(b.high) }</td>
+                </tr>
+            }) }</tbody>
+        </table>
+        </div>
     }
 }
 

@@ -2,7 +2,7 @@
 // journeys 1-5 and 8), checked against the CLI, with screenshots to look at.
 //
 // Usage: node tests/browser/calculator.mjs [DIST_DIR] [MADMAX_BIN]
-import { watchedPage, check, shots, cli, scenarioOfLink, close, canvasInked, runTest } from './lib.mjs';
+import { watchedPage, check, shots, cli, cliLine, scenarioOfLink, close, canvasInked, runTest } from './lib.mjs';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -22,6 +22,11 @@ async function matchesCli(page, what) {
   const got = await shown(page);
   check(close(got.iteration_s, want.iteration_ms / 1000) && close(got.throughput, want.throughput),
     `${what}: page ${got.iteration_s} s and ${got.throughput} samples/s equal the CLI's ${want.iteration_ms / 1000} s and ${want.throughput}`);
+  // What published runs of its kind measured: the same sentence as the CLI's, or none.
+  const runs = page.locator('#runs-like-this');
+  const gotRuns = (await runs.count()) ? (await runs.textContent()).trim() : null;
+  const wantRuns = cliLine(bin, scenarioOfLink(link), 'Runs like this');
+  check(gotRuns === wantRuns, `${what}: runs like this: ${gotRuns}`);
   return got;
 }
 
@@ -46,6 +51,9 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   check(/Iteration time/.test(head) && /Throughput/.test(head) && /Exposed communication/.test(head),
     'the headline says iteration time, throughput and exposed communication');
   const first = await matchesCli(page, 'default preset');
+  const runsText = await page.locator('#runs-like-this').textContent().catch(() => '');
+  check(/^Expect \d.* to \d.*: on \d+ published DP runs on A100s, 8 in 10 took /.test(runsText),
+    `the headline says what published runs like this measured: ${runsText}`);
   for (const id of ['chart-breakdown', 'chart-timeline', 'chart-pretrain-gpus', 'chart-pretrain-batch',
     'chart-inference-gpus', 'chart-inference-batch', 'chart-memory']) {
     check((await canvasInked(page, id)) > 200, `chart ${id} is drawn`);
@@ -144,6 +152,8 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   // Presets and families: a DLRM run, then a ViT model on the same cluster.
   await page.selectOption('#scenario', 'dlrm__dlrm_a__zionex_128__dlrm_train');
   await matchesCli(page, 'DLRM-A preset');
+  check(/No published run validates the default model on recommendation models/.test(await page.locator('#runs-like-this').textContent().catch(() => '')),
+    'a DLRM run says its accuracy is unknown');
   check(await page.locator('#f-model-num_tables').isVisible(), 'DLRM fields are shown');
   await page.selectOption('#model-preset', 'vit_h');
   check(await page.locator('#f-model-patch_dim').isVisible(), 'ViT fields replace them');

@@ -87,6 +87,16 @@ export function cli(bin, scenario) {
   return JSON.parse(execFileSync(bin, ['eval', '--json', file]).toString());
 }
 
+/// The text after `label` on the line of `madmax eval` (text report) that starts with it, or
+/// null when the report has no such line.
+export function cliLine(bin, scenario, label) {
+  const dir = mkdtempSync(join(tmpdir(), 'madmax-e2e-'));
+  const file = join(dir, 'scenario.json');
+  writeFileSync(file, JSON.stringify(scenario));
+  const line = execFileSync(bin, ['eval', file]).toString().split('\n').find((l) => l.startsWith(label));
+  return line === undefined ? null : line.slice(label.length).trim();
+}
+
 /// The scenario a share link encodes.
 export function scenarioOfLink(link) {
   const q = new URL(link).searchParams;

@@ -83,6 +83,29 @@ await runTest('validation', dist, async ({ server, browser }) => {
   const heldFar = JSON.parse(execFileSync(bin, ['validate', '--json', csvs[1]]).toString()).rows.filter((r) => Math.abs(r.error) > 0.25).length;
   check(missText.includes(`Held out: ${heldFar} of ${cliHeld.all.rows} rows beyond 25%`), `the misses text counts the held-out rows beyond 25% (${heldFar}): ${missText.slice(0, 80)}...`);
   check(await canvasInked(page, 'chart-validation') > 2000, 'the predicted-vs-measured chart is drawn');
+  // Measured over predicted time per kind of plan and GPU, recomputed here from the CLI's rows:
+  // nearest-rank 10th, 50th and 90th percentiles of kinds with 20 runs or more.
+  const groups = new Map();
+  for (const i of [0, 1, 3]) {
+    for (const r of JSON.parse(execFileSync(bin, ['validate', '--json', csvs[i]]).toString()).rows) {
+      if (r.error === null) continue;
+      const ratio = r.metric === 'iteration_s' ? 1 / (1 + r.error) : 1 + r.error;
+      const key = `${r.parallelism} ${r.gpu.startsWith('h100') ? 'H100' : 'A100'}`;
+      groups.set(key, [...(groups.get(key) ?? []), ratio]);
+    }
+  }
+  const bandsText = (await page.locator('#validation-bands tbody').innerText()).replace(/\s+/g, ' ');
+  let bandsFound = 0;
+  for (const [key, v] of groups) {
+    if (v.length < 20) continue;
+    v.sort((a, b) => a - b);
+    const at = (p) => `${v[Math.round(p * (v.length - 1))].toFixed(2)}\u00d7`;
+    const line = `${key} ${v.length} ${at(0.1)} ${at(0.5)} ${at(0.9)}`;
+    if (bandsText.includes(line)) bandsFound++;
+    else check(false, `band ${line} is in the table: ${bandsText}`);
+  }
+  check(bandsFound >= 8 && (await page.locator('#validation-bands tbody tr').count()) === bandsFound,
+    `the table of measured over predicted time has the ${bandsFound} kinds of plan the CLI's rows give`);
   await page.locator('.validation details.assumptions summary').click();
   const sources = await page.locator('.validation details.assumptions').innerText();
   check(/arXiv 2104\.04473/.test(sources) && /MICRO 2024/.test(sources) && /FasterTransformer/.test(sources) && /2201\.11990/.test(sources) && /tr11-176B-ml/.test(sources), 'each source is cited in full');

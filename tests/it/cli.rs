@@ -338,3 +338,42 @@ fn a_host_bound_eight_way_split_carries_what_published_runs_measured() {
     let four = eval(4);
     assert!(four.contains("host-bound") && !four.contains("published runs like this"), "{four}");
 }
+
+/// A default-model pre-training run of a dense LLM on A100s says what published runs of its kind
+/// measured: a range around its time at the GEMM fraction they were predicted with (0.80; the
+/// case's system carries MAD-Max's 0.705). Paper mode says nothing of the kind.
+#[test]
+fn a_validated_kind_of_run_gives_the_range_its_published_kind_measured() {
+    let inputs = |mode: &str, flops_util: f64| {
+        let mut v = good_inputs();
+        v["task"]["mode"] = serde_json::json!(mode);
+        v["task"]["recompute"] = serde_json::json!("full");
+        v["system"]["flops_util"] = serde_json::json!(flops_util);
+        v.to_string()
+    };
+    let out = |args: &[&str], stdin: &str| {
+        let o = madmax_stdin(args, stdin);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let text = out(&["eval", "-"], &inputs("default", 0.705));
+    let calibrated: Value =
+        serde_json::from_str(&out(&["eval", "-", "--json"], &inputs("default", 0.80))).expect("json");
+    let calibrated_s = calibrated["iteration_ms"].as_f64().expect("iteration_ms") / 1e3;
+    // LLaMA-7B, FSDP over 8 A100s: the data-parallel band.
+    let band = madmax::validation::BANDS.iter().find(|b| b.parallelism == "DP" && b.gpu == "A100").expect("band");
+    let line = text.lines().find(|l| l.starts_with("Runs like this")).unwrap_or_else(|| panic!("{text}"));
+    let range = format!(
+        "Expect {} to {}: on {} published DP runs on A100s",
+        madmax::units::duration(band.low * calibrated_s),
+        madmax::units::duration(band.high * calibrated_s),
+        band.runs
+    );
+    assert!(line.contains(&range), "{line}\n{range}");
+    assert!(line.contains(&format!("where this scenario takes {}", madmax::units::duration(calibrated_s))), "{line}");
+    // At the calibrated fraction the range is around the time shown.
+    let at_080 = out(&["eval", "-"], &inputs("default", 0.80));
+    assert!(at_080.contains(&range) && at_080.contains(&format!("(median {:.2}\u{d7}).\n", band.median)), "{at_080}");
+    let paper = out(&["eval", "-"], &inputs("reference", 0.705));
+    assert!(!paper.contains("Runs like this"), "{paper}");
+}

@@ -1,0 +1,374 @@
+//! What the published runs say about one scenario's predicted time: for a default-model
+//! pre-training scenario of a dense LLM on A100s or H100s, the spread of measured against
+//! predicted time over the shipped runs with the same kinds of parallelism on the same GPU
+//! ([`BANDS`]), turned into an expected range of iteration time; for anything the shipped runs
+//! do not cover, a sentence saying its accuracy is unknown.
+//!
+//! The runs were predicted at the default model's calibrated fractions of peak (`row_util`), so
+//! the range is taken around this scenario's time at those fractions; a scenario with other
+//! factors (the presets carry MAD-Max's own 70.5% GEMM figure) says so.
+
+use super::{row_util, RowResult};
+use crate::engine::evaluate;
+use crate::engine::report::{Limit, Report};
+use crate::engine::scenario::{Arch, Mode, Scenario, Strategy, System, TaskKind};
+use crate::units;
+
+/// The spread of measured over predicted iteration time on the shipped training runs (the
+/// calibration set and the held-out set) of one kind of plan on one GPU.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Band<S = &'static str> {
+    /// The kinds of parallelism above degree 1, as the validation page names them (`TP+PP+DP`).
+    pub parallelism: S,
+    /// `A100` or `H100`.
+    pub gpu: &'static str,
+    pub runs: usize,
+    /// 10th, 50th and 90th percentile (nearest rank) of measured / predicted time, to 0.01.
+    pub low: f64,
+    pub median: f64,
+    pub high: f64,
+}
+
+/// Kinds of plan with at least this many shipped runs get a band.
+pub const MIN_RUNS: usize = 20;
+
+/// Every band of the shipped runs. A test recomputes them ([`bands_in`]), so they cannot go stale;
+/// they are constants only so the calculator does not predict 700 runs to show one.
+pub const BANDS: &[Band] = &[
+    Band { parallelism: "DP", gpu: "A100", runs: 200, low: 0.95, median: 1.09, high: 1.22 },
+    Band { parallelism: "DP", gpu: "H100", runs: 52, low: 1.03, median: 1.14, high: 1.25 },
+    Band { parallelism: "PP", gpu: "A100", runs: 44, low: 0.92, median: 1.03, high: 1.18 },
+    Band { parallelism: "PP+DP", gpu: "A100", runs: 68, low: 0.95, median: 1.04, high: 1.15 },
+    Band { parallelism: "TP", gpu: "A100", runs: 81, low: 0.94, median: 1.12, high: 1.44 },
+    Band { parallelism: "TP+DP", gpu: "A100", runs: 94, low: 0.89, median: 1.00, high: 1.29 },
+    Band { parallelism: "TP+PP", gpu: "A100", runs: 77, low: 0.91, median: 1.00, high: 1.26 },
+    Band { parallelism: "TP+PP+DP", gpu: "A100", runs: 101, low: 0.95, median: 1.01, high: 1.26 },
+];
+
+/// The bands of `rows` (training rows; others are passed over), sorted by parallelism then
+/// GPU: what [`BANDS`] holds for the shipped rows.
+pub fn bands_in(rows: &[RowResult]) -> Option<Vec<Band<String>>> {
+    let mut groups: Vec<((String, &'static str), Vec<f64>)> = Vec::new();
+    for r in rows {
+        let (Some(gpu), Some(ratio)) = (row_gpu(&r.gpu), time_ratio(r)) else { continue };
+        let key = (r.parallelism.clone(), gpu);
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, v)) => v.push(ratio),
+            None => groups.push((key, vec![ratio])),
+        }
+    }
+    groups.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut out = Vec::new();
+    for ((parallelism, gpu), mut v) in groups {
+        if v.len() < MIN_RUNS {
+            continue;
+        }
+        v.sort_by(f64::total_cmp);
+        let at = |p: f64| (v[(p * (v.len() - 1) as f64).round() as usize] * 100.0).round() / 100.0;
+        out.push(Band { parallelism, gpu, runs: v.len(), low: at(0.1), median: at(0.5), high: at(0.9) });
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// Measured over predicted iteration time of a training row: its error inverted for the time
+/// metric, as is for a throughput metric (TFLOP/s per GPU, MFU), whose time goes as its
+/// inverse; `None` for serving rows.
+fn time_ratio(r: &RowResult) -> Option<f64> {
+    let e = r.error?;
+    match r.metric.as_str() {
+        "iteration_s" => Some(1.0 / (1.0 + e)),
+        "tflops_per_gpu" | "mfu" => Some(1.0 + e),
+        _ => None,
+    }
+}
+
+/// The GPU family of a row's `gpu` cell.
+fn row_gpu(cell: &str) -> Option<&'static str> {
+    match cell {
+        "a100-40g" | "a100-80g" => Some("A100"),
+        "h100-80g" => Some("H100"),
+        _ => None,
+    }
+}
+
+/// The GPU family of a system by its datasheet figures: an A100 has a 16-bit peak of
+/// 312 TFLOP/s (either memory size), an H100 SXM 989.5 TFLOP/s at 3.35 TB/s (an H200 has the
+/// same peak with faster memory, and no shipped run).
+fn system_gpu(s: &System) -> Option<&'static str> {
+    if s.f16_flops_per_s == 312e12 {
+        Some("A100")
+    } else if s.f16_flops_per_s == 989.5e12 && s.mem_bw_bytes_per_s == 3.35e12 {
+        Some("H100")
+    } else {
+        None
+    }
+}
+
+/// The cell name `row_util` knows the GPU by.
+fn util_cell(gpu: &str) -> &'static str {
+    if gpu == "H100" {
+        "h100-80g"
+    } else {
+        "a100-80g"
+    }
+}
+
+/// The kinds of parallelism above degree 1 of a transformer plan, named and ordered as the
+/// validation rows name theirs (`plan`): TP, PP, CP, EP, then DP for replicated or sharded data
+/// parallelism.
+fn plan_kinds(s: &Scenario) -> String {
+    let Some(spec) = &s.task.plan.transformer else { return String::new() };
+    let has = |f: &dyn Fn(Strategy) -> bool| spec.levels().iter().any(|l| l.degree > 1 && f(l.strategy));
+    let kinds = [
+        ("TP", has(&|st| st == Strategy::Tp)),
+        ("PP", has(&|st| st == Strategy::Pp)),
+        ("CP", has(&|st| st == Strategy::Cp)),
+        ("EP", has(&|st| st == Strategy::Ep)),
+        ("DP", has(&|st| matches!(st, Strategy::Ddp | Strategy::Fsdp | Strategy::Mp))),
+    ];
+    let named: Vec<&str> = kinds.iter().filter(|(_, on)| *on).map(|(k, _)| *k).collect();
+    if named.is_empty() {
+        "single GPU".into()
+    } else {
+        named.join("+")
+    }
+}
+
+/// What the published runs say about a scenario's time.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expectation {
+    /// Runs like this one were measured at `band`'s spread around the model's time;
+    /// `calibrated_s` is this scenario's iteration time at the fractions of peak they were
+    /// predicted with, `calibrated_gemm` that GEMM fraction.
+    Like { band: Band, calibrated_s: f64, calibrated_gemm: f64 },
+    /// No shipped run covers it; the sentence says what is missing.
+    Unknown(String),
+}
+
+/// What the published runs say about `s` (evaluated as `r`); `None` in MAD-Max paper mode, for
+/// inference (whose published runs are the four serving rows) and for a plan like the published
+/// runs that does not fit in memory (every published run did).
+pub fn expectation(s: &Scenario, r: &Report) -> Option<Expectation> {
+    if s.task.mode != Mode::Default || matches!(s.task.kind, TaskKind::Inference) {
+        return None;
+    }
+    let unknown = |what: &str| {
+        Some(Expectation::Unknown(format!(
+            "No published run validates the default model on {what}: its accuracy here is unknown."
+        )))
+    };
+    match &s.model.arch {
+        Arch::Llm(_) => {}
+        Arch::LlmMoe(..) => return unknown("mixture-of-experts LLMs"),
+        Arch::Vit(_) => return unknown("vision transformers"),
+        _ => return unknown("recommendation models (DLRM)"),
+    }
+    if !matches!(s.task.kind, TaskKind::Pretrain) {
+        return unknown("fine-tuning (the published runs are pre-training)");
+    }
+    if s.model.bytes_per_dense_param.f64() != 2.0 {
+        return unknown("this precision (the published runs are in 16-bit floating point)");
+    }
+    let Some(gpu) = system_gpu(&s.system) else {
+        return unknown("this GPU (the published runs are on A100s and H100s)");
+    };
+    let kinds = plan_kinds(s);
+    let Some(band) = BANDS.iter().find(|b| b.parallelism == kinds && b.gpu == gpu) else {
+        return unknown(&format!("{kinds} plans on {gpu}s (fewer than {MIN_RUNS} shipped runs)"));
+    };
+    if r.limits.iter().any(|l| matches!(l, Limit::DoesNotFit { .. })) {
+        return None;
+    }
+    let util = row_util(util_cell(gpu));
+    let calibrated = System {
+        flops_util: util.flops,
+        mem_bw_util: util.mem_bw,
+        nvlink_util: util.nvlink,
+        ibroce_util: util.nic,
+        ..s.system.clone()
+    };
+    let calibrated_s = if calibrated == s.system {
+        r.iteration_s
+    } else {
+        evaluate(&Scenario { system: calibrated, ..s.clone() }).iteration_s
+    };
+    Some(Expectation::Like { band: *band, calibrated_s, calibrated_gemm: util.flops })
+}
+
+impl Expectation {
+    /// The sentence the calculator and the CLI show, for a scenario whose GEMM fraction is
+    /// `gemm_util` and predicted time `iteration_s`.
+    pub fn sentence(&self, gemm_util: f64, iteration_s: f64) -> String {
+        match self {
+            Expectation::Unknown(s) => s.clone(),
+            Expectation::Like { band, calibrated_s, calibrated_gemm } => {
+                let spread = format!(
+                    "on {} published {} runs on {}s, 8 in 10 took {:.2}\u{d7} to {:.2}\u{d7} the model's time (median {:.2}\u{d7})",
+                    band.runs, band.parallelism, band.gpu, band.low, band.high, band.median
+                );
+                let range = format!(
+                    "{} to {}",
+                    units::duration(band.low * calibrated_s),
+                    units::duration(band.high * calibrated_s)
+                );
+                if (calibrated_s - iteration_s).abs() <= 1e-9 * iteration_s {
+                    format!("Expect {range}: {spread}.")
+                } else {
+                    format!(
+                        "Expect {range}: {spread} with GEMMs at {} of peak, where this scenario takes {} ({} at its {}).",
+                        units::percent(*calibrated_gemm),
+                        units::duration(*calibrated_s),
+                        units::duration(iteration_s),
+                        units::percent(gemm_util)
+                    )
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{validate, RawFile};
+    use crate::presets;
+    use serde_json::json;
+
+    /// A scenario preset, evaluated by `mode` (`default` or `reference`).
+    fn preset(id: &str, mode: &str) -> (Scenario, Report) {
+        preset_with(id, mode, "none")
+    }
+
+    /// The same with activation recomputation `recompute` (`none`, `selective`, `full`).
+    fn preset_with(id: &str, mode: &str, recompute: &str) -> (Scenario, Report) {
+        let p = presets::all().expect("presets");
+        let [model, system, mut task] = p.scenario(id).and_then(|s| p.configs(s)).expect(id);
+        task.insert("mode".into(), json!(mode));
+        task.insert("recompute".into(), json!(recompute));
+        let raw = serde_json::from_value::<RawFile>(json!({"model": model, "system": system, "task": task}))
+            .expect("configs")
+            .into_scenario();
+        let s = validate(&raw).expect("valid");
+        let r = evaluate(&s);
+        (s, r)
+    }
+
+    fn row(metric: &str, error: f64) -> RowResult {
+        let mut r = super::super::run("id,metric,measured\nx,m,1\n").expect("parses").remove(0);
+        r.metric = metric.into();
+        r.error = Some(error);
+        r.gpu = "a100-80g".into();
+        r.parallelism = "TP".into();
+        r
+    }
+
+    #[test]
+    fn a_band_is_the_10th_50th_and_90th_percentile_of_measured_over_predicted_time() {
+        // Measured 1.00x to 1.19x the predicted time, half as iteration times, half as
+        // throughputs (predicted / measured).
+        let mut rows: Vec<RowResult> = (0..20)
+            .map(|i| {
+                let ratio = 1.0 + i as f64 / 100.0;
+                if i % 2 == 0 {
+                    row("iteration_s", 1.0 / ratio - 1.0)
+                } else {
+                    row("tflops_per_gpu", ratio - 1.0)
+                }
+            })
+            .collect();
+        // Nineteen runs of another kind of plan are too few for a band.
+        rows.extend((0..19).map(|_| RowResult { parallelism: "PP".into(), ..row("iteration_s", 0.0) }));
+        // A serving row is no training run.
+        rows.push(RowResult { metric: "prefill_ms".into(), ..row("iteration_s", 0.0) });
+        let b = bands_in(&rows).expect("one band");
+        assert_eq!(b.len(), 1);
+        // Nearest rank: 0.1 x 19 = 1.9 -> 2nd, 9.5 -> 10th, 17.1 -> 17th (from 0).
+        assert_eq!((b[0].parallelism.as_str(), b[0].gpu, b[0].runs), ("TP", "A100", 20));
+        assert_eq!(bands_in(&rows[20..]), None);
+        assert_eq!((b[0].low, b[0].median, b[0].high), (1.02, 1.10, 1.17));
+    }
+
+    #[test]
+    fn a_preset_at_mad_max_factors_takes_the_range_around_its_time_at_the_calibrated_ones() {
+        // LLaMA2-70B on 40 GB A100s fits with full recomputation (as the calculator opens it).
+        let (s, r) = preset_with(presets::DEFAULT_SCENARIO, "default", "full");
+        let Some(Expectation::Like { band, calibrated_s, calibrated_gemm }) = expectation(&s, &r) else {
+            panic!("{:?}", expectation(&s, &r));
+        };
+        // LLaMA2-70B, FSDP over 2,048 A100s: data parallelism only.
+        assert_eq!((band.parallelism, band.gpu), ("DP", "A100"));
+        assert_eq!(calibrated_gemm, 0.80);
+        // GEMMs at 80% of peak instead of 70.5%: faster, by less than the GEMM rates' ratio.
+        assert!(
+            calibrated_s < r.iteration_s && calibrated_s > r.iteration_s * 0.705 / 0.80,
+            "{calibrated_s} {}",
+            r.iteration_s
+        );
+        let e = expectation(&s, &r).expect("some");
+        let text = e.sentence(s.system.flops_util, r.iteration_s);
+        let expect = format!(
+            "Expect {} to {}: ",
+            units::duration(band.low * calibrated_s),
+            units::duration(band.high * calibrated_s)
+        );
+        let at = format!(
+            "with GEMMs at {} of peak, where this scenario takes {} ({} at its {}).",
+            units::percent(0.80),
+            units::duration(calibrated_s),
+            units::duration(r.iteration_s),
+            units::percent(0.705)
+        );
+        assert!(text.starts_with(&expect) && text.ends_with(&at), "{text}");
+        // At the calibrated factors the range is around the scenario's own time.
+        let cal = Scenario { system: System { flops_util: 0.80, ..s.system.clone() }, ..s.clone() };
+        let cal_r = evaluate(&cal);
+        let e = expectation(&cal, &cal_r).expect("some");
+        assert_eq!(e, Expectation::Like { band, calibrated_s: cal_r.iteration_s, calibrated_gemm: 0.80 });
+        assert!(e
+            .sentence(0.80, cal_r.iteration_s)
+            .ends_with(": on 200 published DP runs on A100s, 8 in 10 took 0.95\u{d7} to 1.22\u{d7} the model's time (median 1.09\u{d7})."));
+    }
+
+    #[test]
+    fn what_no_shipped_run_covers_says_so_and_paper_mode_and_serving_say_nothing() {
+        let unknown = |id: &str| {
+            let (s, r) = preset(id, "default");
+            match expectation(&s, &r) {
+                Some(Expectation::Unknown(why)) => why,
+                other => panic!("{id}: {other:?}"),
+            }
+        };
+        assert!(unknown("current__llama2_70b__h100_sxm_128__tp_ddp").contains("TP+DP plans on H100s"));
+        assert!(unknown("current__gpt3_175b__b200_128__tp_ddp").contains("this GPU"));
+        assert!(unknown("current__dlrm_a__mi300x_128__fsdp_mp").contains("recommendation models"));
+        assert!(unknown("current__llama_7b__rtx4090_8_10gbe__finetune").contains("fine-tuning"));
+        assert!(unknown("current__vit_l__rtx3080_8_1gbe__ddp").contains("vision transformers"));
+        let (s, r) = preset(presets::DEFAULT_SCENARIO, "reference");
+        assert_eq!(expectation(&s, &r), None);
+        // Without recomputation it needs twice the 40 GB: no range for a plan that cannot run.
+        let (s, r) = preset(presets::DEFAULT_SCENARIO, "default");
+        assert!(r.limits.iter().any(|l| matches!(l, Limit::DoesNotFit { .. })));
+        assert_eq!(expectation(&s, &r), None);
+        let (s, r) = preset("current__llama2_70b__h200_sxm_128__inference", "default");
+        assert_eq!(expectation(&s, &r), None);
+    }
+
+    #[test]
+    fn the_bands_say_what_the_rows_say() {
+        let now = bands_in(&super::super::training_rows().expect("the shipped rows predict")).expect("bands");
+        // The validation page finds the same among every shipped row, serving ones included.
+        assert_eq!(bands_in(&super::super::shipped()), Some(now.clone()));
+        let shipped: Vec<Band<String>> = BANDS
+            .iter()
+            .map(|b| Band {
+                parallelism: b.parallelism.to_owned(),
+                gpu: b.gpu,
+                runs: b.runs,
+                low: b.low,
+                median: b.median,
+                high: b.high,
+            })
+            .collect();
+        assert_eq!(now, shipped, "recomputed bands:\n{now:#?}");
+    }
+}
