@@ -286,11 +286,25 @@ fn gpu_id(cell: &str) -> Option<&'static str> {
     }
 }
 
-/// The achievable fractions every row on `gpu_cell` uses: [`UTIL`], with the GEMM fraction of
-/// an H100 lowered to [`H100_GEMM_UTIL`].
-fn row_util(gpu_cell: &str) -> Utilisation {
-    let flops = if gpu_cell == "h100-80g" { H100_GEMM_UTIL } else { UTIL.flops };
+/// The GPU family of a `gpu` cell: `A100` (either memory size) or `H100`.
+fn gpu_family(gpu_cell: &str) -> Option<&'static str> {
+    match gpu_cell {
+        "a100-40g" | "a100-80g" => Some("A100"),
+        "h100-80g" => Some("H100"),
+        _ => None,
+    }
+}
+
+/// The achievable fractions every row on a GPU of `family` uses: [`UTIL`], with the GEMM
+/// fraction of an H100 lowered to [`H100_GEMM_UTIL`].
+fn family_util(family: Option<&str>) -> Utilisation {
+    let flops = if family == Some("H100") { H100_GEMM_UTIL } else { UTIL.flops };
     Utilisation { flops, mem_bw: UTIL.mem_bw, nvlink: UTIL.nvlink, nic: UTIL.nic, ar_perc_intra: 0.5 }
+}
+
+/// The achievable fractions every row on `gpu_cell` uses ([`family_util`]).
+fn row_util(gpu_cell: &str) -> Utilisation {
+    family_util(gpu_family(gpu_cell))
 }
 
 /// Builds the scenario of one row and the defaults it used.

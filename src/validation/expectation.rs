@@ -4,11 +4,11 @@
 //! ([`BANDS`]), turned into an expected range of iteration time; for anything the shipped runs
 //! do not cover, a sentence saying its accuracy is unknown.
 //!
-//! The runs were predicted at the default model's calibrated fractions of peak (`row_util`), so
+//! The runs were predicted at the default model's calibrated fractions of peak (`family_util`), so
 //! the range is taken around this scenario's time at those fractions; a scenario with other
 //! factors (the presets carry MAD-Max's own 70.5% GEMM figure) says so.
 
-use super::{row_util, RowResult};
+use super::{family_util, gpu_family, RowResult};
 use crate::engine::evaluate;
 use crate::engine::report::{Limit, Report};
 use crate::engine::scenario::{Arch, Mode, Scenario, Strategy, System, TaskKind};
@@ -50,7 +50,7 @@ pub const BANDS: &[Band] = &[
 pub fn bands_in(rows: &[RowResult]) -> Option<Vec<Band<String>>> {
     let mut groups: Vec<((String, &'static str), Vec<f64>)> = Vec::new();
     for r in rows {
-        let (Some(gpu), Some(ratio)) = (row_gpu(&r.gpu), time_ratio(r)) else { continue };
+        let (Some(gpu), Some(ratio)) = (gpu_family(&r.gpu), time_ratio(r)) else { continue };
         let key = (r.parallelism.clone(), gpu);
         match groups.iter_mut().find(|(k, _)| *k == key) {
             Some((_, v)) => v.push(ratio),
@@ -82,15 +82,6 @@ fn time_ratio(r: &RowResult) -> Option<f64> {
     }
 }
 
-/// The GPU family of a row's `gpu` cell.
-fn row_gpu(cell: &str) -> Option<&'static str> {
-    match cell {
-        "a100-40g" | "a100-80g" => Some("A100"),
-        "h100-80g" => Some("H100"),
-        _ => None,
-    }
-}
-
 /// The GPU family of a system by its datasheet figures: an A100 has a 16-bit peak of
 /// 312 TFLOP/s (either memory size), an H100 SXM 989.5 TFLOP/s at 3.35 TB/s (an H200 has the
 /// same peak with faster memory, and no shipped run).
@@ -101,15 +92,6 @@ fn system_gpu(s: &System) -> Option<&'static str> {
         Some("H100")
     } else {
         None
-    }
-}
-
-/// The cell name `row_util` knows the GPU by.
-fn util_cell(gpu: &str) -> &'static str {
-    if gpu == "H100" {
-        "h100-80g"
-    } else {
-        "a100-80g"
     }
 }
 
@@ -179,7 +161,7 @@ pub fn expectation(s: &Scenario, r: &Report) -> Option<Expectation> {
     if r.limits.iter().any(|l| matches!(l, Limit::DoesNotFit { .. })) {
         return None;
     }
-    let util = row_util(util_cell(gpu));
+    let util = family_util(Some(gpu));
     let calibrated = System {
         flops_util: util.flops,
         mem_bw_util: util.mem_bw,
@@ -351,6 +333,22 @@ mod tests {
         assert_eq!(expectation(&s, &r), None);
         let (s, r) = preset("current__llama2_70b__h200_sxm_128__inference", "default");
         assert_eq!(expectation(&s, &r), None);
+    }
+
+    #[test]
+    fn a_scenario_names_its_kinds_of_parallelism_as_its_row_does() {
+        // The bands are keyed by the rows' names for their plans, a scenario finds its band by
+        // its own: the two must agree on every shipped run.
+        let rows = super::super::training_rows().expect("the shipped rows predict");
+        let mut named = 0;
+        for r in rows.iter().filter(|r| r.scenario.is_some()) {
+            let raw = serde_json::from_value::<crate::engine::RawScenario>(r.scenario.clone().expect("some"))
+                .expect("a row's scenario reads");
+            let s = validate(&raw).expect("a row's scenario is valid");
+            assert_eq!(plan_kinds(&s), r.parallelism, "{}", r.id);
+            named += 1;
+        }
+        assert!(named > 700, "{named}");
     }
 
     #[test]
