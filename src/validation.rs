@@ -287,7 +287,7 @@ fn gpu_id(cell: &str) -> Option<&'static str> {
 }
 
 /// The GPU family of a `gpu` cell: `A100` (either memory size) or `H100`.
-fn gpu_family(gpu_cell: &str) -> Option<&'static str> {
+pub fn gpu_family(gpu_cell: &str) -> Option<&'static str> {
     match gpu_cell {
         "a100-40g" | "a100-80g" => Some("A100"),
         "h100-80g" => Some("H100"),

@@ -16,6 +16,7 @@ use crate::engine::report::{Limit, Report, Serving};
 use crate::engine::scenario::Mode as ModelMode;
 use crate::engine::scenario::{Family, TaskKind};
 use crate::engine::{explain, Unit};
+use crate::validation::Expectation;
 use crate::{presets, share, units};
 use std::cell::Cell;
 use std::rc::Rc;
@@ -167,7 +168,7 @@ fn app() -> Html {
                     },
                     View::Learn => learn(&dispatch, *width),
                     View::Validation => html! {
-                        <super::validation_view::ValidationView dispatch={dispatch.clone()} width={*width} />
+                        <super::validation_view::ValidationView dispatch={dispatch.clone()} width={*width} initial={state.runs_filter.clone()} />
                     },
                 }
             }
@@ -693,7 +694,7 @@ fn results(state: &State, d: &Dispatch, width: u32) -> Html {
     html! {
         <>
             { stale }
-            { headline(&good) }
+            { headline(&good, d) }
             <div class="card charts">
                 <Chart kind={ChartKind::Breakdown} good={good.clone()} width={width} />
                 { legend(&good.report) }
@@ -745,7 +746,7 @@ fn figure(id: &'static str, label: &str, value: String, raw: f64, sub: Html, hel
     }
 }
 
-fn headline(g: &Evaluated) -> Html {
+fn headline(g: &Evaluated, d: &Dispatch) -> Html {
     let r = &g.report;
     let s = &g.scenario;
     let tokens = export::tokens_per_s(s, r);
@@ -796,7 +797,19 @@ fn headline(g: &Evaluated) -> Html {
             </dl>
             { match &r.serving { Some(sv) => serving_figures(sv), None => html! {} } }
             { match &g.expectation {
-                Some(e) => html! { <p class="help" id="runs-like-this">{ e.sentence(s.system.flops_util, r.iteration_s) }</p> },
+                Some(e) => html! { <p class="help" id="runs-like-this">
+                    <span id="runs-sentence">{ e.sentence(s.system.flops_util, r.iteration_s) }</span>
+                    { match e {
+                        Expectation::Like { band, .. } => {
+                            let d = d.clone();
+                            let (kind, gpu) = (band.parallelism.to_owned(), band.gpu);
+                            html! { <>{ " " }<button class="link" id="see-runs"
+                                onclick={Callback::from(move |_| d.emit(Action::ShowRuns(kind.clone(), gpu)))}>
+                                { format!("See these {} runs", band.runs) }</button></> }
+                        }
+                        Expectation::Unknown(_) => html! {},
+                    } }
+                </p> },
                 None => html! {},
             } }
             { for r.limits.iter().map(limit_line) }

@@ -81,6 +81,9 @@ pub struct State {
     /// The op whose details and formula are shown.
     pub selected_op: Option<usize>,
     pub view: View,
+    /// The kind of plan and GPU family the validation page opens filtered on, when the
+    /// calculator's "runs like this" asked for them.
+    pub runs_filter: Option<(String, &'static str)>,
 }
 
 /// A message shown above the results.
@@ -143,6 +146,8 @@ pub enum Action {
     },
     SelectOp(Option<usize>),
     SetView(View),
+    /// The validation page, filtered on one kind of plan (`TP+PP+DP`) and GPU family (`A100`).
+    ShowRuns(String, &'static str),
     /// Shows an informational notice.
     Notify(String),
     DismissNotice,
@@ -160,6 +165,7 @@ impl State {
             notice: None,
             selected_op: None,
             view: View::Calculator,
+            runs_filter: None,
         };
         s.refresh();
         s
@@ -455,7 +461,14 @@ impl State {
                 }
             },
             Action::SelectOp(op) => self.selected_op = op,
-            Action::SetView(v) => self.view = v,
+            Action::SetView(v) => {
+                self.view = v;
+                self.runs_filter = None;
+            }
+            Action::ShowRuns(parallelism, gpu) => {
+                self.view = View::Validation;
+                self.runs_filter = Some((parallelism, gpu));
+            }
             Action::Notify(text) => self.notice = Notice::info(text),
             Action::DismissNotice => self.notice = None,
         }

@@ -19,6 +19,9 @@ use yew::prelude::*;
 pub struct Props {
     pub dispatch: Callback<Action>,
     pub width: u32,
+    /// The kind of plan and GPU family to open filtered on (the calculator's "runs like this").
+    #[prop_or_default]
+    pub initial: Option<(String, &'static str)>,
 }
 
 /// The filters: source, GPU and kinds of parallelism (empty = all), and the order.
@@ -38,9 +41,10 @@ struct Filter {
 const TABLE_ROWS: usize = 100;
 
 impl Filter {
+    /// `gpu` is a row's GPU cell (`a100-40g`) or a GPU family (`A100`).
     fn keeps(&self, r: &RowResult) -> bool {
         (self.source.is_empty() || r.source == self.source)
-            && (self.gpu.is_empty() || r.gpu == self.gpu)
+            && (self.gpu.is_empty() || r.gpu == self.gpu || validation::gpu_family(&r.gpu) == Some(self.gpu.as_str()))
             && (self.parallelism.is_empty() || r.parallelism == self.parallelism)
     }
 }
@@ -112,7 +116,12 @@ fn stats_row(name: &str, s: &Stats) -> Html {
 #[function_component(ValidationView)]
 pub fn validation_view(p: &Props) -> Html {
     let rows = use_memo((), |_| validation::shipped());
-    let filter = use_state(Filter::default);
+    let filter = use_state(|| match &p.initial {
+        Some((parallelism, gpu)) => {
+            Filter { parallelism: parallelism.clone(), gpu: (*gpu).to_owned(), ..Filter::default() }
+        }
+        None => Filter::default(),
+    });
     let mut kept: Vec<RowResult> = rows.iter().filter(|r| filter.keeps(r)).cloned().collect();
     if filter.worst_first {
         let abs = |r: &RowResult| r.error.map_or(f64::INFINITY, f64::abs);
@@ -193,7 +202,7 @@ pub fn validation_view(p: &Props) -> Html {
             <section class="card" aria-label="Rows">
                 <div class="filters">
                     { select("filter-source", "Source", "Show the rows of one publication.", sources, &filter.source) }
-                    { select("filter-gpu", "GPU", "Show the rows measured on one GPU model.", distinct(&rows, |r| r.gpu.as_str()), &filter.gpu) }
+                    { select("filter-gpu", "GPU", "Show the rows measured on one GPU model (A100 and H100: every memory size).", gpu_options(&rows), &filter.gpu) }
                     { select("filter-parallelism", "Parallelism", "Show the rows whose plan combines exactly these kinds of parallelism (TP tensor, PP pipeline, DP data).", distinct(&rows, |r| r.parallelism.as_str()), &filter.parallelism) }
                     { order(&filter) }
                 </div>
@@ -207,6 +216,12 @@ pub fn validation_view(p: &Props) -> Html {
             </section>
         </main>
     }
+}
+
+/// The GPU filter's choices: the families the bands use, then every GPU cell.
+fn gpu_options(rows: &[RowResult]) -> Vec<String> {
+    let families = distinct(rows, |r| validation::gpu_family(&r.gpu).unwrap_or(""));
+    families.into_iter().filter(|f| !f.is_empty()).chain(distinct(rows, |r| r.gpu.as_str())).collect()
 }
 
 /// The spread of measured over predicted time per kind of plan and GPU: what the calculator

@@ -23,7 +23,7 @@ async function matchesCli(page, what) {
   check(close(got.iteration_s, want.iteration_ms / 1000) && close(got.throughput, want.throughput),
     `${what}: page ${got.iteration_s} s and ${got.throughput} samples/s equal the CLI's ${want.iteration_ms / 1000} s and ${want.throughput}`);
   // What published runs of its kind measured: the same sentence as the CLI's, or none.
-  const runs = page.locator('#runs-like-this');
+  const runs = page.locator('#runs-sentence');
   const gotRuns = (await runs.count()) ? (await runs.textContent()).trim() : null;
   const wantRuns = cliLine(bin, scenarioOfLink(link), 'Runs like this');
   check(gotRuns === wantRuns, `${what}: runs like this: ${gotRuns}`);
@@ -54,6 +54,15 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   const runsText = await page.locator('#runs-like-this').textContent().catch(() => '');
   check(/^Expect \d.* to \d.*: on \d+ published DP runs on A100s, 8 in 10 took /.test(runsText),
     `the headline says what published runs like this measured: ${runsText}`);
+  // The evidence: the validation page, filtered on those runs.
+  const runsCount = runsText.match(/on (\d+) published/)[1];
+  await page.click('#see-runs');
+  await page.locator('#validation-shown').waitFor();
+  const shownRuns = await page.locator('#validation-shown').innerText();
+  check(shownRuns.startsWith(`${runsCount} of `) && (await page.locator('#filter-parallelism').inputValue()) === 'DP'
+    && (await page.locator('#filter-gpu').inputValue()) === 'A100', `"See these runs" lists them: ${shownRuns}`);
+  await page.click('nav >> text=Calculator');
+  await page.locator('#iteration-time').waitFor();
   for (const id of ['chart-breakdown', 'chart-timeline', 'chart-pretrain-gpus', 'chart-pretrain-batch',
     'chart-inference-gpus', 'chart-inference-batch', 'chart-memory']) {
     check((await canvasInked(page, id)) > 200, `chart ${id} is drawn`);
