@@ -129,7 +129,7 @@ pub enum Expectation {
 
 /// What the published runs say about `s` (evaluated as `r`); `None` in MAD-Max paper mode, for
 /// inference (whose published runs are the four serving rows) and for a plan like the published
-/// runs that does not fit in memory (every published run did).
+/// runs that does not fit in memory or waits for its data loader (no published run did).
 pub fn expectation(s: &Scenario, r: &Report) -> Option<Expectation> {
     if s.task.mode != Mode::Default || matches!(s.task.kind, TaskKind::Inference) {
         return None;
@@ -158,7 +158,7 @@ pub fn expectation(s: &Scenario, r: &Report) -> Option<Expectation> {
     let Some(band) = BANDS.iter().find(|b| b.parallelism == kinds && b.gpu == gpu) else {
         return unknown(&format!("{kinds} plans on {gpu}s (fewer than {MIN_RUNS} shipped runs)"));
     };
-    if r.limits.iter().any(|l| matches!(l, Limit::DoesNotFit { .. })) {
+    if r.limits.iter().any(|l| matches!(l, Limit::DoesNotFit { .. } | Limit::InputBound { .. })) {
         return None;
     }
     let util = family_util(Some(gpu));
@@ -336,6 +336,18 @@ mod tests {
         let (s, r) = preset(presets::DEFAULT_SCENARIO, "default");
         assert!(r.limits.iter().any(|l| matches!(l, Limit::DoesNotFit { .. })));
         assert_eq!(expectation(&s, &r), None);
+        // Nor for one that waits for its data loader.
+        let (s, _) = preset_with(presets::DEFAULT_SCENARIO, "default", "full");
+        let slow = Scenario {
+            task: crate::engine::scenario::Task {
+                setup: crate::engine::scenario::Setup { loader_samples_per_s: Some(1.0), ..s.task.setup.clone() },
+                ..s.task.clone()
+            },
+            ..s.clone()
+        };
+        let r = evaluate(&slow);
+        assert!(r.limits.iter().any(|l| matches!(l, Limit::InputBound { .. })), "{:?}", r.limits);
+        assert_eq!(expectation(&slow, &r), None);
         let (s, r) = preset("current__llama2_70b__h200_sxm_128__inference", "default");
         assert_eq!(expectation(&s, &r), None);
     }
