@@ -55,16 +55,18 @@ validate:
 	target/release/madmax validate src/presets/data/validation/fitted.csv
 	target/release/madmax validate src/presets/data/validation/heldout.csv
 	target/release/madmax validate src/presets/data/validation/inference.csv
+	target/release/madmax validate src/presets/data/validation/training.csv src/presets/data/validation/fitted.csv src/presets/data/validation/heldout.csv | sed -n '/^Measured/,$$p'
 
 ## bench: engine time per golden case against the reference's recorded time, explorer plans/s;
 ## site size, time to first result and the explorer's search time in headless Chromium
 bench: tools dist
 	cargo build --release --bin madmax
 	target/release/madmax bench tests/data/reference/cases
-	target/release/madmax validate src/presets/data/validation/training.csv | tail -8
-	target/release/madmax validate src/presets/data/validation/fitted.csv | tail -2
-	target/release/madmax validate src/presets/data/validation/heldout.csv | tail -7
-	target/release/madmax validate src/presets/data/validation/inference.csv | tail -4
+	target/release/madmax validate src/presets/data/validation/training.csv | sed -n '/^Absolute error/,/^$$/p'
+	target/release/madmax validate src/presets/data/validation/fitted.csv | sed -n '/^Absolute error/,/^$$/p'
+	target/release/madmax validate src/presets/data/validation/heldout.csv | sed -n '/^Absolute error/,/^$$/p'
+	target/release/madmax validate src/presets/data/validation/inference.csv | sed -n '/^Absolute error/,/^$$/p'
+	target/release/madmax validate src/presets/data/validation/training.csv src/presets/data/validation/fitted.csv src/presets/data/validation/heldout.csv | sed -n '/^Measured/,$$p'
 	node tests/browser/site_bench.mjs dist
 
 fmt:

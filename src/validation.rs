@@ -18,7 +18,7 @@ use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 mod expectation;
-pub use expectation::{bands_in, expectation, Band, Expectation, BANDS};
+pub use expectation::{bands_in, expectation, Band, Expectation, BANDS, MIN_RUNS};
 
 /// The published measured training runs that ship with madmax (a copy of the shared set).
 pub const TRAINING_CSV: &str = include_str!("presets/data/validation/training.csv");
@@ -688,11 +688,18 @@ pub fn summarize(rows: &[RowResult]) -> Option<Summary> {
     Some(Summary { all, by_source, skipped: rows.iter().filter(|r| r.skipped.is_some()).count() })
 }
 
-/// The `--json` form: `{"rows": [{id, predicted, measured, error, ...}], "summary": {...}}`.
+/// The `--json` form: `{"rows": [{id, predicted, measured, error, ...}], "summary": {...},
+/// "bands": [{parallelism, gpu, runs, low, median, high}]}` (the bands of [`bands_in`]).
 pub fn to_json(rows: &[RowResult]) -> Value {
     let mut m = Map::new();
     m.insert("rows".into(), json!(rows));
     m.insert("summary".into(), json!(summarize(rows)));
+    let bands: Vec<Value> = bands_in(rows)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|b| json!({"parallelism": b.parallelism, "gpu": b.gpu, "runs": b.runs, "low": b.low, "median": b.median, "high": b.high}))
+        .collect();
+    m.insert("bands".into(), Value::Array(bands));
     Value::Object(m)
 }
 

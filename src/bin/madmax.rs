@@ -30,12 +30,14 @@ Usage:
       (global batch fixed at the task's own unless --local-batches is given), rank them by
       throughput, and show the best against the task's own plan; plans whose memory does
       not fit in HBM are listed, marked
-  madmax validate FILE.csv [--json]
-      predict every row of a training CSV of measured runs (schema of validation/SOURCES.md)
-      with the default model; print predicted vs measured, the signed error and a summary
-      (median, mean and max absolute error, per source); blank cells take documented
-      defaults and each row lists the ones it used; rows it cannot model are skipped with
-      the reason. --json: {\"rows\": [{id, predicted, measured, error, ...}], \"summary\"}
+  madmax validate FILE.csv [FILE.csv ...] [--json]
+      predict every row of CSVs of measured runs (schema of validation/SOURCES.md) with the
+      default model; print predicted vs measured, the signed error and a summary (median,
+      mean and max absolute error, per source), and the spread of measured over predicted
+      time per kind of plan and GPU (what the calculator quotes for runs like these); blank
+      cells take documented defaults and each row lists the ones it used; rows it cannot
+      model are skipped with the reason.
+      --json: {\"rows\": [{id, predicted, measured, error, ...}], \"summary\", \"bands\"}
   madmax stories [--json]
       the library of famous runs: for each story, what its source reported, what the model
       predicts for the same setting and the signed difference, with the citation.
@@ -834,29 +836,34 @@ fn stories(args: &[String]) -> ExitCode {
 
 fn validate_csv(args: &[String]) -> ExitCode {
     let mut json_out = false;
-    let mut file = None;
+    let mut files = Vec::new();
     for a in args {
         match a.as_str() {
             "--json" => json_out = true,
-            f if file.is_none() && !f.starts_with('-') => file = Some(f.to_owned()),
+            f if !f.starts_with('-') => files.push(f.to_owned()),
             other => return usage_error(&format!("validate: unexpected argument '{other}'")),
         }
     }
-    let Some(file) = file else { return usage_error("validate: missing CSV file") };
-    let text = match std::fs::read_to_string(&file) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("madmax: {file}: cannot read the file: {e}");
-            return ExitCode::from(2);
+    if files.is_empty() {
+        return usage_error("validate: missing CSV file");
+    }
+    let mut rows = Vec::new();
+    for file in &files {
+        let text = match std::fs::read_to_string(file) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("madmax: {file}: cannot read the file: {e}");
+                return ExitCode::from(2);
+            }
+        };
+        match madmax::validation::run(&text) {
+            Ok(r) => rows.extend(r),
+            Err(e) => {
+                eprintln!("madmax: {file}: {e}");
+                return ExitCode::from(2);
+            }
         }
-    };
-    let rows = match madmax::validation::run(&text) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("madmax: {file}: {e}");
-            return ExitCode::from(2);
-        }
-    };
+    }
     if json_out {
         println!("{}", madmax::validation::to_json(&rows));
         return ExitCode::SUCCESS;
@@ -915,6 +922,18 @@ fn validate_csv(args: &[String]) -> ExitCode {
             }
         }
         None => println!("\nno row could be predicted"),
+    }
+    if let Some(bands) = madmax::validation::bands_in(&rows) {
+        println!(
+            "\nMeasured / predicted time by kind of plan ({} runs or more; 10th, 50th, 90th percentile):",
+            madmax::validation::MIN_RUNS
+        );
+        for b in bands {
+            println!(
+                "  {:<10} {:<5} {:>4} runs  {:.2}  {:.2}  {:.2}",
+                b.parallelism, b.gpu, b.runs, b.low, b.median, b.high
+            );
+        }
     }
     ExitCode::SUCCESS
 }

@@ -255,6 +255,35 @@ fn validate_prints_rows_and_a_summary_and_json_with_signed_errors() {
     assert!(v["summary"]["all"]["median_abs_error"].as_f64().is_some_and(|x| x <= 0.10));
     let missing = madmax(&["validate", "/nonexistent.csv"]);
     assert_eq!(missing.status.code(), Some(2));
+    // Several files at once, as the shipped training runs: the spread per kind of plan that
+    // the calculator quotes, as text and as JSON.
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/presets/data/validation");
+    let files: Vec<String> = ["training.csv", "fitted.csv", "heldout.csv"]
+        .iter()
+        .map(|f| dir.join(f).to_str().expect("utf-8 path").to_owned())
+        .collect();
+    let mut args = vec!["validate"];
+    args.extend(files.iter().map(String::as_str));
+    let o = madmax(&args);
+    assert!(o.status.success());
+    let text = String::from_utf8_lossy(&o.stdout);
+    for b in madmax::validation::BANDS {
+        let line = format!(
+            "{:<10} {:<5} {:>4} runs  {:.2}  {:.2}  {:.2}",
+            b.parallelism, b.gpu, b.runs, b.low, b.median, b.high
+        );
+        assert!(text.contains(&line), "{line}\n{text}");
+    }
+    args.push("--json");
+    let bands = stdout_json(&madmax(&args))["bands"].as_array().expect("bands").clone();
+    assert_eq!(bands.len(), madmax::validation::BANDS.len());
+    assert!(bands.iter().zip(madmax::validation::BANDS).all(|(j, b)| j["parallelism"] == b.parallelism
+        && j["runs"].as_u64() == Some(b.runs as u64)
+        && j["high"].as_f64() == Some(b.high)));
+    // One missing file among several is named.
+    let o = madmax(&["validate", &files[0], "/nonexistent.csv"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("/nonexistent.csv"));
 }
 
 #[test]
