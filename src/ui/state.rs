@@ -692,6 +692,21 @@ mod tests {
     }
 
     #[test]
+    fn runs_like_this_open_the_validation_page_filtered_until_another_view_is_chosen() {
+        let s = State::initial();
+        // The page opens on the default model with a band for its plan.
+        let Some(crate::validation::Expectation::Like { band, .. }) =
+            s.good.as_ref().and_then(|g| g.expectation.clone())
+        else {
+            panic!("the first scenario has no band");
+        };
+        let s = s.next(Action::ShowRuns(band.parallelism.to_owned(), band.gpu));
+        assert_eq!((s.view, s.runs_filter.clone()), (View::Validation, Some((band.parallelism.to_owned(), band.gpu))));
+        let s = s.next(Action::SetView(View::Calculator)).next(Action::SetView(View::Validation));
+        assert_eq!((s.view, s.runs_filter), (View::Validation, None));
+    }
+
+    #[test]
     fn switching_families_builds_a_task_that_validates() {
         let p = presets::all().expect("presets");
         let mut s = State::initial();
