@@ -18,7 +18,9 @@ use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 mod expectation;
+mod floor;
 pub use expectation::{bands_in, expectation, Band, Expectation, BANDS, MIN_RUNS};
+pub use floor::{floor, same_work_pairs, sentence as floor_sentence, Floor, Pair, Run};
 
 /// The published measured training runs that ship with madmax (a copy of the shared set).
 pub const TRAINING_CSV: &str = include_str!("presets/data/validation/training.csv");
@@ -689,7 +691,8 @@ pub fn summarize(rows: &[RowResult]) -> Option<Summary> {
 }
 
 /// The `--json` form: `{"rows": [{id, predicted, measured, error, ...}], "summary": {...},
-/// "bands": [{parallelism, gpu, runs, low, median, high}]}` (the bands of [`bands_in`]).
+/// "bands": [{parallelism, gpu, runs, low, median, high}], "floor": {error, larger, smaller,
+/// metric} or null}` (the bands of [`bands_in`], the [`floor`]).
 pub fn to_json(rows: &[RowResult]) -> Value {
     let mut m = Map::new();
     m.insert("rows".into(), json!(rows));
@@ -700,6 +703,7 @@ pub fn to_json(rows: &[RowResult]) -> Value {
         .map(|b| json!({"parallelism": b.parallelism, "gpu": b.gpu, "runs": b.runs, "low": b.low, "median": b.median, "high": b.high}))
         .collect();
     m.insert("bands".into(), Value::Array(bands));
+    m.insert("floor".into(), json!(floor(rows)));
     Value::Object(m)
 }
 
@@ -783,6 +787,37 @@ mod tests {
     #[test]
     fn the_accuracy_note_says_what_the_rows_say() {
         assert_eq!(accuracy_note().as_deref(), Some(ACCURACY_NOTE));
+    }
+
+    #[test]
+    fn the_shipped_runs_floor_is_a_micro_batch_of_64_against_two_of_32() {
+        let rows = training_rows().expect("rows");
+        let f = floor(&rows).expect("a contradiction");
+        assert_eq!((f.larger.id.as_str(), f.smaller.id.as_str()), ("vtrain-m-016", "vtrain-m-017"));
+        assert_eq!(
+            (f.larger.micro_batch, f.larger.micro_batches, f.smaller.micro_batch, f.smaller.micro_batches),
+            (64, 1, 32, 2)
+        );
+        assert!((f.error - (9.8389 - 4.9723) / (9.8389 + 4.9723)).abs() < 1e-12, "{}", f.error);
+        // Nothing held out contradicts itself, so the whole set has the same floor.
+        let all = shipped();
+        let held: Vec<RowResult> = all.iter().filter(|r| r.held_out).cloned().collect();
+        assert_eq!(floor(&held), None);
+        assert_eq!(floor(&all), Some(f));
+    }
+
+    #[test]
+    fn the_model_never_predicts_the_same_work_slower_in_fewer_larger_micro_batches() {
+        let rows = shipped();
+        let pairs = same_work_pairs(&rows);
+        // vTrain's micro-batch sweeps, on one node and on many (SOURCES.md gives the count).
+        assert_eq!(pairs.len(), 118);
+        for p in pairs {
+            let (Some(larger), Some(smaller)) = (p.larger.iteration_s, p.smaller.iteration_s) else {
+                panic!("{} / {}: no prediction", p.larger.id, p.smaller.id)
+            };
+            assert!(larger <= smaller * (1.0 + 1e-9), "{} {larger} s vs {} {smaller} s", p.larger.id, p.smaller.id);
+        }
     }
 
     #[test]

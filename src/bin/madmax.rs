@@ -34,10 +34,11 @@ Usage:
       predict every row of CSVs of measured runs (schema of validation/SOURCES.md) with the
       default model; print predicted vs measured, the signed error and a summary (median,
       mean and max absolute error, per source), and the spread of measured over predicted
-      time per kind of plan and GPU (what the calculator quotes for runs like these); blank
-      cells take documented defaults and each row lists the ones it used; rows it cannot
-      model are skipped with the reason.
-      --json: {\"rows\": [{id, predicted, measured, error, ...}], \"summary\", \"bands\"}
+      time per kind of plan and GPU (what the calculator quotes for runs like these), and
+      the floor: how close any model can come to every row when two rows that do the same
+      work measured a larger micro-batch slower; blank cells take documented defaults and
+      each row lists the ones it used; rows it cannot model are skipped with the reason.
+      --json: {\"rows\": [{id, predicted, measured, error, ...}], \"summary\", \"bands\", \"floor\"}
   madmax stories [--json]
       the library of famous runs: for each story, what its source reported, what the model
       predicts for the same setting and the signed difference, with the citation.
@@ -922,6 +923,9 @@ fn validate_csv(args: &[String]) -> ExitCode {
             }
         }
         None => println!("\nno row could be predicted"),
+    }
+    if let Some(f) = madmax::validation::floor(&rows) {
+        println!("\nFloor: {}", madmax::validation::floor_sentence(&f));
     }
     if let Some(bands) = madmax::validation::bands_in(&rows) {
         println!(

@@ -116,6 +116,10 @@ fn stats_row(name: &str, s: &Stats) -> Html {
 #[function_component(ValidationView)]
 pub fn validation_view(p: &Props) -> Html {
     let rows = use_memo((), |_| validation::shipped());
+    let floor = {
+        let rows = rows.clone();
+        use_memo((), move |_| validation::floor(&rows))
+    };
     let filter = use_state(|| match &p.initial {
         Some((parallelism, gpu)) => {
             Filter { parallelism: parallelism.clone(), gpu: (*gpu).to_owned(), ..Filter::default() }
@@ -190,6 +194,13 @@ pub fn validation_view(p: &Props) -> Html {
                     },
                     None => html! { <p class="error-msg">{ "No row could be predicted." }</p> },
                 } }
+                { for floor.as_ref().as_ref().map(|f| html! {
+                    <p class="help" id="validation-floor">
+                        <strong>{ "How close can a model get? " }</strong>
+                        { validation::floor_sentence(f) }
+                        { " Two runs that differ only in micro-batch size, without a pipeline, do the same work: fewer, larger micro-batches run larger GEMMs, launch fewer kernels and send fewer, larger messages, so a model built from those costs predicts them no slower (this one never does) and, where the measurements say otherwise, misses one of the two by at least (slow \u{2212} fast) / (slow + fast)." }
+                    </p>
+                }) }
                 { bands(&rows) }
                 <details class="assumptions">
                     <summary>{ "Sources" }</summary>

@@ -82,6 +82,10 @@ await runTest('validation', dist, async ({ server, browser }) => {
   const missText = await page.locator('#validation-misses').innerText();
   const heldFar = JSON.parse(execFileSync(bin, ['validate', '--json', csvs[1]]).toString()).rows.filter((r) => Math.abs(r.error) > 0.25).length;
   check(missText.includes(`Held out: ${heldFar} of ${cliHeld.all.rows} rows beyond 25%`), `the misses text counts the held-out rows beyond 25% (${heldFar}): ${missText.slice(0, 80)}...`);
+  // The floor: the page says what the CLI says over every shipped training run.
+  const floorLine = execFileSync(bin, ['validate', csvs[0], csvs[3], csvs[1]]).toString().split('\n').find((l) => l.startsWith('Floor: '));
+  const floorText = await page.locator('#validation-floor').innerText();
+  check(floorLine && floorText.includes(floorLine.slice('Floor: '.length)), `the page gives the CLI's floor: ${floorText.slice(0, 160)}...`);
   check(await canvasInked(page, 'chart-validation') > 2000, 'the predicted-vs-measured chart is drawn');
   // Measured over predicted time per kind of plan and GPU, recomputed here from the CLI's rows:
   // nearest-rank 10th, 50th and 90th percentiles of kinds with 20 runs or more.

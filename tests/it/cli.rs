@@ -253,6 +253,34 @@ fn validate_prints_rows_and_a_summary_and_json_with_signed_errors() {
         assert!(((p - m) / m - e).abs() < 1e-12, "{}", r["id"]);
     }
     assert!(v["summary"]["all"]["median_abs_error"].as_f64().is_some_and(|x| x <= 0.10));
+    // The floor: the two runs that do the same work, the larger micro-batch measured slower.
+    let floor = &v["floor"];
+    let measured = |id: &serde_json::Value| {
+        rows.iter().find(|r| &r["id"] == id).and_then(|r| r["measured"].as_f64()).expect("a row of the file")
+    };
+    let (slow, fast) = (measured(&floor["larger"]["id"]), measured(&floor["smaller"]["id"]));
+    assert!(floor["larger"]["micro_batch"].as_u64() > floor["smaller"]["micro_batch"].as_u64(), "{floor}");
+    assert!(floor["error"].as_f64().is_some_and(|e| (e - (slow - fast) / (slow + fast)).abs() < 1e-12), "{floor}");
+    assert!(v["summary"]["all"]["max_abs_error"].as_f64() >= floor["error"].as_f64());
+    assert!(text.contains("\nFloor: No model in which the same work in fewer, larger micro-batches runs no slower can come within 32.9 % of every row: vtrain-m-016 (1 micro-batch of 64 per data-parallel rank) measured 9.84 s, vtrain-m-017"), "{text}");
+    // The same sweep without the run of 64: consistent, no floor.
+    let sweep: String = std::fs::read_to_string(&csv)
+        .expect("csv")
+        .lines()
+        .filter(|l| {
+            l.starts_with("id,")
+                || ["017", "018", "019", "020"].iter().any(|n| l.starts_with(&format!("vtrain-m-{n},")))
+        })
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let sweep_path = std::env::temp_dir().join(format!("madmax-floor-test-{}.csv", std::process::id()));
+    std::fs::write(&sweep_path, sweep).expect("temp csv");
+    let sweep_path = sweep_path.to_str().expect("utf-8 path");
+    let o = madmax(&["validate", sweep_path]);
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("Floor:"));
+    let v = stdout_json(&madmax(&["validate", sweep_path, "--json"]));
+    assert_eq!((v["rows"].as_array().map(Vec::len), &v["floor"]), (Some(4), &serde_json::Value::Null));
+    let _ = std::fs::remove_file(sweep_path);
     let missing = madmax(&["validate", "/nonexistent.csv"]);
     assert_eq!(missing.status.code(), Some(2));
     // Several files at once, as the shipped training runs: the spread per kind of plan that
