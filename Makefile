@@ -62,7 +62,7 @@ validate:
 bench: tools dist
 	cargo build --release --bin madmax
 	target/release/madmax bench tests/data/reference/cases
-	target/release/madmax validate src/presets/data/validation/training.csv | sed -n '/^Absolute error/,/^$$/p'
+	target/release/madmax validate src/presets/data/validation/training.csv | sed -n -e '/^Absolute error/,/^$$/p' -e '/^Floor: /,+1p'
 	target/release/madmax validate src/presets/data/validation/fitted.csv | sed -n '/^Absolute error/,/^$$/p'
 	target/release/madmax validate src/presets/data/validation/heldout.csv | sed -n '/^Absolute error/,/^$$/p'
 	target/release/madmax validate src/presets/data/validation/inference.csv | sed -n '/^Absolute error/,/^$$/p'

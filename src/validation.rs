@@ -812,6 +812,7 @@ mod tests {
         let pairs = same_work_pairs(&rows);
         // vTrain's micro-batch sweeps, on one node and on many (SOURCES.md gives the count).
         assert_eq!(pairs.len(), 118);
+        assert_eq!(floor(&rows).map(|f| f.pairs), Some(118));
         for p in pairs {
             let (Some(larger), Some(smaller)) = (p.larger.iteration_s, p.smaller.iteration_s) else {
                 panic!("{} / {}: no prediction", p.larger.id, p.smaller.id)

@@ -926,6 +926,7 @@ fn validate_csv(args: &[String]) -> ExitCode {
     }
     if let Some(f) = madmax::validation::floor(&rows) {
         println!("\nFloor: {}", madmax::validation::floor_sentence(&f));
+        println!("  (the worst of {} pairs of rows that do the same work in more or fewer micro-batches)", f.pairs);
     }
     if let Some(bands) = madmax::validation::bands_in(&rows) {
         println!(

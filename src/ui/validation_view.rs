@@ -198,7 +198,7 @@ pub fn validation_view(p: &Props) -> Html {
                     <p class="help" id="validation-floor">
                         <strong>{ "How close can a model get? " }</strong>
                         { validation::floor_sentence(f) }
-                        { " Two runs that differ only in micro-batch size, without a pipeline, do the same work: fewer, larger micro-batches run larger GEMMs, launch fewer kernels and send fewer, larger messages, so a model built from those costs predicts them no slower (this one never does) and, where the measurements say otherwise, misses one of the two by at least (slow \u{2212} fast) / (slow + fast)." }
+                        { format!(" Two runs that differ only in micro-batch size, without a pipeline, do the same work: fewer, larger micro-batches run larger GEMMs, launch fewer kernels and send fewer, larger messages, so a model built from those costs predicts them no slower (this one does not, on any of the {} such pairs here) and, where the measurements say otherwise, misses one of the two by at least (slow \u{2212} fast) / (slow + fast).", f.pairs) }
                     </p>
                 }) }
                 { bands(&rows) }

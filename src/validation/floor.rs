@@ -42,6 +42,8 @@ pub struct Floor {
     /// The run with more, smaller micro-batches (measured faster).
     pub smaller: Run,
     pub metric: String,
+    /// Pairs of rows that do the same work, whether their measurements agree or not.
+    pub pairs: usize,
 }
 
 /// The row's scenario without what a same-work pair may differ in (its name and micro-batch
@@ -103,7 +105,8 @@ pub fn same_work_pairs(rows: &[RowResult]) -> Vec<Pair<'_>> {
 /// work contradict each other.
 pub fn floor(rows: &[RowResult]) -> Option<Floor> {
     let mut worst: Option<Floor> = None;
-    for p in same_work_pairs(rows) {
+    let pairs = same_work_pairs(rows);
+    for p in &pairs {
         let (a, b) = (p.larger, p.smaller);
         let (slow, fast) =
             if higher_is_faster(&a.metric) { (b.measured, a.measured) } else { (a.measured, b.measured) };
@@ -120,6 +123,7 @@ pub fn floor(rows: &[RowResult]) -> Option<Floor> {
                 larger: run(a, p.larger_micro),
                 smaller: run(b, p.smaller_micro),
                 metric: a.metric.clone(),
+                pairs: pairs.len(),
             });
         }
     }

@@ -86,6 +86,8 @@ await runTest('validation', dist, async ({ server, browser }) => {
   const floorLine = execFileSync(bin, ['validate', csvs[0], csvs[3], csvs[1]]).toString().split('\n').find((l) => l.startsWith('Floor: '));
   const floorText = await page.locator('#validation-floor').innerText();
   check(floorLine && floorText.includes(floorLine.slice('Floor: '.length)), `the page gives the CLI's floor: ${floorText.slice(0, 160)}...`);
+  const floorJson = JSON.parse(execFileSync(bin, ['validate', '--json', csvs[0], csvs[3], csvs[1]]).toString()).floor;
+  check(floorText.includes(`on any of the ${floorJson.pairs} such pairs here`), `the page counts the ${floorJson.pairs} same-work pairs`);
   check(await canvasInked(page, 'chart-validation') > 2000, 'the predicted-vs-measured chart is drawn');
   // Measured over predicted time per kind of plan and GPU, recomputed here from the CLI's rows:
   // nearest-rank 10th, 50th and 90th percentiles of kinds with 20 runs or more.
