@@ -228,6 +228,12 @@ pub fn parse_csv(text: &str) -> Vec<Vec<String>> {
     rows
 }
 
+/// Whether a larger value of a training row's metric means a faster run (TFLOP/s per GPU, MFU)
+/// rather than a slower one (iteration time).
+fn higher_is_faster(metric: &str) -> bool {
+    matches!(metric, "tflops_per_gpu" | "mfu")
+}
+
 /// A row as a map from column name to cell.
 struct Row<'a> {
     header: &'a [String],

@@ -8,7 +8,7 @@
 //! the range is taken around this scenario's time at those fractions; a scenario with other
 //! factors (the presets carry MAD-Max's own 70.5% GEMM figure) says so.
 
-use super::{family_util, gpu_family, RowResult};
+use super::{family_util, gpu_family, higher_is_faster, RowResult};
 use crate::engine::evaluate;
 use crate::engine::report::{Limit, Report};
 use crate::engine::scenario::{Arch, Mode, Scenario, Strategy, System, TaskKind};
@@ -77,7 +77,7 @@ fn time_ratio(r: &RowResult) -> Option<f64> {
     let e = r.error?;
     match r.metric.as_str() {
         "iteration_s" => Some(1.0 / (1.0 + e)),
-        "tflops_per_gpu" | "mfu" => Some(1.0 + e),
+        m if higher_is_faster(m) => Some(1.0 + e),
         _ => None,
     }
 }

@@ -13,7 +13,7 @@
 //! moving `p` or splitting it only makes one of them larger. That bound, over the worst such pair,
 //! is the floor under the largest error any such model can reach on a set of rows.
 
-use super::RowResult;
+use super::{higher_is_faster, RowResult};
 use crate::units;
 use serde::Serialize;
 use serde_json::Value;
@@ -60,12 +60,6 @@ fn work(r: &RowResult) -> Option<(Value, u64, u64)> {
     let local = task.get("local_transformer_bs")?.as_u64()?;
     task.remove("name");
     Some((doc, micro, local))
-}
-
-/// Whether a larger value of the metric means a faster run (throughput) rather than a slower one
-/// (time).
-fn higher_is_faster(metric: &str) -> bool {
-    matches!(metric, "tflops_per_gpu" | "mfu")
 }
 
 /// Two rows that do the same work: `larger` runs fewer, larger micro-batches than `smaller`.
@@ -135,6 +129,7 @@ pub fn sentence(f: &Floor) -> String {
     let value = |x: f64| match f.metric.as_str() {
         "iteration_s" => units::duration(x),
         "tflops_per_gpu" => format!("{} TFLOP/s per GPU", units::sig3(x)),
+        "mfu" => format!("{} MFU", units::percent(x)),
         _ => units::sig3(x),
     };
     let plural = |n: u64| if n == 1 { "micro-batch" } else { "micro-batches" };
