@@ -41,11 +41,11 @@ fn storage() -> Option<web_sys::Storage> {
     window()?.local_storage().ok()?
 }
 
-/// Saves the last valid scenario (as a share query) in this browser.
-pub fn save_scenario(query: &str) {
-    if let Some(s) = storage() {
-        let _ = s.set_item(STORAGE_KEY, query);
-    }
+/// Saves the last valid scenario (as a share query) in this browser; says why when it cannot
+/// (no storage, or its quota is full).
+pub fn save_scenario(query: &str) -> Result<(), String> {
+    let s = storage().ok_or("this browser offers no local storage to this page")?;
+    s.set_item(STORAGE_KEY, query).map_err(|_| "its storage for this site is full or disabled".to_owned())
 }
 
 /// The last valid scenario saved in this browser, as a share query.

@@ -8,7 +8,7 @@ use crate::doc::{Config, Doc};
 use crate::engine::scenario::{Family, Mode, Scenario, TaskKind};
 use crate::engine::{evaluate, validate, FieldError, Report};
 use crate::presets;
-use crate::share::ShareError;
+use crate::share::{self, ShareError};
 use serde_json::{json, Value};
 use std::rc::Rc;
 
@@ -46,22 +46,38 @@ impl View {
     /// The page address's query for a view and a scenario query: the view is named unless it
     /// is the calculator.
     pub fn query(self, scenario: &str) -> String {
-        match self {
-            View::Calculator => scenario.to_owned(),
-            v => format!("view={}&{scenario}", v.name()),
+        match (self, scenario.is_empty()) {
+            (View::Calculator, _) => scenario.to_owned(),
+            (v, true) => format!("view={}", v.name()),
+            (v, false) => format!("view={}&{scenario}", v.name()),
         }
     }
 }
 
 /// An evaluation that passed validation.
-#[derive(Debug, PartialEq)]
+#[derive(Debug)]
 pub struct Evaluated {
+    /// Tells evaluations apart: each has its own.
+    pub serial: u64,
     pub doc: Doc,
     pub scenario: Scenario,
     pub report: Report,
-    /// What the published runs say about this scenario's time (computed once: it may evaluate
-    /// the scenario again at the calibrated fractions of peak).
-    pub expectation: Option<crate::validation::Expectation>,
+}
+
+/// The same evaluation: two evaluations are equal when they are one (the page compares them on
+/// every render, and a timeline may hold millions of ops).
+impl PartialEq for Evaluated {
+    fn eq(&self, o: &Evaluated) -> bool {
+        self.serial == o.serial
+    }
+}
+
+impl Evaluated {
+    fn new(doc: Doc, scenario: Scenario, report: Report) -> Evaluated {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        Evaluated { serial: NEXT.fetch_add(1, Ordering::Relaxed), doc, scenario, report }
+    }
 }
 
 /// Everything the page shows.
@@ -74,6 +90,9 @@ pub struct State {
     pub errors: Vec<FieldError>,
     /// Text typed into the GPUs-per-node field that is not a count (it has no config key).
     pub per_node_draft: Option<String>,
+    /// Text typed into the nodes field that is not a count of at least 1 (the config keeps its
+    /// last node count, so GPUs per node stays known and editable).
+    pub nodes_draft: Option<String>,
     /// The last valid evaluation (kept, marked stale, while the doc is invalid).
     pub good: Option<Rc<Evaluated>>,
     /// A visible notice (a broken link, an import problem, a confirmation).
@@ -84,7 +103,14 @@ pub struct State {
     /// The kind of plan and GPU family the validation page opens filtered on, when the
     /// calculator's "runs like this" asked for them.
     pub runs_filter: Option<(String, &'static str)>,
+    /// The scenario this browser keeps for the next visit: the last one the user's own action
+    /// made valid. Opening the page or a link never sets it, so nothing but the user's work
+    /// replaces what the browser kept.
+    pub keep: Option<Doc>,
 }
+
+/// What the page says when a scenario no longer fits in an address.
+pub const TOO_LONG_FOR_A_LINK: &str = "This scenario is too long to travel in a link (many servers refuse addresses over 8,000 characters), so the address no longer holds it: share it with Share, import, export > Scenario (JSON).";
 
 /// A message shown above the results.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -139,17 +165,14 @@ pub enum Action {
     LoadDoc(Doc),
     /// Task config keys of a plan found by the explorer: merged into the task, then shown.
     ApplyPlan(serde_json::Map<String, Value>),
-    /// What the URL held at load time, and the last scenario saved in this browser.
-    Restore {
-        link: Result<Doc, ShareError>,
-        saved: Option<Doc>,
-    },
     SelectOp(Option<usize>),
     SetView(View),
     /// The validation page, filtered on one kind of plan (`TP+PP+DP`) and GPU family (`A100`).
     ShowRuns(String, &'static str),
     /// Shows an informational notice.
     Notify(String),
+    /// Shows an error notice (something the page could not do).
+    Alert(String),
     DismissNotice,
 }
 
@@ -161,13 +184,60 @@ impl State {
             preset,
             errors: Vec::new(),
             per_node_draft: None,
+            nodes_draft: None,
             good: None,
             notice: None,
             selected_op: None,
             view: View::Calculator,
             runs_filter: None,
+            keep: None,
         };
         s.refresh();
+        s
+    }
+
+    /// The page's first state, from what the address holds (`link`, `view`) and the scenario
+    /// this browser kept (`saved`). Nothing here is kept for the next visit: only the user's
+    /// own edits are.
+    ///
+    /// - A link that opens: its scenario. When it has problems, the results shown (marked
+    ///   stale) are those of the kept scenario, the user's last valid one, if there is one.
+    /// - No scenario in the address: the kept scenario, else the default preset.
+    /// - A broken link: the kept scenario, else the default, with a notice saying so.
+    pub fn open(link: Result<Doc, ShareError>, saved: Option<Doc>, view: Option<View>) -> State {
+        // The kept scenario, if it is still valid (a newer build may refuse an old one).
+        let kept = || saved.clone().map(|d| State::from_doc(d, None)).filter(|s| s.good.is_some());
+        let mut s = match link {
+            Ok(doc) => {
+                let mut s = State::from_doc(doc, None);
+                if s.good.is_none() {
+                    let fallback = kept().and_then(|k| k.good);
+                    s.notice = Notice::error(if fallback.is_some() {
+                        "This link's scenario has problems, listed on the left. Until they are fixed, the results are those of your last valid scenario in this browser."
+                    } else {
+                        "This link's scenario has problems, listed on the left: fix them to see results."
+                    });
+                    s.good = fallback;
+                }
+                s
+            }
+            Err(ShareError::Empty) => kept()
+                .map(|mut k| {
+                    k.notice =
+                        Notice::info("Your last scenario in this browser. Choose a scenario preset to start afresh.");
+                    k
+                })
+                .unwrap_or_else(State::initial),
+            Err(e) => {
+                let (mut s, fallback) = match kept() {
+                    Some(k) => (k, "your last scenario in this browser"),
+                    None => (State::initial(), "the default scenario"),
+                };
+                s.notice = Notice::error(format!("This link could not be opened: {e}. Showing {fallback} instead."));
+                s
+            }
+        };
+        s.view = view.unwrap_or(View::Calculator);
         s
     }
 
@@ -188,7 +258,7 @@ impl State {
 
     /// True when the shown results are from an earlier, valid version of the doc.
     pub fn stale(&self) -> bool {
-        !self.errors.is_empty() || self.per_node_draft.is_some()
+        !self.errors.is_empty() || self.per_node_draft.is_some() || self.nodes_draft.is_some()
     }
 
     /// The error for a field path, if any.
@@ -216,7 +286,7 @@ impl State {
     pub fn per_node(&self) -> Option<u64> {
         let d = self.doc.count(Config::System, "num_devices")?;
         let n = self.doc.count(Config::System, "num_nodes")?;
-        (n > 0 && d % n == 0).then_some(d / n)
+        (n > 0 && d % n == 0).then(|| d / n)
     }
 
     /// Re-validates the doc and evaluates it when valid.
@@ -226,10 +296,9 @@ impl State {
                 // Should evaluation ever panic, the crash notice offers this scenario.
                 ATTEMPT.with(|a| *a.borrow_mut() = Some(self.doc.clone()));
                 let report = evaluate(&scenario);
-                let expectation = crate::validation::expectation(&scenario, &report);
                 ATTEMPT.with(|a| *a.borrow_mut() = None);
                 self.errors.clear();
-                self.good = Some(Rc::new(Evaluated { doc: self.doc.clone(), scenario, report, expectation }));
+                self.good = Some(Rc::new(Evaluated::new(self.doc.clone(), scenario, report)));
                 if self.selected_op.is_some_and(|i| i >= self.good.as_ref().map_or(0, |g| g.report.timeline.len())) {
                     self.selected_op = None;
                 }
@@ -242,18 +311,41 @@ impl State {
                 "must be a whole number of GPUs, at least 1 (it sets the intra-node group)",
             ));
         }
+        if self.nodes_draft.is_some() {
+            self.errors.push(FieldError::new("system.num_nodes", "must be a whole number of nodes, at least 1"));
+        }
     }
 
     /// Applies an action (the reducer).
     pub fn next(&self, action: Action) -> State {
         let mut s = self.clone();
         s.apply(action);
+        if s.doc != self.doc && s.link().is_none() && self.link().is_some() {
+            s.notice = Notice::error(TOO_LONG_FOR_A_LINK);
+        }
         s
     }
 
+    /// After a user's change: re-evaluates, and keeps the scenario for the next visit when it
+    /// is valid.
+    fn changed(&mut self) {
+        self.refresh();
+        if !self.stale() {
+            self.keep = Some(self.doc.clone());
+        }
+    }
+
+    /// The share query of the scenario on screen, with its view; `None` when the scenario is too
+    /// long for an address ([`share::MAX_LINK_CHARS`]).
+    pub fn link(&self) -> Option<String> {
+        let scenario = share::encode(&self.doc);
+        (scenario.len() <= share::MAX_LINK_CHARS).then(|| self.view.query(&scenario))
+    }
+
+    /// After a user's edit of the scenario (no longer a preset).
     fn edited(&mut self) {
         self.preset = None;
-        self.refresh();
+        self.changed();
     }
 
     fn apply(&mut self, action: Action) {
@@ -265,10 +357,10 @@ impl State {
                         let mode = self.mode();
                         self.doc = Doc::new(c);
                         default_model_settings(&mut self.doc, mode);
-                        self.per_node_draft = None;
+                        self.clear_drafts();
                         self.selected_op = None;
                         self.preset = Some(id);
-                        self.refresh();
+                        self.changed();
                     }
                 }
             }
@@ -289,7 +381,7 @@ impl State {
             Action::SetSystem(id) => {
                 let Some(sys) = presets.and_then(|p| p.system(&id)) else { return };
                 self.doc.system = sys.config.clone();
-                self.per_node_draft = None;
+                self.clear_drafts();
                 self.refit();
                 self.edited();
             }
@@ -311,7 +403,7 @@ impl State {
             }
             Action::SetMode(mode) => {
                 self.set_mode(mode);
-                self.refresh();
+                self.changed();
             }
             Action::SetField(field, text) => {
                 match parse_field(&field, &text) {
@@ -330,7 +422,7 @@ impl State {
                     Some(per) if per >= 1 => {
                         self.per_node_draft = None;
                         if let Some(nodes) = self.doc.count(Config::System, "num_nodes") {
-                            self.doc.set(Config::System, "num_devices", json!(per * nodes));
+                            self.doc.set(Config::System, "num_devices", json!(per.saturating_mul(nodes)));
                             self.refit();
                         }
                     }
@@ -339,12 +431,19 @@ impl State {
                 self.edited();
             }
             Action::SetNodes(text) => {
-                let per = self.per_node();
-                match (parse_count(&text), per) {
-                    (Some(nodes), Some(per)) if nodes >= 1 => {
+                match parse_count(&text) {
+                    Some(nodes) if nodes >= 1 => {
+                        self.nodes_draft = None;
                         let was_single = self.doc.count(Config::System, "num_nodes") == Some(1);
-                        self.doc.set(Config::System, "num_nodes", json!(nodes));
-                        self.doc.set(Config::System, "num_devices", json!(per * nodes));
+                        match self.per_node() {
+                            Some(per) => {
+                                self.doc.set(Config::System, "num_nodes", json!(nodes));
+                                self.doc.set(Config::System, "num_devices", json!(per.saturating_mul(nodes)));
+                            }
+                            // GPUs per node unknown (an imported config whose devices do not
+                            // split over its nodes): the nodes alone, for validation to judge.
+                            None => self.doc.set(Config::System, "num_nodes", json!(nodes)),
+                        }
                         // MAD-Max requires ar_perc_intra = 1 on one node; restore a multi-node
                         // calibration when leaving a single node.
                         if nodes == 1 {
@@ -358,7 +457,7 @@ impl State {
                         }
                         self.refit();
                     }
-                    _ => self.doc.set(Config::System, "num_nodes", parse_text_or_count(&text)),
+                    _ => self.nodes_draft = Some(text),
                 }
                 self.edited();
             }
@@ -416,7 +515,7 @@ impl State {
             Action::Import(text) => match Doc::import(&text, &self.doc) {
                 Ok(doc) => {
                     self.doc = doc;
-                    self.per_node_draft = None;
+                    self.clear_drafts();
                     self.edited();
                     self.notice = if self.errors.is_empty() {
                         Notice::info("Imported. The numbers below are for the imported configs.")
@@ -428,7 +527,7 @@ impl State {
             },
             Action::LoadDoc(doc) => {
                 self.doc = doc;
-                self.per_node_draft = None;
+                self.clear_drafts();
                 self.selected_op = None;
                 self.view = View::Calculator;
                 self.edited();
@@ -441,25 +540,6 @@ impl State {
                 self.view = View::Calculator;
                 self.edited();
             }
-            Action::Restore { link, saved } => match link {
-                Ok(doc) => {
-                    self.doc = doc;
-                    self.edited();
-                }
-                Err(ShareError::Empty) => {}
-                Err(e) => {
-                    let fallback = match saved {
-                        Some(doc) => {
-                            self.doc = doc;
-                            self.edited();
-                            "your last scenario in this browser"
-                        }
-                        None => "the default scenario",
-                    };
-                    self.notice =
-                        Notice::error(format!("This link could not be opened: {e}. Showing {fallback} instead."));
-                }
-            },
             Action::SelectOp(op) => self.selected_op = op,
             Action::SetView(v) => {
                 self.view = v;
@@ -470,8 +550,15 @@ impl State {
                 self.runs_filter = Some((parallelism, gpu));
             }
             Action::Notify(text) => self.notice = Notice::info(text),
+            Action::Alert(text) => self.notice = Notice::error(text),
             Action::DismissNotice => self.notice = None,
         }
+    }
+
+    /// Forgets text typed into the hardware shape fields (the system was replaced).
+    fn clear_drafts(&mut self) {
+        self.per_node_draft = None;
+        self.nodes_draft = None;
     }
 
     /// Layer count of a transformer model (0 otherwise).
@@ -696,7 +783,7 @@ mod tests {
         let s = State::initial();
         // The page opens on the default model with a band for its plan.
         let Some(crate::validation::Expectation::Like { band, .. }) =
-            s.good.as_ref().and_then(|g| g.expectation.clone())
+            s.good.as_ref().and_then(|g| crate::validation::expectation(&g.scenario, &g.report))
         else {
             panic!("the first scenario has no band");
         };
@@ -765,19 +852,113 @@ mod tests {
     fn links_restore_exactly_and_broken_links_fall_back_with_a_notice() {
         let s = State::initial().next(Action::SetNodes("16".into()));
         let link = share::decode(&share::encode(&s.doc));
-        let restored = State::initial().next(Action::Restore { link, saved: None });
+        let restored = State::open(link, None, None);
         assert_eq!(restored.doc, s.doc);
         assert_eq!(restored.good.as_ref().map(|g| g.report.iteration_s), s.good.as_ref().map(|g| g.report.iteration_s));
 
-        let broken = State::initial().next(Action::Restore { link: share::decode("v=1&s=garbage!"), saved: None });
+        let broken = State::open(share::decode("v=1&s=garbage!"), None, None);
         assert!(broken.notice.as_ref().is_some_and(|n| n.is_error && n.text.contains("default")));
         assert_eq!(broken.doc, State::initial().doc);
-        let saved =
-            State::initial().next(Action::Restore { link: share::decode("v=7&s=x"), saved: Some(s.doc.clone()) });
-        assert_eq!(saved.doc, s.doc);
+        let saved = State::open(share::decode("v=7&s=x"), Some(s.doc.clone()), Some(View::Explorer));
+        assert_eq!((&saved.doc, saved.view), (&s.doc, View::Explorer));
         assert!(saved.notice.as_ref().is_some_and(|n| n.text.contains("last scenario")));
     }
 
+    /// A scenario with `layers: 0`: valid JSON, invalid scenario.
+    fn invalid_doc() -> Doc {
+        let mut d = State::initial().doc;
+        d.set(Config::Model, "num_transformer_layers", json!(0));
+        d
+    }
+
+    #[test]
+    fn only_the_users_own_valid_edits_are_kept_for_the_next_visit() {
+        // The user's work: a valid edit is kept, an invalid one is not.
+        let user = State::initial().next(Action::SetNodes("16".into()));
+        let kept = user.keep.clone().expect("a valid edit is kept");
+        assert_eq!(kept, user.doc);
+        let broken = user.next(Action::SetField(field("mem_bw"), "fast".into()));
+        assert_eq!(broken.keep.as_ref(), Some(&kept), "an invalid edit keeps what was kept");
+        let imported = user.next(Action::Import(share_json(&invalid_doc())));
+        assert!(imported.stale());
+        assert_eq!(imported.keep.as_ref(), Some(&kept), "an invalid import keeps what was kept");
+        for a in [Action::SetView(View::Explorer), Action::SelectOp(Some(0)), Action::DismissNotice] {
+            assert_eq!(user.next(a).keep.as_ref(), Some(&kept));
+        }
+        let kept_iteration = user.good.as_ref().map(|g| g.report.iteration_s);
+
+        // Opening the page never keeps anything, whatever the address holds...
+        let links = [
+            share::decode(""),
+            share::decode("?view=explorer"),
+            share::decode("v=1&s=garbage!"),
+            share::decode(&share::encode(&State::initial().doc)),
+            share::decode(&share::encode(&invalid_doc())),
+        ];
+        for link in links {
+            for saved in [None, Some(kept.clone())] {
+                assert_eq!(State::open(link.clone(), saved, None).keep, None, "{link:?}");
+            }
+        }
+        // ... the bare address (or a view alone) reopens the kept scenario ...
+        for query in ["", "?view=explorer"] {
+            let s = State::open(share::decode(query), Some(kept.clone()), View::from_query(query));
+            assert_eq!(s.doc, kept, "{query}");
+            assert_eq!(s.good.as_ref().map(|g| g.report.iteration_s), kept_iteration);
+        }
+        assert_eq!(State::open(share::decode(""), None, None).doc, State::initial().doc);
+        // ... and a link to an invalid scenario shows its problems with the kept scenario's
+        // results (its last valid one), never the default's.
+        let s = State::open(share::decode(&share::encode(&invalid_doc())), Some(kept.clone()), None);
+        assert_eq!(s.doc, invalid_doc());
+        assert!(s.stale() && s.error_for("model.num_transformer_layers").is_some(), "{:?}", s.errors);
+        assert_eq!(s.good.as_ref().map(|g| g.report.iteration_s), kept_iteration);
+        assert!(s.notice.as_ref().is_some_and(|n| n.is_error && n.text.contains("last valid scenario")));
+        let s = State::open(share::decode(&share::encode(&invalid_doc())), None, None);
+        assert!(s.good.is_none() && s.stale(), "no results rather than the default's");
+        // Fixing it makes it the user's: kept.
+        let fixed = s.next(Action::SetField(model_field("num_transformer_layers"), "80".into()));
+        assert!(!fixed.stale(), "{:?}", fixed.errors);
+        assert_eq!(fixed.keep.as_ref(), Some(&fixed.doc));
+    }
+
+    fn share_json(d: &Doc) -> String {
+        d.to_json().to_string()
+    }
+
+    fn model_field(key: &str) -> Field {
+        let family = State::initial().family().expect("family");
+        fields::model_fields(family).into_iter().find(|f| f.key == key).expect("field")
+    }
+
+    #[test]
+    fn nodes_and_gpus_per_node_of_zero_are_errors_not_crashes() {
+        let s = State::initial();
+        for text in ["0", "-1", "", "x", "1e30", "0.5"] {
+            let t = s.next(Action::SetNodes(text.into()));
+            assert!(t.stale(), "{text}");
+            // What the page reads while it draws the form.
+            let _ = (t.per_node(), t.family(), t.mode());
+            // Further edits of the hardware still work.
+            let t = t.next(Action::SetPerNode("4".into())).next(Action::SetNodes("2".into()));
+            assert!(!t.stale(), "{text}: {:?}", t.errors);
+            assert_eq!(t.doc.count(Config::System, "num_devices"), Some(8));
+        }
+        let t = s.next(Action::SetPerNode("0".into()));
+        assert!(t.stale() && t.error_for("system.gpus_per_node").is_some());
+    }
+
+    #[test]
+    fn a_scenario_too_long_for_an_address_says_so_and_leaves_the_address() {
+        let s = State::initial();
+        assert!(s.link().is_some_and(|l| l.len() < share::MAX_LINK_CHARS));
+        let mut doc = s.doc.clone();
+        doc.set(Config::Model, "name", json!("n".repeat(share::MAX_LINK_CHARS)));
+        let long = s.next(Action::Import(share_json(&doc)));
+        assert!(!long.stale(), "{:?}", long.errors);
+        assert_eq!(long.link(), None);
+        assert!(long.notice.as_ref().is_some_and(|n| n.is_error && n.text.contains("too long to travel in a link")));
+    }
     #[test]
     fn imports_replace_configs_or_explain() {
         let case = std::fs::read_to_string(concat!(
