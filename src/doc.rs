@@ -85,7 +85,7 @@ impl Doc {
     pub fn to_raw(&self) -> RawScenario {
         // RawFile's fields are all optional and typed as "any value", so this cannot fail;
         // the fallback keeps it total anyway.
-        serde_json::from_value::<RawFile>(self.to_json()).map(RawFile::into_scenario).unwrap_or_default()
+        serde_json::from_value::<RawFile>(self.to_json()).ok().and_then(|f| f.into_scenario().ok()).unwrap_or_default()
     }
 
     /// `{"model": {...}, "system": {...}, "task": {...}}`, the CLI's input format.
@@ -97,11 +97,14 @@ impl Doc {
     /// single config, which replaces the matching part of `base` (a model config has a model
     /// `type`, a system config `num_devices`, a task config parallel specs).
     pub fn import(text: &str, base: &Doc) -> Result<Doc, String> {
-        let v: Value = serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))?;
+        let v = crate::input::parse_json(text)?;
         let Value::Object(mut obj) = v else {
             return Err("expected a JSON object: a MAD-Max config or {\"model\", \"system\", \"task\"}".to_owned());
         };
         if let Some(Value::Object(inputs)) = obj.remove("inputs") {
+            if ["model", "system", "task"].iter().any(|k| obj.contains_key(*k)) {
+                return Err(crate::engine::raw::BOTH_INPUTS.to_owned());
+            }
             obj = inputs;
         }
         let part = |obj: &Map<String, Value>, key: &str| match obj.get(key) {

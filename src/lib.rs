@@ -6,6 +6,7 @@
 //! - [`doc`]: the editable scenario document (three MAD-Max configs); [`share`]: its versioned
 //!   URL codec.
 //! - [`units`]: how numbers are shown to people (SI prefixes, units).
+//! - [`input`]: text from outside (files, links, pasted JSON, CSVs) read within bounds.
 //! - [`ui`]: the web page (state natively testable; Yew components on wasm32 only).
 //!
 //! The CLI (`src/bin/madmax.rs`) is the other face. Dependencies point one way: faces ->
@@ -13,6 +14,7 @@
 
 pub mod doc;
 pub mod engine;
+pub mod input;
 pub mod presets;
 pub mod share;
 pub mod stories;

@@ -12,6 +12,11 @@ use std::fmt;
 /// The version this build writes.
 pub const VERSION: u32 = 1;
 
+/// Longest query this build puts in an address: many servers refuse longer request lines
+/// (nginx answers 414 above 8 KB by default, Apache above 8,190 bytes). A longer scenario is
+/// shared as a file instead.
+pub const MAX_LINK_CHARS: usize = 8000;
+
 /// Why a link could not be read.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ShareError {
@@ -60,9 +65,13 @@ pub fn decode(query: &str) -> Result<Doc, ShareError> {
 
 fn decode_v1(payload: &str) -> Result<Doc, ShareError> {
     let damaged = |why: &str| ShareError::Damaged(why.to_owned());
+    // Base64 takes 4 characters for 3 bytes: a longer payload holds more JSON than madmax reads.
+    if payload.len() > crate::input::MAX_JSON_BYTES / 3 * 4 + 4 {
+        return Err(damaged("longer than any scenario"));
+    }
     let bytes = base64url_decode(payload).ok_or_else(|| damaged("not base64url"))?;
     let text = String::from_utf8(bytes).map_err(|_| damaged("not UTF-8"))?;
-    let v: Value = serde_json::from_str(&text).map_err(|_| damaged("not JSON"))?;
+    let v: Value = crate::input::parse_json(&text).map_err(ShareError::Damaged)?;
     let part = |key: &str| -> Result<Map<String, Value>, ShareError> {
         match v.get(key) {
             Some(Value::Object(m)) => Ok(m.clone()),

@@ -4,6 +4,7 @@
 use madmax::engine::ops::Stream;
 use madmax::engine::report::Report;
 use madmax::engine::{evaluate, validate, FieldError, RawFile, RawScenario, Scenario};
+use madmax::input::printable;
 use madmax::units;
 use serde_json::{json, Value};
 use std::process::ExitCode;
@@ -51,6 +52,71 @@ Usage:
 
 Exit status: 0 on success, 2 on invalid input or usage, 1 on other failures.";
 
+/// Writes text to standard output, made safe for a terminal ([`printable`]). A closed pipe
+/// (`madmax explore ... | head -1`) ends the program quietly, as Unix tools do; another write
+/// error ends it with status 1.
+fn out(text: &str) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = stdout.write_all(printable(text).as_bytes()).and_then(|()| stdout.flush()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        let _ = writeln!(std::io::stderr(), "madmax: cannot write the output: {e}");
+        std::process::exit(1);
+    }
+}
+
+/// Writes a JSON value and a newline to standard output, with the characters a terminal would
+/// act on escaped the JSON way ([`madmax::input::printable_json`]).
+fn out_json(v: &Value) {
+    out(&madmax::input::printable_json(&v.to_string()));
+    out("\n");
+}
+
+/// Writes text to standard error, made safe for a terminal; write errors are ignored.
+fn err(text: &str) {
+    use std::io::Write;
+    let _ = std::io::stderr().lock().write_all(printable(text).as_bytes());
+}
+
+macro_rules! outln {
+    () => { out("\n") };
+    ($($t:tt)*) => { out(&format!("{}\n", format_args!($($t)*))) };
+}
+macro_rules! outp {
+    ($($t:tt)*) => { out(&format!($($t)*)) };
+}
+macro_rules! errln {
+    ($($t:tt)*) => { err(&format!("{}\n", format_args!($($t)*))) };
+}
+
+/// Reads a file (standard input for `-`) of at most `max` bytes: a larger one is refused
+/// before it is read.
+fn read_bounded(path: &str, max: usize) -> Result<String, String> {
+    use std::io::Read;
+    let too_big = |n: usize| {
+        format!("the file is {}, more than the {} madmax reads", units::bytes(n as f64), units::bytes(max as f64))
+    };
+    let mut bytes = Vec::new();
+    let read = if path == "-" {
+        std::io::stdin().lock().take(max as u64 + 1).read_to_end(&mut bytes)
+    } else {
+        let file = std::fs::File::open(path).map_err(|e| format!("cannot read the file: {e}"))?;
+        if let Ok(m) = file.metadata() {
+            if m.len() > max as u64 {
+                return Err(too_big(m.len() as usize));
+            }
+        }
+        file.take(max as u64 + 1).read_to_end(&mut bytes)
+    };
+    read.map_err(|e| format!("cannot read the file: {e}"))?;
+    if bytes.len() > max {
+        return Err(too_big(bytes.len()));
+    }
+    String::from_utf8(bytes).map_err(|e| format!("not UTF-8 text (byte {})", e.utf8_error().valid_up_to()))
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
@@ -60,11 +126,11 @@ fn main() -> ExitCode {
         Some("validate") => validate_csv(&args[1..]),
         Some("stories") => stories(&args[1..]),
         Some("--version" | "-V") => {
-            println!("madmax {}", env!("CARGO_PKG_VERSION"));
+            outln!("madmax {}", env!("CARGO_PKG_VERSION"));
             ExitCode::SUCCESS
         }
         Some("--help" | "-h" | "help") => {
-            println!("{USAGE}");
+            outln!("{USAGE}");
             ExitCode::SUCCESS
         }
         Some(other) => usage_error(&format!("unknown command '{other}'")),
@@ -73,7 +139,7 @@ fn main() -> ExitCode {
 }
 
 fn usage_error(msg: &str) -> ExitCode {
-    eprintln!("madmax: {msg}\n\n{USAGE}");
+    errln!("madmax: {msg}\n\n{USAGE}");
     ExitCode::from(2)
 }
 
@@ -118,15 +184,9 @@ impl InputError {
 
 /// Reads and parses a scenario file; errors name the file or the JSON path.
 fn read_scenario(path: &str) -> Result<RawScenario, InputError> {
-    let text = if path == "-" {
-        let mut s = String::new();
-        std::io::Read::read_to_string(&mut std::io::stdin(), &mut s).map(|_| s)
-    } else {
-        std::fs::read_to_string(path)
-    };
-    let text = text.map_err(|e| InputError {
+    let text = read_bounded(path, madmax::input::MAX_JSON_BYTES).map_err(|message| InputError {
         field: path.to_owned(),
-        message: format!("cannot read the file: {e}"),
+        message,
         reference: None,
         more: 0,
     })?;
@@ -135,8 +195,7 @@ fn read_scenario(path: &str) -> Result<RawScenario, InputError> {
 
 fn parse_scenario(text: &str) -> Result<RawScenario, InputError> {
     let fail = |field: String, message: String| InputError { field, message, reference: None, more: 0 };
-    let value: Value = serde_json::from_str(text)
-        .map_err(|e| fail(String::new(), format!("not valid JSON: {e} (NaN and Infinity are not JSON numbers)")))?;
+    let value = madmax::input::parse_json(text).map_err(|e| fail(String::new(), e))?;
     if !value.is_object() {
         return Err(fail(
             String::new(),
@@ -145,7 +204,7 @@ fn parse_scenario(text: &str) -> Result<RawScenario, InputError> {
         ));
     }
     match serde_path_to_error::deserialize::<_, RawFile>(&value) {
-        Ok(file) => Ok(file.into_scenario()),
+        Ok(file) => file.into_scenario().map_err(|e| fail(String::new(), e)),
         Err(e) => {
             let field = e.path().to_string();
             Err(fail(field, format!("must be a MAD-Max config object: {}", e.into_inner())))
@@ -197,20 +256,20 @@ fn eval(args: &[String]) -> ExitCode {
                 if timeline {
                     v["timeline"] = timeline_json(&report);
                 }
-                println!("{v}");
+                out_json(&v);
             } else {
-                print!("{}", text_report(&scenario, &report));
+                outp!("{}", text_report(&scenario, &report));
             }
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("madmax: {}", e.line());
+            errln!("madmax: {}", e.line());
             if json_out {
                 let mut v = json!({"error": e.line(), "field": e.field});
                 if let Some(r) = &e.reference {
                     v["reference_message"] = json!(r);
                 }
-                println!("{v}");
+                out_json(&v);
             }
             ExitCode::from(2)
         }
@@ -262,9 +321,9 @@ fn explore(args: &[String]) -> ExitCode {
     let scenario = match load(&file, mode.as_deref()) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("madmax: {}", e.line());
+            errln!("madmax: {}", e.line());
             if json_out {
-                println!("{}", json!({"error": e.line(), "field": e.field}));
+                out_json(&json!({"error": e.line(), "field": e.field}));
             }
             return ExitCode::from(2);
         }
@@ -299,10 +358,10 @@ fn explore(args: &[String]) -> ExitCode {
             "plans_evaluated": summary.ranked.len(),
             "plans": summary.ranked.iter().take(top).map(outcome_json).collect::<Vec<_>>(),
         });
-        println!("{v}");
+        out_json(&v);
         return ExitCode::SUCCESS;
     }
-    println!(
+    outln!(
         "{} on {} GPUs: {} plans evaluated in {}",
         scenario.model.name,
         scenario.system.num_devices,
@@ -310,17 +369,17 @@ fn explore(args: &[String]) -> ExitCode {
         units::duration(elapsed)
     );
     let b = &summary.baseline;
-    println!(
+    outln!(
         "your plan:  {}  ->  {}, iteration {}",
         explore::describe(&scenario, &b.plan),
         units::si(b.throughput_samples_per_s, "samples/s"),
         units::duration(b.iteration_s)
     );
-    println!();
+    outln!();
     let memory = if madmax::engine::uses_default_model(&scenario) { "memory" } else { "weights" };
-    println!("{:>4}  {:>14} {:>10} {:>9} {:>10}  plan", "rank", "throughput", "iteration", "exposed", memory);
+    outln!("{:>4}  {:>14} {:>10} {:>9} {:>10}  plan", "rank", "throughput", "iteration", "exposed", memory);
     for (i, o) in summary.ranked.iter().take(top).enumerate() {
-        println!(
+        outln!(
             "{:>4}  {:>14} {:>10} {:>9} {:>10}  {}{}",
             i + 1,
             units::si(o.throughput_samples_per_s, "samples/s"),
@@ -335,17 +394,17 @@ fn explore(args: &[String]) -> ExitCode {
             }
         );
     }
-    println!();
+    outln!();
     match summary.ranked.first().filter(|o| o.fits()) {
         Some(best) if summary.speedup > 1.0 => {
-            println!(
+            outln!(
                 "best speed-up over your plan: {:.2}x ({})",
                 summary.speedup,
                 explore::describe(&scenario, &best.plan)
             )
         }
-        Some(_) => println!("your plan is already the best one"),
-        None => println!("no plan fits in HBM"),
+        Some(_) => outln!("your plan is already the best one"),
+        None => outln!("no plan fits in HBM"),
     }
     ExitCode::SUCCESS
 }
@@ -661,11 +720,11 @@ fn bench(args: &[String]) -> ExitCode {
     let cases = match load_bench_cases(&dir) {
         Ok(c) if !c.is_empty() => c,
         Ok(_) => {
-            eprintln!("madmax: bench: no case files (JSON with inputs and ref_wall_s) in {dir}");
+            errln!("madmax: bench: no case files (JSON with inputs and ref_wall_s) in {dir}");
             return ExitCode::from(2);
         }
         Err(e) => {
-            eprintln!("madmax: bench: {e}");
+            errln!("madmax: bench: {e}");
             return ExitCode::from(2);
         }
     };
@@ -676,7 +735,7 @@ fn bench(args: &[String]) -> ExitCode {
                 std::hint::black_box(evaluate(&s));
             }
             Err(e) => {
-                eprintln!("madmax: bench: {}: {}", c.name, InputError::from_fields(&e).line());
+                errln!("madmax: bench: {}: {}", c.name, InputError::from_fields(&e).line());
                 return ExitCode::from(2);
             }
         }
@@ -690,14 +749,14 @@ fn bench(args: &[String]) -> ExitCode {
             *b = b.min(time_batch(&c.raw, batch_s));
         }
     }
-    println!("{:<82} {:>10} {:>11} {:>9}", "case", "ours", "reference", "ratio");
+    outln!("{:<82} {:>10} {:>11} {:>9}", "case", "ours", "reference", "ratio");
     let mut ours_total = 0.0;
     let mut ref_total = 0.0;
     let mut rows = Vec::with_capacity(cases.len());
     for (c, &per_eval_s) in cases.iter().zip(&best) {
         ours_total += per_eval_s;
         ref_total += c.ref_s;
-        println!(
+        outln!(
             "{:<82} {:>10} {:>11} {:>8.0}x",
             c.name,
             units::duration(per_eval_s),
@@ -706,8 +765,8 @@ fn bench(args: &[String]) -> ExitCode {
         );
         rows.push((c, per_eval_s));
     }
-    println!();
-    println!(
+    outln!();
+    outln!(
         "total over {} cases: ours {}, reference {}, ratio {:.0}x",
         cases.len(),
         units::duration(ours_total),
@@ -715,7 +774,7 @@ fn bench(args: &[String]) -> ExitCode {
         ref_total / ours_total
     );
     if let Some((c, ours)) = rows.iter().max_by(|a, b| a.0.ref_s.total_cmp(&b.0.ref_s)) {
-        println!(
+        outln!(
             "slowest reference case: {}: ours {}, reference {}, ratio {:.0}x",
             c.name,
             units::duration(*ours),
@@ -739,7 +798,7 @@ fn bench(args: &[String]) -> ExitCode {
                 best = best.min(start.elapsed().as_secs_f64() / n as f64);
                 plans = std::hint::black_box(explore::search(&s, &space)).ranked.len();
             }
-            println!(
+            outln!(
                 "explorer: {} ({} plans per search): {:.0} plans/s on one core, a full search in {}",
                 c.name,
                 plans,
@@ -806,7 +865,7 @@ fn stories(args: &[String]) -> ExitCode {
     let list = match madmax::stories::all() {
         Ok(l) => l,
         Err(e) => {
-            eprintln!("madmax: {e}");
+            errln!("madmax: {e}");
             return ExitCode::from(1);
         }
     };
@@ -822,15 +881,15 @@ fn stories(args: &[String]) -> ExitCode {
                 })
             })
             .collect();
-        println!("{}", serde_json::Value::Array(rows));
+        out_json(&serde_json::Value::Array(rows));
         return ExitCode::SUCCESS;
     }
-    println!("{:<16} {:>14} {:>14} {:>9}  unit", "story", "reported", "predicted", "diff");
+    outln!("{:<16} {:>14} {:>14} {:>9}  unit", "story", "reported", "predicted", "diff");
     for s in &list {
         let r = &s.spec.reported;
         let p = s.predicted.map_or("-".to_owned(), |p| format!("{p:.4}"));
         let d = s.difference().map_or("-".to_owned(), |d| format!("{:+.1}%", d * 100.0));
-        println!("{:<16} {:>14.4} {:>14} {:>9}  {}", s.spec.id, r.value, p, d, r.unit);
+        outln!("{:<16} {:>14.4} {:>14} {:>9}  {}", s.spec.id, r.value, p, d, r.unit);
     }
     ExitCode::SUCCESS
 }
@@ -848,28 +907,49 @@ fn validate_csv(args: &[String]) -> ExitCode {
     if files.is_empty() {
         return usage_error("validate: missing CSV file");
     }
+    // Rows are read one at a time and keep only what is printed: a long file is never held as
+    // cells or scenarios (the floor's groups take each row's work as it comes).
     let mut rows = Vec::new();
+    let mut same_work = madmax::validation::SameWork::default();
     for file in &files {
-        let text = match std::fs::read_to_string(file) {
+        let text = match read_bounded(file, madmax::input::MAX_CSV_BYTES) {
             Ok(t) => t,
             Err(e) => {
-                eprintln!("madmax: {file}: cannot read the file: {e}");
+                errln!("madmax: {}: {e}", printable(file));
                 return ExitCode::from(2);
             }
         };
-        match madmax::validation::run(&text) {
-            Ok(r) => rows.extend(r),
-            Err(e) => {
-                eprintln!("madmax: {file}: {e}");
-                return ExitCode::from(2);
-            }
+        let read = madmax::validation::for_each_row(&text, |mut r| {
+            same_work.add(rows.len(), &r);
+            r.scenario = None;
+            r.notes = String::new();
+            r.citation = String::new();
+            rows.push(r);
+        });
+        if let Err(e) = read {
+            errln!("madmax: {}: {e}", printable(file));
+            return ExitCode::from(2);
         }
     }
+    let floor = same_work.floor(&rows);
+    if rows.iter().all(|r| r.predicted.is_none()) {
+        errln!(
+            "madmax: no row could be predicted{}",
+            match rows.first().and_then(|r| r.skipped.as_deref()) {
+                Some(why) => format!(" (the first row: {})", printable(why)),
+                None => " (the CSV has a header and no rows)".to_owned(),
+            }
+        );
+        if json_out {
+            out_json(&madmax::validation::to_json(&rows, floor.as_ref()));
+        }
+        return ExitCode::from(2);
+    }
     if json_out {
-        println!("{}", madmax::validation::to_json(&rows));
+        out_json(&madmax::validation::to_json(&rows, floor.as_ref()));
         return ExitCode::SUCCESS;
     }
-    println!("{:<34} {:>14} {:>12} {:>12} {:>8}  memory/GPU", "row", "metric", "predicted", "measured", "error");
+    outln!("{:<34} {:>14} {:>12} {:>12} {:>8}  memory/GPU", "row", "metric", "predicted", "measured", "error");
     for r in &rows {
         match (r.predicted, r.error) {
             (Some(p), Some(e)) => {
@@ -884,19 +964,19 @@ fn validate_csv(args: &[String]) -> ExitCode {
                     }
                     _ => String::new(),
                 };
-                println!("{:<34} {:>14} {:>12.4} {:>12.4} {:>+7.1}%  {mem}", r.id, r.metric, p, r.measured, e * 100.0)
+                outln!("{:<34} {:>14} {:>12.4} {:>12.4} {:>+7.1}%  {mem}", r.id, r.metric, p, r.measured, e * 100.0)
             }
-            _ => println!("{:<34} skipped: {}", r.id, r.skipped.as_deref().unwrap_or("")),
+            _ => outln!("{:<34} skipped: {}", r.id, r.skipped.as_deref().unwrap_or("")),
         }
     }
     let mut defaults: Vec<&str> = rows.iter().flat_map(|r| r.defaults.iter().map(String::as_str)).collect();
     defaults.sort_unstable();
     defaults.dedup();
     if !defaults.is_empty() {
-        println!("\nDefaults for blank cells:");
+        outln!("\nDefaults for blank cells:");
         for d in defaults {
             let n = rows.iter().filter(|r| r.defaults.iter().any(|x| x == d)).count();
-            println!("  {d} ({n} rows)");
+            outln!("  {d} ({n} rows)");
         }
     }
     match madmax::validation::summarize(&rows) {
@@ -904,7 +984,7 @@ fn validate_csv(args: &[String]) -> ExitCode {
             // Sources are aligned on the longest name.
             let width = s.by_source.iter().map(|(n, _)| n.chars().count()).max().unwrap_or(0).max(28);
             let line = |name: &str, st: &madmax::validation::Stats| {
-                println!(
+                outln!(
                     "  {name:<width$} {:>4} rows  median {:>5.1}%  mean {:>5.1}%  max {:>5.1}% ({})",
                     st.rows,
                     st.median_abs_error * 100.0,
@@ -913,30 +993,35 @@ fn validate_csv(args: &[String]) -> ExitCode {
                     st.worst
                 )
             };
-            println!("\nAbsolute error of the default model:");
+            outln!("\nAbsolute error of the default model:");
             line("all", &s.all);
             for (src, st) in &s.by_source {
                 line(src, st);
             }
             if s.skipped > 0 {
-                println!("  {} rows skipped", s.skipped);
+                outln!("  {} rows skipped", s.skipped);
             }
         }
-        None => println!("\nno row could be predicted"),
+        None => outln!("\nno row could be predicted"),
     }
-    if let Some(f) = madmax::validation::floor(&rows) {
-        println!("\nFloor: {}", madmax::validation::floor_sentence(&f));
-        println!("  (the worst of {} pairs of rows that do the same work in more or fewer micro-batches)", f.pairs);
+    if let Some(f) = &floor {
+        outln!("\nFloor: {}", printable(&madmax::validation::floor_sentence(f)));
+        outln!("  (the worst of {} pairs of rows that do the same work in more or fewer micro-batches)", f.pairs);
     }
     if let Some(bands) = madmax::validation::bands_in(&rows) {
-        println!(
+        outln!(
             "\nMeasured / predicted time by kind of plan ({} runs or more; 10th, 50th, 90th percentile):",
             madmax::validation::MIN_RUNS
         );
         for b in bands {
-            println!(
+            outln!(
                 "  {:<10} {:<5} {:>4} runs  {:.2}  {:.2}  {:.2}",
-                b.parallelism, b.gpu, b.runs, b.low, b.median, b.high
+                b.parallelism,
+                b.gpu,
+                b.runs,
+                b.low,
+                b.median,
+                b.high
             );
         }
     }

@@ -447,7 +447,7 @@ mod tests {
 
     /// A golden case's scenario (compiled in: the engine does no I/O, even in its tests).
     fn scenario(case_json: &str) -> Scenario {
-        let raw = serde_json::from_str::<RawFile>(case_json).expect("case").into_scenario();
+        let raw = serde_json::from_str::<RawFile>(case_json).expect("case").into_scenario().expect("case");
         validate(&raw).expect("valid")
     }
 

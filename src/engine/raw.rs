@@ -42,6 +42,41 @@ impl RawValue {
     }
 }
 
+/// Most characters of an input's text that a message quotes ([`short`]).
+pub const QUOTE_CHARS: usize = 40;
+/// Most items of an input's list that a message shows ([`RawValue`]'s `Display`).
+pub const QUOTE_ITEMS: usize = 8;
+
+/// Text from an input as a message quotes it: at most [`QUOTE_CHARS`] characters (then `...`
+/// and the text's length), with control and bidirectional-override characters written as
+/// `\u{..}`, so that a message stays short and prints as itself whatever the input holds.
+pub fn short(text: &str) -> std::borrow::Cow<'_, str> {
+    let plain = |c: char| !c.is_control() && !is_bidi_control(c);
+    let n = text.chars().count();
+    if n <= QUOTE_CHARS && text.chars().all(plain) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::new();
+    for c in text.chars().take(QUOTE_CHARS) {
+        if plain(c) {
+            out.push(c);
+        } else {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        }
+    }
+    if n > QUOTE_CHARS {
+        out.push_str(&format!("... ({n} characters)"));
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// Characters that reorder the text around them on screen (U+202A-U+202E, U+2066-U+2069) or
+/// mark a direction invisibly (U+200E, U+200F, U+061C).
+pub fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{061c}')
+}
+
+/// A value as a message shows it: text through [`short`], lists up to [`QUOTE_ITEMS`] items.
 impl fmt::Display for RawValue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -49,14 +84,20 @@ impl fmt::Display for RawValue {
             RawValue::Bool(b) => write!(f, "{b}"),
             RawValue::Int(i) => write!(f, "{i}"),
             RawValue::Float(x) => write!(f, "{x}"),
-            RawValue::Str(s) => write!(f, "\"{s}\""),
+            RawValue::Str(s) => write!(f, "\"{}\"", short(s)),
             RawValue::List(items) => {
                 write!(f, "[")?;
-                for (i, item) in items.iter().enumerate() {
+                for (i, item) in items.iter().take(QUOTE_ITEMS).enumerate() {
                     if i > 0 {
                         write!(f, ", ")?;
                     }
-                    write!(f, "{item}")?;
+                    match item {
+                        RawValue::List(_) => write!(f, "[...]")?,
+                        item => write!(f, "{item}")?,
+                    }
+                }
+                if items.len() > QUOTE_ITEMS {
+                    write!(f, ", ... ({} items)", items.len())?;
                 }
                 write!(f, "]")
             }
@@ -255,11 +296,16 @@ pub struct RawFile {
 }
 
 impl RawFile {
-    /// The scenario this file describes (`inputs` wins when present).
-    pub fn into_scenario(self) -> RawScenario {
+    /// The scenario this file describes: its configs, or those under `inputs` (a case file).
+    /// A file with both is refused: which of the two it means cannot be told.
+    pub fn into_scenario(self) -> Result<RawScenario, String> {
         match self.inputs {
-            Some(inputs) => inputs,
-            None => RawScenario { model: self.model, system: self.system, task: self.task },
+            Some(_) if self.model.is_some() || self.system.is_some() || self.task.is_some() => Err(BOTH_INPUTS.into()),
+            Some(inputs) => Ok(inputs),
+            None => Ok(RawScenario { model: self.model, system: self.system, task: self.task }),
         }
     }
 }
+
+/// Why a file with configs both at its top level and under `inputs` is refused.
+pub const BOTH_INPUTS: &str = "the file has configs both at its top level (model, system or task) and under \"inputs\" (a case file); keep one of the two";

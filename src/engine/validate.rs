@@ -7,7 +7,7 @@
 //! any input.
 
 use super::num::Num;
-use super::raw::{Field, RawModel, RawScenario, RawSystem, RawTask, RawValue};
+use super::raw::{short, Field, RawModel, RawScenario, RawSystem, RawTask, RawValue};
 use super::reference::rules;
 use super::scenario::*;
 use serde::Serialize;
@@ -302,7 +302,7 @@ impl Reader {
                 None => {
                     self.push(FieldError::new(
                         path.to_string(),
-                        format!("\"{s}\" is not an option; use {}", names.join(", ")),
+                        format!("\"{}\" is not an option; use {}", short(s), names.join(", ")),
                     ));
                     None
                 }
@@ -350,9 +350,9 @@ fn read_model(v: &mut Reader, m: &RawModel) -> Option<Model> {
                 v.push(
                     FieldError::new(
                         "model.type",
-                        format!("\"{k}\" is not a model family; use one of {}", all.join(", ")),
+                        format!("\"{}\" is not a model family; use one of {}", short(k), all.join(", ")),
                     )
-                    .reference(format!("Model type \"{k}\" undefined!")),
+                    .reference(format!("Model type \"{}\" undefined!", short(k))),
                 );
                 None
             }
@@ -515,8 +515,11 @@ fn read_system(v: &mut Reader, s: &RawSystem) -> Option<System> {
     if let Some(k) = kind {
         if k != "GPU" {
             v.push(
-                FieldError::new("system.type", format!("\"{k}\" is not supported; the only system type is \"GPU\""))
-                    .reference(format!("System type \"{k}\" undefined!")),
+                FieldError::new(
+                    "system.type",
+                    format!("\"{}\" is not supported; the only system type is \"GPU\"", short(k)),
+                )
+                .reference(format!("System type \"{}\" undefined!", short(k))),
             );
         }
     }
@@ -608,7 +611,7 @@ fn read_task_kind(v: &mut Reader, t: &RawTask) -> Option<(Arc<str>, &'static str
             v.push(
                 FieldError::new(
                     "task.type",
-                    format!("\"{kind}\" is not a task type; use pretrain, finetune or inference"),
+                    format!("\"{}\" is not a task type; use pretrain, finetune or inference", short(kind)),
                 )
                 .reference(format!("Unknown task type: {kind}")),
             );
@@ -830,9 +833,13 @@ fn read_spec(
                     v.push(
                         FieldError::new(
                             s_path.item(i).to_string(),
-                            format!("\"{s}\" is not a strategy; use ddp, fsdp, tp or pp (mp for embeddings)"),
+                            format!("\"{}\" is not a strategy; use ddp, fsdp, tp or pp (mp for embeddings)", short(s)),
                         )
-                        .reference(format!("{}: {s}", undefined_strategy_message(key))),
+                        .reference(format!(
+                            "{}: {}",
+                            undefined_strategy_message(key),
+                            short(s)
+                        )),
                     );
                     None
                 }

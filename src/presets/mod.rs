@@ -264,7 +264,7 @@ pub fn default_scenario() -> Result<RawScenario, String> {
     let s = p.scenario(DEFAULT_SCENARIO).ok_or("default scenario missing from presets")?;
     let [model, system, task] = p.configs(s).ok_or("default scenario names a missing preset")?;
     let file = json!({ "model": model, "system": system, "task": task });
-    serde_json::from_value::<RawFile>(file).map(RawFile::into_scenario).map_err(|e| e.to_string())
+    serde_json::from_value::<RawFile>(file).map_err(|e| e.to_string())?.into_scenario()
 }
 
 #[cfg(test)]
@@ -282,7 +282,8 @@ mod tests {
             let raw: RawScenario =
                 serde_json::from_value::<RawFile>(json!({"model": model, "system": system, "task": task}))
                     .expect("configs")
-                    .into_scenario();
+                    .into_scenario()
+                    .expect("configs");
             if let Err(e) = validate(&raw) {
                 panic!("{}: {e:?}", s.id);
             }

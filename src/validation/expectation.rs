@@ -231,7 +231,8 @@ mod tests {
         task.insert("recompute".into(), json!(recompute));
         let raw = serde_json::from_value::<RawFile>(json!({"model": model, "system": system, "task": task}))
             .expect("configs")
-            .into_scenario();
+            .into_scenario()
+            .expect("configs");
         let s = validate(&raw).expect("valid");
         let r = evaluate(&s);
         (s, r)

@@ -26,7 +26,7 @@ pub fn read_json(p: &Path) -> Value {
 
 /// The raw scenario of a JSON value in the MAD-Max case or scenario format.
 pub fn raw_of(v: &Value) -> RawScenario {
-    serde_json::from_value::<RawFile>(v.clone()).expect("a MAD-Max file").into_scenario()
+    serde_json::from_value::<RawFile>(v.clone()).expect("a MAD-Max file").into_scenario().expect("one set of configs")
 }
 
 /// `math.isclose(got, want, rel_tol=rel, abs_tol=abs)`.
