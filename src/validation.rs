@@ -12,15 +12,16 @@
 //! which it used.
 
 use crate::engine::extended::calibration::{H100_GEMM_UTIL, UTIL};
+use crate::engine::raw::short;
 use crate::engine::{evaluate, validate, RawScenario};
 use crate::presets::{self, Utilisation};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 mod expectation;
 mod floor;
 pub use expectation::{bands_in, expectation, Band, Expectation, BANDS, MIN_RUNS};
-pub use floor::{floor, same_work_pairs, sentence as floor_sentence, Floor, Pair, Run};
+pub use floor::{floor, same_work_pairs, sentence as floor_sentence, Floor, Pair, Run, SameWork};
 
 /// The published measured training runs that ship with madmax (a copy of the shared set).
 pub const TRAINING_CSV: &str = include_str!("presets/data/validation/training.csv");
@@ -193,39 +194,57 @@ pub struct Summary {
     pub skipped: usize,
 }
 
-/// Parses RFC 4180 CSV text (quoted fields, doubled quotes, CRLF or LF, optional BOM) into rows
-/// of fields.
+/// Parses RFC 4180 CSV text (quoted fields, doubled quotes, CRLF, LF or CR line ends, optional
+/// BOM) into rows of fields.
 pub fn parse_csv(text: &str) -> Vec<Vec<String>> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut rows = Vec::new();
-    let mut row = Vec::new();
-    let mut field = String::new();
-    let mut quoted = false;
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (quoted, c) {
-            (true, '"') if chars.peek() == Some(&'"') => {
-                field.push('"');
-                chars.next();
+    Records::new(text).collect()
+}
+
+/// The records of CSV text one at a time (see [`parse_csv`]); blank lines are skipped.
+pub struct Records<'a> {
+    chars: std::iter::Peekable<std::str::Chars<'a>>,
+}
+
+impl<'a> Records<'a> {
+    pub fn new(text: &'a str) -> Records<'a> {
+        Records { chars: crate::input::without_bom(text).chars().peekable() }
+    }
+}
+
+impl Iterator for Records<'_> {
+    type Item = Vec<String>;
+
+    fn next(&mut self) -> Option<Vec<String>> {
+        loop {
+            self.chars.peek()?;
+            let mut row = Vec::new();
+            let mut field = String::new();
+            let mut quoted = false;
+            while let Some(c) = self.chars.next() {
+                match (quoted, c) {
+                    (true, '"') if self.chars.peek() == Some(&'"') => {
+                        field.push('"');
+                        self.chars.next();
+                    }
+                    (true, '"') => quoted = false,
+                    (true, c) => field.push(c),
+                    (false, '"') => quoted = true,
+                    (false, ',') => row.push(std::mem::take(&mut field)),
+                    (false, '\r' | '\n') => {
+                        if c == '\r' && self.chars.peek() == Some(&'\n') {
+                            self.chars.next();
+                        }
+                        break;
+                    }
+                    (false, c) => field.push(c),
+                }
             }
-            (true, '"') => quoted = false,
-            (true, c) => field.push(c),
-            (false, '"') => quoted = true,
-            (false, ',') => row.push(std::mem::take(&mut field)),
-            (false, '\r') => {}
-            (false, '\n') => {
-                row.push(std::mem::take(&mut field));
-                rows.push(std::mem::take(&mut row));
+            row.push(field);
+            if !(row.len() == 1 && row[0].is_empty()) {
+                return Some(row);
             }
-            (false, c) => field.push(c),
         }
     }
-    if !field.is_empty() || !row.is_empty() {
-        row.push(field);
-        rows.push(row);
-    }
-    rows.retain(|r| !(r.len() == 1 && r[0].is_empty()));
-    rows
 }
 
 /// Whether a larger value of a training row's metric means a faster run (TFLOP/s per GPU, MFU)
@@ -254,7 +273,7 @@ impl Row<'_> {
         if v.is_empty() {
             return Ok(None);
         }
-        v.parse::<u64>().map(Some).map_err(|_| format!("column {key}: \"{v}\" is not a whole number"))
+        v.parse::<u64>().map(Some).map_err(|_| format!("column {key}: \"{}\" is not a whole number", short(v)))
     }
 
     fn need(&self, key: &str) -> Result<u64, String> {
@@ -280,7 +299,10 @@ impl Row<'_> {
 
     fn number(&self, key: &str) -> Result<f64, String> {
         let v = self.get(key);
-        v.parse::<f64>().ok().filter(|x| x.is_finite()).ok_or(format!("column {key}: \"{v}\" is not a number"))
+        v.parse::<f64>()
+            .ok()
+            .filter(|x| x.is_finite())
+            .ok_or_else(|| format!("column {key}: \"{}\" is not a number", short(v)))
     }
 }
 
@@ -328,7 +350,7 @@ fn scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
         }
         "gelu" => "gelu",
         "swiglu" => "swiglu",
-        other => return Err(format!("ffn_kind \"{other}\" is not gelu or swiglu")),
+        other => return Err(format!("ffn_kind \"{}\" is not gelu or swiglu", short(other))),
     };
     let bytes = match r.get("dtype") {
         "bf16" | "fp16" => 2,
@@ -337,7 +359,7 @@ fn scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
             2
         }
         "fp8" => 1,
-        other => return Err(format!("dtype \"{other}\" is not bf16, fp16 or fp8")),
+        other => return Err(format!("dtype \"{}\" is not bf16, fp16 or fp8", short(other))),
     };
     // The shared schema has no attention column: its runs (2021-23 Megatron) predate
     // FlashAttention there, so scores go through HBM. Files that add the column say per row;
@@ -370,7 +392,9 @@ fn scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
     });
     let gpu_cell = r.get("gpu");
     let ps = presets::all().map_err(str::to_owned)?;
-    let gpu = gpu_id(gpu_cell).and_then(|id| ps.gpu(id)).ok_or(format!("gpu \"{gpu_cell}\" has no preset"))?;
+    let gpu = gpu_id(gpu_cell)
+        .and_then(|id| ps.gpu(id))
+        .ok_or_else(|| format!("gpu \"{}\" has no preset", short(gpu_cell)))?;
     let n = r.positive("n_gpus")?;
     let per_node = r.positive("gpus_per_node")?.min(n);
     if n % per_node != 0 {
@@ -397,7 +421,11 @@ fn scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
         return Err(format!("global batch {global} does not split over dp {dp}"));
     }
     let local = global / dp;
-    let zero = r.count("zero")?.unwrap_or(0);
+    let zero = match r.count("zero")? {
+        Some(z @ 0..=3) => z,
+        Some(z) => return Err(format!("column zero: ZeRO has stages 0 to 3, not {z}")),
+        None => 0,
+    };
     // Megatron's rank order: tensor innermost, then context, data, pipeline outermost.
     let mut levels: Vec<(&str, u64)> = Vec::new();
     if dp % ep != 0 {
@@ -436,7 +464,7 @@ fn scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
             "none"
         }
         x @ ("none" | "selective" | "full") => x,
-        other => return Err(format!("recompute \"{other}\" is not none, selective or full")),
+        other => return Err(format!("recompute \"{}\" is not none, selective or full", short(other))),
     };
     let task = json!({
         "name": r.get("id"),
@@ -474,7 +502,7 @@ fn inference_scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
             "fp16"
         }
         f @ ("fp16" | "bf16" | "fp8" | "int8" | "int4") => f,
-        other => return Err(format!("dtype \"{other}\" is not fp16, bf16, fp8, int8 or int4")),
+        other => return Err(format!("dtype \"{}\" is not fp16, bf16, fp8, int8 or int4", short(other))),
     };
     let model = json!({
         "name": r.get("model"),
@@ -492,7 +520,9 @@ fn inference_scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
     });
     let ps = presets::all().map_err(str::to_owned)?;
     let gpu_cell = r.get("gpu");
-    let gpu = gpu_id(gpu_cell).and_then(|id| ps.gpu(id)).ok_or(format!("gpu \"{gpu_cell}\" has no preset"))?;
+    let gpu = gpu_id(gpu_cell)
+        .and_then(|id| ps.gpu(id))
+        .ok_or_else(|| format!("gpu \"{}\" has no preset", short(gpu_cell)))?;
     let n = r.need("n_gpus")?;
     let per_node = r.need("gpus_per_node")?.min(n).max(1);
     if n % per_node != 0 {
@@ -547,7 +577,7 @@ fn row_scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
 }
 
 fn predict(r: &Row, doc: &Value) -> Result<Prediction, String> {
-    let raw: RawScenario = serde_json::from_value(doc.clone()).map_err(|e| format!("scenario: {e}"))?;
+    let raw = RawScenario::deserialize(doc).map_err(|e| format!("scenario: {e}"))?;
     let s = validate(&raw)
         .map_err(|errs| errs.iter().map(|e| format!("{}: {}", e.field, e.message)).collect::<Vec<_>>().join("; "))?;
     let report = evaluate(&s);
@@ -578,7 +608,7 @@ fn predict(r: &Row, doc: &Value) -> Result<Prediction, String> {
                 _ => sv.output_tokens_per_s_per_gpu,
             }
         }
-        other => return Err(format!("metric \"{other}\" is not one this schema defines")),
+        other => return Err(format!("metric \"{}\" is not one this schema defines", short(other))),
     };
     Ok(Prediction {
         predicted,
@@ -588,64 +618,83 @@ fn predict(r: &Row, doc: &Value) -> Result<Prediction, String> {
     })
 }
 
-/// Predicts every row of a training CSV.
+/// Predicts every row of a CSV of measured runs (the training or the serving schema, by its
+/// header).
 pub fn run(csv: &str) -> Result<Vec<RowResult>, String> {
-    let rows = parse_csv(csv);
-    let (header, body) = rows.split_first().ok_or("the CSV is empty")?;
+    let mut rows = Vec::new();
+    for_each_row(csv, |r| rows.push(r))?;
+    Ok(rows)
+}
+
+/// Predicts every row of a CSV of measured runs and hands each outcome to `each` as soon as it
+/// is known, so that a long file is never held as cells; returns the number of rows. Refuses a
+/// CSV without the `id`, `metric` and `measured` columns or with more than
+/// [`crate::input::MAX_CSV_ROWS`] rows.
+pub fn for_each_row(csv: &str, mut each: impl FnMut(RowResult)) -> Result<usize, String> {
+    let mut records = Records::new(csv);
+    let header = records.next().ok_or("the CSV is empty")?;
     for need in ["id", "metric", "measured"] {
         if !header.iter().any(|h| h == need) {
             return Err(format!("the CSV has no \"{need}\" column"));
         }
     }
-    Ok(body
-        .iter()
-        .map(|cells| {
-            let r = Row { header, cells };
-            let measured = r.number("measured").unwrap_or(f64::NAN);
-            let mut out = RowResult {
-                id: r.get("id").to_owned(),
-                source: r.get("source").split(['(', ',']).next().unwrap_or("").trim().to_owned(),
-                metric: r.get("metric").to_owned(),
-                measured,
-                predicted: None,
-                error: None,
-                skipped: None,
-                defaults: Vec::new(),
-                iteration_s: None,
-                memory_bytes: None,
-                capacity_bytes: None,
-                model: r.get("model").to_owned(),
-                gpu: r.get("gpu").to_owned(),
-                n_gpus: r.count("n_gpus").ok().flatten().unwrap_or(0),
-                plan: plan(&r).0,
-                parallelism: plan(&r).1,
-                notes: r.get("notes").to_owned(),
-                held_out: false,
-                citation: r.get("source").to_owned(),
-                scenario: None,
-            };
-            let outcome = row_scenario(&r).and_then(|(doc, defaults)| {
-                let p = predict(&r, &doc)?;
-                Ok((doc, defaults, p))
-            });
-            match outcome {
-                Ok(_) if !measured.is_finite() || measured == 0.0 => {
-                    out.skipped = Some("measured is not a number".into())
-                }
-                Ok((doc, defaults, p)) => {
-                    out.predicted = Some(p.predicted);
-                    out.error = Some((p.predicted - measured) / measured);
-                    out.defaults = defaults;
-                    out.iteration_s = Some(p.iteration_s);
-                    out.memory_bytes = Some(p.memory_bytes);
-                    out.capacity_bytes = Some(p.capacity_bytes);
-                    out.scenario = Some(doc);
-                }
-                Err(why) => out.skipped = Some(why),
-            }
-            out
-        })
-        .collect())
+    let mut n = 0;
+    for cells in records {
+        if n == crate::input::MAX_CSV_ROWS {
+            return Err(format!(
+                "the CSV has more than {} rows, the most madmax reads at once: split it",
+                crate::input::MAX_CSV_ROWS
+            ));
+        }
+        each(row_result(&Row { header: &header, cells: &cells }));
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// One row's outcome: its prediction and error, or why it was skipped.
+fn row_result(r: &Row) -> RowResult {
+    let measured = r.number("measured").ok().filter(|m| m.is_normal() && *m > 0.0);
+    let (plan, parallelism) = plan(r);
+    let mut out = RowResult {
+        id: r.get("id").to_owned(),
+        source: r.get("source").split(['(', ',']).next().unwrap_or("").trim().to_owned(),
+        metric: r.get("metric").to_owned(),
+        measured: measured.unwrap_or(f64::NAN),
+        predicted: None,
+        error: None,
+        skipped: None,
+        defaults: Vec::new(),
+        iteration_s: None,
+        memory_bytes: None,
+        capacity_bytes: None,
+        model: r.get("model").to_owned(),
+        gpu: r.get("gpu").to_owned(),
+        n_gpus: r.count("n_gpus").ok().flatten().unwrap_or(0),
+        plan,
+        parallelism,
+        notes: r.get("notes").to_owned(),
+        held_out: false,
+        citation: r.get("source").to_owned(),
+        scenario: None,
+    };
+    let Some(measured) = measured else {
+        out.skipped = Some(format!("measured must be a positive number, got \"{}\"", short(r.get("measured"))));
+        return out;
+    };
+    match row_scenario(r).and_then(|(doc, defaults)| Ok((predict(r, &doc)?, doc, defaults))) {
+        Ok((p, doc, defaults)) => {
+            out.predicted = Some(p.predicted);
+            out.error = Some((p.predicted - measured) / measured);
+            out.defaults = defaults;
+            out.iteration_s = Some(p.iteration_s);
+            out.memory_bytes = Some(p.memory_bytes);
+            out.capacity_bytes = Some(p.capacity_bytes);
+            out.scenario = Some(doc);
+        }
+        Err(why) => out.skipped = Some(why),
+    }
+    out
 }
 
 /// A row's parallel degrees above 1 in words (`TP 8 x PP 8 x DP 4`) and their kinds (`TP+PP+DP`).
@@ -683,23 +732,25 @@ fn stats<'a>(rows: impl Iterator<Item = &'a RowResult>) -> Option<Stats> {
 /// Error statistics over all rows and per source.
 pub fn summarize(rows: &[RowResult]) -> Option<Summary> {
     let all = stats(rows.iter())?;
-    let mut sources: Vec<&str> = Vec::new();
+    // Rows by source, in the order of each source's first row.
+    let mut index: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    let mut sources: Vec<(&str, Vec<&RowResult>)> = Vec::new();
     for r in rows {
-        if !sources.contains(&r.source.as_str()) {
-            sources.push(&r.source);
-        }
+        let i = *index.entry(&r.source).or_insert_with(|| {
+            sources.push((&r.source, Vec::new()));
+            sources.len() - 1
+        });
+        sources[i].1.push(r);
     }
-    let by_source = sources
-        .iter()
-        .filter_map(|s| stats(rows.iter().filter(|r| r.source == *s)).map(|st| (s.to_string(), st)))
-        .collect();
+    let by_source =
+        sources.into_iter().filter_map(|(s, rs)| stats(rs.into_iter()).map(|st| (s.to_owned(), st))).collect();
     Some(Summary { all, by_source, skipped: rows.iter().filter(|r| r.skipped.is_some()).count() })
 }
 
 /// The `--json` form: `{"rows": [{id, predicted, measured, error, ...}], "summary": {...},
 /// "bands": [{parallelism, gpu, runs, low, median, high}], "floor": {error, larger, smaller,
-/// metric} or null}` (the bands of [`bands_in`], the [`floor`]).
-pub fn to_json(rows: &[RowResult]) -> Value {
+/// metric} or null}` (the bands of [`bands_in`], the `floor` of the rows, as [`floor`] finds it).
+pub fn to_json(rows: &[RowResult], floor: Option<&Floor>) -> Value {
     let mut m = Map::new();
     m.insert("rows".into(), json!(rows));
     m.insert("summary".into(), json!(summarize(rows)));
@@ -709,7 +760,7 @@ pub fn to_json(rows: &[RowResult]) -> Value {
         .map(|b| json!({"parallelism": b.parallelism, "gpu": b.gpu, "runs": b.runs, "low": b.low, "median": b.median, "high": b.high}))
         .collect();
     m.insert("bands".into(), Value::Array(bands));
-    m.insert("floor".into(), json!(floor(rows)));
+    m.insert("floor".into(), json!(floor));
     Value::Object(m)
 }
 

@@ -16,7 +16,6 @@
 use super::{higher_is_faster, RowResult};
 use crate::units;
 use serde::Serialize;
-use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// One run of a same-work pair, as measured.
@@ -46,10 +45,14 @@ pub struct Floor {
     pub pairs: usize,
 }
 
-/// The row's scenario without what a same-work pair may differ in (its name and micro-batch
-/// size), its micro-batch size and the sequences per data-parallel rank; `None` for rows with a
-/// pipeline (whose bubble depends on the number of micro-batches) and rows without a scenario.
-fn work(r: &RowResult) -> Option<(Value, u64, u64)> {
+/// The row's work as text (its metric and scenario without what a same-work pair may differ
+/// in: its name and micro-batch size), its micro-batch size and the sequences per data-parallel
+/// rank; `None` for skipped rows, rows with a pipeline (whose bubble depends on the number of
+/// micro-batches) and rows without a scenario.
+fn work(r: &RowResult) -> Option<(String, u64, u64)> {
+    if r.skipped.is_some() {
+        return None;
+    }
     let mut doc = r.scenario.clone()?;
     let task = doc.get_mut("task")?.as_object_mut()?;
     let levels = task.get("transformer_parallel")?.as_array()?;
@@ -59,7 +62,7 @@ fn work(r: &RowResult) -> Option<(Value, u64, u64)> {
     let micro = task.remove("micro_batch")?.as_u64().filter(|m| *m > 0)?;
     let local = task.get("local_transformer_bs")?.as_u64()?;
     task.remove("name");
-    Some((doc, micro, local))
+    Some((format!("{}|{doc}", r.metric), micro, local))
 }
 
 /// Two rows that do the same work: `larger` runs fewer, larger micro-batches than `smaller`.
@@ -67,61 +70,127 @@ fn work(r: &RowResult) -> Option<(Value, u64, u64)> {
 pub struct Pair<'a> {
     pub larger: &'a RowResult,
     pub smaller: &'a RowResult,
-    larger_micro: u64,
-    smaller_micro: u64,
-    /// Sequences per data-parallel rank per iteration.
+}
+
+/// A row of a same-work group: its index, micro-batch size and sequences per data-parallel
+/// rank.
+#[derive(Clone, Copy, Debug)]
+struct Member {
+    row: usize,
+    micro: u64,
     local: u64,
 }
 
-/// Every pair of `rows` that do the same work, whatever their measurements say, grouped by work
-/// (the scenario's text) so that a thousand rows cost a sort, not a million comparisons.
-pub fn same_work_pairs(rows: &[RowResult]) -> Vec<Pair<'_>> {
-    let mut groups: BTreeMap<String, Vec<(&RowResult, u64, u64)>> = BTreeMap::new();
-    for r in rows.iter().filter(|r| r.skipped.is_none()) {
-        if let Some((doc, micro, local)) = work(r) {
-            groups.entry(format!("{}|{doc}", r.metric)).or_default().push((r, micro, local));
+/// Rows grouped by the work they do, in the order of each group's first row, built one row at
+/// a time: a caller may drop a row's scenario once it is added (`madmax validate` on a long
+/// file does).
+#[derive(Debug, Default)]
+pub struct SameWork {
+    index: BTreeMap<String, usize>,
+    groups: Vec<Vec<Member>>,
+}
+
+impl SameWork {
+    /// The groups of `rows`.
+    pub fn of(rows: &[RowResult]) -> SameWork {
+        let mut g = SameWork::default();
+        for (i, r) in rows.iter().enumerate() {
+            g.add(i, r);
         }
+        g
     }
-    let mut out = Vec::new();
-    for runs in groups.values() {
-        for &(a, micro_a, local) in runs {
-            for &(b, micro_b, _) in runs {
-                if micro_a > micro_b {
-                    out.push(Pair { larger: a, smaller: b, larger_micro: micro_a, smaller_micro: micro_b, local });
+
+    /// Adds row number `row` (`r`), if it does work that a pair can share.
+    pub fn add(&mut self, row: usize, r: &RowResult) {
+        let Some((key, micro, local)) = work(r) else { return };
+        let groups = &mut self.groups;
+        let i = *self.index.entry(key).or_insert_with(|| {
+            groups.push(Vec::new());
+            groups.len() - 1
+        });
+        self.groups[i].push(Member { row, micro, local });
+    }
+
+    /// Every pair that does the same work, whatever their measurements say. Its length is
+    /// quadratic in a group's size: for tests over the shipped rows; [`SameWork::floor`] does
+    /// not list them.
+    pub fn pairs<'a>(&self, rows: &'a [RowResult]) -> Vec<Pair<'a>> {
+        let mut out = Vec::new();
+        for runs in &self.groups {
+            for a in runs {
+                for b in runs.iter().filter(|b| a.micro > b.micro) {
+                    out.push(Pair { larger: &rows[a.row], smaller: &rows[b.row] });
                 }
             }
         }
+        out
     }
-    out
+
+    /// The worst pair (see the module text), or `None` when no two rows that do the same work
+    /// contradict each other; of equal pairs, the first in row order. `rows` are the rows added
+    /// (their scenarios no longer needed). Time `n log n`: within a group sorted by micro-batch
+    /// size, each row's worst partner is the fastest (in the metric's sense) of the rows with
+    /// smaller micro-batches, kept as a running best.
+    pub fn floor(&self, rows: &[RowResult]) -> Option<Floor> {
+        let mut worst: Option<(f64, Member, Member)> = None;
+        let mut pairs = 0usize;
+        for runs in &self.groups {
+            let higher = higher_is_faster(&rows[runs[0].row].metric);
+            let measured = |m: &Member| rows[m.row].measured;
+            // `x` beats `best` as the faster partner (the earlier row on a tie).
+            let faster = |x: &Member, best: &Member| {
+                let (a, b) = (measured(x), measured(best));
+                (if higher { a > b } else { a < b }) || (a == b && x.row < best.row)
+            };
+            let mut by_micro: Vec<usize> = (0..runs.len()).collect();
+            by_micro.sort_by_key(|&i| (runs[i].micro, runs[i].row));
+            // For each member: the fastest member with a smaller micro-batch.
+            let mut partner: Vec<Option<Member>> = vec![None; runs.len()];
+            let mut best: Option<Member> = None;
+            let (mut k, mut before) = (0, 0);
+            while k < by_micro.len() {
+                let micro = runs[by_micro[k]].micro;
+                let end = k + by_micro[k..].iter().take_while(|&&i| runs[i].micro == micro).count();
+                for &i in &by_micro[k..end] {
+                    partner[i] = best;
+                    pairs += before;
+                }
+                for &i in &by_micro[k..end] {
+                    if best.as_ref().is_none_or(|b| faster(&runs[i], b)) {
+                        best = Some(runs[i]);
+                    }
+                }
+                before += end - k;
+                k = end;
+            }
+            // Members in row order, so that the first of equal pairs wins.
+            for (a, b) in runs.iter().zip(partner).filter_map(|(a, b)| Some((*a, b?))) {
+                let (slow, fast) = if higher { (measured(&b), measured(&a)) } else { (measured(&a), measured(&b)) };
+                let bound = (slow - fast) / (slow + fast);
+                if bound > 0.0 && worst.as_ref().is_none_or(|w| bound > w.0) {
+                    worst = Some((bound, a, b));
+                }
+            }
+        }
+        let (error, a, b) = worst?;
+        let run = |m: Member| Run {
+            id: rows[m.row].id.clone(),
+            micro_batch: m.micro,
+            micro_batches: m.local / m.micro,
+            measured: rows[m.row].measured,
+        };
+        Some(Floor { error, larger: run(a), smaller: run(b), metric: rows[a.row].metric.clone(), pairs })
+    }
 }
 
-/// The worst pair of `rows` (see the module text), or `None` when no two rows that do the same
-/// work contradict each other.
+/// Every pair of `rows` that do the same work ([`SameWork::pairs`]).
+pub fn same_work_pairs(rows: &[RowResult]) -> Vec<Pair<'_>> {
+    SameWork::of(rows).pairs(rows)
+}
+
+/// The worst pair of `rows` ([`SameWork::floor`]).
 pub fn floor(rows: &[RowResult]) -> Option<Floor> {
-    let mut worst: Option<Floor> = None;
-    let pairs = same_work_pairs(rows);
-    for p in &pairs {
-        let (a, b) = (p.larger, p.smaller);
-        let (slow, fast) =
-            if higher_is_faster(&a.metric) { (b.measured, a.measured) } else { (a.measured, b.measured) };
-        let bound = (slow - fast) / (slow + fast);
-        if bound > 0.0 && worst.as_ref().is_none_or(|w| bound > w.error) {
-            let run = |r: &RowResult, micro: u64| Run {
-                id: r.id.clone(),
-                micro_batch: micro,
-                micro_batches: p.local / micro,
-                measured: r.measured,
-            };
-            worst = Some(Floor {
-                error: bound,
-                larger: run(a, p.larger_micro),
-                smaller: run(b, p.smaller_micro),
-                metric: a.metric.clone(),
-                pairs: pairs.len(),
-            });
-        }
-    }
-    worst
+    SameWork::of(rows).floor(rows)
 }
 
 /// The floor in words, for the CLI and the validation page.
@@ -218,6 +287,59 @@ mod tests {
         let p = 2.0 * slow * fast / (slow + fast);
         assert!((((slow - p) / slow) - bound).abs() < 1e-12 && (((p - fast) / fast) - bound).abs() < 1e-12);
         assert!(best - bound < 0.01);
+    }
+
+    /// The floor by the definition: every pair, the worst (first on a tie).
+    fn brute_force(rows: &[RowResult]) -> Option<(f64, String, String, usize)> {
+        let pairs = same_work_pairs(rows);
+        let mut worst: Option<(f64, String, String, usize)> = None;
+        for p in &pairs {
+            let (a, b) = (p.larger, p.smaller);
+            let (slow, fast) =
+                if higher_is_faster(&a.metric) { (b.measured, a.measured) } else { (a.measured, b.measured) };
+            let bound = (slow - fast) / (slow + fast);
+            if bound > 0.0 && worst.as_ref().is_none_or(|w| bound > w.0) {
+                worst = Some((bound, a.id.clone(), b.id.clone(), pairs.len()));
+            }
+        }
+        worst
+    }
+
+    #[test]
+    fn the_floor_equals_the_worst_of_all_pairs_without_listing_them() {
+        // Seeded rows: two works, micro-batches 1 to 8, measurements with ties.
+        let mut x = 12345u64;
+        let mut next = |n: u64| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 33) % n
+        };
+        for metric in ["iteration_s", "tflops_per_gpu"] {
+            for _ in 0..40 {
+                let rows: Vec<RowResult> = (0..30)
+                    .map(|i| {
+                        let mut r = row(&format!("r{i}"), 1 << next(4), false, 1.0 + next(6) as f64, metric);
+                        if next(2) == 0 {
+                            if let Some(m) = r.scenario.as_mut().and_then(|s| s.get_mut("model")) {
+                                m["name"] = json!("other");
+                            }
+                        }
+                        r
+                    })
+                    .collect();
+                let fast = floor(&rows).map(|f| (f.error, f.larger.id, f.smaller.id, f.pairs));
+                assert_eq!(fast, brute_force(&rows));
+            }
+        }
+    }
+
+    #[test]
+    fn ten_thousand_rows_of_one_run_take_a_sort_not_fifty_million_pairs() {
+        let rows: Vec<RowResult> = (0..10_000)
+            .map(|i| row(&format!("r{i}"), [8, 4][i % 2], false, 3.0 + (i % 7) as f64, "iteration_s"))
+            .collect();
+        let f = floor(&rows).expect("a contradiction");
+        assert_eq!(f.pairs, 5_000 * 5_000);
+        assert!((f.error - (9.0 - 3.0) / 12.0).abs() < 1e-12, "{}", f.error);
     }
 
     #[test]
