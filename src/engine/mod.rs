@@ -51,6 +51,25 @@ pub fn evaluate(s: &Scenario) -> Report {
     evaluate_reference(s)
 }
 
+/// About how many ops [`evaluate`] puts on the timeline of `s`, known before it runs: an
+/// evaluation's time and memory grow with it (some 20 ns and 100 bytes per op natively). At
+/// least the real count plus some (a test checks every golden case and preset in both models).
+/// The default model's transformers: [`extended::rules::timeline_ops`]; otherwise the ops are a
+/// few per layer.
+pub fn estimated_ops(s: &Scenario) -> u64 {
+    use scenario::Arch;
+    if uses_default_model(s) && !s.model.arch.family().is_dlrm() {
+        return extended::rules::timeline_ops(s).max(64);
+    }
+    let layers = match &s.model.arch {
+        Arch::Dlrm(d) | Arch::DlrmMoe(d, _) => d.bot_mlp_layers + d.top_mlp_layers,
+        Arch::DlrmTransformer(d, t) => d.bot_mlp_layers + d.top_mlp_layers + t.layers,
+        Arch::Llm(l) | Arch::LlmMoe(l, _) => l.transformer.layers,
+        Arch::Vit(v) => v.layers,
+    };
+    layers.saturating_mul(16).saturating_add(64)
+}
+
 /// Evaluates a validated scenario with the MAD-Max reference model (reference mode).
 pub fn evaluate_reference(s: &Scenario) -> Report {
     let b = reference::build(s);

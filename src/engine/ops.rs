@@ -146,7 +146,8 @@ impl Category {
 pub struct OpName {
     pub block: Block,
     /// Layer index (0 for embeddings). May be out of range in a dependency, which then matches
-    /// nothing, as in the reference (SPEC Q18).
+    /// nothing, as in the reference (SPEC Q18). Decode ops: the last decode step of the run
+    /// of steps the op stands for (its first is `micro`).
     pub layer: i32,
     pub phase: Phase,
     pub kind: OpKind,
@@ -228,14 +229,19 @@ impl fmt::Display for OpName {
             _ => None,
         };
         if self.block == Block::Decode {
-            // The step number rides in `micro`.
+            // The first decode step rides in `micro`, the last of a run of steps in `layer`.
             let what = match self.kind {
                 OpKind::Compute => "",
                 OpKind::PipeTransfer => "_c_p2p",
                 OpKind::MoeDispatch | OpKind::MoeCombine => "_c_all2all",
                 _ => "_c_act_ar",
             };
-            return write!(f, "DecodeStep{}{what}", self.micro);
+            let last = self.layer.max(0) as u32;
+            return if last > self.micro {
+                write!(f, "DecodeSteps{}-{last}{what}", self.micro)
+            } else {
+                write!(f, "DecodeStep{}{what}", self.micro)
+            };
         }
         if let Some(p) = plain {
             f.write_str(p)?;

@@ -1,6 +1,7 @@
 //! The Yew app: layout, forms, results, charts and lessons, over [`State`] and its reducer.
 //! Components only render state and dispatch actions; the browser is reached through `dom`.
 
+use super::background::use_background;
 use super::canvas::{self, Canvas, Draw};
 use super::charts::{self, Theme, TimelineGeometry};
 use super::dom;
@@ -10,6 +11,7 @@ use super::lessons;
 use super::plan;
 use super::state::{show_field, Action, Evaluated, State, View};
 use super::sweep::{self, Mode};
+use super::timeline::Lanes;
 use crate::doc::Config;
 use crate::engine::ops::Category;
 use crate::engine::report::{Limit, Report, Serving};
@@ -31,8 +33,9 @@ pub fn start() {
         web_sys::console::error_1(&info.to_string().into());
         show_crash(&info.to_string());
     }));
-    // Test hook: `#test-panic` in the address makes the page panic once it is up, so that the
-    // browser tests can see the crash notice work. Nothing else can reach it.
+    // Test hook, in test builds only (`make dist-test`): `#test-panic` in the address makes the
+    // page panic once it is up, so that the browser tests can see the crash notice work.
+    #[cfg(feature = "test-hooks")]
     if dom::window().and_then(|w| w.location().hash().ok()).as_deref() == Some("#test-panic") {
         gloo::timers::callback::Timeout::new(300, || panic!("test panic requested by #test-panic")).forget();
     }
@@ -89,33 +92,32 @@ type Dispatch = Callback<Action>;
 
 #[function_component(App)]
 fn app() -> Html {
-    let state = use_reducer(State::initial);
+    // The first state: what the address holds, else the scenario this browser kept.
+    let state = use_reducer(|| {
+        let saved = dom::saved_scenario().and_then(|q| share::decode(&q).ok());
+        State::open(share::decode(&dom::query()), saved, View::from_query(&dom::query()))
+    });
     let dispatch: Dispatch = {
         let s = state.clone();
         Callback::from(move |a: Action| s.dispatch(a))
     };
-    // Restore a shared link (or the last scenario of this browser) once, on load.
+    // Mirror the view and the scenario into the address bar as the user edits (what is on
+    // screen); a scenario too long for an address leaves only the view there.
+    let view = state.view;
+    use_effect_with(state.link(), move |link| dom::replace_query(&link.clone().unwrap_or_else(|| view.query(""))));
+    // Keep the scenario the user last made valid in this browser (and only that).
     {
         let d = dispatch.clone();
-        use_effect_with((), move |_| {
-            let link = share::decode(&dom::query());
-            let saved = dom::saved_scenario().and_then(|q| share::decode(&q).ok());
-            d.emit(Action::Restore { link, saved });
-            if let Some(v) = View::from_query(&dom::query()) {
-                d.emit(Action::SetView(v));
+        use_effect_with(state.keep.clone(), move |keep| {
+            if let Some(doc) = keep {
+                if let Err(why) = dom::save_scenario(&share::encode(doc)) {
+                    d.emit(Action::Alert(format!(
+                        "This browser did not keep the scenario for your next visit ({why}): export it (Share, import, export) to keep it."
+                    )));
+                }
             }
         });
     }
-    // Mirror the view and the scenario into the address bar as the user edits (what is on screen).
-    use_effect_with((state.doc.clone(), state.view), |(doc, view)| {
-        dom::replace_query(&view.query(&share::encode(doc)))
-    });
-    // Keep the last valid scenario in this browser.
-    use_effect_with(state.good.clone(), |good| {
-        if let Some(g) = good {
-            dom::save_scenario(&share::encode(&g.doc));
-        }
-    });
     // Redraw charts when the window size changes.
     let width = use_state(|| 0u32);
     {
@@ -180,14 +182,17 @@ fn app() -> Html {
     }
 }
 
-/// Copies the link of the scenario on screen.
+/// Copies the link of the scenario on screen (with its view: a link copied on the validation
+/// page opens it).
 fn copy_link_button(state: &State, d: &Dispatch) -> Html {
-    // The view too: a link copied on the validation page opens it.
-    let link = format!("{}?{}", dom::base_url(), state.view.query(&share::encode(&state.doc)));
+    let link = state.link().map(|q| format!("{}?{q}", dom::base_url()));
     let d = d.clone();
-    let onclick = Callback::from(move |_| {
-        dom::copy_text(&link);
-        d.emit(Action::Notify("Link copied. Anyone who opens it sees this scenario and these numbers.".into()));
+    let onclick = Callback::from(move |_| match &link {
+        Some(link) => {
+            dom::copy_text(link);
+            d.emit(Action::Notify("Link copied. Anyone who opens it sees this scenario and these numbers.".into()));
+        }
+        None => d.emit(Action::Alert(super::state::TOO_LONG_FOR_A_LINK.into())),
     });
     html! { <button id="copy-link" class="copy" {onclick} title="Copy a link that reproduces this view and scenario">{ "Copy link" }</button> }
 }
@@ -414,7 +419,7 @@ fn system_form(state: &State, d: &Dispatch) -> Html {
         .map(|g| g.id.clone())
         .unwrap_or_default();
     let per_node = state.per_node_draft.clone().or_else(|| state.per_node().map(|n| n.to_string())).unwrap_or_default();
-    let nodes = show_field(&state.doc, &NODES);
+    let nodes = state.nodes_draft.clone().unwrap_or_else(|| show_field(&state.doc, &NODES));
     let total = state.doc.count(Config::System, "num_devices");
     // Network fields up front; datasheet figures and calibrations folded (open on a problem).
     let (links, details): (Vec<Field>, Vec<Field>) = fields::system_fields()
@@ -650,8 +655,10 @@ fn import_export(state: &State, d: &Dispatch) -> Html {
             dom::download_text("madmax-timeline.csv", "text/csv", &export::timeline_csv(&g.report));
         }
     });
-    // The view too: a link copied on the validation page opens it.
-    let link = format!("{}?{}", dom::base_url(), state.view.query(&share::encode(&state.doc)));
+    let link = state.link().map_or_else(
+        || "(too long for a link: export the scenario as JSON)".to_owned(),
+        |q| format!("{}?{q}", dom::base_url()),
+    );
     html! {
         <details class="card">
             <summary><h2>{ "Share, import, export" }</h2></summary>
@@ -701,26 +708,26 @@ fn results(state: &State, d: &Dispatch, width: u32) -> Html {
             </div>
             <div class="card charts">
                 <TimelineChart good={good.clone()} selected={state.selected_op} dispatch={d.clone()} width={width} />
-                { longest_ops(state, &good, d) }
+                <LongestOps good={good.clone()} selected={state.selected_op} dispatch={d.clone()} />
                 { op_details(state, &good) }
             </div>
             { if good.report.serving.is_some() { html! {
                 <div class="card charts" id="serving">
                     <h2>{ "Serving: throughput against latency" }</h2>
-                    <Chart kind={ChartKind::Serving} good={good.clone()} width={width} />
+                    <ServingChart good={good.clone()} width={width} />
                     <p class="help">{ "Each point is one batch size (requests served together). Bigger batches share each weight read among more requests: more tokens per second, but each request's next token comes later. Grey points do not fit in memory (KV cache)." }</p>
                 </div>
             } } else { html! {} } }
             <div class="card charts">
                 <h2>{ "Pre-training throughput" }</h2>
                 <div class="pair">
-                    <Chart kind={ChartKind::Sweep(Mode::Pretrain, Axis::Gpus)} good={good.clone()} width={width} />
-                    <Chart kind={ChartKind::Sweep(Mode::Pretrain, Axis::Batch)} good={good.clone()} width={width} />
+                    <SweepChart mode={Mode::Pretrain} axis={Axis::Gpus} good={good.clone()} width={width} />
+                    <SweepChart mode={Mode::Pretrain} axis={Axis::Batch} good={good.clone()} width={width} />
                 </div>
                 <h2>{ "Inference throughput" }</h2>
                 <div class="pair">
-                    <Chart kind={ChartKind::Sweep(Mode::Inference, Axis::Gpus)} good={good.clone()} width={width} />
-                    <Chart kind={ChartKind::Sweep(Mode::Inference, Axis::Batch)} good={good.clone()} width={width} />
+                    <SweepChart mode={Mode::Inference} axis={Axis::Gpus} good={good.clone()} width={width} />
+                    <SweepChart mode={Mode::Inference} axis={Axis::Batch} good={good.clone()} width={width} />
                 </div>
                 <p class="help">{ "The same model and plan family at other sizes: more nodes of the same kind (the plan refitted), or another local batch (other batches follow). The ringed point is the scenario above." }</p>
             </div>
@@ -746,7 +753,7 @@ fn figure(id: &'static str, label: &str, value: String, raw: f64, sub: Html, hel
     }
 }
 
-fn headline(g: &Evaluated, d: &Dispatch) -> Html {
+fn headline(g: &Rc<Evaluated>, d: &Dispatch) -> Html {
     let r = &g.report;
     let s = &g.scenario;
     let tokens = export::tokens_per_s(s, r);
@@ -796,25 +803,42 @@ fn headline(g: &Evaluated, d: &Dispatch) -> Html {
                     if r.utilization.is_some() { "Everything one GPU of the busiest pipeline stage holds: weights, gradients, optimizer states, activations of the micro-batches in flight, buffers." } else { "Model weights held by each GPU under this plan. MAD-Max paper mode counts weights only." }) }
             </dl>
             { match &r.serving { Some(sv) => serving_figures(sv), None => html! {} } }
-            { match &g.expectation {
-                Some(e) => html! { <p class="help" id="runs-like-this">
-                    <span id="runs-sentence">{ e.sentence(s.system.flops_util, r.iteration_s) }</span>
-                    { match e {
-                        Expectation::Like { band, .. } => {
-                            let d = d.clone();
-                            let (kind, gpu) = (band.parallelism.to_owned(), band.gpu);
-                            html! { <>{ " " }<button class="link" id="see-runs"
-                                onclick={Callback::from(move |_| d.emit(Action::ShowRuns(kind.clone(), gpu)))}>
-                                { format!("See these {} runs", band.runs) }</button></> }
-                        }
-                        Expectation::Unknown(_) => html! {},
-                    } }
-                </p> },
-                None => html! {},
-            } }
+            <RunsLikeThis good={g.clone()} dispatch={d.clone()} />
             { for r.limits.iter().map(limit_line) }
         </div>
     }
+}
+
+#[derive(Properties, PartialEq)]
+struct RunsLikeThisProps {
+    good: Rc<Evaluated>,
+    dispatch: Dispatch,
+}
+
+/// What the published runs of this kind say about the scenario's time: computed in the
+/// background (it may evaluate the scenario again at the calibrated fractions of peak).
+#[function_component(RunsLikeThis)]
+fn runs_like_this(p: &RunsLikeThisProps) -> Html {
+    let e = use_background(
+        p.good.clone(),
+        |g: &Rc<Evaluated>| vec![g.clone()],
+        |g: &Rc<Evaluated>| crate::validation::expectation(&g.scenario, &g.report),
+    );
+    let Some(Some(e)) = e.as_ref().and_then(|v| v.first()) else { return html! {} };
+    let s = &p.good.scenario;
+    html! { <p class="help" id="runs-like-this">
+        <span id="runs-sentence">{ e.sentence(s.system.flops_util, p.good.report.iteration_s) }</span>
+        { match e {
+            Expectation::Like { band, .. } => {
+                let d = p.dispatch.clone();
+                let (kind, gpu) = (band.parallelism.to_owned(), band.gpu);
+                html! { <>{ " " }<button class="link" id="see-runs"
+                    onclick={Callback::from(move |_| d.emit(Action::ShowRuns(kind.clone(), gpu)))}>
+                    { format!("See these {} runs", band.runs) }</button></> }
+            }
+            Expectation::Unknown(_) => html! {},
+        } }
+    </p> }
 }
 
 /// The serving figures: latencies, token throughput, the batch that fits.
@@ -903,31 +927,25 @@ fn memory_note(g: &Evaluated) -> Html {
     }
 }
 
+#[derive(Properties, PartialEq)]
+struct LongestProps {
+    good: Rc<Evaluated>,
+    selected: Option<usize>,
+    dispatch: Dispatch,
+}
+
 /// The longest op of each kind (block, op kind, pass) as buttons: a keyboard way into the
-/// explain view, and a first answer to "what takes the time".
-fn longest_ops(state: &State, g: &Evaluated, d: &Dispatch) -> Html {
-    let ops = &g.report.timeline;
-    let mut best: Vec<usize> = Vec::new();
-    for (i, op) in ops.iter().enumerate() {
-        let same = |j: &usize| {
-            let o = &ops[*j].name;
-            (o.block, o.kind, o.phase) == (op.name.block, op.name.kind, op.name.phase)
-        };
-        match best.iter_mut().find(|j| same(j)) {
-            Some(j) if ops[*j].duration_s < op.duration_s => *j = i,
-            Some(_) => {}
-            None => best.push(i),
-        }
-    }
-    best.sort_by(|a, b| ops[*b].duration_s.total_cmp(&ops[*a].duration_s));
-    let idx = best;
+/// explain view, and a first answer to "what takes the time" (found once per evaluation).
+#[function_component(LongestOps)]
+fn longest_ops(p: &LongestProps) -> Html {
+    let idx = use_memo(p.good.clone(), |g| super::timeline::longest_of_each_kind(&g.report));
     html! {
         <div class="longest" aria-label="Longest ops">
             <span class="help">{ "Longest op of each kind: " }</span>
-            { for idx.into_iter().take(8).map(|i| {
-                let op = &g.report.timeline[i];
-                let d = d.clone();
-                let current = state.selected_op == Some(i);
+            { for idx.iter().take(8).map(|&i| {
+                let op = &p.good.report.timeline[i];
+                let d = p.dispatch.clone();
+                let current = p.selected == Some(i);
                 html! {
                     <button class={classes!("chip", current.then_some("current"))} aria-pressed={current.to_string()}
                         onclick={Callback::from(move |_| d.emit(Action::SelectOp(Some(i))))}>
@@ -1035,13 +1053,11 @@ enum Axis {
     Batch,
 }
 
+/// A chart drawn from the report alone.
 #[derive(Clone, Copy, PartialEq)]
 enum ChartKind {
     Breakdown,
     Memory,
-    Sweep(Mode, Axis),
-    /// LLM serving: output tokens/s against time per output token, one point per batch.
-    Serving,
 }
 
 #[derive(Properties, PartialEq)]
@@ -1051,67 +1067,19 @@ struct ChartProps {
     width: u32,
 }
 
-fn chart_id(kind: ChartKind) -> &'static str {
-    match kind {
-        ChartKind::Breakdown => "chart-breakdown",
-        ChartKind::Memory => "chart-memory",
-        ChartKind::Sweep(Mode::Pretrain, Axis::Gpus) => "chart-pretrain-gpus",
-        ChartKind::Sweep(Mode::Pretrain, Axis::Batch) => "chart-pretrain-batch",
-        ChartKind::Sweep(Mode::Inference, Axis::Gpus) => "chart-inference-gpus",
-        ChartKind::Sweep(Mode::Inference, Axis::Batch) => "chart-inference-batch",
-        ChartKind::Serving => "chart-serving",
-    }
-}
-
 #[function_component(Chart)]
 fn chart(p: &ChartProps) -> Html {
     let version = *use_memo(p.good.clone(), |_| canvas::next_version());
     let (kind, good) = (p.kind, p.good.clone());
-    let draw: Draw = Rc::new(move |c, t| {
-        let r = &good.report;
-        match kind {
-            ChartKind::Breakdown => charts::breakdown(c, t, r),
-            ChartKind::Memory => charts::memory(c, t, r),
-            ChartKind::Serving => charts::serving(c, t, &sweep::serving(&good.doc)),
-            ChartKind::Sweep(mode, axis) => {
-                let (points, x_desc) = match axis {
-                    Axis::Gpus => (sweep::vs_gpus(&good.doc, mode), "GPUs"),
-                    Axis::Batch => (sweep::vs_batch(&good.doc, mode), "local batch per GPU"),
-                };
-                let (title, rgb) = match (mode, axis) {
-                    (Mode::Pretrain, Axis::Gpus) => ("Pre-training: throughput vs GPUs", (0, 114, 178)),
-                    (Mode::Pretrain, Axis::Batch) => ("Pre-training: throughput vs batch", (0, 114, 178)),
-                    (Mode::Inference, Axis::Gpus) => ("Inference: throughput vs GPUs", (213, 94, 0)),
-                    (Mode::Inference, Axis::Batch) => ("Inference: throughput vs batch", (213, 94, 0)),
-                };
-                charts::sweep(c, t, title, x_desc, &points, rgb)
-            }
-        }
+    let draw: Draw = Rc::new(move |c, t| match kind {
+        ChartKind::Breakdown => charts::breakdown(c, t, &good.report),
+        ChartKind::Memory => charts::memory(c, t, &good.report),
     });
-    let label = match p.kind {
-        ChartKind::Breakdown => {
-            "Bars: all op times back to back, and the iteration as overlapped on two streams.".to_owned()
-        }
-        ChartKind::Memory => format!(
-            "Weights per GPU {} of {} HBM.",
-            units::bytes(p.good.report.memory.total_bytes),
-            units::bytes(p.good.report.memory.capacity_bytes)
-        ),
-        ChartKind::Sweep(..) => "Throughput at other sizes; the ringed point is the current scenario.".to_owned(),
-        ChartKind::Serving => "Output tokens per second against time per output token, one point per batch size; the ringed point is the current batch.".to_owned(),
-    };
-    html! {
-        <Canvas id={chart_id(p.kind)} label={AttrValue::from(label)} {draw} {version} width={p.width}>
-            { chart_table(p.kind, &p.good) }
-        </Canvas>
-    }
-}
-
-/// The numbers a chart plots, as a table (the chart's text alternative).
-fn chart_table(kind: ChartKind, good: &Evaluated) -> Html {
-    let r = &good.report;
-    let (head, rows): (Vec<&str>, Vec<Vec<String>>) = match kind {
+    let r = &p.good.report;
+    let (id, label, head, rows): (&str, String, Vec<&str>, Vec<Vec<String>>) = match p.kind {
         ChartKind::Breakdown => (
+            "chart-breakdown",
+            "Bars: all op times back to back, and the iteration as overlapped on two streams.".to_owned(),
             vec!["time", "s", "share of the iteration"],
             Category::ALL
                 .into_iter()
@@ -1122,6 +1090,12 @@ fn chart_table(kind: ChartKind, good: &Evaluated) -> Html {
                 .collect(),
         ),
         ChartKind::Memory => (
+            "chart-memory",
+            format!(
+                "Weights per GPU {} of {} HBM.",
+                units::bytes(r.memory.total_bytes),
+                units::bytes(r.memory.capacity_bytes)
+            ),
             vec!["part", "bytes per GPU"],
             r.memory
                 .parts
@@ -1130,39 +1104,16 @@ fn chart_table(kind: ChartKind, good: &Evaluated) -> Html {
                 .chain([vec!["HBM capacity".to_owned(), units::bytes(r.memory.capacity_bytes)]])
                 .collect(),
         ),
-        ChartKind::Sweep(mode, axis) => {
-            let points = match axis {
-                Axis::Gpus => sweep::vs_gpus(&good.doc, mode),
-                Axis::Batch => sweep::vs_batch(&good.doc, mode),
-            };
-            (
-                vec![if axis == Axis::Gpus { "GPUs" } else { "local batch" }, "samples/s"],
-                points
-                    .iter()
-                    .map(|p| {
-                        vec![
-                            format!("{}{}", p.x, if p.current { " (this scenario)" } else { "" }),
-                            p.samples_per_s.map_or("no valid plan".to_owned(), |t| units::si(t, "samples/s")),
-                        ]
-                    })
-                    .collect(),
-            )
-        }
-        ChartKind::Serving => (
-            vec!["batch", "time per output token", "output tokens/s", "fits"],
-            sweep::serving(&good.doc)
-                .iter()
-                .map(|p| {
-                    vec![
-                        format!("{}{}", p.batch, if p.current { " (this scenario)" } else { "" }),
-                        units::duration(p.tpot_s),
-                        units::si(p.tokens_per_s, "tokens/s"),
-                        (if p.fits { "yes" } else { "no" }).to_owned(),
-                    ]
-                })
-                .collect(),
-        ),
     };
+    html! {
+        <Canvas id={id} label={AttrValue::from(label)} {draw} {version} width={p.width}>
+            { numbers(&head, &rows) }
+        </Canvas>
+    }
+}
+
+/// The numbers a chart plots, as a table (the chart's text alternative).
+fn numbers(head: &[&str], rows: &[Vec<String>]) -> Html {
     html! {
         <details class="chart-data">
             <summary>{ "The numbers" }</summary>
@@ -1171,6 +1122,102 @@ fn chart_table(kind: ChartKind, good: &Evaluated) -> Html {
                 <tbody>{ for rows.iter().map(|row| html! { <tr>{ for row.iter().map(|c| html! { <td>{ c }</td> }) }</tr> }) }</tbody>
             </table>
         </details>
+    }
+}
+
+/// What a chart of computed points says while they are computed in the background.
+const COMPUTING: &str = "computing the other sizes...";
+
+#[derive(Properties, PartialEq)]
+struct SweepProps {
+    mode: Mode,
+    axis: Axis,
+    good: Rc<Evaluated>,
+    width: u32,
+}
+
+fn sweep_probes((good, mode, axis): &(Rc<Evaluated>, Mode, Axis)) -> Vec<sweep::Probe> {
+    match axis {
+        Axis::Gpus => sweep::vs_gpus(&good.doc, *mode),
+        Axis::Batch => sweep::vs_batch(&good.doc, *mode),
+    }
+}
+
+/// Throughput at other cluster sizes or batches, evaluated in the background.
+#[function_component(SweepChart)]
+fn sweep_chart(p: &SweepProps) -> Html {
+    let points = use_background((p.good.clone(), p.mode, p.axis), sweep_probes, sweep::throughput);
+    let version = *use_memo((p.good.clone(), points.is_some()), |_| canvas::next_version());
+    let (mode, axis) = (p.mode, p.axis);
+    let (id, title, rgb) = match (mode, axis) {
+        (Mode::Pretrain, Axis::Gpus) => ("chart-pretrain-gpus", "Pre-training: throughput vs GPUs", (0, 114, 178)),
+        (Mode::Pretrain, Axis::Batch) => ("chart-pretrain-batch", "Pre-training: throughput vs batch", (0, 114, 178)),
+        (Mode::Inference, Axis::Gpus) => ("chart-inference-gpus", "Inference: throughput vs GPUs", (213, 94, 0)),
+        (Mode::Inference, Axis::Batch) => ("chart-inference-batch", "Inference: throughput vs batch", (213, 94, 0)),
+    };
+    let x_desc = if axis == Axis::Gpus { "GPUs" } else { "local batch per GPU" };
+    let drawn = points.clone();
+    let draw: Draw = Rc::new(move |c, t| match &drawn {
+        Some(points) => charts::sweep(c, t, title, x_desc, points, rgb),
+        None => charts::message(c, t, 220, COMPUTING),
+    });
+    let rows: Vec<Vec<String>> = points
+        .iter()
+        .flat_map(|v| v.iter())
+        .map(|p| {
+            vec![
+                format!("{}{}", p.x, if p.current { " (this scenario)" } else { "" }),
+                p.samples_per_s.map_or("no valid plan".to_owned(), |t| units::si(t, "samples/s")),
+            ]
+        })
+        .collect();
+    html! {
+        <div class="computed" data-ready={points.is_some().to_string()}>
+            <Canvas id={id} label={AttrValue::from("Throughput at other sizes; the ringed point is the current scenario.")} {draw} {version} width={p.width}>
+                { numbers(&[if axis == Axis::Gpus { "GPUs" } else { "local batch" }, "samples/s"], &rows) }
+            </Canvas>
+        </div>
+    }
+}
+
+#[derive(Properties, PartialEq)]
+struct ServingProps {
+    good: Rc<Evaluated>,
+    width: u32,
+}
+
+/// LLM serving: output tokens/s against time per output token, one point per batch, evaluated
+/// in the background.
+#[function_component(ServingChart)]
+fn serving_chart(p: &ServingProps) -> Html {
+    let points = use_background(p.good.clone(), |g: &Rc<Evaluated>| sweep::serving(&g.doc), sweep::serve_point);
+    let curve = use_memo((p.good.clone(), points.clone()), |(good, points)| {
+        points.as_ref().map(|pts| sweep::serving_curve(&sweep::serving(&good.doc), pts))
+    });
+    let version = *use_memo((p.good.clone(), points.is_some()), |_| canvas::next_version());
+    let drawn = curve.clone();
+    let draw: Draw = Rc::new(move |c, t| match drawn.as_ref() {
+        Some(points) => charts::serving(c, t, points),
+        None => charts::message(c, t, 260, COMPUTING),
+    });
+    let rows: Vec<Vec<String>> = curve
+        .iter()
+        .flatten()
+        .map(|p| {
+            vec![
+                format!("{}{}", p.batch, if p.current { " (this scenario)" } else { "" }),
+                units::duration(p.tpot_s),
+                units::si(p.tokens_per_s, "tokens/s"),
+                (if p.fits { "yes" } else { "no" }).to_owned(),
+            ]
+        })
+        .collect();
+    html! {
+        <div class="computed" data-ready={points.is_some().to_string()}>
+            <Canvas id="chart-serving" label={AttrValue::from("Output tokens per second against time per output token, one point per batch size; the ringed point is the current batch.")} {draw} {version} width={p.width}>
+                { numbers(&["batch", "time per output token", "output tokens/s", "fits"], &rows) }
+            </Canvas>
+        </div>
     }
 }
 
@@ -1185,6 +1232,7 @@ struct TimelineProps {
 #[function_component(TimelineChart)]
 fn timeline_chart(p: &TimelineProps) -> Html {
     let canvas = use_node_ref();
+    let lanes = use_memo(p.good.clone(), |g| Lanes::new(&g.report));
     let geometry = use_mut_ref(TimelineGeometry::default);
     let hover = use_state(|| None::<(usize, f64, f64)>);
     let problem = use_state(|| None::<String>);
@@ -1192,9 +1240,10 @@ fn timeline_chart(p: &TimelineProps) -> Html {
         let canvas = canvas.clone();
         let geometry = geometry.clone();
         let problem = problem.clone();
+        let lanes = lanes.clone();
         use_effect_with((p.good.clone(), p.selected, p.width), move |(good, selected, _)| {
             if let Some(c) = canvas.cast::<HtmlCanvasElement>() {
-                match charts::timeline(&c, &Theme::current(), &good.report, *selected) {
+                match charts::timeline(&c, &Theme::current(), &good.report, &lanes, *selected) {
                     Ok(g) => {
                         *geometry.borrow_mut() = g;
                         problem.set(None);
@@ -1208,13 +1257,14 @@ fn timeline_chart(p: &TimelineProps) -> Html {
         let canvas = canvas.clone();
         let geometry = geometry.clone();
         let good = p.good.clone();
+        let lanes = lanes.clone();
         move |e: &MouseEvent| -> Option<(usize, f64, f64)> {
             let c = canvas.cast::<HtmlCanvasElement>()?;
             let rect = c.get_bounding_client_rect();
             let ratio = c.width() as f64 / rect.width().max(1.0);
             let x = (e.client_x() as f64 - rect.left()) * ratio;
             let y = (e.client_y() as f64 - rect.top()) * ratio;
-            let i = geometry.borrow().hit(&good.report.timeline, x, y)?;
+            let i = geometry.borrow().hit(&good.report, &lanes, x, y)?;
             Some((i, e.client_x() as f64 - rect.left(), e.client_y() as f64 - rect.top()))
         }
     };

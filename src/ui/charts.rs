@@ -3,7 +3,8 @@
 //! text the page shows, never a panic.
 
 use super::sweep::{Point, ServePoint};
-use crate::engine::ops::{Category, Op, Stream};
+use super::timeline::Lanes;
+use crate::engine::ops::{Category, Stream};
 use crate::engine::report::{MemPart, Report};
 use crate::stories::ScalePoint;
 use crate::units;
@@ -200,31 +201,24 @@ pub struct TimelineGeometry {
 
 impl TimelineGeometry {
     /// The op under canvas pixel (x, y), if any: lanes are the upper (computation) and lower
-    /// (communication) halves of the plotting area.
-    pub fn hit(&self, ops: &[Op], x: f64, y: f64) -> Option<usize> {
+    /// (communication) halves of the plotting area; two pixels of slack for thin ops.
+    pub fn hit(&self, r: &Report, lanes: &Lanes, x: f64, y: f64) -> Option<usize> {
         if x < self.x0 || x > self.x1 || y < self.y0 || y > self.y1 || self.x1 <= self.x0 {
             return None;
         }
         let t = (x - self.x0) / (self.x1 - self.x0) * self.end_s;
         let lane = if y < (self.y0 + self.y1) / 2.0 { Stream::Computation } else { Stream::Communication };
-        // Tolerance of two pixels for thin ops.
-        let slack = 2.0 / (self.x1 - self.x0) * self.end_s;
-        ops.iter()
-            .enumerate()
-            .filter(|(_, o)| o.name.stream() == lane && o.start_s - slack <= t && t <= o.end_s() + slack)
-            .min_by(|a, b| {
-                let d = |o: &Op| (o.start_s + o.duration_s / 2.0 - t).abs();
-                d(a.1).total_cmp(&d(b.1))
-            })
-            .map(|(i, _)| i)
+        lanes.hit(r, lane, t, 2.0 / (self.x1 - self.x0) * self.end_s)
     }
 }
 
-/// The two streams over one iteration: one bar per op, coloured by kind.
+/// The two streams over one iteration, coloured by kind: ops a pixel wide or more as
+/// themselves, narrower ones merged ([`Lanes::bars`]).
 pub fn timeline(
     canvas: &HtmlCanvasElement,
     theme: &Theme,
     r: &Report,
+    lanes: &Lanes,
     selected: Option<usize>,
 ) -> Result<TimelineGeometry, String> {
     let root = area(canvas, theme, 170)?;
@@ -238,27 +232,25 @@ pub fn timeline(
         ["communication", "computation"],
         104.0,
     )?;
-    let lane = |o: &Op| match o.name.stream() {
+    let lane = |s: Stream| match s {
         Stream::Computation => (1.1, 1.9),
         Stream::Communication => (0.1, 0.9),
     };
+    let (xr, yr) = chart.plotting_area().get_pixel_range();
+    let bars = lanes.bars(r, (xr.end - xr.start) as f64);
     chart
-        .draw_series(r.timeline.iter().map(|o| {
-            let (y0, y1) = lane(o);
-            Rectangle::new(
-                [(o.start_s * scale, y0), (o.end_s() * scale, y1)],
-                color(category_rgb(o.name.category())).filled(),
-            )
+        .draw_series(bars.iter().map(|b| {
+            let (y0, y1) = lane(b.stream);
+            Rectangle::new([(b.start_s * scale, y0), (b.end_s * scale, y1)], color(category_rgb(b.category)).filled())
         }))
         .map_err(err)?;
     if let Some(o) = selected.and_then(|i| r.timeline.get(i)) {
-        let (y0, y1) = lane(o);
+        let (y0, y1) = lane(o.name.stream());
         let mark = theme.text().stroke_width(theme.px(2.0));
         chart
             .draw_series([Rectangle::new([(o.start_s * scale, y0 - 0.05), (o.end_s() * scale, y1 + 0.05)], mark)])
             .map_err(err)?;
     }
-    let (xr, yr) = chart.plotting_area().get_pixel_range();
     root.present().map_err(err)?;
     Ok(TimelineGeometry {
         x0: xr.start as f64,
@@ -267,6 +259,14 @@ pub fn timeline(
         y1: yr.end as f64,
         end_s: r.iteration_s,
     })
+}
+
+/// A chart's place with one line of text in it (while its numbers are being computed).
+pub fn message(canvas: &HtmlCanvasElement, theme: &Theme, css_height: u32, text: &str) -> Result<(), String> {
+    let root = area(canvas, theme, css_height)?;
+    root.draw(&Text::new(text.to_owned(), (theme.px(10.0) as i32, theme.px(30.0) as i32), theme.font(13.0)))
+        .map_err(err)?;
+    root.present().map_err(err)
 }
 
 /// Throughput against a swept quantity. The sizes are powers of two apart, so they sit at even

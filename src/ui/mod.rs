@@ -9,9 +9,12 @@ pub mod lessons;
 pub mod plan;
 pub mod state;
 pub mod sweep;
+pub mod timeline;
 
 #[cfg(target_arch = "wasm32")]
 mod app;
+#[cfg(target_arch = "wasm32")]
+mod background;
 #[cfg(target_arch = "wasm32")]
 mod canvas;
 #[cfg(target_arch = "wasm32")]

@@ -39,9 +39,20 @@ fn family(doc: &Doc) -> Option<Family> {
     Family::ALL.iter().copied().find(|f| f.config_name() == t)
 }
 
-fn throughput(doc: &Doc) -> Option<f64> {
-    let s = validate(&doc.to_raw()).ok()?;
-    Some(evaluate(&s).throughput_samples_per_s)
+/// A scenario a sweep evaluates: where it sits on the chart and its doc. Sweeps are lists of
+/// probes so that the page can evaluate them one at a time, between frames.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Probe {
+    pub x: f64,
+    /// True for the scenario as configured.
+    pub current: bool,
+    pub doc: Doc,
+}
+
+/// The throughput at a probe.
+pub fn throughput(p: &Probe) -> Point {
+    let samples_per_s = validate(&p.doc.to_raw()).ok().map(|s| evaluate(&s).throughput_samples_per_s);
+    Point { x: p.x, samples_per_s, current: p.current }
 }
 
 fn with_mode(doc: &Doc, mode: Mode) -> Doc {
@@ -52,7 +63,7 @@ fn with_mode(doc: &Doc, mode: Mode) -> Doc {
 
 /// Throughput against the number of GPUs: the same GPUs per node, node counts from an eighth
 /// to four times the current one (powers of two), the plan refitted at each size.
-pub fn vs_gpus(doc: &Doc, mode: Mode) -> Vec<Point> {
+pub fn vs_gpus(doc: &Doc, mode: Mode) -> Vec<Probe> {
     let (Some(f), Some(total), Some(nodes)) =
         (family(doc), doc.count(Config::System, "num_devices"), doc.count(Config::System, "num_nodes"))
     else {
@@ -60,7 +71,7 @@ pub fn vs_gpus(doc: &Doc, mode: Mode) -> Vec<Point> {
     };
     let per = total / nodes.max(1);
     let mut counts: Vec<u64> = (-3..=2)
-        .map(|k: i32| if k < 0 { nodes >> (-k) as u32 } else { nodes << k as u32 })
+        .map(|k: i32| if k < 0 { nodes >> (-k) as u32 } else { nodes.saturating_mul(1 << k) })
         .filter(|&n| n >= 1)
         .collect();
     counts.push(nodes);
@@ -71,27 +82,29 @@ pub fn vs_gpus(doc: &Doc, mode: Mode) -> Vec<Point> {
         .map(|n| {
             let mut d = with_mode(doc, mode);
             d.set(Config::System, "num_nodes", json!(n));
-            d.set(Config::System, "num_devices", json!(per * n));
+            d.set(Config::System, "num_devices", json!(per.saturating_mul(n)));
             if n == 1 {
                 d.set(Config::System, "ar_perc_intra", json!(1.0));
             } else if nodes == 1 {
                 d.set(Config::System, "ar_perc_intra", json!(presets::DATACENTER_UTIL.ar_perc_intra));
             }
-            plan::fit_to_cluster(&mut d.task, f, per, per * n);
-            Point { x: (per * n) as f64, samples_per_s: throughput(&d), current: n == nodes }
+            plan::fit_to_cluster(&mut d.task, f, per, per.saturating_mul(n));
+            Probe { x: per.saturating_mul(n) as f64, current: n == nodes, doc: d }
         })
         .collect()
 }
 
 /// Throughput against the primary component's local batch (the other batches follow):
 /// powers of two from an eighth to eight times the current batch.
-pub fn vs_batch(doc: &Doc, mode: Mode) -> Vec<Point> {
+pub fn vs_batch(doc: &Doc, mode: Mode) -> Vec<Probe> {
     let Some(f) = family(doc) else { return Vec::new() };
     let Some(primary) = plan::spec_keys(f).first() else { return Vec::new() };
     let key = plan::batch_key(primary);
     let Some(b) = doc.count(Config::Task, key) else { return Vec::new() };
-    let mut sizes: Vec<u64> =
-        (-3..=3).map(|k: i32| if k < 0 { b >> (-k) as u32 } else { b << k as u32 }).filter(|&x| x >= 1).collect();
+    let mut sizes: Vec<u64> = (-3..=3)
+        .map(|k: i32| if k < 0 { b >> (-k) as u32 } else { b.saturating_mul(1 << k) })
+        .filter(|&x| x >= 1)
+        .collect();
     sizes.push(b);
     sizes.sort_unstable();
     sizes.dedup();
@@ -101,7 +114,7 @@ pub fn vs_batch(doc: &Doc, mode: Mode) -> Vec<Point> {
             let mut d = with_mode(doc, mode);
             d.set(Config::Task, key, json!(x));
             plan::sync_batches(&mut d.task, f);
-            Point { x: x as f64, samples_per_s: throughput(&d), current: x == b }
+            Probe { x: x as f64, current: x == b, doc: d }
         })
         .collect()
 }
@@ -119,46 +132,60 @@ pub struct ServePoint {
     pub current: bool,
 }
 
-/// The serving trade-off: the scenario at batch sizes 1, 2, 4, ... up to the largest that fits
-/// (and one beyond, marked), each with its time per output token and token throughput.
-pub fn serving(doc: &Doc) -> Vec<ServePoint> {
-    let Some(b) = doc.count(Config::Task, "local_transformer_bs") else { return Vec::new() };
-    let Some(f) = family(doc) else { return Vec::new() };
-    let mut out = Vec::new();
-    let mut x = 1u64;
-    while x <= 4096 {
-        let mut d = doc.clone();
-        d.set(Config::Task, "local_transformer_bs", json!(x));
-        plan::sync_batches(&mut d.task, f);
-        let Some(r) = validate(&d.to_raw()).ok().map(|s| evaluate(&s)) else { break };
-        let Some(sv) = r.serving else { break };
-        let fits = r.memory.fits();
-        out.push(ServePoint {
-            batch: x,
-            tpot_s: sv.tpot_s,
-            tokens_per_s: sv.output_tokens_per_s,
-            fits,
-            current: x == b,
-        });
-        if !fits && x > b {
+/// Largest batch the serving trade-off tries.
+const MAX_SERVING_BATCH: u64 = 4096;
+
+/// The serving trade-off's probes: batch sizes 1, 2, 4, ... up to 4096, and the scenario's own
+/// batch ([`serving_curve`] keeps those up to the largest that fits, and one beyond).
+pub fn serving(doc: &Doc) -> Vec<Probe> {
+    let (Some(b), Some(f)) = (doc.count(Config::Task, "local_transformer_bs"), family(doc)) else { return Vec::new() };
+    let mut sizes: Vec<u64> =
+        std::iter::successors(Some(1u64), |x| Some(x * 2)).take_while(|x| *x <= MAX_SERVING_BATCH).collect();
+    sizes.push(b);
+    sizes.sort_unstable();
+    sizes.dedup();
+    sizes
+        .into_iter()
+        .map(|x| {
+            let mut d = doc.clone();
+            d.set(Config::Task, "local_transformer_bs", json!(x));
+            plan::sync_batches(&mut d.task, f);
+            Probe { x: x as f64, current: x == b, doc: d }
+        })
+        .collect()
+}
+
+/// The serving figures at a probe; `None` when the scenario is not valid there or not serving.
+pub fn serve_point(p: &Probe) -> Option<ServePoint> {
+    let r = evaluate(&validate(&p.doc.to_raw()).ok()?);
+    let sv = r.serving?;
+    Some(ServePoint {
+        batch: p.x as u64,
+        tpot_s: sv.tpot_s,
+        tokens_per_s: sv.output_tokens_per_s,
+        fits: r.memory.fits(),
+        current: p.current,
+    })
+}
+
+/// The serving trade-off from its probes and their points ([`serve_point`]), in batch order:
+/// powers of two up to the first that is not valid, or to the first past the scenario's own
+/// batch that does not fit; and the scenario's own batch.
+pub fn serving_curve(probes: &[Probe], points: &[Option<ServePoint>]) -> Vec<ServePoint> {
+    let own = probes.iter().zip(points).find(|(p, _)| p.current);
+    let b = own.map_or(0, |(p, _)| p.x as u64);
+    let mut out: Vec<ServePoint> = Vec::new();
+    for (probe, point) in probes.iter().zip(points).filter(|(p, _)| (p.x as u64).is_power_of_two()) {
+        let Some(q) = point else { break };
+        out.push(*q);
+        if !q.fits && probe.x as u64 > b {
             break;
         }
-        x *= 2;
     }
     if !out.iter().any(|p| p.current) {
-        let mut d = doc.clone();
-        plan::sync_batches(&mut d.task, f);
-        if let Some(r) = validate(&d.to_raw()).ok().map(|s| evaluate(&s)) {
-            if let Some(sv) = r.serving {
-                out.push(ServePoint {
-                    batch: b,
-                    tpot_s: sv.tpot_s,
-                    tokens_per_s: sv.output_tokens_per_s,
-                    fits: r.memory.fits(),
-                    current: true,
-                });
-                out.sort_by_key(|p| p.batch);
-            }
+        if let Some(q) = own.and_then(|(_, q)| *q) {
+            out.push(q);
+            out.sort_by_key(|p| p.batch);
         }
     }
     out
@@ -173,13 +200,13 @@ mod tests {
     fn sweeps_cover_the_current_point_and_other_sizes() {
         let s = State::initial();
         let now = s.good.as_ref().expect("good").report.throughput_samples_per_s;
-        let g = vs_gpus(&s.doc, Mode::Pretrain);
+        let g: Vec<Point> = vs_gpus(&s.doc, Mode::Pretrain).iter().map(throughput).collect();
         assert!(g.len() >= 5, "{g:?}");
         let cur = g.iter().find(|p| p.current).expect("current point");
         assert_eq!(cur.x, 2048.0);
         assert_eq!(cur.samples_per_s, Some(now));
         assert!(g.iter().all(|p| p.samples_per_s.is_some()), "{g:?}");
-        let b = vs_batch(&s.doc, Mode::Inference);
+        let b: Vec<Point> = vs_batch(&s.doc, Mode::Inference).iter().map(throughput).collect();
         assert!(b.len() >= 4 && b.iter().any(|p| p.current));
         // Inference is faster per iteration than training on the same plan.
         let inf_now = b.iter().find(|p| p.current).and_then(|p| p.samples_per_s).expect("valid");
@@ -192,7 +219,8 @@ mod tests {
         let sc = p.scenarios.iter().find(|s| s.id == "serve__llama2_70b__h100_sxm_4__fp8").expect("serving preset");
         let mut doc = Doc::new(p.configs(sc).expect("configs"));
         crate::ui::state::default_model_settings(&mut doc, crate::engine::scenario::Mode::Default);
-        let pts = serving(&doc);
+        let probes = serving(&doc);
+        let pts = serving_curve(&probes, &probes.iter().map(serve_point).collect::<Vec<_>>());
         assert!(pts.len() >= 5, "{pts:?}");
         assert!(pts.iter().any(|p| p.current));
         for w in pts.windows(2) {
@@ -206,7 +234,7 @@ mod tests {
         let p = presets::all().expect("presets");
         let sc = p.scenarios.iter().find(|s| s.id == "dlrm__dlrm_a__zionex_128__dlrm_train").expect("case");
         let doc = Doc::new(p.configs(sc).expect("configs"));
-        assert!(vs_gpus(&doc, Mode::Pretrain).iter().all(|p| p.samples_per_s.is_some()));
-        assert!(vs_batch(&doc, Mode::Pretrain).iter().all(|p| p.samples_per_s.is_some()));
+        assert!(vs_gpus(&doc, Mode::Pretrain).iter().all(|p| throughput(p).samples_per_s.is_some()));
+        assert!(vs_batch(&doc, Mode::Pretrain).iter().all(|p| throughput(p).samples_per_s.is_some()));
     }
 }

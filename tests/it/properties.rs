@@ -122,3 +122,40 @@ fn the_default_model_counts_at_least_the_reference_flops() {
         );
     }
 }
+
+/// The cost estimate budgets rely on: never below the real op count, and not far above it, on
+/// every golden case and scenario preset in both models (and each as inference).
+#[test]
+fn estimated_ops_bound_the_timeline_from_above_and_closely() {
+    use madmax::engine::estimated_ops;
+    let p = madmax::presets::all().expect("presets");
+    let mut scenarios: Vec<Value> = case_files().iter().map(|f| read_json(f)["inputs"].clone()).collect();
+    for sc in &p.scenarios {
+        let [m, s, t] = p.configs(sc).expect("configs");
+        scenarios.push(json!({"model": m, "system": s, "task": t}));
+    }
+    let mut worst = 1.0f64;
+    let mut checked = 0;
+    for v in &scenarios {
+        for mode in ["reference", "default"] {
+            for kind in [None, Some("inference")] {
+                let mut w = v.clone();
+                w["task"]["mode"] = json!(mode);
+                if let Some(k) = kind {
+                    w["task"]["type"] = json!(k);
+                }
+                let Ok(s) = validate(&raw_of(&json!({ "inputs": w }))) else { continue };
+                let (n, est) = (evaluate(&s).timeline.len() as u64, estimated_ops(&s));
+                assert!(n <= est, "{} ({mode}): {n} ops, estimated {est}", s.model.name);
+                // Small timelines cost nothing either way; large ones must be estimated closely.
+                if n >= 1000 {
+                    worst = worst.max(est as f64 / n as f64);
+                }
+                assert!(est <= 32 * n + 200, "{} ({mode}): {n} ops, estimated {est}", s.model.name);
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 500, "{checked}");
+    assert!(worst < 3.0, "a timeline of 1,000 ops or more estimated {worst:.1} times its real count");
+}

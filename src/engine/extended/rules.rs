@@ -5,10 +5,14 @@ use super::shape::Dims;
 use crate::engine::scenario::{Scenario, Spec, Strategy};
 use crate::engine::validate::FieldError;
 
-/// Most ops one default-model timeline may hold: a timeline of the last pipeline stage has
-/// about 16 ops per layer per micro-batch, and a serving timeline two per decode step. The
-/// limit keeps an evaluation under a second and its memory under a few hundred MB.
+/// Most ops one default-model timeline may hold ([`timeline_ops`]): a timeline of the last
+/// pipeline stage has 4 to 21 ops per layer per micro-batch, and a serving timeline two per
+/// decode step. The limit keeps an evaluation under a second and its memory under a few
+/// hundred MB.
 pub const MAX_OPS: u64 = 2_000_000;
+
+/// Most tokens one request may generate: a decode step each, every step a little arithmetic.
+pub const MAX_OUTPUT_TOKENS: u64 = 1_000_000;
 
 const ALLOWED: &[Strategy] = &[Strategy::Ddp, Strategy::Fsdp, Strategy::Tp, Strategy::Pp, Strategy::Cp, Strategy::Ep];
 
@@ -80,23 +84,23 @@ pub fn check(s: &Scenario) -> Vec<FieldError> {
         }
     }
     // Bounded work: micro-batches x layers of a stage (training), decode steps (serving).
-    let micro = setup.micro_batch.unwrap_or(if pp > 1 { 1 } else { local }).clamp(1, local.max(1));
-    let stage_layers = d.layers.div_ceil(pp.max(1));
-    let ops = (local / micro).saturating_mul(stage_layers).saturating_mul(16);
     let serving = matches!(s.task.kind, crate::engine::scenario::TaskKind::Inference);
+    let ops = timeline_ops(s);
     if !serving && ops > MAX_OPS {
+        let micro = setup.micro_batch.unwrap_or(if pp > 1 { 1 } else { local }).clamp(1, local.max(1));
         errors.push(FieldError::new(
             "task.micro_batch",
             format!(
-                "{} micro-batches of {stage_layers} layers would make a timeline of about {ops} ops (at most {MAX_OPS}); use bigger micro-batches or a smaller batch per GPU",
-                local / micro
+                "{} micro-batches of {} layers would make a timeline of about {ops} ops (at most {MAX_OPS}); use bigger micro-batches or a smaller batch per GPU",
+                local / micro,
+                d.layers.div_ceil(pp.max(1))
             ),
         ));
     }
-    if serving && setup.output_tokens.unwrap_or(0).saturating_mul(2) > MAX_OPS {
+    if serving && setup.output_tokens.unwrap_or(0) > MAX_OUTPUT_TOKENS {
         errors.push(FieldError::new(
             "task.output_tokens",
-            format!("at most {} generated tokens per request (one decode step each)", MAX_OPS / 2),
+            format!("at most {MAX_OUTPUT_TOKENS} generated tokens per request (one decode step each)"),
         ));
     }
     if serving && setup.input_tokens.unwrap_or(0).saturating_add(setup.output_tokens.unwrap_or(0)) > 1 << 24 {
@@ -123,6 +127,46 @@ pub fn check(s: &Scenario) -> Vec<FieldError> {
         }
     }
     errors
+}
+
+/// About how many ops the default model's timeline of a transformer scenario holds, never fewer:
+/// per layer of the busiest pipeline stage and per micro-batch, a forward (and when training a
+/// backward) computation of attention and feed-forward, and the collectives the plan adds
+/// (tensor parallelism 2 per pass, sequence parallelism 2 more, context 1, experts 2, ZeRO-3's
+/// gather, and its gradient reduction); a few per micro-batch and per iteration. An LLM
+/// serving: 4 per layer, 2 per run of decode steps and a quarter per step (the arithmetic of
+/// the steps a run folds together). 0 when the scenario has no transformer plan.
+pub fn timeline_ops(s: &Scenario) -> u64 {
+    let Some(d) = Dims::of(&s.model) else { return 0 };
+    let Some(spec) = s.task.plan.transformer.as_ref() else { return 0 };
+    let setup = &s.task.setup;
+    let degree = |st: Strategy| spec.product_of(&[st]);
+    let pp = degree(Strategy::Pp).max(1);
+    if super::serving::serves(s) {
+        // Runs of decode steps share an op; each step still costs a little arithmetic.
+        let output = super::serving::output_tokens(setup.output_tokens, d.seq as u64);
+        let decode_ops = output.min(super::serving::MAX_DECODE_OPS).saturating_mul(2);
+        return d
+            .layers
+            .saturating_mul(4)
+            .saturating_add(decode_ops)
+            .saturating_add(output / 4)
+            .saturating_add(pp + 64);
+    }
+    let tp = u64::from(degree(Strategy::Tp) > 1);
+    let sp = tp * u64::from(setup.sequence_parallel);
+    let cp = u64::from(degree(Strategy::Cp) > 1);
+    let ep = u64::from(d.is_moe());
+    let zero3 = u64::from(degree(Strategy::Fsdp) > 1 || setup.zero_stage >= 3);
+    let pass = 2 + 2 * tp + 2 * sp + cp + 2 * ep + zero3;
+    let per_layer = if s.task.kind.trains() { 2 * pass + zero3 } else { pass };
+    let stage_layers = d.layers.div_ceil(pp);
+    let local = s.task.plan.local_transformer_batch.unwrap_or(1);
+    let micro = setup.micro_batch.unwrap_or(if pp > 1 { 1 } else { local }).clamp(1, local.max(1));
+    (local / micro)
+        .saturating_mul(stage_layers.saturating_mul(per_layer).saturating_add(8))
+        .saturating_add(stage_layers.saturating_mul(2))
+        .saturating_add(64)
 }
 
 /// The rules every spec follows: allowed strategies, each at most once, degrees multiplying to

@@ -19,6 +19,11 @@ use crate::engine::scenario::{Arch, Precision, Scenario, TaskKind};
 /// Generated tokens per request when the task does not say.
 const DEFAULT_OUTPUT_TOKENS: u64 = 128;
 
+/// Most decode ops a serving timeline holds: longer generations put runs of consecutive steps in
+/// one op each (their times summed), so that a timeline stays a few thousand ops and an
+/// evaluation a few milliseconds, whatever the output length.
+pub const MAX_DECODE_OPS: u64 = 1000;
+
 /// Per-scenario quantities of the serving model.
 #[derive(Clone, Debug)]
 pub struct Serve<'a> {
@@ -45,16 +50,27 @@ pub struct Step {
     pub comm_s: f64,
 }
 
+/// True when the default model evaluates `s` as serving: an LLM's inference.
+pub fn serves(s: &Scenario) -> bool {
+    matches!(s.task.kind, TaskKind::Inference) && matches!(s.model.arch, Arch::Llm(_) | Arch::LlmMoe(..))
+}
+
+/// Tokens each request generates: as the task says, else [`DEFAULT_OUTPUT_TOKENS`] (at most
+/// half the model's sequence).
+pub fn output_tokens(given: Option<u64>, seq: u64) -> u64 {
+    given.unwrap_or(DEFAULT_OUTPUT_TOKENS.min(seq / 2).max(1))
+}
+
 impl<'a> Serve<'a> {
     /// The serving model of an LLM inference scenario; `None` for other families and tasks.
     pub fn new(s: &'a Scenario) -> Option<Serve<'a>> {
-        if !matches!(s.task.kind, TaskKind::Inference) || !matches!(s.model.arch, Arch::Llm(_) | Arch::LlmMoe(..)) {
+        if !serves(s) {
             return None;
         }
         let cx = Cx::new(s)?;
         let setup = &s.task.setup;
         let seq = cx.d.seq as u64;
-        let output = setup.output_tokens.unwrap_or(DEFAULT_OUTPUT_TOKENS.min(seq / 2).max(1));
+        let output = output_tokens(setup.output_tokens, seq);
         let input = setup.input_tokens.unwrap_or(seq.saturating_sub(output).max(1));
         let model_bytes = cx.d.elem_bytes;
         let weight_bytes = setup.weight_format.map_or(model_bytes, Precision::bytes);
@@ -152,18 +168,26 @@ impl<'a> Serve<'a> {
         let d = &self.cx.d;
         let b = self.batch;
         let f = d.layer_flops();
-        let (attn_w, _) = self.layer_weights();
-        let kv = b * context * 2.0 * self.kv_heads_local() * self.head_dim() * self.kv_bytes;
         let hbm = self.cx.hbm_bytes_per_s;
-        let attn_s = self.roofline(
-            b * (f.attn_linear + 4.0 * context * d.hidden * d.score_cost()) / self.tp(),
-            attn_w * self.weight_bytes + kv,
-        ) + b * d.hidden_bytes() / hbm
-            + KERNELS_PER_BLOCK * KERNEL_OVERHEAD_S;
         let ffn_s = self.roofline(b * f.ffn / self.tp(), self.experts_read(b) * self.weight_bytes)
             + b * (d.hidden_bytes() + d.ffn_act_bytes() / self.tp()) / hbm
             + KERNELS_PER_BLOCK * KERNEL_OVERHEAD_S;
-        Step { attn_s, ffn_s, comm_s: self.comm(b) }
+        Step { attn_s: self.decode_attn_s(context), ffn_s, comm_s: self.comm(b) }
+    }
+
+    /// A decode step's attention in one layer with `context` tokens in the cache: the only part
+    /// of a decode step that grows with the context, s.
+    fn decode_attn_s(&self, context: f64) -> f64 {
+        let d = &self.cx.d;
+        let b = self.batch;
+        let f = d.layer_flops();
+        let (attn_w, _) = self.layer_weights();
+        let kv = b * context * 2.0 * self.kv_heads_local() * self.head_dim() * self.kv_bytes;
+        self.roofline(
+            b * (f.attn_linear + 4.0 * context * d.hidden * d.score_cost()) / self.tp(),
+            attn_w * self.weight_bytes + kv,
+        ) + b * d.hidden_bytes() / self.cx.hbm_bytes_per_s
+            + KERNELS_PER_BLOCK * KERNEL_OVERHEAD_S
     }
 
     /// The output layer for one token per request (prefill's last token, or a decode step), s.
@@ -223,10 +247,30 @@ impl<'a> Serve<'a> {
 
     /// Decode step `i` (1-based, after the prefill's first token): (compute, communication), s.
     pub fn decode_step(&self, i: u64) -> (f64, f64) {
-        let ctx = (self.input + i) as f64;
-        let l = self.decode_layer(ctx);
+        self.decode_steps(i, i)
+    }
+
+    /// Decode steps `first` to `last` together: their (compute, communication) time, s. Only
+    /// attention depends on the step (its context grows by one token each time), so one pass
+    /// sums it and the rest is counted once per step.
+    pub fn decode_steps(&self, first: u64, last: u64) -> (f64, f64) {
         let layers = self.cx.d.layers as f64;
-        (layers * (l.attn_s + l.ffn_s) + self.logits_s(), layers * l.comm_s + self.hops_s(self.batch))
+        let n = (last + 1).saturating_sub(first) as f64;
+        let one = self.decode_layer((self.input + first) as f64);
+        let attn: f64 = (first..=last).map(|i| self.decode_attn_s((self.input + i) as f64)).sum();
+        (
+            n * (layers * one.ffn_s + self.logits_s()) + layers * attn,
+            n * (layers * one.comm_s + self.hops_s(self.batch)),
+        )
+    }
+
+    /// The decode steps each op of the timeline stands for: one step per op up to
+    /// [`MAX_DECODE_OPS`] steps, else runs of `ceil(steps / MAX_DECODE_OPS)` steps; each run as
+    /// (first, last) step.
+    pub fn decode_runs(&self) -> impl Iterator<Item = (u64, u64)> {
+        let steps = self.output.saturating_sub(1);
+        let per = steps.div_ceil(MAX_DECODE_OPS).max(1);
+        (0..steps.div_ceil(per)).map(move |k| (1 + k * per, ((k + 1) * per).min(steps)))
     }
 
     /// Memory per GPU: weights, KV cache of the batch at full length, the prefill's working
@@ -267,8 +311,8 @@ impl<'a> Serve<'a> {
     fn timeline(&self) -> (Vec<crate::engine::ops::Op>, crate::engine::schedule::Schedule) {
         let cx = &self.cx;
         let layers = cx.d.layers;
-        let steps = self.output.saturating_sub(1);
-        let mut tl = Timeline::new(4 * layers as usize + 2 * steps as usize + 8);
+        let runs = self.output.saturating_sub(1).min(MAX_DECODE_OPS);
+        let mut tl = Timeline::new(4 * layers as usize + 2 * runs as usize + 8);
         let f = Phase::Forward;
         let p = self.prefill_layer();
         let per_stage = cx.d.layers.div_ceil(cx.lay.pp.size.max(1));
@@ -285,11 +329,12 @@ impl<'a> Serve<'a> {
             last = fc.or(c);
         }
         last = tl.push(name(Block::Head, 0, f, OpKind::Compute, 0), self.logits_s(), &[last]).or(last);
-        for i in 1..=steps {
-            let (comp, comm) = self.decode_step(i);
-            let step = i.min(u32::MAX as u64) as u32;
-            let c = tl.push(name(Block::Decode, 0, f, OpKind::Compute, step), comp, &[last]);
-            let k = tl.push(name(Block::Decode, 0, f, OpKind::ActAllReduce, step), comm, &[c]);
+        // Decode ops: the run's first step in `micro`, its last in `layer`.
+        for (from, to) in self.decode_runs() {
+            let (comp, comm) = self.decode_steps(from, to);
+            let first = from.min(u32::MAX as u64) as u32;
+            let c = tl.push(name(Block::Decode, to, f, OpKind::Compute, first), comp, &[last]);
+            let k = tl.push(name(Block::Decode, to, f, OpKind::ActAllReduce, first), comm, &[c]);
             last = k.or(c).or(last);
         }
         tl.finish()
@@ -366,6 +411,21 @@ pub fn evaluate(sv: &Serve) -> Report {
     r
 }
 
+/// The decode steps a decode op stands for: first (in `micro`) and last (in `layer`).
+fn decode_run(op: &OpName) -> (u64, u64) {
+    let first = op.micro as u64;
+    (first, (op.layer.max(0) as u64).max(first))
+}
+
+/// "Decode step 7", or "Decode steps 1 to 1000".
+fn steps_words(from: u64, to: u64) -> String {
+    if from == to {
+        format!("Decode step {from}")
+    } else {
+        format!("Decode steps {from} to {to}")
+    }
+}
+
 /// Explains an op of a serving timeline.
 pub fn explain(sv: &Serve, op: &OpName) -> Option<Explanation> {
     let cx = &sv.cx;
@@ -416,29 +476,41 @@ pub fn explain(sv: &Serve, op: &OpName) -> Option<Explanation> {
             None,
         ),
         (Block::Decode, OpKind::Compute) => {
-            let ctx = (sv.input + op.micro as u64) as f64;
+            let (from, to) = decode_run(op);
+            let ctx = (sv.input + from) as f64;
             (
-                format!("Decode step {}: one token for each request, all layers", op.micro),
-                "layers x (max(FLOPs / F, (weights + KV cache) / B_mem) + element-wise) + logits",
+                format!("{}: one token for each request per step, all layers", steps_words(from, to)),
+                if from == to {
+                    "layers x (max(FLOPs / F, (weights + KV cache) / B_mem) + element-wise) + logits"
+                } else {
+                    "sum over the steps of layers x (max(FLOPs / F, (weights + KV cache) / B_mem) + element-wise) + logits (the KV cache grows a token per step)"
+                },
                 vec![
                     b,
-                    term("ctx", "tokens in each request's KV cache", ctx, Unit::Count),
+                    term("ctx", "tokens in each request's KV cache at the first step", ctx, Unit::Count),
                     term("kv", "KV-cache bytes per token on this GPU (all its layers)", sv.kv_bytes_per_token(), Unit::Bytes),
                     term("w", "bytes per weight", sv.weight_bytes, Unit::BytesPerElement),
                     rate,
                     hbm,
                 ],
-                sv.decode_step(op.micro as u64).0,
+                sv.decode_steps(from, to).0,
                 Some("Decode is memory-bound at small batches: every step reads all the weights and the whole KV cache once; a bigger batch shares the weight reads."),
             )
         }
-        (Block::Decode, _) => (
-            format!("Decode step {}: tensor-parallel all-reduces (two per layer) and pipeline hops", op.micro),
-            "layers x 2 x all-reduce(B x h x e) + (p-1) hops: latency-bound at small batches",
-            vec![b, tp],
-            sv.decode_step(op.micro as u64).1,
-            None,
-        ),
+        (Block::Decode, _) => {
+            let (from, to) = decode_run(op);
+            (
+                format!("{}: tensor-parallel all-reduces (two per layer) and pipeline hops", steps_words(from, to)),
+                if from == to {
+                    "layers x 2 x all-reduce(B x h x e) + (p-1) hops: latency-bound at small batches"
+                } else {
+                    "steps x (layers x 2 x all-reduce(B x h x e) + (p-1) hops): latency-bound at small batches"
+                },
+                vec![b, tp],
+                sv.decode_steps(from, to).1,
+                None,
+            )
+        }
         _ => return None,
     };
     Some(Explanation { what, formula, terms, seconds, note })
