@@ -276,6 +276,9 @@ fn eval(args: &[String]) -> ExitCode {
     }
 }
 
+/// Most local batches `explore --local-batches` takes (each one multiplies the plans).
+const MAX_LOCAL_BATCHES: usize = 64;
+
 fn explore(args: &[String]) -> ExitCode {
     use madmax::engine::explore::{self, Space};
     let mut json_out = false;
@@ -307,8 +310,12 @@ fn explore(args: &[String]) -> ExitCode {
                     .next()
                     .and_then(|v| v.split(',').map(|x| x.trim().parse::<u64>().ok().filter(|n| *n > 0)).collect());
                 match list {
-                    Some(l) if !l.is_empty() => locals = Some(l),
-                    _ => return usage_error("explore: --local-batches needs a list like 1,2,4,8"),
+                    Some(l) if !l.is_empty() && l.len() <= MAX_LOCAL_BATCHES => locals = Some(l),
+                    _ => {
+                        return usage_error(&format!(
+                            "explore: --local-batches needs a list of 1 to {MAX_LOCAL_BATCHES} counts like 1,2,4,8"
+                        ))
+                    }
                 }
             }
             f if file.is_none() && (!f.starts_with('-') || f == "-") => file = Some(f.to_owned()),
@@ -334,7 +341,17 @@ fn explore(args: &[String]) -> ExitCode {
     };
     space.max_tpot_s = max_tpot_s;
     let started = Instant::now();
-    let summary = explore::search(&scenario, &space);
+    let summary = match explore::search(&scenario, &space) {
+        Ok(s) => s,
+        Err(too_big) => {
+            let line = format!("explore: {too_big}");
+            errln!("madmax: {line}");
+            if json_out {
+                out_json(&json!({"error": line, "plans": too_big.plans, "ops": too_big.ops}));
+            }
+            return ExitCode::from(2);
+        }
+    };
     let elapsed = started.elapsed().as_secs_f64();
     let outcome_json = |o: &explore::Outcome| {
         json!({
@@ -793,10 +810,10 @@ fn bench(args: &[String]) -> ExitCode {
                 let start = Instant::now();
                 let mut n = 0usize;
                 while start.elapsed().as_secs_f64() * 1e3 < min_ms.max(20.0) {
-                    n += std::hint::black_box(explore::search(&s, &space)).ranked.len();
+                    n += std::hint::black_box(explore::search(&s, &space)).map_or(1, |r| r.ranked.len());
                 }
                 best = best.min(start.elapsed().as_secs_f64() / n as f64);
-                plans = std::hint::black_box(explore::search(&s, &space)).ranked.len();
+                plans = std::hint::black_box(explore::search(&s, &space)).map_or(0, |r| r.ranked.len());
             }
             outln!(
                 "explorer: {} ({} plans per search): {:.0} plans/s on one core, a full search in {}",

@@ -40,8 +40,10 @@ impl Space {
         Space { batches: Batches::FixedGlobal(scenario_global_batch(s)), max_tpot_s: None }
     }
 
-    /// These local batches; the global batch is whatever results.
-    pub fn local(batches: Vec<u64>) -> Space {
+    /// These local batches (each once); the global batch is whatever results.
+    pub fn local(mut batches: Vec<u64>) -> Space {
+        batches.sort_unstable();
+        batches.dedup();
         Space { batches: Batches::Local(batches), max_tpot_s: None }
     }
 }
@@ -178,8 +180,12 @@ fn default_plans(base: &Scenario, space: &Space, d: &Dims) -> Vec<Plan> {
                             let mut candidate = base.clone();
                             candidate.task.plan.transformer = Some(spec);
                             candidate.task.plan.local_transformer_batch = Some(local);
-                            if extended::rules::check(&candidate).is_empty() && !out.contains(&candidate.task.plan) {
+                            // Distinct degrees and batches make distinct plans: no duplicate check.
+                            if extended::rules::check(&candidate).is_empty() {
                                 out.push(candidate.task.plan);
+                            }
+                            if out.len() > MAX_PLANS {
+                                return out;
                             }
                         }
                     }
@@ -292,6 +298,9 @@ pub fn plans(base: &Scenario, space: &Space) -> Vec<Plan> {
                     if ok {
                         out.push(candidate.task.plan);
                     }
+                    if out.len() > MAX_PLANS {
+                        return out;
+                    }
                 }
             }
         }
@@ -325,11 +334,65 @@ pub struct Summary {
     pub speedup: f64,
 }
 
-/// Searches every plan of `space` at once (the CLI; the page runs [`plans`] in chunks).
-pub fn search(base: &Scenario, space: &Space) -> Summary {
-    let mut ranked: Vec<Outcome> = plans(base, space).iter().map(|p| evaluate_plan(base, p, space)).collect();
+/// Most plans one search lists: past this, [`plans`] stops and [`planned`] refuses.
+pub const MAX_PLANS: usize = 100_000;
+
+/// Most work one search may take, in timeline ops summed over its plans (each plan's
+/// [`crate::engine::estimated_ops`], at least [`OPS_PER_PLAN`]): about a second natively, at
+/// some 20 ns an op, and a few in a browser.
+pub const MAX_SEARCH_OPS: u64 = 50_000_000;
+
+/// What evaluating a plan costs beyond its timeline (validation's copy of the scenario, the
+/// report's sums), in ops.
+const OPS_PER_PLAN: u64 = 200;
+
+/// A search too big to run: how many plans it lists and about how many timeline ops they need.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TooBig {
+    pub plans: usize,
+    pub ops: u64,
+}
+
+impl std::fmt::Display for TooBig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let plans = if self.plans > MAX_PLANS { format!("more than {MAX_PLANS}") } else { self.plans.to_string() };
+        write!(
+            f,
+            "this search would evaluate {plans} plans, about {} million timeline ops in all, more than the {} million one search may take (about a second): give the task a smaller global batch or bigger micro-batches (fewer ops per plan), or search fewer local batches",
+            self.ops.div_ceil(1_000_000),
+            MAX_SEARCH_OPS / 1_000_000
+        )
+    }
+}
+
+/// What evaluating `plans` of `base` costs, in timeline ops.
+pub fn cost(base: &Scenario, plans: &[Plan]) -> u64 {
+    let mut s = base.clone();
+    plans
+        .iter()
+        .map(|p| {
+            s.task.plan = p.clone();
+            super::estimated_ops(&s).max(OPS_PER_PLAN)
+        })
+        .fold(0u64, u64::saturating_add)
+}
+
+/// Every plan of the space ([`plans`]) when the search fits in [`MAX_SEARCH_OPS`]; else why not.
+pub fn planned(base: &Scenario, space: &Space) -> Result<Vec<Plan>, TooBig> {
+    let list = plans(base, space);
+    let ops = cost(base, &list);
+    if list.len() > MAX_PLANS || ops > MAX_SEARCH_OPS {
+        return Err(TooBig { plans: list.len(), ops });
+    }
+    Ok(list)
+}
+
+/// Searches every plan of `space` at once (the CLI; the page runs [`plans`] in chunks), or says
+/// why the search is too big to run.
+pub fn search(base: &Scenario, space: &Space) -> Result<Summary, TooBig> {
+    let mut ranked: Vec<Outcome> = planned(base, space)?.iter().map(|p| evaluate_plan(base, p, space)).collect();
     rank(&mut ranked);
-    summarize(base, ranked)
+    Ok(summarize(base, ranked))
 }
 
 /// The summary of ranked outcomes against the base scenario's own plan.
@@ -409,13 +472,6 @@ pub fn scaled(base: &Scenario, r: Resource, factor: f64) -> Option<Scenario> {
     Some(s)
 }
 
-/// The best plan that fits, over every plan of a (possibly scaled) scenario.
-pub fn best(s: &Scenario, space: &Space) -> Option<Outcome> {
-    let mut all: Vec<Outcome> = plans(s, space).iter().map(|p| evaluate_plan(s, p, space)).collect();
-    rank(&mut all);
-    all.into_iter().next().filter(Outcome::fits)
-}
-
 /// A short description of a plan: `transformer tp 8 x ddp 256, embeddings ddp 2048, batch 8`
 /// (the default model places a transformer's embeddings with its layers: they are not listed).
 pub fn describe(s: &Scenario, p: &Plan) -> String {
@@ -483,7 +539,7 @@ mod tests {
             ),
         ] {
             let s = scenario(json);
-            let r = search(&s, &Space::fixed_global(&s));
+            let r = search(&s, &Space::fixed_global(&s)).expect("within budget");
             assert!(r.speedup > 1.0, "{case}: best {:?} vs baseline {:?}", r.ranked.first(), r.baseline);
             assert!(r.ranked[0].fits());
         }
@@ -492,7 +548,7 @@ mod tests {
     #[test]
     fn plans_that_do_not_fit_are_kept_and_marked() {
         let s = scenario(include_str!("../../tests/data/reference/cases/dlrm__dlrm_a__zionex_128__dlrm_train.json"));
-        let r = search(&s, &Space::fixed_global(&s));
+        let r = search(&s, &Space::fixed_global(&s)).expect("within budget");
         let misfits = r.ranked.iter().filter(|o| !o.fits()).count();
         assert!(misfits > 0, "replicated 1.6 TB tables do not fit");
         // Best first: every plan that fits comes before every plan that does not.
@@ -508,11 +564,38 @@ mod tests {
         let free = Space::local(vec![1, 2, 4]);
         assert!(plans(&s, &free).len() > plans(&s, &Space::fixed_global(&s)).len());
         let space = Space::fixed_global(&s);
-        let now = best(&s, &space).expect("a plan fits").throughput_samples_per_s;
-        let faster = scaled(&s, Resource::Compute, 2.0).and_then(|x| best(&x, &space)).expect("fits");
+        let best =
+            |s: &Scenario| search(s, &space).ok().and_then(|r| r.ranked.into_iter().next().filter(Outcome::fits));
+        let now = best(&s).expect("a plan fits").throughput_samples_per_s;
+        let faster = scaled(&s, Resource::Compute, 2.0).and_then(|x| best(&x)).expect("fits");
         assert!(faster.throughput_samples_per_s >= now);
         let bigger = scaled(&s, Resource::ClusterSize, 2.0).expect("a cluster");
         assert_eq!(bigger.system.num_devices, 256);
         assert!(scaled(&s, Resource::ClusterSize, 0.01).is_none());
+    }
+
+    #[test]
+    fn a_search_too_big_to_run_says_so_before_it_starts() {
+        let mut s = scenario(include_str!(
+            "../../tests/data/reference/cases/llm__llama_7b__zionex_128__llm_pre_ddp_tp_128x8_bs1.json"
+        ));
+        s.task.mode = crate::engine::scenario::Mode::Default;
+        assert!(planned(&s, &Space::fixed_global(&s)).is_ok(), "the golden case searches");
+        // Thousands of micro-batches of one sequence per GPU, at 64 local batches: each plan a
+        // timeline of hundreds of thousands of ops.
+        s.task.setup.micro_batch = Some(1);
+        let space = Space::local((2000..2064).collect());
+        let Err(e) = planned(&s, &space) else { panic!("a search of {} plans ran", plans(&s, &space).len()) };
+        assert!(e.ops > MAX_SEARCH_OPS && e.plans > 0, "{e:?}");
+        assert_eq!(e.ops, cost(&s, &plans(&s, &space)));
+        assert!(e.to_string().contains("more than the 50 million"), "{e}");
+        assert!(search(&s, &space).is_err());
+        // Thousands of local batches: the list stops past MAX_PLANS instead of growing without
+        // bound, and the search is refused.
+        let mut big = s.clone();
+        big.task.setup.micro_batch = None;
+        let many = Space::local((1..=100_000).collect());
+        assert!(plans(&big, &many).len() <= MAX_PLANS + 1);
+        assert!(matches!(planned(&big, &many), Err(TooBig { plans, .. }) if plans > MAX_PLANS));
     }
 }

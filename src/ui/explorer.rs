@@ -3,7 +3,7 @@
 //! time, GPU-hours, dollars and energy a plan needs for a workload. Plain Rust, tested
 //! natively; the page only schedules `step` calls and draws.
 
-use crate::engine::explore::{self, Outcome, Resource, Space};
+use crate::engine::explore::{self, Outcome, Resource, Space, TooBig};
 use crate::engine::scenario::{Arch, Plan, Scenario, Spec, Strategy};
 use serde_json::{json, Map, Value};
 
@@ -68,29 +68,48 @@ pub struct Job {
     cancelled: bool,
     /// Number of plans of the main search (the first items of the queue).
     main_plans: usize,
+    /// Why the what-ifs were not run although asked for: together with the main search they
+    /// would take more than one search may.
+    pub codesign_skipped: Option<TooBig>,
 }
 
 impl Job {
-    /// Prepares every evaluation: all plans of `base`, then all plans of each scaled scenario.
-    pub fn new(base: &Scenario, space: &Space, codesign: bool) -> Job {
+    /// Prepares every evaluation: all plans of `base`, then all plans of each scaled scenario;
+    /// refuses a main search bigger than one search may be ([`explore::planned`]), and drops the
+    /// what-ifs (saying so) when they would take the whole past that.
+    pub fn new(base: &Scenario, space: &Space, codesign: bool) -> Result<Job, TooBig> {
         let mut scenarios = vec![base.clone()];
-        let mut queue: Vec<(usize, Plan, Slot)> =
-            explore::plans(base, space).into_iter().map(|p| (0, p, Slot::Main)).collect();
+        let main = explore::planned(base, space)?;
+        let mut budget = explore::cost(base, &main);
+        let mut queue: Vec<(usize, Plan, Slot)> = main.into_iter().map(|p| (0, p, Slot::Main)).collect();
         let main_plans = queue.len();
         let mut co = Vec::new();
+        let mut codesign_skipped = None;
         if codesign {
+            let mut what_ifs = Vec::new();
+            let mut plans = main_plans;
             for r in Resource::ALL {
                 for f in FACTORS {
                     let Some(s) = explore::scaled(base, r, f) else { continue };
+                    let list = explore::plans(&s, space);
+                    budget = budget.saturating_add(explore::cost(&s, &list));
+                    plans += list.len();
+                    what_ifs.push((r, f, s, list));
+                }
+            }
+            if budget > explore::MAX_SEARCH_OPS || plans > explore::MAX_PLANS {
+                codesign_skipped = Some(TooBig { plans, ops: budget });
+            } else {
+                for (r, f, s, list) in what_ifs {
                     let idx = co.len();
                     co.push(CoPoint { resource: r, factor: f, gpus: s.system.num_devices, best: None });
                     let si = scenarios.len();
-                    queue.extend(explore::plans(&s, space).into_iter().map(|p| (si, p, Slot::Co(idx))));
+                    queue.extend(list.into_iter().map(|p| (si, p, Slot::Co(idx))));
                     scenarios.push(s);
                 }
             }
         }
-        Job {
+        Ok(Job {
             scenarios,
             space: space.clone(),
             queue,
@@ -99,7 +118,8 @@ impl Job {
             co,
             cancelled: false,
             main_plans,
-        }
+            codesign_skipped,
+        })
     }
 
     /// Evaluates up to `n` more plans; returns how many it did.
@@ -288,7 +308,7 @@ mod tests {
         let s = State::initial().next(crate::ui::state::Action::SetMode(crate::engine::scenario::Mode::Reference));
         let base = &s.good.as_ref().expect("good").scenario;
         let space = Space::fixed_global(base);
-        let mut job = Job::new(base, &space, false);
+        let mut job = Job::new(base, &space, false).expect("within budget");
         let (_, total) = job.progress();
         let mut steps = 0;
         while !job.finished() {
@@ -297,7 +317,7 @@ mod tests {
         }
         assert!(steps > 1);
         assert_eq!(job.progress(), (total, total));
-        assert_eq!(job.summary(Baseline::Yours), explore::search(base, &space));
+        assert_eq!(Ok(job.summary(Baseline::Yours)), explore::search(base, &space));
         // LLaMA2-70B's shipped plan is FSDP; plain FSDP takes the best embedding plan with it,
         // so the speed-up over it can only be smaller.
         let fsdp = job.summary(Baseline::PlainFsdp);
@@ -311,7 +331,7 @@ mod tests {
     fn a_plan_within_the_memory_estimates_margin_may_fit() {
         let s = State::initial();
         let base = &s.good.as_ref().expect("good").scenario;
-        let mut o = explore::search(base, &Space::fixed_global(base)).baseline;
+        let mut o = explore::search(base, &Space::fixed_global(base)).expect("within budget").baseline;
         o.capacity_bytes = 80e9;
         o.memory_bytes = 80e9;
         assert_eq!(verdict(&o, true), "");
@@ -330,7 +350,7 @@ mod tests {
     fn cancel_stops_with_partial_results() {
         let s = State::initial();
         let base = &s.good.as_ref().expect("good").scenario;
-        let mut job = Job::new(base, &Space::fixed_global(base), true);
+        let mut job = Job::new(base, &Space::fixed_global(base), true).expect("within budget");
         job.step(10);
         job.cancel();
         assert_eq!(job.step(10), 0);
@@ -342,7 +362,7 @@ mod tests {
     fn codesign_finds_what_pays() {
         let s = State::initial();
         let base = &s.good.as_ref().expect("good").scenario;
-        let mut job = Job::new(base, &Space::fixed_global(base), true);
+        let mut job = Job::new(base, &Space::fixed_global(base), true).expect("within budget");
         while !job.finished() {
             job.step(500);
         }
@@ -353,6 +373,30 @@ mod tests {
         assert!(up > 1.0 && up <= 2.0 + 1e-9, "doubling compute helps at most 2x: {up}");
         let cap = pts.iter().find(|p| p.resource == Resource::HbmCapacity && p.factor == 8.0).expect("point");
         assert!(speedup(pts, cap).expect("speed-up") >= 1.0 - 1e-12);
+    }
+
+    #[test]
+    fn what_ifs_too_big_to_run_are_skipped_and_say_so() {
+        // The first scenario with ever more micro-batches of one sequence, until its search costs
+        // a fifth of the budget: the search runs, its 30 hardware what-ifs would not fit.
+        let s = State::initial();
+        let mut base = s.good.as_ref().expect("good").scenario.clone();
+        base.task.setup.micro_batch = Some(1);
+        let mut local = 1;
+        let (space, main) = loop {
+            base.task.plan.local_transformer_batch = Some(local);
+            let space = Space::fixed_global(&base);
+            let main = explore::cost(&base, &explore::plans(&base, &space));
+            if main * 5 > explore::MAX_SEARCH_OPS {
+                break (space, main);
+            }
+            local *= 2;
+        };
+        assert!(main <= explore::MAX_SEARCH_OPS, "{main}");
+        let job = Job::new(&base, &space, true).expect("the main search runs");
+        let skipped = job.codesign_skipped.as_ref().expect("what-ifs skipped");
+        assert!(skipped.ops > explore::MAX_SEARCH_OPS, "{skipped:?}");
+        assert!(job.codesign().is_empty() && job.progress().1 > 0);
     }
 
     #[test]
@@ -368,7 +412,7 @@ mod tests {
     fn the_pareto_front_keeps_only_undominated_plans() {
         let s = State::initial();
         let base = &s.good.as_ref().expect("good").scenario;
-        let r = explore::search(base, &Space::fixed_global(base)).ranked;
+        let r = explore::search(base, &Space::fixed_global(base)).expect("within budget").ranked;
         let front = memory_pareto(&r);
         assert!(!front.is_empty());
         for &i in &front {
@@ -386,7 +430,7 @@ mod tests {
     fn applying_a_plan_gives_the_explorer_numbers() {
         let s = State::initial();
         let base = s.good.as_ref().expect("good").scenario.clone();
-        let best = explore::search(&base, &Space::fixed_global(&base)).ranked[0].clone();
+        let best = explore::search(&base, &Space::fixed_global(&base)).expect("within budget").ranked[0].clone();
         let s = s.next(Action::ApplyPlan(plan_task_keys(&best.plan)));
         assert!(!s.stale(), "{:?}", s.errors);
         assert_eq!(s.good.as_ref().map(|g| g.report.throughput_samples_per_s), Some(best.throughput_samples_per_s));

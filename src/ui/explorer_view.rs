@@ -62,8 +62,9 @@ fn schedule(job: JobCell, tick: UseStateHandle<u64>, clock: Rc<RefCell<(f64, f64
         let finished = {
             let mut guard = job.borrow_mut();
             let Some(j) = guard.as_mut() else { return };
+            // One plan at a time: a slice ends within one evaluation of 12 ms.
             while js_sys::Date::now() - t0 < 12.0 && !j.finished() {
-                j.step(8);
+                j.step(1);
             }
             j.finished()
         };
@@ -141,7 +142,15 @@ pub fn explorer_view(p: &ExplorerProps) -> Html {
             if let Some(j) = job.borrow_mut().as_mut() {
                 j.cancel();
             }
-            *job.borrow_mut() = Some(Job::new(&base, &space, settings.codesign));
+            match Job::new(&base, &space, settings.codesign) {
+                Ok(j) => *job.borrow_mut() = Some(j),
+                Err(too_big) => {
+                    problem.set(Some(format!("Not searched: {too_big}.")));
+                    *job.borrow_mut() = None;
+                    tick.set(*tick + 1);
+                    return;
+                }
+            }
             *clock.borrow_mut() = (js_sys::Date::now(), 0.0);
             tick.set(*tick + 1);
             schedule(job.clone(), tick.clone(), clock.clone());
@@ -328,10 +337,13 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
         format!("Cancelled after {done} of {total} evaluations ({} ms). Partial results below.", elapsed_ms.round())
     } else if j.finished() {
         format!(
-            "Searched {} plans and {} what-if evaluations in {} ms.",
+            "Searched {} plans and {} what-if evaluations in {} ms.{}",
             j.ranked().len(),
             total - j.ranked().len(),
-            elapsed_ms.round()
+            elapsed_ms.round(),
+            j.codesign_skipped
+                .as_ref()
+                .map_or(String::new(), |t| format!(" Hardware what-ifs not run: with them, {t}."))
         )
     } else {
         format!("Evaluating {done} of {total}...")

@@ -623,14 +623,15 @@ mod explore_tests {
     #[test]
     fn a_latency_limit_trades_throughput_for_faster_tokens() {
         let s = llama70_on(8);
-        let free = search(&s, &Space::local(vec![4, 16, 64, 256]));
+        let free = search(&s, &Space::local(vec![4, 16, 64, 256])).expect("within budget");
         let best_free = free.ranked.first().expect("a plan");
         assert!(best_free.fits());
         // A limit only the quicker plans meet: 20% above the fastest token of any plan that fits.
         let fastest = free.ranked.iter().filter(|o| o.fits()).filter_map(|o| o.tpot_s).fold(f64::INFINITY, f64::min);
         let limit = fastest * 1.2;
         assert!(best_free.tpot_s.is_some_and(|t| t > limit), "the free best is a slow, big batch");
-        let limited = search(&s, &Space { max_tpot_s: Some(limit), ..Space::local(vec![4, 16, 64, 256]) });
+        let limited = search(&s, &Space { max_tpot_s: Some(limit), ..Space::local(vec![4, 16, 64, 256]) })
+            .expect("within budget");
         let best = limited.ranked.first().expect("a plan");
         assert!(best.fits() && best.tpot_s.is_some_and(|t| t <= limit), "{best:?}");
         assert!(best.throughput_samples_per_s < best_free.throughput_samples_per_s);
