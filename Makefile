@@ -7,7 +7,7 @@ export PATH := $(CURDIR)/node_modules/.bin:$(HOME)/.cargo/bin:$(PATH)
 TRUNK := NO_COLOR=true trunk
 SHARED ?= ../shared
 
-.PHONY: tools serve dist test test-native test-browser check-reference validate bench fuzz fmt clean
+.PHONY: tools serve dist dist-test test test-native test-browser check-reference validate bench fuzz fmt clean
 
 tools:
 	bash scripts/tools.sh
@@ -20,8 +20,12 @@ serve: tools
 dist: tools
 	$(TRUNK) build --release
 
+## dist-test: the site with the hooks only tests may use (#test-panic), in target/dist-test
+dist-test: tools
+	$(TRUNK) build --release --features test-hooks --dist target/dist-test
+
 ## test: every test: unit, golden, CLI, robustness, and the built site in headless Chromium
-test: tools test-native dist test-browser check-reference validate
+test: tools test-native dist dist-test test-browser check-reference validate
 
 # Tests run in the debug profile: integer overflow checks are on there.
 test-native:
@@ -31,6 +35,8 @@ test-native:
 
 test-browser:
 	node tests/browser/smoke.mjs dist target/release/madmax
+	node tests/browser/crash.mjs target/dist-test
+	node tests/browser/robustness.mjs dist target/release/madmax
 	node tests/browser/calculator.mjs dist target/release/madmax
 	node tests/browser/explorer.mjs dist target/release/madmax
 	node tests/browser/serving.mjs dist target/release/madmax

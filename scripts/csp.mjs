@@ -1,5 +1,7 @@
 // Trunk post-build hook: moves Trunk's inline module loader into its own file and adds a strict
 // Content-Security-Policy, so the page runs no inline script and loads nothing but its own files.
+// It also writes `_headers` (read by Netlify, Cloudflare Pages and hosts that copy them) with the
+// same policy plus what only a header can say: no other site may frame the page.
 //
 // Runs in Trunk's staging directory (TRUNK_STAGING_DIR) for `trunk build` and `trunk serve`.
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -43,3 +45,11 @@ if (/<script(?![^>]*\bsrc=)[^>]*>/.test(html)) {
   process.exit(1);
 }
 writeFileSync(file, html);
+writeFileSync(join(dir, '_headers'), [
+  '/*',
+  `  Content-Security-Policy: ${policy}; frame-ancestors 'none'`,
+  '  X-Frame-Options: DENY',
+  '  X-Content-Type-Options: nosniff',
+  '  Referrer-Policy: no-referrer',
+  '',
+].join('\n'));

@@ -47,10 +47,15 @@ pub fn parse_json(text: &str) -> Result<Value, String> {
     check_size(text, MAX_JSON_BYTES, "the JSON text")?;
     let text = without_bom(text);
     let mut d = serde_json::Deserializer::from_str(text);
-    let v = Strict { path: String::new() }
-        .deserialize(&mut d)
-        .and_then(|v| d.end().map(|()| v))
-        .map_err(|e| format!("not valid JSON: {e} (NaN and Infinity are not JSON numbers)"))?;
+    let v =
+        Strict { path: String::new() }.deserialize(&mut d).and_then(|v| d.end().map(|()| v)).map_err(|e| {
+            match e.classify() {
+                serde_json::error::Category::Syntax => {
+                    format!("not valid JSON: {e} (NaN and Infinity are not JSON numbers)")
+                }
+                _ => format!("not valid JSON: {e}"),
+            }
+        })?;
     Ok(v)
 }
 

@@ -168,6 +168,15 @@ mod tests {
     }
 
     #[test]
+    fn outsized_or_ambiguous_payloads_are_refused_by_name() {
+        let huge = format!("v=1&s={}", "A".repeat(crate::input::MAX_JSON_BYTES * 2));
+        assert_eq!(decode(&huge), Err(ShareError::Damaged("longer than any scenario".into())));
+        let twice = base64url_encode(br#"{"m": {}, "s": {}, "t": {}, "t": {}}"#);
+        let Err(ShareError::Damaged(why)) = decode(&format!("v=1&s={twice}")) else { panic!("accepted") };
+        assert!(why.contains("\"t\" appears twice"), "{why}");
+    }
+
+    #[test]
     fn garbage_gives_an_error_not_a_panic() {
         assert_eq!(decode(""), Err(ShareError::Empty));
         assert_eq!(decode("?view=learn"), Err(ShareError::Empty));

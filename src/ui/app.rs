@@ -27,6 +27,13 @@ use yew::prelude::*;
 
 /// Mounts the app on the page's body.
 pub fn start() {
+    // Inside another site's frame, a page could be made to click for it: madmax does not run
+    // there (hosts that read `_headers` refuse the frame before it loads).
+    if dom::framed() {
+        show_framed();
+        return;
+    }
+    super::background::announce();
     yew::Renderer::<App>::new().render();
     // After rendering starts: Yew installs its own (console-only) panic hook when it renders.
     std::panic::set_hook(Box::new(|info| {
@@ -39,6 +46,23 @@ pub fn start() {
     if dom::window().and_then(|w| w.location().hash().ok()).as_deref() == Some("#test-panic") {
         gloo::timers::callback::Timeout::new(300, || panic!("test panic requested by #test-panic")).forget();
     }
+}
+
+/// Says, in plain elements, that madmax runs only as its own page, with a link that opens it so.
+fn show_framed() {
+    let Some(doc) = dom::document() else { return };
+    let Some(body) = doc.body() else { return };
+    let Ok(p) = doc.create_element("p") else { return };
+    p.set_id("framed");
+    p.set_text_content(Some("madmax runs only as its own page, not inside another site. "));
+    if let Ok(a) = doc.create_element("a") {
+        a.set_text_content(Some("Open madmax"));
+        let _ = a.set_attribute("href", &dom::base_url());
+        let _ = a.set_attribute("target", "_blank");
+        let _ = a.set_attribute("rel", "noopener");
+        let _ = p.append_child(&a);
+    }
+    let _ = body.append_child(&p);
 }
 
 /// Writes a crash notice into the page, built from plain elements so that it works without
@@ -630,6 +654,15 @@ fn import_export(state: &State, d: &Dispatch) -> Html {
             let Some(file) = input.files().and_then(|f| f.get(0)) else { return };
             let d = d.clone();
             let file = gloo::file::File::from(file);
+            // Refused before it is read: a large file would take the page's memory.
+            if file.size() > crate::input::MAX_JSON_BYTES as u64 {
+                d.emit(Action::Alert(format!(
+                    "Could not import: the file is {}, more than the {} a scenario may take.",
+                    units::bytes(file.size() as f64),
+                    units::bytes(crate::input::MAX_JSON_BYTES as f64)
+                )));
+                return;
+            }
             wasm_bindgen_futures::spawn_local(async move {
                 match gloo::file::futures::read_as_text(&file).await {
                     Ok(text) => d.emit(Action::Import(text)),

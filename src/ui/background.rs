@@ -10,6 +10,29 @@ use yew::prelude::*;
 /// How long one slice runs before it yields to the browser, ms.
 const SLICE_MS: f64 = 12.0;
 
+thread_local! {
+    /// Background runs in progress on the page.
+    static PENDING: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Says on the page how many background runs are in progress (`<html data-pending="0">` once
+/// the page has settled): a state tests and benchmarks wait for instead of a time.
+fn count(delta: isize) {
+    let n = PENDING.with(|p| {
+        let n = p.get().saturating_add_signed(delta);
+        p.set(n);
+        n
+    });
+    if let Some(root) = super::dom::document().and_then(|d| d.document_element()) {
+        let _ = root.set_attribute("data-pending", &n.to_string());
+    }
+}
+
+/// Marks the page settled before any background run starts.
+pub fn announce() {
+    count(0);
+}
+
 /// Items still to run and the results so far.
 struct Job<T, R> {
     items: Vec<T>,
@@ -32,6 +55,7 @@ where
             result.set(None);
             let cancelled = Rc::new(Cell::new(false));
             let job = Rc::new(RefCell::new(Job { items: plan(deps), done: Vec::new() }));
+            count(1);
             schedule(job, run, result, cancelled.clone());
             move || cancelled.set(true)
         });
@@ -47,6 +71,7 @@ fn schedule<T: 'static, R: 'static>(
 ) {
     Timeout::new(0, move || {
         if cancelled.get() {
+            count(-1);
             return;
         }
         let t0 = js_sys::Date::now();
@@ -62,6 +87,7 @@ fn schedule<T: 'static, R: 'static>(
         if finished {
             let done = std::mem::take(&mut job.borrow_mut().done);
             result.set(Some(Rc::new(done)));
+            count(-1);
         } else {
             schedule(job, run, result, cancelled);
         }

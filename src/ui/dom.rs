@@ -37,6 +37,12 @@ pub fn replace_query(query: &str) {
     }
 }
 
+/// True when the page runs inside a frame of another page.
+pub fn framed() -> bool {
+    let Some(w) = window() else { return false };
+    matches!(w.top(), Ok(Some(top)) if top != w)
+}
+
 fn storage() -> Option<web_sys::Storage> {
     window()?.local_storage().ok()?
 }

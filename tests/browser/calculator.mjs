@@ -2,7 +2,7 @@
 // journeys 1-5 and 8), checked against the CLI, with screenshots to look at.
 //
 // Usage: node tests/browser/calculator.mjs [DIST_DIR] [MADMAX_BIN]
-import { watchedPage, check, shots, cli, cliLine, scenarioOfLink, close, canvasInked, runTest } from './lib.mjs';
+import { watchedPage, check, shots, cli, cliLine, scenarioOfLink, close, canvasInked, runTest, settled } from './lib.mjs';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -17,6 +17,7 @@ async function shown(page) {
 
 /// Checks the page's numbers against the CLI run on the scenario in the page's share link.
 async function matchesCli(page, what) {
+  await settled(page);
   const link = await page.locator('#share-link').inputValue();
   const want = cli(bin, scenarioOfLink(link));
   const got = await shown(page);
@@ -63,6 +64,7 @@ await runTest('calculator', dist, async ({ server, browser }) => {
     && (await page.locator('#filter-gpu').inputValue()) === 'A100', `"See these runs" lists them: ${shownRuns}`);
   await page.click('nav >> text=Calculator');
   await page.locator('#iteration-time').waitFor();
+  await settled(page);
   for (const id of ['chart-breakdown', 'chart-timeline', 'chart-pretrain-gpus', 'chart-pretrain-batch',
     'chart-inference-gpus', 'chart-inference-batch', 'chart-memory']) {
     check((await canvasInked(page, id)) > 200, `chart ${id} is drawn`);
@@ -192,7 +194,12 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   check(/could not be opened/.test(notice) && /default/.test(notice), `broken link notice: ${notice}`);
   check((await shown(p3)).iteration_s === first.iteration_s, 'and the default scenario is shown');
   await p3.screenshot({ path: join(shots, 'broken-link.png') });
-  // In a browser that has a saved scenario, a broken link falls back to it.
+  // In a browser that kept a scenario (the user's own: here imported by hand; opening a link
+  // keeps nothing), a broken link falls back to it.
+  await p2.locator('details.card', { hasText: 'Share, import, export' }).locator('summary').click();
+  await p2.fill('#import-text', JSON.stringify(scenarioOfLink(link)));
+  await p2.click('#import-button');
+  await p2.waitForFunction(() => (localStorage.getItem('madmax.scenario') ?? '').startsWith('v=1&s='), null, { timeout: 5000 });
   const p4 = await watchedPage(fresh, server.url);
   await p4.goto(`${server.url}?v=9&s=zzz`);
   await p4.locator('.notice.is-error').waitFor({ timeout: 20000 });

@@ -97,6 +97,12 @@ export function cliLine(bin, scenario, label) {
   return line === undefined ? null : line.slice(label.length).trim();
 }
 
+/// The query of a share link (`?v=1&s=...`) for a scenario object ({model, system, task}).
+export function linkOf(scenario) {
+  const doc = { m: scenario.model, s: scenario.system, t: scenario.task };
+  return `?v=1&s=${Buffer.from(JSON.stringify(doc)).toString('base64url')}`;
+}
+
 /// The scenario a share link encodes.
 export function scenarioOfLink(link) {
   const q = new URL(link).searchParams;
@@ -119,11 +125,19 @@ export async function canvasInked(page, id) {
   }, id);
 }
 
-/// A fresh watched page of the calculator at `url`, once its first result is shown.
+/// Waits until the page has nothing left to compute in the background (charts of other sizes,
+/// what published runs say): `<html data-pending="0">`.
+export async function settled(page, timeout = 60000) {
+  await page.waitForFunction(() => document.documentElement.dataset.pending === '0', null, { timeout });
+}
+
+/// A fresh watched page of the calculator at `url`, once its first result is shown and its
+/// background work is done.
 export async function openCalculator(browser, url, base, options = { viewport: { width: 1280, height: 900 } }) {
   const page = await watchedPage(await browser.newContext(options), base);
   await page.goto(url);
   await page.locator('#iteration-time').waitFor({ timeout: 20000 });
+  await settled(page);
   return page;
 }
 

@@ -3,7 +3,7 @@
 // change of weight format that moves them the right way.
 //
 // Usage: node tests/browser/serving.mjs [DIST_DIR] [MADMAX_BIN]
-import { check, shots, cli, scenarioOfLink, close, canvasInked, openCalculator, runTest } from './lib.mjs';
+import { check, shots, cli, scenarioOfLink, close, canvasInked, openCalculator, runTest, settled } from './lib.mjs';
 import { join } from 'node:path';
 
 const dist = process.argv[2] ?? 'dist';
@@ -30,6 +30,7 @@ await runTest('serving', dist, async ({ server, browser }) => {
   const fp8 = await matchesCli(page, 'LLaMA-2-70B on 4 x H100, FP8');
   check(fp8.ttft > 0.05 && fp8.ttft < 5 && fp8.tpot > 0.002 && fp8.tpot < 0.1, `plausible latencies: TTFT ${fp8.ttft} s, TPOT ${fp8.tpot} s`);
   check(await page.locator('#f-task-input_tokens').isVisible() && await page.locator('#f-task-kv_format').isVisible(), 'the serving settings are in the form');
+  await settled(page);
   const inked = await canvasInked(page, 'chart-serving');
   check(inked > 500, `the throughput-latency chart is drawn (${inked} inked samples)`);
   await page.locator('#serving').screenshot({ path: join(shots, 'serving-chart.png') });

@@ -74,7 +74,11 @@ await runTest('stories', dist, async ({ server, browser }) => {
   // A story's link scrolls to it.
   const fresh = await watchedPage(await browser.newContext({ viewport: { width: 1280, height: 900 } }), server.url);
   await openLearn(fresh, `${server.url}?view=learn#story-firecaffe`);
-  await fresh.waitForTimeout(300);
+  // The page scrolls to the story once it is drawn: wait for that state, not for a time.
+  await fresh.waitForFunction(() => {
+    const r = document.getElementById('story-firecaffe')?.getBoundingClientRect();
+    return r && r.top >= -5 && r.top < 300;
+  }, null, { timeout: 10000 }).catch(() => {});
   const box = await fresh.locator('#story-firecaffe').boundingBox();
   check(box && box.y >= -5 && box.y < 300, `a story's link shows that story (top at ${Math.round(box?.y)} px)`);
 
