@@ -123,10 +123,44 @@ pub const INFERENCE_CSV: &str = include_str!("presets/data/validation/inference.
 
 /// Every shipped row, training (calibration set, then held out) then serving, predicted now.
 pub fn shipped() -> Vec<RowResult> {
-    let mut rows = calibration_rows().unwrap_or_default();
-    rows.extend(run(HELDOUT_CSV).unwrap_or_default().into_iter().map(|r| RowResult { held_out: true, ..r }));
-    rows.extend(run(INFERENCE_CSV).unwrap_or_default());
-    rows
+    shipped_rows().iter().map(ShippedRow::predict).collect()
+}
+
+/// The shipped row `id`, predicted now (and no other).
+pub fn shipped_row(id: &str) -> Option<RowResult> {
+    shipped_rows().into_iter().find(|r| r.id() == id).map(|r| r.predict())
+}
+
+/// A shipped row read but not yet predicted, so that the page can predict the rows a few at a
+/// time ([`shipped`] predicts them all).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ShippedRow {
+    header: std::rc::Rc<[String]>,
+    cells: Vec<String>,
+    held_out: bool,
+}
+
+impl ShippedRow {
+    pub fn id(&self) -> &str {
+        Row { header: &self.header, cells: &self.cells }.get("id")
+    }
+
+    /// The row's prediction, marked held out when it comes from [`HELDOUT_CSV`].
+    pub fn predict(&self) -> RowResult {
+        RowResult { held_out: self.held_out, ..row_result(&Row { header: &self.header, cells: &self.cells }) }
+    }
+}
+
+/// Every shipped row in the order of [`shipped`], read from the CSVs.
+pub fn shipped_rows() -> Vec<ShippedRow> {
+    let mut out = Vec::new();
+    for (csv, held_out) in [(TRAINING_CSV, false), (FITTED_CSV, false), (HELDOUT_CSV, true), (INFERENCE_CSV, false)] {
+        let mut records = Records::new(csv);
+        let Some(header) = records.next() else { continue };
+        let header: std::rc::Rc<[String]> = header.into();
+        out.extend(records.map(|cells| ShippedRow { header: header.clone(), cells, held_out }));
+    }
+    out
 }
 
 /// One CSV row's outcome.
@@ -259,12 +293,12 @@ struct Row<'a> {
     cells: &'a [String],
 }
 
-impl Row<'_> {
+impl<'a> Row<'a> {
     fn has(&self, key: &str) -> bool {
         self.header.iter().any(|h| h == key)
     }
 
-    fn get(&self, key: &str) -> &str {
+    fn get(&self, key: &str) -> &'a str {
         self.header.iter().position(|h| h == key).and_then(|i| self.cells.get(i)).map_or("", |s| s.trim())
     }
 

@@ -2,7 +2,10 @@
 //! that reads outside data. No input may panic, and none may take longer than `SLOW_S`.
 //!
 //! Targets: the share-link decoder, the MAD-Max JSON importer, the CSV reader of `madmax
-//! validate`, and `validate` + `evaluate` on arbitrary scenarios (both models). `FUZZ_INPUTS`
+//! validate`, `validate` + `evaluate` on arbitrary scenarios (both models), and the page's
+//! reducer: sequences of what a person does in the form (any text in any field, 0, negatives,
+//! huge numbers, imports with extreme values) with, after each, everything the page reads to
+//! draw the state. `FUZZ_INPUTS`
 //! sets the inputs per target (default 2,000: the short run of `make test`); `make fuzz` runs
 //! 1,000,000 per target and prints the figures the README quotes.
 
@@ -371,6 +374,214 @@ fn scenarios_never_panic_and_results_stay_finite() {
                 }
             }
             ok
+        },
+    );
+}
+
+/// Text a person (or a script) may type into a field: numbers of every size and sign, words,
+/// nothing, and noise.
+fn typed(rng: &mut Rng) -> String {
+    match rng.below(8) {
+        0 => (*rng.pick(&["0", "-1", "", " ", "1e308", "-0", "0.5", "1e-320", "NaN", "inf", "9007199254740993"]))
+            .to_owned(),
+        1 => (1u64 << rng.below(64)).to_string(),
+        2 => (rng.next() as i64).to_string(),
+        3 => format!("{}", rng.below(4096)),
+        4 => (*rng.pick(&[
+            "tp", "ddp", "fsdp", "pp", "mp", "cp", "ep", "true", "false", "full", "fp8", "flash", "gelu", "x",
+        ]))
+        .to_owned(),
+        5 => random_text(rng),
+        6 => "9".repeat(1 + rng.below(400)),
+        _ => format!("{}", 1 + rng.below(64)),
+    }
+}
+
+/// One user action as JSON (so that a failing sequence prints and replays).
+fn random_action(rng: &mut Rng, presets: &madmax::presets::Presets) -> Value {
+    use madmax::engine::scenario::Family;
+    use madmax::ui::fields;
+    let family = *rng.pick(&Family::ALL);
+    match rng.below(19) {
+        0 | 1 | 2 => {
+            let mut all = fields::model_fields(family);
+            all.extend(fields::default_model_fields(family));
+            all.extend(fields::system_fields());
+            all.extend(fields::default_task_fields(family, rng.chance(2)));
+            for k in ["mlp_parallel", "emb_parallel", "transformer_parallel"] {
+                all.push(fields::batch_field(k));
+            }
+            all.push(fields::MIN_FROZEN);
+            let f = all[rng.below(all.len())];
+            json!(["field", f.config.key(), f.key, typed(rng)])
+        }
+        3 => json!(["per_node", typed(rng)]),
+        4 => json!(["nodes", typed(rng)]),
+        5 => json!([
+            "degree",
+            *rng.pick(&["mlp_parallel", "emb_parallel", "transformer_parallel"]),
+            rng.below(10),
+            typed(rng)
+        ]),
+        6 => json!([
+            "strategy",
+            *rng.pick(&["mlp_parallel", "emb_parallel", "transformer_parallel"]),
+            rng.below(10),
+            typed(rng)
+        ]),
+        7 => json!(["add_level", *rng.pick(&["mlp_parallel", "emb_parallel", "transformer_parallel"])]),
+        8 => {
+            json!(["remove_level", *rng.pick(&["mlp_parallel", "emb_parallel", "transformer_parallel"]), rng.below(10)])
+        }
+        9 => json!(["task_kind", *rng.pick(&["pretrain", "finetune", "inference", "x"])]),
+        10 => json!([
+            "flag",
+            *rng.pick(&["freeze_emb", "freeze_top_mlp", "freeze_bot_mlp", "freeze_transformer"]),
+            rng.chance(2)
+        ]),
+        11 => json!(["mode", rng.chance(2)]),
+        12 => json!(["scenario", presets.scenarios[rng.below(presets.scenarios.len())].id]),
+        13 => json!(["model", presets.models[rng.below(presets.models.len())].id]),
+        14 => json!(["system", presets.systems[rng.below(presets.systems.len())].id]),
+        15..=17 => {
+            // An imported scenario with one key set to an extreme: the shape of the cluster and
+            // of the plan most often, any key otherwise.
+            let sc = &presets.scenarios[rng.below(presets.scenarios.len())];
+            let [m, sys, t] = presets.configs(sc).unwrap_or_default();
+            let mut v = json!({"model": m, "system": sys, "task": t});
+            let (config, key) = if rng.chance(2) {
+                let (c, k) = *rng.pick(&[
+                    ("system", "num_nodes"),
+                    ("system", "num_devices"),
+                    ("model", "num_transformer_layers"),
+                    ("task", "local_transformer_bs"),
+                    ("task", "micro_batch"),
+                    ("task", "transformer_parallel_degree"),
+                ]);
+                (c, k.to_owned())
+            } else {
+                let c = *rng.pick(&["model", "system", "task"]);
+                let keys: Vec<String> = v[c].as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default();
+                (c, keys.get(rng.below(keys.len())).cloned().unwrap_or_default())
+            };
+            let value = if rng.chance(4) { random_value(rng) } else { json!(*rng.pick(&[0i64, 0, 1, -1, 1 << 40])) };
+            v[config][key.as_str()] = value;
+            json!(["import", v.to_string()])
+        }
+        _ => json!(["select_op", rng.next() % 4096]),
+    }
+}
+
+/// Applies an action written by [`random_action`]; `None` for a malformed one.
+fn replay(s: &madmax::ui::state::State, a: &Value) -> Option<madmax::ui::state::State> {
+    use madmax::engine::scenario::{Family, Mode};
+    use madmax::ui::fields;
+    use madmax::ui::state::Action;
+    let text = |i: usize| a.get(i).and_then(Value::as_str).map(str::to_owned);
+    let num = |i: usize| a.get(i).and_then(Value::as_u64).map(|n| n as usize);
+    let spec = |i: usize| -> Option<&'static str> {
+        let name = a.get(i)?.as_str()?;
+        ["mlp_parallel", "emb_parallel", "transformer_parallel"].into_iter().find(|k| *k == name)
+    };
+    let action = match text(0)?.as_str() {
+        "field" => {
+            let (config, key) = (text(1)?, text(2)?);
+            let mut all: Vec<fields::Field> = fields::system_fields();
+            for f in Family::ALL {
+                all.extend(fields::model_fields(f));
+                all.extend(fields::default_model_fields(f));
+                all.extend(fields::default_task_fields(f, false));
+                all.extend(fields::default_task_fields(f, true));
+            }
+            for k in ["mlp_parallel", "emb_parallel", "transformer_parallel"] {
+                all.push(fields::batch_field(k));
+            }
+            all.push(fields::MIN_FROZEN);
+            let f = *all.iter().find(|f| f.config.key() == config && f.key == key)?;
+            Action::SetField(f, text(3)?)
+        }
+        "per_node" => Action::SetPerNode(text(1)?),
+        "nodes" => Action::SetNodes(text(1)?),
+        "degree" => Action::SetDegree { spec: spec(1)?, level: num(2)?, text: text(3)? },
+        "strategy" => Action::SetStrategy { spec: spec(1)?, level: num(2)?, strategy: text(3)? },
+        "add_level" => Action::AddLevel(spec(1)?),
+        "remove_level" => Action::RemoveLevel(spec(1)?, num(2)?),
+        "task_kind" => Action::SetTaskKind(text(1)?),
+        "flag" => {
+            let key = ["freeze_emb", "freeze_top_mlp", "freeze_bot_mlp", "freeze_transformer"]
+                .into_iter()
+                .find(|k| Some(*k) == text(1).as_deref())?;
+            Action::SetFlag(key, a.get(2)?.as_bool()?)
+        }
+        "mode" => Action::SetMode(if a.get(1)?.as_bool()? { Mode::Default } else { Mode::Reference }),
+        "scenario" => Action::LoadScenario(text(1)?),
+        "model" => Action::SetModel(text(1)?),
+        "system" => Action::SetSystem(text(1)?),
+        "select_op" => Action::SelectOp(num(1)),
+        "import" => Action::Import(text(1)?),
+        _ => return None,
+    };
+    Some(s.next(action))
+}
+
+/// Everything the page reads from a state to draw it, natively: the form, the results, the
+/// timeline, the explained op, the sweeps' scenarios. A panic here is a crash of the page.
+fn read_like_the_page(s: &madmax::ui::state::State) {
+    use madmax::ui::{export, fields, plan, state, sweep, timeline};
+    let _ = (s.per_node(), s.mode(), s.stale(), s.link());
+    if let Some(f) = s.family() {
+        let mut all = fields::model_fields(f);
+        all.extend(fields::default_model_fields(f));
+        all.extend(fields::system_fields());
+        all.extend(fields::default_task_fields(f, true));
+        for k in plan::spec_keys(f) {
+            let _ = plan::read_spec(&s.doc.task, k);
+            all.push(fields::batch_field(k));
+        }
+        for field in all {
+            let _ = (state::show_field(&s.doc, &field), s.error_for(&field.path()));
+        }
+    }
+    let Some(g) = &s.good else { return };
+    let r = &g.report;
+    let _ = (export::mfu(&g.scenario, r), export::tokens_per_s(&g.scenario, r), export::results_csv(&g.scenario, r));
+    let lanes = timeline::Lanes::new(r);
+    let _ = lanes.bars(r, 800.0);
+    let _ = lanes.hit(r, madmax::engine::ops::Stream::Computation, r.iteration_s / 2.0, r.iteration_s / 400.0);
+    let _ = timeline::longest_of_each_kind(r);
+    if let Some(op) = s.selected_op.and_then(|i| r.timeline.get(i)) {
+        let _ = madmax::engine::explain(&g.scenario, &op.name);
+    }
+    let _ = madmax::validation::expectation(&g.scenario, r);
+    for mode in [sweep::Mode::Pretrain, sweep::Mode::Inference] {
+        let _ = (sweep::vs_gpus(&g.doc, mode), sweep::vs_batch(&g.doc, mode));
+    }
+    let probes = sweep::serving(&g.doc);
+    if let Some(p) = probes.first() {
+        let _ = sweep::serve_point(p);
+    }
+}
+
+#[test]
+fn the_page_reducer_never_panics() {
+    let presets = madmax::presets::all().expect("presets");
+    let start = madmax::ui::state::State::initial();
+    fuzz(
+        "page reducer",
+        5,
+        |rng| {
+            let n = 1 + rng.below(6);
+            Value::Array((0..n).map(|_| random_action(rng, presets)).collect()).to_string()
+        },
+        |text| {
+            let Ok(Value::Array(actions)) = serde_json::from_str::<Value>(text) else { return false };
+            let mut s = start.clone();
+            for a in &actions {
+                let Some(next) = replay(&s, a) else { return false };
+                s = next;
+                read_like_the_page(&s);
+            }
+            s.good.is_some()
         },
     );
 }

@@ -565,7 +565,9 @@ fn spec_editor(state: &State, d: &Dispatch, key: &'static str) -> Html {
         (_, 1) => "across nodes",
         _ => "extra level",
     };
-    let rows = (0..n_levels).map(|i| {
+    // Past what any plan may have, levels are counted, not drawn (an import may hold thousands).
+    let drawn = n_levels.min(crate::engine::scenario::MAX_LEVELS + 1);
+    let rows = (0..drawn).map(|i| {
         let s = strategies.get(i).cloned().unwrap_or_default();
         let g = degrees.get(i).cloned().unwrap_or_default();
         let s_err = state.error_for(&format!("task.{key}[{i}]"));
@@ -600,6 +602,7 @@ fn spec_editor(state: &State, d: &Dispatch, key: &'static str) -> Html {
         <fieldset class={classes!("spec", spec_err.map(|_| "invalid"))} id={format!("spec-{key}")}>
             <legend>{ fields::spec_label(key) }</legend>
             { for rows }
+            { if n_levels > drawn { html! { <p class="error-msg">{ format!("... and {} more levels, not shown: a plan has at most {} (remove levels above, or import a config with fewer).", n_levels - drawn, crate::engine::scenario::MAX_LEVELS) }</p> } } else { html! {} } }
             <button class="link" onclick={add}>{ "+ add level" }</button>
             { error_line(spec_err.map(|e| e.message.as_str())) }
             <p class="help">{ "Degrees multiply to the GPU count. With two levels, level 0 spans the GPUs of a node (NVLink) and level 1 the nodes (network). " }

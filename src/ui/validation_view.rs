@@ -3,6 +3,7 @@
 //! rows open in the calculator. The numbers are [`crate::validation::shipped`]'s, the same as
 //! `madmax validate`'s.
 
+use super::background::use_background;
 use super::canvas::{Canvas, Draw};
 use super::charts;
 use super::dom;
@@ -113,9 +114,50 @@ fn stats_row(name: &str, s: &Stats) -> Html {
     }
 }
 
+thread_local! {
+    /// The shipped rows once predicted: they do not change while the page is open.
+    static SHIPPED: std::cell::RefCell<Option<Rc<Vec<RowResult>>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// The page: the shipped rows, predicted a few at a time in the background the first time (721
+/// predictions would block the page for a third of a second), then the table.
 #[function_component(ValidationView)]
 pub fn validation_view(p: &Props) -> Html {
-    let rows = use_memo((), |_| validation::shipped());
+    let cached = SHIPPED.with(|c| c.borrow().clone());
+    let computed = use_background(
+        cached.is_some(),
+        |cached| if *cached { Vec::new() } else { validation::shipped_rows() },
+        validation::ShippedRow::predict,
+    );
+    let rows = cached.or_else(|| {
+        let rows = computed?;
+        SHIPPED.with(|c| *c.borrow_mut() = Some(rows.clone()));
+        Some(rows)
+    });
+    match rows {
+        Some(rows) => html! {
+            <ValidationTable {rows} dispatch={p.dispatch.clone()} width={p.width} initial={p.initial.clone()} />
+        },
+        None => html! {
+            <main class="validation"><section class="card">
+                <h2 id="validation-title">{ "Can you trust it? The default model against measured runs" }</h2>
+                <p role="status" id="validation-computing">{ "Predicting every published run that ships with madmax..." }</p>
+            </section></main>
+        },
+    }
+}
+
+#[derive(Properties, PartialEq)]
+struct TableProps {
+    rows: Rc<Vec<RowResult>>,
+    dispatch: Callback<Action>,
+    width: u32,
+    initial: Option<(String, &'static str)>,
+}
+
+#[function_component(ValidationTable)]
+fn validation_table(p: &TableProps) -> Html {
+    let rows = p.rows.clone();
     let floor = {
         let rows = rows.clone();
         use_memo((), move |_| validation::floor(&rows))

@@ -112,7 +112,7 @@ await runTest('robustness', dist, async ({ server, browser }) => {
 
   // A scenario too long for an address: a notice, the address keeps only the view, and the
   // browser keeps it (a reload reopens it).
-  const long = JSON.parse(JSON.stringify(adversarial('training_2m_ops.json')));
+  const long = JSON.parse(JSON.stringify(adversarial('training_1m_ops.json')));
   long.task.local_transformer_bs = 1;
   long.task.local_emb_bs = 1;
   long.model.name = 'n'.repeat(20000);
@@ -138,7 +138,7 @@ await runTest('robustness', dist, async ({ server, browser }) => {
 
   // Long work from a link: a million generated tokens, a timeline near the op limit, an MoE on
   // 2^40 GPUs: computed, drawn, the page responsive (site_bench.mjs times the longest block).
-  for (const f of ['serving_1m_tokens.json', 'training_2m_ops.json', 'moe_2e40_gpus.json']) {
+  for (const f of ['serving_1m_tokens.json', 'training_1m_ops.json', 'moe_2e40_gpus.json']) {
     const sc = adversarial(f);
     await page.goto(`${server.url}${linkOf(sc)}`);
     await page.locator('#iteration-time').waitFor({ timeout: 30000 });
