@@ -64,7 +64,8 @@ validate:
 	target/release/madmax validate src/presets/data/validation/training.csv src/presets/data/validation/fitted.csv src/presets/data/validation/heldout.csv | sed -n '/^Measured/,$$p'
 
 ## bench: engine time per golden case against the reference's recorded time, explorer plans/s;
-## site size, time to first result and the explorer's search time in headless Chromium
+## validate at 100,000 rows; site size, time to first result, the explorer's search time and the
+## longest main-thread block over crafted links and imports, in headless Chromium
 bench: tools dist
 	cargo build --release --bin madmax
 	target/release/madmax bench tests/data/reference/cases
@@ -73,6 +74,7 @@ bench: tools dist
 	target/release/madmax validate src/presets/data/validation/heldout.csv | sed -n '/^Absolute error/,/^$$/p'
 	target/release/madmax validate src/presets/data/validation/inference.csv | sed -n '/^Absolute error/,/^$$/p'
 	target/release/madmax validate src/presets/data/validation/training.csv src/presets/data/validation/fitted.csv src/presets/data/validation/heldout.csv | sed -n '/^Measured/,$$p'
+	python3 scripts/validate_bench.py target/release/madmax
 	node tests/browser/site_bench.mjs dist
 
 fmt:

@@ -13,9 +13,9 @@
 
 use crate::engine::extended::calibration::{H100_GEMM_UTIL, UTIL};
 use crate::engine::raw::short;
-use crate::engine::{evaluate, validate, RawScenario};
+use crate::engine::{evaluate, validate};
 use crate::presets::{self, Utilisation};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 mod expectation;
@@ -611,7 +611,10 @@ fn row_scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
 }
 
 fn predict(r: &Row, doc: &Value) -> Result<Prediction, String> {
-    let raw = RawScenario::deserialize(doc).map_err(|e| format!("scenario: {e}"))?;
+    // The same reading as the page's (`Doc::to_raw`): one copy of the deserializer in the site.
+    let raw = serde_json::from_value::<crate::engine::RawFile>(doc.clone())
+        .map_err(|e| format!("scenario: {e}"))?
+        .into_scenario()?;
     let s = validate(&raw)
         .map_err(|errs| errs.iter().map(|e| format!("{}: {}", e.field, e.message)).collect::<Vec<_>>().join("; "))?;
     let report = evaluate(&s);
@@ -935,7 +938,7 @@ mod tests {
         assert!(even.iter().chain(&after).all(|r| r.held_out));
         for r in &rows {
             let doc = r.scenario.clone().unwrap_or_else(|| panic!("{}: no scenario", r.id));
-            let raw: RawScenario = serde_json::from_value(doc).expect("scenario");
+            let raw: crate::engine::RawScenario = serde_json::from_value(doc).expect("scenario");
             let report = evaluate(&validate(&raw).unwrap_or_else(|e| panic!("{}: {e:?}", r.id)));
             assert_eq!(Some(report.iteration_s), r.iteration_s, "{}", r.id);
             assert!(!r.plan.is_empty() && !r.parallelism.is_empty() && r.n_gpus > 0, "{}", r.id);

@@ -403,7 +403,7 @@ fn random_action(rng: &mut Rng, presets: &madmax::presets::Presets) -> Value {
     use madmax::ui::fields;
     let family = *rng.pick(&Family::ALL);
     match rng.below(19) {
-        0 | 1 | 2 => {
+        0..=2 => {
             let mut all = fields::model_fields(family);
             all.extend(fields::default_model_fields(family));
             all.extend(fields::system_fields());

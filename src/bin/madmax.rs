@@ -32,7 +32,7 @@ Usage:
       throughput, and show the best against the task's own plan; plans whose memory does
       not fit in HBM are listed, marked
   madmax validate FILE.csv [FILE.csv ...] [--json]
-      predict every row of CSVs of measured runs (schema of validation/SOURCES.md) with the
+      (- reads a CSV from standard input) predict every row of CSVs of measured runs (schema of validation/SOURCES.md) with the
       default model; print predicted vs measured, the signed error and a summary (median,
       mean and max absolute error, per source), and the spread of measured over predicted
       time per kind of plan and GPU (what the calculator quotes for runs like these), and
@@ -917,7 +917,7 @@ fn validate_csv(args: &[String]) -> ExitCode {
     for a in args {
         match a.as_str() {
             "--json" => json_out = true,
-            f if !f.starts_with('-') => files.push(f.to_owned()),
+            f if !f.starts_with('-') || f == "-" => files.push(f.to_owned()),
             other => return usage_error(&format!("validate: unexpected argument '{other}'")),
         }
     }

@@ -344,7 +344,7 @@ pub const MAX_SEARCH_OPS: u64 = 50_000_000;
 
 /// What evaluating a plan costs beyond its timeline (validation's copy of the scenario, the
 /// report's sums), in ops.
-const OPS_PER_PLAN: u64 = 200;
+pub const OPS_PER_PLAN: u64 = 200;
 
 /// A search too big to run: how many plans it lists and about how many timeline ops they need.
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -50,7 +50,7 @@ pub fn write_spec(task: &mut Map<String, Value>, key: &str, strategies: &[String
 /// The batch-replicating factor of a spec (ddp and fsdp levels; ddp only for embeddings).
 fn dup(key: &str, strategies: &[String], degrees: &[u64]) -> u64 {
     let counts = |s: &str| s == "ddp" || (s == "fsdp" && key != "emb_parallel");
-    strategies.iter().zip(degrees).filter(|(s, _)| counts(s)).map(|(_, d)| *d).product()
+    strategies.iter().zip(degrees).filter(|(s, _)| counts(s)).fold(1u64, |p, (_, d)| p.saturating_mul(*d))
 }
 
 /// Refits every spec of `task` to a cluster of `total` GPUs, `per_node` per node: a 1-level
@@ -81,7 +81,8 @@ pub fn sync_batches(task: &mut Map<String, Value>, family: Family) {
     let Some(primary) = keys.first() else { return };
     let Some((ps, pd)) = read_spec(task, primary) else { return };
     let Some(local) = task.get(batch_key(primary)).and_then(Value::as_u64) else { return };
-    let global = local * dup(primary, &ps, &pd);
+    // Past u64 no batch divides evenly: validation explains the typed number.
+    let Some(global) = local.checked_mul(dup(primary, &ps, &pd)) else { return };
     for key in &keys[1..] {
         if let Some((s, d)) = read_spec(task, key) {
             let k = dup(key, &s, &d);
@@ -103,7 +104,7 @@ pub fn default_task(family: Family, kind: &str, total: u64, layers: u64) -> Map<
             write_spec(&mut t, "mlp_parallel", &["fsdp".into()], &[total]);
             write_spec(&mut t, "emb_parallel", &["mp".into()], &[total]);
             t.insert("local_mlp_bs".into(), json!(512));
-            t.insert("local_emb_bs".into(), json!(512 * total));
+            t.insert("local_emb_bs".into(), json!(total.saturating_mul(512)));
             if family == Family::DlrmTransformer {
                 write_spec(&mut t, "transformer_parallel", &["fsdp".into()], &[total]);
                 t.insert("local_transformer_bs".into(), json!(512));

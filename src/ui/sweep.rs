@@ -101,17 +101,20 @@ pub fn vs_batch(doc: &Doc, mode: Mode) -> Vec<Probe> {
     let Some(primary) = plan::spec_keys(f).first() else { return Vec::new() };
     let key = plan::batch_key(primary);
     let Some(b) = doc.count(Config::Task, key) else { return Vec::new() };
-    let mut sizes: Vec<u64> = (-3..=3)
-        .map(|k: i32| if k < 0 { b >> (-k) as u32 } else { b.saturating_mul(1 << k) })
-        .filter(|&x| x >= 1)
-        .collect();
+    let sizes = (-3..=3).map(|k: i32| if k < 0 { b >> (-k) as u32 } else { b.saturating_mul(1 << k) });
+    batch_probes(&with_mode(doc, mode), f, key, b, sizes.filter(|&x| x >= 1).collect())
+}
+
+/// The doc at each batch size of `sizes` and at its own batch `b` (under `key`; the other
+/// batches follow), in batch order.
+fn batch_probes(doc: &Doc, f: Family, key: &str, b: u64, mut sizes: Vec<u64>) -> Vec<Probe> {
     sizes.push(b);
     sizes.sort_unstable();
     sizes.dedup();
     sizes
         .into_iter()
         .map(|x| {
-            let mut d = with_mode(doc, mode);
+            let mut d = doc.clone();
             d.set(Config::Task, key, json!(x));
             plan::sync_batches(&mut d.task, f);
             Probe { x: x as f64, current: x == b, doc: d }
@@ -138,21 +141,10 @@ const MAX_SERVING_BATCH: u64 = 4096;
 /// The serving trade-off's probes: batch sizes 1, 2, 4, ... up to 4096, and the scenario's own
 /// batch ([`serving_curve`] keeps those up to the largest that fits, and one beyond).
 pub fn serving(doc: &Doc) -> Vec<Probe> {
-    let (Some(b), Some(f)) = (doc.count(Config::Task, "local_transformer_bs"), family(doc)) else { return Vec::new() };
-    let mut sizes: Vec<u64> =
-        std::iter::successors(Some(1u64), |x| Some(x * 2)).take_while(|x| *x <= MAX_SERVING_BATCH).collect();
-    sizes.push(b);
-    sizes.sort_unstable();
-    sizes.dedup();
-    sizes
-        .into_iter()
-        .map(|x| {
-            let mut d = doc.clone();
-            d.set(Config::Task, "local_transformer_bs", json!(x));
-            plan::sync_batches(&mut d.task, f);
-            Probe { x: x as f64, current: x == b, doc: d }
-        })
-        .collect()
+    let key = "local_transformer_bs";
+    let (Some(b), Some(f)) = (doc.count(Config::Task, key), family(doc)) else { return Vec::new() };
+    let sizes = std::iter::successors(Some(1u64), |x| Some(x * 2)).take_while(|x| *x <= MAX_SERVING_BATCH);
+    batch_probes(doc, f, key, b, sizes.collect())
 }
 
 /// The serving figures at a probe; `None` when the scenario is not valid there or not serving.

@@ -148,6 +148,18 @@ await runTest('robustness', dist, async ({ server, browser }) => {
   }
   await page.screenshot({ path: join(shots, 'moe-2e40.png') });
   for (const p of page.problems) check(false, p);
+
+  // A browser whose storage is full says so instead of losing the scenario silently.
+  const full = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  await full.addInitScript(() => {
+    Storage.prototype.setItem = () => { throw new DOMException('quota', 'QuotaExceededError'); };
+  });
+  const q = await full.newPage();
+  await q.goto(server.url);
+  await q.locator('#iteration-time').waitFor({ timeout: 20000 });
+  await type(q, '#f-system-num_nodes', '16');
+  const said = await q.locator('.notice.is-error').textContent({ timeout: 10000 });
+  check(/did not keep the scenario/.test(said) && /export it/.test(said), `a full storage is said: ${said.slice(0, 100)}`);
 });
 
 /// The scenario a kept share query encodes.

@@ -1,25 +1,9 @@
 //! The CLI contract: `madmax eval FILE [--json]` and `madmax bench DIR`, run as a process.
 
-use crate::support::{case_files, close, data_dir, read_json};
+use crate::support::{case_files, close, data_dir, madmax, madmax_stdin, read_json};
 use serde_json::Value;
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
-
-fn madmax(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_madmax")).args(args).output().expect("madmax runs")
-}
-
-fn madmax_stdin(args: &[&str], input: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_madmax"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("madmax runs");
-    child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write stdin");
-    child.wait_with_output().expect("madmax ends")
-}
 
 fn stdout_json(o: &Output) -> Value {
     serde_json::from_slice(&o.stdout)
@@ -58,7 +42,7 @@ fn eval_json_prints_the_contract_keys_for_a_case_file_and_a_plain_scenario() {
     let plain = serde_json::json!({
         "model": case["inputs"]["model"], "system": case["inputs"]["system"], "task": case["inputs"]["task"]
     });
-    let from_stdin = madmax_stdin(&["eval", "-", "--json"], &plain.to_string());
+    let from_stdin = madmax_stdin(&["eval", "-", "--json"], plain.to_string().as_bytes());
     assert!(from_stdin.status.success());
     assert_eq!(stdout_json(&from_stdin), got);
 }
@@ -103,7 +87,7 @@ fn eval_timeline_lists_every_op_of_both_streams() {
 
 /// Runs `eval --json` on text and checks the rejection contract; returns the error's field.
 fn rejected(input: &str) -> String {
-    let o = madmax_stdin(&["eval", "-", "--json"], input);
+    let o = madmax_stdin(&["eval", "-", "--json"], input.as_bytes());
     assert_eq!(o.status.code(), Some(2), "input {input:.200}: stderr {}", String::from_utf8_lossy(&o.stderr));
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(stderr.trim_end().lines().count(), 1, "one line on stderr: {stderr}");
@@ -208,7 +192,7 @@ fn explore_ranks_plans_and_beats_the_shipped_config() {
     }
     let scenario =
         serde_json::json!({"model": case["inputs"]["model"], "system": case["inputs"]["system"], "task": task});
-    let e = madmax_stdin(&["eval", "-", "--json"], &scenario.to_string());
+    let e = madmax_stdin(&["eval", "-", "--json"], scenario.to_string().as_bytes());
     assert!(e.status.success());
     assert_eq!(stdout_json(&e)["throughput"], best["throughput"]);
     // Text output names the speed-up.
@@ -385,7 +369,7 @@ fn a_host_bound_eight_way_split_carries_what_published_runs_measured() {
         v["task"]["transformer_parallel_degree"] = serde_json::json!([tp, n / tp]);
         v["task"]["micro_batch"] = serde_json::json!(1);
         v["task"]["local_transformer_bs"] = serde_json::json!(1);
-        let o = madmax_stdin(&["eval", "-"], &v.to_string());
+        let o = madmax_stdin(&["eval", "-"], v.to_string().as_bytes());
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         String::from_utf8_lossy(&o.stdout).into_owned()
     };
@@ -409,7 +393,7 @@ fn a_validated_kind_of_run_gives_the_range_its_published_kind_measured() {
         v.to_string()
     };
     let out = |args: &[&str], stdin: &str| {
-        let o = madmax_stdin(args, stdin);
+        let o = madmax_stdin(args, stdin.as_bytes());
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         String::from_utf8_lossy(&o.stdout).into_owned()
     };

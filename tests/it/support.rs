@@ -2,7 +2,28 @@
 
 use madmax::engine::{RawFile, RawScenario};
 use serde_json::Value;
+use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// `madmax ARGS`, run as a process.
+pub fn madmax(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_madmax")).args(args).output().expect("madmax runs")
+}
+
+/// `madmax ARGS` with `input` on standard input (which the program may close early: a refused
+/// input need not be read).
+pub fn madmax_stdin(args: &[&str], input: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_madmax"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("madmax runs");
+    let _ = child.stdin.take().expect("stdin").write_all(input);
+    child.wait_with_output().expect("madmax ends")
+}
 
 pub fn data_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data")

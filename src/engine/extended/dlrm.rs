@@ -253,7 +253,7 @@ impl<'a> DCx<'a> {
     /// Bytes this GPU reads from its embedding shard per iteration.
     pub fn lookup_bytes(&self) -> f64 {
         let m = self.m;
-        let all = self.emb_samples() * (m.num_tables * m.pooling_size * m.emb_dim) as f64 * self.eb;
+        let all = self.emb_samples() * (m.num_tables as f64 * m.pooling_size as f64 * m.emb_dim as f64) * self.eb;
         all / self.emb.shard.size as f64
     }
 
@@ -274,7 +274,7 @@ impl<'a> DCx<'a> {
     /// send their share to the samples' owners; row-wise produces partial pools of every table.
     pub fn pooled_bytes(&self) -> f64 {
         let m = self.m;
-        let all = self.emb_samples() * (m.num_tables * m.emb_dim) as f64 * self.eb;
+        let all = self.emb_samples() * (m.num_tables as f64 * m.emb_dim as f64) * self.eb;
         match self.setup.emb_sharding {
             EmbSharding::Row => all,
             EmbSharding::Table | EmbSharding::Column => all / self.emb.shard.size as f64,
@@ -293,7 +293,7 @@ impl<'a> DCx<'a> {
     /// Embedding weights on this GPU (its shard), elements.
     pub fn emb_params_local(&self) -> f64 {
         let m = self.m;
-        (m.num_tables * m.entries_per_table * m.emb_dim) as f64 / self.emb.shard.size as f64
+        (m.num_tables as f64 * m.entries_per_table as f64 * m.emb_dim as f64) / self.emb.shard.size as f64
     }
 
     /// All-reduce of replicated tables' gradients over the ddp replicas, s: the whole shard's
@@ -392,7 +392,7 @@ impl<'a> DCx<'a> {
         let emb = self.emb_params_local();
         let weights = dense * self.e + emb * self.eb;
         let (grads, opt) = if self.trains {
-            let emb_rows = (self.m.num_tables * self.m.entries_per_table) as f64 / self.emb.shard.size as f64;
+            let emb_rows = (self.m.num_tables as f64 * self.m.entries_per_table as f64) / self.emb.shard.size as f64;
             let emb_state = if self.freeze.emb { 0.0 } else { emb_rows * EMB_STATE_BYTES_PER_ROW };
             (dense * self.e, dense * OPTIMIZER_BYTES_PER_PARAM + emb_state)
         } else {
@@ -403,7 +403,7 @@ impl<'a> DCx<'a> {
         let b = self.local_batch;
         let layers = (m.bot_mlp_layers + m.top_mlp_layers) as f64;
         let mut activations =
-            b * d * self.e * layers * 2.0 + b * ((m.num_tables + 1) * m.emb_dim) as f64 * self.e * 2.0;
+            b * d * self.e * layers * 2.0 + b * ((m.num_tables + 1) as f64 * m.emb_dim as f64) * self.e * 2.0;
         if let Some((dm, lay)) = &self.tr {
             let (o, i, sc) = dm.stored_bytes();
             activations += b * dm.seq * (o + (i + sc) / lay.tp.size as f64) * dm.layers as f64;
@@ -574,7 +574,7 @@ pub fn evaluate(cx: &DCx) -> Report {
     limits.extend(memory.does_not_fit());
     let m = cx.m;
     let per_sample = cx.flops_per_sample();
-    let lookup_per_sample = (m.num_tables * m.pooling_size * m.emb_dim) as f64 * cx.eb;
+    let lookup_per_sample = (m.num_tables as f64 * m.pooling_size as f64 * m.emb_dim as f64) * cx.eb;
     let g = cx.global_batch as f64;
     let work = Work {
         layers: vec![LayerWork {
@@ -588,7 +588,7 @@ pub fn evaluate(cx: &DCx) -> Report {
         lookup_bytes_per_global_batch: lookup_per_sample * g,
         lookup_bytes_per_device: cx.lookup_bytes(),
     };
-    let emb_params = (m.num_tables * m.entries_per_table * m.emb_dim) as f64;
+    let emb_params = (m.num_tables as f64 * m.entries_per_table as f64 * m.emb_dim as f64);
     let (mlp_local, tr_local) = cx.dense_params_local();
     let dense = mlp_local * cx.tp() + tr_local * cx.tr.as_ref().map_or(1.0, |(_, l)| l.tp.size as f64);
     let model = ModelStats {

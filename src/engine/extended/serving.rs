@@ -17,7 +17,7 @@ use crate::engine::report::{LayerWork, MemPart, Memory, ModelStats, Report, Serv
 use crate::engine::scenario::{Arch, Precision, Scenario, TaskKind};
 
 /// Generated tokens per request when the task does not say.
-const DEFAULT_OUTPUT_TOKENS: u64 = 128;
+pub const DEFAULT_OUTPUT_TOKENS: u64 = 128;
 
 /// Most decode ops a serving timeline holds: longer generations put runs of consecutive steps in
 /// one op each (their times summed), so that a timeline stays a few thousand ops and an
