@@ -30,16 +30,19 @@ Usage:
       --max-tpot-ms marks plans slower than MS per output token as infeasible
       (global batch fixed at the task's own unless --local-batches is given), rank them by
       throughput, and show the best against the task's own plan; plans whose memory does
-      not fit in HBM are listed, marked
+      not fit in HBM are listed, marked. A search takes at most 100,000 plans and 50 million
+      timeline ops (exit 2 saying how to shrink it); --local-batches at most 64 values
   madmax validate FILE.csv [FILE.csv ...] [--json]
-      (- reads a CSV from standard input) predict every row of CSVs of measured runs (schema of validation/SOURCES.md) with the
-      default model; print predicted vs measured, the signed error and a summary (median,
-      mean and max absolute error, per source), and the spread of measured over predicted
-      time per kind of plan and GPU (what the calculator quotes for runs like these), and
-      the floor: how close any model can come to every row when two rows that do the same
-      work measured a larger micro-batch slower; blank cells take documented defaults and
-      each row lists the ones it used; rows it cannot model are skipped with the reason.
+      predict every row of CSVs of measured runs (schema of validation/SOURCES.md; - reads
+      one from standard input) with the default model; print predicted vs measured, the
+      signed error and a summary (median, mean and max absolute error, per source), the
+      spread of measured over predicted time per kind of plan and GPU (what the calculator
+      quotes for runs like these), and the floor: how close any model can come to every row
+      when two rows that do the same work measured a larger micro-batch slower; blank cells
+      take documented defaults and each row lists the ones it used; rows it cannot model
+      are skipped with the reason.
       --json: {\"rows\": [{id, predicted, measured, error, ...}], \"summary\", \"bands\", \"floor\"}
+      A CSV holds at most 200,000 rows (256 MB); exit 2 when no row could be predicted.
   madmax stories [--json]
       the library of famous runs: for each story, what its source reported, what the model
       predicts for the same setting and the signed difference, with the citation.

@@ -127,8 +127,9 @@ fn app() -> Html {
     };
     // Mirror the view and the scenario into the address bar as the user edits (what is on
     // screen); a scenario too long for an address leaves only the view there.
-    let view = state.view;
-    use_effect_with(state.link(), move |link| dom::replace_query(&link.clone().unwrap_or_else(|| view.query(""))));
+    use_effect_with((state.link(), state.view), |(link, view)| {
+        dom::replace_query(&link.clone().unwrap_or_else(|| view.query("")))
+    });
     // Keep the scenario the user last made valid in this browser (and only that).
     {
         let d = dispatch.clone();

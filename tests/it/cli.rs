@@ -2,8 +2,7 @@
 
 use crate::support::{case_files, close, data_dir, madmax, madmax_stdin, read_json};
 use serde_json::Value;
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 fn stdout_json(o: &Output) -> Value {
     serde_json::from_slice(&o.stdout)

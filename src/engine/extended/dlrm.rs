@@ -588,7 +588,7 @@ pub fn evaluate(cx: &DCx) -> Report {
         lookup_bytes_per_global_batch: lookup_per_sample * g,
         lookup_bytes_per_device: cx.lookup_bytes(),
     };
-    let emb_params = (m.num_tables as f64 * m.entries_per_table as f64 * m.emb_dim as f64);
+    let emb_params = m.num_tables as f64 * m.entries_per_table as f64 * m.emb_dim as f64;
     let (mlp_local, tr_local) = cx.dense_params_local();
     let dense = mlp_local * cx.tp() + tr_local * cx.tr.as_ref().map_or(1.0, |(_, l)| l.tp.size as f64);
     let model = ModelStats {
