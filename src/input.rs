@@ -4,8 +4,10 @@
 //! keeping the last, lists of bounded length. Every refusal is a sentence that quotes at most a
 //! short prefix of the input. Pure; the CLI and the page share it.
 
+use crate::engine::raw::{escaped, unprintable};
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
+use std::borrow::Cow;
 use std::fmt;
 
 /// Most bytes of JSON one scenario may take: a MAD-Max case file takes under 16 KB, so this is
@@ -149,40 +151,16 @@ impl<'de> Visitor<'de> for Strict {
 
 /// Text for a terminal: control characters (which could move the cursor, clear the screen or
 /// retitle the window) and bidirectional overrides (which could make text read backwards) are
-/// written as `\u{..}`; everything else as it is.
-pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
-    let safe = |c: char| c == '\n' || c == '\t' || !(c.is_control() || crate::engine::raw::is_bidi_control(c));
-    if text.chars().all(safe) {
-        return std::borrow::Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        if safe(c) {
-            out.push(c);
-        } else {
-            out.push_str(&format!("\\u{{{:x}}}", c as u32));
-        }
-    }
-    std::borrow::Cow::Owned(out)
+/// written as `\u{..}`; line ends, tabs and everything else as they are.
+pub fn printable(text: &str) -> Cow<'_, str> {
+    escaped(text, |c| c != '\n' && c != '\t' && unprintable(c), |c| format!("\\u{{{c:x}}}"))
 }
 
 /// JSON text for a terminal: the characters [`printable`] escapes that JSON writers leave raw
 /// (DEL, the C1 controls, bidirectional overrides; C0 controls are escaped already) written as
 /// JSON escapes (`\u202e`), which leaves the JSON equal.
-pub fn printable_json(json: &str) -> std::borrow::Cow<'_, str> {
-    let raw = |c: char| c == '\u{7f}' || ('\u{80}'..='\u{9f}').contains(&c) || crate::engine::raw::is_bidi_control(c);
-    if !json.chars().any(raw) {
-        return std::borrow::Cow::Borrowed(json);
-    }
-    let mut out = String::with_capacity(json.len() + 8);
-    for c in json.chars() {
-        if raw(c) {
-            out.push_str(&format!("\\u{:04x}", c as u32));
-        } else {
-            out.push(c);
-        }
-    }
-    std::borrow::Cow::Owned(out)
+pub fn printable_json(json: &str) -> Cow<'_, str> {
+    escaped(json, |c| c >= '\u{7f}' && unprintable(c), |c| format!("\\u{c:04x}"))
 }
 
 #[cfg(test)]

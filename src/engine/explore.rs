@@ -377,20 +377,21 @@ pub fn cost(base: &Scenario, plans: &[Plan]) -> u64 {
         .fold(0u64, u64::saturating_add)
 }
 
-/// Every plan of the space ([`plans`]) when the search fits in [`MAX_SEARCH_OPS`]; else why not.
-pub fn planned(base: &Scenario, space: &Space) -> Result<Vec<Plan>, TooBig> {
+/// Every plan of the space ([`plans`]) and what they cost ([`cost`]) when the search fits in
+/// [`MAX_SEARCH_OPS`]; else why not.
+pub fn planned(base: &Scenario, space: &Space) -> Result<(Vec<Plan>, u64), TooBig> {
     let list = plans(base, space);
     let ops = cost(base, &list);
     if list.len() > MAX_PLANS || ops > MAX_SEARCH_OPS {
         return Err(TooBig { plans: list.len(), ops });
     }
-    Ok(list)
+    Ok((list, ops))
 }
 
 /// Searches every plan of `space` at once (the CLI; the page runs [`plans`] in chunks), or says
 /// why the search is too big to run.
 pub fn search(base: &Scenario, space: &Space) -> Result<Summary, TooBig> {
-    let mut ranked: Vec<Outcome> = planned(base, space)?.iter().map(|p| evaluate_plan(base, p, space)).collect();
+    let mut ranked: Vec<Outcome> = planned(base, space)?.0.iter().map(|p| evaluate_plan(base, p, space)).collect();
     rank(&mut ranked);
     Ok(summarize(base, ranked))
 }

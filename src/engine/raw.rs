@@ -8,6 +8,7 @@
 
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
@@ -50,24 +51,38 @@ pub const QUOTE_ITEMS: usize = 8;
 /// Text from an input as a message quotes it: at most [`QUOTE_CHARS`] characters (then `...`
 /// and the text's length), with control and bidirectional-override characters written as
 /// `\u{..}`, so that a message stays short and prints as itself whatever the input holds.
-pub fn short(text: &str) -> std::borrow::Cow<'_, str> {
-    let plain = |c: char| !c.is_control() && !is_bidi_control(c);
+pub fn short(text: &str) -> Cow<'_, str> {
     let n = text.chars().count();
-    if n <= QUOTE_CHARS && text.chars().all(plain) {
-        return std::borrow::Cow::Borrowed(text);
+    let prefix = match text.char_indices().nth(QUOTE_CHARS) {
+        Some((end, _)) => &text[..end],
+        None => text,
+    };
+    match escaped(prefix, unprintable, |c| format!("\\u{{{c:x}}}")) {
+        quoted if n <= QUOTE_CHARS => quoted,
+        quoted => Cow::Owned(format!("{quoted}... ({n} characters)")),
     }
-    let mut out = String::new();
-    for c in text.chars().take(QUOTE_CHARS) {
-        if plain(c) {
-            out.push(c);
+}
+
+/// Characters a message or a terminal must not receive as they are: control characters (they
+/// can move a cursor, clear a screen, retitle a window) and [`is_bidi_control`] ones.
+pub fn unprintable(c: char) -> bool {
+    c.is_control() || is_bidi_control(c)
+}
+
+/// `text` with every character `escape` picks written as `spell` spells its code point.
+pub fn escaped(text: &str, escape: impl Fn(char) -> bool, spell: impl Fn(u32) -> String) -> Cow<'_, str> {
+    if !text.chars().any(&escape) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if escape(c) {
+            out.push_str(&spell(c as u32));
         } else {
-            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+            out.push(c);
         }
     }
-    if n > QUOTE_CHARS {
-        out.push_str(&format!("... ({n} characters)"));
-    }
-    std::borrow::Cow::Owned(out)
+    Cow::Owned(out)
 }
 
 /// Characters that reorder the text around them on screen (U+202A-U+202E, U+2066-U+2069) or

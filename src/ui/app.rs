@@ -1209,11 +1209,9 @@ fn sweep_chart(p: &SweepProps) -> Html {
         })
         .collect();
     html! {
-        <div class="computed" data-ready={points.is_some().to_string()}>
-            <Canvas id={id} label={AttrValue::from("Throughput at other sizes; the ringed point is the current scenario.")} {draw} {version} width={p.width}>
-                { numbers(&[if axis == Axis::Gpus { "GPUs" } else { "local batch" }, "samples/s"], &rows) }
-            </Canvas>
-        </div>
+        <Canvas id={id} label={AttrValue::from("Throughput at other sizes; the ringed point is the current scenario.")} {draw} {version} width={p.width}>
+            { numbers(&[if axis == Axis::Gpus { "GPUs" } else { "local batch" }, "samples/s"], &rows) }
+        </Canvas>
     }
 }
 
@@ -1250,11 +1248,9 @@ fn serving_chart(p: &ServingProps) -> Html {
         })
         .collect();
     html! {
-        <div class="computed" data-ready={points.is_some().to_string()}>
-            <Canvas id="chart-serving" label={AttrValue::from("Output tokens per second against time per output token, one point per batch size; the ringed point is the current batch.")} {draw} {version} width={p.width}>
-                { numbers(&["batch", "time per output token", "output tokens/s", "fits"], &rows) }
-            </Canvas>
-        </div>
+        <Canvas id="chart-serving" label={AttrValue::from("Output tokens per second against time per output token, one point per batch size; the ringed point is the current batch.")} {draw} {version} width={p.width}>
+            { numbers(&["batch", "time per output token", "output tokens/s", "fits"], &rows) }
+        </Canvas>
     }
 }
 

@@ -79,8 +79,7 @@ impl Job {
     /// what-ifs (saying so) when they would take the whole past that.
     pub fn new(base: &Scenario, space: &Space, codesign: bool) -> Result<Job, TooBig> {
         let mut scenarios = vec![base.clone()];
-        let main = explore::planned(base, space)?;
-        let mut budget = explore::cost(base, &main);
+        let (main, mut budget) = explore::planned(base, space)?;
         let mut queue: Vec<(usize, Plan, Slot)> = main.into_iter().map(|p| (0, p, Slot::Main)).collect();
         let main_plans = queue.len();
         let mut co = Vec::new();

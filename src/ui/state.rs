@@ -58,7 +58,7 @@ impl View {
 #[derive(Debug)]
 pub struct Evaluated {
     /// Tells evaluations apart: each has its own.
-    pub serial: u64,
+    serial: u64,
     pub doc: Doc,
     pub scenario: Scenario,
     pub report: Report,
