@@ -153,7 +153,7 @@ pub fn explain(s: &Scenario, op: &OpName) -> Option<Explanation> {
             }
         }
         (OpKind::WeightAllGather, Block::Optimizer) => {
-            let (dense, expert) = cx.stage_params(cx.lay.pp.size.max(1) - 1);
+            let (dense, expert) = cx.stage_params(cx.stage);
             let mut terms = vec![term("P", "parameters on this GPU", dense + expert, Unit::Params)];
             terms.extend(group_terms(cx.lay.dense_dp, links));
             Explanation {
@@ -188,7 +188,7 @@ pub fn explain(s: &Scenario, op: &OpName) -> Option<Explanation> {
             }
         }
         (OpKind::GradAllReduce | OpKind::GradReduceScatter, Block::Optimizer) => {
-            let (dense, expert) = cx.stage_params(cx.lay.pp.size.max(1) - 1);
+            let (dense, expert) = cx.stage_params(cx.stage);
             let mut terms = vec![
                 term("P", "parameters on this GPU", dense + expert, Unit::Params),
                 term("e", "bytes per gradient", cx.d.elem_bytes, Unit::BytesPerElement),
@@ -300,7 +300,7 @@ pub fn explain(s: &Scenario, op: &OpName) -> Option<Explanation> {
             }
         }
         (OpKind::Compute, Block::Optimizer) => {
-            let (dense, expert) = cx.stage_params(cx.lay.pp.size.max(1) - 1);
+            let (dense, expert) = cx.stage_params(cx.stage);
             let owned = if cx.zero_stage() >= 1 { cx.lay.dense_dp.size as f64 } else { 1.0 };
             Explanation {
                 what: "Optimizer step (mixed-precision Adam), memory-bound".into(),

@@ -1,13 +1,16 @@
 //! One training (or inference) iteration of a transformer in the default model: the op timeline
-//! of the pipeline's last stage on the shared two-stream scheduler, and the figures the report
+//! of the pipeline's slowest stage on the shared two-stream scheduler, and the figures the report
 //! needs (memory per GPU, utilisation, limits).
 //!
-//! The last stage is drawn because it runs the output layer (the pipeline's slowest stage) and
-//! its idle time is easy to read: it waits `(p-1)/v` forward passes for the first micro-batch
-//! (pipeline fill), then alternates forward and backward passes (1F1B), then waits `(p-1)/v`
-//! backward passes for the first stage to finish (drain). That is the 1F1B bubble of Narayanan
-//! et al. 2021, `(p-1)/v x (t_f + t_b)` per iteration, i.e. a fraction `(p-1)/(m+p-1)` of the
-//! pipeline time when v = 1. Gradient synchronisation and the optimizer step follow.
+//! In 1F1B every stage runs each micro-batch's forward and backward pass once, so the slowest
+//! stage sets the pace and is the one drawn ([`Cx::stage`]). Layers that do not divide evenly go
+//! one more to each of the first `L mod p` stages ([`Cx::stage_layers`]); the last stage also
+//! runs the output layer, so the slowest is either it or the first stage. The drawn stage waits
+//! `(p-1)/v` of its forward passes for the first micro-batch (pipeline fill), then alternates
+//! forward and backward passes (1F1B), then waits `(p-1)/v` backward passes (drain). That is
+//! the 1F1B bubble of Narayanan et al. 2021, `(p-1)/v x (t_f + t_b)` per iteration, i.e. a
+//! fraction `(p-1)/(m+p-1)` of the pipeline time when v = 1. Gradient synchronisation and the
+//! optimizer step follow.
 
 use super::calibration::{
     ADAM_BYTES_PER_PARAM, FUSED_BACKWARD_SCORE_REPLAY, HOST_BLOCK_S, KERNELS_PER_BLOCK, KERNEL_OVERHEAD_S,
@@ -45,8 +48,8 @@ pub struct Cx<'a> {
     pub micro_batches: u64,
     /// Pipeline chunks per GPU, v.
     pub chunks: u64,
-    /// Layers of the busiest stage (ceil(L / p)).
-    pub stage_layers: u64,
+    /// The pipeline stage drawn and timed (0-based): the slowest one, which paces the others.
+    pub stage: u64,
     /// Tokens one GPU processes per micro-batch: micro x s / cp.
     pub tokens: f64,
     pub global_batch: u64,
@@ -103,7 +106,6 @@ impl<'a> Cx<'a> {
         let micro_batch = setup.micro_batch.unwrap_or(if p > 1 { 1 } else { local_batch }).min(local_batch).max(1);
         let micro_batches = (local_batch / micro_batch).max(1);
         let chunks = if p > 1 { setup.virtual_stages.max(1) } else { 1 };
-        let stage_layers = d.layers.div_ceil(p).max(1);
         let tokens = micro_batch as f64 * d.seq / lay.cp.size as f64;
         let global_batch = local_batch.saturating_mul(lay.dense_dp.size);
         let trains = s.task.kind.trains();
@@ -115,7 +117,7 @@ impl<'a> Cx<'a> {
                 ((0..d.layers).map(|l| !f.transformer && l < mu).collect(), !f.emb)
             }
         };
-        Some(Cx {
+        let mut cx = Cx {
             s,
             d,
             lay,
@@ -129,12 +131,38 @@ impl<'a> Cx<'a> {
             micro_batch,
             micro_batches,
             chunks,
-            stage_layers,
+            stage: p - 1,
             tokens,
             global_batch,
             trainable,
             emb_trains,
-        })
+        };
+        // With an uneven split the first stage holds one layer more than the last, which runs
+        // the output layer instead: the slower of the two paces the pipeline.
+        if p > 1 && !cx.d.layers.is_multiple_of(p) {
+            let first = Cx { stage: 0, ..cx.clone() };
+            let (f0, b0) = first.pass_times();
+            let (f1, b1) = cx.pass_times();
+            if f0 + b0 > f1 + b1 {
+                cx.stage = 0;
+            }
+        }
+        Some(cx)
+    }
+
+    /// The layers of pipeline stage `stage` (0-based), as a range of layer indices: `L / p`
+    /// each, and one more on each of the first `L mod p` stages (the last stage, which also
+    /// runs the output layer, gets no extra one while any other stage can take it).
+    pub fn stage_layers(&self, stage: u64) -> std::ops::Range<u64> {
+        let (l, p) = (self.d.layers, self.lay.pp.size.max(1));
+        let (q, r) = (l / p, l % p);
+        let start = (stage * q + stage.min(r)).min(l);
+        start..(start + q + u64::from(stage < r)).min(l)
+    }
+
+    /// Whether the drawn stage runs the output layer (it is the last stage).
+    fn runs_head(&self) -> bool {
+        self.stage + 1 == self.lay.pp.size.max(1)
     }
 
     fn tp(&self) -> f64 {
@@ -343,9 +371,7 @@ impl<'a> Cx<'a> {
     /// Parameters on one GPU of stage `stage` (0-based): (dense, expert).
     pub fn stage_params(&self, stage: u64) -> (f64, f64) {
         let p = self.lay.pp.size.max(1);
-        let per_stage = self.d.layers.div_ceil(p);
-        let first = stage * per_stage;
-        let layers = per_stage.min(self.d.layers.saturating_sub(first)) as f64;
+        let layers = self.stage_layers(stage).count() as f64;
         let (attn, expert) = self.d.layer_params();
         let (input, output) = self.d.edge_params();
         let mut dense = layers * attn;
@@ -371,7 +397,7 @@ impl<'a> Cx<'a> {
         if !self.trains || share <= 0.0 || (self.setup.overlap_grad_reduce && !zero3) {
             return (OpKind::GradAllReduce, 0.0);
         }
-        let (dense, expert) = self.stage_params(self.lay.pp.size.max(1) - 1);
+        let (dense, expert) = self.stage_params(self.stage);
         let bytes = (dense + expert) * share * self.d.elem_bytes;
         if zero3 {
             if self.lay.ddp.size > 1 {
@@ -393,7 +419,7 @@ impl<'a> Cx<'a> {
         if !self.trains {
             return 0.0;
         }
-        let (dense, expert) = self.stage_params(self.lay.pp.size.max(1) - 1);
+        let (dense, expert) = self.stage_params(self.stage);
         let owned = if self.zero_stage() >= 1 { self.lay.dense_dp.size as f64 } else { 1.0 };
         (dense + expert) * self.trainable_share() / owned * ADAM_BYTES_PER_PARAM / self.hbm_bytes_per_s
     }
@@ -404,7 +430,7 @@ impl<'a> Cx<'a> {
         if !self.trains || !(1..3).contains(&zero) || self.trainable_share() <= 0.0 {
             return 0.0;
         }
-        let (dense, expert) = self.stage_params(self.lay.pp.size.max(1) - 1);
+        let (dense, expert) = self.stage_params(self.stage);
         self.collective(Collective::AllGather, (dense + expert) * self.d.elem_bytes, self.lay.dense_dp)
     }
 
@@ -469,14 +495,8 @@ impl<'a> Cx<'a> {
         let in_flight = self.micro_batches.min(p - stage.min(p - 1)) as f64;
         let v = self.chunks as f64;
         let interleave = if self.chunks > 1 { 1.0 + (p as f64 - 1.0) / (p as f64 * v) } else { 1.0 };
-        let layers = self.stage_params_layers(stage) as f64;
+        let layers = self.stage_layers(stage).count() as f64;
         layers * kept * in_flight * interleave + working + logits
-    }
-
-    fn stage_params_layers(&self, stage: u64) -> u64 {
-        let p = self.lay.pp.size.max(1);
-        let per_stage = self.d.layers.div_ceil(p);
-        per_stage.min(self.d.layers.saturating_sub(stage * per_stage))
     }
 
     /// The busiest stage's memory: the larger of the first and the last stage.
@@ -526,7 +546,7 @@ impl<'a> Cx<'a> {
     }
 }
 
-/// Builds the op timeline of the last pipeline stage, op by op, on the shared scheduler.
+/// Builds the op timeline of the drawn (slowest) pipeline stage, op by op, on the shared scheduler.
 pub(super) struct Timeline {
     ops: Vec<Op>,
     sched: Scheduler,
@@ -585,14 +605,20 @@ pub(super) fn name(block: Block, layer: u64, phase: Phase, kind: OpKind, micro: 
 }
 
 impl Cx<'_> {
-    /// The first layer of the last stage, and its layers per chunk.
-    fn last_stage_layers(&self) -> (u64, u64) {
-        let p = self.lay.pp.size.max(1);
-        let per_stage = self.d.layers.div_ceil(p);
-        let first = (p - 1) * per_stage;
-        let first = first.min(self.d.layers.saturating_sub(1));
-        let n = self.d.layers - first;
-        (first, n.div_ceil(self.chunks).max(1))
+    /// The first layer of the drawn stage, and its layers per chunk.
+    fn drawn_layers(&self) -> (u64, u64) {
+        let r = self.stage_layers(self.stage);
+        (r.start, (r.end - r.start).div_ceil(self.chunks).max(1))
+    }
+
+    /// The output layer's forward and backward time on the drawn stage, s: none unless it is
+    /// the last stage.
+    fn head_times(&self) -> (f64, f64) {
+        if self.runs_head() {
+            self.edge_times()
+        } else {
+            (0.0, 0.0)
+        }
     }
 
     /// Emits one micro-batch's forward pass of a chunk of layers.
@@ -728,11 +754,11 @@ impl Cx<'_> {
         c
     }
 
-    /// The last stage's layers: the first one, each layer's op durations, and the layer
+    /// The drawn stage's layers: the first one, each layer's op durations, and the layer
     /// ranges of its chunks.
     fn stage_work(&self) -> (u64, Vec<LayerTimes>, Vec<std::ops::Range<u64>>) {
-        let (first, per_chunk) = self.last_stage_layers();
-        let last = self.d.layers;
+        let (first, per_chunk) = self.drawn_layers();
+        let last = self.stage_layers(self.stage).end;
         let times: Vec<LayerTimes> = (first..last).map(|l| self.layer_times(l)).collect();
         let chunks = (0..self.chunks)
             .map(|c| (first + c * per_chunk).min(last)..(first + (c + 1) * per_chunk).min(last))
@@ -741,11 +767,11 @@ impl Cx<'_> {
         (first, times, chunks)
     }
 
-    /// One micro-batch's forward and backward time on the last stage, s, as the pipeline
+    /// One micro-batch's forward and backward time on the drawn stage, s, as the pipeline
     /// bubble needs them: measured on a scratch timeline of the same ops.
     pub fn pass_times(&self) -> (f64, f64) {
         let (first, times, chunks) = self.stage_work();
-        let (head_f, head_b) = self.edge_times();
+        let (head_f, head_b) = self.head_times();
         let p2p = self.p2p_s();
         let mut scratch = Timeline::new(64);
         let mut grad = Vec::new();
@@ -778,8 +804,8 @@ impl Cx<'_> {
         let m = self.micro_batches;
         let v = self.chunks;
         let (first, times, chunks) = self.stage_work();
-        let per_chunk = self.last_stage_layers().1;
-        let (head_f, head_b) = self.edge_times();
+        let per_chunk = self.drawn_layers().1;
+        let (head_f, head_b) = self.head_times();
         let input_s = if p == 1 { self.input_time() } else { 0.0 };
         let p2p = self.p2p_s();
         let zero3 = self.zero3_group().size > 1;
@@ -1001,6 +1027,48 @@ mod tests {
         let r2 = evaluate(&Cx::new(&s2).expect("transformer"));
         let ratio = r2.totals.get(Category::Idle) / idle;
         assert!((ratio - 0.5).abs() < 0.01, "interleaved bubble ratio {ratio}");
+    }
+
+    #[test]
+    fn an_uneven_pipeline_runs_at_the_pace_of_its_busiest_stage() {
+        // GPT-3 175B's shape on 64 pipeline stages: 96 layers leave 32 stages with 2 layers and
+        // 32 with 1, the last of which also runs the output layer (about a third of a layer).
+        let run = |layers: u64| {
+            let s = scenario_with(
+                64,
+                json!({"transformer_parallel": ["pp"], "transformer_parallel_degree": [64],
+                    "micro_batch": 1, "local_transformer_bs": 128, "recompute": "full"}),
+                json!({"num_transformer_layers": layers, "attention_dim": 12288, "num_transformer_heads": 96,
+                    "transformer_fc_dim": 49152}),
+            );
+            let cx = Cx::new(&s).expect("transformer");
+            let drawn = cx.stage_layers(cx.stage).count();
+            (cx.stage, drawn, evaluate(&cx).iteration_s)
+        };
+        let (stage96, drawn96, t96) = run(96);
+        let (stage64, drawn64, t64) = run(64);
+        let (stage128, drawn128, t128) = run(128);
+        // 96 layers: a 2-layer stage (the first) is drawn, not the 1-layer last stage.
+        assert_eq!((stage96, drawn96), (0, 2));
+        assert_eq!((stage64, drawn64), (63, 1));
+        assert_eq!((stage128, drawn128), (63, 2));
+        // Paced by 2-layer stages: about 2 / (1 + 1/3) = 1.5 times the 64-layer model, and
+        // between the 128-layer model less its output layer and that model.
+        assert!(t96 > 1.35 * t64, "96 layers {t96} s vs 64 layers {t64} s");
+        assert!(t96 < t128 && t96 > 0.8 * t128, "96 layers {t96} s vs 128 layers {t128} s");
+        // Every layer is on exactly one stage; the first L mod p stages hold one more.
+        let s = scenario_with(
+            64,
+            json!({"transformer_parallel": ["pp"], "transformer_parallel_degree": [64], "micro_batch": 1}),
+            json!({"num_transformer_layers": 96}),
+        );
+        let cx = Cx::new(&s).expect("transformer");
+        let ranges: Vec<_> = (0..64).map(|k| cx.stage_layers(k)).collect();
+        assert!(ranges.windows(2).all(|w| w[0].end == w[1].start));
+        assert_eq!((ranges[0].start, ranges[63].end), (0, 96));
+        assert!(
+            ranges[..32].iter().all(|r| r.clone().count() == 2) && ranges[32..].iter().all(|r| r.clone().count() == 1)
+        );
     }
 
     #[test]
