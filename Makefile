@@ -57,11 +57,7 @@ fuzz:
 ## validate: the default model against published measured training runs (per row and summary)
 validate:
 	cargo build --release --bin madmax
-	target/release/madmax validate src/presets/data/validation/training.csv
-	target/release/madmax validate src/presets/data/validation/fitted.csv
-	target/release/madmax validate src/presets/data/validation/heldout.csv
-	target/release/madmax validate src/presets/data/validation/inference.csv
-	target/release/madmax validate src/presets/data/validation/training.csv src/presets/data/validation/fitted.csv src/presets/data/validation/heldout.csv | sed -n '/^Measured/,$$p'
+	target/release/madmax validate
 
 ## bench: engine time per golden case against the reference's recorded time, explorer plans/s;
 ## validate at 100,000 rows; site size, time to first result, the explorer's search time and the
@@ -69,11 +65,7 @@ validate:
 bench: tools dist
 	cargo build --release --bin madmax
 	target/release/madmax bench tests/data/reference/cases
-	target/release/madmax validate src/presets/data/validation/training.csv | sed -n -e '/^Absolute error/,/^$$/p' -e '/^Floor: /,+1p'
-	target/release/madmax validate src/presets/data/validation/fitted.csv | sed -n '/^Absolute error/,/^$$/p'
-	target/release/madmax validate src/presets/data/validation/heldout.csv | sed -n '/^Absolute error/,/^$$/p'
-	target/release/madmax validate src/presets/data/validation/inference.csv | sed -n '/^Absolute error/,/^$$/p'
-	target/release/madmax validate src/presets/data/validation/training.csv src/presets/data/validation/fitted.csv src/presets/data/validation/heldout.csv | sed -n '/^Measured/,$$p'
+	target/release/madmax validate | sed -n -e '/^Absolute error/,/^$$/p' -e '/^Floor: /,+1p' -e '/^Measured/,$$p'
 	python3 scripts/validate_bench.py target/release/madmax
 	node tests/browser/site_bench.mjs dist
 

@@ -49,9 +49,8 @@ def run(label, path, size):
 
 
 def main():
-    header, all_rows = rows("heldout.csv")
-    for name in ("training.csv", "fitted.csv"):
-        all_rows = rows(name)[1] + all_rows
+    header, all_rows = rows("added.csv")
+    all_rows = rows("training.csv")[1] + all_rows
     with tempfile.TemporaryDirectory() as tmp:
         alt = os.path.join(tmp, "alternating.csv")
         first = all_rows[0]

@@ -2,7 +2,7 @@
 //! inference CSV schemas of `validation/*.csv` (see `src/presets/data/validation/SOURCES.md`; the
 //! header decides which), builds a scenario per row, predicts the row's metric and compares.
 //! Pure: CSV text in, figures out. The measured runs ship with the app ([`TRAINING_CSV`],
-//! [`HELDOUT_CSV`], [`INFERENCE_CSV`]); the validation page and `madmax validate` read the same
+//! [`ADDED_CSV`], [`INFERENCE_CSV`]); the validation page and `madmax validate` read the same
 //! text.
 //!
 //! Hardware comes from the GPU presets (datasheet peaks) with the row's NVLink and NIC figures;
@@ -25,42 +25,64 @@ pub use floor::{floor, same_work_pairs, sentence as floor_sentence, Floor, Pair,
 
 /// The published measured training runs that ship with madmax (a copy of the shared set).
 pub const TRAINING_CSV: &str = include_str!("presets/data/validation/training.csv");
-/// Published measured training runs added after the calibration was fixed (BLOOM 176B,
-/// MT-NLG 530B, MosaicML's MPT benchmarks, half of vTrain's single-node runs), the schema of
-/// [`TRAINING_CSV`] plus an `attention` column: no constant was fitted to them, so their errors
-/// show how the model does on runs it was not tuned on (SOURCES.md section 5 says which
-/// choices they informed).
-pub const HELDOUT_CSV: &str = include_str!("presets/data/validation/heldout.csv");
+/// Published measured training runs madmax added to the shared set (vTrain's single-node runs,
+/// MosaicML's MPT benchmarks, BLOOM 176B, MT-NLG 530B): the schema of [`TRAINING_CSV`] plus an
+/// `attention` column and a `set` column that says which set each row belongs to ([`RunSet`]).
+/// SOURCES.md section 5 says which choices each calibration row informed.
+pub const ADDED_CSV: &str = include_str!("presets/data/validation/added.csv");
 
-/// Published measured training runs madmax added to its calibration set: the other half of
-/// vTrain's single-node runs, on which the host time per block
-/// ([`crate::engine::extended::calibration::HOST_BLOCK_S`]) was fitted. Same schema as
-/// [`HELDOUT_CSV`].
-pub const FITTED_CSV: &str = include_str!("presets/data/validation/fitted.csv");
-
-/// The calibration set's training rows: the shared set, then the rows madmax fitted on.
-fn calibration_rows() -> Option<Vec<RowResult>> {
-    let mut rows = run(TRAINING_CSV).ok()?;
-    rows.extend(run(FITTED_CSV).ok()?);
-    Some(rows)
+/// Which set a measured run belongs to: the `set` column of a CSV, or for the shipped copies of
+/// the shared set (no such column) the calibration set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RunSet {
+    /// A run some choice of the default model looked at: a constant fitted on it, a mechanism
+    /// or a kernel speed chosen after seeing its error, or a run of the shared set the model was
+    /// first built against.
+    Calibration,
+    /// A run added and predicted once before any change it could inform, and not looked at by
+    /// any change since. A run a later change is informed by moves to [`RunSet::Calibration`].
+    HeldOut,
 }
 
-/// Every shipped training row: the calibration set, then the held-out rows.
+impl RunSet {
+    /// The set's name as the CLI, the page and the `set` column write it.
+    pub fn label(self) -> &'static str {
+        match self {
+            RunSet::Calibration => "calibration",
+            RunSet::HeldOut => "held-out",
+        }
+    }
+
+    /// The set a `set` cell names; `None` for a blank cell.
+    fn of_cell(cell: &str) -> Result<Option<RunSet>, String> {
+        match cell {
+            "" => Ok(None),
+            "calibration" => Ok(Some(RunSet::Calibration)),
+            "held-out" => Ok(Some(RunSet::HeldOut)),
+            other => Err(format!("column set: \"{}\" is not calibration or held-out", short(other))),
+        }
+    }
+}
+
+/// Every shipped training row, predicted now: the calibration set and the held-out set.
 fn training_rows() -> Option<Vec<RowResult>> {
-    let mut rows = calibration_rows()?;
-    rows.extend(run(HELDOUT_CSV).ok()?);
+    let mut rows = run(TRAINING_CSV).ok()?;
+    rows.iter_mut().for_each(|r| r.set = r.set.or(Some(RunSet::Calibration)));
+    rows.extend(run(ADDED_CSV).ok()?);
     Some(rows)
 }
 
 /// What the calculator tells users about the default model's accuracy on training runs. A test
 /// recomputes it from the shipped rows ([`accuracy_note`]), so it cannot go stale; it is a
 /// constant only so the calculator does not predict 200 runs to print it.
-pub const ACCURACY_NOTE: &str = "Median error 5% on 225 published training runs. On 492 runs held out from its calibration (BLOOM 176B, MT-NLG 530B, MosaicML's MPT 125M to 70B at 512 to 65,536 tokens, small GPTs on one node) the median error is 8%, and it predicts faster than measured on 343 of them: it tends to be optimistic.";
+pub const ACCURACY_NOTE: &str = "Median error 7% on the 513 published training runs of its calibration set (runs some choice of the model looked at). On 204 runs held out from every choice (BLOOM 176B, MT-NLG 530B, small GPTs on one node) the median error is 8%, and it predicts faster than measured on 127 of them: it tends to be optimistic.";
 
 /// [`ACCURACY_NOTE`] as the shipped rows make it now.
 pub fn accuracy_note() -> Option<String> {
-    let fit = summarize(&calibration_rows()?)?;
-    let held = run(HELDOUT_CSV).ok()?;
+    let rows = training_rows()?;
+    let (held, fit): (Vec<RowResult>, Vec<RowResult>) = rows.into_iter().partition(RowResult::held_out);
+    let fit = summarize(&fit)?;
     let held_stats = summarize(&held)?;
     let faster = held.iter().filter(|r| r.error.is_some_and(|e| e < 0.0)).count();
     let advice = if faster * 4 >= held_stats.all.rows * 3 {
@@ -71,7 +93,7 @@ pub fn accuracy_note() -> Option<String> {
         ""
     };
     Some(format!(
-        "Median error {:.0}% on {} published training runs. On {} runs held out from its calibration (BLOOM 176B, MT-NLG 530B, MosaicML's MPT 125M to 70B at 512 to 65,536 tokens, small GPTs on one node) the median error is {:.0}%, and it predicts faster than measured on {faster} of them{advice}.",
+        "Median error {:.0}% on the {} published training runs of its calibration set (runs some choice of the model looked at). On {} runs held out from every choice (BLOOM 176B, MT-NLG 530B, small GPTs on one node) the median error is {:.0}%, and it predicts faster than measured on {faster} of them{advice}.",
         fit.all.median_abs_error * 100.0,
         fit.all.rows,
         held_stats.all.rows,
@@ -121,7 +143,7 @@ pub fn tp8_host_note() -> Option<String> {
 /// The published measured serving runs that ship with madmax.
 pub const INFERENCE_CSV: &str = include_str!("presets/data/validation/inference.csv");
 
-/// Every shipped row, training (calibration set, then held out) then serving, predicted now.
+/// Every shipped row, training then serving, predicted now, each with its set.
 pub fn shipped() -> Vec<RowResult> {
     shipped_rows().iter().map(ShippedRow::predict).collect()
 }
@@ -137,7 +159,6 @@ pub fn shipped_row(id: &str) -> Option<RowResult> {
 pub struct ShippedRow {
     header: std::rc::Rc<[String]>,
     cells: Vec<String>,
-    held_out: bool,
 }
 
 impl ShippedRow {
@@ -145,20 +166,22 @@ impl ShippedRow {
         Row { header: &self.header, cells: &self.cells }.get("id")
     }
 
-    /// The row's prediction, marked held out when it comes from [`HELDOUT_CSV`].
+    /// The row's prediction; a shipped row without a `set` cell (the shared set's) is
+    /// calibration.
     pub fn predict(&self) -> RowResult {
-        RowResult { held_out: self.held_out, ..row_result(&Row { header: &self.header, cells: &self.cells }) }
+        let r = row_result(&Row { header: &self.header, cells: &self.cells });
+        RowResult { set: r.set.or(Some(RunSet::Calibration)), ..r }
     }
 }
 
 /// Every shipped row in the order of [`shipped`], read from the CSVs.
 pub fn shipped_rows() -> Vec<ShippedRow> {
     let mut out = Vec::new();
-    for (csv, held_out) in [(TRAINING_CSV, false), (FITTED_CSV, false), (HELDOUT_CSV, true), (INFERENCE_CSV, false)] {
+    for csv in [TRAINING_CSV, ADDED_CSV, INFERENCE_CSV] {
         let mut records = Records::new(csv);
         let Some(header) = records.next() else { continue };
         let header: std::rc::Rc<[String]> = header.into();
-        out.extend(records.map(|cells| ShippedRow { header: header.clone(), cells, held_out }));
+        out.extend(records.map(|cells| ShippedRow { header: header.clone(), cells }));
     }
     out
 }
@@ -195,10 +218,9 @@ pub struct RowResult {
     /// The source's caveats for this row.
     #[serde(skip)]
     pub notes: String,
-    /// Whether the row belongs to the held-out set ([`HELDOUT_CSV`]), not the set the
-    /// calibration was chosen on. Known only to [`shipped`]: a CSV read alone is just rows.
-    #[serde(skip)]
-    pub held_out: bool,
+    /// The set the row belongs to, from its `set` cell; `None` when the CSV does not say (the
+    /// shipped rows without one are calibration, [`shipped`]).
+    pub set: Option<RunSet>,
     /// The full `source` cell (the citation); `source` is its short name.
     #[serde(skip)]
     pub citation: String,
@@ -206,6 +228,13 @@ pub struct RowResult {
     /// `None` when the row was skipped before a scenario existed.
     #[serde(skip)]
     pub scenario: Option<Value>,
+}
+
+impl RowResult {
+    /// Whether the row belongs to the held-out set.
+    pub fn held_out(&self) -> bool {
+        self.set == Some(RunSet::HeldOut)
+    }
 }
 
 /// Error statistics over rows (absolute errors, as fractions).
@@ -223,6 +252,8 @@ pub struct Stats {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Summary {
     pub all: Stats,
+    /// Per set (calibration, then held out), for the rows whose set is known.
+    pub by_set: Vec<(RunSet, Stats)>,
     /// Per source (the `source` column up to its first parenthesis or comma).
     pub by_source: Vec<(String, Stats)>,
     pub skipped: usize,
@@ -711,10 +742,17 @@ fn row_result(r: &Row) -> RowResult {
         plan,
         parallelism,
         notes: r.get("notes").to_owned(),
-        held_out: false,
+        set: None,
         citation: r.get("source").to_owned(),
         scenario: None,
     };
+    match RunSet::of_cell(r.get("set")) {
+        Ok(set) => out.set = set,
+        Err(why) => {
+            out.skipped = Some(why);
+            return out;
+        }
+    }
     let Some(measured) = measured else {
         out.skipped = Some(format!("measured must be a positive number, got \"{}\"", short(r.get("measured"))));
         return out;
@@ -781,7 +819,11 @@ pub fn summarize(rows: &[RowResult]) -> Option<Summary> {
     }
     let by_source =
         sources.into_iter().filter_map(|(s, rs)| stats(rs.into_iter()).map(|st| (s.to_owned(), st))).collect();
-    Some(Summary { all, by_source, skipped: rows.iter().filter(|r| r.skipped.is_some()).count() })
+    let by_set = [RunSet::Calibration, RunSet::HeldOut]
+        .into_iter()
+        .filter_map(|set| stats(rows.iter().filter(|r| r.set == Some(set))).map(|st| (set, st)))
+        .collect();
+    Some(Summary { all, by_set, by_source, skipped: rows.iter().filter(|r| r.skipped.is_some()).count() })
 }
 
 /// The `--json` form: `{"rows": [{id, predicted, measured, error, ...}], "summary": {...},
@@ -804,6 +846,27 @@ pub fn to_json(rows: &[RowResult], floor: Option<&Floor>) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_set_cell_puts_the_row_in_a_set_and_the_summary_splits_by_set() {
+        let head = "id,source,set,model,layers,hidden,heads,kv_heads,ffn_hidden,ffn_kind,vocab,seq_len,gpu,gpus_per_node,nvlink_gbytes_s,nic_gbits_s_per_node,n_gpus,tp,pp,dp,cp,ep,vpp,microbatch,global_batch,seq_parallel,recompute,zero,dtype,metric,measured\n";
+        let row = |id: &str, set: &str| {
+            format!("{id},src,{set},m,2,64,4,4,256,gelu,100,16,a100-80g,8,600,800,8,1,1,8,1,1,1,1,8,0,none,0,bf16,iteration_s,1.0\n")
+        };
+        let csv =
+            format!("{head}{}{}{}{}", row("a", "calibration"), row("b", "held-out"), row("c", ""), row("d", "test"));
+        let out = run(&csv).expect("parses");
+        let sets: Vec<Option<RunSet>> = out.iter().map(|r| r.set).collect();
+        assert_eq!(sets, [Some(RunSet::Calibration), Some(RunSet::HeldOut), None, None]);
+        assert_eq!(out[3].skipped.as_deref(), Some("column set: \"test\" is not calibration or held-out"));
+        let s = summarize(&out).expect("summary");
+        let by_set: Vec<(RunSet, usize)> = s.by_set.iter().map(|(k, st)| (*k, st.rows)).collect();
+        assert_eq!(by_set, [(RunSet::Calibration, 1), (RunSet::HeldOut, 1)]);
+        assert_eq!(s.all.rows, 3);
+        let json = to_json(&out, None);
+        assert_eq!(json["rows"][1]["set"], "held-out");
+        assert_eq!(json["summary"]["by_set"][0][0], "calibration");
+    }
 
     #[test]
     fn csv_handles_quotes_commas_newlines_and_a_bom() {
@@ -895,7 +958,7 @@ mod tests {
         assert!((f.error - (9.8389 - 4.9723) / (9.8389 + 4.9723)).abs() < 1e-12, "{}", f.error);
         // Nothing held out contradicts itself, so the whole set has the same floor.
         let all = shipped();
-        let held: Vec<RowResult> = all.iter().filter(|r| r.held_out).cloned().collect();
+        let held: Vec<RowResult> = all.iter().filter(|r| r.held_out()).cloned().collect();
         assert_eq!(floor(&held), None);
         assert_eq!(floor(&all), Some(f));
     }
@@ -919,12 +982,14 @@ mod tests {
     fn every_shipped_row_carries_the_scenario_it_predicted() {
         let rows = shipped();
         assert_eq!(rows.len(), 721);
-        let held: Vec<&str> = rows.iter().filter(|r| r.held_out).map(|r| r.id.as_str()).collect();
-        assert_eq!(held.len(), 492);
-        assert_eq!(held[..2], ["bloom-176b-384", "mtnlg-530b-2240"]);
-        assert!(held.iter().all(|id| !id.starts_with("vtrain-m") && !id.starts_with("ft-")));
+        assert!(rows.iter().all(|r| r.set.is_some()), "every shipped row has a set");
+        let held: Vec<&str> = rows.iter().filter(|r| r.held_out()).map(|r| r.id.as_str()).collect();
+        assert_eq!(held.len(), 204);
+        assert!(held.contains(&"bloom-176b-384") && held.contains(&"mtnlg-530b-2240"));
+        assert!(held.iter().all(|id| !id.starts_with("vtrain-m") && !id.starts_with("ft-") && !id.starts_with("mpt-")));
         // vTrain's single-node runs: the odd-numbered of the file's first 195 fitted the host
-        // time; the even ones and the next 200 (rows 196 to 395) are held out.
+        // time, and its fit was tested on the even ones (both calibration); the next 200 (rows
+        // 196 to 395) came after and changed nothing: held out.
         let single = |keep: fn(u32) -> bool| {
             rows.iter()
                 .filter(|r| r.id.starts_with("vtrain-s-"))
@@ -934,8 +999,8 @@ mod tests {
         let (fit, even, after) =
             (single(|i| i <= 195 && i % 2 == 1), single(|i| i <= 195 && i % 2 == 0), single(|i| i > 195));
         assert_eq!((fit.len(), even.len(), after.len()), (98, 97, 200));
-        assert!(fit.iter().all(|r| !r.held_out));
-        assert!(even.iter().chain(&after).all(|r| r.held_out));
+        assert!(fit.iter().chain(&even).all(|r| r.set == Some(RunSet::Calibration)));
+        assert!(after.iter().all(|r| r.held_out()));
         for r in &rows {
             let doc = r.scenario.clone().unwrap_or_else(|| panic!("{}: no scenario", r.id));
             let raw: crate::engine::RawScenario = serde_json::from_value(doc).expect("scenario");

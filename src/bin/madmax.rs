@@ -32,10 +32,12 @@ Usage:
       throughput, and show the best against the task's own plan; plans whose memory does
       not fit in HBM are listed, marked. A search takes at most 100,000 plans and 50 million
       timeline ops (exit 2 saying how to shrink it); --local-batches at most 64 values
-  madmax validate FILE.csv [FILE.csv ...] [--json]
+  madmax validate [FILE.csv ...] [--json]
       predict every row of CSVs of measured runs (schema of validation/SOURCES.md; - reads
-      one from standard input) with the default model; print predicted vs measured, the
-      signed error and a summary (median, mean and max absolute error, per source), the
+      one from standard input; no FILE: the runs that ship with madmax) with the default
+      model; print predicted vs measured, the signed error and a summary (median, mean and
+      max absolute error, per set where rows have a set column: calibration, runs some
+      choice of the model looked at, and held out, runs no choice looked at; per source), the
       spread of measured over predicted time per kind of plan and GPU (what the calculator
       quotes for runs like these), and the floor: how close any model can come to every row
       when two rows that do the same work measured a larger micro-batch slower; blank cells
@@ -924,13 +926,18 @@ fn validate_csv(args: &[String]) -> ExitCode {
             other => return usage_error(&format!("validate: unexpected argument '{other}'")),
         }
     }
-    if files.is_empty() {
-        return usage_error("validate: missing CSV file");
-    }
     // Rows are read one at a time and keep only what is printed: a long file is never held as
     // cells or scenarios (the floor's groups take each row's work as it comes).
     let mut rows = Vec::new();
     let mut same_work = madmax::validation::SameWork::default();
+    if files.is_empty() {
+        // The runs that ship with madmax, each in its set.
+        for mut r in madmax::validation::shipped() {
+            same_work.add(rows.len(), &r);
+            (r.scenario, r.notes, r.citation) = (None, String::new(), String::new());
+            rows.push(r);
+        }
+    }
     for file in &files {
         let text = match read_bounded(file, madmax::input::MAX_CSV_BYTES) {
             Ok(t) => t,
@@ -1001,9 +1008,27 @@ fn validate_csv(args: &[String]) -> ExitCode {
     }
     match madmax::validation::summarize(&rows) {
         Some(s) => {
-            // Sources are aligned on the longest name.
-            let width = s.by_source.iter().map(|(n, _)| n.chars().count()).max().unwrap_or(0).max(28);
-            let line = |name: &str, st: &madmax::validation::Stats| {
+            // With sets known, a source says its set when all its rows share one (one pass: a
+            // file may hold 100,000 sources).
+            let mut sets: std::collections::BTreeMap<&str, Option<madmax::validation::RunSet>> =
+                std::collections::BTreeMap::new();
+            for r in &rows {
+                let e = sets.entry(r.source.as_str()).or_insert(r.set);
+                if *e != r.set {
+                    *e = None;
+                }
+            }
+            let set_of = |src: &str| sets.get(src).copied().flatten().filter(|_| !s.by_set.is_empty());
+            let mut lines = vec![("all".to_owned(), &s.all)];
+            lines.extend(s.by_set.iter().map(|(set, st)| (format!("{} set", set.label()), st)));
+            lines.extend(s.by_source.iter().map(|(src, st)| match set_of(src) {
+                Some(set) => (format!("{src} [{}]", set.label()), st),
+                None => (src.clone(), st),
+            }));
+            // Names are aligned on the longest.
+            let width = lines.iter().map(|(n, _)| n.chars().count()).max().unwrap_or(0).max(28);
+            outln!("\nAbsolute error of the default model:");
+            for (name, st) in lines {
                 outln!(
                     "  {name:<width$} {:>4} rows  median {:>5.1}%  mean {:>5.1}%  max {:>5.1}% ({})",
                     st.rows,
@@ -1011,12 +1036,7 @@ fn validate_csv(args: &[String]) -> ExitCode {
                     st.mean_abs_error * 100.0,
                     st.max_abs_error * 100.0,
                     st.worst
-                )
-            };
-            outln!("\nAbsolute error of the default model:");
-            line("all", &s.all);
-            for (src, st) in &s.by_source {
-                line(src, st);
+                );
             }
             if s.skipped > 0 {
                 outln!("  {} rows skipped", s.skipped);

@@ -243,7 +243,7 @@ mod tests {
             plan: String::new(),
             parallelism: String::new(),
             notes: String::new(),
-            held_out: false,
+            set: None,
             citation: String::new(),
             scenario: Some(json!({
                 "model": {"name": "m"},

@@ -269,10 +269,8 @@ fn validate_prints_rows_and_a_summary_and_json_with_signed_errors() {
     // Several files at once, as the shipped training runs: the spread per kind of plan that
     // the calculator quotes, as text and as JSON.
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/presets/data/validation");
-    let files: Vec<String> = ["training.csv", "fitted.csv", "heldout.csv"]
-        .iter()
-        .map(|f| dir.join(f).to_str().expect("utf-8 path").to_owned())
-        .collect();
+    let files: Vec<String> =
+        ["training.csv", "added.csv"].iter().map(|f| dir.join(f).to_str().expect("utf-8 path").to_owned()).collect();
     let mut args = vec!["validate"];
     args.extend(files.iter().map(String::as_str));
     let o = madmax(&args);
@@ -291,6 +289,21 @@ fn validate_prints_rows_and_a_summary_and_json_with_signed_errors() {
     assert!(bands.iter().zip(madmax::validation::BANDS).all(|(j, b)| j["parallelism"] == b.parallelism
         && j["runs"].as_u64() == Some(b.runs as u64)
         && j["high"].as_f64() == Some(b.high)));
+    // Without a file: the shipped runs, summarised per set with the figures the library computes.
+    let o = madmax(&["validate"]);
+    assert!(o.status.success());
+    let text = String::from_utf8_lossy(&o.stdout);
+    let summary = madmax::validation::summarize(&madmax::validation::shipped()).expect("summary");
+    assert_eq!(summary.by_set.len(), 2);
+    for (set, st) in &summary.by_set {
+        let line = format!("{} set", set.label());
+        let found =
+            text.lines().find(|l| l.trim_start().starts_with(&line)).unwrap_or_else(|| panic!("{line}\n{text}"));
+        assert!(found.contains(&format!("{} rows  median {:>5.1}%", st.rows, st.median_abs_error * 100.0)), "{found}");
+    }
+    assert!(text.contains("BigScience BLOOM 176B training [held-out]"), "{text}");
+    let v = stdout_json(&madmax(&["validate", "--json"]));
+    assert_eq!(v["summary"]["by_set"][1][0], "held-out");
     // One missing file among several is named.
     let o = madmax(&["validate", &files[0], "/nonexistent.csv"]);
     assert_eq!(o.status.code(), Some(2));

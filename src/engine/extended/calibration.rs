@@ -122,9 +122,10 @@ pub const KERNEL_OVERHEAD_S: f64 = 4e-6;
 /// asynchronously, so a block whose GPU work (compute and the tensor-parallel collectives it
 /// waits for) takes longer hides it; a shorter one takes this long, the GPU waiting for the
 /// host. About 30-45 operations at 10-15 us each. Fitted on the odd-numbered half of vTrain's
-/// single-node runs (Megatron-DeepSpeed, small GPTs on 2 to 8 A100s, `fitted.csv`: the best of
-/// 340 to 600 us in steps of 20, median error 5.1% there) and tested on the other half
-/// (`heldout.csv`): median 5.1%, against 37% without it. No other shipped run reaches it.
+/// single-node runs (Megatron-DeepSpeed, small GPTs on 2 to 8 A100s, `added.csv`: the best of
+/// 340 to 600 us in steps of 20, median error 5.1% there) and tested on the even-numbered half:
+/// median 5.1%, against 37% without it (both halves are calibration). No other shipped run
+/// reaches it.
 /// Stacks that capture CUDA graphs or compile the model issue blocks faster.
 pub const HOST_BLOCK_S: f64 = 460e-6;
 
