@@ -7,11 +7,11 @@
 //!
 //! Hardware comes from the GPU presets (datasheet peaks) with the row's NVLink and NIC figures;
 //! the achievable fractions of peak are the default model's calibration
-//! ([`crate::engine::extended::calibration::UTIL`], with the lower GEMM fraction of an H100), the
-//! same for every row on the same GPU. Blank cells take documented defaults, and each row says
+//! ([`crate::engine::extended::calibration::UTIL`], with the GEMM fraction of the row's GPU
+//! family), the same for every row on the same GPU. Blank cells take documented defaults, and each row says
 //! which it used.
 
-use crate::engine::extended::calibration::{H100_GEMM_UTIL, UTIL};
+use crate::engine::extended::calibration::{self, UTIL};
 use crate::engine::raw::short;
 use crate::engine::{evaluate, validate};
 use crate::presets::{self, Utilisation};
@@ -191,7 +191,7 @@ pub fn shipped_rows() -> Vec<ShippedRow> {
 pub struct RowResult {
     pub id: String,
     pub source: String,
-    /// What the row measures (`iteration_s`, `tflops_per_gpu`, `mfu`).
+    /// What the row measures (`iteration_s`, `tflops_per_gpu`, `mfu`, `hfu`, or a serving metric).
     pub metric: String,
     pub measured: f64,
     /// The prediction in the row's metric; `None` when the row was skipped.
@@ -315,7 +315,7 @@ impl Iterator for Records<'_> {
 /// Whether a larger value of a training row's metric means a faster run (TFLOP/s per GPU, MFU)
 /// rather than a slower one (iteration time).
 fn higher_is_faster(metric: &str) -> bool {
-    matches!(metric, "tflops_per_gpu" | "mfu")
+    matches!(metric, "tflops_per_gpu" | "mfu" | "hfu")
 }
 
 /// A row as a map from column name to cell.
@@ -371,29 +371,46 @@ impl<'a> Row<'a> {
     }
 }
 
-/// The preset GPU of a CSV `gpu` cell.
-fn gpu_id(cell: &str) -> Option<&'static str> {
-    match cell {
-        "a100-40g" => Some("a100_40"),
-        "a100-80g" => Some("a100_80"),
-        "h100-80g" => Some("h100_sxm"),
-        _ => None,
-    }
+/// The GPUs a CSV `gpu` cell can name (the form `<gpu>-<memory>g`): the cell, the preset it
+/// runs on (datasheet peaks, memory and links), and its family (the validation page's GPU
+/// filter and the bands of [`BANDS`] group rows by it).
+const GPUS: [(&str, &str, &str); 8] = [
+    ("a100-40g", "a100_40", "A100"),
+    ("a100-80g", "a100_80", "A100"),
+    ("h100-80g", "h100_sxm", "H100"),
+    ("h100-94g", "h100_nvl", "H100 NVL"),
+    ("h100-96g", "gh200_96", "GH200"),
+    ("h200-141g", "h200_sxm", "H200"),
+    ("b200-192g", "b200_192", "B200"),
+    ("mi300x-192g", "mi300x", "MI300X"),
+];
+
+/// The cells [`GPUS`] knows, for messages.
+fn gpu_cells() -> String {
+    GPUS.iter().map(|g| g.0).collect::<Vec<_>>().join(", ")
 }
 
-/// The GPU family of a `gpu` cell: `A100` (either memory size) or `H100`.
+/// The preset GPU of a CSV `gpu` cell, or which cells there are.
+fn row_gpu(cell: &str) -> Result<presets::GpuPreset, String> {
+    let ps = presets::all().map_err(str::to_owned)?;
+    GPUS.iter()
+        .find(|g| g.0 == cell)
+        .and_then(|g| ps.gpu(g.1))
+        .cloned()
+        .ok_or_else(|| format!("gpu \"{}\" is not one of {}", short(cell), gpu_cells()))
+}
+
+/// The GPU family of a `gpu` cell: `A100` (either memory size), `H100` (SXM 80 GB), `H100 NVL`,
+/// `GH200`, `H200`, `B200` or `MI300X`.
 pub fn gpu_family(gpu_cell: &str) -> Option<&'static str> {
-    match gpu_cell {
-        "a100-40g" | "a100-80g" => Some("A100"),
-        "h100-80g" => Some("H100"),
-        _ => None,
-    }
+    GPUS.iter().find(|g| g.0 == gpu_cell).map(|g| g.2)
 }
 
 /// The achievable fractions every row on a GPU of `family` uses: [`UTIL`], with the GEMM
-/// fraction of an H100 lowered to [`H100_GEMM_UTIL`].
+/// fraction scaled by how much of its peak the family's best matmul reaches against the A100's
+/// ([`calibration::gemm_util`]).
 fn family_util(family: Option<&str>) -> Utilisation {
-    let flops = if family == Some("H100") { H100_GEMM_UTIL } else { UTIL.flops };
+    let flops = family.map_or(UTIL.flops, calibration::gemm_util);
     Utilisation { flops, mem_bw: UTIL.mem_bw, nvlink: UTIL.nvlink, nic: UTIL.nic, ar_perc_intra: 0.5 }
 }
 
@@ -405,6 +422,9 @@ fn row_util(gpu_cell: &str) -> Utilisation {
 /// Builds the scenario of one row and the defaults it used.
 fn scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
     let mut defaults = Vec::new();
+    if r.get("metric") == "tflops_per_gpu" {
+        defaults.extend(flops_basis(r)?.1);
+    }
     let layers = r.need("layers")?;
     let heads = r.need("heads")?;
     let kv = r.count("kv_heads")?.unwrap_or(heads);
@@ -422,6 +442,9 @@ fn scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
         "" => {
             defaults.push("dtype blank: 16-bit (2 bytes, the A100/H100 fp16 and bf16 peaks are equal)".into());
             2
+        }
+        "fp8" if gpu_family(r.get("gpu")) == Some("A100") => {
+            return Err("dtype fp8: an A100 has no FP8 tensor cores (FP8 needs an H100 or later, or an MI300X)".into())
         }
         "fp8" => 1,
         other => return Err(format!("dtype \"{}\" is not bf16, fp16 or fp8", short(other))),
@@ -456,10 +479,7 @@ fn scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
         "causal": true,
     });
     let gpu_cell = r.get("gpu");
-    let ps = presets::all().map_err(str::to_owned)?;
-    let gpu = gpu_id(gpu_cell)
-        .and_then(|id| ps.gpu(id))
-        .ok_or_else(|| format!("gpu \"{}\" has no preset", short(gpu_cell)))?;
+    let gpu = &row_gpu(gpu_cell)?;
     let n = r.positive("n_gpus")?;
     let per_node = r.positive("gpus_per_node")?.min(n);
     if n % per_node != 0 {
@@ -550,6 +570,42 @@ fn scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
     Ok((json!({ "model": model, "system": Value::Object(system), "task": task }), defaults))
 }
 
+/// Which FLOP count a `tflops_per_gpu` row's source divided by its time (the `flops_basis`
+/// column).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum FlopsBasis {
+    /// `sc21`: Narayanan et al. 2021, eq. 3 ([`megatron_flops`]), which counts the forward pass
+    /// that full recomputation repeats: the basis of Megatron-LM's 2021-23 TFLOP/s figures.
+    Sc21,
+    /// `model`: the model's FLOPs, forward and backward, no recomputation (the basis of MFU and
+    /// of Megatron-LM's later `num_floating_point_operations`), as the default model counts them.
+    Model,
+    /// `hardware`: what the GPUs execute, recomputation included (the basis of HFU).
+    Hardware,
+}
+
+/// A row's FLOP basis, and the default it took when the cell is blank: `sc21` on A100s (the
+/// 2021-23 Megatron-LM era), `model` on H100s and later (2023 on, most sources count model
+/// FLOPs).
+fn flops_basis(r: &Row) -> Result<(FlopsBasis, Option<String>), String> {
+    Ok(match r.get("flops_basis") {
+        "sc21" => (FlopsBasis::Sc21, None),
+        "model" => (FlopsBasis::Model, None),
+        "hardware" => (FlopsBasis::Hardware, None),
+        "" if gpu_family(r.get("gpu")) == Some("A100") => (
+            FlopsBasis::Sc21,
+            Some(
+                "flops_basis blank: sc21 (on A100s, Narayanan et al.'s count with the recomputed forward pass)".into(),
+            ),
+        ),
+        "" => (
+            FlopsBasis::Model,
+            Some("flops_basis blank: model (on H100s and later, model FLOPs without recomputation)".into()),
+        ),
+        other => return Err(format!("flops_basis \"{}\" is not sc21, model or hardware", short(other))),
+    })
+}
+
 /// Megatron-LM's FLOPs of one iteration with full recomputation (Narayanan et al. 2021, eq. 3):
 /// `96 B s l h^2 (1 + s/(6h) + V/(16 l h))`, the count behind its TFLOP/s figures.
 pub fn megatron_flops(batch: f64, seq: f64, layers: f64, hidden: f64, vocab: f64) -> f64 {
@@ -583,11 +639,8 @@ fn inference_scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
         "transformer_seq_len": input + output,
         "ffn_kind": if r.get("ffn_kind").is_empty() { "gelu" } else { r.get("ffn_kind") },
     });
-    let ps = presets::all().map_err(str::to_owned)?;
     let gpu_cell = r.get("gpu");
-    let gpu = gpu_id(gpu_cell)
-        .and_then(|id| ps.gpu(id))
-        .ok_or_else(|| format!("gpu \"{}\" has no preset", short(gpu_cell)))?;
+    let gpu = &row_gpu(gpu_cell)?;
     let n = r.need("n_gpus")?;
     let per_node = r.need("gpus_per_node")?.min(n).max(1);
     if n % per_node != 0 {
@@ -653,16 +706,23 @@ fn predict(r: &Row, doc: &Value) -> Result<Prediction, String> {
     let predicted = match r.get("metric") {
         "iteration_s" => it,
         "tflops_per_gpu" => {
-            let f = megatron_flops(
-                r.need("global_batch")? as f64,
-                r.need("seq_len")? as f64,
-                r.need("layers")? as f64,
-                r.need("hidden")? as f64,
-                r.need("vocab")? as f64,
-            );
-            f / (it * r.need("n_gpus")? as f64) / 1e12
+            let n = r.need("n_gpus")? as f64;
+            let u = report.utilization.as_ref().ok_or("no utilisation figure")?;
+            let flops = match flops_basis(r)?.0 {
+                FlopsBasis::Sc21 => megatron_flops(
+                    r.need("global_batch")? as f64,
+                    r.need("seq_len")? as f64,
+                    r.need("layers")? as f64,
+                    r.need("hidden")? as f64,
+                    r.need("vocab")? as f64,
+                ),
+                FlopsBasis::Model => u.model_flops,
+                FlopsBasis::Hardware => u.hardware_flops,
+            };
+            flops / (it * n) / 1e12
         }
         "mfu" => report.utilization.as_ref().map(|u| u.mfu).ok_or("no utilisation figure")?,
+        "hfu" => report.utilization.as_ref().map(|u| u.hfu).ok_or("no utilisation figure")?,
         m @ ("prefill_ms"
         | "ttft_ms"
         | "decode_ms_per_token"
@@ -925,10 +985,79 @@ mod tests {
     #[test]
     fn h100_rows_take_the_lower_gemm_fraction() {
         // MAMF: A100 SXM 267.9 of 312, H100 SXM 792.1 of 989 TFLOP/s: 0.80 x 0.801 / 0.859.
-        assert!((H100_GEMM_UTIL - 0.746).abs() < 5e-4, "{H100_GEMM_UTIL}");
-        assert_eq!(row_util("h100-80g").flops, H100_GEMM_UTIL);
+        assert!((calibration::H100_GEMM_UTIL - 0.746).abs() < 5e-4, "{}", calibration::H100_GEMM_UTIL);
+        assert_eq!(row_util("h100-80g").flops, calibration::H100_GEMM_UTIL);
         assert_eq!(row_util("a100-80g").flops, UTIL.flops);
         assert_eq!(row_util("h100-80g").mem_bw, UTIL.mem_bw);
+    }
+
+    #[test]
+    fn every_gpu_cell_runs_on_its_datasheet_preset() {
+        let head = "id,source,model,layers,hidden,heads,kv_heads,ffn_hidden,ffn_kind,vocab,seq_len,gpu,gpus_per_node,nvlink_gbytes_s,nic_gbits_s_per_node,n_gpus,tp,pp,dp,cp,ep,vpp,microbatch,global_batch,seq_parallel,recompute,zero,dtype,metric,measured\n";
+        let row = |gpu: &str, dtype: &str| {
+            format!("{gpu},src,m,2,64,4,4,256,gelu,100,16,{gpu},8,600,800,8,1,1,8,1,1,1,1,8,0,none,0,{dtype},iteration_s,1.0\n")
+        };
+        let mut csv = head.to_owned();
+        for g in GPUS {
+            csv += &row(g.0, "bf16");
+        }
+        let out = run(&csv).expect("parses");
+        let ps = presets::all().expect("presets");
+        for (r, (cell, preset, family)) in out.iter().zip(GPUS) {
+            assert!(r.skipped.is_none(), "{cell}: {:?}", r.skipped);
+            let gpu = ps.gpu(preset).expect("preset");
+            // The cell's memory is the preset's, in GB.
+            let gb: f64 = cell.rsplit('-').next().and_then(|m| m.trim_end_matches('g').parse().ok()).expect("memory");
+            assert_eq!(gpu.mem_cap, gb * 1e9, "{cell}");
+            assert_eq!(r.capacity_bytes, Some(gpu.mem_cap), "{cell}");
+            let sys = &r.scenario.as_ref().expect("scenario")["system"];
+            assert_eq!(sys["f16_flops"].as_f64(), Some(gpu.f16_flops), "{cell}");
+            assert_eq!(sys["flops_util"].as_f64(), Some(calibration::gemm_util(family)), "{cell}");
+        }
+        // FP8 on an A100 is refused; on an H100 it runs at the 8-bit peak.
+        let out = run(&format!("{head}{}{}", row("a100-80g", "fp8"), row("h100-80g", "fp8"))).expect("parses");
+        assert!(out[0].skipped.as_deref().is_some_and(|w| w.contains("no FP8")), "{:?}", out[0].skipped);
+        assert!(out[1].skipped.is_none());
+        // An unknown cell names the known ones.
+        let out = run(&format!("{head}{}", row("v100-32g", "bf16"))).expect("parses");
+        assert_eq!(out[0].skipped.as_deref(), Some(format!("gpu \"v100-32g\" is not one of {}", gpu_cells()).as_str()));
+        // GH200's and MI300X's measured matmul fractions, against the A100's 80%.
+        assert!((calibration::gemm_util("GH200") - 0.773).abs() < 1e-3);
+        assert!((calibration::gemm_util("MI300X") - 0.560).abs() < 1e-3);
+    }
+
+    #[test]
+    fn tflops_rows_divide_the_flop_count_their_source_used() {
+        let head = "id,source,model,layers,hidden,heads,kv_heads,ffn_hidden,ffn_kind,vocab,seq_len,gpu,gpus_per_node,nvlink_gbytes_s,nic_gbits_s_per_node,n_gpus,tp,pp,dp,cp,ep,vpp,microbatch,global_batch,seq_parallel,recompute,zero,dtype,metric,measured,flops_basis\n";
+        let row = |gpu: &str, metric: &str, basis: &str| {
+            format!("x,src,m,24,2048,16,16,8192,gelu,51200,2048,{gpu},8,600,800,8,1,1,8,1,1,1,1,64,0,full,0,bf16,{metric},100,{basis}\n")
+        };
+        let rows = [
+            row("a100-80g", "tflops_per_gpu", "sc21"),
+            row("a100-80g", "tflops_per_gpu", "model"),
+            row("a100-80g", "tflops_per_gpu", "hardware"),
+            row("a100-80g", "tflops_per_gpu", ""),
+            row("h100-80g", "tflops_per_gpu", ""),
+            row("a100-80g", "mfu", ""),
+            row("a100-80g", "hfu", ""),
+            row("a100-80g", "tflops_per_gpu", "peak"),
+        ];
+        let out = run(&format!("{head}{}", rows.concat())).expect("parses");
+        let p: Vec<f64> =
+            out.iter().take(7).map(|r| r.predicted.unwrap_or_else(|| panic!("{:?}", r.skipped))).collect();
+        // Full recomputation: hardware FLOPs are 4/3 of the layers' model FLOPs (the output
+        // layer, about 7% of this model's, is not recomputed), and SC21's count is close to the
+        // hardware count.
+        let ratio = p[2] / p[1];
+        assert!(ratio > 1.28 && ratio < 4.0 / 3.0, "{} {}", p[2], p[1]);
+        assert!((p[0] / p[2] - 1.0).abs() < 0.05, "{} {}", p[0], p[2]);
+        // Blank: SC21 on an A100, model FLOPs on an H100, each said.
+        assert_eq!(p[3], p[0]);
+        assert!(out[3].defaults.iter().any(|d| d.starts_with("flops_basis blank: sc21")));
+        assert!(out[4].defaults.iter().any(|d| d.starts_with("flops_basis blank: model")));
+        // MFU and HFU over the A100's 312 TFLOP/s peak.
+        assert!((p[5] - p[1] / 312.0).abs() < 1e-9 && (p[6] - p[2] / 312.0).abs() < 1e-9, "{p:?}");
+        assert_eq!(out[7].skipped.as_deref(), Some("flops_basis \"peak\" is not sc21, model or hardware"));
     }
 
     #[test]

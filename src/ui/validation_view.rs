@@ -56,6 +56,7 @@ fn metric_label(metric: &str) -> &str {
         "iteration_s" => "iteration time (s)",
         "tflops_per_gpu" => "TFLOP/s per GPU",
         "mfu" => "MFU",
+        "hfu" => "HFU",
         "prefill_ms" => "prefill (ms)",
         "ttft_ms" => "time to first token (ms)",
         "decode_ms_per_token" => "decode (ms/token)",

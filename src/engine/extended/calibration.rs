@@ -42,6 +42,27 @@ pub const MAMF_H100: f64 = 792.1 / 989.0;
 /// share of a peak that is 3.2 times the A100's; the other fractions are shared.
 pub const H100_GEMM_UTIL: f64 = UTIL.flops * MAMF_H100 / MAMF_A100;
 
+/// The same for the Hopper GPU of a GH200: 821.0 of 989 TFLOP/s (same table, CUDA 12.5); it
+/// draws more power than an H100 SXM and holds its clock better.
+pub const MAMF_GH200: f64 = 821.0 / 989.0;
+
+/// The same for an AMD MI300X: 781.9 of 1,300 TFLOP/s (same table, ROCm 6.2).
+pub const MAMF_MI300X: f64 = 781.9 / 1300.0;
+
+/// [`UTIL`]'s GEMM fraction on a GPU family of the validation rows (`validation::gpu_family`):
+/// the A100 figure scaled by the family's maximum achievable matmul fraction over the A100's.
+/// Families without a measured figure take the H100's: the H100 NVL and the H200 are the same
+/// Hopper chip as the H100 SXM (other memory, other power), and no maximum achievable matmul
+/// figure of a B200 is published in that table, so it is assumed to lose what the H100 loses.
+pub fn gemm_util(family: &str) -> f64 {
+    match family {
+        "A100" => UTIL.flops,
+        "GH200" => UTIL.flops * MAMF_GH200 / MAMF_A100,
+        "MI300X" => UTIL.flops * MAMF_MI300X / MAMF_A100,
+        _ => H100_GEMM_UTIL,
+    }
+}
+
 /// Speed of the attention-score FLOPs in FlashAttention-2 (and later) relative to the GEMMs at
 /// [`Util::flops`]. Dao (2023, FlashAttention-2) measures FlashAttention-2 at 50-73% of the
 /// A100's peak; the middle of that range, 61.5%, over the GEMMs' 80% gives 0.77. On an H100,
