@@ -65,12 +65,12 @@ impl RunSet {
     }
 }
 
-/// Every shipped training row, predicted now: the calibration set and the held-out set.
+/// Every shipped training row, predicted now, each in its set ([`shipped`] less the serving
+/// rows).
 fn training_rows() -> Option<Vec<RowResult>> {
-    let mut rows = run(TRAINING_CSV).ok()?;
-    rows.iter_mut().for_each(|r| r.set = r.set.or(Some(RunSet::Calibration)));
-    rows.extend(run(ADDED_CSV).ok()?);
-    Some(rows)
+    let rows: Vec<RowResult> =
+        shipped().into_iter().filter(|r| r.metric == "iteration_s" || higher_is_faster(&r.metric)).collect();
+    (!rows.is_empty()).then_some(rows)
 }
 
 /// What the calculator tells users about the default model's accuracy on training runs. A test
