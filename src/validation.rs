@@ -76,7 +76,7 @@ fn training_rows() -> Option<Vec<RowResult>> {
 /// What the calculator tells users about the default model's accuracy on training runs. A test
 /// recomputes it from the shipped rows ([`accuracy_note`]), so it cannot go stale; it is a
 /// constant only so the calculator does not predict 200 runs to print it.
-pub const ACCURACY_NOTE: &str = "Median error 7% on the 513 published training runs of its calibration set (runs some choice of the model looked at). On 204 runs held out from every choice (BLOOM 176B, MT-NLG 530B, small GPTs on one node) the median error is 8%, and it predicts faster than measured on 127 of them: it tends to be optimistic.";
+pub const ACCURACY_NOTE: &str = "Median error 7% on the 513 published training runs of its calibration set (runs some choice of the model looked at). On 204 runs held out from every choice (BLOOM 176B, MT-NLG 530B, small GPTs on one node) the median error is 7%, and it predicts faster than measured on 120 of them.";
 
 /// [`ACCURACY_NOTE`] as the shipped rows make it now.
 pub fn accuracy_note() -> Option<String> {
@@ -121,7 +121,7 @@ pub fn memory_overestimate() -> Option<f64> {
 /// was measured (SOURCES.md section 5: the time it misses is per layer and depends on the
 /// micro-batch size, not on anything the model counts). A test recomputes it from the shipped
 /// rows ([`tp8_host_note`]).
-pub const TP8_HOST_NOTE: &str = "On the 29 published runs like this (small GPTs split 8 ways by tensor parallelism on one node, vTrain), the model predicted 11% to 33% less time than was measured: expect this plan to run slower than shown.";
+pub const TP8_HOST_NOTE: &str = "On the 29 published runs like this (small GPTs split 8 ways by tensor parallelism on one node, vTrain), the model predicted 11% to 32% less time than was measured: expect this plan to run slower than shown.";
 
 /// [`TP8_HOST_NOTE`] as the shipped rows make it now: vTrain's single-node runs with 8-way
 /// tensor parallelism and nothing else.

@@ -63,6 +63,18 @@ pub fn gemm_util(family: &str) -> f64 {
     }
 }
 
+/// Edge of the output tile a GEMM kernel computes at a time, elements: 128 x 128 is the tile
+/// of CUTLASS's and cuBLAS's default fp16/bf16 tensor-core kernels on the A100 and H100
+/// (NVIDIA, *Matrix Multiplication Background User's Guide*, "Tile quantization"). See
+/// [`super::gemm`].
+pub const GEMM_TILE: f64 = 128.0;
+
+/// Side of the square GEMM at which the GEMM rate ([`Util::flops`], [`gemm_util`]) is taken,
+/// elements: the large square GEMMs of NVIDIA's GEMM benchmarks and of the maximum achievable
+/// matmul searches are 8,192 on a side or more. The default model times a GEMM of another shape
+/// against it ([`super::gemm`]).
+pub const GEMM_REFERENCE_DIM: f64 = 8192.0;
+
 /// Speed of the attention-score FLOPs in FlashAttention-2 (and later) relative to the GEMMs at
 /// [`Util::flops`]. Dao (2023, FlashAttention-2) measures FlashAttention-2 at 50-73% of the
 /// A100's peak; the middle of that range, 61.5%, over the GEMMs' 80% gives 0.77. On an H100,

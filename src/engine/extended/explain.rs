@@ -56,23 +56,36 @@ pub fn explain(s: &Scenario, op: &OpName) -> Option<Explanation> {
     let ex = match (op.kind, op.block) {
         (OpKind::Compute, Block::Attn) | (OpKind::Compute, Block::Fc) => {
             let attn = op.block == Block::Attn;
+            let block = if attn { Block::Attn } else { Block::Fc };
             let (_, ew) = if attn { cx.attn_fwd_parts() } else { cx.ffn_fwd_parts() };
-            let fused = attn && !cx.d.materialized();
-            let mut terms = if fused {
-                vec![
-                    term("FLOPs_lin", "Q, K, V and output projection FLOPs per token", f.attn_linear, Unit::Flops),
-                    term(
-                        "FLOPs_s",
-                        "score and context FLOPs per token, in the fused kernel",
-                        f.attn_scores,
-                        Unit::Flops,
-                    ),
+            let (fwd, dgrad, wgrad) = cx.block_gemm_s(block);
+            let mut terms = vec![term(
+                "t_gemm",
+                "GEMM time of the block's weights in the forward pass: for each GEMM (m x k times k x n), 2 m n k / F on whole 128 x 128 output tiles + m n e / B_mem to write its output, and never less than reading and writing its matrices once",
+                fwd,
+                Unit::Seconds,
+            )];
+            if op.phase == Phase::Backward {
+                terms.push(term(
+                    "t_dgrad",
+                    "the same GEMMs' activation gradients (m x n times n x k: inner dimension n)",
+                    dgrad,
+                    Unit::Seconds,
+                ));
+                terms.push(term(
+                    "t_wgrad",
+                    "their weight gradients (k x m times m x n: inner dimension the tokens)",
+                    wgrad,
+                    Unit::Seconds,
+                ));
+            }
+            if attn {
+                terms.extend([
+                    term("FLOPs_s", "score and context FLOPs per token", f.attn_scores, Unit::Flops),
                     term("k", kernel_speed(cx.d.attention), 1.0 / cx.d.score_cost(), Unit::Count),
-                ]
-            } else {
-                let flops = if attn { f.attn_linear + f.attn_scores } else { f.ffn };
-                vec![term("FLOPs", "forward FLOPs of the block per token", flops, Unit::Flops)]
-            };
+                    term("t_s", "the scores' GEMMs: T x FLOPs_s / k / tp / F", cx.score_gemm_s(), Unit::Seconds),
+                ]);
+            }
             terms.extend([
                 tokens,
                 tp,
@@ -84,6 +97,7 @@ pub fn explain(s: &Scenario, op: &OpName) -> Option<Explanation> {
                     Unit::Seconds,
                 ),
                 hbm,
+                term("e", "bytes per element", cx.d.elem_bytes, Unit::Count),
                 term(
                     "t_host",
                     "time the host needs to issue a block pass (Python, PyTorch, the framework); the GPU waits for it when its work is shorter",
@@ -97,43 +111,52 @@ pub fn explain(s: &Scenario, op: &OpName) -> Option<Explanation> {
                     Unit::Seconds,
                 ),
             ]);
+            let fused = attn && !cx.d.materialized();
             let (formula, seconds, what) = if op.phase == Phase::Forward {
-                let formula = if fused {
-                    "max(T x (FLOPs_lin + FLOPs_s / k) / tp / F + t_ew, t_host - t_tp)"
-                } else {
-                    "max(T x FLOPs / tp / F + t_ew, t_host - t_tp)"
-                };
+                let formula =
+                    if attn { "max(t_gemm + t_s + t_ew, t_host - t_tp)" } else { "max(t_gemm + t_ew, t_host - t_tp)" };
                 (formula, if attn { t.attn_fwd_s } else { t.ffn_fwd_s }, "forward pass")
             } else {
                 let (act, wgt) = cx.backward_work(layer);
-                terms.push(term(
-                    "g",
-                    "gradient passes: activations (1) + weights (1) where they train",
-                    (act as u8 + wgt as u8) as f64,
-                    Unit::Count,
-                ));
-                let r = match (cx.setup.recompute, fused) {
-                    (Recompute::Full, false) => "g x forward + forward (full recomputation)",
-                    (Recompute::Full, true) => {
-                        "g x forward + forward (full recomputation) + T x FLOPs_s / (2 x k) / tp / F (the fused kernel computes the scores again)"
-                    }
-                    (Recompute::Selective, false) if attn => {
-                        "g x forward + attention scores again (selective recomputation)"
-                    }
-                    (Recompute::Selective, true) => {
-                        "g x forward + attention scores again (selective recomputation) + T x FLOPs_s / (2 x k) / tp / F (and again in the fused kernel's backward)"
-                    }
-                    (_, true) => "g x forward + T x FLOPs_s / (2 x k) / tp / F (the fused kernel computes the scores again)",
-                    _ => "g x forward",
+                let formula = match (act, wgt, attn) {
+                    (true, true, true) => "max(t_dgrad + t_s + t_ew, t_host - t_tp) + max(t_wgrad + t_s + t_ew, t_host - t_tp) + t_rec",
+                    (true, true, false) => "max(t_dgrad + t_ew, t_host - t_tp) + max(t_wgrad + t_ew, t_host - t_tp) + t_rec",
+                    (true, false, true) => "max(t_dgrad + t_s + t_ew, t_host - t_tp) + t_rec (frozen weights: no weight gradients)",
+                    (true, false, false) => "max(t_dgrad + t_ew, t_host - t_tp) + t_rec (frozen weights: no weight gradients)",
+                    (false, true, true) => "max(t_wgrad + t_s + t_ew, t_host - t_tp) + t_rec (nothing below trains)",
+                    (false, true, false) => "max(t_wgrad + t_ew, t_host - t_tp) + t_rec (nothing below trains)",
+                    (false, false, _) => "0 (nothing at or below this layer trains)",
                 };
-                (r, if attn { t.attn_bwd_s } else { t.ffn_bwd_s }, "backward pass")
+                let floor = cx.host_floor_s(t.tp_comm_s);
+                let ts = if attn { cx.score_gemm_s() } else { 0.0 };
+                let pass = |on: bool, gemm_s: f64| if on { (gemm_s + ts + ew).max(floor) } else { 0.0 };
+                let seconds = if attn { t.attn_bwd_s } else { t.ffn_bwd_s };
+                let rec = match (cx.setup.recompute, fused) {
+                    _ if !(act || wgt) => "recomputation: none (no backward pass here)",
+                    (Recompute::Full, false) => "the forward pass again (full recomputation)",
+                    (Recompute::Full, true) => {
+                        "the forward pass again (full recomputation), and t_s / 2 (the fused kernel computes Q K^T again)"
+                    }
+                    (Recompute::Selective, false) if attn => "the scores again, t_s and their element-wise work (selective recomputation)",
+                    (Recompute::Selective, true) => {
+                        "t_s again (selective recomputation), and t_s / 2 (Q K^T again in the fused kernel's backward)"
+                    }
+                    (Recompute::None, true) => "t_s / 2 (the fused kernel computes Q K^T again)",
+                    _ => "recomputation: none",
+                };
+                terms.push(term("t_rec", rec, seconds - pass(act, dgrad) - pass(wgt, wgrad), Unit::Seconds));
+                (formula, seconds, "backward pass")
             };
             Explanation {
                 what: format!("{} block of layer {layer}, {what}, one micro-batch", if attn { "Attention" } else { "Feed-forward" }),
                 formula,
                 terms,
                 seconds,
-                note: Some("The default model counts attention's s^2 GEMMs, grouped-query K/V, the feed-forward's 2 or 3 matrices and the element-wise work that MAD-Max leaves out (quirk Q26)."),
+                note: Some(if attn {
+                    "The default model times each GEMM by its shape (the short inner dimension of the output projection under tensor parallelism costs more per FLOP), counts attention's s^2 GEMMs, grouped-query K/V and the element-wise work that MAD-Max leaves out (quirk Q26)."
+                } else {
+                    "The default model times each GEMM by its shape (a short inner dimension, such as the second matrix's under tensor parallelism, costs more per FLOP) and counts the element-wise work that MAD-Max leaves out (quirk Q26)."
+                }),
             }
         }
         (OpKind::ActAllReduce | OpKind::ActAllGather | OpKind::ActReduceScatter, _) => {
@@ -320,7 +343,7 @@ pub fn explain(s: &Scenario, op: &OpName) -> Option<Explanation> {
             let (fwd, bwd) = cx.edge_times();
             Explanation {
                 what: format!("Output layer (logits) and loss, {pass}"),
-                formula: "T x 2 h V / tp / F + logits traffic / B_mem (backward: twice the GEMMs)",
+                formula: "the logits GEMM (T x h times h x V / tp) by its shape + logits traffic / B_mem (backward: its two gradient GEMMs + the traffic)",
                 terms: vec![tokens, term("V", "vocabulary", cx.d.vocab, Unit::Count), tp, rate, hbm],
                 seconds: if op.phase == Phase::Forward { fwd } else { bwd },
                 note: Some("MAD-Max has no output layer; Megatron's V/(16 l h) term."),
@@ -328,7 +351,7 @@ pub fn explain(s: &Scenario, op: &OpName) -> Option<Explanation> {
         }
         (OpKind::Compute, Block::Emb) => Explanation {
             what: "Input embedding lookup (or ViT patch projection)".into(),
-            formula: "T x 2 x patch inputs x h / tp / F + T x h x e x 2 / B_mem",
+            formula: "the patch projection GEMM (T x patch inputs times patch inputs x h / tp) by its shape + T x h x e x 2 / B_mem",
             terms: vec![tokens, tp, rate, hbm],
             seconds: cx.input_time(),
             note: None,

@@ -17,6 +17,7 @@ use super::calibration::{
     OPTIMIZER_BYTES_PER_PARAM, WORKSPACE_BYTES,
 };
 use super::collective::{time_s, Collective, Group, Links};
+use super::gemm::Gemm;
 use super::layout::Layout;
 use super::shape::Dims;
 use crate::engine::ops::{Block, Deps, Op, OpKind, OpName, Phase};
@@ -182,14 +183,56 @@ impl<'a> Cx<'a> {
         time_s(c, bytes, g, &self.links, self.setup.collective)
     }
 
+    /// Time of one GEMM of this GPU at the model's precision, s ([`Gemm::time_s`]).
+    pub fn gemm_s(&self, g: Gemm) -> f64 {
+        g.time_s(self.d.elem_bytes, self.flops_per_s, self.hbm_bytes_per_s)
+    }
+
+    /// The GEMMs of a block's forward pass on one GPU for one micro-batch, each with how many
+    /// times it runs. Attention: the fused Q, K, V projection (column-parallel: `n` split by
+    /// tp) and the output projection (row-parallel: `k` split by tp); its score GEMMs are
+    /// timed apart ([`Cx::score_gemm_s`]). Feed-forward: the first matrix (or the gate and up
+    /// matrices together, SwiGLU) and the second, once per expert this GPU holds, on the
+    /// tokens routed to it, and the router.
+    pub fn block_gemms(&self, block: Block) -> [(Gemm, f64); 3] {
+        let (t, h, tp) = (self.tokens, self.d.hidden, self.tp());
+        if block == Block::Attn {
+            let qkv = Gemm { m: t, n: self.d.qkv_width() / tp, k: h };
+            let proj = Gemm { m: t, n: h, k: h / tp };
+            return [(qkv, 1.0), (proj, 1.0), (Gemm { m: 0.0, n: 0.0, k: 0.0 }, 0.0)];
+        }
+        let f = self.d.ffn / tp;
+        let routed = t * self.d.active * self.d.capacity_factor;
+        let local_experts = self.d.experts / self.lay.ep.size as f64;
+        let m = routed / local_experts;
+        let up = Gemm { m, n: (self.d.ffn_kind.matrices() - 1) as f64 * f, k: h };
+        let down = Gemm { m, n: h, k: f };
+        let router =
+            if self.d.is_moe() { Gemm { m: t, n: self.d.experts, k: h } } else { Gemm { m: 0.0, n: 0.0, k: 0.0 } };
+        [(up, local_experts), (down, local_experts), (router, 1.0)]
+    }
+
+    /// A block's GEMM time for one micro-batch without its attention scores, s: (forward,
+    /// activation gradients, weight gradients).
+    pub fn block_gemm_s(&self, block: Block) -> (f64, f64, f64) {
+        self.block_gemms(block).iter().fold((0.0, 0.0, 0.0), |(f, d, w), (g, count)| {
+            (f + count * self.gemm_s(*g), d + count * self.gemm_s(g.dgrad()), w + count * self.gemm_s(g.wgrad()))
+        })
+    }
+
+    /// The attention scores' GEMMs (`Q K^T` and `P V`) of one forward pass, s: at the GEMM
+    /// rate when batched, slower in a fused kernel ([`Dims::score_cost`]).
+    pub fn score_gemm_s(&self) -> f64 {
+        self.tokens * self.d.layer_timed_flops().attn_scores / self.tp() / self.flops_per_s
+    }
+
     /// Forward time of the attention block for one micro-batch, as (GEMM, element-wise), s:
-    /// GEMMs at the effective FLOP rate (a fused kernel's score FLOPs slower, by
-    /// [`Dims::score_cost`]); element-wise traffic at the effective HBM bandwidth plus the
+    /// the projections by their shapes ([`Cx::block_gemms`]) and the scores
+    /// ([`Cx::score_gemm_s`]); element-wise traffic at the effective HBM bandwidth plus the
     /// block's kernel-launch overheads.
     pub fn attn_fwd_parts(&self) -> (f64, f64) {
-        let f = self.d.layer_timed_flops();
         let t = self.tokens;
-        let gemm = t * (f.attn_linear + f.attn_scores) / self.tp() / self.flops_per_s;
+        let gemm = self.block_gemm_s(Block::Attn).0 + self.score_gemm_s();
         let ew = t * (self.d.hidden_bytes() / self.outside_div() + self.d.score_bytes() / self.tp())
             / self.hbm_bytes_per_s
             + KERNELS_PER_BLOCK * KERNEL_OVERHEAD_S;
@@ -198,10 +241,8 @@ impl<'a> Cx<'a> {
 
     /// Forward time of the feed-forward block for one micro-batch, as (GEMM, element-wise), s.
     pub fn ffn_fwd_parts(&self) -> (f64, f64) {
-        let f = self.d.layer_flops();
         let t = self.tokens;
-        // Experts are spread over ep ranks, and so are the tokens routed to them.
-        let gemm = t * f.ffn / self.tp() / self.flops_per_s;
+        let gemm = self.block_gemm_s(Block::Fc).0;
         let ew = t * (self.d.hidden_bytes() / self.outside_div() + self.d.ffn_act_bytes() / self.tp())
             / self.hbm_bytes_per_s
             + KERNELS_PER_BLOCK * KERNEL_OVERHEAD_S;
@@ -268,22 +309,27 @@ impl<'a> Cx<'a> {
         let attn_fwd_s = (ag + ae).max(floor);
         let ffn_fwd_s = (fg + fe).max(floor);
         let (act, wgt) = self.backward_work(l);
-        // Backward: activation gradients cost one forward, weight gradients another (the
-        // GEMM part); element-wise work runs once per gradient pass.
-        let passes = act as u8 as f64 + wgt as u8 as f64;
+        // Backward: an activation-gradient pass and a weight-gradient pass, each with its
+        // GEMMs' shapes, the scores' backward and the element-wise work, and each at least
+        // the host time to issue it.
+        let pass = |on: bool, gemm_s: f64, ew_s: f64| if on { (gemm_s + ew_s).max(floor) } else { 0.0 };
         let any = act || wgt;
         let recompute = |fwd: f64, scores: f64| match (any, self.setup.recompute) {
             (false, _) | (_, Recompute::None) => 0.0,
             (true, Recompute::Full) => fwd,
             (true, Recompute::Selective) => scores,
         };
-        let f = self.d.layer_timed_flops();
-        let score_gemm_s = self.tokens * f.attn_scores / self.tp() / self.flops_per_s;
+        let score_gemm_s = self.score_gemm_s();
         let score_s = score_gemm_s + self.tokens * self.d.score_bytes() / self.tp() / self.hbm_bytes_per_s;
         // A fused attention kernel recomputes Q K^T in its backward pass.
         let replay_s = if any && !self.d.materialized() { FUSED_BACKWARD_SCORE_REPLAY * score_gemm_s } else { 0.0 };
-        let attn_bwd_s = passes * attn_fwd_s + recompute(attn_fwd_s, score_s) + replay_s;
-        let ffn_bwd_s = passes * ffn_fwd_s + recompute(ffn_fwd_s, 0.0);
+        let (_, a_dgrad, a_wgrad) = self.block_gemm_s(Block::Attn);
+        let (_, f_dgrad, f_wgrad) = self.block_gemm_s(Block::Fc);
+        let attn_bwd_s = pass(act, a_dgrad + score_gemm_s, ae)
+            + pass(wgt, a_wgrad + score_gemm_s, ae)
+            + recompute(attn_fwd_s, score_s)
+            + replay_s;
+        let ffn_bwd_s = pass(act, f_dgrad, fe) + pass(wgt, f_wgrad, fe) + recompute(ffn_fwd_s, 0.0);
         let routed = act_bytes * self.d.active * self.d.capacity_factor / self.outside_div();
         let moe_a2a_s = if self.d.is_moe() { self.collective(Collective::AllToAll, routed, self.lay.ep) } else { 0.0 };
         let cp = self.lay.cp.size as f64;
@@ -342,19 +388,22 @@ impl<'a> Cx<'a> {
     pub fn edge_times(&self) -> (f64, f64) {
         let t = self.tokens;
         let v = self.d.vocab / self.tp();
-        let logits_flops = t * 2.0 * self.d.hidden * v;
+        let logits = Gemm { m: t, n: v, k: self.d.hidden };
         // Logits in 16 bits, softmax and loss in fp32: written, read back.
         let logits_bytes = t * v * (self.d.elem_bytes + 4.0) * 2.0;
-        let fwd = logits_flops / self.flops_per_s + logits_bytes / self.hbm_bytes_per_s;
-        let bwd =
-            if self.trains { 2.0 * logits_flops / self.flops_per_s + logits_bytes / self.hbm_bytes_per_s } else { 0.0 };
+        let fwd = self.gemm_s(logits) + logits_bytes / self.hbm_bytes_per_s;
+        let bwd = if self.trains {
+            self.gemm_s(logits.dgrad()) + self.gemm_s(logits.wgrad()) + logits_bytes / self.hbm_bytes_per_s
+        } else {
+            0.0
+        };
         (fwd, bwd)
     }
 
     /// The input embedding lookup (or patch projection) of one micro-batch, s.
     pub fn input_time(&self) -> f64 {
         let t = self.tokens;
-        let proj = t * 2.0 * self.d.patch_inputs * self.d.hidden / self.tp() / self.flops_per_s;
+        let proj = self.gemm_s(Gemm { m: t, n: self.d.hidden / self.tp(), k: self.d.patch_inputs });
         proj + t * self.d.hidden * self.d.elem_bytes * 2.0 / self.hbm_bytes_per_s
     }
 
@@ -1130,18 +1179,57 @@ mod tests {
         let cx = Cx::new(&s).expect("transformer");
         let (t, h, f) = (8.0 * 2048.0, 4096.0, 0.8 * 312e12);
         let scores_s = t * 4.0 * 1024.0 * h / (0.615 / 0.8 * f);
-        let (gemm, _) = cx.attn_fwd_parts();
-        let expected = t * 8.0 * h * h / f + scores_s;
+        let (gemm, ew) = cx.attn_fwd_parts();
+        // The projections at F, plus writing an output of `mn` elements with inner dimension `k`
+        // at the effective HBM bandwidth B, less what F, taken on 8,192-wide square GEMMs,
+        // already holds of it (gemm.rs).
+        let b = 0.836 * cx.s.system.mem_bw_bytes_per_s;
+        let out = |mn: f64, k: f64| mn * 2.0 * (1.0 - k / 8192.0) / b;
+        // Q, K, V (3h per token) and the projection (h), both with inner dimension h.
+        let expected = t * 8.0 * h * h / f + out(t * 4.0 * h, h) + scores_s;
         assert!((gemm / expected - 1.0).abs() < 1e-12, "{gemm} vs {expected}");
-        // Backward without recomputation: activation and weight gradients (2 forward passes)
-        // plus Q K^T again, half the score GEMMs.
+        // Backward without recomputation: activation gradients (t x h outputs with inner
+        // dimensions 3h and h), weight gradients (3h^2 and h^2 with inner dimension t), the
+        // scores' backward in each, plus Q K^T again, half the score GEMMs.
         let l = cx.layer_times(0);
-        let expected = 2.0 * l.attn_fwd_s + 0.5 * scores_s;
+        let dgrad = t * 8.0 * h * h / f + out(t * h, 3.0 * h) + out(t * h, h);
+        let wgrad = t * 8.0 * h * h / f + out(3.0 * h * h, t) + out(h * h, t);
+        let expected = dgrad + wgrad + 2.0 * (scores_s + ew) + 0.5 * scores_s;
         assert!((l.attn_bwd_s / expected - 1.0).abs() < 1e-12, "{} vs {expected}", l.attn_bwd_s);
         // The replay is hardware work, not model work.
         let extra = cx.hardware_flops_per_sample() - cx.model_flops_per_sample();
         let replay = 0.5 * 4.0 * 1024.0 * h * 2048.0 * 32.0;
         assert!((extra / replay - 1.0).abs() < 1e-12, "{extra} vs {replay}");
+    }
+
+    #[test]
+    fn gemms_run_slower_per_flop_when_hidden_sizes_are_small_or_split_by_tensor_parallelism() {
+        // GEMM seconds per FLOP of a layer's forward pass (no scores: a fused kernel is timed
+        // apart), relative to the GEMM rate F.
+        let per_flop = |tp: u64, h: u64| {
+            let s = scenario_with(
+                8,
+                json!({"transformer_parallel": ["tp", "ddp"], "transformer_parallel_degree": [tp, 8 / tp]}),
+                json!({"attention_dim": h, "transformer_fc_dim": 4 * h, "num_transformer_heads": h / 64}),
+            );
+            let cx = Cx::new(&s).expect("transformer");
+            let gemm_s = cx.block_gemm_s(Block::Attn).0 + cx.block_gemm_s(Block::Fc).0;
+            let f = cx.d.layer_flops();
+            gemm_s * cx.flops_per_s / (cx.tokens * (f.attn_linear + f.ffn) / tp as f64)
+        };
+        // GPT-2 small's width loses about a seventh to its output writes; a layer wider than
+        // the 8,192-wide GEMMs the rate was taken on runs a little faster than it.
+        let (small, big) = (per_flop(1, 768), per_flop(1, 12288));
+        assert!((1.10..1.20).contains(&small), "{small}");
+        assert!((0.98..1.0).contains(&big), "{big}");
+        // Tensor parallelism splits the inner dimension of the row-parallel GEMMs.
+        let (tp1, tp8) = (per_flop(1, 4096), per_flop(8, 4096));
+        assert!(tp8 > 1.02 * tp1, "{tp8} vs {tp1}");
+        // Weight gradients (inner dimension: the tokens) run nearest the GEMM rate.
+        let s = scenario(8, json!({"transformer_parallel": ["ddp"], "transformer_parallel_degree": [8]}));
+        let cx = Cx::new(&s).expect("transformer");
+        let (fwd, dgrad, wgrad) = cx.block_gemm_s(Block::Fc);
+        assert!(wgrad < dgrad && wgrad < fwd, "{fwd} {dgrad} {wgrad}");
     }
 
     #[test]

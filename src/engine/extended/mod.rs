@@ -9,7 +9,7 @@
 //! LLM_MoE, ViT) are modelled in [`iteration`], the recommendation families (DLRM, DLRM_MoE,
 //! DLRM_Transformer) in [`dlrm`].
 //!
-//! Module map: [`shape`] (parameters, FLOPs, bytes per token), [`layout`] (where groups sit on
+//! Module map: [`shape`] (parameters, FLOPs, bytes per token), [`gemm`] (a GEMM's time from its shape), [`layout`] (where groups sit on
 //! nodes), [`collective`] (alpha-beta costs), [`iteration`] (the timeline and the figures),
 //! [`rules`] (what a default-model plan must satisfy), [`explain`] (why an op takes its time),
 //! [`calibration`] (every constant, with its source).
@@ -18,6 +18,7 @@ pub mod calibration;
 pub mod collective;
 pub mod dlrm;
 pub mod explain;
+pub mod gemm;
 pub mod iteration;
 pub mod layout;
 pub mod rules;
