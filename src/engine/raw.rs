@@ -221,6 +221,7 @@ pub struct RawModel {
     pub attention: Field,
     pub causal: Field,
     pub capacity_factor: Field,
+    pub dropout: Field,
 }
 
 /// A MAD-Max system config (`system_cfgs/*/*.json`, SPEC section 2.2).
@@ -282,6 +283,7 @@ pub struct RawTask {
     pub overlap_grad_reduce: Field,
     pub overlap_param_gather: Field,
     pub overlap_tp_comm: Field,
+    pub fused_loss: Field,
     pub data_loader_samples_per_s: Field,
     pub emb_sharding: Field,
     pub input_tokens: Field,

@@ -56,6 +56,10 @@ pub struct Shape {
     pub causal: bool,
     /// MoE capacity factor: tokens an expert takes, relative to an even split (>= 1).
     pub capacity_factor: f64,
+    /// Whether the model trains with dropout (after attention and the feed-forward block, and
+    /// on materialized attention scores): its masks are kept for the backward pass and its
+    /// passes cost HBM time. GPT-3 and Megatron-LM's GPT use it; LLaMA and MPT train without.
+    pub dropout: bool,
 }
 
 /// The feed-forward block of a transformer layer.
@@ -164,6 +168,9 @@ pub struct Setup {
     pub overlap_param_gather: bool,
     /// Overlap tensor-parallel communication with independent GEMM work (comm/GEMM overlap).
     pub overlap_tp_comm: bool,
+    /// The loss is computed by a fused cross-entropy kernel over the 16-bit logits (flash-attn's,
+    /// as llm-foundry uses by default): no fp32 copy of the logits is kept.
+    pub fused_loss: bool,
     /// Samples per second the input pipeline delivers to the whole job; `None`: unlimited.
     pub loader_samples_per_s: Option<f64>,
     /// How model-parallel (mp) levels split DLRM embedding tables.
@@ -249,6 +256,7 @@ impl Default for Setup {
             overlap_grad_reduce: false,
             overlap_param_gather: true,
             overlap_tp_comm: false,
+            fused_loss: false,
             loader_samples_per_s: None,
             emb_sharding: EmbSharding::Table,
             input_tokens: None,

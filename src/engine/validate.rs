@@ -476,7 +476,8 @@ fn read_shape(v: &mut Reader, m: &RawModel, arch: &Arch) -> Option<Shape> {
         None => 1.0,
         f => v.within(f, at("model", "capacity_factor"), optional, (1.0, 64.0))?,
     };
-    Some(Shape { kv_heads, ffn, tied_embeddings, attention, causal, capacity_factor })
+    let dropout = v.optional_flag(&m.dropout, at("model", "dropout"), true)?;
+    Some(Shape { kv_heads, ffn, tied_embeddings, attention, causal, capacity_factor, dropout })
 }
 
 /// The layer-count errors were already recorded; unread keys of other families are ignored.
@@ -714,6 +715,7 @@ fn read_setup(v: &mut Reader, t: &RawTask) -> Option<Setup> {
     let overlap_param_gather =
         v.optional_flag(&t.overlap_param_gather, at("task", "overlap_param_gather"), d.overlap_param_gather)?;
     let overlap_tp_comm = v.optional_flag(&t.overlap_tp_comm, at("task", "overlap_tp_comm"), d.overlap_tp_comm)?;
+    let fused_loss = v.optional_flag(&t.fused_loss, at("task", "fused_loss"), d.fused_loss)?;
     let loader_samples_per_s = match &t.data_loader_samples_per_s {
         None | Some(RawValue::Null) => None,
         f => Some(v.within(f, at("task", "data_loader_samples_per_s"), optional, (1e-6, 1e15))?),
@@ -744,6 +746,7 @@ fn read_setup(v: &mut Reader, t: &RawTask) -> Option<Setup> {
         overlap_grad_reduce,
         overlap_param_gather,
         overlap_tp_comm,
+        fused_loss,
         loader_samples_per_s,
     })
 }

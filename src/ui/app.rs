@@ -902,16 +902,9 @@ fn serving_figures(sv: &Serving) -> Html {
 fn limit_line(l: &Limit) -> Html {
     match l {
         Limit::DoesNotFit { need_bytes, capacity_bytes, largest, largest_bytes } => {
-            let over = need_bytes / capacity_bytes - 1.0;
-            let margin = crate::validation::MEMORY_OVERESTIMATE;
-            let close = if over <= margin {
-                format!(" It is {} over, and the estimate can run high: published runs that did run were estimated up to {} over their GPU's memory, so this plan may still fit; a short run will tell.", units::percent(over), units::percent(margin))
-            } else {
-                String::new()
-            };
             html! {
                 <p class="error-msg limit" id="limit-memory" role="alert">{ format!(
-                    "Does not fit: this plan needs {} per GPU and the GPU has {}. The largest part is {} ({}). Try activation recomputation, a smaller micro-batch, a higher ZeRO stage, or more tensor or pipeline parallelism.{close}",
+                    "Does not fit: this plan needs {} per GPU and the GPU has {}. The largest part is {} ({}). Try activation recomputation, a smaller micro-batch, a higher ZeRO stage, or more tensor or pipeline parallelism.",
                     units::bytes(*need_bytes), units::bytes(*capacity_bytes), largest.label().to_lowercase(), units::bytes(*largest_bytes)) }</p>
             }
         }

@@ -19,16 +19,10 @@ pub enum Baseline {
 }
 
 /// What the ranked table says after a plan's memory: nothing when it is feasible; that it does
-/// not fit, or that it misses the latency limit. With the default model a plan over HBM by no
-/// more than its estimate's known error ([`crate::validation::MEMORY_OVERESTIMATE`]) may fit,
-/// and says so.
-pub fn verdict(o: &Outcome, default_model: bool) -> String {
-    let margin = 1.0 + crate::validation::MEMORY_OVERESTIMATE;
+/// not fit, or that it misses the latency limit.
+pub fn verdict(o: &Outcome) -> String {
     match (o.memory_bytes <= o.capacity_bytes, o.meets_limit) {
         (true, true) => String::new(),
-        (false, _) if default_model && o.memory_bytes <= o.capacity_bytes * margin => {
-            " (over HBM by the estimate, within its margin: may fit)".to_owned()
-        }
         (false, _) => " (does not fit)".to_owned(),
         (true, false) => {
             format!(" (over the latency limit: {} per token)", crate::units::duration(o.tpot_s.unwrap_or(0.0)))
@@ -327,22 +321,19 @@ mod tests {
     }
 
     #[test]
-    fn a_plan_within_the_memory_estimates_margin_may_fit() {
+    fn a_plan_over_its_gpus_memory_does_not_fit() {
         let s = State::initial();
         let base = &s.good.as_ref().expect("good").scenario;
         let mut o = explore::search(base, &Space::fixed_global(base)).expect("within budget").baseline;
         o.capacity_bytes = 80e9;
         o.memory_bytes = 80e9;
-        assert_eq!(verdict(&o, true), "");
-        o.memory_bytes = 84e9; // 5% over
-        assert!(verdict(&o, true).contains("may fit"), "{}", verdict(&o, true));
-        assert_eq!(verdict(&o, false), " (does not fit)");
-        o.memory_bytes = 95e9; // 19% over
-        assert_eq!(verdict(&o, true), " (does not fit)");
+        assert_eq!(verdict(&o), "");
+        o.memory_bytes = 81e9;
+        assert_eq!(verdict(&o), " (does not fit)");
         o.memory_bytes = 10e9;
         o.meets_limit = false;
         o.tpot_s = Some(0.05);
-        assert!(verdict(&o, true).starts_with(" (over the latency limit: 50"), "{}", verdict(&o, true));
+        assert!(verdict(&o).starts_with(" (over the latency limit: 50"), "{}", verdict(&o));
     }
 
     #[test]

@@ -387,7 +387,6 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
         },
         _ => html! {},
     };
-    let default_model = crate::engine::uses_default_model(base);
     let table = summary.ranked.iter().take(20).enumerate().map(|(i, o)| {
         html! {
             <tr class={classes!((!o.fits()).then_some("misfit"))}>
@@ -396,7 +395,7 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
                 <td class="num">{ units::si(o.throughput_samples_per_s, "samples/s") }</td>
                 <td class="num">{ units::duration(o.iteration_s) }</td>
                 <td class="num">{ units::percent(o.exposed_share) }</td>
-                <td class="num">{ units::bytes(o.memory_bytes) }{ explorer::verdict(o, default_model) }</td>
+                <td class="num">{ units::bytes(o.memory_bytes) }{ explorer::verdict(o) }</td>
                 <td><button class="link" onclick={apply(o)}>{ "apply" }</button></td>
             </tr>
         }

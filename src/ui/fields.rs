@@ -223,6 +223,8 @@ pub fn default_model_fields(family: Family) -> Vec<Field> {
             "Decoders attend only to earlier tokens. With a fused kernel the masked half of the score and context GEMMs is skipped."),
         extra(M, "tied_embeddings", "Output layer tied to the embedding", Kind::Flag, "no",
             "Whether the logits layer reuses the input word embedding (GPT-2/3, Megatron GPT) instead of its own vocabulary x hidden matrix (LLaMA)."),
+        extra(M, "dropout", "Dropout", Kind::Flag, "yes",
+            "Whether training applies dropout after attention and the feed-forward block (and to attention scores written to HBM). Its 1-byte masks are kept for the backward pass and its passes cost HBM time. GPT-3 and Megatron-LM's GPT train with it; LLaMA, MPT and most recent LLMs without, which saves about 2 bytes per token and hidden unit per layer."),
     ];
     if family == Family::LlmMoe {
         v.push(extra(M, "capacity_factor", "MoE capacity factor", Kind::OptionalNumber, "1",
@@ -248,6 +250,7 @@ pub fn default_task_fields(family: Family, inference: bool) -> Vec<Field> {
             "overlap_grad_reduce",
             "overlap_param_gather",
             "overlap_tp_comm",
+            "fused_loss",
             "data_loader_samples_per_s",
         ]
     };
@@ -292,6 +295,8 @@ fn all_task_fields() -> Vec<Field> {
             "With ZeRO-3 or FSDP, gather the next layer's weights while this layer computes."),
         extra(T, "overlap_tp_comm", "Overlap tensor-parallel communication", Kind::Flag, "no",
             "Hide tensor-parallel collectives behind independent GEMM work (comm/GEMM overlap, as in Transformer Engine); off, the next GEMM waits for them as in Megatron-LM."),
+        extra(T, "fused_loss", "Fused cross-entropy", Kind::Flag, "no",
+            "Compute the loss in one fused kernel over the 16-bit logits (flash-attn's cross-entropy, llm-foundry's default) instead of PyTorch's or Megatron-LM's, which keep an fp32 copy of the logits. With a large vocabulary and many tokens per GPU the logits are gigabytes: the fused kernel holds 4 bytes per logit instead of 6."),
         extra(T, "data_loader_samples_per_s", "Input pipeline", Kind::OptionalNumber, "unlimited",
             "Samples per second the data loader delivers to the whole job (decoding video or images can be the limit). Throughput cannot exceed it. Leave empty when input is not a bottleneck."),
     ]

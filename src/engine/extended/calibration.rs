@@ -127,6 +127,10 @@ pub const NIC_STEP_S: f64 = 14e-6;
 /// element size in bytes.
 pub const HIDDEN_PASSES: f64 = 14.0;
 
+/// The passes of [`HIDDEN_PASSES`] that dropout adds: the two dropouts' masks and outputs. A
+/// model trained without dropout (LLaMA, MPT) does not make them.
+pub const DROPOUT_PASSES: f64 = 4.0;
+
 /// Bytes moved per attention-score element in the forward pass when scores are materialized:
 /// softmax reads and writes (2 elements), dropout reads, writes (2 elements) and stores a
 /// 1-byte mask. In units of the element size, plus the mask byte: `4 x e + 1`.

@@ -112,6 +112,7 @@ impl<'a> DCx<'a> {
                     causal_skip: false,
                     attention: s.model.shape.attention,
                     tied_embeddings: false,
+                    dropout: s.model.shape.dropout,
                     elem_bytes: s.model.bytes_per_dense_param.f64(),
                 };
                 (m, None, Some(d))

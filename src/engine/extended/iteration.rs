@@ -389,8 +389,8 @@ impl<'a> Cx<'a> {
         let t = self.tokens;
         let v = self.d.vocab / self.tp();
         let logits = Gemm { m: t, n: v, k: self.d.hidden };
-        // Logits in 16 bits, softmax and loss in fp32: written, read back.
-        let logits_bytes = t * v * (self.d.elem_bytes + 4.0) * 2.0;
+        // The logits and the loss's copy of them ([`Cx::logit_bytes`]): written, read back.
+        let logits_bytes = t * v * self.logit_bytes() * 2.0;
         let fwd = self.gemm_s(logits) + logits_bytes / self.hbm_bytes_per_s;
         let bwd = if self.trains {
             self.gemm_s(logits.dgrad()) + self.gemm_s(logits.wgrad()) + logits_bytes / self.hbm_bytes_per_s
@@ -398,6 +398,18 @@ impl<'a> Cx<'a> {
             0.0
         };
         (fwd, bwd)
+    }
+
+    /// Bytes per logit the output layer and the loss hold, written and read back: the 16-bit
+    /// logits and an fp32 copy for the softmax and loss (PyTorch's and Megatron-LM's
+    /// cross-entropy compute in fp32), or with a fused cross-entropy kernel the logits and
+    /// their gradient in 16 bits (flash-attn's kernel writes the gradient next to them).
+    pub fn logit_bytes(&self) -> f64 {
+        if self.setup.fused_loss {
+            2.0 * self.d.elem_bytes
+        } else {
+            self.d.elem_bytes + 4.0
+        }
     }
 
     /// The input embedding lookup (or patch projection) of one micro-batch, s.
@@ -529,7 +541,7 @@ impl<'a> Cx<'a> {
         let tp = self.tp();
         let full_layer = t * (outside / self.outside_div() + inside / tp + scores / tp);
         let logits =
-            if stage + 1 == p && self.d.vocab > 0.0 { t * self.d.vocab / tp * (self.d.elem_bytes + 4.0) } else { 0.0 };
+            if stage + 1 == p && self.d.vocab > 0.0 { t * self.d.vocab / tp * self.logit_bytes() } else { 0.0 };
         if !self.trains {
             // Inference keeps nothing: one layer's working set.
             return full_layer + logits;
@@ -1230,6 +1242,27 @@ mod tests {
         let cx = Cx::new(&s).expect("transformer");
         let (fwd, dgrad, wgrad) = cx.block_gemm_s(Block::Fc);
         assert!(wgrad < dgrad && wgrad < fwd, "{fwd} {dgrad} {wgrad}");
+    }
+
+    #[test]
+    fn a_fused_cross_entropy_keeps_no_fp32_copy_of_the_logits() {
+        // One stage, 8 x 2048 tokens, vocabulary 51,200: PyTorch's loss holds 2 + 4 bytes per
+        // logit, a fused kernel 2 + 2 (the logits and their gradient).
+        let task = json!({"transformer_parallel": ["ddp"], "transformer_parallel_degree": [8]});
+        let plain = scenario(8, task.clone());
+        let mut fused = plain.clone();
+        fused.task.setup.fused_loss = true;
+        let (p, f) = (Cx::new(&plain).expect("transformer"), Cx::new(&fused).expect("transformer"));
+        let logits = 8.0 * 2048.0 * 51200.0;
+        assert_eq!(p.stage_activations(0) - f.stage_activations(0), logits * 2.0);
+        // Its traffic too, forward and backward: written and read back at HBM speed.
+        let b = 0.836 * plain.system.mem_bw_bytes_per_s;
+        let ((pf, pb), (ff, fb)) = (p.edge_times(), f.edge_times());
+        assert!(((pf - ff) / (logits * 2.0 * 2.0 / b) - 1.0).abs() < 1e-9, "{pf} {ff}");
+        assert!(((pb - fb) / (logits * 2.0 * 2.0 / b) - 1.0).abs() < 1e-9, "{pb} {fb}");
+        // The rest of the memory is the same.
+        let weights = |cx: &Cx| cx.stage_memory(0)[0].1;
+        assert_eq!(weights(&p), weights(&f));
     }
 
     #[test]

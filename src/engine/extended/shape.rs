@@ -9,7 +9,7 @@
 //! Ainslie et al. 2023 (GQA), Dao et al. 2022 (FlashAttention).
 
 use super::calibration::{
-    FLASH1_EFFICIENCY, FLASH1_H100_EFFICIENCY, FLASH2_EFFICIENCY, HIDDEN_PASSES, SCORE_ELEMENT_PASSES,
+    DROPOUT_PASSES, FLASH1_EFFICIENCY, FLASH1_H100_EFFICIENCY, FLASH2_EFFICIENCY, HIDDEN_PASSES, SCORE_ELEMENT_PASSES,
 };
 use crate::engine::scenario::{Arch, Attention, Ffn, Model};
 
@@ -42,6 +42,8 @@ pub struct Dims {
     /// How attention scores are computed: through HBM, or in a fused kernel (which one).
     pub attention: Attention,
     pub tied_embeddings: bool,
+    /// Whether the model trains with dropout (its masks are stored, its passes timed).
+    pub dropout: bool,
     /// Bytes per weight and per activation element e.
     pub elem_bytes: f64,
 }
@@ -89,6 +91,7 @@ impl Dims {
                     causal_skip: m.shape.causal && m.shape.attention != Attention::Materialized,
                     attention: m.shape.attention,
                     tied_embeddings: false,
+                    dropout: m.shape.dropout,
                     elem_bytes,
                 });
             }
@@ -111,6 +114,7 @@ impl Dims {
             causal_skip: m.shape.causal && m.shape.attention != Attention::Materialized,
             attention: m.shape.attention,
             tied_embeddings: m.shape.tied_embeddings,
+            dropout: m.shape.dropout,
             elem_bytes,
         })
     }
@@ -202,19 +206,24 @@ impl Dims {
     }
 
     /// Element-wise bytes per token of one layer's forward pass outside the tensor-parallel
-    /// regions (norms, dropouts, residual adds): `HIDDEN_PASSES x e x h`, split between the
-    /// attention and feed-forward blocks. Sequence parallelism divides it by tp.
+    /// regions (norms, dropouts, residual adds): `HIDDEN_PASSES x e x h`, less
+    /// `DROPOUT_PASSES x e x h` without dropout, split between the attention and feed-forward
+    /// blocks. Sequence parallelism divides it by tp.
     pub fn hidden_bytes(&self) -> f64 {
-        HIDDEN_PASSES * self.elem_bytes * self.hidden / 2.0
+        let passes = HIDDEN_PASSES - if self.dropout { 0.0 } else { DROPOUT_PASSES };
+        passes * self.elem_bytes * self.hidden / 2.0
     }
 
     /// Element-wise bytes per token of the attention scores (softmax, dropout) when they go
-    /// through HBM: `a s (4 e + 1)`; 0 with a fused kernel. Tensor parallelism divides it.
+    /// through HBM: `a s (4 e + 1)`, or `a s 2 e` for the softmax alone without dropout; 0
+    /// with a fused kernel. Tensor parallelism divides it.
     pub fn score_bytes(&self) -> f64 {
-        if self.materialized() {
+        if !self.materialized() {
+            0.0
+        } else if self.dropout {
             self.heads * self.seq * (SCORE_ELEMENT_PASSES * self.elem_bytes + 1.0)
         } else {
-            0.0
+            self.heads * self.seq * (SCORE_ELEMENT_PASSES - 2.0) * self.elem_bytes
         }
     }
 
@@ -233,11 +242,13 @@ impl Dims {
     /// Korthikanti et al.'s `34 s b h + 5 a s^2 b` at e = 2, h = f/4, kv = a, generalised:
     /// outside: two norm inputs, the QKV and FC1 inputs (4e) and two dropout masks (2);
     /// inside: Q, K, V, the projection input, the FFN activations; scores: softmax output,
-    /// dropout mask and output (`a s (e + 1 + e)`).
+    /// dropout mask and output (`a s (e + 1 + e)`). Without dropout, no masks and no dropout
+    /// output: `4 e h` outside and `a s e` of scores.
     pub fn stored_bytes(&self) -> (f64, f64, f64) {
         let e = self.elem_bytes;
         let h = self.hidden;
-        let outside = (4.0 * e + 2.0) * h;
+        let masks = if self.dropout { 2.0 } else { 0.0 };
+        let outside = (4.0 * e + masks) * h;
         let qkv = e * self.qkv_width();
         let ffn_acts = match self.ffn_kind {
             Ffn::Gelu => 2.0,
@@ -247,7 +258,8 @@ impl Dims {
             * self.active
             * self.capacity_factor;
         let inside = qkv + e * h + ffn_acts;
-        let scores = if self.materialized() { self.heads * self.seq * (2.0 * e + 1.0) } else { 0.0 };
+        let per_score = if self.dropout { 2.0 * e + 1.0 } else { e };
+        let scores = if self.materialized() { self.heads * self.seq * per_score } else { 0.0 };
         (outside, inside, scores)
     }
 }
@@ -274,6 +286,7 @@ mod tests {
             causal_skip: false,
             attention: Attention::Materialized,
             tied_embeddings: true,
+            dropout: true,
             elem_bytes: 2.0,
         }
     }
@@ -300,6 +313,25 @@ mod tests {
         // Tensor parallel t without sequence parallelism: 10 + 24/t outside / inside.
         assert_eq!(o, 10.0 * h);
         assert_eq!(i, 24.0 * h);
+    }
+
+    #[test]
+    fn a_model_trained_without_dropout_keeps_no_masks_and_makes_fewer_passes() {
+        let with = gpt3();
+        let without = Dims { dropout: false, ..gpt3() };
+        let (h, a, s, e) = (12288.0, 96.0, 2048.0, 2.0);
+        // Korthikanti's 34 s b h + 5 a s^2 b less the two 1-byte masks (2 s b h) and, of the
+        // scores, the dropout mask and output (3 a s^2 b): 32 s b h + 2 a s^2 b.
+        let (o, i, sc) = without.stored_bytes();
+        assert_eq!((o, i, sc), (8.0 * h, 24.0 * h, 2.0 * a * s));
+        assert_eq!(with.stored_bytes().1, i);
+        // Element-wise traffic: 10 passes over the hidden vector instead of 14, and the
+        // softmax's read and write of the scores without the dropout's.
+        assert_eq!(without.hidden_bytes() / with.hidden_bytes(), 10.0 / 14.0);
+        assert_eq!(without.score_bytes(), a * s * 2.0 * e);
+        assert_eq!(with.score_bytes(), a * s * (4.0 * e + 1.0));
+        // FLOPs and weights do not change.
+        assert_eq!((without.layer_flops(), without.params()), (with.layer_flops(), with.params()));
     }
 
     #[test]
