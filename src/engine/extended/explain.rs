@@ -61,7 +61,7 @@ pub fn explain(s: &Scenario, op: &OpName) -> Option<Explanation> {
             let (fwd, dgrad, wgrad) = cx.block_gemm_s(block);
             let mut terms = vec![term(
                 "t_gemm",
-                "GEMM time of the block's weights in the forward pass: for each GEMM (m x k times k x n), 2 m n k / F on whole 128 x 128 output tiles + m n e / B_mem to write its output, and never less than reading and writing its matrices once",
+                "GEMM time of the block's weights in the forward pass: for each GEMM (m x k times k x n), 2 m n k / F on whole 128 x 128 output tiles, plus writing its output, m n e (1 - k / 8192) / B_mem (F is taken on 8,192-wide square GEMMs, their write included: a shorter k costs more, a longer one less), and never less than reading and writing its matrices once",
                 fwd,
                 Unit::Seconds,
             )];
