@@ -56,8 +56,8 @@ pub fn explain(s: &Scenario, op: &OpName) -> Option<Explanation> {
     let ex = match (op.kind, op.block) {
         (OpKind::Compute, Block::Attn) | (OpKind::Compute, Block::Fc) => {
             let attn = op.block == Block::Attn;
-            let block = if attn { Block::Attn } else { Block::Fc };
-            let (_, ew) = if attn { cx.attn_fwd_parts() } else { cx.ffn_fwd_parts() };
+            let block = op.block;
+            let ew = cx.block_ew_s(block);
             let (fwd, dgrad, wgrad) = cx.block_gemm_s(block);
             let mut terms = vec![term(
                 "t_gemm",
@@ -127,9 +127,6 @@ pub fn explain(s: &Scenario, op: &OpName) -> Option<Explanation> {
                     (false, true, false) => "max(t_wgrad + t_ew, t_host - t_tp) + t_rec (nothing below trains)",
                     (false, false, _) => "0 (nothing at or below this layer trains)",
                 };
-                let floor = cx.host_floor_s(t.tp_comm_s);
-                let ts = if attn { cx.score_gemm_s() } else { 0.0 };
-                let pass = |on: bool, gemm_s: f64| if on { (gemm_s + ts + ew).max(floor) } else { 0.0 };
                 let seconds = if attn { t.attn_bwd_s } else { t.ffn_bwd_s };
                 let rec = match (cx.setup.recompute, fused) {
                     _ if !(act || wgt) => "recomputation: none (no backward pass here)",
@@ -144,7 +141,8 @@ pub fn explain(s: &Scenario, op: &OpName) -> Option<Explanation> {
                     (Recompute::None, true) => "t_s / 2 (the fused kernel computes Q K^T again)",
                     _ => "recomputation: none",
                 };
-                terms.push(term("t_rec", rec, seconds - pass(act, dgrad) - pass(wgt, wgrad), Unit::Seconds));
+                let passes = cx.gradient_passes_s(block, (act, wgt), (fwd, dgrad, wgrad), cx.host_floor_s(t.tp_comm_s));
+                terms.push(term("t_rec", rec, seconds - passes, Unit::Seconds));
                 (formula, seconds, "backward pass")
             };
             Explanation {

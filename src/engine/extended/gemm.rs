@@ -36,6 +36,9 @@ pub struct Gemm {
 }
 
 impl Gemm {
+    /// No GEMM: it takes no time.
+    pub const NONE: Gemm = Gemm { m: 0.0, n: 0.0, k: 0.0 };
+
     /// FLOPs: `2 m n k`.
     pub fn flops(&self) -> f64 {
         2.0 * self.m * self.n * self.k

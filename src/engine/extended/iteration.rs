@@ -199,7 +199,7 @@ impl<'a> Cx<'a> {
         if block == Block::Attn {
             let qkv = Gemm { m: t, n: self.d.qkv_width() / tp, k: h };
             let proj = Gemm { m: t, n: h, k: h / tp };
-            return [(qkv, 1.0), (proj, 1.0), (Gemm { m: 0.0, n: 0.0, k: 0.0 }, 0.0)];
+            return [(qkv, 1.0), (proj, 1.0), (Gemm::NONE, 0.0)];
         }
         let f = self.d.ffn / tp;
         let routed = t * self.d.active * self.d.capacity_factor;
@@ -207,8 +207,7 @@ impl<'a> Cx<'a> {
         let m = routed / local_experts;
         let up = Gemm { m, n: (self.d.ffn_kind.matrices() - 1) as f64 * f, k: h };
         let down = Gemm { m, n: h, k: f };
-        let router =
-            if self.d.is_moe() { Gemm { m: t, n: self.d.experts, k: h } } else { Gemm { m: 0.0, n: 0.0, k: 0.0 } };
+        let router = if self.d.is_moe() { Gemm { m: t, n: self.d.experts, k: h } } else { Gemm::NONE };
         [(up, local_experts), (down, local_experts), (router, 1.0)]
     }
 
@@ -231,22 +230,33 @@ impl<'a> Cx<'a> {
     /// ([`Cx::score_gemm_s`]); element-wise traffic at the effective HBM bandwidth plus the
     /// block's kernel-launch overheads.
     pub fn attn_fwd_parts(&self) -> (f64, f64) {
-        let t = self.tokens;
-        let gemm = self.block_gemm_s(Block::Attn).0 + self.score_gemm_s();
-        let ew = t * (self.d.hidden_bytes() / self.outside_div() + self.d.score_bytes() / self.tp())
-            / self.hbm_bytes_per_s
-            + KERNELS_PER_BLOCK * KERNEL_OVERHEAD_S;
-        (gemm, ew)
+        (self.block_gemm_s(Block::Attn).0 + self.score_gemm_s(), self.block_ew_s(Block::Attn))
     }
 
     /// Forward time of the feed-forward block for one micro-batch, as (GEMM, element-wise), s.
     pub fn ffn_fwd_parts(&self) -> (f64, f64) {
-        let t = self.tokens;
-        let gemm = self.block_gemm_s(Block::Fc).0;
-        let ew = t * (self.d.hidden_bytes() / self.outside_div() + self.d.ffn_act_bytes() / self.tp())
-            / self.hbm_bytes_per_s
-            + KERNELS_PER_BLOCK * KERNEL_OVERHEAD_S;
-        (gemm, ew)
+        (self.block_gemm_s(Block::Fc).0, self.block_ew_s(Block::Fc))
+    }
+
+    /// A block's element-wise work in one pass for one micro-batch, s: its traffic (norms,
+    /// residual adds, dropout; the scores' softmax or the feed-forward activation) at the
+    /// effective HBM bandwidth plus its kernel-launch overheads.
+    pub fn block_ew_s(&self, block: Block) -> f64 {
+        let inside = if block == Block::Attn { self.d.score_bytes() } else { self.d.ffn_act_bytes() };
+        self.tokens * (self.d.hidden_bytes() / self.outside_div() + inside / self.tp()) / self.hbm_bytes_per_s
+            + KERNELS_PER_BLOCK * KERNEL_OVERHEAD_S
+    }
+
+    /// A block's gradient passes for one micro-batch, s, without recomputation: the
+    /// activation-gradient pass and the weight-gradient pass where they run (`work`, as
+    /// [`Cx::backward_work`] gives it), each its GEMMs (`gemms`, as [`Cx::block_gemm_s`] gives
+    /// them), the scores' backward in attention and the element-wise work, and each at least
+    /// `floor` (the host time to issue it, [`Cx::host_floor_s`]).
+    pub fn gradient_passes_s(&self, block: Block, work: (bool, bool), gemms: (f64, f64, f64), floor: f64) -> f64 {
+        let scores = if block == Block::Attn { self.score_gemm_s() } else { 0.0 };
+        let ew = self.block_ew_s(block);
+        let pass = |on: bool, gemm_s: f64| if on { (gemm_s + scores + ew).max(floor) } else { 0.0 };
+        pass(work.0, gemms.1) + pass(work.1, gemms.2)
     }
 
     /// Whether the backward pass must go through layer `l` at all, and whether it computes
@@ -297,8 +307,8 @@ impl<'a> Cx<'a> {
 
     /// Durations of layer `l`'s ops for one micro-batch.
     pub fn layer_times(&self, l: u64) -> LayerTimes {
-        let (ag, ae) = self.attn_fwd_parts();
-        let (fg, fe) = self.ffn_fwd_parts();
+        let (attn, ffn) = (self.block_gemm_s(Block::Attn), self.block_gemm_s(Block::Fc));
+        let score_gemm_s = self.score_gemm_s();
         let act_bytes = self.tokens * self.d.hidden * self.d.elem_bytes;
         let tp_comm_s = if self.setup.sequence_parallel {
             self.collective(Collective::AllGather, act_bytes, self.lay.tp)
@@ -306,30 +316,21 @@ impl<'a> Cx<'a> {
             self.collective(Collective::AllReduce, act_bytes, self.lay.tp)
         };
         let floor = self.host_floor_s(tp_comm_s);
-        let attn_fwd_s = (ag + ae).max(floor);
-        let ffn_fwd_s = (fg + fe).max(floor);
-        let (act, wgt) = self.backward_work(l);
-        // Backward: an activation-gradient pass and a weight-gradient pass, each with its
-        // GEMMs' shapes, the scores' backward and the element-wise work, and each at least
-        // the host time to issue it.
-        let pass = |on: bool, gemm_s: f64, ew_s: f64| if on { (gemm_s + ew_s).max(floor) } else { 0.0 };
-        let any = act || wgt;
+        let attn_fwd_s = (attn.0 + score_gemm_s + self.block_ew_s(Block::Attn)).max(floor);
+        let ffn_fwd_s = (ffn.0 + self.block_ew_s(Block::Fc)).max(floor);
+        let work = self.backward_work(l);
+        let any = work.0 || work.1;
         let recompute = |fwd: f64, scores: f64| match (any, self.setup.recompute) {
             (false, _) | (_, Recompute::None) => 0.0,
             (true, Recompute::Full) => fwd,
             (true, Recompute::Selective) => scores,
         };
-        let score_gemm_s = self.score_gemm_s();
         let score_s = score_gemm_s + self.tokens * self.d.score_bytes() / self.tp() / self.hbm_bytes_per_s;
         // A fused attention kernel recomputes Q K^T in its backward pass.
         let replay_s = if any && !self.d.materialized() { FUSED_BACKWARD_SCORE_REPLAY * score_gemm_s } else { 0.0 };
-        let (_, a_dgrad, a_wgrad) = self.block_gemm_s(Block::Attn);
-        let (_, f_dgrad, f_wgrad) = self.block_gemm_s(Block::Fc);
-        let attn_bwd_s = pass(act, a_dgrad + score_gemm_s, ae)
-            + pass(wgt, a_wgrad + score_gemm_s, ae)
-            + recompute(attn_fwd_s, score_s)
-            + replay_s;
-        let ffn_bwd_s = pass(act, f_dgrad, fe) + pass(wgt, f_wgrad, fe) + recompute(ffn_fwd_s, 0.0);
+        let attn_bwd_s =
+            self.gradient_passes_s(Block::Attn, work, attn, floor) + recompute(attn_fwd_s, score_s) + replay_s;
+        let ffn_bwd_s = self.gradient_passes_s(Block::Fc, work, ffn, floor) + recompute(ffn_fwd_s, 0.0);
         let routed = act_bytes * self.d.active * self.d.capacity_factor / self.outside_div();
         let moe_a2a_s = if self.d.is_moe() { self.collective(Collective::AllToAll, routed, self.lay.ep) } else { 0.0 };
         let cp = self.lay.cp.size as f64;
@@ -342,7 +343,7 @@ impl<'a> Cx<'a> {
         let shard = self.zero3_group();
         let weight_gather_s =
             if shard.size > 1 { self.collective(Collective::AllGather, layer_bytes, shard) } else { 0.0 };
-        let grad_sync_s = if !wgt {
+        let grad_sync_s = if !work.1 {
             0.0
         } else if self.zero_stage() >= 2 {
             self.collective(Collective::ReduceScatter, layer_bytes, self.lay.dense_dp)
