@@ -143,6 +143,20 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   check(await limit.isVisible() && /Does not fit/.test(await limit.textContent()) && /activations/.test(await limit.textContent()),
     `a plan that does not fit says what overflows: ${(await limit.textContent().catch(() => '')).slice(0, 120)}`);
   await page.locator('.charts', { has: page.locator('#chart-memory') }).screenshot({ path: join(shots, 'memory-overflow.png') });
+  // A fused cross-entropy and a model trained without dropout: less memory (no fp32 logits, no
+  // masks) and less time; the page agrees with the CLI and the share link carries both.
+  const needOf = async () => Number((await limit.textContent()).match(/needs ([\d.]+) GB/)?.[1]);
+  const [withDropout, plainLoss] = [await needOf(), await shown(page)];
+  await page.selectOption('#f-task-fused_loss', 'true');
+  await page.selectOption('#f-model-dropout', 'false');
+  const lean = await matchesCli(page, 'fused loss, no dropout');
+  const leanDoc = scenarioOfLink(await page.locator('#share-link').inputValue());
+  const leanNeed = await needOf();
+  check(leanDoc.task.fused_loss === true && leanDoc.model.dropout === false
+    && lean.iteration_s < plainLoss.iteration_s && leanNeed < withDropout,
+    `fused loss and no dropout: ${leanNeed} GB against ${withDropout} GB, ${lean.iteration_s} s against ${plainLoss.iteration_s} s`);
+  await page.selectOption('#f-task-fused_loss', 'false');
+  await page.selectOption('#f-model-dropout', 'true');
   await page.selectOption('#f-task-recompute', 'full');
   check(!(await limit.isVisible()), 'full recomputation makes it fit');
   // MAD-Max paper mode cannot run a 3-level plan: it says so; the default model can.
