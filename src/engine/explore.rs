@@ -452,6 +452,7 @@ pub fn scaled(base: &Scenario, r: Resource, factor: f64) -> Option<Scenario> {
             sys.f32_flops_per_s *= factor;
             sys.f16_flops_per_s *= factor;
             sys.i8_ops_per_s *= factor;
+            sys.fp8_flops_per_s = sys.fp8_flops_per_s.map(|f| f * factor);
         }
         Resource::HbmBandwidth => sys.mem_bw_bytes_per_s *= factor,
         Resource::HbmCapacity => sys.mem_cap_bytes *= factor,

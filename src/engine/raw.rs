@@ -237,6 +237,8 @@ pub struct RawSystem {
     pub f32_flops: Field,
     pub f16_flops: Field,
     pub i8_ops: Field,
+    /// Optional: absent on GPUs without FP8 tensor cores.
+    pub fp8_flops: Field,
     pub flops_util: Field,
     pub mem_cap: Field,
     pub mem_bw: Field,
@@ -284,6 +286,7 @@ pub struct RawTask {
     pub overlap_param_gather: Field,
     pub overlap_tp_comm: Field,
     pub fused_loss: Field,
+    pub fp8: Field,
     pub data_loader_samples_per_s: Field,
     pub emb_sharding: Field,
     pub input_tokens: Field,

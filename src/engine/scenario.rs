@@ -171,6 +171,10 @@ pub struct Setup {
     /// The loss is computed by a fused cross-entropy kernel over the 16-bit logits (flash-attn's,
     /// as llm-foundry uses by default): no fp32 copy of the logits is kept.
     pub fused_loss: bool,
+    /// Transformer Engine's FP8 training: the transformer blocks' GEMMs run in FP8 (at the
+    /// system's FP8 peak), each 16-bit activation operand cast first; weights, activations,
+    /// gradients, communication and attention stay 16-bit.
+    pub fp8: bool,
     /// Samples per second the input pipeline delivers to the whole job; `None`: unlimited.
     pub loader_samples_per_s: Option<f64>,
     /// How model-parallel (mp) levels split DLRM embedding tables.
@@ -257,6 +261,7 @@ impl Default for Setup {
             overlap_param_gather: true,
             overlap_tp_comm: false,
             fused_loss: false,
+            fp8: false,
             loader_samples_per_s: None,
             emb_sharding: EmbSharding::Table,
             input_tokens: None,
@@ -473,6 +478,9 @@ pub struct System {
     pub f32_flops_per_s: f64,
     pub f16_flops_per_s: f64,
     pub i8_ops_per_s: f64,
+    /// Dense FP8 tensor-core peak per device, FLOP/s; `None`: no FP8 tensor cores (A100 and
+    /// older), so FP8 training is refused.
+    pub fp8_flops_per_s: Option<f64>,
     pub flops_util: f64,
     /// HBM capacity per device, bytes.
     pub mem_cap_bytes: f64,

@@ -546,6 +546,10 @@ fn read_system(v: &mut Reader, s: &RawSystem) -> Option<System> {
         frac(&s.nvlink_util, "nvlink_util"),
         frac(&s.ibroce_util, "ibroce_util"),
     ];
+    let fp8 = match &s.fp8_flops {
+        None | Some(RawValue::Null) => Some(None),
+        f => v.within(f, at("system", "fp8_flops"), &"optional", RANGES.flops_per_s).map(Some),
+    };
     let pi = v.number(&s.ar_perc_intra, at("system", "ar_perc_intra"), why).and_then(|p| {
         let p = p.f64();
         if (0.0..=1.0).contains(&p) {
@@ -588,6 +592,7 @@ fn read_system(v: &mut Reader, s: &RawSystem) -> Option<System> {
         f32_flops_per_s: f32f?,
         f16_flops_per_s: f16f?,
         i8_ops_per_s: i8f?,
+        fp8_flops_per_s: fp8?,
         flops_util: fu?,
         mem_cap_bytes: cap?,
         mem_bw_bytes_per_s: bw?,
@@ -716,6 +721,7 @@ fn read_setup(v: &mut Reader, t: &RawTask) -> Option<Setup> {
         v.optional_flag(&t.overlap_param_gather, at("task", "overlap_param_gather"), d.overlap_param_gather)?;
     let overlap_tp_comm = v.optional_flag(&t.overlap_tp_comm, at("task", "overlap_tp_comm"), d.overlap_tp_comm)?;
     let fused_loss = v.optional_flag(&t.fused_loss, at("task", "fused_loss"), d.fused_loss)?;
+    let fp8 = v.optional_flag(&t.fp8, at("task", "fp8"), d.fp8)?;
     let loader_samples_per_s = match &t.data_loader_samples_per_s {
         None | Some(RawValue::Null) => None,
         f => Some(v.within(f, at("task", "data_loader_samples_per_s"), optional, (1e-6, 1e15))?),
@@ -747,6 +753,7 @@ fn read_setup(v: &mut Reader, t: &RawTask) -> Option<Setup> {
         overlap_param_gather,
         overlap_tp_comm,
         fused_loss,
+        fp8,
         loader_samples_per_s,
     })
 }

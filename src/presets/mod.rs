@@ -48,6 +48,9 @@ pub struct GpuPreset {
     pub f32_flops: f64,
     pub f16_flops: f64,
     pub i8_ops: f64,
+    /// Dense FP8 tensor-core peak, FLOP/s; absent on GPUs without FP8 (A100 and older).
+    #[serde(default)]
+    pub fp8_flops: Option<f64>,
     pub mem_cap: f64,
     pub mem_bw: f64,
     pub num_nvlinks: f64,
@@ -217,7 +220,12 @@ pub fn system_config(
         "ar_perc_intra": if nodes == 1 { 1.0 } else { util.ar_perc_intra },
     });
     match cfg {
-        Value::Object(m) => m,
+        Value::Object(mut m) => {
+            if let Some(f) = gpu.fp8_flops {
+                m.insert("fp8_flops".into(), json!(f));
+            }
+            m
+        }
         _ => Map::new(),
     }
 }

@@ -951,7 +951,7 @@ fn memory_note(g: &Evaluated) -> Html {
                 html! { <p class="error-msg">{ "The weights alone exceed this GPU's memory: such a plan would not run (MAD-Max paper mode does not check it, quirk Q23)." }</p>
             } } else { html! {} } }
             { if g.report.utilization.is_some() {
-                html! { <p class="help">{ "The default model counts, per GPU of the busiest pipeline stage: 16-bit weights and gradients, Adam's fp32 master weights and two moments (12 bytes per parameter), each divided by the data-parallel degree from its ZeRO stage on; the activations each layer keeps for the backward pass (Korthikanti et al. 2022; dropout masks only when the model trains with dropout) times the micro-batches in flight, less what recomputation drops; the last stage's logits, with an fp32 copy unless the loss is a fused cross-entropy; communication buffers and about 2 GB of CUDA and library workspace." }</p> }
+                html! { <p class="help">{ "The default model counts, per GPU of the busiest pipeline stage: 16-bit weights and gradients, Adam's fp32 master weights and two moments (12 bytes per parameter), each divided by the data-parallel degree from its ZeRO stage on; with FP8 training, FP8 copies of the blocks' weights (2 bytes per parameter); the activations each layer keeps for the backward pass (Korthikanti et al. 2022; dropout masks only when the model trains with dropout; the GEMM inputs in 1 byte with FP8 training) times the micro-batches in flight, less what recomputation drops; the last stage's logits, with an fp32 copy unless the loss is a fused cross-entropy; communication buffers and about 2 GB of CUDA and library workspace." }</p> }
             } else { html! {} } }
         </>
     }

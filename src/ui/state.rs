@@ -399,6 +399,12 @@ impl State {
                 ] {
                     self.doc.set(Config::System, k, json!(v));
                 }
+                match g.fp8_flops {
+                    Some(f) => self.doc.set(Config::System, "fp8_flops", json!(f)),
+                    None => {
+                        self.doc.config_mut(Config::System).remove("fp8_flops");
+                    }
+                }
                 self.edited();
             }
             Action::SetMode(mode) => {

@@ -63,6 +63,32 @@ pub fn gemm_util(family: &str) -> f64 {
     }
 }
 
+/// The largest FP16 cuBLASLt GEMM rate Microsoft's Azure AI benchmarking guide measured on an
+/// A100 SXM 80GB (ND A100 v4), as a fraction of its peak: 256.5 of 312 TFLOP/s at 16,384 on a
+/// side (Azure/AI-benchmarking-guide, `Azure_Results/ND_A100_v4_results.md`).
+pub const AZURE_A100_FP16: f64 = 256.5 / 312.0;
+
+/// The same guide's largest FP8 cuBLASLt GEMM rate on an H100 SXM (ND H100 v5), as a fraction
+/// of its FP8 peak: 1,382.2 of 1,979 TFLOP/s at 32,768 on a side (`ND_H100_v5_results.md`).
+pub const AZURE_H100_FP8: f64 = 1382.2 / 1979.0;
+
+/// Share of a GPU's 16-bit GEMM efficiency that its FP8 GEMMs keep, as fractions of their own
+/// peaks: the H100's FP8 fraction over its BF16 fraction, 0.91. Azure's guide measures FP8 on
+/// the H100 and FP16 on the A100 with one harness, so the FP8 fraction is taken against the
+/// A100's there (0.698 / 0.822) and carried to the H100's BF16 through the maximum achievable
+/// matmul table (0.859 / 0.801). FP8 GEMMs run at `fp8_flops x flops_util x` this.
+pub const FP8_GEMM_EFFICIENCY: f64 = AZURE_H100_FP8 / AZURE_A100_FP16 * MAMF_A100 / MAMF_H100;
+
+/// Bytes an FP8 GEMM's 16-bit activation operand writes per element before the GEMM, besides
+/// reading it (Transformer Engine's cast-transpose kernels): the FP8 copy (1) and its FP8
+/// transpose for the weight gradient (1). The forward pass casts each GEMM's input, the backward
+/// pass each output gradient; the weight gradient reads the transposes.
+pub const FP8_CAST_WRITE_BYTES: f64 = 2.0;
+
+/// FP8 weight copies Transformer Engine keeps per parameter between micro-batches, bytes: the
+/// weight and its transpose (Hopper's FP8 GEMMs read both operands K-major), 1 byte each.
+pub const FP8_WEIGHT_COPY_BYTES_PER_PARAM: f64 = 2.0;
+
 /// Edge of the output tile a GEMM kernel computes at a time, elements: 128 x 128 is the tile
 /// of CUTLASS's and cuBLAS's default fp16/bf16 tensor-core kernels on the A100 and H100
 /// (NVIDIA, *Matrix Multiplication Background User's Guide*, "Tile quantization"). See

@@ -79,6 +79,14 @@ pub fn explain(s: &Scenario, op: &OpName) -> Option<Explanation> {
                     Unit::Seconds,
                 ));
             }
+            if let Some(fp8) = cx.fp8_flops_per_s {
+                terms.push(term(
+                    "F_fp8",
+                    "FP8 training: these GEMMs run at the FP8 rate (FP8 peak x utilisation x 0.91, FP8 kernels' share of what 16-bit ones reach) on 1-byte operands with a 16-bit output, each after casting its activation operand (the forward input, the output gradient): m x k elements read at e bytes, an FP8 copy and its transpose written; the weight gradients read the transposes. Scores, norms and the logits stay at F",
+                    fp8,
+                    Unit::FlopsPerS,
+                ));
+            }
             if attn {
                 terms.extend([
                     term("FLOPs_s", "score and context FLOPs per token", f.attn_scores, Unit::Flops),

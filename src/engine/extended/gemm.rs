@@ -57,17 +57,23 @@ impl Gemm {
 
     /// Time of the GEMM with `e`-byte elements at a GEMM rate of `flops_per_s` (that of a
     /// square GEMM of [`GEMM_REFERENCE_DIM`]) and an HBM bandwidth of `hbm_bytes_per_s`, s:
-    /// `max(2 m' n' k / F_main + m n e / B, (m k + k n + m n) e / B)` with the main loop's rate
-    /// `1 / F_main = 1 / F - e / (2 R B)` and m', n' rounded up to whole tiles (see the module
-    /// documentation).
+    /// [`Gemm::mixed_time_s`] with `e`-byte operands and output.
     pub fn time_s(&self, e: f64, flops_per_s: f64, hbm_bytes_per_s: f64) -> f64 {
+        self.mixed_time_s(e, e, flops_per_s, hbm_bytes_per_s)
+    }
+
+    /// Time of the GEMM with `a`-byte operands (A and B) and an `c`-byte output, s:
+    /// `max(2 m' n' k / F_main + m n c / B, ((m k + k n) a + m n c) / B)` with the main loop's
+    /// rate `1 / F_main = 1 / F - c / (2 R B)` and m', n' rounded up to whole tiles (see the
+    /// module documentation). An FP8 GEMM reads 1-byte operands and writes a 16-bit output.
+    pub fn mixed_time_s(&self, a: f64, c: f64, flops_per_s: f64, hbm_bytes_per_s: f64) -> f64 {
         let Gemm { m, n, k } = *self;
         if m <= 0.0 || n <= 0.0 || k <= 0.0 {
             return 0.0;
         }
-        let main_s_per_flop = (1.0 / flops_per_s - e / (2.0 * GEMM_REFERENCE_DIM * hbm_bytes_per_s)).max(0.0);
-        let compute = 2.0 * tiled(m) * tiled(n) * k * main_s_per_flop + m * n * e / hbm_bytes_per_s;
-        let stream = (m * k + k * n + m * n) * e / hbm_bytes_per_s;
+        let main_s_per_flop = (1.0 / flops_per_s - c / (2.0 * GEMM_REFERENCE_DIM * hbm_bytes_per_s)).max(0.0);
+        let compute = 2.0 * tiled(m) * tiled(n) * k * main_s_per_flop + m * n * c / hbm_bytes_per_s;
+        let stream = ((m * k + k * n) * a + m * n * c) / hbm_bytes_per_s;
         compute.max(stream)
     }
 }
@@ -144,5 +150,18 @@ mod tests {
         assert!(rate(w) > F);
         // Nothing to compute costs nothing.
         assert_eq!(Gemm { m: 0.0, ..fwd }.time_s(2.0, F, B), 0.0);
+    }
+
+    #[test]
+    fn one_byte_operands_halve_what_a_thin_gemm_reads_but_not_its_16_bit_output() {
+        let g = Gemm { m: 1.0, n: 8192.0, k: 8192.0 };
+        let fp8 = g.mixed_time_s(1.0, 2.0, 2.0 * F, B);
+        assert_eq!(fp8, ((8192.0 + 8192.0 * 8192.0) * 1.0 + 8192.0 * 2.0) / B);
+        assert!((fp8 / g.time_s(2.0, F, B) - 0.5).abs() < 1e-3);
+        // A GEMM of the reference depth is compute-bound: twice the rate, half the time (its
+        // 16-bit output write is part of the rate either way).
+        let big = Gemm { m: 16384.0, n: 8192.0, k: GEMM_REFERENCE_DIM };
+        let ratio = big.mixed_time_s(1.0, 2.0, 2.0 * F, B) / big.time_s(2.0, F, B);
+        assert!((ratio - 0.5).abs() < 1e-9, "{ratio}");
     }
 }

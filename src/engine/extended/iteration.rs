@@ -13,8 +13,9 @@
 //! optimizer step follow.
 
 use super::calibration::{
-    ADAM_BYTES_PER_PARAM, FUSED_BACKWARD_SCORE_REPLAY, HOST_BLOCK_S, KERNELS_PER_BLOCK, KERNEL_OVERHEAD_S,
-    OPTIMIZER_BYTES_PER_PARAM, WORKSPACE_BYTES,
+    ADAM_BYTES_PER_PARAM, FP8_CAST_WRITE_BYTES, FP8_GEMM_EFFICIENCY, FP8_WEIGHT_COPY_BYTES_PER_PARAM,
+    FUSED_BACKWARD_SCORE_REPLAY, HOST_BLOCK_S, KERNELS_PER_BLOCK, KERNEL_OVERHEAD_S, OPTIMIZER_BYTES_PER_PARAM,
+    WORKSPACE_BYTES,
 };
 use super::collective::{time_s, Collective, Group, Links};
 use super::gemm::Gemm;
@@ -38,6 +39,9 @@ pub struct Cx<'a> {
     pub flops_per_s: f64,
     /// Datasheet peak FLOP rate per GPU at the model's precision, FLOP/s.
     pub peak_flops_per_s: f64,
+    /// With FP8 training, the FP8 GEMM rate per GPU (FP8 peak x utilisation x
+    /// [`FP8_GEMM_EFFICIENCY`]), FLOP/s; `None` without.
+    pub fp8_flops_per_s: Option<f64>,
     /// Effective HBM bandwidth per GPU, bytes/s.
     pub hbm_bytes_per_s: f64,
     pub trains: bool,
@@ -126,6 +130,10 @@ impl<'a> Cx<'a> {
             setup,
             flops_per_s: peak * sys.flops_util,
             peak_flops_per_s: peak,
+            fp8_flops_per_s: sys
+                .fp8_flops_per_s
+                .filter(|_| setup.fp8)
+                .map(|f| f * sys.flops_util * FP8_GEMM_EFFICIENCY),
             hbm_bytes_per_s: sys.mem_bw_bytes_per_s * sys.mem_bw_util,
             trains,
             local_batch,
@@ -212,11 +220,25 @@ impl<'a> Cx<'a> {
     }
 
     /// A block's GEMM time for one micro-batch without its attention scores, s: (forward,
-    /// activation gradients, weight gradients).
+    /// activation gradients, weight gradients), each GEMM by [`Cx::block_gemm_pass_s`].
     pub fn block_gemm_s(&self, block: Block) -> (f64, f64, f64) {
         self.block_gemms(block).iter().fold((0.0, 0.0, 0.0), |(f, d, w), (g, count)| {
-            (f + count * self.gemm_s(*g), d + count * self.gemm_s(g.dgrad()), w + count * self.gemm_s(g.wgrad()))
+            let pass = |g: Gemm, cast: bool| count * self.block_gemm_pass_s(g, cast);
+            (f + pass(*g, true), d + pass(g.dgrad(), true), w + pass(g.wgrad(), false))
         })
+    }
+
+    /// One GEMM of a transformer block, s: at the model's precision ([`Cx::gemm_s`]), or with
+    /// FP8 training in FP8 (1-byte operands, 16-bit output, the FP8 rate) after casting its
+    /// activation operand when `cast` (the forward input, or the backward pass's output
+    /// gradient): the `m x k` 16-bit values read, an FP8 copy and its transpose written
+    /// ([`FP8_CAST_WRITE_BYTES`]). The weight gradient reads the transposes and casts nothing.
+    /// The weights' casts, once per iteration, are not counted.
+    pub fn block_gemm_pass_s(&self, g: Gemm, cast: bool) -> f64 {
+        let Some(fp8) = self.fp8_flops_per_s else { return self.gemm_s(g) };
+        let e = self.d.elem_bytes;
+        let cast_s = if cast { g.m * g.k * (e + FP8_CAST_WRITE_BYTES) / self.hbm_bytes_per_s } else { 0.0 };
+        g.mixed_time_s(1.0, e, fp8, self.hbm_bytes_per_s) + cast_s
     }
 
     /// The attention scores' GEMMs (`Q K^T` and `P V`) of one forward pass, s: at the GEMM
@@ -510,17 +532,19 @@ impl<'a> Cx<'a> {
         let zero = self.zero_stage();
         let dp = self.lay.dense_dp.size as f64;
         let shard3 = self.zero3_group().size as f64;
-        let weights = params * e / if zero >= 3 { shard3 } else { 1.0 };
+        let (attn, exp) = self.d.layer_params();
+        let layer_params = (attn + exp * self.d.experts / self.lay.ep.size as f64) / self.tp();
+        // FP8 training keeps FP8 copies of the blocks' weights: of the stage's layers, or with
+        // ZeRO-3 of the gathered ones.
+        let fp8_copy = if self.fp8_flops_per_s.is_some() { FP8_WEIGHT_COPY_BYTES_PER_PARAM } else { 0.0 };
+        let stage_layers = self.stage_layers(stage).count() as f64;
+        let weights = params * e / if zero >= 3 { shard3 } else { 1.0 }
+            + if shard3 > 1.0 { 0.0 } else { stage_layers * layer_params * fp8_copy };
         let train_share = if self.trains { self.trainable_share() } else { 0.0 };
         let grads = params * train_share * e / if zero >= 2 { dp } else { 1.0 };
         let optimizer = params * train_share * OPTIMIZER_BYTES_PER_PARAM / if zero >= 1 { dp } else { 1.0 };
         let activations = self.stage_activations(stage);
-        let gathered = if shard3 > 1.0 {
-            let (attn, exp) = self.d.layer_params();
-            2.0 * (attn + exp * self.d.experts / self.lay.ep.size as f64) / self.tp() * e
-        } else {
-            0.0
-        };
+        let gathered = if shard3 > 1.0 { 2.0 * layer_params * (e + fp8_copy) } else { 0.0 };
         let tp_buffer = if self.lay.tp.size > 1 { 2.0 * self.tokens * self.d.hidden * e } else { 0.0 };
         let buffers = WORKSPACE_BYTES + gathered + tp_buffer;
         vec![
@@ -538,7 +562,8 @@ impl<'a> Cx<'a> {
     pub fn stage_activations(&self, stage: u64) -> f64 {
         let p = self.lay.pp.size.max(1);
         let t = self.tokens;
-        let (outside, inside, scores) = self.d.stored_bytes();
+        let gemm_inputs = if self.fp8_flops_per_s.is_some() { 1.0 } else { self.d.elem_bytes };
+        let (outside, inside, scores) = self.d.stored_bytes_with_gemm_inputs(gemm_inputs);
         let tp = self.tp();
         let full_layer = t * (outside / self.outside_div() + inside / tp + scores / tp);
         let logits =
@@ -990,7 +1015,11 @@ pub fn evaluate(cx: &Cx) -> Report {
         mfu: model_flops / denom,
         hfu: hardware_flops / denom,
         model_flops_per_s_per_gpu: model_flops / (r.iteration_s * n),
-        formula: "MFU = model FLOPs per iteration (forward + backward, no recomputation) / (iteration time x GPUs x peak FLOP/s per GPU)",
+        formula: if cx.fp8_flops_per_s.is_some() {
+            "MFU = model FLOPs per iteration (forward + backward, no recomputation) / (iteration time x GPUs x 16-bit peak FLOP/s per GPU; FP8 training is measured against the BF16 peak, as most sources quote it)"
+        } else {
+            "MFU = model FLOPs per iteration (forward + backward, no recomputation) / (iteration time x GPUs x peak FLOP/s per GPU)"
+        },
     });
     r.limits = limits;
     r
@@ -1039,6 +1068,16 @@ mod tests {
 
     /// [`scenario`] with model keys merged in as well.
     fn scenario_with(n: u64, task: Value, model: Value) -> Scenario {
+        checked(doc(n, task, model)).unwrap_or_else(|e| panic!("{e:?}"))
+    }
+
+    fn checked(doc: Value) -> Result<Scenario, Vec<crate::engine::validate::FieldError>> {
+        let raw: RawScenario = serde_json::from_value(doc).expect("raw");
+        validate(&raw)
+    }
+
+    /// The config of [`scenario_with`].
+    fn doc(n: u64, task: Value, model: Value) -> Value {
         let mut t = json!({
             "type": "pretrain", "mode": "default",
             "emb_parallel": ["ddp"], "emb_parallel_degree": [n],
@@ -1054,7 +1093,7 @@ mod tests {
         if let (Some(m), Value::Object(extra)) = (m.as_object_mut(), model) {
             m.extend(extra);
         }
-        let doc = json!({
+        json!({
             "model": m,
             "system": {"type": "GPU", "num_devices": n, "num_nodes": n.div_ceil(8), "f64_flops": 9.7e12,
                 "f32_flops": 156e12, "f16_flops": 312e12, "i8_ops": 624e12, "flops_util": 0.8, "mem_cap": 80e9,
@@ -1062,9 +1101,18 @@ mod tests {
                 "nvlink_util": 0.6667, "num_ibroce_ports": 8, "ibroce_bw": 50e9, "ibroce_util": 0.56,
                 "ar_perc_intra": if n <= 8 { 1.0 } else { 0.5 }},
             "task": t,
-        });
-        let raw: RawScenario = serde_json::from_value(doc).expect("raw");
-        validate(&raw).unwrap_or_else(|e| panic!("{e:?}"))
+        })
+    }
+
+    /// [`doc`] on H100 SXMs (the datasheet's dense FP8 peak included), checked.
+    fn on_h100(n: u64, task: Value, model: Value) -> Result<Scenario, Vec<crate::engine::validate::FieldError>> {
+        let mut d = doc(n, task, model);
+        let h100 = json!({"f16_flops": 989.5e12, "i8_ops": 1979e12, "fp8_flops": 1979e12, "mem_bw": 3350e9,
+            "num_nvlinks": 18});
+        if let (Some(sys), Value::Object(h)) = (d["system"].as_object_mut(), h100) {
+            sys.extend(h);
+        }
+        checked(d)
     }
 
     #[test]
@@ -1370,5 +1418,64 @@ mod tests {
         assert!(sp.totals.get(Category::AllReduce) == 0.0 && sp.totals.get(Category::ReduceScatter) > 0.0);
         // Same bytes on the wire; less memory with sp.
         assert!(sp.memory.total_bytes < plain.memory.total_bytes);
+    }
+
+    #[test]
+    fn fp8_training_runs_block_gemms_at_the_fp8_rate_after_casting_their_inputs() {
+        let task = |fp8: bool| json!({"transformer_parallel": ["ddp"], "transformer_parallel_degree": [8], "fp8": fp8});
+        let (bf16, fp8) = (on_h100(8, task(false), json!({})), on_h100(8, task(true), json!({})));
+        let (bf16, fp8) = (bf16.expect("valid"), fp8.expect("valid"));
+        let (b, f) = (Cx::new(&bf16).expect("transformer"), Cx::new(&fp8).expect("transformer"));
+        // FP8 GEMMs at the FP8 peak x the same utilisation x the FP8 efficiency (0.91).
+        let rate = f.fp8_flops_per_s.expect("fp8");
+        assert!((rate / (1979e12 * 0.8 * FP8_GEMM_EFFICIENCY) - 1.0).abs() < 1e-12);
+        assert!((0.88..0.94).contains(&FP8_GEMM_EFFICIENCY), "{FP8_GEMM_EFFICIENCY}");
+        assert_eq!(b.fp8_flops_per_s, None);
+        // The feed-forward block: 8 x 2048 tokens through 4096 -> 16384 -> 4096.
+        let (t, h, ff) = (8.0 * 2048.0, 4096.0, 16384.0);
+        let up = Gemm { m: t, n: ff, k: h };
+        let hbm = f.hbm_bytes_per_s;
+        let cast = |g: Gemm| g.m * g.k * 4.0 / hbm;
+        assert_eq!(f.block_gemm_pass_s(up, true), up.mixed_time_s(1.0, 2.0, rate, hbm) + cast(up));
+        assert_eq!(f.block_gemm_pass_s(up.wgrad(), false), up.wgrad().mixed_time_s(1.0, 2.0, rate, hbm));
+        assert_eq!(b.block_gemm_pass_s(up, true), b.gemm_s(up));
+        // Forward, activation-gradient and weight-gradient GEMMs all gain, by less than the
+        // 2x of the peaks: 0.91 x 2 on the rate, less the casts.
+        let (bg, fg) = (b.block_gemm_s(Block::Fc), f.block_gemm_s(Block::Fc));
+        for (x, y) in [(bg.0, fg.0), (bg.1, fg.1), (bg.2, fg.2)] {
+            assert!((1.4..1.85).contains(&(x / y)), "{x} / {y} = {}", x / y);
+        }
+        assert!(bg.2 / fg.2 > bg.0 / fg.0, "the weight gradient casts nothing");
+        // Attention's scores, the norms and the logits stay 16-bit: the iteration gains less.
+        let (ib, i_f) = (evaluate(&b).iteration_s, evaluate(&f).iteration_s);
+        assert!((1.2..1.7).contains(&(ib / i_f)), "{ib} / {i_f}");
+        // Memory: FP8 copies of the blocks' weights (2 bytes per parameter), and the GEMM
+        // inputs kept for the weight gradients in 1 byte instead of 2: 2h + h + f per token.
+        let (mb, mf) = (b.stage_memory(0), f.stage_memory(0));
+        let (dense, expert) = b.d.layer_params();
+        assert!(dense + expert > 4.0 * h * h + 2.0 * h * ff);
+        let copies = 2.0 * 32.0 * (dense + expert);
+        assert!((mf[0].1 - mb[0].1 - copies).abs() < 1e3, "{} {}", mf[0].1, mb[0].1);
+        let saved = 32.0 * t * (3.0 * h + ff);
+        assert!((mb[3].1 - mf[3].1 - saved).abs() < 1e3, "{} {}", mb[3].1, mf[3].1);
+    }
+
+    #[test]
+    fn fp8_training_needs_fp8_tensor_cores_a_16_bit_model_and_a_training_task() {
+        let task = json!({"transformer_parallel": ["ddp"], "transformer_parallel_degree": [8], "fp8": true});
+        let message = |r: Result<Scenario, Vec<crate::engine::validate::FieldError>>| {
+            let e = r.expect_err("refused");
+            assert_eq!(e.len(), 1, "{e:?}");
+            assert_eq!(e[0].field, "task.fp8");
+            e[0].message.clone()
+        };
+        // The A100 config has no fp8_flops.
+        assert!(message(checked(doc(8, task.clone(), json!({})))).contains("no FP8 tensor cores"));
+        let one_byte = json!({"bytes_per_nonemb_param": 1, "bytes_per_emb_param": 1});
+        assert!(message(on_h100(8, task.clone(), one_byte)).contains("set 2 (bf16)"));
+        let mut serve = task.clone();
+        serve["type"] = json!("inference");
+        assert!(message(on_h100(8, serve, json!({}))).contains("weight_format"));
+        assert!(on_h100(8, task, json!({})).is_ok());
     }
 }

@@ -20,6 +20,7 @@ const ALLOWED: &[Strategy] = &[Strategy::Ddp, Strategy::Fsdp, Strategy::Tp, Stra
 /// Every rule the scenario breaks (empty when the default model can evaluate it).
 pub fn check(s: &Scenario) -> Vec<FieldError> {
     let mut errors = Vec::new();
+    fp8(&mut errors, s);
     if s.model.arch.family().is_dlrm() {
         let plan = &s.task.plan;
         let dense = &[Strategy::Ddp, Strategy::Fsdp, Strategy::Tp][..];
@@ -130,6 +131,29 @@ pub fn check(s: &Scenario) -> Vec<FieldError> {
         }
     }
     errors
+}
+
+/// FP8 training needs FP8 tensor cores, a 16-bit model to cast from, and a transformer trained
+/// or run through its blocks (serving names its formats in `weight_format` and `kv_format`).
+fn fp8(errors: &mut Vec<FieldError>, s: &Scenario) {
+    if !s.task.setup.fp8 {
+        return;
+    }
+    let why = if s.model.arch.family().is_dlrm() {
+        "FP8 GEMMs are modelled for transformer families only; turn fp8 off".to_string()
+    } else if super::serving::serves(s) {
+        "serving takes its formats from weight_format and kv_format; set weight_format to fp8 instead".to_string()
+    } else if s.system.fp8_flops_per_s.is_none() {
+        "this GPU has no FP8 tensor cores (system.fp8_flops is empty; the A100 and older have none): pick an H100 or later, set the FP8 peak, or turn fp8 off".to_string()
+    } else if s.model.bytes_per_dense_param.f64() != 2.0 {
+        format!(
+            "FP8 training casts a 16-bit model's activations and weights; the model has {} bytes per parameter: set 2 (bf16)",
+            s.model.bytes_per_dense_param
+        )
+    } else {
+        return;
+    };
+    errors.push(FieldError::new("task.fp8", why));
 }
 
 /// About how many ops the default model's timeline of a transformer scenario holds, never fewer:

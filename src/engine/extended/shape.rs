@@ -245,19 +245,25 @@ impl Dims {
     /// dropout mask and output (`a s (e + 1 + e)`). Without dropout, no masks and no dropout
     /// output: `4 e h` outside and `a s e` of scores.
     pub fn stored_bytes(&self) -> (f64, f64, f64) {
+        self.stored_bytes_with_gemm_inputs(self.elem_bytes)
+    }
+
+    /// [`Dims::stored_bytes`] with the four GEMM inputs kept for the weight gradients (QKV and
+    /// FC1 outside, the projection's and FC2's inside) at `g` bytes per element: FP8 training
+    /// keeps their FP8 copies (Transformer Engine), 1 byte.
+    pub fn stored_bytes_with_gemm_inputs(&self, g: f64) -> (f64, f64, f64) {
         let e = self.elem_bytes;
         let h = self.hidden;
         let masks = if self.dropout { 2.0 } else { 0.0 };
-        let outside = (4.0 * e + masks) * h;
+        let outside = (2.0 * e + 2.0 * g + masks) * h;
         let qkv = e * self.qkv_width();
+        let f = self.ffn * self.active * self.capacity_factor;
+        // GELU keeps its input and FC2's input; SwiGLU the gate, the up projection and FC2's input.
         let ffn_acts = match self.ffn_kind {
-            Ffn::Gelu => 2.0,
-            Ffn::Swiglu => 3.0,
-        } * e
-            * self.ffn
-            * self.active
-            * self.capacity_factor;
-        let inside = qkv + e * h + ffn_acts;
+            Ffn::Gelu => e * f + g * f,
+            Ffn::Swiglu => 2.0 * e * f + g * f,
+        };
+        let inside = qkv + g * h + ffn_acts;
         let per_score = if self.dropout { 2.0 * e + 1.0 } else { e };
         let scores = if self.materialized() { self.heads * self.seq * per_score } else { 0.0 };
         (outside, inside, scores)
