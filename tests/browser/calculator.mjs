@@ -159,6 +159,27 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   await page.selectOption('#f-model-dropout', 'true');
   await page.selectOption('#f-task-recompute', 'full');
   check(!(await limit.isVisible()), 'full recomputation makes it fit');
+  // FP8 training on the H100s: faster, but well under the 2x of the peaks; the page agrees with
+  // the CLI and the share link carries it. An A100 has no FP8 tensor cores: the field says so
+  // and the last results stay.
+  await settled(page);
+  const bf16 = await shown(page);
+  await page.selectOption('#f-task-fp8', 'true');
+  const fp8 = await matchesCli(page, 'FP8 training on H100s');
+  const fp8Doc = scenarioOfLink(await page.locator('#share-link').inputValue());
+  check(fp8Doc.task.fp8 === true && fp8Doc.system.fp8_flops === 1979e12
+    && fp8.iteration_s < bf16.iteration_s && fp8.iteration_s > bf16.iteration_s / 2,
+    `FP8 training: ${fp8.iteration_s} s against ${bf16.iteration_s} s in BF16`);
+  await page.selectOption('#gpu-type', 'a100_80');
+  const fp8Error = page.locator('.field', { has: page.locator('#f-task-fp8') }).locator('.error-msg');
+  await fp8Error.waitFor();
+  check(/no FP8 tensor cores/.test(await fp8Error.textContent()) && await page.locator('.stale-banner').isVisible()
+    && (await shown(page)).iteration_s === fp8.iteration_s, `FP8 on an A100 is refused by field: ${await fp8Error.textContent()}`);
+  await page.selectOption('#f-task-fp8', 'false');
+  await page.selectOption('#gpu-type', 'h100_sxm');
+  await settled(page);
+  check(!(await page.locator('.stale-banner').isVisible()) && (await shown(page)).iteration_s === bf16.iteration_s,
+    'back to BF16 on H100s: the same figures as before');
   // MAD-Max paper mode cannot run a 3-level plan: it says so; the default model can.
   await page.locator('label[for=mode-reference]').click();
   check(/paper mode/.test(await page.locator('#mode-badge').textContent()), 'the badge says MAD-Max paper mode');

@@ -140,11 +140,11 @@ fn fp8(errors: &mut Vec<FieldError>, s: &Scenario) {
         return;
     }
     let why = if s.model.arch.family().is_dlrm() {
-        "FP8 GEMMs are modelled for transformer families only; turn fp8 off".to_string()
+        "FP8 GEMMs are modelled for transformer families only: turn FP8 training off".to_string()
     } else if super::serving::serves(s) {
         "serving takes its formats from weight_format and kv_format; set weight_format to fp8 instead".to_string()
     } else if s.system.fp8_flops_per_s.is_none() {
-        "this GPU has no FP8 tensor cores (system.fp8_flops is empty; the A100 and older have none): pick an H100 or later, set the FP8 peak, or turn fp8 off".to_string()
+        "this GPU has no FP8 tensor cores (no FP8 peak is set: the A100 and older have none): pick an H100 or later, or turn FP8 training off".to_string()
     } else if s.model.bytes_per_dense_param.f64() != 2.0 {
         format!(
             "FP8 training casts a 16-bit model's activations and weights; the model has {} bytes per parameter: set 2 (bf16)",
