@@ -301,7 +301,8 @@ pub enum Algorithm {
     /// Double binary tree: the ring's bandwidth, latency grows with the log of the group.
     Tree,
     /// Two levels: within each node over NVLink, then across nodes on 1/k of the data
-    /// (PowerAI DDL's multi-ring, NCCL's default across nodes).
+    /// (PowerAI DDL's multi-ring, NCCL's default across nodes). All-gathers and
+    /// reduce-scatters pay a ring's latency: NCCL runs them as rings.
     Hierarchical,
     /// The switch sums the data (SwitchML, SHARP): each host sends its data once instead of
     /// twice for an all-reduce.

@@ -289,7 +289,7 @@ fn all_task_fields() -> Vec<Field> {
         extra(T, "sequence_parallel", "Sequence parallelism", Kind::Flag, "no",
             "With tensor parallelism, split the norm and dropout work and activations along the sequence too: each all-reduce becomes a reduce-scatter plus an all-gather (same bytes), and those activations take 1/tp of the memory."),
         extra(T, "collective", "Collective algorithm", Kind::Choice(&[("hierarchical", "hierarchical: node, then network"), ("ring", "ring over every GPU"), ("tree", "tree (log latency)"), ("in_network", "in-network aggregation (SwitchML, SHARP)")]), "hierarchical",
-            "How all-reduces and gathers move bytes across nodes. Hierarchical (NCCL's default, PowerAI DDL) reduces within the node over NVLink, then across nodes on 1/k of the data; a tree cuts latency for small messages; in-network aggregation has the switch sum the data, halving what each host sends."),
+            "How all-reduces and gathers move bytes across nodes. Hierarchical (NCCL's default, PowerAI DDL) reduces within the node over NVLink, then across nodes on 1/k of the data; NCCL runs all-gathers and reduce-scatters (ZeRO, FSDP) as rings through every GPU, whose latency grows with the group: at a thousand GPUs it can outweigh a small per-GPU batch. A tree cuts latency for small messages; in-network aggregation has the switch sum the data, halving what each host sends."),
         extra(T, "overlap_grad_reduce", "Overlap gradient reduction", Kind::Flag, "no",
             "Reduce gradients in buckets while the backward pass runs (PyTorch DDP, Megatron's overlap_grad_reduce) instead of after it."),
         extra(T, "overlap_param_gather", "Prefetch sharded weights", Kind::Flag, "yes",

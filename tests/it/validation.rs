@@ -36,11 +36,11 @@ fn the_default_model_predicts_measured_training_runs() {
     assert!(within * 10 >= rows.len() * 9, "{within} of {} rows within 25%", rows.len());
 }
 
-/// The runs madmax added: 590, each in its set. The odd-numbered half of vTrain's first 195
+/// The runs madmax added: 597, each in its set. The odd-numbered half of vTrain's first 195
 /// single-node runs is where the host time per block was fitted; it stays where the fit put it.
 #[test]
 fn the_fitted_runs_stay_where_the_fit_put_them() {
-    let (_, s) = predicted_all("added", madmax::validation::ADDED_CSV, 590);
+    let (_, s) = predicted_all("added", madmax::validation::ADDED_CSV, 597);
     let (_, fit) =
         s.by_source.iter().find(|(l, _)| l == "vTrain single-node ground truth: odd rows").expect("fitted rows");
     assert_eq!(fit.rows, 98);
@@ -95,19 +95,19 @@ fn the_serving_model_predicts_measured_inference_latencies() {
 /// 196 to 395, added and predicted once after all of that (median 7.5%, max 31%); the held-out
 /// set. The pipeline fix that costs uneven splits at their slowest stage came from the physics
 /// (an issue's 96 layers on 64 stages), not from BLOOM, whose 70 layers on 12 stages it moved
-/// from 32% to 18%. This pins the medians per source, that the model stays close where it is
+/// from 32% to 18%. MPT's FP8 runs on H100s came after FP8 training was modelled: held out. This pins the medians per source, that the model stays close where it is
 /// (MPT 30B and 70B on A100s, FSDP on 8 to 128 GPUs), that iteration time does not drift with
 /// the sequence length on A100s or H100s, and that it gets right how MT-NLG's iteration time
 /// falls as data parallelism widens.
 #[test]
 fn added_runs_are_predicted_with_the_same_constants() {
-    let (rows, s) = predicted_all("added", madmax::validation::ADDED_CSV, 590);
+    let (rows, s) = predicted_all("added", madmax::validation::ADDED_CSV, 597);
     let held = |id: &str| rows.iter().find(|r| r.id == id).is_some_and(|r| r.held_out());
     assert!(held("bloom-176b-384") && held("mtnlg-530b-2240") && held("vtrain-s-196"));
     assert!(!held("mpt-7b-a100-80g-n8-s1024-mb64") && !held("vtrain-s-002") && !held("vtrain-s-001"));
     let set = |want: RunSet| s.by_set.iter().find(|x| x.0 == want).map(|x| x.1.clone()).expect("set");
     let (calibration, held_out) = (set(RunSet::Calibration), set(RunSet::HeldOut));
-    assert_eq!((calibration.rows, held_out.rows), (386, 204));
+    assert_eq!((calibration.rows, held_out.rows), (386, 211));
     assert!(held_out.median_abs_error <= 0.08, "held-out median {}", held_out.median_abs_error);
     assert!(calibration.median_abs_error <= 0.09, "calibration median {}", calibration.median_abs_error);
     let median = |label: &str| {
@@ -117,9 +117,10 @@ fn added_runs_are_predicted_with_the_same_constants() {
     // 12% until the MPT rows said what their configs say (no dropout, flash-attn's fused
     // cross-entropy): the model had charged them dropout passes they do not make, which hid
     // time it misses elsewhere on small models (SOURCES.md section 5). Their memory is right
-    // since (every_published_training_run_fits_in_its_gpus_memory).
+    // since (every_published_training_run_fits_in_its_gpus_memory). Back under 12% since FSDP's
+    // gathers and reduce-scatters across nodes pay NCCL's ring latency.
     let at_2048 = median("MosaicML llm-foundry MPT training benchmarks");
-    assert!(at_2048 <= 0.13, "MPT at 2,048 tokens: median {at_2048}");
+    assert!(at_2048 <= 0.12, "MPT at 2,048 tokens: median {at_2048}");
     let other = median("MosaicML MPT benchmarks at other sequence lengths");
     assert!(other <= 0.12, "MPT at other lengths: median {other}");
     let single = median("vTrain single-node ground truth: even rows");

@@ -90,28 +90,35 @@ fn transfer_s(c: Collective, bytes: f64, g: Group, links: &Links, alg: Algorithm
             if m <= 1.0 {
                 return twice * ((d - 1.0) / d * bytes / bi + steps(alg, d) * NVLINK_STEP_S);
             }
-            match alg {
-                Algorithm::Ring => {
-                    // One ring through every member: each node's NICs carry every byte once per
-                    // ring, shared by the node's n/k concurrent groups, so a member's effective
-                    // bandwidth is k times its NIC share (capped by NVLink).
-                    let bw = (k * bx).min(bi);
-                    twice * ((d - 1.0) / d * bytes / bw + (d - 1.0) * NIC_STEP_S)
-                }
-                Algorithm::Tree | Algorithm::Hierarchical | Algorithm::InNetwork => {
-                    // Within the node on the full data, across nodes on 1/k of it.
-                    let intra = twice * ((k - 1.0) / k * bytes / bi + steps(alg, k) * NVLINK_STEP_S);
-                    let share = bytes / k;
-                    let inter = if alg == Algorithm::InNetwork && c == Collective::AllReduce {
-                        // The switch reduces: each host sends its share once and receives the
-                        // sum once, instead of 2 (m-1)/m of it each way.
-                        share / bx + 2.0 * NIC_STEP_S
-                    } else {
-                        twice * ((m - 1.0) / m * share / bx + steps(alg, m) * NIC_STEP_S)
-                    };
-                    intra + inter
-                }
+            // A ring through every member, node after node, has d - 1 hops, m - 1 of them across
+            // nodes: NCCL's ring latency (`src/graph/tuning.cc`), which grows with the group.
+            let ring_hops_s = (m - 1.0) * NIC_STEP_S + (d - m) * NVLINK_STEP_S;
+            if alg == Algorithm::Ring {
+                // k rings in parallel, one per NIC: each node's NICs carry every byte once per
+                // ring, shared by the node's n/k concurrent groups, so a member's effective
+                // bandwidth is k times its NIC share (capped by NVLink).
+                let bw = (k * bx).min(bi);
+                return twice * ((d - 1.0) / d * bytes / bw + ring_hops_s);
             }
+            // Within the node on the full data, across nodes on 1/k of it.
+            let intra_bytes_s = (k - 1.0) / k * bytes / bi;
+            let share = bytes / k;
+            let inter_bytes_s = (m - 1.0) / m * share / bx;
+            if alg == Algorithm::Hierarchical && c != Collective::AllReduce {
+                // NCCL has no two-level all-gather or reduce-scatter: it runs them as rings, so
+                // they pay the ring's latency. Their bytes are charged as the two-level path's,
+                // the path the utilisation constants were measured on.
+                return intra_bytes_s + inter_bytes_s + ring_hops_s;
+            }
+            let intra = twice * (intra_bytes_s + steps(alg, k) * NVLINK_STEP_S);
+            let inter = if alg == Algorithm::InNetwork && c == Collective::AllReduce {
+                // The switch reduces: each host sends its share once and receives the sum
+                // once, instead of 2 (m-1)/m of it each way.
+                share / bx + 2.0 * NIC_STEP_S
+            } else {
+                twice * (inter_bytes_s + steps(alg, m) * NIC_STEP_S)
+            };
+            intra + inter
         }
     }
 }
@@ -188,5 +195,32 @@ mod tests {
         let intra = 1.6e9 * 7.0 / 16.0 / 200e9 + 7.0 * NVLINK_STEP_S;
         let inter = 1.6e9 * 8.0 / 16.0 / 10e9 + NIC_STEP_S;
         close(t, COLLECTIVE_BASE_S + intra.max(inter));
+    }
+
+    #[test]
+    fn gathers_and_scatters_across_nodes_pay_a_ring_latency_that_grows_with_the_group() {
+        // NCCL's default: all-reduces node first, all-gathers and reduce-scatters as rings.
+        let (tiny, big) = (1.0, 8e9);
+        let ag = |d: u64, bytes: f64| {
+            time_s(Collective::AllGather, bytes, Group { size: d, per_node: 8 }, &LINKS, Algorithm::Hierarchical)
+        };
+        // 128 nodes of 8: 127 network hops and 896 NVLink hops.
+        let bytes_s = |d: f64, b: f64| 7.0 / 8.0 * b / 200e9 + (d / 8.0 - 1.0) / (d / 8.0) * b / 8.0 / 10e9;
+        close(ag(1024, tiny), COLLECTIVE_BASE_S + bytes_s(1024.0, tiny) + 127.0 * NIC_STEP_S + 896.0 * NVLINK_STEP_S);
+        // Latency-bound: twice the GPUs, about twice the time.
+        let r = (ag(2048, tiny) - COLLECTIVE_BASE_S) / (ag(1024, tiny) - COLLECTIVE_BASE_S);
+        assert!((1.99..2.01).contains(&r), "{r}");
+        // Bandwidth-bound: the two-level path's bytes.
+        close(ag(16, big), COLLECTIVE_BASE_S + bytes_s(16.0, big) + NIC_STEP_S + 14.0 * NVLINK_STEP_S);
+        let rs =
+            time_s(Collective::ReduceScatter, big, Group { size: 16, per_node: 8 }, &LINKS, Algorithm::Hierarchical);
+        close(rs, ag(16, big));
+        // All-reduces still go node first, latency included.
+        let ar = time_s(Collective::AllReduce, big, Group { size: 16, per_node: 8 }, &LINKS, Algorithm::Hierarchical);
+        let two_level = 2.0 * (bytes_s(16.0, big) + 7.0 * NVLINK_STEP_S + NIC_STEP_S);
+        close(ar, COLLECTIVE_BASE_S + two_level);
+        // An explicit ring pays network latency only on the hops that cross nodes.
+        let ring = time_s(Collective::AllReduce, tiny, Group { size: 16, per_node: 8 }, &LINKS, Algorithm::Ring);
+        close(ring, COLLECTIVE_BASE_S + 2.0 * (15.0 / 16.0 * tiny / 80e9 + NIC_STEP_S + 14.0 * NVLINK_STEP_S));
     }
 }

@@ -206,7 +206,7 @@ pub fn explain(s: &Scenario, op: &OpName) -> Option<Explanation> {
             terms.extend(group_terms(cx.zero3_group(), links));
             Explanation {
                 what: format!("ZeRO-3 / FSDP all-gather of layer {layer}'s weights ({pass})"),
-                formula: "(d-1)/d x W / bandwidth + (d-1) alpha, over NVLink within the node and the NICs across",
+                formula: "(d-1)/d x W / bandwidth + latency: within the node over NVLink, then 1/k of it over the NICs; a ring of d-1 hops, m-1 of them between nodes (14 us each, 3.4 us over NVLink), as NCCL runs it",
                 terms,
                 seconds: t.weight_gather_s,
                 note: Some(if cx.setup.overlap_param_gather {

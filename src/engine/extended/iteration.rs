@@ -1478,4 +1478,21 @@ mod tests {
         assert!(message(on_h100(8, serve, json!({}))).contains("weight_format"));
         assert!(on_h100(8, task, json!({})).is_ok());
     }
+
+    #[test]
+    fn zero3_at_a_fixed_global_batch_loses_throughput_per_gpu_as_gpus_double() {
+        // 2,048 sequences per step over n GPUs, one per micro-batch: each micro-batch every GPU
+        // gathers and reduces the whole model, in rings whose latency grows with n.
+        let per_gpu = |n: u64| {
+            let task = json!({"transformer_parallel": ["fsdp"], "transformer_parallel_degree": [n],
+                "local_emb_bs": 2048 / n, "local_transformer_bs": 2048 / n, "micro_batch": 1,
+                "recompute": "full", "attention": "flash"});
+            let r = evaluate(&Cx::new(&scenario(n, task)).expect("transformer"));
+            r.throughput_samples_per_s / n as f64
+        };
+        let (a, b, c) = (per_gpu(512), per_gpu(1024), per_gpu(2048));
+        assert!(b < a && c < b);
+        // (With a two-level latency, (k-1) NVLink hops and (m-1) network hops, it kept 0.87.)
+        assert!(c / b < 0.8, "1,024 -> 2,048 GPUs keeps {:.2} of the throughput per GPU", c / b);
+    }
 }
