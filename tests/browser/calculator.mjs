@@ -83,7 +83,7 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   await page.locator('#op-details').screenshot({ path: join(shots, 'explain.png') });
   // An attention block's backward pass: its gradient GEMMs, the fused kernel's slower FLOPs,
   // and the scores it computes again, each a term with its value.
-  await page.locator('.longest .chip', { hasText: /^Attn\d+_b/ }).first().click();
+  await page.locator('.longest .chip', { hasText: /^Attn\d+_b\./ }).first().click();
   const fused = await page.locator('#op-details').textContent();
   check(/t_s \/ 2/.test(fused) && /computes Q K\^T again/.test(fused) && /k\s*0\.769/.test(fused) && /t_dgrad/.test(fused),
     `the fused attention kernel is explained: ${fused.trim().slice(0, 160)}`);
