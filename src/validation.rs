@@ -76,7 +76,7 @@ fn training_rows() -> Option<Vec<RowResult>> {
 /// What the calculator tells users about the default model's accuracy on training runs. A test
 /// recomputes it from the shipped rows ([`accuracy_note`]), so it cannot go stale; it is a
 /// constant only so the calculator does not predict 200 runs to print it.
-pub const ACCURACY_NOTE: &str = "Median error 7% on the 513 published training runs of its calibration set (runs some choice of the model looked at). On 211 runs held out from every choice (BLOOM 176B, MT-NLG 530B, small GPTs on one node, FP8 training on H100s) the median error is 7%, and it predicts faster than measured on 127 of them: it tends to be optimistic.";
+pub const ACCURACY_NOTE: &str = "Median error 7% on the 513 published training runs of its calibration set (runs some choice of the model looked at). On 219 runs held out from every choice (BLOOM 176B, MT-NLG 530B, Llama 2 and 3 with Megatron on A800s, H100s and H800s, small GPTs on one node, FP8 training on H100s) the median error is 7%, and it predicts faster than measured on 135 of them: it tends to be optimistic.";
 
 /// [`ACCURACY_NOTE`] as the shipped rows make it now.
 pub fn accuracy_note() -> Option<String> {
@@ -93,7 +93,7 @@ pub fn accuracy_note() -> Option<String> {
         ""
     };
     Some(format!(
-        "Median error {:.0}% on the {} published training runs of its calibration set (runs some choice of the model looked at). On {} runs held out from every choice (BLOOM 176B, MT-NLG 530B, small GPTs on one node, FP8 training on H100s) the median error is {:.0}%, and it predicts faster than measured on {faster} of them{advice}.",
+        "Median error {:.0}% on the {} published training runs of its calibration set (runs some choice of the model looked at). On {} runs held out from every choice (BLOOM 176B, MT-NLG 530B, Llama 2 and 3 with Megatron on A800s, H100s and H800s, small GPTs on one node, FP8 training on H100s) the median error is {:.0}%, and it predicts faster than measured on {faster} of them{advice}.",
         fit.all.median_abs_error * 100.0,
         fit.all.rows,
         held_stats.all.rows,
@@ -192,6 +192,11 @@ pub struct RowResult {
     /// Predicted memory per GPU and capacity, bytes.
     pub memory_bytes: Option<f64>,
     pub capacity_bytes: Option<f64>,
+    /// Memory per GPU the source states (the `memory_gib` column), bytes; `None` when it does
+    /// not say.
+    pub measured_memory_bytes: Option<f64>,
+    /// `(predicted - stated) / stated` memory per GPU; `None` unless both are known.
+    pub memory_error: Option<f64>,
     /// The row's model label, GPU cell and GPU count, as the CSV gives them.
     pub model: String,
     pub gpu: String,
@@ -241,6 +246,8 @@ pub struct Summary {
     pub by_set: Vec<(RunSet, Stats)>,
     /// Per source (the `source` column up to its first parenthesis or comma).
     pub by_source: Vec<(String, Stats)>,
+    /// Predicted memory per GPU against what the sources state, over the rows that state it.
+    pub memory: Option<Stats>,
     pub skipped: usize,
 }
 
@@ -365,6 +372,9 @@ impl<'a> Row<'a> {
             .ok_or_else(|| format!("column {key}: \"{}\" is not a number", short(v)))
     }
 }
+
+/// Bytes in a GiB: sources state memory per GPU as `nvidia-smi` prints it.
+const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 
 /// The GPUs a CSV `gpu` cell can name (the form `<gpu>-<memory>g`): the cell, the preset it
 /// runs on (datasheet peaks, memory and links), and its family (the validation page's GPU
@@ -796,6 +806,8 @@ fn row_result(r: &Row) -> RowResult {
         iteration_s: None,
         memory_bytes: None,
         capacity_bytes: None,
+        measured_memory_bytes: None,
+        memory_error: None,
         model: r.get("model").to_owned(),
         gpu: r.get("gpu").to_owned(),
         n_gpus: r.count("n_gpus").ok().flatten().unwrap_or(0),
@@ -817,6 +829,19 @@ fn row_result(r: &Row) -> RowResult {
         out.skipped = Some(format!("measured must be a positive number, got \"{}\"", short(r.get("measured"))));
         return out;
     };
+    match r.get("memory_gib") {
+        "" => {}
+        cell => match cell.parse::<f64>() {
+            Ok(gib) if gib.is_normal() && gib > 0.0 => out.measured_memory_bytes = Some(gib * GIB),
+            _ => {
+                out.skipped = Some(format!(
+                    "column memory_gib: \"{}\" is not a positive number of GiB (leave it empty when the source states no memory)",
+                    short(cell)
+                ));
+                return out;
+            }
+        },
+    }
     match row_scenario(r).and_then(|(doc, defaults)| Ok((predict(r, &doc)?, doc, defaults))) {
         Ok((p, doc, defaults)) => {
             out.predicted = Some(p.predicted);
@@ -824,6 +849,7 @@ fn row_result(r: &Row) -> RowResult {
             out.defaults = defaults;
             out.iteration_s = Some(p.iteration_s);
             out.memory_bytes = Some(p.memory_bytes);
+            out.memory_error = out.measured_memory_bytes.map(|m| (p.memory_bytes - m) / m);
             out.capacity_bytes = Some(p.capacity_bytes);
             out.scenario = Some(doc);
         }
@@ -847,7 +873,12 @@ fn plan(r: &Row) -> (String, String) {
 }
 
 fn stats<'a>(rows: impl Iterator<Item = &'a RowResult>) -> Option<Stats> {
-    let mut errs: Vec<(f64, &str)> = rows.filter_map(|r| r.error.map(|e| (e.abs(), r.id.as_str()))).collect();
+    stats_of(rows, |r| r.error)
+}
+
+/// [`Stats`] of the errors `error` gives, over the rows that have one.
+fn stats_of<'a>(rows: impl Iterator<Item = &'a RowResult>, error: impl Fn(&RowResult) -> Option<f64>) -> Option<Stats> {
+    let mut errs: Vec<(f64, &str)> = rows.filter_map(|r| error(r).map(|e| (e.abs(), r.id.as_str()))).collect();
     if errs.is_empty() {
         return None;
     }
@@ -883,7 +914,8 @@ pub fn summarize(rows: &[RowResult]) -> Option<Summary> {
         .into_iter()
         .filter_map(|set| stats(rows.iter().filter(|r| r.set == Some(set))).map(|st| (set, st)))
         .collect();
-    Some(Summary { all, by_set, by_source, skipped: rows.iter().filter(|r| r.skipped.is_some()).count() })
+    let memory = stats_of(rows.iter(), |r| r.memory_error);
+    Some(Summary { all, by_set, by_source, memory, skipped: rows.iter().filter(|r| r.skipped.is_some()).count() })
 }
 
 /// The `--json` form: `{"rows": [{id, predicted, measured, error, ...}], "summary": {...},
@@ -1027,6 +1059,30 @@ mod tests {
     }
 
     #[test]
+    fn rows_that_state_memory_compare_it_with_the_prediction() {
+        let head = "id,source,model,layers,hidden,heads,kv_heads,ffn_hidden,ffn_kind,vocab,seq_len,gpu,gpus_per_node,nvlink_gbytes_s,nic_gbits_s_per_node,n_gpus,tp,pp,dp,cp,ep,vpp,microbatch,global_batch,seq_parallel,recompute,zero,dtype,metric,measured,memory_gib\n";
+        let row = |id: &str, mem: &str| {
+            format!("{id},src,m,24,2048,16,16,8192,gelu,51200,2048,a100-80g,8,600,800,8,1,1,8,1,1,1,1,64,0,none,0,bf16,iteration_s,1.0,{mem}\n")
+        };
+        let out =
+            run(&format!("{head}{}{}{}", row("stated", "20"), row("silent", ""), row("bad", "lots"))).expect("parses");
+        let gib = 1024.0 * 1024.0 * 1024.0;
+        assert_eq!(out[0].measured_memory_bytes, Some(20.0 * gib));
+        let predicted = out[0].memory_bytes.expect("predicted");
+        assert_eq!(out[0].memory_error, Some((predicted - 20.0 * gib) / (20.0 * gib)));
+        assert_eq!((out[1].measured_memory_bytes, out[1].memory_error), (None, None));
+        assert!(out[1].skipped.is_none());
+        assert!(
+            out[2].skipped.as_deref().is_some_and(|w| w.contains("memory_gib") && w.contains("lots")),
+            "{:?}",
+            out[2].skipped
+        );
+        // The summary reports memory over the one row that states it.
+        let m = summarize(&out).and_then(|s| s.memory).expect("memory stats");
+        assert_eq!((m.rows, m.worst.as_str()), (1, "stated"));
+    }
+
+    #[test]
     fn tflops_rows_divide_the_flop_count_their_source_used() {
         let head = "id,source,model,layers,hidden,heads,kv_heads,ffn_hidden,ffn_kind,vocab,seq_len,gpu,gpus_per_node,nvlink_gbytes_s,nic_gbits_s_per_node,n_gpus,tp,pp,dp,cp,ep,vpp,microbatch,global_batch,seq_parallel,recompute,zero,dtype,metric,measured,flops_basis\n";
         let row = |gpu: &str, metric: &str, basis: &str| {
@@ -1120,10 +1176,10 @@ mod tests {
     #[test]
     fn every_shipped_row_carries_the_scenario_it_predicted() {
         let rows = shipped();
-        assert_eq!(rows.len(), 728);
+        assert_eq!(rows.len(), 736);
         assert!(rows.iter().all(|r| r.set.is_some()), "every shipped row has a set");
         let held: Vec<&str> = rows.iter().filter(|r| r.held_out()).map(|r| r.id.as_str()).collect();
-        assert_eq!(held.len(), 211);
+        assert_eq!(held.len(), 219);
         assert!(held.contains(&"bloom-176b-384") && held.contains(&"mtnlg-530b-2240"));
         assert!(held.iter().all(|id| !id.starts_with("vtrain-m") && !id.starts_with("ft-")));
         // Of MosaicML's runs only the FP8 ones, added after FP8 training was modelled.

@@ -991,7 +991,18 @@ fn validate_csv(args: &[String]) -> ExitCode {
                     }
                     _ => String::new(),
                 };
-                outln!("{:<34} {:>14} {:>12.4} {:>12.4} {:>+7.1}%  {mem}", r.id, r.metric, p, r.measured, e * 100.0)
+                let stated = match (r.measured_memory_bytes, r.memory_error) {
+                    (Some(m), Some(e)) => format!(" (stated {}: {:+.0}%)", units::bytes(m), e * 100.0),
+                    _ => String::new(),
+                };
+                outln!(
+                    "{:<34} {:>14} {:>12.4} {:>12.4} {:>+7.1}%  {mem}{stated}",
+                    r.id,
+                    r.metric,
+                    p,
+                    r.measured,
+                    e * 100.0
+                )
             }
             _ => outln!("{:<34} skipped: {}", r.id, r.skipped.as_deref().unwrap_or("")),
         }
@@ -1040,6 +1051,16 @@ fn validate_csv(args: &[String]) -> ExitCode {
             }
             if s.skipped > 0 {
                 outln!("  {} rows skipped", s.skipped);
+            }
+            if let Some(m) = &s.memory {
+                outln!(
+                    "\nMemory per GPU against what sources state ({} rows): median {:.1}%, mean {:.1}%, max {:.1}% ({})",
+                    m.rows,
+                    m.median_abs_error * 100.0,
+                    m.mean_abs_error * 100.0,
+                    m.max_abs_error * 100.0,
+                    m.worst
+                );
             }
         }
         None => outln!("\nno row could be predicted"),

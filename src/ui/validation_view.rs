@@ -120,7 +120,7 @@ thread_local! {
     static SHIPPED: std::cell::RefCell<Option<Rc<Vec<RowResult>>>> = const { std::cell::RefCell::new(None) };
 }
 
-/// The page: the shipped rows, predicted a few at a time in the background the first time (728
+/// The page: the shipped rows, predicted a few at a time in the background the first time (736
 /// predictions would block the page for a third of a second), then the table.
 #[function_component(ValidationView)]
 pub fn validation_view(p: &Props) -> Html {

@@ -237,6 +237,8 @@ mod tests {
             iteration_s: Some(measured),
             memory_bytes: None,
             capacity_bytes: None,
+            measured_memory_bytes: None,
+            memory_error: None,
             model: "m".into(),
             gpu: "a100-80g".into(),
             n_gpus: 16,
