@@ -287,6 +287,7 @@ pub struct RawTask {
     pub overlap_tp_comm: Field,
     pub fused_loss: Field,
     pub fp8: Field,
+    pub fp32_grads: Field,
     pub data_loader_samples_per_s: Field,
     pub emb_sharding: Field,
     pub input_tokens: Field,

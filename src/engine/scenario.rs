@@ -175,6 +175,9 @@ pub struct Setup {
     /// system's FP8 peak), each 16-bit activation operand cast first; weights, activations,
     /// gradients, communication and attention stay 16-bit.
     pub fp8: bool,
+    /// Gradients are accumulated and reduced in fp32 (4 bytes each), as Megatron-LM does for
+    /// bf16 training and DeepSpeed's bf16 optimizer.
+    pub fp32_grads: bool,
     /// Samples per second the input pipeline delivers to the whole job; `None`: unlimited.
     pub loader_samples_per_s: Option<f64>,
     /// How model-parallel (mp) levels split DLRM embedding tables.
@@ -262,6 +265,7 @@ impl Default for Setup {
             overlap_tp_comm: false,
             fused_loss: false,
             fp8: false,
+            fp32_grads: false,
             loader_samples_per_s: None,
             emb_sharding: EmbSharding::Table,
             input_tokens: None,

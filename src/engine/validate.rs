@@ -722,6 +722,7 @@ fn read_setup(v: &mut Reader, t: &RawTask) -> Option<Setup> {
     let overlap_tp_comm = v.optional_flag(&t.overlap_tp_comm, at("task", "overlap_tp_comm"), d.overlap_tp_comm)?;
     let fused_loss = v.optional_flag(&t.fused_loss, at("task", "fused_loss"), d.fused_loss)?;
     let fp8 = v.optional_flag(&t.fp8, at("task", "fp8"), d.fp8)?;
+    let fp32_grads = v.optional_flag(&t.fp32_grads, at("task", "fp32_grads"), d.fp32_grads)?;
     let loader_samples_per_s = match &t.data_loader_samples_per_s {
         None | Some(RawValue::Null) => None,
         f => Some(v.within(f, at("task", "data_loader_samples_per_s"), optional, (1e-6, 1e15))?),
@@ -754,6 +755,7 @@ fn read_setup(v: &mut Reader, t: &RawTask) -> Option<Setup> {
         overlap_tp_comm,
         fused_loss,
         fp8,
+        fp32_grads,
         loader_samples_per_s,
     })
 }

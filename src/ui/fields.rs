@@ -252,6 +252,7 @@ pub fn default_task_fields(family: Family, inference: bool) -> Vec<Field> {
             "overlap_tp_comm",
             "fused_loss",
             "fp8",
+            "fp32_grads",
             "data_loader_samples_per_s",
         ]
     };
@@ -300,6 +301,8 @@ fn all_task_fields() -> Vec<Field> {
             "Compute the loss in one fused kernel over the 16-bit logits (flash-attn's cross-entropy, llm-foundry's default) instead of PyTorch's or Megatron-LM's, which keep an fp32 copy of the logits. With a large vocabulary and many tokens per GPU the logits are gigabytes: the fused kernel holds 4 bytes per logit instead of 6."),
         extra(T, "fp8", "FP8 training", Kind::Flag, "no",
             "Run the transformer blocks' GEMMs in FP8 as Transformer Engine does (Megatron-LM's --fp8-format hybrid): at the FP8 peak, about 1.8x the BF16 GEMM rate on an H100, but every GEMM input and output gradient is cast first, attention, norms and communication stay BF16, and FP8 copies of the weights take 2 bytes per parameter. Needs a GPU with FP8 tensor cores (H100 or later); the gain end to end is well under 2x."),
+        extra(T, "fp32_grads", "FP32 gradients", Kind::Flag, "no",
+            "Accumulate and reduce gradients in fp32, 4 bytes each: Megatron-LM always does for bf16 training (accumulate_allreduce_grads_in_fp32), and so does DeepSpeed's bf16 optimizer. Twice the gradient memory and twice the bytes of every gradient all-reduce or reduce-scatter of 16-bit gradients; no is PyTorch DDP's and FSDP's way with 16-bit gradients."),
         extra(T, "data_loader_samples_per_s", "Input pipeline", Kind::OptionalNumber, "unlimited",
             "Samples per second the data loader delivers to the whole job (decoding video or images can be the limit). Throughput cannot exceed it. Leave empty when input is not a bottleneck."),
     ]

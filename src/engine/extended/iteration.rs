@@ -360,17 +360,18 @@ impl<'a> Cx<'a> {
             2.0 * self.tokens * self.d.kv_heads * (self.d.hidden / self.d.heads) * self.d.elem_bytes / self.tp();
         let kv_ring_s = (cp - 1.0) * self.collective(Collective::PointToPoint, kv_block, self.lay.cp);
         let (attn_p, expert_p) = self.d.layer_params();
-        let layer_bytes =
-            (attn_p + expert_p * self.d.experts / self.lay.ep.size as f64) / self.tp() * self.d.elem_bytes;
+        let layer_params = (attn_p + expert_p * self.d.experts / self.lay.ep.size as f64) / self.tp();
+        let layer_bytes = layer_params * self.d.elem_bytes;
         let shard = self.zero3_group();
         let weight_gather_s =
             if shard.size > 1 { self.collective(Collective::AllGather, layer_bytes, shard) } else { 0.0 };
+        let grad_bytes = layer_params * self.grad_bytes();
         let grad_sync_s = if !work.1 {
             0.0
         } else if self.zero_stage() >= 2 {
-            self.collective(Collective::ReduceScatter, layer_bytes, self.lay.dense_dp)
+            self.collective(Collective::ReduceScatter, grad_bytes, self.lay.dense_dp)
         } else {
-            self.collective(Collective::AllReduce, layer_bytes, self.lay.dense_dp)
+            self.collective(Collective::AllReduce, grad_bytes, self.lay.dense_dp)
         };
         LayerTimes {
             attn_fwd_s,
@@ -382,6 +383,17 @@ impl<'a> Cx<'a> {
             kv_ring_s,
             weight_gather_s,
             grad_sync_s,
+        }
+    }
+
+    /// Bytes per gradient element, kept and reduced: 4 when gradients are accumulated in fp32
+    /// (Megatron-LM forces it for bf16, `accumulate_allreduce_grads_in_fp32`; DeepSpeed's bf16
+    /// optimizer does the same), else the model's element size.
+    pub fn grad_bytes(&self) -> f64 {
+        if self.setup.fp32_grads {
+            4.0
+        } else {
+            self.d.elem_bytes
         }
     }
 
@@ -482,7 +494,7 @@ impl<'a> Cx<'a> {
             return (OpKind::GradAllReduce, 0.0);
         }
         let (dense, expert) = self.stage_params(self.stage);
-        let bytes = (dense + expert) * share * self.d.elem_bytes;
+        let bytes = (dense + expert) * share * self.grad_bytes();
         if zero3 {
             if self.lay.ddp.size > 1 {
                 let shard = bytes / self.zero3_group().size as f64;
@@ -541,7 +553,7 @@ impl<'a> Cx<'a> {
         let weights = params * e / if zero >= 3 { shard3 } else { 1.0 }
             + if shard3 > 1.0 { 0.0 } else { stage_layers * layer_params * fp8_copy };
         let train_share = if self.trains { self.trainable_share() } else { 0.0 };
-        let grads = params * train_share * e / if zero >= 2 { dp } else { 1.0 };
+        let grads = params * train_share * self.grad_bytes() / if zero >= 2 { dp } else { 1.0 };
         let optimizer = params * train_share * OPTIMIZER_BYTES_PER_PARAM / if zero >= 1 { dp } else { 1.0 };
         let activations = self.stage_activations(stage);
         let gathered = if shard3 > 1.0 { 2.0 * layer_params * (e + fp8_copy) } else { 0.0 };
@@ -1494,5 +1506,29 @@ mod tests {
         assert!(b < a && c < b);
         // (With a two-level latency, (k-1) NVLink hops and (m-1) network hops, it kept 0.87.)
         assert!(c / b < 0.8, "1,024 -> 2,048 GPUs keeps {:.2} of the throughput per GPU", c / b);
+    }
+
+    #[test]
+    fn fp32_gradients_double_the_gradient_memory_and_the_bytes_reduced() {
+        // 16 GPUs over 2 nodes, plain data parallelism then ZeRO-2: 16-bit against fp32 grads.
+        for zero in [0, 2] {
+            let task = |fp32: bool| {
+                json!({"transformer_parallel": ["ddp"], "transformer_parallel_degree": [16], "zero_stage": zero,
+                    "fp32_grads": fp32})
+            };
+            let (b, f) = (scenario(16, task(false)), scenario(16, task(true)));
+            let (b, f) = (Cx::new(&b).expect("transformer"), Cx::new(&f).expect("transformer"));
+            assert_eq!((b.grad_bytes(), f.grad_bytes()), (2.0, 4.0));
+            let grads = |cx: &Cx| cx.stage_memory(0)[1].1;
+            assert!((grads(&f) / grads(&b) - 2.0).abs() < 1e-12);
+            // The other parts do not change.
+            assert_eq!(b.stage_memory(0)[0].1, f.stage_memory(0)[0].1);
+            assert_eq!(b.stage_memory(0)[2].1, f.stage_memory(0)[2].1);
+            // Twice the bytes: more than the collective's fixed costs, less than twice the time.
+            let (tb, tf) = (b.final_grad_sync().1, f.final_grad_sync().1);
+            assert!(tf > 1.9 * tb && tf < 2.0 * tb, "{tf} vs {tb}");
+            let (lb, lf) = (b.layer_times(0).grad_sync_s, f.layer_times(0).grad_sync_s);
+            assert!(lf > 1.5 * lb && lf < 2.0 * lb, "{lf} vs {lb}");
+        }
     }
 }
