@@ -220,7 +220,7 @@ pub fn explain(s: &Scenario, op: &OpName) -> Option<Explanation> {
             let (dense, expert) = cx.stage_params(cx.stage);
             let mut terms = vec![
                 term("P", "parameters on this GPU", dense + expert, Unit::Params),
-                term("e", "bytes per gradient", cx.d.elem_bytes, Unit::BytesPerElement),
+                term("e", "bytes per gradient (4 with fp32 gradients)", cx.grad_bytes(), Unit::BytesPerElement),
             ];
             terms.extend(group_terms(cx.lay.dense_dp, links));
             Explanation {
