@@ -194,9 +194,7 @@ pub fn explain(s: &Scenario, op: &OpName) -> Option<Explanation> {
             }
         }
         (OpKind::WeightAllGather, _) => {
-            let (attn_p, expert_p) = cx.d.layer_params();
-            let layer_bytes =
-                (attn_p + expert_p * cx.d.experts / cx.lay.ep.size as f64) / cx.lay.tp.size as f64 * cx.d.elem_bytes;
+            let layer_bytes = cx.layer_params_on_gpu() * cx.d.elem_bytes;
             let mut terms = vec![term(
                 "W",
                 "the layer's weights after tensor and expert parallelism, gathered",

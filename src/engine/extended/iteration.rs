@@ -359,8 +359,7 @@ impl<'a> Cx<'a> {
         let kv_block =
             2.0 * self.tokens * self.d.kv_heads * (self.d.hidden / self.d.heads) * self.d.elem_bytes / self.tp();
         let kv_ring_s = (cp - 1.0) * self.collective(Collective::PointToPoint, kv_block, self.lay.cp);
-        let (attn_p, expert_p) = self.d.layer_params();
-        let layer_params = (attn_p + expert_p * self.d.experts / self.lay.ep.size as f64) / self.tp();
+        let layer_params = self.layer_params_on_gpu();
         let layer_bytes = layer_params * self.d.elem_bytes;
         let shard = self.zero3_group();
         let weight_gather_s =
@@ -384,6 +383,13 @@ impl<'a> Cx<'a> {
             weight_gather_s,
             grad_sync_s,
         }
+    }
+
+    /// Parameters of one layer on one GPU: its dense weights and the experts it holds, split by
+    /// tensor parallelism.
+    pub fn layer_params_on_gpu(&self) -> f64 {
+        let (dense, expert) = self.d.layer_params();
+        (dense + expert * self.d.experts / self.lay.ep.size as f64) / self.tp()
     }
 
     /// Bytes per gradient element, kept and reduced: 4 when gradients are accumulated in fp32
@@ -544,8 +550,7 @@ impl<'a> Cx<'a> {
         let zero = self.zero_stage();
         let dp = self.lay.dense_dp.size as f64;
         let shard3 = self.zero3_group().size as f64;
-        let (attn, exp) = self.d.layer_params();
-        let layer_params = (attn + exp * self.d.experts / self.lay.ep.size as f64) / self.tp();
+        let layer_params = self.layer_params_on_gpu();
         // FP8 training keeps FP8 copies of the blocks' weights: of the stage's layers, or with
         // ZeRO-3 of the gathered ones.
         let fp8_copy = if self.fp8_flops_per_s.is_some() { FP8_WEIGHT_COPY_BYTES_PER_PARAM } else { 0.0 };
