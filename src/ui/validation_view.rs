@@ -210,7 +210,7 @@ fn validation_table(p: &TableProps) -> Html {
             <section class="card" aria-labelledby="validation-title">
                 <h2 id="validation-title">{ "Can you trust it? The default model against measured runs" }</h2>
                 <p>{ format!(
-                    "{} published runs measured on A100 and H100 clusters (Megatron-LM, Korthikanti et al., vTrain, BLOOM, MT-NLG, MosaicML MPT, FasterTransformer), each predicted right now by the default model with the same constants for every row: achievable fractions of peak FLOP/s, HBM and link bandwidth, collective latencies. Nothing is fitted per row, but the rows fall in two sets. The calibration set holds every run some choice of the model looked at: the shared set it was built against, vTrain's first 195 single-node runs (the host time per block was fitted on the odd-numbered ones and tested on the even-numbered), and MosaicML's MPT benchmarks (the fused-attention speeds and kernel classes were chosen after seeing their errors). The runs marked held out (BLOOM 176B, MT-NLG 530B, vTrain's single-node rows 196 to 395) were added and predicted once before any change they could inform, and no change since was chosen by them: they show how the model does on runs it was not tuned on. These are the numbers ",
+                    "{} published runs measured on A100 and H100 clusters and their A800 and H800 variants (Megatron-LM, Korthikanti et al., vTrain, BLOOM, MT-NLG, MosaicML MPT, FlagPerf, FasterTransformer), each predicted right now by the default model with the same constants for every row: achievable fractions of peak FLOP/s, HBM and link bandwidth, collective latencies. Nothing is fitted per row, but the rows fall in two sets. The calibration set holds every run some choice of the model looked at: the shared set it was built against, vTrain's first 195 single-node runs (the host time per block was fitted on the odd-numbered ones and tested on the even-numbered), MosaicML's BF16 MPT benchmarks (the fused-attention speeds and kernel classes were chosen after seeing their errors) and FlagPerf's Megatron runs (their stated memory led to fp32 gradients). The runs marked held out (BLOOM 176B, MT-NLG 530B, vTrain's single-node rows 196 to 395, MPT's FP8 runs on H100s) were added and predicted once before any change they could inform, and no change since was chosen by them: they show how the model does on runs it was not tuned on. These are the numbers ",
                     rows.len()
                 ) }<code>{ "madmax validate" }</code>{ " prints; open a row's name for the source's caveats and the defaults used for blank cells." }</p>
                 { match &summary {
@@ -241,6 +241,18 @@ fn validation_table(p: &TableProps) -> Html {
                         <strong>{ "How close can a model get? " }</strong>
                         { validation::floor_sentence(f) }
                         { format!(" Two runs that differ only in micro-batch size, without a pipeline, do the same work: fewer, larger micro-batches run larger GEMMs, launch fewer kernels and send fewer, larger messages, so a model built from those costs predicts them no slower (this one does not, on any of the {} such pairs here) and, where the measurements say otherwise, misses one of the two by at least (slow \u{2212} fast) / (slow + fast).", f.pairs) }
+                    </p>
+                }) }
+                { for summary.as_ref().and_then(|s| s.memory.as_ref()).map(|m| html! {
+                    <p class="help" id="validation-memory">
+                        <strong>{ "Memory. " }</strong>
+                        { format!(
+                            "On the {} runs whose source states memory per GPU (as nvidia-smi shows it, so with the CUDA context and the allocator's cache, which the model does not count), the predicted memory is off by {} at the median and {} at most ({}). Open a row's name to see both figures.",
+                            m.rows,
+                            units::percent(m.median_abs_error),
+                            units::percent(m.max_abs_error),
+                            m.worst
+                        ) }
                     </p>
                 }) }
                 { bands(&rows) }
@@ -431,6 +443,14 @@ fn table(rows: &[RowResult], d: &Callback<Action>) -> Html {
                         <summary>{ &r.id }</summary>
                         <p>{ &r.notes }</p>
                         { if r.defaults.is_empty() { html! {} } else { html! { <p>{ format!("Defaults for blank cells: {}.", r.defaults.join("; ")) }</p> } } }
+                        { for r.measured_memory_bytes.zip(r.memory_bytes).map(|(stated, predicted)| html! {
+                            <p class="memory-stated">{ format!(
+                                "Memory per GPU: {} predicted, {} stated by the source ({:+.0} %).",
+                                units::bytes(predicted),
+                                units::bytes(stated),
+                                (predicted - stated) / stated * 100.0
+                            ) }</p>
+                        }) }
                     </details>
                 </th>
                 { for cells.into_iter().map(|(class, text)| html! { <td class={class}>{ text }</td> }) }

@@ -71,6 +71,14 @@ await runTest('validation', dist, async ({ server, browser }) => {
     check(summary.includes(name) && summary.includes(pct(s.median_abs_error)) && summary.includes(pct(s.max_abs_error)) && summary.includes(s.worst),
       `summary of ${name}: median ${pct(s.median_abs_error)}, max ${pct(s.max_abs_error)} (${s.worst})`);
   }
+  // Memory where a source states it: the CLI's median and max, and both figures in the row.
+  const mem = cliAll.summary.memory;
+  const memText = await page.locator('#validation-memory').innerText();
+  check(mem && memText.includes(`${mem.rows} runs`) && memText.includes(pct(mem.median_abs_error)) && memText.includes(mem.worst),
+    `memory against what sources state: ${memText.slice(0, 160)}`);
+  const stated = page.locator(`tr[data-id="${mem.worst}"] .memory-stated`);
+  check(/Memory per GPU: .* predicted, .* stated by the source \([+-]\d+ %\)/.test(await stated.textContent()),
+    `the row with the largest memory error shows both figures: ${await stated.textContent()}`);
   // The calibration set (training and serving rows) and the held-out runs: a line each,
   // recomputed here from the rows.
   const fitRows = want.filter((r) => r.set === 'calibration').map((r) => Math.abs(r.error)).sort((a, b) => a - b);
