@@ -391,14 +391,17 @@ fn explore(args: &[String]) -> ExitCode {
         units::duration(elapsed)
     );
     let b = &summary.baseline;
+    let memory = if madmax::engine::uses_default_model(&scenario) { "memory" } else { "weights" };
     outln!(
-        "your plan:  {}  ->  {}, iteration {}",
+        "your plan:  {}  ->  {}, iteration {}, {memory} {} of {} per GPU{}",
         explore::describe(&scenario, &b.plan),
         units::si(b.throughput_samples_per_s, "samples/s"),
-        units::duration(b.iteration_s)
+        units::duration(b.iteration_s),
+        units::bytes(b.memory_bytes),
+        units::bytes(b.capacity_bytes),
+        misfit(b)
     );
     outln!();
-    let memory = if madmax::engine::uses_default_model(&scenario) { "memory" } else { "weights" };
     outln!("{:>4}  {:>14} {:>10} {:>9} {:>10}  plan", "rank", "throughput", "iteration", "exposed", memory);
     for (i, o) in summary.ranked.iter().take(top).enumerate() {
         outln!(
@@ -409,26 +412,46 @@ fn explore(args: &[String]) -> ExitCode {
             units::percent(o.exposed_share),
             units::bytes(o.memory_bytes),
             explore::describe(&scenario, &o.plan),
-            match (o.memory_bytes <= o.capacity_bytes, o.meets_limit) {
-                (true, true) => String::new(),
-                (false, _) => "  (does not fit in HBM)".to_owned(),
-                (true, false) => format!("  (over the latency limit: {})", units::duration(o.tpot_s.unwrap_or(0.0))),
-            }
+            misfit(o)
         );
     }
     outln!();
-    match summary.ranked.first().filter(|o| o.fits()) {
-        Some(best) if summary.speedup > 1.0 => {
-            outln!(
-                "best speed-up over your plan: {:.2}x ({})",
-                summary.speedup,
-                explore::describe(&scenario, &best.plan)
-            )
+    let best = summary.ranked.first().filter(|o| o.fits());
+    match (best, summary.speedup) {
+        (Some(best), Some(x)) if x > 1.0 => {
+            outln!("best speed-up over your plan: {x:.2}x ({})", explore::describe(&scenario, &best.plan))
         }
-        Some(_) => outln!("your plan is already the best one"),
-        None => outln!("no plan fits in HBM"),
+        (Some(_), Some(_)) => outln!("your plan is already the best one"),
+        (Some(best), None) => outln!(
+            "your plan cannot run: {}. The best plan that fits: {}, {}, iteration {}, {memory} {} per GPU.",
+            why_not(b),
+            explore::describe(&scenario, &best.plan),
+            units::si(best.throughput_samples_per_s, "samples/s"),
+            units::duration(best.iteration_s),
+            units::bytes(best.memory_bytes)
+        ),
+        (None, _) if !b.fits() => outln!("your plan cannot run: {}, and no plan searched fits either", why_not(b)),
+        (None, _) => outln!("no other plan fits in HBM"),
     }
     ExitCode::SUCCESS
+}
+
+/// Why a plan that does not fit cannot run, as a clause.
+fn why_not(o: &madmax::engine::explore::Outcome) -> String {
+    if o.memory_bytes > o.capacity_bytes {
+        format!("it needs {} of the GPU's {}", units::bytes(o.memory_bytes), units::bytes(o.capacity_bytes))
+    } else {
+        format!("it takes {} per output token, over the limit", units::duration(o.tpot_s.unwrap_or(0.0)))
+    }
+}
+
+/// Why an explored plan cannot run, after two spaces; empty when it can.
+fn misfit(o: &madmax::engine::explore::Outcome) -> String {
+    match (o.memory_bytes <= o.capacity_bytes, o.meets_limit) {
+        (true, true) => String::new(),
+        (false, _) => "  (does not fit in HBM)".to_owned(),
+        (true, false) => format!("  (over the latency limit: {})", units::duration(o.tpot_s.unwrap_or(0.0))),
+    }
 }
 
 /// A plan in the MAD-Max task config format (the keys a task config uses).

@@ -328,10 +328,12 @@ pub fn rank(outcomes: &mut [Outcome]) {
 pub struct Summary {
     /// Every legal plan, best first.
     pub ranked: Vec<Outcome>,
-    /// The scenario's own plan.
+    /// The scenario's own plan, judged as the others are (memory, the latency limit).
     pub baseline: Outcome,
-    /// Best throughput over the baseline's (1 when nothing beats it).
-    pub speedup: f64,
+    /// The best plan that fits over the baseline, in throughput ([`speedup`]); `None` when the
+    /// baseline itself does not fit (a speed-up over a plan that cannot run means nothing) or
+    /// when no plan fits.
+    pub speedup: Option<f64>,
 }
 
 /// Most plans one search lists: past this, [`plans`] stops and [`planned`] refuses.
@@ -393,16 +395,24 @@ pub fn planned(base: &Scenario, space: &Space) -> Result<(Vec<Plan>, u64), TooBi
 pub fn search(base: &Scenario, space: &Space) -> Result<Summary, TooBig> {
     let mut ranked: Vec<Outcome> = planned(base, space)?.0.iter().map(|p| evaluate_plan(base, p, space)).collect();
     rank(&mut ranked);
-    Ok(summarize(base, ranked))
+    Ok(summarize(base, ranked, space))
 }
 
-/// The summary of ranked outcomes against the base scenario's own plan.
-pub fn summarize(base: &Scenario, ranked: Vec<Outcome>) -> Summary {
-    let baseline = Outcome::of(base.task.plan.clone(), &evaluate(base), None);
-    let best = ranked.first().filter(|o| o.fits()).map_or(0.0, |o| o.throughput_samples_per_s);
-    let speedup =
-        if baseline.throughput_samples_per_s > 0.0 { (best / baseline.throughput_samples_per_s).max(1.0) } else { 1.0 };
+/// The summary of ranked outcomes against the base scenario's own plan, judged against the
+/// space's latency limit as the others are.
+pub fn summarize(base: &Scenario, ranked: Vec<Outcome>, space: &Space) -> Summary {
+    let baseline = Outcome::of(base.task.plan.clone(), &evaluate(base), space.max_tpot_s);
+    let speedup = speedup(&ranked, &baseline);
     Summary { ranked, baseline, speedup }
+}
+
+/// How much faster the best plan that fits of `ranked` (best first) runs than `baseline`: at
+/// least 1 (the baseline is one of the plans); `None` when the baseline does not fit or no
+/// plan does.
+pub fn speedup(ranked: &[Outcome], baseline: &Outcome) -> Option<f64> {
+    let best = ranked.first().filter(|o| o.fits())?;
+    (baseline.fits() && baseline.throughput_samples_per_s > 0.0)
+        .then(|| (best.throughput_samples_per_s / baseline.throughput_samples_per_s).max(1.0))
 }
 
 /// A hardware resource a co-design what-if scales.
@@ -542,7 +552,12 @@ mod tests {
         ] {
             let s = scenario(json);
             let r = search(&s, &Space::fixed_global(&s)).expect("within budget");
-            assert!(r.speedup > 1.0, "{case}: best {:?} vs baseline {:?}", r.ranked.first(), r.baseline);
+            assert!(
+                r.speedup.is_some_and(|x| x > 1.0),
+                "{case}: best {:?} vs baseline {:?}",
+                r.ranked.first(),
+                r.baseline
+            );
             assert!(r.ranked[0].fits());
         }
     }
@@ -599,5 +614,25 @@ mod tests {
         let many = Space::local((1..=100_000).collect());
         assert!(plans(&big, &many).len() <= MAX_PLANS + 1);
         assert!(matches!(planned(&big, &many), Err(TooBig { plans, .. }) if plans > MAX_PLANS));
+    }
+
+    #[test]
+    fn no_speed_up_is_quoted_over_a_plan_that_cannot_run() {
+        let mut s =
+            scenario(include_str!("../../tests/data/reference/cases/llm__llama2_70b__dc_A_2048__llm_train.json"));
+        s.task.mode = crate::engine::scenario::Mode::Default;
+        let r = search(&s, &Space::fixed_global(&s)).expect("within budget");
+        // FSDP over 2,048 A100 40GB without recomputation needs more than 40 GB per GPU.
+        assert!(!r.baseline.fits() && r.ranked[0].fits());
+        assert_eq!(r.speedup, None);
+        // The same outcome judged as fitting gets its speed-up, at least 1.
+        let mut fitting = r.baseline.clone();
+        fitting.memory_bytes = fitting.capacity_bytes;
+        let x = speedup(&r.ranked, &fitting).expect("both fit");
+        assert!((x - (r.ranked[0].throughput_samples_per_s / fitting.throughput_samples_per_s).max(1.0)).abs() < 1e-12);
+        // Nothing fits: nothing to quote.
+        let mut none = r.ranked.clone();
+        none.iter_mut().for_each(|o| o.memory_bytes = o.capacity_bytes * 2.0);
+        assert_eq!(speedup(&none, &fitting), None);
     }
 }

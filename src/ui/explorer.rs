@@ -170,7 +170,7 @@ impl Job {
 
     /// The summary against a baseline (over the results so far).
     pub fn summary(&self, baseline: Baseline) -> explore::Summary {
-        let mut s = explore::summarize(&self.scenarios[0], self.ranked());
+        let mut s = explore::summarize(&self.scenarios[0], self.ranked(), &self.space);
         let plain = |st: Strategy| {
             s.ranked.iter().find(|o| {
                 let one = |sp: &Option<Spec>| {
@@ -185,9 +185,7 @@ impl Job {
             Baseline::PlainDdp => plain(Strategy::Ddp).cloned(),
         };
         if let Some(b) = chosen {
-            let best = s.ranked.first().filter(|o| o.fits()).map_or(0.0, |o| o.throughput_samples_per_s);
-            s.speedup =
-                if b.throughput_samples_per_s > 0.0 { (best / b.throughput_samples_per_s).max(1.0) } else { 1.0 };
+            s.speedup = explore::speedup(&s.ranked, &b);
             s.baseline = b;
         }
         s
@@ -315,7 +313,8 @@ mod tests {
         // so the speed-up over it can only be smaller.
         let fsdp = job.summary(Baseline::PlainFsdp);
         assert_eq!(fsdp.baseline.plan.transformer.map(|t| t.levels()[0].strategy), Some(Strategy::Fsdp));
-        assert!(fsdp.speedup <= job.summary(Baseline::Yours).speedup && fsdp.speedup > 1.0);
+        let (yours, plain) = (job.summary(Baseline::Yours).speedup.expect("fits"), fsdp.speedup.expect("fits"));
+        assert!(plain <= yours && plain > 1.0);
         let ddp = job.summary(Baseline::PlainDdp);
         assert_eq!(ddp.baseline.plan.transformer.map(|t| t.levels()[0].strategy), Some(Strategy::Ddp));
     }

@@ -364,28 +364,53 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
                 <td>{ format!("$ {}", units::count(c.usd.round())) }</td><td>{ format!("{} kWh", units::count(c.kwh.round())) }</td></tr>
         }
     };
+    let baseline_name = match s.baseline {
+        explorer::Baseline::Yours => "your plan",
+        explorer::Baseline::PlainFsdp => "plain FSDP",
+        explorer::Baseline::PlainDdp => "plain DDP",
+    };
     let headline = match &best {
         Some(b) if j.main_done() => html! {
             <div class="card">
                 <dl class="headline">
-                    <div class="figure"><dt>{ match s.baseline {
-                        explorer::Baseline::Yours => "Best speed-up over your plan",
-                        explorer::Baseline::PlainFsdp => "Best speed-up over plain FSDP",
-                        explorer::Baseline::PlainDdp => "Best speed-up over plain DDP",
-                    } }</dt>
-                        <dd id="speedup" data-value={summary.speedup.to_string()}>{ format!("{:.2}", summary.speedup) }<span class="unit">{ " x" }</span></dd>
-                        <dd class="figure-sub">{ format!("{} vs {}", units::si(b.throughput_samples_per_s, "samples/s"), units::si(summary.baseline.throughput_samples_per_s, "samples/s")) }</dd></div>
+                    { match summary.speedup {
+                        Some(x) => html! {
+                            <div class="figure"><dt>{ format!("Best speed-up over {baseline_name}") }</dt>
+                                <dd id="speedup" data-value={x.to_string()}>{ format!("{x:.2}") }<span class="unit">{ " x" }</span></dd>
+                                <dd class="figure-sub">{ format!("{} vs {}", units::si(b.throughput_samples_per_s, "samples/s"), units::si(summary.baseline.throughput_samples_per_s, "samples/s")) }</dd></div>
+                        },
+                        // A speed-up over a plan that cannot run would mean nothing.
+                        None => html! {
+                            <div class="figure"><dt>{ format!("Can {baseline_name} run?") }</dt>
+                                <dd id="baseline-misfit">{ "No" }</dd>
+                                <dd class="figure-sub">{ why_not(&summary.baseline) }</dd></div>
+                        },
+                    } }
                     <div class="figure"><dt>{ "Best plan" }</dt><dd class="plan-text" id="best-plan" data-iteration={b.iteration_s.to_string()} data-throughput={b.throughput_samples_per_s.to_string()} data-tpot={b.tpot_s.map(|t| t.to_string()).unwrap_or_default()}>{ explore::describe(base, &b.plan) }</dd>
                         <dd class="figure-sub"><button id="apply-best" onclick={apply(b)}>{ "Apply in calculator" }</button></dd></div>
                 </dl>
                 <table class="costs">
                     <thead><tr><th></th><th>{ "time" }</th><th>{ "GPU-hours" }</th><th>{ "cost" }</th><th>{ "energy" }</th></tr></thead>
-                    <tbody>{ cost_row("best plan", b) }{ cost_row("baseline", &summary.baseline) }</tbody>
+                    <tbody>{ cost_row("best plan", b) }{ if summary.baseline.fits() { cost_row("baseline", &summary.baseline) } else { html! {} } }</tbody>
                 </table>
                 <p class="help">{ format!("For {} {} on {gpus} GPUs at {} $/GPU-hour and {} W per GPU.", units::count(s.workload), if explorer::tokens_per_sample(arch).is_some() { "tokens" } else { "samples" }, s.usd_per_gpu_hour, s.watts_per_gpu) }</p>
             </div>
         },
         _ => html! {},
+    };
+    // The baseline cannot run and no plan searched can either: say so, not a ranking of plans
+    // that cannot run either.
+    let headline = if best.is_none() && j.main_done() && !summary.baseline.fits() {
+        html! {
+            <div class="card"><p class="error-msg" id="no-plan-fits" role="status">{ format!(
+                "{} cannot run ({}), and none of the {} plans searched fits either: the model needs more GPUs, GPUs with more memory, or a smaller batch.",
+                capitalised(baseline_name),
+                why_not(&summary.baseline),
+                summary.ranked.len()
+            ) }</p></div>
+        }
+    } else {
+        headline
     };
     let table = summary.ranked.iter().take(20).enumerate().map(|(i, o)| {
         html! {
@@ -560,4 +585,19 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
             { ranked_table }
         </>
     }
+}
+
+/// Why a plan that does not fit cannot run, as a clause.
+fn why_not(o: &Outcome) -> String {
+    if o.memory_bytes > o.capacity_bytes {
+        format!("it needs {} per GPU, which has {}", units::bytes(o.memory_bytes), units::bytes(o.capacity_bytes))
+    } else {
+        format!("it takes {} per output token, over the limit", units::duration(o.tpot_s.unwrap_or(0.0)))
+    }
+}
+
+/// `text` with its first letter upper-case.
+fn capitalised(text: &str) -> String {
+    let mut c = text.chars();
+    c.next().map_or(String::new(), |f| f.to_uppercase().chain(c).collect())
 }

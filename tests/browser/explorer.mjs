@@ -2,7 +2,7 @@
 // GPUs (timed), a cancelled search, the best plan against the CLI's, and "apply".
 //
 // Usage: node tests/browser/explorer.mjs [DIST_DIR] [MADMAX_BIN]
-import { watchedPage, check, shots, close, scenarioOfLink, canvasInked, openCalculator, runTest } from './lib.mjs';
+import { watchedPage, check, shots, close, scenarioOfLink, canvasInked, openCalculator, runTest, settled } from './lib.mjs';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -74,6 +74,25 @@ await runTest('explorer', dist, async ({ server, browser }) => {
   await page.locator('#iteration-time').waitFor();
   const shown = Number(await page.locator('#iteration-time').getAttribute('data-value'));
   check(close(shown, bestIteration), `applied: the calculator shows ${shown} s, the explorer said ${bestIteration} s`);
+  // A plan that cannot run: without recomputation, FSDP over 2,048 A100 40GB at one sequence
+  // each needs more than 40 GB. The page says so and quotes no speed-up over it; its best plan
+  // fits and is the CLI's.
+  const misfit = await openCalculator(browser, server.url, server.url);
+  await misfit.selectOption('#f-task-recompute', 'none');
+  await settled(misfit);
+  const cliMisfit = cliExplore(scenarioOfLink(await misfit.locator('#share-link').inputValue()));
+  await misfit.click('nav >> text=Explorer');
+  await misfit.uncheck('#explore-codesign');
+  await misfit.click('#explore-start');
+  await waitFinished(misfit);
+  const why = await misfit.locator('.headline .figure', { has: misfit.locator('#baseline-misfit') }).locator('.figure-sub').textContent();
+  check(!cliMisfit.baseline.fits && cliMisfit.speedup === null && await misfit.locator('#speedup').count() === 0
+    && /needs [\d.]+ GB per GPU, which has 40\.0 GB/.test(why), `a plan that cannot run gets no speed-up quoted over it: ${why}`);
+  const misfitBest = Number(await misfit.locator('#best-plan').getAttribute('data-throughput'));
+  check(cliMisfit.best.fits && close(misfitBest, cliMisfit.best.throughput)
+    && (await misfit.locator('#best-plan').textContent()).trim() === cliMisfit.best.plan,
+    `the best plan that fits is the CLI's: ${cliMisfit.best.plan}, ${misfitBest} samples/s`);
+  await misfit.locator('.headline').first().screenshot({ path: join(shots, 'explorer-misfit.png') });
 
   // Phone width: the explorer stays usable.
   const phone = await watchedPage(await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2 }), server.url);
@@ -87,6 +106,6 @@ await runTest('explorer', dist, async ({ server, browser }) => {
   check(overflow <= 1, `no sideways scrolling on a phone (overflow ${overflow} px)`);
   await phone.screenshot({ path: join(shots, 'explorer-phone.png'), fullPage: true });
 
-  for (const p of [page, phone]) for (const problem of p.problems) check(false, problem);
+  for (const p of [page, misfit, phone]) for (const problem of p.problems) check(false, problem);
   console.log(`explorer: full plan search for LLaMA2-70B on 2,048 GPUs took ${searchMs.toFixed(0)} ms in the browser (${cliBest.plans_evaluated} plans)`);
 });

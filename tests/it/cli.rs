@@ -200,6 +200,29 @@ fn explore_ranks_plans_and_beats_the_shipped_config() {
 }
 
 #[test]
+fn explore_says_when_the_given_plan_cannot_run_and_quotes_no_speed_up_over_it() {
+    // In the default model, FSDP over 2,048 A100 40GB at one sequence each without
+    // recomputation needs more than 40 GB per GPU; plans with tensor and pipeline parallelism fit.
+    let path = data_dir().join("reference/cases/llm__llama2_70b__dc_A_2048__llm_train.json");
+    let path = path.to_str().expect("utf-8 path");
+    let v = stdout_json(&madmax(&["explore", path, "--json", "--mode", "default"]));
+    assert_eq!((v["baseline"]["fits"].as_bool(), v["best"]["fits"].as_bool()), (Some(false), Some(true)), "{v}");
+    assert!(v["speedup"].is_null(), "{v}");
+    let text = String::from_utf8_lossy(&madmax(&["explore", path, "--mode", "default"]).stdout).into_owned();
+    let best = v["best"]["plan"].as_str().expect("plan");
+    let last = text.lines().last().unwrap_or("");
+    assert!(last.starts_with("your plan cannot run: it needs ") && last.contains(best), "{text}");
+    assert!(!text.contains("already the best") && !text.contains("speed-up"), "{text}");
+    // A model no plan can hold: it says that too.
+    let path =
+        data_dir().join("reference/cases/llm_moe__gpt4_1.8t__cloud_A_h100.80_512__llm_inf_tp_ddp_512x8_bs1.json");
+    let text =
+        String::from_utf8_lossy(&madmax(&["explore", path.to_str().expect("utf-8"), "--mode", "default"]).stdout)
+            .into_owned();
+    assert!(text.trim_end().ends_with("and no plan searched fits either"), "{text}");
+}
+
+#[test]
 fn eval_mode_switches_between_the_reference_and_the_default_model() {
     let case = data_dir().join("reference/cases/llm__llama_7b__zionex_8__llm_pre_fsdp_8x8_bs1.json");
     let path = case.to_str().expect("utf-8 path");
