@@ -133,6 +133,42 @@ impl Doc {
     }
 }
 
+/// The task config keys of an explored plan, for loading it into the calculator (and for the
+/// CLI's `explore --json`): each component's strategies and degrees, the local batches, and for
+/// a default-model transformer in training the micro-batch (`null`: the key goes, the default
+/// applies) and the recomputation the explorer chose.
+pub fn plan_task_keys(
+    base: &crate::engine::scenario::Scenario,
+    o: &crate::engine::explore::Outcome,
+) -> Map<String, Value> {
+    let p = &o.plan;
+    let mut m = Map::new();
+    let mut spec = |key: &str, s: &crate::engine::scenario::Spec| {
+        let (st, dg): (Vec<&str>, Vec<u64>) = s.levels().iter().map(|l| (l.strategy.config_name(), l.degree)).unzip();
+        m.insert(key.to_owned(), json!(st));
+        m.insert(format!("{key}_degree"), json!(dg));
+    };
+    if let Some(s) = &p.mlp {
+        spec("mlp_parallel", s);
+    }
+    spec("emb_parallel", &p.emb);
+    if let Some(s) = &p.transformer {
+        spec("transformer_parallel", s);
+    }
+    m.insert("local_emb_bs".into(), json!(p.local_emb_batch));
+    if let Some(b) = p.local_mlp_batch {
+        m.insert("local_mlp_bs".into(), json!(b));
+    }
+    if let Some(b) = p.local_transformer_batch {
+        m.insert("local_transformer_bs".into(), json!(b));
+    }
+    if crate::engine::uses_default_model(base) && !base.model.arch.family().is_dlrm() && base.task.kind.trains() {
+        m.insert("micro_batch".into(), json!(o.setup.micro_batch));
+        m.insert("recompute".into(), json!(o.setup.recompute.config_name()));
+    }
+    m
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -26,7 +26,8 @@ Usage:
                  [--max-tpot-ms MS]
       search every parallelization plan the model accepts for FILE's model on its cluster
       (MAD-Max paper mode: what the reference accepts; the default model: N-D plans of
-      tensor, context, expert, data and pipeline parallelism); for LLM serving,
+      tensor, context, expert, data and pipeline parallelism, each trained with up to four
+      micro-batch sizes and no, selective or full recomputation); for LLM serving,
       --max-tpot-ms marks plans slower than MS per output token as infeasible
       (global batch fixed at the task's own unless --local-batches is given), rank them by
       throughput, and show the best against the task's own plan; plans whose memory does
@@ -360,7 +361,7 @@ fn explore(args: &[String]) -> ExitCode {
     let elapsed = started.elapsed().as_secs_f64();
     let outcome_json = |o: &explore::Outcome| {
         json!({
-            "plan": explore::describe(&scenario, &o.plan),
+            "plan": explore::describe_outcome(&scenario, o),
             "iteration_ms": o.iteration_s * 1e3,
             "throughput": o.throughput_samples_per_s,
             "global_batch": o.global_batch,
@@ -369,7 +370,7 @@ fn explore(args: &[String]) -> ExitCode {
             "fits": o.fits(),
             "tpot_ms": o.tpot_s.map(|t| t * 1e3),
             "meets_latency_limit": o.meets_limit,
-            "task": plan_json(&o.plan),
+            "task": madmax::doc::plan_task_keys(&scenario, o),
         })
     };
     if json_out {
@@ -394,7 +395,7 @@ fn explore(args: &[String]) -> ExitCode {
     let memory = if madmax::engine::uses_default_model(&scenario) { "memory" } else { "weights" };
     outln!(
         "your plan:  {}  ->  {}, iteration {}, {memory} {} of {} per GPU{}",
-        explore::describe(&scenario, &b.plan),
+        explore::describe_outcome(&scenario, b),
         units::si(b.throughput_samples_per_s, "samples/s"),
         units::duration(b.iteration_s),
         units::bytes(b.memory_bytes),
@@ -411,7 +412,7 @@ fn explore(args: &[String]) -> ExitCode {
             units::duration(o.iteration_s),
             units::percent(o.exposed_share),
             units::bytes(o.memory_bytes),
-            explore::describe(&scenario, &o.plan),
+            explore::describe_outcome(&scenario, o),
             misfit(o)
         );
     }
@@ -419,13 +420,13 @@ fn explore(args: &[String]) -> ExitCode {
     let best = summary.ranked.first().filter(|o| o.fits());
     match (best, summary.speedup) {
         (Some(best), Some(x)) if x > 1.0 => {
-            outln!("best speed-up over your plan: {x:.2}x ({})", explore::describe(&scenario, &best.plan))
+            outln!("best speed-up over your plan: {x:.2}x ({})", explore::describe_outcome(&scenario, best))
         }
         (Some(_), Some(_)) => outln!("your plan is already the best one"),
         (Some(best), None) => outln!(
             "your plan cannot run: {}. The best plan that fits: {}, {}, iteration {}, {memory} {} per GPU.",
             why_not(b),
-            explore::describe(&scenario, &best.plan),
+            explore::describe_outcome(&scenario, best),
             units::si(best.throughput_samples_per_s, "samples/s"),
             units::duration(best.iteration_s),
             units::bytes(best.memory_bytes)
@@ -452,36 +453,6 @@ fn misfit(o: &madmax::engine::explore::Outcome) -> String {
         (false, _) => "  (does not fit in HBM)".to_owned(),
         (true, false) => format!("  (over the latency limit: {})", units::duration(o.tpot_s.unwrap_or(0.0))),
     }
-}
-
-/// A plan in the MAD-Max task config format (the keys a task config uses).
-fn plan_json(p: &madmax::engine::scenario::Plan) -> Value {
-    let spec = |s: &madmax::engine::scenario::Spec| {
-        let (st, dg): (Vec<&str>, Vec<u64>) = s.levels().iter().map(|l| (l.strategy.config_name(), l.degree)).unzip();
-        (json!(st), json!(dg))
-    };
-    let mut m = serde_json::Map::new();
-    for (key, s) in [
-        ("mlp_parallel", p.mlp.as_ref()),
-        ("emb_parallel", Some(&p.emb)),
-        ("transformer_parallel", p.transformer.as_ref()),
-    ] {
-        if let Some(s) = s {
-            let (st, dg) = spec(s);
-            m.insert(key.to_owned(), st);
-            m.insert(format!("{key}_degree"), dg);
-        }
-    }
-    for (key, b) in [
-        ("local_mlp_bs", p.local_mlp_batch),
-        ("local_emb_bs", Some(p.local_emb_batch)),
-        ("local_transformer_bs", p.local_transformer_batch),
-    ] {
-        if let Some(b) = b {
-            m.insert(key.to_owned(), json!(b));
-        }
-    }
-    Value::Object(m)
 }
 
 /// The JSON contract of `eval --json` (times in ms, throughput in samples/s).

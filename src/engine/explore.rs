@@ -11,7 +11,7 @@
 use super::extended::{self, shape::Dims};
 use super::reference::rules;
 use super::report::Report;
-use super::scenario::{Family, Level, Plan, Scenario, Spec, Strategy};
+use super::scenario::{Family, Level, Plan, Recompute, Scenario, Setup, Spec, Strategy};
 use super::{evaluate, uses_default_model};
 use serde::Serialize;
 
@@ -32,26 +32,62 @@ pub struct Space {
     pub batches: Batches,
     /// LLM serving: plans whose time per output token exceeds this are infeasible, s.
     pub max_tpot_s: Option<f64>,
+    /// Whether each parallel plan of a default-model transformer in training is also tried
+    /// with every micro-batch and recomputation ([`knob_settings`]); else the scenario's.
+    pub knobs: bool,
 }
 
 impl Space {
     /// The paper's comparison: the scenario's own global batch, fixed.
     pub fn fixed_global(s: &Scenario) -> Space {
-        Space { batches: Batches::FixedGlobal(scenario_global_batch(s)), max_tpot_s: None }
+        Space { batches: Batches::FixedGlobal(scenario_global_batch(s)), max_tpot_s: None, knobs: true }
     }
 
     /// These local batches (each once); the global batch is whatever results.
     pub fn local(mut batches: Vec<u64>) -> Space {
         batches.sort_unstable();
         batches.dedup();
-        Space { batches: Batches::Local(batches), max_tpot_s: None }
+        Space { batches: Batches::Local(batches), max_tpot_s: None, knobs: true }
     }
+}
+
+/// A plan the explorer evaluates: the parallel plan and the settings it runs with (the
+/// scenario's, with the explorer's knobs applied).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Candidate {
+    pub plan: Plan,
+    pub setup: Setup,
+}
+
+/// Most micro-batch sizes tried per plan.
+pub const MICRO_BATCH_CHOICES: usize = 4;
+
+/// The settings a default-model transformer plan with `local` samples per GPU and `stages`
+/// pipeline stages is tried with in training: each recomputation (none, selective, full), each
+/// with the largest [`MICRO_BATCH_CHOICES`] power-of-two micro-batches that divide the local
+/// batch and leave at least one micro-batch per stage (so a pipeline can fill; smaller
+/// micro-batches trade time for activation memory, and more of them shrink the bubble).
+/// Cheapest first, so that among plans equally fast the one with the least recomputation and
+/// the fewest micro-batches ranks first.
+pub fn knob_settings(base: &Setup, local: u64, stages: u64) -> Vec<Setup> {
+    let largest = (local / stages.max(1)).max(1);
+    let micro: Vec<u64> =
+        powers(largest, |m| local.is_multiple_of(m)).into_iter().rev().take(MICRO_BATCH_CHOICES).collect();
+    let mut out = Vec::new();
+    for recompute in [Recompute::None, Recompute::Selective, Recompute::Full] {
+        for &m in &micro {
+            out.push(Setup { micro_batch: Some(m), recompute, ..base.clone() });
+        }
+    }
+    out
 }
 
 /// One evaluated plan.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Outcome {
     pub plan: Plan,
+    /// The settings it ran with ([`Candidate::setup`]).
+    pub setup: Setup,
     pub iteration_s: f64,
     pub throughput_samples_per_s: f64,
     pub global_batch: u64,
@@ -72,14 +108,15 @@ impl Outcome {
         self.memory_bytes <= self.capacity_bytes && self.meets_limit
     }
 
-    fn of(plan: Plan, r: &Report, max_tpot_s: Option<f64>) -> Outcome {
+    fn of(c: &Candidate, r: &Report, max_tpot_s: Option<f64>) -> Outcome {
         let tpot_s = r.serving.as_ref().map(|s| s.tpot_s);
         let meets_limit = match (tpot_s, max_tpot_s) {
             (Some(t), Some(limit)) => t <= limit,
             _ => true,
         };
         Outcome {
-            plan,
+            plan: c.plan.clone(),
+            setup: c.setup.clone(),
             iteration_s: r.iteration_s,
             throughput_samples_per_s: r.throughput_samples_per_s,
             global_batch: r.global_batch,
@@ -129,7 +166,7 @@ fn powers(max: u64, keep: impl Fn(u64) -> bool) -> Vec<u64> {
 /// parallelism for long sequences, expert parallelism for MoE, pipelines up to 64 stages, and
 /// the rest data parallel, plain or fully sharded. Levels nest as Megatron ranks GPUs: tensor
 /// innermost, then context, expert, data, and pipeline outermost.
-fn default_plans(base: &Scenario, space: &Space, d: &Dims) -> Vec<Plan> {
+fn default_plans(base: &Scenario, space: &Space, d: &Dims) -> Vec<Candidate> {
     let sys = &base.system;
     let (n, total) = (sys.devices_per_node(), sys.num_devices);
     let heads = d.heads as u64;
@@ -180,12 +217,22 @@ fn default_plans(base: &Scenario, space: &Space, d: &Dims) -> Vec<Plan> {
                             let mut candidate = base.clone();
                             candidate.task.plan.transformer = Some(spec);
                             candidate.task.plan.local_transformer_batch = Some(local);
-                            // Distinct degrees and batches make distinct plans: no duplicate check.
-                            if extended::rules::check(&candidate).is_empty() {
-                                out.push(candidate.task.plan);
-                            }
-                            if out.len() > MAX_PLANS {
-                                return out;
+                            let setups = if space.knobs && base.task.kind.trains() {
+                                knob_settings(&base.task.setup, local, pp)
+                            } else {
+                                vec![base.task.setup.clone()]
+                            };
+                            // Distinct degrees, batches and settings make distinct plans: no
+                            // duplicate check.
+                            for setup in setups {
+                                candidate.task.setup = setup;
+                                if extended::rules::check(&candidate).is_empty() {
+                                    let task = &candidate.task;
+                                    out.push(Candidate { plan: task.plan.clone(), setup: task.setup.clone() });
+                                }
+                                if out.len() > MAX_PLANS {
+                                    return out;
+                                }
                             }
                         }
                     }
@@ -232,7 +279,7 @@ const DENSE: [Strategy; 4] = [Strategy::Ddp, Strategy::Fsdp, Strategy::Tp, Strat
 const EMB: [Strategy; 2] = [Strategy::Ddp, Strategy::Mp];
 
 /// Every legal plan for the scenario's model on its cluster, in a stable order.
-pub fn plans(base: &Scenario, space: &Space) -> Vec<Plan> {
+pub fn plans(base: &Scenario, space: &Space) -> Vec<Candidate> {
     if uses_default_model(base) {
         if let Some(d) = Dims::of(&base.model) {
             return default_plans(base, space, &d);
@@ -296,7 +343,7 @@ pub fn plans(base: &Scenario, space: &Space) -> Vec<Plan> {
                         rules::check(&candidate).is_empty()
                     };
                     if ok {
-                        out.push(candidate.task.plan);
+                        out.push(Candidate { plan: candidate.task.plan, setup: base.task.setup.clone() });
                     }
                     if out.len() > MAX_PLANS {
                         return out;
@@ -310,10 +357,16 @@ pub fn plans(base: &Scenario, space: &Space) -> Vec<Plan> {
 
 /// Evaluates the base scenario with another plan (which must come from [`plans`]), judged
 /// against the space's latency limit.
-pub fn evaluate_plan(base: &Scenario, plan: &Plan, space: &Space) -> Outcome {
+pub fn evaluate_plan(base: &Scenario, c: &Candidate, space: &Space) -> Outcome {
+    Outcome::of(c, &evaluate(&with(base, c)), space.max_tpot_s)
+}
+
+/// The base scenario running a candidate's plan and settings.
+fn with(base: &Scenario, c: &Candidate) -> Scenario {
     let mut s = base.clone();
-    s.task.plan = plan.clone();
-    Outcome::of(plan.clone(), &evaluate(&s), space.max_tpot_s)
+    s.task.plan = c.plan.clone();
+    s.task.setup = c.setup.clone();
+    s
 }
 
 /// Sorts outcomes best first: plans that fit by throughput, then those that do not.
@@ -368,20 +421,13 @@ impl std::fmt::Display for TooBig {
 }
 
 /// What evaluating `plans` of `base` costs, in timeline ops.
-pub fn cost(base: &Scenario, plans: &[Plan]) -> u64 {
-    let mut s = base.clone();
-    plans
-        .iter()
-        .map(|p| {
-            s.task.plan = p.clone();
-            super::estimated_ops(&s).max(OPS_PER_PLAN)
-        })
-        .fold(0u64, u64::saturating_add)
+pub fn cost(base: &Scenario, plans: &[Candidate]) -> u64 {
+    plans.iter().map(|c| super::estimated_ops(&with(base, c)).max(OPS_PER_PLAN)).fold(0u64, u64::saturating_add)
 }
 
 /// Every plan of the space ([`plans`]) and what they cost ([`cost`]) when the search fits in
 /// [`MAX_SEARCH_OPS`]; else why not.
-pub fn planned(base: &Scenario, space: &Space) -> Result<(Vec<Plan>, u64), TooBig> {
+pub fn planned(base: &Scenario, space: &Space) -> Result<(Vec<Candidate>, u64), TooBig> {
     let list = plans(base, space);
     let ops = cost(base, &list);
     if list.len() > MAX_PLANS || ops > MAX_SEARCH_OPS {
@@ -401,7 +447,8 @@ pub fn search(base: &Scenario, space: &Space) -> Result<Summary, TooBig> {
 /// The summary of ranked outcomes against the base scenario's own plan, judged against the
 /// space's latency limit as the others are.
 pub fn summarize(base: &Scenario, ranked: Vec<Outcome>, space: &Space) -> Summary {
-    let baseline = Outcome::of(base.task.plan.clone(), &evaluate(base), space.max_tpot_s);
+    let own = Candidate { plan: base.task.plan.clone(), setup: base.task.setup.clone() };
+    let baseline = Outcome::of(&own, &evaluate(base), space.max_tpot_s);
     let speedup = speedup(&ranked, &baseline);
     Summary { ranked, baseline, speedup }
 }
@@ -484,6 +531,22 @@ pub fn scaled(base: &Scenario, r: Resource, factor: f64) -> Option<Scenario> {
     Some(s)
 }
 
+/// A short description of an explored plan: [`describe`], and for a default-model transformer
+/// in training the settings the explorer chose (`micro-batch 2, selective recomputation`).
+pub fn describe_outcome(s: &Scenario, o: &Outcome) -> String {
+    let plan = describe(s, &o.plan);
+    if !(uses_default_model(s) && !s.model.arch.family().is_dlrm() && s.task.kind.trains()) {
+        return plan;
+    }
+    let micro = o.setup.micro_batch.map_or("micro-batch: the local batch".to_owned(), |m| format!("micro-batch {m}"));
+    let recompute = match o.setup.recompute {
+        Recompute::None => "no recomputation",
+        Recompute::Selective => "selective recomputation",
+        Recompute::Full => "full recomputation",
+    };
+    format!("{plan}, {micro}, {recompute}")
+}
+
 /// A short description of a plan: `transformer tp 8 x ddp 256, embeddings ddp 2048, batch 8`
 /// (the default model places a transformer's embeddings with its layers: they are not listed).
 pub fn describe(s: &Scenario, p: &Plan) -> String {
@@ -524,13 +587,12 @@ mod tests {
         let s = scenario(include_str!("../../tests/data/reference/cases/llm__llama2_70b__dc_A_2048__llm_train.json"));
         let ps = plans(&s, &Space::fixed_global(&s));
         assert!(ps.len() >= 20, "{} plans", ps.len());
-        assert!(ps.contains(&s.task.plan), "the shipped plan is among them");
+        assert!(ps.iter().any(|c| c.plan == s.task.plan), "the shipped plan is among them");
         for (i, p) in ps.iter().enumerate() {
             assert!(!ps[..i].contains(p), "duplicate plan {p:?}");
-            let mut c = s.clone();
-            c.task.plan = p.clone();
+            let c = with(&s, p);
             assert!(rules::check(&c).is_empty());
-            assert_eq!(global_batch(p), 2048);
+            assert_eq!(global_batch(&p.plan), 2048);
         }
     }
 

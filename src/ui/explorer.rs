@@ -3,9 +3,8 @@
 //! time, GPU-hours, dollars and energy a plan needs for a workload. Plain Rust, tested
 //! natively; the page only schedules `step` calls and draws.
 
-use crate::engine::explore::{self, Outcome, Resource, Space, TooBig};
-use crate::engine::scenario::{Arch, Plan, Scenario, Spec, Strategy};
-use serde_json::{json, Map, Value};
+use crate::engine::explore::{self, Candidate, Outcome, Resource, Space, TooBig};
+use crate::engine::scenario::{Arch, Scenario, Spec, Strategy};
 
 /// What the best plan is compared with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,7 +54,7 @@ pub struct CoPoint {
 pub struct Job {
     scenarios: Vec<Scenario>,
     space: Space,
-    queue: Vec<(usize, Plan, Slot)>,
+    queue: Vec<(usize, Candidate, Slot)>,
     next: usize,
     main: Vec<Outcome>,
     co: Vec<CoPoint>,
@@ -74,17 +73,21 @@ impl Job {
     pub fn new(base: &Scenario, space: &Space, codesign: bool) -> Result<Job, TooBig> {
         let mut scenarios = vec![base.clone()];
         let (main, mut budget) = explore::planned(base, space)?;
-        let mut queue: Vec<(usize, Plan, Slot)> = main.into_iter().map(|p| (0, p, Slot::Main)).collect();
+        let mut queue: Vec<(usize, Candidate, Slot)> = main.into_iter().map(|p| (0, p, Slot::Main)).collect();
         let main_plans = queue.len();
         let mut co = Vec::new();
         let mut codesign_skipped = None;
         if codesign {
             let mut what_ifs = Vec::new();
             let mut plans = main_plans;
+            // The what-ifs re-search the parallel plans with the scenario's settings: trying
+            // every micro-batch and recomputation at 25 hardware points would take 12 times
+            // as long.
+            let co_space = Space { knobs: false, ..space.clone() };
             for r in Resource::ALL {
                 for f in FACTORS {
                     let Some(s) = explore::scaled(base, r, f) else { continue };
-                    let list = explore::plans(&s, space);
+                    let list = explore::plans(&s, &co_space);
                     budget = budget.saturating_add(explore::cost(&s, &list));
                     plans += list.len();
                     what_ifs.push((r, f, s, list));
@@ -119,8 +122,8 @@ impl Job {
     pub fn step(&mut self, n: usize) -> usize {
         let mut done = 0;
         while done < n && !self.cancelled && self.next < self.queue.len() {
-            let (si, plan, slot) = &self.queue[self.next];
-            let o = explore::evaluate_plan(&self.scenarios[*si], plan, &self.space);
+            let (si, candidate, slot) = &self.queue[self.next];
+            let o = explore::evaluate_plan(&self.scenarios[*si], candidate, &self.space);
             match *slot {
                 Slot::Main => self.main.push(o),
                 Slot::Co(i) => {
@@ -254,31 +257,6 @@ pub fn memory_pareto(outcomes: &[Outcome]) -> Vec<usize> {
     front
 }
 
-/// The task config keys of a plan, for loading it into the calculator.
-pub fn plan_task_keys(p: &Plan) -> Map<String, Value> {
-    let mut m = Map::new();
-    let mut spec = |key: &str, s: &crate::engine::scenario::Spec| {
-        let (st, dg): (Vec<&str>, Vec<u64>) = s.levels().iter().map(|l| (l.strategy.config_name(), l.degree)).unzip();
-        m.insert(key.to_owned(), json!(st));
-        m.insert(format!("{key}_degree"), json!(dg));
-    };
-    if let Some(s) = &p.mlp {
-        spec("mlp_parallel", s);
-    }
-    spec("emb_parallel", &p.emb);
-    if let Some(s) = &p.transformer {
-        spec("transformer_parallel", s);
-    }
-    m.insert("local_emb_bs".into(), json!(p.local_emb_batch));
-    if let Some(b) = p.local_mlp_batch {
-        m.insert("local_mlp_bs".into(), json!(b));
-    }
-    if let Some(b) = p.local_transformer_batch {
-        m.insert("local_transformer_bs".into(), json!(b));
-    }
-    m
-}
-
 /// Samples per "unit" of workload: sequence length for language models (so a workload can be
 /// given in tokens), 1 otherwise.
 pub fn tokens_per_sample(arch: &Arch) -> Option<u64> {
@@ -374,7 +352,8 @@ mod tests {
         let mut local = 1;
         let (space, main) = loop {
             base.task.plan.local_transformer_batch = Some(local);
-            let space = Space::fixed_global(&base);
+            // The scenario's micro-batch of one, not the explorer's choices of micro-batch.
+            let space = Space { knobs: false, ..Space::fixed_global(&base) };
             let main = explore::cost(&base, &explore::plans(&base, &space));
             if main * 5 > explore::MAX_SEARCH_OPS {
                 break (space, main);
@@ -420,7 +399,7 @@ mod tests {
         let s = State::initial();
         let base = s.good.as_ref().expect("good").scenario.clone();
         let best = explore::search(&base, &Space::fixed_global(&base)).expect("within budget").ranked[0].clone();
-        let s = s.next(Action::ApplyPlan(plan_task_keys(&best.plan)));
+        let s = s.next(Action::ApplyPlan(crate::doc::plan_task_keys(&base, &best)));
         assert!(!s.stale(), "{:?}", s.errors);
         assert_eq!(s.good.as_ref().map(|g| g.report.throughput_samples_per_s), Some(best.throughput_samples_per_s));
     }

@@ -245,7 +245,7 @@ fn settings_card(
         <div class="card explorer-settings">
             <h2>{ format!("Explore plans for {} on {} GPUs", sc.model.name, sc.system.num_devices) }</h2>
             <p class="help">{ if crate::engine::uses_default_model(sc) {
-                "Default model: every N-D plan of tensor (within a node, dividing the heads), context (long sequences), expert (MoE), data (plain or fully sharded) and pipeline parallelism, nested as Megatron ranks GPUs. Plans that do not fit in HBM (weights, gradients, optimizer states, activations) are shown greyed, not hidden."
+                "Default model: every N-D plan of tensor (within a node, dividing the heads), context (long sequences), expert (MoE), data (plain or fully sharded) and pipeline parallelism, nested as Megatron ranks GPUs; in training each is tried with up to four micro-batch sizes (at least one micro-batch per pipeline stage) and no, selective or full recomputation. Plans that do not fit in HBM (weights, gradients, optimizer states, activations) are shown greyed, not hidden, and never ranked above one that fits."
             } else {
                 "MAD-Max paper mode: every plan MAD-Max accepts: each component's strategies (ddp, fsdp, tp, pp; ddp or mp for embeddings) over all GPUs, or within a node x across nodes; global batches that agree. Plans whose weights do not fit in HBM are shown greyed, not hidden."
             } }</p>
@@ -354,7 +354,7 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
     let best = summary.ranked.first().filter(|o| o.fits()).cloned();
     let apply = |o: &Outcome| {
         let d = d.clone();
-        let keys = explorer::plan_task_keys(&o.plan);
+        let keys = crate::doc::plan_task_keys(base, o);
         Callback::from(move |_| d.emit(Action::ApplyPlan(keys.clone())))
     };
     let cost_row = |label: &str, o: &Outcome| {
@@ -386,7 +386,7 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
                                 <dd class="figure-sub">{ why_not(&summary.baseline) }</dd></div>
                         },
                     } }
-                    <div class="figure"><dt>{ "Best plan" }</dt><dd class="plan-text" id="best-plan" data-iteration={b.iteration_s.to_string()} data-throughput={b.throughput_samples_per_s.to_string()} data-tpot={b.tpot_s.map(|t| t.to_string()).unwrap_or_default()}>{ explore::describe(base, &b.plan) }</dd>
+                    <div class="figure"><dt>{ "Best plan" }</dt><dd class="plan-text" id="best-plan" data-iteration={b.iteration_s.to_string()} data-throughput={b.throughput_samples_per_s.to_string()} data-tpot={b.tpot_s.map(|t| t.to_string()).unwrap_or_default()}>{ explore::describe_outcome(base, b) }</dd>
                         <dd class="figure-sub"><button id="apply-best" onclick={apply(b)}>{ "Apply in calculator" }</button></dd></div>
                 </dl>
                 <table class="costs">
@@ -416,7 +416,7 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
         html! {
             <tr class={classes!((!o.fits()).then_some("misfit"))}>
                 <td>{ i + 1 }</td>
-                <td>{ explore::describe(base, &o.plan) }</td>
+                <td>{ explore::describe_outcome(base, o) }</td>
                 <td class="num">{ units::si(o.throughput_samples_per_s, "samples/s") }</td>
                 <td class="num">{ units::duration(o.iteration_s) }</td>
                 <td class="num">{ units::percent(o.exposed_share) }</td>
@@ -430,7 +430,7 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
     let bars: Vec<(String, f64, bool)> = ranked
         .iter()
         .take(12)
-        .map(|o| (explore::describe(base, &o.plan), o.throughput_samples_per_s, o.fits()))
+        .map(|o| (explore::describe_outcome(base, o), o.throughput_samples_per_s, o.fits()))
         .collect();
     let baseline = summary.baseline.throughput_samples_per_s;
     let scatter: Vec<(f64, f64, bool)> =

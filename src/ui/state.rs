@@ -539,8 +539,13 @@ impl State {
                 self.edited();
             }
             Action::ApplyPlan(keys) => {
+                // A null value removes the key: its default applies.
                 for (k, v) in keys {
-                    self.doc.task.insert(k, v);
+                    if v.is_null() {
+                        self.doc.task.remove(&k);
+                    } else {
+                        self.doc.task.insert(k, v);
+                    }
                 }
                 self.selected_op = None;
                 self.view = View::Calculator;
