@@ -697,4 +697,36 @@ mod tests {
         none.iter_mut().for_each(|o| o.memory_bytes = o.capacity_bytes * 2.0);
         assert_eq!(speedup(&none, &fitting), None);
     }
+
+    #[test]
+    fn training_knobs_are_tried_cheapest_first_and_only_help() {
+        let base = Setup::default();
+        // 32 sequences per GPU through 8 stages: micro-batches of 4, 2 and 1 (at least one per
+        // stage), each with no, selective and full recomputation, in that order.
+        let k = knob_settings(&base, 32, 8);
+        let got: Vec<(Option<u64>, Recompute)> = k.iter().map(|s| (s.micro_batch, s.recompute)).collect();
+        let mut want = Vec::new();
+        for r in [Recompute::None, Recompute::Selective, Recompute::Full] {
+            for m in [4, 2, 1] {
+                want.push((Some(m), r));
+            }
+        }
+        assert_eq!(got, want);
+        // No pipeline: the whole local batch first, then the next three halvings.
+        let micro: Vec<Option<u64>> = knob_settings(&base, 1024, 1).iter().take(4).map(|s| s.micro_batch).collect();
+        assert_eq!(micro, [Some(1024), Some(512), Some(256), Some(128)]);
+        assert!(knob_settings(&base, 1, 4).iter().all(|s| s.micro_batch == Some(1)));
+        // The settings only widen the search: its best plan that fits beats the best with the
+        // scenario's own settings (LLaMA2-70B on 2,048 A100 40GB in the default model).
+        let mut s =
+            scenario(include_str!("../../tests/data/reference/cases/llm__llama2_70b__dc_A_2048__llm_train.json"));
+        s.task.mode = crate::engine::scenario::Mode::Default;
+        let best = |space: &Space| search(&s, space).expect("within budget").ranked.into_iter().find(Outcome::fits);
+        let with_knobs = best(&Space::fixed_global(&s)).expect("a plan fits");
+        let without = best(&Space { knobs: false, ..Space::fixed_global(&s) }).expect("a plan fits");
+        assert!(
+            with_knobs.throughput_samples_per_s > 2.0 * without.throughput_samples_per_s,
+            "{with_knobs:?} vs {without:?}"
+        );
+    }
 }
