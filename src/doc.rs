@@ -165,6 +165,8 @@ pub fn plan_task_keys(
     if crate::engine::uses_default_model(base) && !base.model.arch.family().is_dlrm() && base.task.kind.trains() {
         m.insert("micro_batch".into(), json!(o.setup.micro_batch));
         m.insert("recompute".into(), json!(o.setup.recompute.config_name()));
+        m.insert("zero_stage".into(), json!(o.setup.zero_stage));
+        m.insert("sequence_parallel".into(), json!(o.setup.sequence_parallel));
     }
     m
 }

@@ -27,7 +27,8 @@ Usage:
       search every parallelization plan the model accepts for FILE's model on its cluster
       (MAD-Max paper mode: what the reference accepts; the default model: N-D plans of
       tensor, context, expert, data and pipeline parallelism, each trained with up to four
-      micro-batch sizes and no, selective or full recomputation); for LLM serving,
+      micro-batch sizes, no, selective or full recomputation, ZeRO 0 or 1 with plain data
+      parallelism and sequence parallelism with tensor parallelism); for LLM serving,
       --max-tpot-ms marks plans slower than MS per output token as infeasible
       (global batch fixed at the task's own unless --local-batches is given), rank them by
       throughput, and show the best against the task's own plan; plans whose memory does

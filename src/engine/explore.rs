@@ -62,21 +62,43 @@ pub struct Candidate {
 /// Most micro-batch sizes tried per plan.
 pub const MICRO_BATCH_CHOICES: usize = 4;
 
-/// The settings a default-model transformer plan with `local` samples per GPU and `stages`
-/// pipeline stages is tried with in training: each recomputation (none, selective, full), each
-/// with the largest [`MICRO_BATCH_CHOICES`] power-of-two micro-batches that divide the local
-/// batch and leave at least one micro-batch per stage (so a pipeline can fill; smaller
-/// micro-batches trade time for activation memory, and more of them shrink the bubble).
+/// The shape of a plan the training settings depend on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PlanShape {
+    /// Samples per GPU per iteration.
+    pub local: u64,
+    /// Pipeline stages.
+    pub stages: u64,
+    /// Tensor-parallel degree.
+    pub tp: u64,
+    /// Plain (not sharded) data-parallel ranks.
+    pub replicas: u64,
+}
+
+/// The settings a default-model transformer plan is tried with in training:
+/// - each recomputation (none, selective, full);
+/// - the largest [`MICRO_BATCH_CHOICES`] power-of-two micro-batches that divide the local batch
+///   and leave at least one micro-batch per stage (a pipeline can fill; smaller micro-batches
+///   trade time for activation memory, and more of them shrink the bubble);
+/// - with plain data parallelism, the scenario's ZeRO stage and stage 1 (the distributed
+///   optimizer: the same bytes reduced, a data-parallel share of the optimizer states);
+/// - with tensor parallelism, sequence parallelism (Megatron-LM's advice: the same bytes as
+///   the all-reduces, the norms' work and activations split by tp).
+///
 /// Cheapest first, so that among plans equally fast the one with the least recomputation and
 /// the fewest micro-batches ranks first.
-pub fn knob_settings(base: &Setup, local: u64, stages: u64) -> Vec<Setup> {
-    let largest = (local / stages.max(1)).max(1);
+pub fn knob_settings(base: &Setup, shape: PlanShape) -> Vec<Setup> {
+    let largest = (shape.local / shape.stages.max(1)).max(1);
     let micro: Vec<u64> =
-        powers(largest, |m| local.is_multiple_of(m)).into_iter().rev().take(MICRO_BATCH_CHOICES).collect();
+        powers(largest, |m| shape.local.is_multiple_of(m)).into_iter().rev().take(MICRO_BATCH_CHOICES).collect();
+    let zeros: &[u8] = if shape.replicas > 1 && base.zero_stage == 0 { &[0, 1] } else { &[base.zero_stage] };
+    let sequence_parallel = base.sequence_parallel || shape.tp > 1;
     let mut out = Vec::new();
     for recompute in [Recompute::None, Recompute::Selective, Recompute::Full] {
         for &m in &micro {
-            out.push(Setup { micro_batch: Some(m), recompute, ..base.clone() });
+            for &zero_stage in zeros {
+                out.push(Setup { micro_batch: Some(m), recompute, zero_stage, sequence_parallel, ..base.clone() });
+            }
         }
     }
     out
@@ -218,7 +240,8 @@ fn default_plans(base: &Scenario, space: &Space, d: &Dims) -> Vec<Candidate> {
                             candidate.task.plan.transformer = Some(spec);
                             candidate.task.plan.local_transformer_batch = Some(local);
                             let setups = if space.knobs && base.task.kind.trains() {
-                                knob_settings(&base.task.setup, local, pp)
+                                let replicas = if sharded { 1 } else { dp };
+                                knob_settings(&base.task.setup, PlanShape { local, stages: pp, tp, replicas })
                             } else {
                                 vec![base.task.setup.clone()]
                             };
@@ -544,7 +567,14 @@ pub fn describe_outcome(s: &Scenario, o: &Outcome) -> String {
         Recompute::Selective => "selective recomputation",
         Recompute::Full => "full recomputation",
     };
-    format!("{plan}, {micro}, {recompute}")
+    let mut text = format!("{plan}, {micro}, {recompute}");
+    if o.setup.zero_stage > 0 && o.plan.transformer.as_ref().is_some_and(|t| t.product_of(&[Strategy::Ddp]) > 1) {
+        text += &format!(", ZeRO-{}", o.setup.zero_stage);
+    }
+    if o.setup.sequence_parallel && o.plan.transformer.as_ref().is_some_and(|t| t.product_of(&[Strategy::Tp]) > 1) {
+        text += ", sequence parallel";
+    }
+    text
 }
 
 /// A short description of a plan: `transformer tp 8 x ddp 256, embeddings ddp 2048, batch 8`
@@ -703,7 +733,8 @@ mod tests {
         let base = Setup::default();
         // 32 sequences per GPU through 8 stages: micro-batches of 4, 2 and 1 (at least one per
         // stage), each with no, selective and full recomputation, in that order.
-        let k = knob_settings(&base, 32, 8);
+        let shape = |local, stages| PlanShape { local, stages, tp: 1, replicas: 1 };
+        let k = knob_settings(&base, shape(32, 8));
         let got: Vec<(Option<u64>, Recompute)> = k.iter().map(|s| (s.micro_batch, s.recompute)).collect();
         let mut want = Vec::new();
         for r in [Recompute::None, Recompute::Selective, Recompute::Full] {
@@ -713,9 +744,16 @@ mod tests {
         }
         assert_eq!(got, want);
         // No pipeline: the whole local batch first, then the next three halvings.
-        let micro: Vec<Option<u64>> = knob_settings(&base, 1024, 1).iter().take(4).map(|s| s.micro_batch).collect();
+        let micro: Vec<Option<u64>> =
+            knob_settings(&base, shape(1024, 1)).iter().take(4).map(|s| s.micro_batch).collect();
         assert_eq!(micro, [Some(1024), Some(512), Some(256), Some(128)]);
-        assert!(knob_settings(&base, 1, 4).iter().all(|s| s.micro_batch == Some(1)));
+        assert!(knob_settings(&base, shape(1, 4)).iter().all(|s| s.micro_batch == Some(1)));
+        assert!(k.iter().all(|s| s.zero_stage == 0 && !s.sequence_parallel));
+        // Tensor parallelism: sequence parallel; plain data parallelism: ZeRO 0 and 1 each.
+        let tp = knob_settings(&base, PlanShape { local: 32, stages: 8, tp: 4, replicas: 64 });
+        assert_eq!(tp.len(), 2 * k.len());
+        assert!(tp.iter().all(|s| s.sequence_parallel));
+        assert_eq!(tp.iter().filter(|s| s.zero_stage == 1).count(), k.len());
         // The settings only widen the search: its best plan that fits beats the best with the
         // scenario's own settings (LLaMA2-70B on 2,048 A100 40GB in the default model).
         let mut s =

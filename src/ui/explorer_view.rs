@@ -245,7 +245,7 @@ fn settings_card(
         <div class="card explorer-settings">
             <h2>{ format!("Explore plans for {} on {} GPUs", sc.model.name, sc.system.num_devices) }</h2>
             <p class="help">{ if crate::engine::uses_default_model(sc) {
-                "Default model: every N-D plan of tensor (within a node, dividing the heads), context (long sequences), expert (MoE), data (plain or fully sharded) and pipeline parallelism, nested as Megatron ranks GPUs; in training each is tried with up to four micro-batch sizes (at least one micro-batch per pipeline stage) and no, selective or full recomputation. Plans that do not fit in HBM (weights, gradients, optimizer states, activations) are shown greyed, not hidden, and never ranked above one that fits."
+                "Default model: every N-D plan of tensor (within a node, dividing the heads), context (long sequences), expert (MoE), data (plain or fully sharded) and pipeline parallelism, nested as Megatron ranks GPUs; in training each is tried with up to four micro-batch sizes (at least one micro-batch per pipeline stage), no, selective or full recomputation, ZeRO stage 0 or 1 with plain data parallelism, and sequence parallelism with tensor parallelism. Plans that do not fit in HBM (weights, gradients, optimizer states, activations) are shown greyed, not hidden, and never ranked above one that fits."
             } else {
                 "MAD-Max paper mode: every plan MAD-Max accepts: each component's strategies (ddp, fsdp, tp, pp; ddp or mp for embeddings) over all GPUs, or within a node x across nodes; global batches that agree. Plans whose weights do not fit in HBM are shown greyed, not hidden."
             } }</p>
