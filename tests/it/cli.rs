@@ -213,6 +213,23 @@ fn explore_says_when_the_given_plan_cannot_run_and_quotes_no_speed_up_over_it() 
     let last = text.lines().last().unwrap_or("");
     assert!(last.starts_with("your plan cannot run: it needs ") && last.contains(best), "{text}");
     assert!(!text.contains("already the best") && !text.contains("speed-up"), "{text}");
+    // The best plan's task keys carry every setting the explorer chose; put back into the task
+    // config, they evaluate to the same numbers.
+    let keys = v["best"]["task"].as_object().expect("task keys");
+    for k in ["micro_batch", "recompute", "zero_stage", "sequence_parallel", "transformer_parallel"] {
+        assert!(keys.contains_key(k), "{k} missing: {keys:?}");
+    }
+    let case = read_json(std::path::Path::new(path));
+    let mut task = case["inputs"]["task"].clone();
+    task["mode"] = serde_json::json!("default");
+    for (k, val) in keys {
+        task[k] = val.clone();
+    }
+    let scenario =
+        serde_json::json!({"model": case["inputs"]["model"], "system": case["inputs"]["system"], "task": task});
+    let e = madmax_stdin(&["eval", "-", "--json"], scenario.to_string().as_bytes());
+    assert!(e.status.success(), "{}", String::from_utf8_lossy(&e.stderr));
+    assert_eq!(stdout_json(&e)["throughput"], v["best"]["throughput"]);
     // A model no plan can hold: it says that too.
     let path =
         data_dir().join("reference/cases/llm_moe__gpt4_1.8t__cloud_A_h100.80_512__llm_inf_tp_ddp_512x8_bs1.json");
