@@ -767,4 +767,35 @@ mod tests {
             "{with_knobs:?} vs {without:?}"
         );
     }
+
+    #[test]
+    fn the_search_is_at_least_as_fast_as_megatrons_own_plan_for_gpt3() {
+        // GPT-3 175B on 1,024 A100 80GB (8 per node, 8 x 200 Gb/s each), global batch 1,536:
+        // the plan Narayanan et al. (SC21, Table 1) ran, TP 8 x PP 16 x DP 8, micro-batch 1,
+        // full recomputation. The explorer's best plan that fits is no slower in the model.
+        let raw: crate::engine::RawScenario = serde_json::from_value(serde_json::json!({
+            "model": {"type": "LLM", "bytes_per_nonemb_param": 2, "bytes_per_emb_param": 2,
+                "entries_per_table": 51200, "num_transformer_layers": 96, "num_transformer_heads": 96,
+                "attention_dim": 12288, "transformer_fc_dim": 49152, "transformer_seq_len": 2048},
+            "system": {"type": "GPU", "num_devices": 1024, "num_nodes": 128, "f64_flops": 9.7e12,
+                "f32_flops": 156e12, "f16_flops": 312e12, "i8_ops": 624e12, "flops_util": 0.8, "mem_cap": 80e9,
+                "mem_bw": 2039e9, "mem_bw_util": 0.836, "num_nvlinks": 12, "bw_per_nvlink": 50e9,
+                "nvlink_util": 0.6667, "num_ibroce_ports": 8, "ibroce_bw": 50e9, "ibroce_util": 0.56,
+                "ar_perc_intra": 0.5},
+            "task": {"type": "pretrain", "mode": "default", "emb_parallel": ["ddp"], "emb_parallel_degree": [8],
+                "transformer_parallel": ["tp", "ddp", "pp"], "transformer_parallel_degree": [8, 8, 16],
+                "local_emb_bs": 192, "local_transformer_bs": 192, "micro_batch": 1, "recompute": "full"},
+        }))
+        .expect("raw");
+        let s = validate(&raw).expect("valid");
+        let r = search(&s, &Space::fixed_global(&s)).expect("within budget");
+        assert!(r.baseline.fits(), "Megatron's plan fits: {:?}", r.baseline);
+        let best = r.ranked.first().filter(|o| o.fits()).expect("a plan fits");
+        assert!(
+            best.throughput_samples_per_s >= r.baseline.throughput_samples_per_s,
+            "best {} vs Megatron's {}",
+            best.throughput_samples_per_s,
+            r.baseline.throughput_samples_per_s
+        );
+    }
 }
