@@ -167,6 +167,7 @@ pub fn plan_task_keys(
         m.insert("recompute".into(), json!(o.setup.recompute.config_name()));
         m.insert("zero_stage".into(), json!(o.setup.zero_stage));
         m.insert("sequence_parallel".into(), json!(o.setup.sequence_parallel));
+        m.insert("virtual_stages".into(), json!(o.setup.virtual_stages));
     }
     m
 }

@@ -28,7 +28,8 @@ Usage:
       (MAD-Max paper mode: what the reference accepts; the default model: N-D plans of
       tensor, context, expert, data and pipeline parallelism, each trained with up to four
       micro-batch sizes, no, selective or full recomputation, ZeRO 0 or 1 with plain data
-      parallelism and sequence parallelism with tensor parallelism); for LLM serving,
+      parallelism, sequence parallelism with tensor parallelism and 1 or 2 pipeline chunks
+      per GPU); for LLM serving,
       --max-tpot-ms marks plans slower than MS per output token as infeasible
       (global batch fixed at the task's own unless --local-batches is given), rank them by
       throughput, and show the best against the task's own plan; plans whose memory does

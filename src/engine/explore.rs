@@ -83,7 +83,10 @@ pub struct PlanShape {
 /// - with plain data parallelism, the scenario's ZeRO stage and stage 1 (the distributed
 ///   optimizer: the same bytes reduced, a data-parallel share of the optimizer states);
 /// - with tensor parallelism, sequence parallelism (Megatron-LM's advice: the same bytes as
-///   the all-reduces, the norms' work and activations split by tp).
+///   the all-reduces, the norms' work and activations split by tp);
+/// - with a pipeline, the plain 1F1B schedule and Megatron's interleaved one with 2 chunks per
+///   GPU (half the bubble, twice the point-to-point transfers; the rules keep only splits it
+///   allows).
 ///
 /// Cheapest first, so that among plans equally fast the one with the least recomputation and
 /// the fewest micro-batches ranks first.
@@ -93,11 +96,21 @@ pub fn knob_settings(base: &Setup, shape: PlanShape) -> Vec<Setup> {
         powers(largest, |m| shape.local.is_multiple_of(m)).into_iter().rev().take(MICRO_BATCH_CHOICES).collect();
     let zeros: &[u8] = if shape.replicas > 1 && base.zero_stage == 0 { &[0, 1] } else { &[base.zero_stage] };
     let sequence_parallel = base.sequence_parallel || shape.tp > 1;
+    let chunks: &[u64] = if shape.stages > 1 && base.virtual_stages == 1 { &[1, 2] } else { &[base.virtual_stages] };
     let mut out = Vec::new();
     for recompute in [Recompute::None, Recompute::Selective, Recompute::Full] {
         for &m in &micro {
             for &zero_stage in zeros {
-                out.push(Setup { micro_batch: Some(m), recompute, zero_stage, sequence_parallel, ..base.clone() });
+                for &virtual_stages in chunks {
+                    out.push(Setup {
+                        micro_batch: Some(m),
+                        recompute,
+                        zero_stage,
+                        sequence_parallel,
+                        virtual_stages,
+                        ..base.clone()
+                    });
+                }
             }
         }
     }
@@ -574,6 +587,9 @@ pub fn describe_outcome(s: &Scenario, o: &Outcome) -> String {
     if o.setup.sequence_parallel && o.plan.transformer.as_ref().is_some_and(|t| t.product_of(&[Strategy::Tp]) > 1) {
         text += ", sequence parallel";
     }
+    if o.setup.virtual_stages > 1 {
+        text += &format!(", {} chunks per GPU (interleaved)", o.setup.virtual_stages);
+    }
     text
 }
 
@@ -732,17 +748,22 @@ mod tests {
     fn training_knobs_are_tried_cheapest_first_and_only_help() {
         let base = Setup::default();
         // 32 sequences per GPU through 8 stages: micro-batches of 4, 2 and 1 (at least one per
-        // stage), each with no, selective and full recomputation, in that order.
+        // stage), each with no, selective and full recomputation, each plain 1F1B and
+        // interleaved, in that order.
         let shape = |local, stages| PlanShape { local, stages, tp: 1, replicas: 1 };
         let k = knob_settings(&base, shape(32, 8));
-        let got: Vec<(Option<u64>, Recompute)> = k.iter().map(|s| (s.micro_batch, s.recompute)).collect();
+        let got: Vec<(Option<u64>, Recompute, u64)> =
+            k.iter().map(|s| (s.micro_batch, s.recompute, s.virtual_stages)).collect();
         let mut want = Vec::new();
         for r in [Recompute::None, Recompute::Selective, Recompute::Full] {
             for m in [4, 2, 1] {
-                want.push((Some(m), r));
+                for v in [1, 2] {
+                    want.push((Some(m), r, v));
+                }
             }
         }
         assert_eq!(got, want);
+        assert!(knob_settings(&base, shape(32, 1)).iter().all(|s| s.virtual_stages == 1), "no pipeline, no chunks");
         // No pipeline: the whole local batch first, then the next three halvings.
         let micro: Vec<Option<u64>> =
             knob_settings(&base, shape(1024, 1)).iter().take(4).map(|s| s.micro_batch).collect();
