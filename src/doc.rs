@@ -162,7 +162,7 @@ pub fn plan_task_keys(
     if let Some(b) = p.local_transformer_batch {
         m.insert("local_transformer_bs".into(), json!(b));
     }
-    if crate::engine::uses_default_model(base) && !base.model.arch.family().is_dlrm() && base.task.kind.trains() {
+    if crate::engine::explore::searches_settings(base) {
         m.insert("micro_batch".into(), json!(o.setup.micro_batch));
         m.insert("recompute".into(), json!(o.setup.recompute.config_name()));
         m.insert("zero_stage".into(), json!(o.setup.zero_stage));

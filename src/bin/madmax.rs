@@ -380,6 +380,7 @@ fn explore(args: &[String]) -> ExitCode {
             "baseline": outcome_json(&summary.baseline),
             "best": summary.ranked.first().map(outcome_json),
             "speedup": summary.speedup,
+            "settings_searched": summary.settings_searched && explore::searches_settings(&scenario),
             "plans_evaluated": summary.ranked.len(),
             "plans": summary.ranked.iter().take(top).map(outcome_json).collect::<Vec<_>>(),
         });
@@ -393,6 +394,11 @@ fn explore(args: &[String]) -> ExitCode {
         summary.ranked.len(),
         units::duration(elapsed)
     );
+    if explore::searches_settings(&scenario) && !summary.settings_searched {
+        outln!(
+            "(each with the task's own micro-batch, recomputation, ZeRO stage and schedule: trying them all would take more than one search may)"
+        );
+    }
     let b = &summary.baseline;
     let memory = if madmax::engine::uses_default_model(&scenario) { "memory" } else { "weights" };
     outln!(

@@ -62,6 +62,12 @@ pub struct Candidate {
 /// Most micro-batch sizes tried per plan.
 pub const MICRO_BATCH_CHOICES: usize = 4;
 
+/// Whether the explorer tries training settings for this scenario ([`knob_settings`]): a
+/// default-model transformer in training.
+pub fn searches_settings(s: &Scenario) -> bool {
+    uses_default_model(s) && !s.model.arch.family().is_dlrm() && s.task.kind.trains()
+}
+
 /// The shape of a plan the training settings depend on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PlanShape {
@@ -252,7 +258,7 @@ fn default_plans(base: &Scenario, space: &Space, d: &Dims) -> Vec<Candidate> {
                             let mut candidate = base.clone();
                             candidate.task.plan.transformer = Some(spec);
                             candidate.task.plan.local_transformer_batch = Some(local);
-                            let setups = if space.knobs && base.task.kind.trains() {
+                            let setups = if space.knobs && searches_settings(base) {
                                 let replicas = if sharded { 1 } else { dp };
                                 knob_settings(&base.task.setup, PlanShape { local, stages: pp, tp, replicas })
                             } else {
@@ -423,6 +429,9 @@ pub struct Summary {
     /// baseline itself does not fit (a speed-up over a plan that cannot run means nothing) or
     /// when no plan fits.
     pub speedup: Option<f64>,
+    /// Whether the plans were also tried with the training settings ([`Space::knobs`], which
+    /// [`fitted_space`] may turn off).
+    pub settings_searched: bool,
 }
 
 /// Most plans one search lists: past this, [`plans`] stops and [`planned`] refuses.
@@ -472,9 +481,23 @@ pub fn planned(base: &Scenario, space: &Space) -> Result<(Vec<Candidate>, u64), 
     Ok((list, ops))
 }
 
-/// Searches every plan of `space` at once (the CLI; the page runs [`plans`] in chunks), or says
-/// why the search is too big to run.
+/// The space a search runs: `space`, or `space` without the training settings
+/// ([`Space::knobs`]) when trying them all would take more than one search may and the plans
+/// alone would not (a model with many plans, such as a large mixture of experts).
+pub fn fitted_space(base: &Scenario, space: &Space) -> Space {
+    if space.knobs && planned(base, space).is_err() {
+        let fewer = Space { knobs: false, ..space.clone() };
+        if planned(base, &fewer).is_ok() {
+            return fewer;
+        }
+    }
+    space.clone()
+}
+
+/// Searches every plan of [`fitted_space`] at once (the CLI; the page runs [`plans`] in
+/// chunks), or says why the search is too big to run.
 pub fn search(base: &Scenario, space: &Space) -> Result<Summary, TooBig> {
+    let space = &fitted_space(base, space);
     let mut ranked: Vec<Outcome> = planned(base, space)?.0.iter().map(|p| evaluate_plan(base, p, space)).collect();
     rank(&mut ranked);
     Ok(summarize(base, ranked, space))
@@ -486,7 +509,7 @@ pub fn summarize(base: &Scenario, ranked: Vec<Outcome>, space: &Space) -> Summar
     let own = Candidate { plan: base.task.plan.clone(), setup: base.task.setup.clone() };
     let baseline = Outcome::of(&own, &evaluate(base), space.max_tpot_s);
     let speedup = speedup(&ranked, &baseline);
-    Summary { ranked, baseline, speedup }
+    Summary { ranked, baseline, speedup, settings_searched: space.knobs }
 }
 
 /// How much faster the best plan that fits of `ranked` (best first) runs than `baseline`: at
@@ -571,7 +594,7 @@ pub fn scaled(base: &Scenario, r: Resource, factor: f64) -> Option<Scenario> {
 /// in training the settings the explorer chose (`micro-batch 2, selective recomputation`).
 pub fn describe_outcome(s: &Scenario, o: &Outcome) -> String {
     let plan = describe(s, &o.plan);
-    if !(uses_default_model(s) && !s.model.arch.family().is_dlrm() && s.task.kind.trains()) {
+    if !searches_settings(s) {
         return plan;
     }
     let micro = o.setup.micro_batch.map_or("micro-batch: the local batch".to_owned(), |m| format!("micro-batch {m}"));
@@ -818,5 +841,25 @@ mod tests {
             best.throughput_samples_per_s,
             r.baseline.throughput_samples_per_s
         );
+    }
+
+    #[test]
+    fn a_search_too_big_with_every_setting_runs_with_the_scenarios_own() {
+        // GPT-4 1.8T (MoE) on 2,048 H100s: its plans with every setting take more than one
+        // search may, its plans alone do not.
+        let mut s = scenario(include_str!(
+            "../../tests/data/reference/cases/llm_moe__gpt4_1.8t__cloud_A_h100.80_2048__llm_train.json"
+        ));
+        s.task.mode = crate::engine::scenario::Mode::Default;
+        let space = Space::fixed_global(&s);
+        assert!(planned(&s, &space).is_err());
+        let fitted = fitted_space(&s, &space);
+        assert!(!fitted.knobs && planned(&s, &fitted).is_ok());
+        let r = search(&s, &space).expect("runs with the scenario's settings");
+        assert!(!r.settings_searched && r.ranked.iter().all(|o| o.setup == s.task.setup));
+        // A search that fits keeps them.
+        let small =
+            scenario(include_str!("../../tests/data/reference/cases/llm__llama2_70b__dc_A_2048__llm_train.json"));
+        assert_eq!(fitted_space(&small, &Space::fixed_global(&small)), Space::fixed_global(&small));
     }
 }

@@ -337,10 +337,15 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
         format!("Cancelled after {done} of {total} evaluations ({} ms). Partial results below.", elapsed_ms.round())
     } else if j.finished() {
         format!(
-            "Searched {} plans and {} what-if evaluations in {} ms.{}",
+            "Searched {} plans and {} what-if evaluations in {} ms.{}{}",
             j.ranked().len(),
             total - j.ranked().len(),
             elapsed_ms.round(),
+            if explore::searches_settings(base) && !j.settings_searched() {
+                " Each plan ran with the task's own micro-batch, recomputation, ZeRO stage and schedule: trying them all would take more than one search may."
+            } else {
+                ""
+            },
             j.codesign_skipped
                 .as_ref()
                 .map_or(String::new(), |t| format!(" Hardware what-ifs not run: with them, {t}."))

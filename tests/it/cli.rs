@@ -237,6 +237,23 @@ fn explore_says_when_the_given_plan_cannot_run_and_quotes_no_speed_up_over_it() 
         String::from_utf8_lossy(&madmax(&["explore", path.to_str().expect("utf-8"), "--mode", "default"]).stdout)
             .into_owned();
     assert!(text.trim_end().ends_with("and no plan searched fits either"), "{text}");
+    // Training a model with too many plans to try every setting: the search still runs, with
+    // the task's own settings, and says so.
+    let path = data_dir().join("reference/cases/llm_moe__gpt4_1.8t__cloud_A_h100.80_2048__llm_train.json");
+    let path = path.to_str().expect("utf-8");
+    let o = madmax(&["explore", path, "--mode", "default"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("each with the task's own micro-batch"));
+    let v = stdout_json(&madmax(&["explore", path, "--mode", "default", "--json"]));
+    assert_eq!(v["settings_searched"], false);
+    let v = stdout_json(&madmax(&[
+        "explore",
+        data_dir().join("reference/cases/llm__llama2_70b__dc_A_2048__llm_train.json").to_str().expect("utf-8"),
+        "--mode",
+        "default",
+        "--json",
+    ]));
+    assert_eq!(v["settings_searched"], true);
 }
 
 #[test]
