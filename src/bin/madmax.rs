@@ -366,6 +366,8 @@ fn explore(args: &[String]) -> ExitCode {
             "plan": explore::describe_outcome(&scenario, o),
             "iteration_ms": o.iteration_s * 1e3,
             "throughput": o.throughput_samples_per_s,
+            "tokens_per_s": o.tokens_per_s,
+            "mfu": o.mfu,
             "global_batch": o.global_batch,
             "exposed_share": o.exposed_share,
             "memory_per_device_bytes": o.memory_bytes,
@@ -411,12 +413,23 @@ fn explore(args: &[String]) -> ExitCode {
         misfit(b)
     );
     outln!();
-    outln!("{:>4}  {:>14} {:>10} {:>9} {:>10}  plan", "rank", "throughput", "iteration", "exposed", memory);
+    outln!(
+        "{:>4}  {:>14} {:>14} {:>6} {:>10} {:>9} {:>10}  plan",
+        "rank",
+        "throughput",
+        "tokens/s",
+        "MFU",
+        "iteration",
+        "exposed",
+        memory
+    );
     for (i, o) in summary.ranked.iter().take(top).enumerate() {
         outln!(
-            "{:>4}  {:>14} {:>10} {:>9} {:>10}  {}{}",
+            "{:>4}  {:>14} {:>14} {:>6} {:>10} {:>9} {:>10}  {}{}",
             i + 1,
             units::si(o.throughput_samples_per_s, "samples/s"),
+            o.tokens_per_s.map_or("n/a".to_owned(), |t| units::si(t, "tokens/s")),
+            o.mfu.map_or("n/a".to_owned(), |m| format!("{:.0} %", m * 100.0)),
             units::duration(o.iteration_s),
             units::percent(o.exposed_share),
             units::bytes(o.memory_bytes),

@@ -138,6 +138,10 @@ pub struct Outcome {
     pub capacity_bytes: f64,
     /// LLM serving: time per output token, s.
     pub tpot_s: Option<f64>,
+    /// Language models: tokens per second (samples/s x sequence length).
+    pub tokens_per_s: Option<f64>,
+    /// Model FLOPs utilisation, where the model counts it (the default model).
+    pub mfu: Option<f64>,
     /// False when the plan misses the search's latency limit.
     pub meets_limit: bool,
 }
@@ -149,7 +153,7 @@ impl Outcome {
         self.memory_bytes <= self.capacity_bytes && self.meets_limit
     }
 
-    fn of(c: &Candidate, r: &Report, max_tpot_s: Option<f64>) -> Outcome {
+    fn of(s: &Scenario, c: &Candidate, r: &Report, max_tpot_s: Option<f64>) -> Outcome {
         let tpot_s = r.serving.as_ref().map(|s| s.tpot_s);
         let meets_limit = match (tpot_s, max_tpot_s) {
             (Some(t), Some(limit)) => t <= limit,
@@ -165,6 +169,8 @@ impl Outcome {
             memory_bytes: r.memory.total_bytes,
             capacity_bytes: r.memory.capacity_bytes,
             tpot_s,
+            tokens_per_s: tokens_per_sample(s).map(|t| r.throughput_samples_per_s * t as f64),
+            mfu: r.utilization.as_ref().map(|u| u.mfu),
             meets_limit,
         }
     }
@@ -400,7 +406,15 @@ pub fn plans(base: &Scenario, space: &Space) -> Vec<Candidate> {
 /// Evaluates the base scenario with another plan (which must come from [`plans`]), judged
 /// against the space's latency limit.
 pub fn evaluate_plan(base: &Scenario, c: &Candidate, space: &Space) -> Outcome {
-    Outcome::of(c, &evaluate(&with(base, c)), space.max_tpot_s)
+    Outcome::of(base, c, &evaluate(&with(base, c)), space.max_tpot_s)
+}
+
+/// Tokens per sample of a language model (its sequence length); `None` for other families.
+pub fn tokens_per_sample(s: &Scenario) -> Option<u64> {
+    match &s.model.arch {
+        super::scenario::Arch::Llm(l) | super::scenario::Arch::LlmMoe(l, _) => Some(l.transformer.seq_len),
+        _ => None,
+    }
 }
 
 /// The base scenario running a candidate's plan and settings.
@@ -507,7 +521,7 @@ pub fn search(base: &Scenario, space: &Space) -> Result<Summary, TooBig> {
 /// space's latency limit as the others are.
 pub fn summarize(base: &Scenario, ranked: Vec<Outcome>, space: &Space) -> Summary {
     let own = Candidate { plan: base.task.plan.clone(), setup: base.task.setup.clone() };
-    let baseline = Outcome::of(&own, &evaluate(base), space.max_tpot_s);
+    let baseline = Outcome::of(base, &own, &evaluate(base), space.max_tpot_s);
     let speedup = speedup(&ranked, &baseline);
     Summary { ranked, baseline, speedup, settings_searched: space.knobs }
 }

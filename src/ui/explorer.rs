@@ -4,7 +4,7 @@
 //! natively; the page only schedules `step` calls and draws.
 
 use crate::engine::explore::{self, Candidate, Outcome, Resource, Space, TooBig};
-use crate::engine::scenario::{Arch, Scenario, Spec, Strategy};
+use crate::engine::scenario::{Scenario, Spec, Strategy};
 
 /// What the best plan is compared with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -262,15 +262,6 @@ pub fn memory_pareto(outcomes: &[Outcome]) -> Vec<usize> {
         }
     }
     front
-}
-
-/// Samples per "unit" of workload: sequence length for language models (so a workload can be
-/// given in tokens), 1 otherwise.
-pub fn tokens_per_sample(arch: &Arch) -> Option<u64> {
-    match arch {
-        Arch::Llm(l) | Arch::LlmMoe(l, _) => Some(l.transformer.seq_len),
-        _ => None,
-    }
 }
 
 #[cfg(test)]

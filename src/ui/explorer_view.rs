@@ -212,7 +212,7 @@ fn settings_card(
     let s = &**settings;
     let sc = &good.scenario;
     let serving = good.report.serving.is_some();
-    let tokens = explorer::tokens_per_sample(&sc.model.arch).is_some();
+    let tokens = explore::tokens_per_sample(sc).is_some();
     let prices = presets::all().map(|p| p.prices.clone()).unwrap_or_default();
     let chosen = prices
         .iter()
@@ -330,7 +330,6 @@ fn settings_card(
 fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick: u64, width: u32) -> Html {
     let (done, total) = j.progress();
     let base = j.base();
-    let arch = &base.model.arch;
     let summary = j.summary(s.baseline);
     let elapsed_ms = if clock.1 > 0.0 { clock.1 - clock.0 } else { js_sys::Date::now() - clock.0 };
     let status = if j.cancelled() {
@@ -353,7 +352,7 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
     } else {
         format!("Evaluating {done} of {total}...")
     };
-    let samples = s.workload / explorer::tokens_per_sample(arch).map_or(1.0, |t| t as f64);
+    let samples = s.workload / explore::tokens_per_sample(base).map_or(1.0, |t| t as f64);
     let inputs = CostInputs { usd_per_gpu_hour: s.usd_per_gpu_hour, watts_per_gpu: s.watts_per_gpu, samples };
     let gpus = base.system.num_devices;
     let best = summary.ranked.first().filter(|o| o.fits()).cloned();
@@ -398,7 +397,7 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
                     <thead><tr><th></th><th>{ "time" }</th><th>{ "GPU-hours" }</th><th>{ "cost" }</th><th>{ "energy" }</th></tr></thead>
                     <tbody>{ cost_row("best plan", b) }{ if summary.baseline.fits() { cost_row("baseline", &summary.baseline) } else { html! {} } }</tbody>
                 </table>
-                <p class="help">{ format!("For {} {} on {gpus} GPUs at {} $/GPU-hour and {} W per GPU.", units::count(s.workload), if explorer::tokens_per_sample(arch).is_some() { "tokens" } else { "samples" }, s.usd_per_gpu_hour, s.watts_per_gpu) }</p>
+                <p class="help">{ format!("For {} {} on {gpus} GPUs at {} $/GPU-hour and {} W per GPU.", units::count(s.workload), if explore::tokens_per_sample(base).is_some() { "tokens" } else { "samples" }, s.usd_per_gpu_hour, s.watts_per_gpu) }</p>
             </div>
         },
         _ => html! {},
@@ -422,7 +421,8 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
             <tr class={classes!((!o.fits()).then_some("misfit"))}>
                 <td>{ i + 1 }</td>
                 <td>{ explore::describe_outcome(base, o) }</td>
-                <td class="num">{ units::si(o.throughput_samples_per_s, "samples/s") }</td>
+                <td class="num">{ units::si(o.throughput_samples_per_s, "samples/s") }{ o.tokens_per_s.map_or(String::new(), |t| format!(" ({})", units::si(t, "tokens/s"))) }</td>
+                <td class="num">{ o.mfu.map_or("n/a".to_owned(), units::percent) }</td>
                 <td class="num">{ units::duration(o.iteration_s) }</td>
                 <td class="num">{ units::percent(o.exposed_share) }</td>
                 <td class="num">{ units::bytes(o.memory_bytes) }{ explorer::verdict(o) }</td>
@@ -527,7 +527,7 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
             <h2>{ "Ranked plans" }</h2>
             <div class="table-wrap">
                 <table class="ranked" id="ranked-plans">
-                    <thead><tr><th>{ "#" }</th><th>{ "plan" }</th><th>{ "throughput" }</th><th>{ "iteration" }</th><th>{ "exposed comm." }</th><th>{ "memory/GPU" }</th><th></th></tr></thead>
+                    <thead><tr><th>{ "#" }</th><th>{ "plan" }</th><th>{ "throughput" }</th><th>{ "MFU" }</th><th>{ "iteration" }</th><th>{ "exposed comm." }</th><th>{ "memory/GPU" }</th><th></th></tr></thead>
                     <tbody>{ for table }</tbody>
                 </table>
             </div>

@@ -207,6 +207,11 @@ fn explore_says_when_the_given_plan_cannot_run_and_quotes_no_speed_up_over_it() 
     let path = path.to_str().expect("utf-8 path");
     let v = stdout_json(&madmax(&["explore", path, "--json", "--mode", "default"]));
     assert_eq!((v["baseline"]["fits"].as_bool(), v["best"]["fits"].as_bool()), (Some(false), Some(true)), "{v}");
+    // Every row: tokens/s (4,096 tokens per sample) and MFU.
+    let best_tput = v["best"]["throughput"].as_f64().expect("throughput");
+    let tokens = v["best"]["tokens_per_s"].as_f64().expect("tokens/s");
+    assert!((tokens / (best_tput * 4096.0) - 1.0).abs() < 1e-12, "{tokens} vs {best_tput} x 4096");
+    assert!(v["best"]["mfu"].as_f64().is_some_and(|m| m > 0.0 && m < 1.0), "{v}");
     assert!(v["speedup"].is_null(), "{v}");
     let text = String::from_utf8_lossy(&madmax(&["explore", path, "--mode", "default"]).stdout).into_owned();
     let best = v["best"]["plan"].as_str().expect("plan");
