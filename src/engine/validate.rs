@@ -212,6 +212,10 @@ impl Reader {
                 self.push(FieldError::new(path.to_string(), format!("must be at most {max}, got {i}")));
                 None
             }
+            RawValue::Str(s) if s.trim().is_empty() => {
+                self.push(FieldError::new(path.to_string(), format!("is empty: enter a whole number from {min}")));
+                None
+            }
             other => {
                 self.push(FieldError::new(
                     path.to_string(),

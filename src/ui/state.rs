@@ -611,25 +611,51 @@ impl State {
     }
 }
 
-/// A whole number in the text (`2048`, `2048.0`, `2e3`), if any.
-fn parse_count(text: &str) -> Option<u64> {
+/// The text with thousands separators taken out when it is a number grouped in threes
+/// (`2,048`, `1 000 000`, `12_288`, with or without a sign or a decimal part after the last
+/// group); any other text as it is (`1,5` stays: it may mean one and a half).
+fn ungrouped(text: &str) -> String {
     let t = text.trim();
+    for sep in [',', ' ', '_', '\u{a0}', '\u{202f}'] {
+        let unsigned = t.strip_prefix('-').unwrap_or(t);
+        let int = unsigned.split('.').next().unwrap_or("");
+        let groups: Vec<&str> = int.split(sep).collect();
+        let grouped = groups.len() > 1
+            && (1..=3).contains(&groups[0].len())
+            && groups[1..].iter().all(|g| g.len() == 3)
+            && groups.iter().all(|g| g.chars().all(|c| c.is_ascii_digit()));
+        if grouped {
+            return t.replace(sep, "");
+        }
+    }
+    t.to_owned()
+}
+
+/// A whole number in the text (`2048`, `2,048`, `2048.0`, `2e3`), if any.
+fn parse_count(text: &str) -> Option<u64> {
+    let t = ungrouped(text);
     t.parse::<u64>()
         .ok()
         .or_else(|| t.parse::<f64>().ok().filter(|x| x.fract() == 0.0 && *x >= 0.0 && *x < 9e15).map(|x| x as u64))
 }
 
-/// A count as a JSON integer, or the text itself (validation then names the field).
+/// A count as a JSON integer; any other number as that number (`-5`, `80.5`: validation then
+/// says what is wrong with it); else the text itself (validation names the field).
 fn parse_text_or_count(text: &str) -> Value {
-    match parse_count(text) {
-        Some(n) => json!(n),
-        None => json!(text.trim()),
+    if let Some(n) = parse_count(text) {
+        return json!(n);
+    }
+    let t = ungrouped(text);
+    match (t.parse::<i64>(), t.parse::<f64>()) {
+        (Ok(i), _) => json!(i),
+        (_, Ok(x)) if x.is_finite() => json!(x),
+        _ => json!(text.trim()),
     }
 }
 
 /// The config value for text typed into a field.
 pub fn parse_field(field: &Field, text: &str) -> Value {
-    let number = |text: &str| match text.trim().parse::<f64>() {
+    let number = |text: &str| match ungrouped(text).parse::<f64>() {
         Ok(x) if x.is_finite() => json!(x * field.scale),
         _ => json!(text.trim()),
     };
@@ -993,5 +1019,31 @@ mod tests {
         assert_eq!(show_field(&s.doc, &field("flops_util")), "0.705");
         assert_eq!(parse_field(&field("ibroce_bw"), "400"), json!(100e9));
         assert_eq!(parse_field(&field("mem_bw"), " 12a "), json!("12a"));
+    }
+
+    #[test]
+    fn typed_numbers_reach_validation_as_numbers_so_it_can_say_what_is_wrong() {
+        let layers = crate::ui::fields::model_fields(crate::engine::scenario::Family::Llm)
+            .into_iter()
+            .find(|f| f.key == "num_transformer_layers")
+            .expect("layers field");
+        // Thousands separators in threes are read; "1,5" is not a grouped number.
+        for text in ["2,048", "2 048", "2_048", " 2048 ", "2048.0"] {
+            assert_eq!(parse_field(&layers, text), json!(2048), "{text}");
+        }
+        assert_eq!(parse_field(&layers, "1,5"), json!("1,5"));
+        assert_eq!(parse_field(&field("mem_bw"), "1,555"), json!(1555e9));
+        // Negative and fractional counts stay numbers: validation says what is wrong.
+        assert_eq!(parse_field(&layers, "-5"), json!(-5));
+        assert_eq!(parse_field(&layers, "80.5"), json!(80.5));
+        let s = State::initial();
+        let said = |text: &str| {
+            let t = s.clone().next(Action::SetField(layers, text.into()));
+            t.error_for("model.num_transformer_layers").map(|e| e.message.clone()).unwrap_or_default()
+        };
+        assert!(said("-5").contains("at least 1, got -5"), "{}", said("-5"));
+        assert!(said("80.5").contains("whole number, got a number (80.5)"), "{}", said("80.5"));
+        assert!(said("").contains("is empty"), "{}", said(""));
+        assert!(said("2,048").is_empty(), "{}", said("2,048"));
     }
 }

@@ -113,6 +113,18 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   await page.screenshot({ path: join(shots, 'stale.png') });
   await type(page, '#transformer_parallel-0-degree', '128');
   check(!(await page.locator('.stale-banner').isVisible()), 'fixing the plan clears the stale mark');
+  // Typed numbers: a negative count says what is wrong with it; "4,096" is 4096.
+  const layers = page.locator('#f-model-num_transformer_layers');
+  const layersBefore = await layers.inputValue();
+  await type(page, '#f-model-num_transformer_layers', '-5');
+  const layersError = page.locator('.field', { has: layers }).locator('.error-msg');
+  check(/at least 1, got -5/.test(await layersError.textContent()), `a negative layer count is named as such: ${await layersError.textContent()}`);
+  await type(page, '#f-model-num_transformer_layers', layersBefore);
+  const restored = await shown(page);
+  await type(page, '#f-model-transformer_seq_len', '4,096');
+  const seq = await page.locator('#f-model-transformer_seq_len').inputValue();
+  check(!(await page.locator('.stale-banner').isVisible()) && seq === '4096' && (await shown(page)).iteration_s === restored.iteration_s,
+    `"4,096" is read as 4096 (shown ${seq}, the same results)`);
 
   // The default model: a 3-D plan (tensor x pipeline x data) with micro-batches. The timeline
   // shows the pipeline bubble, the explain view its formula, memory is checked against HBM.
