@@ -177,8 +177,10 @@ pub enum Action {
 }
 
 impl State {
-    /// The state for a doc, evaluated.
+    /// The state for a doc, evaluated; `preset` names the scenario preset it is, or else the
+    /// preset it equals is found (a shared or reloaded preset is still that preset).
     pub fn from_doc(doc: Doc, preset: Option<String>) -> State {
+        let preset = preset.or_else(|| preset_of(&doc));
         let mut s = State {
             doc,
             preset,
@@ -715,6 +717,23 @@ pub fn doc_mode(doc: &Doc) -> Mode {
 /// Writes the mode into the doc. For the default model, a transformer training task without a
 /// recomputation setting gets full recomputation: MAD-Max's tasks put a whole batch of long
 /// sequences on each GPU, whose activations would not fit without it.
+/// The scenario preset `doc` is, as loading it in either mode (and switching mode after)
+/// makes it; `None` when it is none.
+fn preset_of(doc: &Doc) -> Option<String> {
+    let p = presets::all().ok()?;
+    let modes: [&[Mode]; 3] = [&[Mode::Default], &[Mode::Reference], &[Mode::Default, Mode::Reference]];
+    p.scenarios.iter().find_map(|sc| {
+        let configs = p.configs(sc)?;
+        modes.iter().find_map(|steps| {
+            let mut d = Doc::new(configs.clone());
+            for &mode in *steps {
+                default_model_settings(&mut d, mode);
+            }
+            (d == *doc).then(|| sc.id.clone())
+        })
+    })
+}
+
 pub fn default_model_settings(doc: &mut Doc, mode: Mode) {
     doc.set(Config::Task, "mode", json!(mode.config_name()));
     let transformer = matches!(doc.text(Config::Model, "type"), Some("LLM" | "LLM_MoE" | "ViT"));
@@ -1045,5 +1064,25 @@ mod tests {
         assert!(said("80.5").contains("whole number, got a number (80.5)"), "{}", said("80.5"));
         assert!(said("").contains("is empty"), "{}", said(""));
         assert!(said("2,048").is_empty(), "{}", said("2,048"));
+    }
+
+    #[test]
+    fn a_shared_or_reloaded_preset_is_still_that_preset() {
+        let s = State::initial();
+        assert!(s.preset.is_some());
+        // Opened from its own link, or kept by the browser: the same preset, not "custom".
+        let linked = State::open(Ok(s.doc.clone()), None, None);
+        assert_eq!(linked.preset, s.preset);
+        let kept = State::open(Err(ShareError::Empty), Some(s.doc.clone()), None);
+        assert_eq!(kept.preset, s.preset);
+        // In paper mode too.
+        let paper = s.clone().next(Action::SetMode(Mode::Reference));
+        let id = paper.preset.clone().or(s.preset.clone());
+        let reloaded = State::open(Ok(paper.doc.clone()), None, None);
+        assert!(reloaded.preset.is_some() && reloaded.preset == id, "{:?}", reloaded.preset);
+        // An edited scenario is custom.
+        let mut doc = s.doc.clone();
+        doc.set(Config::Task, "micro_batch", json!(1));
+        assert_eq!(State::open(Ok(doc), None, None).preset, None);
     }
 }

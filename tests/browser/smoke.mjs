@@ -29,6 +29,14 @@ await runTest('smoke', dist, async ({ server, browser }) => {
   check(close(await seconds(), want.iteration_ms / 1000), 'iteration time equals the CLI (default model)');
   check(/^\d+(\.\d+)? (ms|s|min|h)$/.test(shownText), `iteration time "${shownText}" has a unit`);
   check(close(await thr(), want.throughput), 'throughput equals the CLI (default model)');
+  // Its own share link, opened afresh, is still the same scenario preset (not "custom").
+  const preset = await page.locator('#scenario').inputValue();
+  const other = await (await browser.newContext()).newPage();
+  await other.goto(link);
+  await other.locator('#iteration-time').waitFor({ timeout: 20000 });
+  const reopened = await other.locator('#scenario').inputValue();
+  check(preset !== '' && reopened === preset, `a shared preset opens as that preset (${reopened})`);
+  await other.close();
   // MAD-Max paper mode: the golden case's numbers.
   await page.locator('label[for=mode-reference]').click();
   await page.waitForFunction((w) => Math.abs(Number(document.getElementById('iteration-time').dataset.value) - w) < 1e-9 * w,
