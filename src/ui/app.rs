@@ -341,7 +341,14 @@ fn problems(state: &State) -> Html {
         <div class="card problems" role="alert" id="problems">
             <h2>{ format!("{} problem{} to fix", state.errors.len(), if state.errors.len() == 1 { "" } else { "s" }) }</h2>
             <p class="help">{ "The results on the right are from the last valid scenario and are marked stale until these are fixed." }</p>
-            <ul>{ for state.errors.iter().map(|e| html! { <li><code>{ &e.field }</code>{ ": " }{ &e.message }</li> }) }</ul>
+            <ul>{ for state.errors.iter().map(|e| match fields::field_of_path(&e.field) {
+                // The field as the form names it, a link to it, then the config key.
+                Some((label, id)) => html! { <li>
+                    { match id { Some(id) => html! { <a href={format!("#{id}")}>{ label }</a> }, None => html! { <strong>{ label }</strong> } } }
+                    { ": " }{ &e.message }{ " " }<code class="sub">{ &e.field }</code>
+                </li> },
+                None => html! { <li><code>{ &e.field }</code>{ ": " }{ &e.message }</li> },
+            }) }</ul>
         </div>
     }
 }

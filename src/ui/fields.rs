@@ -342,6 +342,50 @@ pub fn batch_field(spec_key: &str) -> Field {
     }
 }
 
+/// What a problem's field path (`model.num_transformer_layers`,
+/// `task.transformer_parallel_degree[1]`) is called on the form, and the id of the input that
+/// sets it, when the form has one.
+pub fn field_of_path(path: &str) -> Option<(String, Option<String>)> {
+    let (config, key) = path.split_once('.')?;
+    let (base, index) = match key.split_once('[') {
+        Some((b, i)) => (b, i.trim_end_matches(']').parse::<usize>().ok()),
+        None => (key, None),
+    };
+    // The plans: which level, and its strategy or its degree.
+    for spec in ["mlp_parallel", "emb_parallel", "transformer_parallel"] {
+        let degree = base.strip_suffix("_degree") == Some(spec);
+        if config == "task" && (base == spec || degree) {
+            let part = if degree { "degree" } else { "strategy" };
+            return Some(match index {
+                Some(i) => {
+                    (format!("{}, level {} {part}", spec_label(spec), i + 1), Some(format!("{spec}-{i}-{part}")))
+                }
+                None => (format!("{} ({part} list)", spec_label(spec)), Some(format!("spec-{spec}"))),
+            });
+        }
+    }
+    let named = match (config, base) {
+        ("system", "num_nodes") => Some("Nodes"),
+        ("system", "gpus_per_node" | "num_devices") => Some("GPUs per node"),
+        _ => None,
+    };
+    if let Some(label) = named {
+        let id = if base == "num_nodes" { "f-system-num_nodes" } else { "f-system-gpus_per_node" };
+        return Some((label.to_owned(), Some(id.to_owned())));
+    }
+    let mut all: Vec<Field> = system_fields();
+    for family in Family::ALL {
+        all.extend(model_fields(family));
+        all.extend(default_model_fields(family));
+        all.extend(default_task_fields(family, false));
+        all.extend(default_task_fields(family, true));
+    }
+    all.extend(["mlp_parallel", "emb_parallel", "transformer_parallel"].map(batch_field));
+    all.into_iter()
+        .find(|f| f.config.key() == config && f.key == base)
+        .map(|f| (f.label.to_owned(), Some(format!("f-{}-{}", f.config.key(), f.key))))
+}
+
 /// Labels of spec keys.
 pub fn spec_label(spec_key: &str) -> &'static str {
     match spec_key {
@@ -393,3 +437,24 @@ pub const MIN_FROZEN: Field = count(
     "First frozen layer",
     "Layers from this index on send no weight gradients (they still run their backward GEMMs in MAD-Max). Set it to the layer count to train every layer.",
 );
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn problem_paths_are_named_as_the_form_names_them() {
+        let named = |p: &str| field_of_path(p);
+        assert_eq!(
+            named("model.num_transformer_layers"),
+            Some(("Transformer layers".into(), Some("f-model-num_transformer_layers".into())))
+        );
+        assert_eq!(
+            named("task.transformer_parallel_degree[1]"),
+            Some(("Transformer plan, level 2 degree".into(), Some("transformer_parallel-1-degree".into())))
+        );
+        assert_eq!(named("system.num_nodes"), Some(("Nodes".into(), Some("f-system-num_nodes".into()))));
+        assert_eq!(named("task.fp8").map(|x| x.0), Some("FP8 training".into()));
+        assert_eq!(named("nonsense"), None);
+    }
+}

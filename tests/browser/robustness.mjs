@@ -53,6 +53,9 @@ await runTest('robustness', dist, async ({ server, browser }) => {
   await page.goto(`${server.url}${linkOf(zero)}`);
   await page.locator('#problems').waitFor({ timeout: 20000 });
   check((await page.locator('#problems').textContent()).includes('model.num_transformer_layers'), 'an invalid link lists its problems');
+  const named = page.locator('#problems a[href="#f-model-num_transformer_layers"]');
+  check((await named.count()) === 1 && (await named.textContent()) === 'Transformer layers',
+    'the problem names the field as the form does and links to it');
   check(close(await iteration(page), mineIteration) && (await page.locator('.stale-banner').count()) === 1,
     'an invalid link shows the kept scenario\'s results, marked stale, not the default\'s');
   check((await kept(page)) === mine, 'an invalid link replaces nothing');
