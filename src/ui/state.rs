@@ -322,8 +322,14 @@ impl State {
     pub fn next(&self, action: Action) -> State {
         let mut s = self.clone();
         s.apply(action);
-        if s.doc != self.doc && s.link().is_none() && self.link().is_some() {
-            s.notice = Notice::error(TOO_LONG_FOR_A_LINK);
+        if s.doc != self.doc {
+            // An edit makes an information notice ("Link copied") stale; errors stay.
+            if s.notice.as_ref().is_some_and(|n| !n.is_error) && s.notice == self.notice {
+                s.notice = None;
+            }
+            if s.link().is_none() && self.link().is_some() {
+                s.notice = Notice::error(TOO_LONG_FOR_A_LINK);
+            }
         }
         s
     }
@@ -1084,5 +1090,21 @@ mod tests {
         let mut doc = s.doc.clone();
         doc.set(Config::Task, "micro_batch", json!(1));
         assert_eq!(State::open(Ok(doc), None, None).preset, None);
+    }
+
+    #[test]
+    fn an_edit_clears_an_information_notice_but_not_an_error() {
+        let layers = crate::ui::fields::model_fields(crate::engine::scenario::Family::Llm)
+            .into_iter()
+            .find(|f| f.key == "num_transformer_layers")
+            .expect("layers field");
+        let s = State::initial().next(Action::Notify("Link copied.".into()));
+        assert!(s.notice.is_some());
+        // Choosing a view changes nothing in the scenario: the notice stays.
+        assert!(s.next(Action::SetView(View::Explorer)).notice.is_some());
+        // An edit: the copied link is no longer this scenario's.
+        assert_eq!(s.next(Action::SetField(layers, "64".into())).notice, None);
+        let alert = State::initial().next(Action::Alert("Could not read the file.".into()));
+        assert!(alert.next(Action::SetField(layers, "64".into())).notice.is_some_and(|n| n.is_error));
     }
 }

@@ -219,7 +219,14 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   await matchesCli(page, 'ViT-H on ZionEX-128');
 
   // Journey 4: copy the link, open it in a fresh browser: the same scenario and numbers.
+  // Where the results sit in the document (not in the window, which scrolls to the button).
+  const resultsTop = () => page.locator('#iteration-time').evaluate((e) => e.getBoundingClientRect().top + window.scrollY);
+  const topBefore = await resultsTop();
   await page.click('#copy-link');
+  const copiedNote = page.locator('.notice', { hasText: 'Link copied' });
+  await copiedNote.waitFor();
+  check(await copiedNote.evaluate((e) => getComputedStyle(e).position) === 'fixed' && await resultsTop() === topBefore,
+    `"Link copied" floats over the page: nothing moves (${await copiedNote.evaluate((e) => getComputedStyle(e).position)}, ${topBefore} -> ${await resultsTop()})`);
   const link = await page.locator('#share-link').inputValue();
   check(link.length < 2000, `the link is short (${link.length} characters)`);
   const before = await shown(page);
