@@ -444,7 +444,7 @@ pub struct Summary {
     /// when no plan fits.
     pub speedup: Option<f64>,
     /// Whether the plans were also tried with the training settings ([`Space::knobs`], which
-    /// [`fitted_space`] may turn off).
+    /// [`planned_fitted`] may turn off).
     pub settings_searched: bool,
 }
 
@@ -495,24 +495,27 @@ pub fn planned(base: &Scenario, space: &Space) -> Result<(Vec<Candidate>, u64), 
     Ok((list, ops))
 }
 
-/// The space a search runs: `space`, or `space` without the training settings
+/// [`planned`] for the space a search runs: `space`, or `space` without the training settings
 /// ([`Space::knobs`]) when trying them all would take more than one search may and the plans
-/// alone would not (a model with many plans, such as a large mixture of experts).
-pub fn fitted_space(base: &Scenario, space: &Space) -> Space {
-    if space.knobs && planned(base, space).is_err() {
-        let fewer = Space { knobs: false, ..space.clone() };
-        if planned(base, &fewer).is_ok() {
-            return fewer;
+/// alone would not (a model with many plans, such as a large mixture of experts). Returns that
+/// space with its plans and their cost; when neither fits, why the full search is too big.
+pub fn planned_fitted(base: &Scenario, space: &Space) -> Result<(Space, Vec<Candidate>, u64), TooBig> {
+    match planned(base, space) {
+        Ok((list, ops)) => Ok((space.clone(), list, ops)),
+        Err(too_big) if space.knobs => {
+            let fewer = Space { knobs: false, ..space.clone() };
+            planned(base, &fewer).map(|(list, ops)| (fewer, list, ops)).map_err(|_| too_big)
         }
+        Err(too_big) => Err(too_big),
     }
-    space.clone()
 }
 
-/// Searches every plan of [`fitted_space`] at once (the CLI; the page runs [`plans`] in
+/// Searches every plan of [`planned_fitted`] at once (the CLI; the page runs [`plans`] in
 /// chunks), or says why the search is too big to run.
 pub fn search(base: &Scenario, space: &Space) -> Result<Summary, TooBig> {
-    let space = &fitted_space(base, space);
-    let mut ranked: Vec<Outcome> = planned(base, space)?.0.iter().map(|p| evaluate_plan(base, p, space)).collect();
+    let (space, list, _) = planned_fitted(base, space)?;
+    let space = &space;
+    let mut ranked: Vec<Outcome> = list.iter().map(|p| evaluate_plan(base, p, space)).collect();
     rank(&mut ranked);
     Ok(summarize(base, ranked, space))
 }
@@ -867,13 +870,13 @@ mod tests {
         s.task.mode = crate::engine::scenario::Mode::Default;
         let space = Space::fixed_global(&s);
         assert!(planned(&s, &space).is_err());
-        let fitted = fitted_space(&s, &space);
+        let (fitted, ..) = planned_fitted(&s, &space).expect("fits without the settings");
         assert!(!fitted.knobs && planned(&s, &fitted).is_ok());
         let r = search(&s, &space).expect("runs with the scenario's settings");
         assert!(!r.settings_searched && r.ranked.iter().all(|o| o.setup == s.task.setup));
         // A search that fits keeps them.
         let small =
             scenario(include_str!("../../tests/data/reference/cases/llm__llama2_70b__dc_A_2048__llm_train.json"));
-        assert_eq!(fitted_space(&small, &Space::fixed_global(&small)), Space::fixed_global(&small));
+        assert_eq!(planned_fitted(&small, &Space::fixed_global(&small)).map(|x| x.0), Ok(Space::fixed_global(&small)));
     }
 }

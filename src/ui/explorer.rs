@@ -72,8 +72,8 @@ impl Job {
     /// what-ifs (saying so) when they would take the whole past that.
     pub fn new(base: &Scenario, space: &Space, codesign: bool) -> Result<Job, TooBig> {
         let mut scenarios = vec![base.clone()];
-        let space = &explore::fitted_space(base, space);
-        let (main, mut budget) = explore::planned(base, space)?;
+        let (space, main, mut budget) = explore::planned_fitted(base, space)?;
+        let space = &space;
         let mut queue: Vec<(usize, Candidate, Slot)> = main.into_iter().map(|p| (0, p, Slot::Main)).collect();
         let main_plans = queue.len();
         let mut co = Vec::new();
@@ -142,7 +142,7 @@ impl Job {
         done
     }
 
-    /// Whether the plans are also tried with the training settings ([`explore::fitted_space`]
+    /// Whether the plans are also tried with the training settings ([`explore::planned_fitted`]
     /// may have turned them off).
     pub fn settings_searched(&self) -> bool {
         self.space.knobs

@@ -767,6 +767,11 @@ mod tests {
         fields::system_fields().into_iter().find(|f| f.key == key).expect("field")
     }
 
+    /// The LLM form's transformer-layers field.
+    fn layers_field() -> Field {
+        fields::model_fields(Family::Llm).into_iter().find(|f| f.key == "num_transformer_layers").expect("layers field")
+    }
+
     #[test]
     fn the_page_opens_on_a_computed_preset() {
         let s = State::initial();
@@ -1048,10 +1053,7 @@ mod tests {
 
     #[test]
     fn typed_numbers_reach_validation_as_numbers_so_it_can_say_what_is_wrong() {
-        let layers = crate::ui::fields::model_fields(crate::engine::scenario::Family::Llm)
-            .into_iter()
-            .find(|f| f.key == "num_transformer_layers")
-            .expect("layers field");
+        let layers = layers_field();
         // Thousands separators in threes are read; "1,5" is not a grouped number.
         for text in ["2,048", "2 048", "2_048", " 2048 ", "2048.0"] {
             assert_eq!(parse_field(&layers, text), json!(2048), "{text}");
@@ -1094,10 +1096,7 @@ mod tests {
 
     #[test]
     fn an_edit_clears_an_information_notice_but_not_an_error() {
-        let layers = crate::ui::fields::model_fields(crate::engine::scenario::Family::Llm)
-            .into_iter()
-            .find(|f| f.key == "num_transformer_layers")
-            .expect("layers field");
+        let layers = layers_field();
         let s = State::initial().next(Action::Notify("Link copied.".into()));
         assert!(s.notice.is_some());
         // Choosing a view changes nothing in the scenario: the notice stays.
