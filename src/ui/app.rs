@@ -126,10 +126,54 @@ fn app() -> Html {
         Callback::from(move |a: Action| s.dispatch(a))
     };
     // Mirror the view and the scenario into the address bar as the user edits (what is on
-    // screen); a scenario too long for an address leaves only the view there.
+    // screen); a scenario too long for an address leaves only the view there. Another view
+    // is a new history entry, so Back returns to the view before; an edit replaces the entry.
     use_effect_with((state.link(), state.view), |(link, view)| {
-        dom::replace_query(&link.clone().unwrap_or_else(|| view.query("")))
+        let query = link.clone().unwrap_or_else(|| view.query(""));
+        if View::of_query(&dom::query()) == *view {
+            dom::replace_query(&query)
+        } else {
+            dom::push_query(&query)
+        }
     });
+    // Back and Forward change the view only: the scenario stays the one last edited, so going
+    // back never undoes the user's work.
+    {
+        let d = dispatch.clone();
+        use_effect_with((), move |_| {
+            dom::manual_scroll_restoration();
+            let listener = dom::window().map(|w| {
+                gloo::events::EventListener::new(&w, "popstate", move |_| {
+                    d.emit(Action::SetView(View::of_query(&dom::query())))
+                })
+            });
+            move || drop(listener)
+        });
+    }
+    // Each view opens where the user left it: its scroll position is kept as they scroll and
+    // restored when they come back to it.
+    {
+        let scrolled = use_mut_ref(|| [0.0f64; View::ALL.len()]);
+        let shown = use_mut_ref(|| state.view);
+        {
+            let (scrolled, shown) = (scrolled.clone(), shown.clone());
+            use_effect_with((), move |_| {
+                let listener = dom::window().map(|w| {
+                    gloo::events::EventListener::new(&w, "scroll", move |_| {
+                        scrolled.borrow_mut()[shown.borrow().index()] = dom::scroll_y()
+                    })
+                });
+                move || drop(listener)
+            });
+        }
+        use_effect_with(state.view, move |view| {
+            // Not on the first drawing: a link to a story scrolls to it.
+            if *shown.borrow() != *view {
+                *shown.borrow_mut() = *view;
+                dom::scroll_to_y(scrolled.borrow()[view.index()]);
+            }
+        });
+    }
     // Keep the scenario the user last made valid in this browser (and only that).
     {
         let d = dispatch.clone();

@@ -37,6 +37,35 @@ pub fn replace_query(query: &str) {
     }
 }
 
+/// Adds a history entry with this query (the fragment dropped: it named a place on the page
+/// being left), so Back returns to the entry before.
+pub fn push_query(query: &str) {
+    let Some(w) = window() else { return };
+    if let Ok(h) = w.history() {
+        let _ = h.push_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&format!("?{query}")));
+    }
+}
+
+/// Leaves scrolling to the page when the user goes Back or Forward: the browser would restore
+/// an entry's position before the page has drawn the view it belongs to.
+pub fn manual_scroll_restoration() {
+    if let Some(h) = window().and_then(|w| w.history().ok()) {
+        let _ = h.set_scroll_restoration(web_sys::ScrollRestoration::Manual);
+    }
+}
+
+/// How far the page is scrolled down, CSS pixels (0 when unknown).
+pub fn scroll_y() -> f64 {
+    window().and_then(|w| w.scroll_y().ok()).unwrap_or(0.0)
+}
+
+/// Scrolls the page to `y` CSS pixels from its top.
+pub fn scroll_to_y(y: f64) {
+    if let Some(w) = window() {
+        w.scroll_to_with_x_and_y(0.0, y);
+    }
+}
+
 /// True when the page runs inside a frame of another page.
 pub fn framed() -> bool {
     let Some(w) = window() else { return false };

@@ -6,7 +6,7 @@ use super::charts::{self, Theme};
 use super::explorer::{self, CostInputs, Job, FACTORS};
 use super::state::{Action, Evaluated};
 use crate::engine::explore::{self, Outcome, Resource, Space};
-use crate::engine::scenario::TaskKind;
+use crate::engine::scenario::{Scenario, TaskKind};
 use crate::{presets, units};
 use gloo::timers::callback::Timeout;
 use std::cell::RefCell;
@@ -53,142 +53,187 @@ impl Default for Settings {
     }
 }
 
-type JobCell = Rc<RefCell<Option<Job>>>;
+/// What the explorer keeps while the page is open, across visits to other views: the last
+/// search (running or finished) with its settings and clock. The view on screen draws it.
+#[derive(Default)]
+struct Session {
+    job: Option<Job>,
+    settings: Settings,
+    /// When the search started and ended (0 while it runs), ms since the epoch.
+    clock: (f64, f64),
+    problem: Option<String>,
+    /// The scenario the calculator had when the search started.
+    searched: Option<Scenario>,
+    /// Redraws the explorer while it is on screen.
+    redraw: Option<Callback<()>>,
+    /// Counts changes, so the charts know when to draw again.
+    version: u64,
+}
 
-/// Runs the job in slices of about 12 ms, yielding to the browser between them.
-fn schedule(job: JobCell, tick: UseStateHandle<u64>, clock: Rc<RefCell<(f64, f64)>>) {
+thread_local! {
+    static SESSION: RefCell<Session> = RefCell::new(Session::default());
+}
+
+/// Reads or changes the session; the explorer is drawn again afterwards (outside the borrow,
+/// since drawing reads it).
+fn change<R>(f: impl FnOnce(&mut Session) -> R) -> R {
+    let (out, redraw) = SESSION.with(|s| {
+        let mut s = s.borrow_mut();
+        let out = f(&mut s);
+        s.version += 1;
+        (out, s.redraw.clone())
+    });
+    if let Some(r) = redraw {
+        r.emit(());
+    }
+    out
+}
+
+/// Runs the search in slices of about 12 ms, yielding to the browser between them; it goes on
+/// while another view is on screen.
+fn schedule() {
     Timeout::new(0, move || {
         let t0 = js_sys::Date::now();
-        let finished = {
-            let mut guard = job.borrow_mut();
-            let Some(j) = guard.as_mut() else { return };
+        let more = change(|s| {
+            let Some(j) = s.job.as_mut() else { return false };
             // One plan at a time: a slice ends within one evaluation of 12 ms.
             while js_sys::Date::now() - t0 < 12.0 && !j.finished() {
                 j.step(1);
             }
-            j.finished()
-        };
-        tick.set(*tick + 1);
-        if finished {
-            clock.borrow_mut().1 = js_sys::Date::now();
-        } else {
-            schedule(job, tick, clock);
+            if j.finished() {
+                s.clock.1 = js_sys::Date::now();
+            }
+            !j.finished()
+        });
+        if more {
+            schedule();
         }
     })
     .forget();
 }
 
+/// Changes one setting of the next search.
+fn edit_settings(f: impl FnOnce(&mut Settings)) {
+    change(|s| f(&mut s.settings));
+}
+
+/// Starts a search of `good`'s scenario with the session's settings.
+fn start_search(good: &Evaluated) {
+    let settings = SESSION.with(|s| s.borrow().settings.clone());
+    let mut base = good.scenario.clone();
+    match settings.task.as_str() {
+        "pretrain" => base.task.kind = TaskKind::Pretrain,
+        "inference" => base.task.kind = TaskKind::Inference,
+        _ => {}
+    }
+    let problem = |text: &str| change(|s| s.problem = Some(text.to_owned()));
+    let limit = settings.max_tpot_ms.trim();
+    let max_tpot_s = if limit.is_empty() {
+        None
+    } else {
+        match limit.parse::<f64>() {
+            Ok(ms) if ms.is_finite() && ms > 0.0 => Some(ms / 1e3),
+            _ => return problem("Latency limit: a positive number of milliseconds per output token, such as 50."),
+        }
+    };
+    let space = if settings.local_batches.trim().is_empty() {
+        Space::fixed_global(&base)
+    } else {
+        let list: Option<Vec<u64>> = settings
+            .local_batches
+            .split(',')
+            .map(|x| x.trim().parse::<u64>().ok().filter(|n| *n >= 1 && *n <= 1 << 24))
+            .collect();
+        match list {
+            Some(l) if !l.is_empty() && l.len() <= 16 => Space::local(l),
+            _ => {
+                return problem("Local batches: a comma-separated list of up to 16 whole numbers, such as 1, 2, 4, 8.")
+            }
+        }
+    };
+    let space = Space { max_tpot_s, ..space };
+    let job = Job::new(&base, &space, settings.codesign);
+    let started = change(|s| {
+        if let Some(j) = s.job.as_mut() {
+            j.cancel();
+        }
+        s.searched = Some(good.scenario.clone());
+        match job {
+            Ok(j) => {
+                s.job = Some(j);
+                s.problem = None;
+                s.clock = (js_sys::Date::now(), 0.0);
+                true
+            }
+            Err(too_big) => {
+                s.problem = Some(format!("Not searched: {too_big}."));
+                s.job = None;
+                false
+            }
+        }
+    });
+    if started {
+        schedule();
+    }
+}
+
 #[function_component(ExplorerView)]
 pub fn explorer_view(p: &ExplorerProps) -> Html {
-    let job: JobCell = use_mut_ref(|| None);
-    let tick = use_state(|| 0u64);
-    let clock = use_mut_ref(|| (0.0, 0.0));
-    let settings = use_state(Settings::default);
-    let problem = use_state(|| None::<String>);
+    // Drawn again when the session changes, while on screen.
+    let update = use_force_update();
+    use_effect_with((), move |_| {
+        SESSION.with(|s| s.borrow_mut().redraw = Some(Callback::from(move |_| update.force_update())));
+        || SESSION.with(|s| s.borrow_mut().redraw = None)
+    });
 
     let Some(good) = p.good.clone() else {
         return html! { <main class="explorer"><div class="card"><p>{ "Make the scenario valid in the calculator first." }</p></div></main> };
     };
-
     let start = {
-        let job = job.clone();
-        let tick = tick.clone();
-        let clock = clock.clone();
-        let settings = settings.clone();
-        let problem = problem.clone();
         let good = good.clone();
-        Callback::from(move |_| {
-            let mut base = good.scenario.clone();
-            match settings.task.as_str() {
-                "pretrain" => base.task.kind = TaskKind::Pretrain,
-                "inference" => base.task.kind = TaskKind::Inference,
-                _ => {}
-            }
-            let limit = settings.max_tpot_ms.trim();
-            let max_tpot_s = if limit.is_empty() {
-                None
-            } else {
-                match limit.parse::<f64>() {
-                    Ok(ms) if ms.is_finite() && ms > 0.0 => Some(ms / 1e3),
-                    _ => {
-                        problem.set(Some(
-                            "Latency limit: a positive number of milliseconds per output token, such as 50.".into(),
-                        ));
-                        return;
-                    }
-                }
-            };
-            let space = if settings.local_batches.trim().is_empty() {
-                Space::fixed_global(&base)
-            } else {
-                let list: Option<Vec<u64>> = settings
-                    .local_batches
-                    .split(',')
-                    .map(|x| x.trim().parse::<u64>().ok().filter(|n| *n >= 1 && *n <= 1 << 24))
-                    .collect();
-                match list {
-                    Some(l) if !l.is_empty() && l.len() <= 16 => Space::local(l),
-                    _ => {
-                        problem.set(Some(
-                            "Local batches: a comma-separated list of up to 16 whole numbers, such as 1, 2, 4, 8."
-                                .into(),
-                        ));
-                        return;
-                    }
-                }
-            };
-            let space = Space { max_tpot_s, ..space };
-            problem.set(None);
-            if let Some(j) = job.borrow_mut().as_mut() {
+        Callback::from(move |_| start_search(&good))
+    };
+    let cancel = Callback::from(move |_| {
+        change(|s| {
+            if let Some(j) = s.job.as_mut() {
                 j.cancel();
             }
-            match Job::new(&base, &space, settings.codesign) {
-                Ok(j) => *job.borrow_mut() = Some(j),
-                Err(too_big) => {
-                    problem.set(Some(format!("Not searched: {too_big}.")));
-                    *job.borrow_mut() = None;
-                    tick.set(*tick + 1);
-                    return;
-                }
-            }
-            *clock.borrow_mut() = (js_sys::Date::now(), 0.0);
-            tick.set(*tick + 1);
-            schedule(job.clone(), tick.clone(), clock.clone());
+            s.clock.1 = js_sys::Date::now();
         })
-    };
-    let cancel = {
-        let job = job.clone();
-        let tick = tick.clone();
-        let clock = clock.clone();
-        Callback::from(move |_| {
-            if let Some(j) = job.borrow_mut().as_mut() {
-                j.cancel();
-            }
-            clock.borrow_mut().1 = js_sys::Date::now();
-            tick.set(*tick + 1);
-        })
-    };
+    });
 
-    let guard = job.borrow();
-    let results = match guard.as_ref() {
-        None => {
-            html! { <div class="card"><p class="help">{ "Press \"Search every plan\" to evaluate every parallelization plan the model accepts for this model on this cluster, and see which one is fastest." }</p></div> }
+    SESSION.with(|session| {
+        let s = session.borrow();
+        let results = match s.job.as_ref() {
+            None => {
+                html! { <div class="card"><p class="help">{ "Press \"Search every plan\" to evaluate every parallelization plan the model accepts for this model on this cluster, and see which one is fastest." }</p></div> }
+            }
+            Some(j) => {
+                // The results stay while the user visits other views; say when the scenario has
+                // changed since (an edit, or a plan applied).
+                let changed = s.searched.as_ref().is_some_and(|sc| *sc != good.scenario);
+                html! {
+                    <>
+                        { if changed { html! {
+                            <div class="card"><p class="help" id="explore-earlier" role="status">{ "These results are for the scenario as it was when you searched; it has changed since (an edit or an applied plan). Search again to explore the current one." }</p></div>
+                        } } else { html! {} } }
+                        { results(j, &s.settings, s.clock, &p.dispatch, s.version, p.width) }
+                    </>
+                }
+            }
+        };
+        let running = s.job.as_ref().is_some_and(|j| !j.finished());
+        html! {
+            <main class="explorer">
+                { settings_card(&s.settings, &good, start, cancel, running, s.problem.as_deref()) }
+                { results }
+            </main>
         }
-        Some(j) => results(j, &settings, *clock.borrow(), &p.dispatch, *tick, p.width),
-    };
-    let running = guard.as_ref().is_some_and(|j| !j.finished());
-    drop(guard);
-
-    html! {
-        <main class="explorer">
-            { settings_card(&settings, &good, start, cancel, running, problem.as_deref()) }
-            { results }
-        </main>
-    }
+    })
 }
 
 fn settings_card(
-    settings: &UseStateHandle<Settings>,
+    s: &Settings,
     good: &Evaluated,
     start: Callback<MouseEvent>,
     cancel: Callback<MouseEvent>,
@@ -196,20 +241,16 @@ fn settings_card(
     problem: Option<&str>,
 ) -> Html {
     let set = |f: fn(&mut Settings, String)| {
-        let settings = settings.clone();
         Callback::from(move |e: Event| {
             let v = e
                 .target_dyn_into::<HtmlInputElement>()
                 .map(|i| i.value())
                 .or_else(|| e.target_dyn_into::<HtmlSelectElement>().map(|s| s.value()));
             if let Some(v) = v {
-                let mut s = (*settings).clone();
-                f(&mut s, v);
-                settings.set(s);
+                edit_settings(|s| f(s, v));
             }
         })
     };
-    let s = &**settings;
     let sc = &good.scenario;
     let serving = good.report.serving.is_some();
     let tokens = explore::tokens_per_sample(sc).is_some();
@@ -219,28 +260,22 @@ fn settings_card(
         .find(|p| p.usd_per_gpu_hour == s.usd_per_gpu_hour && p.watts_per_gpu == s.watts_per_gpu)
         .map(|p| p.id.as_str());
     let on_price = {
-        let settings = settings.clone();
         let prices = prices.clone();
         Callback::from(move |e: Event| {
             let Some(sel) = e.target_dyn_into::<HtmlSelectElement>() else { return };
             if let Some(pr) = prices.iter().find(|p| p.id == sel.value()) {
-                let mut s = (*settings).clone();
-                s.usd_per_gpu_hour = pr.usd_per_gpu_hour;
-                s.watts_per_gpu = pr.watts_per_gpu;
-                settings.set(s);
+                edit_settings(|s| {
+                    s.usd_per_gpu_hour = pr.usd_per_gpu_hour;
+                    s.watts_per_gpu = pr.watts_per_gpu;
+                });
             }
         })
     };
-    let codesign = {
-        let settings = settings.clone();
-        Callback::from(move |e: Event| {
-            if let Some(i) = e.target_dyn_into::<HtmlInputElement>() {
-                let mut s = (*settings).clone();
-                s.codesign = i.checked();
-                settings.set(s);
-            }
-        })
-    };
+    let codesign = Callback::from(move |e: Event| {
+        if let Some(i) = e.target_dyn_into::<HtmlInputElement>() {
+            edit_settings(|s| s.codesign = i.checked());
+        }
+    });
     html! {
         <div class="card explorer-settings">
             <h2>{ format!("Explore plans for {} on {} GPUs", sc.model.name, sc.system.num_devices) }</h2>

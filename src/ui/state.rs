@@ -43,6 +43,16 @@ impl View {
         View::ALL.into_iter().find(|v| v.name() == name)
     }
 
+    /// The view a page address shows: the one it names, else the calculator.
+    pub fn of_query(query: &str) -> View {
+        View::from_query(query).unwrap_or(View::Calculator)
+    }
+
+    /// The view's place in [`View::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
     /// The page address's query for a view and a scenario query: the view is named unless it
     /// is the calculator.
     pub fn query(self, scenario: &str) -> String {
@@ -813,12 +823,14 @@ mod tests {
 
     #[test]
     fn the_view_travels_in_the_address() {
-        for v in View::ALL {
+        for (i, v) in View::ALL.into_iter().enumerate() {
             let q = v.query("v=1&s=abc");
-            assert_eq!(View::from_query(&format!("?{q}")).unwrap_or(View::Calculator), v, "{q}");
+            assert_eq!(View::of_query(&format!("?{q}")), v, "{q}");
             assert!(q.ends_with("v=1&s=abc"));
+            assert_eq!(v.index(), i, "{v:?}: the scroll positions are kept by index");
         }
         assert_eq!(View::from_query("?view=nonsense&v=1"), None);
+        assert_eq!(View::of_query("?view=nonsense&v=1"), View::Calculator);
         assert_eq!(View::from_query(""), None);
     }
 

@@ -118,6 +118,8 @@ fn stats_row(name: &str, s: &Stats) -> Html {
 thread_local! {
     /// The shipped rows once predicted: they do not change while the page is open.
     static SHIPPED: std::cell::RefCell<Option<Rc<Vec<RowResult>>>> = const { std::cell::RefCell::new(None) };
+    /// The filters and order last chosen, kept while the reader visits other views.
+    static FILTER: std::cell::RefCell<Filter> = std::cell::RefCell::new(Filter::default());
 }
 
 /// The page: the shipped rows, predicted a few at a time in the background the first time (736
@@ -163,12 +165,14 @@ fn validation_table(p: &TableProps) -> Html {
         let rows = rows.clone();
         use_memo((), move |_| validation::floor(&rows))
     };
+    // The filters the reader left, unless the calculator asked for runs like its own.
     let filter = use_state(|| match &p.initial {
         Some((parallelism, gpu)) => {
             Filter { parallelism: parallelism.clone(), gpu: (*gpu).to_owned(), ..Filter::default() }
         }
-        None => Filter::default(),
+        None => FILTER.with(|f| f.borrow().clone()),
     });
+    use_effect_with((*filter).clone(), |f| FILTER.with(|kept| *kept.borrow_mut() = f.clone()));
     let mut kept: Vec<RowResult> = rows.iter().filter(|r| filter.keeps(r)).cloned().collect();
     if filter.worst_first {
         let abs = |r: &RowResult| r.error.map_or(f64::INFINITY, f64::abs);

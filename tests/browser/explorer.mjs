@@ -44,6 +44,22 @@ await runTest('explorer', dist, async ({ server, browser }) => {
     `page and CLI agree: ${speedup} vs ${cliBest.speedup}, ${bestThroughput} vs ${cliBest.best.throughput}`);
   check((await best.textContent()).trim() === cliBest.best.plan, `same best plan: ${cliBest.best.plan}`);
 
+  // The results stay while the user visits other views, and Back returns to them.
+  const bestText = (await best.textContent()).trim();
+  await page.click('nav >> text=Calculator');
+  await page.locator('#iteration-time').waitFor();
+  check(!/view=/.test(page.url()), `the calculator's address names no view: ${page.url().slice(-40)}`);
+  await page.goBack();
+  await page.locator('#ranked-plans').waitFor();
+  check(/view=explorer/.test(page.url()) && (await page.locator('#ranked-plans tbody tr').count()) === plans
+    && (await page.locator('#best-plan').textContent()).trim() === bestText && await page.locator('#explore-earlier').count() === 0,
+    `Back returns to the explorer with its ${plans} plans and best plan kept`);
+  await page.goForward();
+  await page.locator('#iteration-time').waitFor();
+  check(await page.locator('#ranked-plans').count() === 0, 'Forward goes to the calculator again');
+  await page.click('nav >> text=Explorer');
+  await page.locator('#ranked-plans').waitFor();
+
   // A bigger search (four local batches, with the hardware what-ifs), cancelled right after its
   // first slice: partial results and a notice.
   await page.check('#explore-codesign');
@@ -74,6 +90,15 @@ await runTest('explorer', dist, async ({ server, browser }) => {
   await page.locator('#iteration-time').waitFor();
   const shown = Number(await page.locator('#iteration-time').getAttribute('data-value'));
   check(close(shown, bestIteration), `applied: the calculator shows ${shown} s, the explorer said ${bestIteration} s`);
+  // Back from the applied plan: the search is still there, marked as made for the scenario
+  // before the change; the calculator keeps the applied plan.
+  await page.goBack();
+  await page.locator('#explore-earlier').waitFor();
+  check(Number(await page.locator('#best-plan').getAttribute('data-iteration')) === bestIteration,
+    'Back after "apply": the search is kept and says the scenario has changed since');
+  await page.click('nav >> text=Calculator');
+  await page.locator('#iteration-time').waitFor();
+  check(close(Number(await page.locator('#iteration-time').getAttribute('data-value')), bestIteration), 'going back kept the applied plan');
   // A plan that cannot run: without recomputation, FSDP over 2,048 A100 40GB at one sequence
   // each needs more than 40 GB. The page says so and quotes no speed-up over it; its best plan
   // fits and is the CLI's.

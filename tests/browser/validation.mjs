@@ -158,6 +158,17 @@ await runTest('validation', dist, async ({ server, browser }) => {
   await page.locator('#validation-rows tr[data-id="megatron-t1-1.7b"] summary').click();
   const notes = await page.locator('#validation-rows tr[data-id="megatron-t1-1.7b"] details').innerText();
   check(/Defaults for blank cells: .*microbatch blank/.test(notes), `a row's caveats and defaults open: ${notes.slice(0, 80).replace(/\s+/g, ' ')}...`);
+  // The order and the scroll position stay while the reader looks at another view.
+  await page.evaluate(() => window.scrollTo(0, 1500));
+  await page.waitForFunction(() => Math.abs(window.scrollY - 1500) < 2);
+  await page.goBack();
+  await page.locator('#iteration-time').waitFor();
+  await page.goForward();
+  await page.locator('#validation-rows').waitFor();
+  await page.waitForFunction(() => Math.abs(window.scrollY - 1500) < 2, null, { timeout: 5000 }).catch(() => {});
+  const y = await page.evaluate(() => window.scrollY);
+  check(await page.locator('#filter-order').inputValue() === 'worst' && (await rowsOnPage(page))[0].id === worst.id && Math.abs(y - 1500) < 2,
+    `Back to the calculator and Forward again keep the validation page's order (largest error first) and the place on the page (${y} px)`);
   await page.selectOption('#filter-order', 'file');
 
   // A row opens in the calculator with the iteration time the validation computed.
