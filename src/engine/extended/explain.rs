@@ -237,7 +237,9 @@ pub fn explain(s: &Scenario, op: &OpName) -> Option<Explanation> {
                 formula: "all-reduce (ZeRO 0/1) or reduce-scatter (ZeRO 2/3) of the layer's gradients",
                 terms,
                 seconds: t.grad_sync_s,
-                note: None,
+                note: cx.reduces_every_micro_batch().then_some(
+                    "In every micro-batch: with ZeRO-2 or 3 a GPU keeps only its shard of the gradients, so it cannot accumulate the other shards until the last micro-batch.",
+                ),
             }
         }
         (OpKind::MoeDispatch | OpKind::MoeCombine, _) => {
@@ -284,7 +286,8 @@ pub fn explain(s: &Scenario, op: &OpName) -> Option<Explanation> {
             let pass = if op.phase == Phase::Forward { t_f } else { t_b };
             let p = cx.lay.pp.size as f64;
             let m = cx.micro_batches as f64;
-            let v = cx.chunks as f64;
+            let (first, chunk) = cx.drawn_layers();
+            let stage = cx.stage_layers(cx.stage).end - first;
             Explanation {
                 what: format!(
                     "Pipeline {}: this stage has nothing to do",
@@ -294,11 +297,13 @@ pub fn explain(s: &Scenario, op: &OpName) -> Option<Explanation> {
                         "drain (waiting for the first stage to finish)"
                     }
                 ),
-                formula: "(p-1)/v x t_pass",
+                formula: "(p-1) x l_chunk / l_stage x t_pass",
                 terms: vec![
                     term("p", "pipeline stages", p, Unit::Count),
                     term("m", "micro-batches per iteration", m, Unit::Count),
-                    term("v", "chunks per GPU (interleaving)", v, Unit::Count),
+                    term("v", "chunks per GPU (interleaving)", cx.chunks as f64, Unit::Count),
+                    term("l_chunk", "layers in this stage's largest chunk", chunk as f64, Unit::Count),
+                    term("l_stage", "layers on this stage", stage as f64, Unit::Count),
                     term(
                         "t_pass",
                         "one micro-batch's forward (fill) or backward (drain) pass on this stage",
@@ -306,7 +311,7 @@ pub fn explain(s: &Scenario, op: &OpName) -> Option<Explanation> {
                         Unit::Seconds,
                     ),
                 ],
-                seconds: (p - 1.0) / v * pass,
+                seconds: cx.bubble_passes() * pass,
                 note: Some(BUBBLE_NOTE),
             }
         }

@@ -412,6 +412,15 @@ impl<'a> Cx<'a> {
         }
     }
 
+    /// True when gradients are reduce-scattered in every micro-batch's backward pass: with
+    /// ZeRO-3, and with ZeRO-2 over several micro-batches. A GPU that keeps only its shard of
+    /// the gradients cannot accumulate the other shards across micro-batches, so each
+    /// micro-batch reduces its own (DeepSpeed's ZeRO-2 reduces at every micro-step, and for
+    /// that reason refuses pipeline parallelism).
+    pub fn reduces_every_micro_batch(&self) -> bool {
+        self.zero3_group().size > 1 || (self.zero_stage() == 2 && self.micro_batches > 1 && self.lay.dense_dp.size > 1)
+    }
+
     /// The group ZeRO-3 shards weights over: the fsdp levels, or every data-parallel rank
     /// when ZeRO-3 is asked for without an fsdp level.
     pub fn zero3_group(&self) -> Group {
@@ -501,6 +510,14 @@ impl<'a> Cx<'a> {
         }
         let (dense, expert) = self.stage_params(self.stage);
         let bytes = (dense + expert) * share * self.grad_bytes();
+        if !zero3 && self.reduces_every_micro_batch() {
+            // ZeRO-2: the layers' gradients were reduced in each micro-batch's backward pass;
+            // the embeddings' and the output layer's, once per micro-batch, here.
+            let layers = self.stage_layers(self.stage).count() as f64 * self.layer_params_on_gpu();
+            let edges = (bytes - layers * share * self.grad_bytes()).max(0.0);
+            let each = self.collective(Collective::ReduceScatter, edges, self.lay.dense_dp);
+            return (OpKind::GradReduceScatter, self.micro_batches as f64 * each);
+        }
         if zero3 {
             if self.lay.ddp.size > 1 {
                 let shard = bytes / self.zero3_group().size as f64;
@@ -709,8 +726,18 @@ pub(super) fn name(block: Block, layer: u64, phase: Phase, kind: OpKind, micro: 
 }
 
 impl Cx<'_> {
-    /// The first layer of the drawn stage, and its layers per chunk.
-    fn drawn_layers(&self) -> (u64, u64) {
+    /// The pipeline's fill (or its drain) in passes of the drawn stage: p - 1 of its largest
+    /// chunks. With v chunks splitting the stage evenly that is (p - 1) / v passes (Narayanan
+    /// et al., SC21, section 2.2); with an uneven split the largest chunk paces the schedule, so
+    /// 8 chunks over 10 layers (5 chunks of 2) save no more than 5.
+    pub fn bubble_passes(&self) -> f64 {
+        let p = self.lay.pp.size.max(1) as f64;
+        let stage = self.stage_layers(self.stage).count().max(1) as f64;
+        (p - 1.0) * self.drawn_layers().1 as f64 / stage
+    }
+
+    /// The first layer of the drawn stage, and its layers per chunk (the last may hold fewer).
+    pub fn drawn_layers(&self) -> (u64, u64) {
         let r = self.stage_layers(self.stage);
         (r.start, (r.end - r.start).div_ceil(self.chunks).max(1))
     }
@@ -843,10 +870,10 @@ impl Cx<'_> {
             let attn = tl.push(name(Block::Attn, l, Phase::Backward, OpKind::Compute, mb), t.attn_bwd_s, &[ffn, wait]);
             let comm = tl.push(name(Block::Attn, l, Phase::Backward, kind, mb), tp_bwd(&t), &[attn, ring]);
             let gate = if blocking_tp { comm.or(ring) } else { ring };
-            // Gradients: ZeRO-3 reduce-scatters every micro-batch; otherwise bucketed
-            // reduction runs during the last micro-batch's backward pass.
-            let zero3 = self.zero3_group().size > 1;
-            if (zero3 || sync_grads) && t.grad_sync_s > 0.0 {
+            // Gradients: ZeRO-3 (and ZeRO-2 over several micro-batches) reduce-scatters every
+            // micro-batch; otherwise bucketed reduction runs during the last micro-batch's
+            // backward pass.
+            if (self.reduces_every_micro_batch() || sync_grads) && t.grad_sync_s > 0.0 {
                 let kind = if self.zero_stage() >= 2 { OpKind::GradReduceScatter } else { OpKind::GradAllReduce };
                 if let Some(g) = tl.push(name(Block::Attn, l, Phase::Backward, kind, mb), t.grad_sync_s, &[attn]) {
                     grad_ops.push(g);
@@ -906,7 +933,6 @@ impl Cx<'_> {
     fn timeline(&self) -> (Vec<Op>, Schedule) {
         let p = self.lay.pp.size.max(1);
         let m = self.micro_batches;
-        let v = self.chunks;
         let (first, times, chunks) = self.stage_work();
         let per_chunk = self.drawn_layers().1;
         let (head_f, head_b) = self.head_times();
@@ -919,7 +945,7 @@ impl Cx<'_> {
         let ops_per_mb = (per_chunk as usize * 16 + 8) * chunks.len();
         let mut tl = Timeline::new(ops_per_mb * m as usize + 16);
         let mut c = Cursor::default();
-        let bubble = (p as f64 - 1.0) / v as f64;
+        let bubble = self.bubble_passes();
         let fill = tl.push(name(Block::Pipeline, 0, Phase::Forward, OpKind::Idle, 0), bubble * t_f, &[]);
         c.compute = fill;
         let mut grad_ops = Vec::new();
@@ -1157,6 +1183,27 @@ mod tests {
     }
 
     #[test]
+    fn uneven_chunks_save_what_their_largest_chunk_allows() {
+        // 40 layers on 4 stages: 10 per stage. 8 chunks of at most 2 layers leave 5 chunks of
+        // 2, which run exactly as 5 chunks do; 4 chunks (3, 3, 3, 1) are paced by 3 layers.
+        let run = |v: u64| {
+            let s = scenario_with(
+                4,
+                json!({"transformer_parallel": ["pp"], "transformer_parallel_degree": [4],
+                    "micro_batch": 1, "local_transformer_bs": 8, "virtual_stages": v}),
+                json!({"num_transformer_layers": 40}),
+            );
+            let cx = Cx::new(&s).expect("transformer");
+            (cx.bubble_passes(), evaluate(&cx))
+        };
+        let ((b1, r1), (b4, r4), (b5, r5), (b8, r8)) = (run(1), run(4), run(5), run(8));
+        assert_eq!((b1, b4, b5, b8), (3.0, 9.0 / 10.0, 6.0 / 10.0, 6.0 / 10.0));
+        assert_eq!(r8.iteration_s, r5.iteration_s);
+        assert_eq!(r8.totals.get(Category::Idle), r5.totals.get(Category::Idle));
+        assert!(r5.iteration_s < r4.iteration_s && r4.iteration_s < r1.iteration_s);
+    }
+
+    #[test]
     fn an_uneven_pipeline_runs_at_the_pace_of_its_busiest_stage() {
         // GPT-3 175B's shape on 64 pipeline stages: 96 layers leave 32 stages with 2 layers and
         // 32 with 1, the last of which also runs the output layer (about a third of a layer).
@@ -1354,6 +1401,34 @@ mod tests {
         assert_eq!((w2, g2, o2), (2.0 * p, 2.0 * p / 8.0, 12.0 * p / 8.0));
         let (_, w3, g3, o3) = at(3);
         assert_eq!((w3, g3, o3), (2.0 * p / 8.0, 2.0 * p / 8.0, 12.0 * p / 8.0));
+    }
+
+    #[test]
+    fn zero2_reduces_gradients_in_every_micro_batch() {
+        // 16 GPUs over 2 nodes, 4 samples per GPU: ZeRO-2 keeps a sixteenth of the gradients,
+        // so over 4 micro-batches it reduce-scatters them 4 times where ZeRO-1 accumulates and
+        // reduces once; over 1 micro-batch both reduce once.
+        let run = |zero: u64, micro: u64| {
+            let s = scenario(
+                16,
+                json!({"transformer_parallel": ["ddp"], "transformer_parallel_degree": [16], "zero_stage": zero,
+                    "local_emb_bs": 4, "local_transformer_bs": 4, "micro_batch": micro}),
+            );
+            let cx = Cx::new(&s).expect("transformer");
+            (cx.reduces_every_micro_batch(), cx.final_grad_sync().1, evaluate(&cx))
+        };
+        let (every1, once1, z1) = run(1, 1);
+        let (every2, once2, z2) = run(2, 1);
+        // After the backward pass ZeRO-2 has only the embeddings' gradients left to reduce, once
+        // per micro-batch.
+        assert!(!every1 && every2 && once2 > 0.0 && once2 < 0.3 * once1, "{once2} vs {once1}");
+        // Three more reductions of the whole gradient (per layer, so each a little dearer).
+        assert!(z2.comm_s > z1.comm_s + 3.0 * once1, "{} vs {} + 3 x {once1}", z2.comm_s, z1.comm_s);
+        let (every1, _, z1) = run(1, 4);
+        let (every2, _, z2) = run(2, 4);
+        assert!(!every1 && !every2);
+        assert_eq!(z1.comm_s, z2.comm_s);
+        assert!(z2.memory.total_bytes < z1.memory.total_bytes);
     }
 
     #[test]
