@@ -64,7 +64,7 @@ validate:
 ## longest main-thread block over crafted links and imports, in headless Chromium
 bench: tools dist
 	cargo build --release --bin madmax
-	target/release/madmax bench tests/data/reference/cases
+	target/release/madmax bench tests/data/reference/cases --explore tests/data/explore
 	target/release/madmax validate | sed -n -e '/^Absolute error/,/^$$/p' -e '/^Floor: /,+1p' -e '/^Measured/,$$p'
 	python3 scripts/validate_bench.py target/release/madmax
 	node tests/browser/site_bench.mjs dist

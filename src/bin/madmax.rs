@@ -27,9 +27,10 @@ Usage:
       search every parallelization plan the model accepts for FILE's model on its cluster
       (MAD-Max paper mode: what the reference accepts; the default model: N-D plans of
       tensor, context, expert, data and pipeline parallelism, each trained with up to four
-      micro-batch sizes, no, selective or full recomputation, ZeRO 0 or 1 with plain data
-      parallelism, sequence parallelism with tensor parallelism and 1 or 2 pipeline chunks
-      per GPU); for LLM serving,
+      micro-batch sizes, no, selective or full recomputation (more only where less does not
+      fit), ZeRO 0 or 1 with plain data parallelism (and 2 without a pipeline), sequence
+      parallelism with tensor parallelism, and 1 to 8 pipeline chunks per GPU where they
+      split the stages evenly); for LLM serving,
       --max-tpot-ms marks plans slower than MS per output token as infeasible
       (global batch fixed at the task's own unless --local-batches is given), rank them by
       throughput, and show the best against the task's own plan; plans whose memory does
@@ -52,10 +53,14 @@ Usage:
       the library of famous runs: for each story, what its source reported, what the model
       predicts for the same setting and the signed difference, with the citation.
       --json: [{id, title, metric, unit, reported, predicted, difference, citation}]
-  madmax bench DIR [--min-ms N]
+  madmax bench DIR [--min-ms N] [--explore DIR]
       time validate + evaluate on every case file in DIR and compare with the reference's own
       time (the case's ref_wall_s.median): N ms of repetitions per case (default 20), spread
-      over 5 rounds through all cases; each case reports the mean of its quietest round
+      over 5 rounds through all cases; each case reports the mean of its quietest round;
+      then the explorer's plans/s on the paper's flagship run in both modes
+      --explore DIR: also, for each scenario file in DIR, the explorer's plans per search,
+      plans/s and full-search time in the default model, and its best plan that fits
+      against a brute-force sweep of every training setting
   madmax --help | --version
 
 Exit status: 0 on success, 2 on invalid input or usage, 1 on other failures.";
@@ -739,6 +744,7 @@ struct BenchCase {
 
 fn bench(args: &[String]) -> ExitCode {
     let mut dir = None;
+    let mut explore_dir = None;
     let mut min_ms = 20.0;
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -746,6 +752,10 @@ fn bench(args: &[String]) -> ExitCode {
             "--min-ms" => match it.next().and_then(|v| v.parse::<f64>().ok()) {
                 Some(v) if v > 0.0 => min_ms = v,
                 _ => return usage_error("bench: --min-ms needs a positive number"),
+            },
+            "--explore" => match it.next() {
+                Some(d) => explore_dir = Some(d.clone()),
+                None => return usage_error("bench: --explore needs a folder of scenarios"),
             },
             d if dir.is_none() && !d.starts_with('-') => dir = Some(d.to_owned()),
             other => return usage_error(&format!("bench: unexpected argument '{other}'")),
@@ -823,33 +833,89 @@ fn bench(args: &[String]) -> ExitCode {
     // MAD-Max paper mode and in the default model (whose search tries training settings too).
     let flagship =
         cases.iter().find(|c| c.name == EXPLORE_BENCH_CASE).and_then(|c| validate(&c.raw).ok().map(|s| (c, s)));
+    outln!();
     for (c, s, mode) in flagship.into_iter().flat_map(|(c, s)| {
         let mut default = s.clone();
         default.task.mode = madmax::engine::scenario::Mode::Default;
         [(c, s, "MAD-Max paper mode"), (c, default, "default model")]
     }) {
-        use madmax::engine::explore;
-        let space = explore::Space::fixed_global(&s);
-        let mut plans = 0usize;
-        let mut best = f64::INFINITY;
-        for _ in 0..ROUNDS {
-            let start = Instant::now();
-            let mut n = 0usize;
-            while start.elapsed().as_secs_f64() * 1e3 < min_ms.max(20.0) {
-                n += std::hint::black_box(explore::search(&s, &space)).map_or(1, |r| r.ranked.len());
+        outln!("explorer, {mode}: {}: {}", c.name, time_search(&s, min_ms));
+    }
+    // The explorer on the issue's scenarios: its time, and its best plan against a brute-force
+    // sweep of every setting (`explore::brute_force`).
+    if let Some(dir) = explore_dir {
+        let scenarios = match load_scenarios(&dir) {
+            Ok(s) => s,
+            Err(e) => {
+                errln!("madmax: bench: {e}");
+                return ExitCode::from(2);
             }
-            best = best.min(start.elapsed().as_secs_f64() / n as f64);
-            plans = std::hint::black_box(explore::search(&s, &space)).map_or(0, |r| r.ranked.len());
+        };
+        outln!();
+        for (name, s) in scenarios {
+            use madmax::engine::explore;
+            let space = explore::Space::fixed_global(&s);
+            let best = |ranked: &[explore::Outcome]| {
+                ranked.first().filter(|o| o.fits()).map_or(0.0, |o| o.throughput_samples_per_s)
+            };
+            let found = explore::search(&s, &space).map_or(0.0, |r| best(&r.ranked));
+            let start = Instant::now();
+            let sweep = explore::brute_force(&s, &space);
+            let sweep_s = start.elapsed().as_secs_f64();
+            outln!("explorer, default model: {name}: {}", time_search(&s, min_ms));
+            outln!(
+                "  best plan that fits {:.1} samples/s; a brute-force sweep of {} plans ({}) finds {:.1}: {:.3}x",
+                found,
+                sweep.len(),
+                units::duration(sweep_s),
+                best(&sweep),
+                if best(&sweep) > 0.0 { found / best(&sweep) } else { 1.0 }
+            );
         }
-        outln!(
-            "explorer, {mode}: {} ({} plans per search): {:.0} plans/s on one core, a full search in {}",
-            c.name,
-            plans,
-            1.0 / best,
-            units::duration(best * plans as f64)
-        );
     }
     ExitCode::SUCCESS
+}
+
+/// Plans per search, plans evaluated per second on one core and the time of a full search of
+/// `s` (the quietest of [`ROUNDS`]), as a sentence.
+fn time_search(s: &madmax::engine::Scenario, min_ms: f64) -> String {
+    use madmax::engine::explore;
+    let space = explore::Space::fixed_global(s);
+    let mut plans = 0usize;
+    let mut best = f64::INFINITY;
+    for _ in 0..ROUNDS {
+        let start = Instant::now();
+        let mut n = 0usize;
+        while start.elapsed().as_secs_f64() * 1e3 < min_ms.max(20.0) {
+            n += std::hint::black_box(explore::search(s, &space)).map_or(1, |r| r.ranked.len());
+        }
+        best = best.min(start.elapsed().as_secs_f64() / n as f64);
+        plans = std::hint::black_box(explore::search(s, &space)).map_or(0, |r| r.ranked.len());
+    }
+    format!(
+        "{plans} plans per search, {:.0} plans/s on one core, a full search in {}",
+        1.0 / best,
+        units::duration(best * plans as f64)
+    )
+}
+
+/// The scenario files of a folder (`{"model", "system", "task"}`), by file name.
+fn load_scenarios(dir: &str) -> Result<Vec<(String, madmax::engine::Scenario)>, String> {
+    let mut paths: Vec<_> = std::fs::read_dir(dir)
+        .map_err(|e| format!("cannot read {dir}: {e}"))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    paths.sort();
+    let mut out = Vec::new();
+    for p in paths {
+        let text = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+        let raw = parse_scenario(&text).map_err(|e| format!("{}: {}", p.display(), e.line()))?;
+        let s = validate(&raw).map_err(|e| format!("{}: {}", p.display(), InputError::from_fields(&e).line()))?;
+        let name = p.file_stem().map_or(String::new(), |n| n.to_string_lossy().into_owned());
+        out.push((name, s));
+    }
+    Ok(out)
 }
 
 fn load_bench_cases(dir: &str) -> Result<Vec<BenchCase>, String> {

@@ -79,6 +79,19 @@ pub struct PlanShape {
     pub tp: u64,
     /// Plain (not sharded) data-parallel ranks.
     pub replicas: u64,
+    /// Transformer layers of the model.
+    pub layers: u64,
+}
+
+impl PlanShape {
+    /// The chunks per GPU the explorer tries on a pipeline: 1 (plain 1F1B), and each count
+    /// from 2 to 8 that splits every stage's layers evenly, as Megatron-LM's interleaved
+    /// schedule requires (more chunks shrink the bubble, each adds point-to-point transfers).
+    pub fn chunk_choices(&self) -> Vec<u64> {
+        let even = self.stages > 1 && self.layers.is_multiple_of(self.stages);
+        let per_stage = self.layers / self.stages.max(1);
+        std::iter::once(1).chain((2..=8).filter(|v| even && per_stage.is_multiple_of(*v))).collect()
+    }
 }
 
 /// The settings a default-model transformer plan is tried with in training:
@@ -86,13 +99,15 @@ pub struct PlanShape {
 /// - the largest [`MICRO_BATCH_CHOICES`] power-of-two micro-batches that divide the local batch
 ///   and leave at least one micro-batch per stage (a pipeline can fill; smaller micro-batches
 ///   trade time for activation memory, and more of them shrink the bubble);
-/// - with plain data parallelism, the scenario's ZeRO stage and stage 1 (the distributed
-///   optimizer: the same bytes reduced, a data-parallel share of the optimizer states);
+/// - with plain data parallelism, ZeRO stages 0 and 1 (the distributed optimizer: the same
+///   bytes reduced, a data-parallel share of the optimizer states) and, without a pipeline,
+///   stage 2 (a share of the gradients too, reduced in every micro-batch; DeepSpeed refuses it
+///   with pipeline parallelism);
 /// - with tensor parallelism, sequence parallelism (Megatron-LM's advice: the same bytes as
 ///   the all-reduces, the norms' work and activations split by tp);
-/// - with a pipeline, the plain 1F1B schedule and Megatron's interleaved one with 2 chunks per
-///   GPU (half the bubble, twice the point-to-point transfers; the rules keep only splits it
-///   allows).
+/// - with a pipeline, the plain 1F1B schedule and Megatron's interleaved one with each number
+///   of chunks per GPU of [`PlanShape::chunk_choices`] (v chunks: a v-th of the bubble, v times
+///   the point-to-point transfers; the rules keep only splits it allows).
 ///
 /// Cheapest first, so that among plans equally fast the one with the least recomputation and
 /// the fewest micro-batches ranks first.
@@ -100,14 +115,19 @@ pub fn knob_settings(base: &Setup, shape: PlanShape) -> Vec<Setup> {
     let largest = (shape.local / shape.stages.max(1)).max(1);
     let micro: Vec<u64> =
         powers(largest, |m| shape.local.is_multiple_of(m)).into_iter().rev().take(MICRO_BATCH_CHOICES).collect();
-    let zeros: &[u8] = if shape.replicas > 1 && base.zero_stage == 0 { &[0, 1] } else { &[base.zero_stage] };
+    let zeros: &[u8] = match (shape.replicas > 1 && base.zero_stage == 0, shape.stages > 1) {
+        (true, false) => &[0, 1, 2],
+        (true, true) => &[0, 1],
+        (false, _) => std::slice::from_ref(&base.zero_stage),
+    };
     let sequence_parallel = base.sequence_parallel || shape.tp > 1;
-    let chunks: &[u64] = if shape.stages > 1 && base.virtual_stages == 1 { &[1, 2] } else { &[base.virtual_stages] };
+    let chunks =
+        if shape.stages > 1 && base.virtual_stages == 1 { shape.chunk_choices() } else { vec![base.virtual_stages] };
     let mut out = Vec::new();
     for recompute in [Recompute::None, Recompute::Selective, Recompute::Full] {
         for &m in &micro {
             for &zero_stage in zeros {
-                for &virtual_stages in chunks {
+                for &virtual_stages in &chunks {
                     out.push(Setup {
                         micro_batch: Some(m),
                         recompute,
@@ -120,6 +140,70 @@ pub fn knob_settings(base: &Setup, shape: PlanShape) -> Vec<Setup> {
             }
         }
     }
+    out
+}
+
+/// Every training setting a brute-force sweep tries on a plan: a superset of
+/// [`knob_settings`] that checks its choices (a test and `madmax bench` compare the two):
+/// every micro-batch that divides the local batch and leaves at least one micro-batch per
+/// stage, each recomputation, ZeRO 0, 1 and 2 with plain data parallelism, sequence
+/// parallelism off and on with tensor parallelism, and 1 to 8 pipeline chunks per GPU, even
+/// or not (the rules drop what a plan does not allow).
+pub fn every_setting(base: &Setup, shape: PlanShape) -> Vec<Setup> {
+    let largest = (shape.local / shape.stages.max(1)).max(1);
+    let micro: Vec<u64> = (1..=largest).filter(|m| shape.local.is_multiple_of(*m)).collect();
+    let zeros: &[u8] = if shape.replicas > 1 { &[0, 1, 2] } else { &[base.zero_stage] };
+    let sequence_parallel: &[bool] = if shape.tp > 1 { &[false, true] } else { &[base.sequence_parallel] };
+    let chunks: &[u64] = if shape.stages > 1 { &[1, 2, 3, 4, 5, 6, 7, 8] } else { &[base.virtual_stages] };
+    let mut out = Vec::new();
+    for recompute in [Recompute::None, Recompute::Selective, Recompute::Full] {
+        for &micro_batch in &micro {
+            for &zero_stage in zeros {
+                for &sequence_parallel in sequence_parallel {
+                    for &virtual_stages in chunks {
+                        out.push(Setup {
+                            micro_batch: Some(micro_batch),
+                            recompute,
+                            zero_stage,
+                            sequence_parallel,
+                            virtual_stages,
+                            ..base.clone()
+                        });
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A brute-force sweep: every parallel plan of the space ([`plans`] without settings), each
+/// with [`every_setting`] where the explorer tries settings, evaluated and ranked best first.
+/// Tens of times the explorer's work: for checking the explorer, not for the page.
+pub fn brute_force(base: &Scenario, space: &Space) -> Vec<Outcome> {
+    let mut out = Vec::new();
+    for c in plans(base, &Space { knobs: false, ..space.clone() }) {
+        let setups = match (&c.plan.transformer, c.plan.local_transformer_batch) {
+            (Some(t), Some(local)) if space.knobs && searches_settings(base) => every_setting(
+                &base.task.setup,
+                PlanShape {
+                    local,
+                    stages: t.product_of(&[Strategy::Pp]),
+                    tp: t.product_of(&[Strategy::Tp]),
+                    replicas: t.product_of(&[Strategy::Ddp]),
+                    layers: Dims::of(&base.model).map_or(0, |d| d.layers),
+                },
+            ),
+            _ => vec![c.setup.clone()],
+        };
+        for setup in setups {
+            let candidate = Candidate { plan: c.plan.clone(), setup };
+            if extended::rules::check(&with(base, &candidate)).is_empty() {
+                out.push(evaluate_plan(base, &candidate, space));
+            }
+        }
+    }
+    rank(&mut out);
     out
 }
 
@@ -264,9 +348,13 @@ fn default_plans(base: &Scenario, space: &Space, d: &Dims) -> Vec<Candidate> {
                             let mut candidate = base.clone();
                             candidate.task.plan.transformer = Some(spec);
                             candidate.task.plan.local_transformer_batch = Some(local);
-                            let setups = if space.knobs && searches_settings(base) {
+                            let knobs = space.knobs && searches_settings(base);
+                            let setups = if knobs {
                                 let replicas = if sharded { 1 } else { dp };
-                                knob_settings(&base.task.setup, PlanShape { local, stages: pp, tp, replicas })
+                                knob_settings(
+                                    &base.task.setup,
+                                    PlanShape { local, stages: pp, tp, replicas, layers: d.layers },
+                                )
                             } else {
                                 vec![base.task.setup.clone()]
                             };
@@ -274,7 +362,9 @@ fn default_plans(base: &Scenario, space: &Space, d: &Dims) -> Vec<Candidate> {
                             // duplicate check.
                             for setup in setups {
                                 candidate.task.setup = setup;
-                                if extended::rules::check(&candidate).is_empty() {
+                                if extended::rules::check(&candidate).is_empty()
+                                    && !(knobs && lighter_recompute_fits(&candidate))
+                                {
                                     let task = &candidate.task;
                                     out.push(Candidate { plan: task.plan.clone(), setup: task.setup.clone() });
                                 }
@@ -289,6 +379,22 @@ fn default_plans(base: &Scenario, space: &Space, d: &Dims) -> Vec<Candidate> {
         }
     }
     out
+}
+
+/// True when the plan fits in HBM with less recomputation and the same everything else: the
+/// search skips it, since it would run the same work and more. (Full recomputation when
+/// selective or none fits; selective when none fits.)
+fn lighter_recompute_fits(candidate: &Scenario) -> bool {
+    let lighter: &[Recompute] = match candidate.task.setup.recompute {
+        Recompute::None => &[],
+        Recompute::Selective => &[Recompute::None],
+        Recompute::Full => &[Recompute::None, Recompute::Selective],
+    };
+    lighter.iter().any(|&recompute| {
+        let mut s = candidate.clone();
+        s.task.setup.recompute = recompute;
+        extended::iteration::Cx::new(&s).is_some_and(|cx| cx.memory().total_bytes <= candidate.system.mem_cap_bytes)
+    })
 }
 
 /// Batch-replicating factor of a spec: ddp and fsdp levels (ddp only for embeddings).
@@ -787,10 +893,10 @@ mod tests {
     #[test]
     fn training_knobs_are_tried_cheapest_first_and_only_help() {
         let base = Setup::default();
-        // 32 sequences per GPU through 8 stages: micro-batches of 4, 2 and 1 (at least one per
-        // stage), each with no, selective and full recomputation, each plain 1F1B and
-        // interleaved, in that order.
-        let shape = |local, stages| PlanShape { local, stages, tp: 1, replicas: 1 };
+        // 32 sequences per GPU through 8 stages of 2 layers: micro-batches of 4, 2 and 1 (at
+        // least one per stage), each with no, selective and full recomputation, each plain 1F1B
+        // and interleaved, in that order.
+        let shape = |local, stages| PlanShape { local, stages, tp: 1, replicas: 1, layers: 16 };
         let k = knob_settings(&base, shape(32, 8));
         let got: Vec<(Option<u64>, Recompute, u64)> =
             k.iter().map(|s| (s.micro_batch, s.recompute, s.virtual_stages)).collect();
@@ -804,6 +910,13 @@ mod tests {
         }
         assert_eq!(got, want);
         assert!(knob_settings(&base, shape(32, 1)).iter().all(|s| s.virtual_stages == 1), "no pipeline, no chunks");
+        // Chunk counts that split every stage evenly, up to 8; none when the stages are uneven.
+        let chunks = |layers, stages| PlanShape { local: 64, stages, tp: 1, replicas: 1, layers }.chunk_choices();
+        assert_eq!(chunks(80, 8), [1, 2, 5]);
+        assert_eq!(chunks(96, 8), [1, 2, 3, 4, 6]);
+        assert_eq!(chunks(96, 1), [1]);
+        assert_eq!(chunks(96, 64), [1]);
+        assert_eq!(chunks(126, 16), [1]);
         // No pipeline: the whole local batch first, then the next three halvings.
         let micro: Vec<Option<u64>> =
             knob_settings(&base, shape(1024, 1)).iter().take(4).map(|s| s.micro_batch).collect();
@@ -811,7 +924,7 @@ mod tests {
         assert!(knob_settings(&base, shape(1, 4)).iter().all(|s| s.micro_batch == Some(1)));
         assert!(k.iter().all(|s| s.zero_stage == 0 && !s.sequence_parallel));
         // Tensor parallelism: sequence parallel; plain data parallelism: ZeRO 0 and 1 each.
-        let tp = knob_settings(&base, PlanShape { local: 32, stages: 8, tp: 4, replicas: 64 });
+        let tp = knob_settings(&base, PlanShape { local: 32, stages: 8, tp: 4, replicas: 64, layers: 16 });
         assert_eq!(tp.len(), 2 * k.len());
         assert!(tp.iter().all(|s| s.sequence_parallel));
         assert_eq!(tp.iter().filter(|s| s.zero_stage == 1).count(), k.len());

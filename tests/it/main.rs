@@ -4,6 +4,7 @@
 mod bounds;
 mod cli;
 mod default_model;
+mod explorer;
 mod golden;
 mod properties;
 mod rejected;

@@ -1,0 +1,77 @@
+//! The explorer against a brute-force sweep, on the scenarios of `tests/data/explore/` (the
+//! ones `madmax bench` times): its best plan that fits is within 2% of the best plan that
+//! fits among every setting the sweep tries ([`explore::every_setting`]).
+
+use crate::support::data_dir;
+use madmax::engine::explore::{self, Outcome, Space};
+use madmax::engine::{validate, RawScenario, Scenario};
+
+/// The scenarios of `tests/data/explore/` (or a folder under it), by file name.
+fn scenarios(dir: &str) -> Vec<(String, Scenario)> {
+    let mut files: Vec<_> = std::fs::read_dir(data_dir().join(dir))
+        .expect("the folder exists")
+        .map(|e| e.expect("readable entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    files
+        .into_iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).expect("readable");
+            let raw: RawScenario = serde_json::from_str(&text).expect("a scenario");
+            let name = p.file_stem().expect("a name").to_string_lossy().into_owned();
+            let s = validate(&raw).unwrap_or_else(|e| panic!("{name}: {e:?}"));
+            (name, s)
+        })
+        .collect()
+}
+
+fn best_fitting(ranked: &[Outcome]) -> Option<&Outcome> {
+    ranked.first().filter(|o| o.fits())
+}
+
+#[test]
+fn the_explorer_finds_within_2_percent_of_a_brute_force_sweep() {
+    let all = scenarios("explore");
+    assert_eq!(all.len(), 5, "the five scenarios of the explorer issue");
+    for (name, s) in all {
+        let space = Space::fixed_global(&s);
+        let search = explore::search(&s, &space).expect("within budget");
+        let sweep = explore::brute_force(&s, &space);
+        let (Some(found), Some(brute)) = (best_fitting(&search.ranked), best_fitting(&sweep)) else {
+            panic!("{name}: a plan fits in both");
+        };
+        let ratio = found.throughput_samples_per_s / brute.throughput_samples_per_s;
+        println!(
+            "{name}: explorer {:.1} samples/s ({} plans), brute force {:.1} ({} plans): {ratio:.3}x\n  explorer: {}\n  sweep:    {}",
+            found.throughput_samples_per_s,
+            search.ranked.len(),
+            brute.throughput_samples_per_s,
+            sweep.len(),
+            explore::describe_outcome(&s, found),
+            explore::describe_outcome(&s, brute),
+        );
+        assert!(ratio >= 0.98, "{name}: {ratio}");
+    }
+}
+
+#[test]
+fn the_explorer_is_at_least_as_fast_as_an_experts_plan() {
+    // Llama 3 405B's plan (TP 8 x PP 16 x DP) on 2,048 H100s: the explorer's best plan that
+    // fits is no slower in the model, and the expert's plan is among the plans it ranks.
+    for (name, s) in scenarios("explore/expert") {
+        let r = explore::search(&s, &Space::fixed_global(&s)).expect("within budget");
+        assert!(r.baseline.fits(), "{name}: the expert's plan fits: {:?}", r.baseline);
+        let best = best_fitting(&r.ranked).expect("a plan fits");
+        assert!(
+            best.throughput_samples_per_s >= r.baseline.throughput_samples_per_s,
+            "{name}: best {} vs the expert's {}",
+            best.throughput_samples_per_s,
+            r.baseline.throughput_samples_per_s
+        );
+        assert!(
+            r.ranked.iter().any(|o| o.plan == r.baseline.plan && o.setup == r.baseline.setup),
+            "{name}: the expert's plan is one the explorer tries"
+        );
+    }
+}
