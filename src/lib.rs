@@ -21,3 +21,4 @@ pub mod stories;
 pub mod ui;
 pub mod units;
 pub mod validation;
+pub mod wording;

@@ -465,20 +465,12 @@ fn explore(args: &[String]) -> ExitCode {
 
 /// Why a plan that does not fit cannot run, as a clause.
 fn why_not(o: &madmax::engine::explore::Outcome) -> String {
-    if o.memory_bytes > o.capacity_bytes {
-        format!("it needs {} of the GPU's {}", units::bytes(o.memory_bytes), units::bytes(o.capacity_bytes))
-    } else {
-        format!("it takes {} per output token, over the limit", units::duration(o.tpot_s.unwrap_or(0.0)))
-    }
+    madmax::wording::cannot_run(o).unwrap_or_default()
 }
 
 /// Why an explored plan cannot run, after two spaces; empty when it can.
 fn misfit(o: &madmax::engine::explore::Outcome) -> String {
-    match (o.memory_bytes <= o.capacity_bytes, o.meets_limit) {
-        (true, true) => String::new(),
-        (false, _) => "  (does not fit in HBM)".to_owned(),
-        (true, false) => format!("  (over the latency limit: {})", units::duration(o.tpot_s.unwrap_or(0.0))),
-    }
+    madmax::wording::misfit_mark(o).map_or(String::new(), |m| format!("  ({m})"))
 }
 
 /// The JSON contract of `eval --json` (times in ms, throughput in samples/s).

@@ -20,13 +20,7 @@ pub enum Baseline {
 /// What the ranked table says after a plan's memory: nothing when it is feasible; that it does
 /// not fit, or that it misses the latency limit.
 pub fn verdict(o: &Outcome) -> String {
-    match (o.memory_bytes <= o.capacity_bytes, o.meets_limit) {
-        (true, true) => String::new(),
-        (false, _) => " (does not fit)".to_owned(),
-        (true, false) => {
-            format!(" (over the latency limit: {} per token)", crate::units::duration(o.tpot_s.unwrap_or(0.0)))
-        }
-    }
+    crate::wording::misfit_mark(o).map_or(String::new(), |m| format!(" ({m})"))
 }
 
 /// Factors each co-design resource is scaled by.
@@ -304,7 +298,7 @@ mod tests {
         o.memory_bytes = 80e9;
         assert_eq!(verdict(&o), "");
         o.memory_bytes = 81e9;
-        assert_eq!(verdict(&o), " (does not fit)");
+        assert_eq!(verdict(&o), " (does not fit in HBM)");
         o.memory_bytes = 10e9;
         o.meets_limit = false;
         o.tpot_s = Some(0.05);

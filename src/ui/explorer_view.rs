@@ -629,11 +629,7 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
 
 /// Why a plan that does not fit cannot run, as a clause.
 fn why_not(o: &Outcome) -> String {
-    if o.memory_bytes > o.capacity_bytes {
-        format!("it needs {} per GPU, which has {}", units::bytes(o.memory_bytes), units::bytes(o.capacity_bytes))
-    } else {
-        format!("it takes {} per output token, over the limit", units::duration(o.tpot_s.unwrap_or(0.0)))
-    }
+    crate::wording::cannot_run(o).unwrap_or_default()
 }
 
 /// `text` with its first letter upper-case.

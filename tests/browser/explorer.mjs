@@ -112,7 +112,7 @@ await runTest('explorer', dist, async ({ server, browser }) => {
   await waitFinished(misfit);
   const why = await misfit.locator('.headline .figure', { has: misfit.locator('#baseline-misfit') }).locator('.figure-sub').textContent();
   check(!cliMisfit.baseline.fits && cliMisfit.speedup === null && await misfit.locator('#speedup').count() === 0
-    && /needs [\d.]+ GB per GPU, which has 40\.0 GB/.test(why), `a plan that cannot run gets no speed-up quoted over it: ${why}`);
+    && /needs [\d.]+ GB of the GPU's 40\.0 GB/.test(why), `a plan that cannot run gets no speed-up quoted over it: ${why}`);
   const misfitBest = Number(await misfit.locator('#best-plan').getAttribute('data-throughput'));
   check(cliMisfit.best.fits && close(misfitBest, cliMisfit.best.throughput)
     && (await misfit.locator('#best-plan').textContent()).trim() === cliMisfit.best.plan,

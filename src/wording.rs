@@ -1,0 +1,53 @@
+//! Sentences the CLI and the page both say, so that they say them the same way. Pure text from
+//! the engine's results; the engine itself never formats.
+
+use crate::engine::explore::Outcome;
+use crate::units;
+
+/// Why an explored plan cannot run, as a clause ("it needs 83.1 GB of the GPU's 40.0 GB");
+/// `None` when it can.
+pub fn cannot_run(o: &Outcome) -> Option<String> {
+    if o.memory_bytes > o.capacity_bytes {
+        Some(format!("it needs {} of the GPU's {}", units::bytes(o.memory_bytes), units::bytes(o.capacity_bytes)))
+    } else if !o.meets_limit {
+        Some(format!("it takes {} per output token, over the limit", units::duration(o.tpot_s.unwrap_or(0.0))))
+    } else {
+        None
+    }
+}
+
+/// A short mark for a ranked plan that cannot run ("does not fit in HBM"); `None` when it can.
+pub fn misfit_mark(o: &Outcome) -> Option<String> {
+    if o.memory_bytes > o.capacity_bytes {
+        Some("does not fit in HBM".to_owned())
+    } else if !o.meets_limit {
+        Some(format!("over the latency limit: {} per output token", units::duration(o.tpot_s.unwrap_or(0.0))))
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::explore::{search, Space};
+
+    #[test]
+    fn a_plan_that_cannot_run_says_why_and_one_that_can_says_nothing() {
+        let raw = crate::presets::default_scenario().expect("the default scenario");
+        let s = crate::engine::validate(&raw).expect("valid");
+        let r = search(&s, &Space::fixed_global(&s)).expect("within budget");
+        let fits = r.ranked.iter().find(|o| o.fits()).expect("a plan fits");
+        assert_eq!((cannot_run(fits), misfit_mark(fits)), (None, None));
+        let mut big = fits.clone();
+        big.memory_bytes = 83.1e9;
+        big.capacity_bytes = 40e9;
+        assert_eq!(cannot_run(&big).as_deref(), Some("it needs 83.1 GB of the GPU's 40.0 GB"));
+        assert_eq!(misfit_mark(&big).as_deref(), Some("does not fit in HBM"));
+        let mut slow = fits.clone();
+        slow.meets_limit = false;
+        slow.tpot_s = Some(0.0625);
+        assert_eq!(cannot_run(&slow).as_deref(), Some("it takes 62.5 ms per output token, over the limit"));
+        assert_eq!(misfit_mark(&slow).as_deref(), Some("over the latency limit: 62.5 ms per output token"));
+    }
+}
