@@ -27,6 +27,12 @@ pub fn misfit_mark(o: &Outcome) -> Option<String> {
     }
 }
 
+/// `text` with its first letter upper-case.
+pub fn capitalised(text: &str) -> String {
+    let mut c = text.chars();
+    c.next().map_or(String::new(), |f| f.to_uppercase().chain(c).collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -49,5 +55,12 @@ mod tests {
         slow.tpot_s = Some(0.0625);
         assert_eq!(cannot_run(&slow).as_deref(), Some("it takes 62.5 ms per output token, over the limit"));
         assert_eq!(misfit_mark(&slow).as_deref(), Some("over the latency limit: 62.5 ms per output token"));
+    }
+
+    #[test]
+    fn capitalised_upper_cases_the_first_letter_only() {
+        assert_eq!(capitalised("iteration time (s)"), "Iteration time (s)");
+        assert_eq!(capitalised("élan"), "Élan");
+        assert_eq!(capitalised(""), "");
     }
 }

@@ -789,7 +789,7 @@ fn results(state: &State, d: &Dispatch, width: u32) -> Html {
     html! {
         <>
             { stale }
-            { headline(&good, d) }
+            { headline(&good, state.yardstick.as_ref(), d) }
             <div class="card charts">
                 <Chart kind={ChartKind::Breakdown} good={good.clone()} width={width} />
                 { legend(&good.report) }
@@ -841,7 +841,23 @@ fn figure(id: &'static str, label: &str, value: String, raw: f64, sub: Html, hel
     }
 }
 
-fn headline(g: &Rc<Evaluated>, d: &Dispatch) -> Html {
+/// What a source measured for the scenario on screen against the model's figure.
+fn yardstick(y: &super::state::Yardstick) -> Html {
+    let model = match (&y.predicted, y.difference) {
+        (Some(p), Some(d)) => format!("the model predicts {p} ({:+.1} %).", d * 100.0),
+        (Some(p), None) => format!("the model predicts {p}."),
+        (None, _) => "the model has no figure for it.".to_owned(),
+    };
+    html! {
+        <p class="yardstick" id="yardstick" role="status">
+            <strong>{ format!("{}: ", y.source) }</strong>
+            { format!("{} {} ", y.metric, y.verb) }<span class="num" id="yardstick-measured">{ &y.measured }</span>
+            { format!("; {model} (An edit of the scenario ends this comparison: it holds for the run as published.)") }
+        </p>
+    }
+}
+
+fn headline(g: &Rc<Evaluated>, measured: Option<&super::state::Yardstick>, d: &Dispatch) -> Html {
     let r = &g.report;
     let s = &g.scenario;
     let tokens = export::tokens_per_s(s, r);
@@ -850,17 +866,19 @@ fn headline(g: &Rc<Evaluated>, d: &Dispatch) -> Html {
     let kind = super::state::task_kind_name(s);
     let serving = r.serving.is_some();
     let what = format!(
-        "{} {} on {} GPUs ({} nodes x {}), global batch {}",
+        "{} {} on {} GPUs ({} {} x {}), global batch {}",
         s.model.name,
         kind,
         s.system.num_devices,
         s.system.num_nodes,
+        if s.system.num_nodes == 1 { "node" } else { "nodes" },
         s.system.devices_per_node(),
         r.global_batch
     );
     html! {
         <div class="card">
             <p class="scenario" id="scenario-summary">{ what }</p>
+            { measured.map(yardstick).unwrap_or_default() }
             <dl class="headline">
                 { figure("iteration-time", if serving { "End-to-end latency" } else { "Iteration time" }, units::duration(r.iteration_s), r.iteration_s,
                     html! { { if r.idle_s > 0.0 {

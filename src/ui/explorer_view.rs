@@ -443,7 +443,7 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
         html! {
             <div class="card"><p class="error-msg" id="no-plan-fits" role="status">{ format!(
                 "{} cannot run ({}), and none of the {} plans searched fits either: the model needs more GPUs, GPUs with more memory, or a smaller batch.",
-                capitalised(baseline_name),
+                crate::wording::capitalised(baseline_name),
                 why_not(&summary.baseline),
                 summary.ranked.len()
             ) }</p></div>
@@ -630,10 +630,4 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
 /// Why a plan that does not fit cannot run, as a clause.
 fn why_not(o: &Outcome) -> String {
     crate::wording::cannot_run(o).unwrap_or_default()
-}
-
-/// `text` with its first letter upper-case.
-fn capitalised(text: &str) -> String {
-    let mut c = text.chars();
-    c.next().map_or(String::new(), |f| f.to_uppercase().chain(c).collect())
 }

@@ -117,6 +117,26 @@ pub struct State {
     /// made valid. Opening the page or a link never sets it, so nothing but the user's work
     /// replaces what the browser kept.
     pub keep: Option<Doc>,
+    /// What a source measured or reported for the scenario on screen (a validation row or a
+    /// story opened here), until the scenario changes.
+    pub yardstick: Option<Yardstick>,
+}
+
+/// A figure a source measured or reported for a scenario, and the model's figure for the same
+/// metric, as the page shows them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Yardstick {
+    /// Who measured or reported it ("Narayanan et al. 2021, run megatron-t1-1.7b").
+    pub source: String,
+    /// The metric, with its unit ("Iteration time (s)").
+    pub metric: String,
+    /// "measured" or "reported".
+    pub verb: &'static str,
+    pub measured: String,
+    /// The model's figure for the same metric, if it has one.
+    pub predicted: Option<String>,
+    /// `(predicted - measured) / measured`.
+    pub difference: Option<f64>,
 }
 
 /// What the page says when a scenario no longer fits in an address.
@@ -173,6 +193,8 @@ pub enum Action {
     Import(String),
     /// A whole document (from a lesson).
     LoadDoc(Doc),
+    /// A whole document with what a source measured for it (a validation row, a story).
+    LoadMeasured(Doc, Yardstick),
     /// Task config keys of a plan found by the explorer: merged into the task, then shown.
     ApplyPlan(serde_json::Map<String, Value>),
     SelectOp(Option<usize>),
@@ -203,6 +225,7 @@ impl State {
             view: View::Calculator,
             runs_filter: None,
             keep: None,
+            yardstick: None,
         };
         s.refresh();
         s
@@ -347,6 +370,8 @@ impl State {
     /// After a user's change: re-evaluates, and keeps the scenario for the next visit when it
     /// is valid.
     fn changed(&mut self) {
+        // A source's figure was for the scenario before this change.
+        self.yardstick = None;
         self.refresh();
         if !self.stale() {
             self.keep = Some(self.doc.clone());
@@ -555,6 +580,10 @@ impl State {
                 self.selected_op = None;
                 self.view = View::Calculator;
                 self.edited();
+            }
+            Action::LoadMeasured(doc, yardstick) => {
+                self.apply(Action::LoadDoc(doc));
+                self.yardstick = Some(yardstick);
             }
             Action::ApplyPlan(keys) => {
                 // A null value removes the key: its default applies.
@@ -780,6 +809,28 @@ mod tests {
     /// The LLM form's transformer-layers field.
     fn layers_field() -> Field {
         fields::model_fields(Family::Llm).into_iter().find(|f| f.key == "num_transformer_layers").expect("layers field")
+    }
+
+    #[test]
+    fn a_measured_figure_stays_until_the_scenario_changes() {
+        let s = State::initial();
+        let y = Yardstick {
+            source: "A source, run x".into(),
+            metric: "Iteration time (s)".into(),
+            verb: "measured",
+            measured: "1.000".into(),
+            predicted: Some("0.9000".into()),
+            difference: Some(-0.1),
+        };
+        let opened = s.next(Action::LoadMeasured(s.doc.clone(), y.clone()));
+        assert_eq!((opened.view, opened.yardstick.as_ref()), (View::Calculator, Some(&y)));
+        // Looking elsewhere and coming back keeps it; an edit, a mode switch or another load
+        // ends it.
+        let back = opened.next(Action::SetView(View::Validation)).next(Action::SetView(View::Calculator));
+        assert_eq!(back.yardstick.as_ref(), Some(&y));
+        assert_eq!(opened.next(Action::SetField(layers_field(), "80".into())).yardstick, None);
+        assert_eq!(opened.next(Action::SetMode(Mode::Reference)).yardstick, None);
+        assert_eq!(opened.next(Action::LoadDoc(s.doc.clone())).yardstick, None);
     }
 
     #[test]

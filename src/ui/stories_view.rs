@@ -5,7 +5,7 @@
 use super::canvas::{Canvas, Draw};
 use super::charts;
 use super::dom;
-use super::state::{Action, View};
+use super::state::{Action, View, Yardstick};
 use crate::engine::report::{Limit, Report};
 use crate::stories::{self, Metric, Outcome, ScalePoint, Story};
 use crate::{share, units};
@@ -108,10 +108,30 @@ fn story_card(s: &Story, d: &Callback<Action>, width: u32) -> Html {
         }
         None => html! {},
     };
-    let open = |doc: crate::doc::Doc, view: View| {
+    // The base scenario opens with what the source reported for it beside the model's figure.
+    let measured = Yardstick {
+        source: spec.title.clone(),
+        metric: match rep.metric {
+            Metric::ValidationRow => crate::wording::capitalised(&rep.unit),
+            Metric::Mfu => "MFU".into(),
+            Metric::SamplesPerS => "Throughput".into(),
+            Metric::ParamsB => "Parameters".into(),
+            Metric::Speedup => "The speed-up of the first variant".into(),
+            Metric::ScalingSpeedup => "The speed-up from the smallest to the largest cluster".into(),
+            Metric::ScalingEfficiency => "Weak-scaling efficiency".into(),
+        },
+        verb: "reported",
+        measured: show(rep.metric, rep.value, &rep.unit),
+        predicted: s.predicted.map(|p| show(rep.metric, p, &rep.unit)),
+        difference: s.difference(),
+    };
+    let open = |doc: crate::doc::Doc, view: View, yardstick: Option<Yardstick>| {
         let d = d.clone();
         Callback::from(move |_| {
-            d.emit(Action::LoadDoc(doc.clone()));
+            match &yardstick {
+                Some(y) => d.emit(Action::LoadMeasured(doc.clone(), y.clone())),
+                None => d.emit(Action::LoadDoc(doc.clone())),
+            }
             if view != View::Calculator {
                 d.emit(Action::SetView(view));
             }
@@ -140,7 +160,7 @@ fn story_card(s: &Story, d: &Callback<Action>, width: u32) -> Html {
             <tr>
                 <th scope="row">{ &o.label }{ limits(o) }</th>
                 { cells }
-                <td><button class="secondary" onclick={open(o.doc.clone(), View::Calculator)}
+                <td><button class="secondary" onclick={open(o.doc.clone(), View::Calculator, is_base.then(|| measured.clone()))}
                     aria-label={format!("Open {} in the calculator", o.label)}>{ "Open" }</button></td>
             </tr>
         }
@@ -175,7 +195,7 @@ fn story_card(s: &Story, d: &Callback<Action>, width: u32) -> Html {
                 <ul>{ for spec.assumptions.iter().map(|a| html! { <li>{ a }</li> }) }</ul>
             </details>
             <div class="story-actions">
-                <button onclick={open(s.base.doc.clone(), base_view)}>{ if explorer { "Open in explorer" } else { "Open in calculator" } }</button>
+                <button onclick={open(s.base.doc.clone(), base_view, Some(measured.clone()))}>{ if explorer { "Open in explorer" } else { "Open in calculator" } }</button>
                 <a href={link}>{ "Link to the scenario" }</a>
                 <a href={story_link}>{ "Link to this story" }</a>
             </div>

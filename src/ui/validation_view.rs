@@ -7,7 +7,7 @@ use super::background::use_background;
 use super::canvas::{Canvas, Draw};
 use super::charts;
 use super::dom;
-use super::state::Action;
+use super::state::{Action, Yardstick};
 use crate::doc::Doc;
 use crate::validation::{self, RowResult, RunSet, Stats};
 use crate::{share, units};
@@ -415,7 +415,15 @@ fn table(rows: &[RowResult], d: &Callback<Action>) -> Html {
         let doc = r.scenario.as_ref().and_then(doc_of);
         let open = doc.clone().map(|doc| {
             let d = d.clone();
-            Callback::from(move |_| d.emit(Action::LoadDoc(doc.clone())))
+            let measured = Yardstick {
+                source: format!("{}, run {}", r.source, r.id),
+                metric: crate::wording::capitalised(metric_label(&r.metric)),
+                verb: "measured",
+                measured: value(r.measured),
+                predicted: r.predicted.map(value),
+                difference: r.error,
+            };
+            Callback::from(move |_| d.emit(Action::LoadMeasured(doc.clone(), measured.clone())))
         });
         let link = doc.as_ref().map(|doc| format!("{base}?{}", share::encode(doc)));
         let err_class = match r.error {

@@ -58,6 +58,7 @@ await runTest('stories', dist, async ({ server, browser }) => {
     const card = page.locator(`#story-${spec.id}`);
     await card.waitFor({ timeout: 10000 });
     const link = await card.getByRole('link', { name: 'Link to the scenario' }).getAttribute('href');
+    const reported = (await card.locator('.reported').innerText()).trim();
     await card.locator('.story-actions button').click();
     if (spec.open_in === 'explorer') {
       await page.locator('#explore-start').waitFor({ timeout: 5000 });
@@ -69,6 +70,8 @@ await runTest('stories', dist, async ({ server, browser }) => {
     const want = cli(bin, scenarioOfLink(link)).iteration_ms / 1000;
     check(close(it, want), `${spec.id}: the calculator shows ${it} s, the CLI ${want} s`);
     check(await page.locator('#problems').count() === 0, `${spec.id}: the scenario has no problems`);
+    check((await page.locator('#yardstick-measured').innerText()).trim() === reported,
+      `${spec.id}: the calculator shows what the source reported (${reported}) beside the model`);
   }
 
   // A story's link scrolls to it.

@@ -179,6 +179,13 @@ await runTest('validation', dist, async ({ server, browser }) => {
   await page.locator('#iteration-time').waitFor({ timeout: 5000 });
   const pageIt = Number(await page.locator('#iteration-time').getAttribute('data-value'));
   check(close(pageIt, iteration), `the row opens in the calculator: ${pageIt} s = validation's ${iteration} s`);
+  // With what the source measured beside the model's figure, until the scenario changes.
+  const rowWant = want.find((w) => w.id === 'korthikanti-t5-22b-selective-sp');
+  const said = await page.locator('#yardstick').innerText();
+  check(said.includes('korthikanti-t5-22b-selective-sp') && said.includes(`(${(rowWant.error * 100 >= 0 ? '+' : '')}${(rowWant.error * 100).toFixed(1)} %)`)
+    && close(Number(await page.locator('#yardstick-measured').innerText()), rowWant.measured, 1e-3),
+    `the calculator says what the run measured and the model's error: ${said.slice(0, 140)}...`);
+  await page.locator('.card', { has: page.locator('#scenario-summary') }).screenshot({ path: join(shots, 'validation-row-in-calculator.png') });
   check(await page.locator('#mode-default').isChecked(), 'on the default model');
   const cliIt = cli(bin, scenarioOfLink(link)).iteration_ms / 1000;
   check(close(cliIt, iteration), `the row's link is the same scenario (CLI ${cliIt} s)`);
