@@ -2,6 +2,7 @@
 //! the engine's results; the engine itself never formats.
 
 use crate::engine::explore::Outcome;
+use crate::engine::report::Report;
 use crate::units;
 
 /// Why an explored plan cannot run, as a clause ("it needs 83.1 GB of the GPU's 40.0 GB");
@@ -25,6 +26,26 @@ pub fn misfit_mark(o: &Outcome) -> Option<String> {
     } else {
         None
     }
+}
+
+/// What applying a plan changed, as a sentence: throughput, iteration time and memory per GPU
+/// after and before ("Plan applied: 223 samples/s (was 133, 1.68x), iteration 9.17 s (was
+/// 15.4 s), 24.1 GB per GPU (was 102 GB).").
+pub fn applied(before: &Report, after: &Report) -> String {
+    let ratio = if before.throughput_samples_per_s > 0.0 {
+        format!(", {}x", units::sig3(after.throughput_samples_per_s / before.throughput_samples_per_s))
+    } else {
+        String::new()
+    };
+    format!(
+        "Plan applied: {} (was {}{ratio}), iteration {} (was {}), {} per GPU (was {}).",
+        units::si(after.throughput_samples_per_s, "samples/s"),
+        units::si(before.throughput_samples_per_s, "samples/s"),
+        units::duration(after.iteration_s),
+        units::duration(before.iteration_s),
+        units::bytes(after.memory.total_bytes),
+        units::bytes(before.memory.total_bytes),
+    )
 }
 
 /// `text` with its first letter upper-case.
@@ -55,6 +76,19 @@ mod tests {
         slow.tpot_s = Some(0.0625);
         assert_eq!(cannot_run(&slow).as_deref(), Some("it takes 62.5 ms per output token, over the limit"));
         assert_eq!(misfit_mark(&slow).as_deref(), Some("over the latency limit: 62.5 ms per output token"));
+    }
+
+    #[test]
+    fn applying_a_plan_says_what_changed() {
+        let raw = crate::presets::default_scenario().expect("the default scenario");
+        let s = crate::engine::validate(&raw).expect("valid");
+        let before = crate::engine::evaluate(&s);
+        let mut after = before.clone();
+        after.throughput_samples_per_s *= 2.0;
+        after.iteration_s /= 2.0;
+        let text = applied(&before, &after);
+        assert!(text.starts_with("Plan applied: ") && text.contains(", 2.00x), iteration "), "{text}");
+        assert!(text.contains(&units::duration(before.iteration_s)), "{text}");
     }
 
     #[test]

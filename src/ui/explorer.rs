@@ -394,5 +394,11 @@ mod tests {
         let s = s.next(Action::ApplyPlan(crate::doc::plan_task_keys(&base, &best)));
         assert!(!s.stale(), "{:?}", s.errors);
         assert_eq!(s.good.as_ref().map(|g| g.report.throughput_samples_per_s), Some(best.throughput_samples_per_s));
+        // The page says what changed, before and after.
+        let said = s.notice.as_ref().map(|n| (n.is_error, n.text.clone()));
+        assert!(
+            matches!(&said, Some((false, t)) if t.starts_with("Plan applied: ") && t.contains(&crate::units::si(best.throughput_samples_per_s, "samples/s"))),
+            "{said:?}"
+        );
     }
 }

@@ -586,6 +586,7 @@ impl State {
                 self.yardstick = Some(yardstick);
             }
             Action::ApplyPlan(keys) => {
+                let before = self.good.as_ref().map(|g| g.report.clone());
                 // A null value removes the key: its default applies.
                 for (k, v) in keys {
                     if v.is_null() {
@@ -597,6 +598,10 @@ impl State {
                 self.selected_op = None;
                 self.view = View::Calculator;
                 self.edited();
+                // Say what it changed, before and after.
+                if let (Some(before), Some(after), false) = (before, self.good.as_ref(), self.stale()) {
+                    self.notice = Notice::info(crate::wording::applied(&before, &after.report));
+                }
             }
             Action::SelectOp(op) => self.selected_op = op,
             Action::SetView(v) => {

@@ -90,6 +90,8 @@ await runTest('explorer', dist, async ({ server, browser }) => {
   await page.locator('#iteration-time').waitFor();
   const shown = Number(await page.locator('#iteration-time').getAttribute('data-value'));
   check(close(shown, bestIteration), `applied: the calculator shows ${shown} s, the explorer said ${bestIteration} s`);
+  const appliedSays = await page.locator('.notice').innerText();
+  check(/^Plan applied: [\d.]+ samples\/s \(was [\d.]+ samples\/s, [\d.]+x\), iteration/.test(appliedSays), `"apply" says before and after: ${appliedSays.slice(0, 120)}`);
   // Back from the applied plan: the search is still there, marked as made for the scenario
   // before the change; the calculator keeps the applied plan.
   await page.goBack();
