@@ -1257,7 +1257,7 @@ fn sweep_chart(p: &SweepProps) -> Html {
     let x_desc = if axis == Axis::Gpus { "GPUs" } else { "local batch per GPU" };
     let drawn = points.clone();
     let draw: Draw = Rc::new(move |c, t| match &drawn {
-        Some(points) => charts::sweep(c, t, title, x_desc, points, rgb),
+        Some(points) => charts::sweep(c, t, title, x_desc, points, rgb, axis == Axis::Gpus),
         None => charts::message(c, t, 220, COMPUTING),
     });
     let rows: Vec<Vec<String>> = points

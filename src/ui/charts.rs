@@ -271,6 +271,9 @@ pub fn message(canvas: &HtmlCanvasElement, theme: &Theme, css_height: u32, text:
 
 /// Throughput against a swept quantity. The sizes are powers of two apart, so they sit at even
 /// spacing (a log-2 axis) with their exact values as labels; the configured point is ringed.
+/// With `ideal`, a dashed line of perfect scaling from the first size that runs: throughput in
+/// proportion to `x` (the x axis doubles at each step, so a straight rise is not linear
+/// scaling; the line shows what would be).
 pub fn sweep(
     canvas: &HtmlCanvasElement,
     theme: &Theme,
@@ -278,9 +281,18 @@ pub fn sweep(
     x_desc: &str,
     points: &[Point],
     rgb: (u8, u8, u8),
+    ideal: bool,
 ) -> Result<(), String> {
     let root = area(canvas, theme, 220)?;
-    let ymax = points.iter().filter_map(|p| p.samples_per_s).fold(0.0, f64::max) * 1.15;
+    let first = points.iter().enumerate().find_map(|(i, p)| Some((i, p.x, p.samples_per_s?))).filter(|f| f.1 > 0.0);
+    let perfect: Vec<(f64, f64)> = match first {
+        Some((i0, x0, y0)) if ideal => {
+            points.iter().enumerate().skip(i0).map(|(i, p)| (i as f64, y0 * p.x / x0)).collect()
+        }
+        _ => Vec::new(),
+    };
+    let ymax =
+        points.iter().filter_map(|p| p.samples_per_s).chain(perfect.iter().map(|p| p.1)).fold(0.0, f64::max) * 1.15;
     if points.is_empty() || ymax <= 0.0 {
         root.draw(&Text::new(
             "no valid plan at these sizes",
@@ -323,6 +335,14 @@ pub fn sweep(
         .draw()
         .map_err(err)?;
     let c = color(rgb);
+    if perfect.len() > 1 {
+        let style = theme.text().mix(0.6).stroke_width(theme.px(1.5));
+        chart
+            .draw_series(DashedLineSeries::new(perfect.iter().copied(), theme.px(6.0), theme.px(4.0), style))
+            .map_err(err)?
+            .label("perfect scaling")
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], style));
+    }
     let valid: Vec<(f64, f64)> =
         points.iter().enumerate().filter_map(|(i, p)| Some((i as f64, p.samples_per_s?))).collect();
     chart.draw_series(LineSeries::new(valid.iter().copied(), c.stroke_width(theme.px(2.0)))).map_err(err)?;
@@ -333,6 +353,9 @@ pub fn sweep(
                 .draw_series([Circle::new((i as f64, y), theme.px(7.0), theme.text().stroke_width(theme.px(2.0)))])
                 .map_err(err)?;
         }
+    }
+    if perfect.len() > 1 {
+        legend_box(&mut chart, theme, SeriesLabelPosition::UpperLeft)?;
     }
     root.present().map_err(err)
 }
@@ -488,7 +511,16 @@ pub fn pareto(canvas: &HtmlCanvasElement, theme: &Theme, sc: &Scatter) -> Result
     if points.is_empty() {
         return root.present().map_err(err);
     }
-    let xmax = points.iter().map(|p| p.0).chain(limit_x).fold(0.0, f64::max) * 1.08;
+    // With a capacity line, plans far beyond it would squeeze the ones that fit into a corner:
+    // the axis ends at twice the larger of the capacity and the plans that fit, and plans
+    // beyond sit on its edge, counted.
+    let all_xmax = points.iter().map(|p| p.0).chain(limit_x).fold(0.0, f64::max);
+    let xmax = match limit_x {
+        Some(cap) => all_xmax.min(2.0 * points.iter().filter(|p| p.2).map(|p| p.0).fold(cap, f64::max)),
+        None => all_xmax,
+    } * 1.08;
+    let edge = xmax / 1.08;
+    let beyond = points.iter().filter(|p| p.0 > edge).count();
     let ymax = points.iter().map(|p| p.1).fold(0.0, f64::max) * 1.12;
     let mut chart = ChartBuilder::on(&root)
         .margin(theme.px(8.0))
@@ -512,9 +544,21 @@ pub fn pareto(canvas: &HtmlCanvasElement, theme: &Theme, sc: &Scatter) -> Result
     let grey = color(EXPOSED_RGB);
     chart
         .draw_series(points.iter().map(|&(x, y, fits)| {
-            Circle::new((x, y), theme.px(4.0), if fits { blue.mix(0.7).filled() } else { grey.mix(0.7).filled() })
+            Circle::new(
+                (x.min(edge), y),
+                theme.px(4.0),
+                if fits { blue.mix(0.7).filled() } else { grey.mix(0.7).filled() },
+            )
         }))
         .map_err(err)?;
+    if beyond > 0 {
+        let text = format!("{beyond} plans beyond, up to {} \u{2192}", x_fmt(all_xmax));
+        let style = theme.font(11.0).pos(plotters::style::text_anchor::Pos::new(
+            plotters::style::text_anchor::HPos::Right,
+            plotters::style::text_anchor::VPos::Top,
+        ));
+        chart.draw_series([Text::new(text, (edge, ymax * 0.9), style)]).map_err(err)?;
+    }
     if let Some(x) = limit_x {
         let style = theme.text().stroke_width(theme.px(1.5));
         chart.draw_series([PathElement::new(vec![(x, 0.0), (x, ymax)], style)]).map_err(err)?;
@@ -569,21 +613,32 @@ pub fn codesign(canvas: &HtmlCanvasElement, theme: &Theme, groups: &[SpeedupGrou
         for (pi, (factor, up)) in pts.iter().enumerate() {
             let Some(up) = up else { continue };
             let x0 = gi as f64 - 0.4 + pi as f64 * w;
-            // Darker for larger factors.
-            let shade = (factor.log2() + 1.0) / 4.0;
-            let c = category_rgb(Category::Gemm);
-            let rgb = RGBColor(
-                (255.0 - (255.0 - c.0 as f64) * (0.3 + 0.7 * shade)) as u8,
-                (255.0 - (255.0 - c.1 as f64) * (0.3 + 0.7 * shade)) as u8,
-                (255.0 - (255.0 - c.2 as f64) * (0.3 + 0.7 * shade)) as u8,
-            );
-            bars.push(Rectangle::new([(x0, 0.0), (x0 + w * 0.9, *up)], rgb.filled()));
+            bars.push(Rectangle::new([(x0, 0.0), (x0 + w * 0.9, *up)], factor_rgb(*factor).filled()));
         }
     }
     chart.draw_series(bars).map_err(err)?;
     let one = theme.text().stroke_width(theme.px(1.0));
     chart.draw_series([PathElement::new(vec![(-0.5, 1.0), (n as f64 - 0.5, 1.0)], one)]).map_err(err)?;
+    // The legend: which shade is which factor.
+    let factors: Vec<f64> = groups.first().map(|g| g.1.iter().map(|p| p.0).collect()).unwrap_or_default();
+    for factor in factors {
+        let rgb = factor_rgb(factor);
+        chart
+            .draw_series(std::iter::empty::<Rectangle<(f64, f64)>>())
+            .map_err(err)?
+            .label(format!("x{factor}"))
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], rgb.filled()));
+    }
+    legend_box(&mut chart, theme, SeriesLabelPosition::UpperLeft)?;
     root.present().map_err(err)
+}
+
+/// A co-design bar's colour: darker for larger factors (x0.5 lightest, x8 darkest).
+fn factor_rgb(factor: f64) -> RGBColor {
+    let shade = (factor.log2() + 1.0) / 4.0;
+    let c = category_rgb(Category::Gemm);
+    let tint = |v: u8| (255.0 - (255.0 - v as f64) * (0.3 + 0.7 * shade)) as u8;
+    RGBColor(tint(c.0), tint(c.1), tint(c.2))
 }
 
 /// The legend of a chart's labelled series, where the data leaves room, on the theme's background.
