@@ -156,8 +156,11 @@ fn two_lanes<'a>(
 pub fn breakdown(canvas: &HtmlCanvasElement, theme: &Theme, r: &Report) -> Result<(), String> {
     let root = area(canvas, theme, 190)?;
     let serial = r.compute_s + r.comm_s;
-    let (scale, unit) = time_unit(serial);
-    let xmax = serial * scale * 1.04;
+    // The overlapped bar holds idle time (a pipeline's bubble, waiting for input) that the
+    // serialized one does not: the axis covers the longer of the two.
+    let longest = serial.max(r.compute_s + r.exposed_comm_s.max(0.0) + r.idle_s);
+    let (scale, unit) = time_unit(longest);
+    let xmax = longest * scale * 1.04;
     let mut chart = two_lanes(
         &root,
         theme,
