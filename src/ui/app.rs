@@ -341,13 +341,75 @@ fn on_select(d: &Dispatch, f: impl Fn(String) -> Action + 'static) -> Callback<E
     })
 }
 
+/// A text field's change (the user leaves it or presses Enter): its action, at once (what was
+/// waiting for a pause in typing there is dropped: this is newer).
 fn on_text(d: &Dispatch, f: impl Fn(String) -> Action + 'static) -> Callback<Event> {
     let d = d.clone();
     Callback::from(move |e: Event| {
         if let Some(i) = e.target_dyn_into::<HtmlInputElement>() {
+            let waiting = TYPING.with(|t| t.borrow_mut().take());
+            if let Some(p) = waiting.filter(|p| p.field != i.id()) {
+                (p.emit)();
+            }
             d.emit(f(i.value()));
         }
     })
+}
+
+/// Milliseconds of pause in typing after which a text field's value is applied.
+const TYPING_PAUSE_MS: u32 = 400;
+
+/// A typed value waiting for a pause ([`on_typing`]).
+struct Typing {
+    /// The input's id.
+    field: String,
+    /// Dropping it cancels the wait.
+    _wait: gloo::timers::callback::Timeout,
+    /// Applies the typed value.
+    emit: Rc<dyn Fn()>,
+}
+
+thread_local! {
+    static TYPING: std::cell::RefCell<Option<Typing>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Applies what is waiting for a pause in typing, now (the user left the field: a field whose
+/// value went back to what it was fires no change event).
+fn flush_typing() {
+    if let Some(p) = TYPING.with(|t| t.borrow_mut().take()) {
+        (p.emit)();
+    }
+}
+
+/// A text field's typing: its action once the user pauses ([`TYPING_PAUSE_MS`]), so results
+/// follow what is typed without waiting for Tab or Enter. Typing in another field, or leaving
+/// this one ([`on_leave`]), applies it at once; a change event replaces it.
+fn on_typing(d: &Dispatch, f: impl Fn(String) -> Action + 'static) -> Callback<InputEvent> {
+    let d = d.clone();
+    let f = Rc::new(f);
+    Callback::from(move |e: InputEvent| {
+        let Some(i) = e.target_dyn_into::<HtmlInputElement>() else { return };
+        let (d, f, value, field) = (d.clone(), f.clone(), i.value(), i.id());
+        let emit: Rc<dyn Fn()> = Rc::new(move || d.emit(f(value.clone())));
+        let wait = gloo::timers::callback::Timeout::new(TYPING_PAUSE_MS, move || {
+            // The wait has fired: forget it rather than drop the closure that runs now.
+            if let Some(p) = TYPING.with(|t| t.borrow_mut().take()) {
+                let Typing { _wait, emit, .. } = p;
+                _wait.forget();
+                emit();
+            }
+        });
+        let earlier = TYPING.with(|t| t.borrow_mut().replace(Typing { field: field.clone(), _wait: wait, emit }));
+        // Another field's value still waiting is applied, not lost.
+        if let Some(p) = earlier.filter(|p| p.field != field) {
+            (p.emit)();
+        }
+    })
+}
+
+/// Leaving a text field applies what was typed there.
+fn on_leave() -> Callback<FocusEvent> {
+    Callback::from(|_| flush_typing())
 }
 
 fn scenario_picker(state: &State, d: &Dispatch) -> Html {
@@ -430,7 +492,8 @@ fn input(state: &State, d: &Dispatch, f: Field) -> Html {
             <label for={id.clone()}>{ label }</label>
             <input id={id} type="text" inputmode="decimal" autocomplete="off" value={show_field(&state.doc, &f)} placeholder={placeholder}
                 aria-invalid={err.is_some().to_string()} aria-describedby={help_id.clone()}
-                onchange={on_text(d, move |v| Action::SetField(f, v))} />
+                onchange={on_text(d, move |v| Action::SetField(f, v))}
+                oninput={on_typing(d, move |v| Action::SetField(f, v))} onblur={on_leave()} />
             { error_line(err.map(|e| e.message.as_str())) }
             <p class="help" id={help_id}>{ f.help }</p>
         </div>
@@ -529,13 +592,13 @@ fn system_form(state: &State, d: &Dispatch) -> Html {
                 <div class={classes!("field", shape_err.map(|_| "invalid"))}>
                     <label for="f-system-gpus_per_node">{ "GPUs per node" }</label>
                     <input id="f-system-gpus_per_node" type="text" inputmode="numeric" value={per_node}
-                        onchange={on_text(d, Action::SetPerNode)} />
+                        onchange={on_text(d, Action::SetPerNode)} oninput={on_typing(d, Action::SetPerNode)} onblur={on_leave()} />
                     <p class="help">{ "GPUs joined by NVLink in one server: 8 on DGX/HGX nodes, 4 or 16 on some cloud instances, 1 for a PC." }</p>
                 </div>
                 <div class={classes!("field", shape_err.map(|_| "invalid"))}>
                     <label for="f-system-num_nodes">{ "Nodes" }</label>
                     <input id="f-system-num_nodes" type="text" inputmode="numeric" value={nodes}
-                        onchange={on_text(d, Action::SetNodes)} />
+                        onchange={on_text(d, Action::SetNodes)} oninput={on_typing(d, Action::SetNodes)} onblur={on_leave()} />
                     <p class="help">{ "Servers joined by the network (InfiniBand, RoCE or Ethernet)." }</p>
                 </div>
             </div>
@@ -640,7 +703,8 @@ fn spec_editor(state: &State, d: &Dispatch, key: &'static str) -> Html {
                 <label class="sr-only" for={format!("{id}-degree")}>{ format!("Degree of level {i}") }</label>
                 <input id={format!("{id}-degree")} class="degree" type="text" inputmode="numeric" value={g}
                     aria-invalid={g_err.is_some().to_string()}
-                    onchange={on_text(d, move |v| Action::SetDegree { spec: key, level: i, text: v })} />
+                    onchange={on_text(d, move |v| Action::SetDegree { spec: key, level: i, text: v })}
+                    oninput={on_typing(d, move |v| Action::SetDegree { spec: key, level: i, text: v })} onblur={on_leave()} />
                 { if n_levels > 1 { html! { <button class="link" onclick={remove} aria-label={format!("Remove level {i}")}>{ "remove" }</button> } } else { html! {} } }
                 { error_line(s_err.or(g_err).map(|e| e.message.as_str())) }
             </div>

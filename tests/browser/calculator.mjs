@@ -120,6 +120,18 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   const layersError = page.locator('.field', { has: layers }).locator('.error-msg');
   check(/at least 1, got -5/.test(await layersError.textContent()), `a negative layer count is named as such: ${await layersError.textContent()}`);
   await type(page, '#f-model-num_transformer_layers', layersBefore);
+  // Results follow typing: a pause is enough, no Tab or Enter.
+  const beforeTyping = await page.locator('#iteration-time').getAttribute('data-value');
+  await layers.fill(String(Number(layersBefore) * 2));
+  await page.waitForFunction((b) => document.querySelector('#iteration-time')?.dataset.value !== b, beforeTyping, { timeout: 10000 }).catch(() => {});
+  const afterTyping = await page.locator('#iteration-time').getAttribute('data-value');
+  check(afterTyping !== beforeTyping && await layers.evaluate((e) => e === document.activeElement),
+    `typing ${Number(layersBefore) * 2} layers updates the results while the field keeps the focus (${beforeTyping} s -> ${afterTyping} s)`);
+  // Typing the old value back and leaving at once fires no change event: leaving applies it.
+  await type(page, '#f-model-num_transformer_layers', layersBefore);
+  check(scenarioOfLink(await page.locator('#share-link').inputValue()).model.num_transformer_layers === Number(layersBefore)
+    && await page.locator('#iteration-time').getAttribute('data-value') === beforeTyping,
+    `typing the old value back and leaving restores ${layersBefore} layers and the results`);
   const restored = await shown(page);
   await type(page, '#f-model-transformer_seq_len', '4,096');
   const seq = await page.locator('#f-model-transformer_seq_len').inputValue();
@@ -170,7 +182,7 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   await page.selectOption('#f-task-fused_loss', 'false');
   await page.selectOption('#f-model-dropout', 'true');
   await page.selectOption('#f-task-recompute', 'full');
-  check(!(await limit.isVisible()), 'full recomputation makes it fit');
+  check(!(await limit.isVisible()), `full recomputation makes it fit ${await limit.textContent().catch(() => '')}`);
   // FP8 training on the H100s: faster, but well under the 2x of the peaks; the page agrees with
   // the CLI and the share link carries it. An A100 has no FP8 tensor cores: the field says so
   // and the last results stay.
@@ -326,5 +338,5 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   await dark.screenshot({ path: join(shots, 'calculator-dark.png') });
 
   for (const p of [page, p2, p3, p4, phone, dark]) for (const problem of p.problems) check(false, problem);
-  console.log(`calculator: first results after ${firstResultMs} ms`);
+
 });
