@@ -1493,7 +1493,7 @@ fn learn(d: &Dispatch, width: u32) -> Html {
             </nav>
             <section aria-labelledby="lessons-title">
                 <h2 id="lessons-title">{ "Lessons" }</h2>
-                <p class="lead">{ "Three short lessons, each a comparison of two plans computed right now by the same model as the calculator. Open either side in the calculator to explore the timeline." }</p>
+                <p class="lead">{ "Three short lessons, each a comparison of two plans computed right now in MAD-Max paper mode: the model of the paper, whose simpler accounting lets one effect stand alone. The calculator opens on the default model, which fixes the paper model's quirks and adds what it leaves out (activation memory, the optimizer step, pipeline bubbles, real collectives), so for the same plan it shows other numbers. Open either side in the calculator, in paper mode, to explore its timeline, then switch to the default model to see what changes." }</p>
                 { for ls.into_iter().map(|l| lesson(l, d)) }
             </section>
             <super::stories_view::StoriesSection dispatch={d.clone()} {width} />
@@ -1501,12 +1501,18 @@ fn learn(d: &Dispatch, width: u32) -> Html {
     }
 }
 
+/// What the calculator says when a lesson's scenario opens in it.
+const LESSON_OPENED: &str = "Opened in MAD-Max paper mode, as the lesson computed it. Switch to the default model above to see the same plan with the paper model's quirks fixed and what it leaves out added.";
+
 fn lesson(l: lessons::Lesson, d: &Dispatch) -> Html {
     let cols = l.variants.iter().map(|v| {
         let open = {
             let d = d.clone();
             let doc = v.doc.clone();
-            Callback::from(move |_| d.emit(Action::LoadDoc(doc.clone())))
+            Callback::from(move |_| {
+                d.emit(Action::LoadDoc(doc.clone()));
+                d.emit(Action::Notify(LESSON_OPENED.into()));
+            })
         };
         let body = match &v.report {
             Ok(r) => {
@@ -1526,7 +1532,7 @@ fn lesson(l: lessons::Lesson, d: &Dispatch) -> Html {
             <div class="variant">
                 <h4>{ v.label }</h4>
                 { body }
-                <button onclick={open}>{ "Open in calculator" }</button>
+                <button onclick={open}>{ "Open in calculator (paper mode)" }</button>
             </div>
         }
     });

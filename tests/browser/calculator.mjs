@@ -315,9 +315,15 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   await page.click('nav >> text=Learn');
   check((await page.locator('article.lesson').count()) >= 3, 'three lessons');
   await page.screenshot({ path: join(shots, 'learn-desktop.png'), fullPage: true });
+  const lessonIteration = (await page.locator('#lesson-tp-in-node .lesson-figures dd').first().innerText()).trim();
   await page.locator('#lesson-tp-in-node button', { hasText: 'Open in calculator' }).first().click();
   await page.locator('#iteration-time').waitFor();
   await matchesCli(page, 'lesson scenario');
+  // It opens in the model the lesson used, and says so; the lesson's figure is the calculator's.
+  const shownIteration = (await page.locator('#iteration-time').innerText()).replace(/\s+/g, ' ').trim();
+  check(await page.locator('#mode-reference').isChecked() && /Opened in MAD-Max paper mode/.test(await page.locator('.notice').innerText())
+    && shownIteration === lessonIteration,
+    `a lesson opens in paper mode, says so, and shows the lesson's ${lessonIteration} (calculator: ${shownIteration})`);
 
   // Journey 8: a phone-width screen; everything reachable, charts legible.
   const phone = await watchedPage(await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2 }), server.url);
