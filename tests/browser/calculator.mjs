@@ -102,6 +102,17 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   check(/128 GPUs \(16 nodes x 8\)/.test(summary), `summary follows the cluster: ${summary}`);
   const h100 = await matchesCli(page, 'H100, 16 nodes');
   check(h100.iteration_s !== first.iteration_s, 'the iteration time changed');
+  // The results stay in view next to the hardware fields just edited: their column fills the
+  // window and scrolls by itself (back at its top, the headline shows).
+  const pane = await page.locator('section.outputs').evaluate((e) => {
+    const r = e.getBoundingClientRect();
+    e.scrollTop = 0;
+    const h = document.getElementById('iteration-time').getBoundingClientRect();
+    return { top: r.top, bottom: r.bottom, headline: h.top >= 0 && h.bottom <= window.innerHeight };
+  });
+  const scrolled = await page.evaluate(() => window.scrollY);
+  check(scrolled > 500 && pane.top >= 0 && pane.top < 20 && pane.bottom <= 900 && pane.headline,
+    `with the form scrolled ${scrolled} px down to the nodes field, the results fill the window (${pane.top.toFixed(0)}-${pane.bottom.toFixed(0)} px) and show the iteration time`);
 
   // Journey 3: an impossible plan. A message under the field; the last results stay, stale.
   await type(page, '#transformer_parallel-0-degree', '96');
@@ -231,8 +242,9 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   await matchesCli(page, 'ViT-H on ZionEX-128');
 
   // Journey 4: copy the link, open it in a fresh browser: the same scenario and numbers.
-  // Where the results sit in the document (not in the window, which scrolls to the button).
-  const resultsTop = () => page.locator('#iteration-time').evaluate((e) => e.getBoundingClientRect().top + window.scrollY);
+  // Where the form and results sit in the document (not in the window, which scrolls to the
+  // button; the results column itself stays in view).
+  const resultsTop = () => page.locator('main.layout').evaluate((e) => e.getBoundingClientRect().top + window.scrollY);
   const topBefore = await resultsTop();
   await page.click('#copy-link');
   const copiedNote = page.locator('.notice', { hasText: 'Link copied' });
