@@ -281,6 +281,7 @@ fn calculator(state: &State, d: &Dispatch, width: u32) -> Html {
     html! {
         <main class="layout">
             <section class="inputs" aria-label="Scenario">
+                { mini_summary(state) }
                 { mode_switch(state, d) }
                 { scenario_picker(state, d) }
                 { problems(state) }
@@ -293,6 +294,23 @@ fn calculator(state: &State, d: &Dispatch, width: u32) -> Html {
                 { results(state, d, width) }
             </section>
         </main>
+    }
+}
+
+/// On a narrow screen the results come before the form: this line of the main figures stays
+/// at the top of the window while the user scrolls through the form (hidden on wide screens,
+/// where the results column stays in view).
+fn mini_summary(state: &State) -> Html {
+    let Some(g) = &state.good else { return html! {} };
+    let r = &g.report;
+    let mem = &r.memory;
+    html! {
+        <p class={classes!("mini-summary", state.stale().then_some("stale"))} id="mini-summary" aria-hidden="true">
+            <span>{ format!("iteration {}", units::duration(r.iteration_s)) }</span>
+            <span>{ units::si(r.throughput_samples_per_s, "samples/s") }</span>
+            <span class={classes!((!mem.fits()).then_some("bad"))}>{ format!("{} of {} per GPU", units::bytes(mem.total_bytes), units::bytes(mem.capacity_bytes)) }</span>
+            { if state.stale() { html! { <span>{ "stale" }</span> } } else { html! {} } }
+        </p>
     }
 }
 

@@ -345,6 +345,17 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   check(overflow <= 1, `no sideways scrolling on a phone (overflow ${overflow} px)`);
   const canvasWidth = await phone.evaluate(() => document.getElementById('chart-timeline').getBoundingClientRect().width);
   check(canvasWidth > 300, `charts use the phone's width (${canvasWidth} px)`);
+  // The form follows the results there; scrolled down to the GPU, the main figures stay at the
+  // top of the screen, and follow an edit.
+  await phone.locator('#gpu-type').scrollIntoViewIfNeeded();
+  await phone.selectOption('#gpu-type', 'h100_sxm');
+  const mini = phone.locator('#mini-summary');
+  const miniBox = await mini.boundingBox();
+  const miniText = await mini.innerText();
+  const phoneIteration = (await phone.locator('#iteration-time').innerText()).replace(/\s+/g, ' ').trim();
+  check(miniBox && miniBox.y >= -1 && miniBox.y < 10 && miniText.includes(phoneIteration),
+    `on a phone the main figures stay on screen over the form (${miniText.replace(/\s+/g, ' ')} at ${miniBox?.y} px)`);
+  await phone.screenshot({ path: join(shots, 'calculator-phone-form.png') });
   await phone.screenshot({ path: join(shots, 'calculator-phone.png'), fullPage: true });
 
   // Dark mode follows the system setting, charts included.
