@@ -390,6 +390,16 @@ const GPUS: [(&str, &str, &str); 8] = [
     ("mi300x-192g", "mi300x", "MI300X"),
 ];
 
+/// A CSV `gpu` cell as people name the GPU ("a100-80g": "A100 SXM 80GB"): its preset's label
+/// without the vendor; the cell itself when no preset has it.
+pub fn gpu_label(gpu_cell: &str) -> String {
+    GPUS.iter()
+        .find(|g| g.0 == gpu_cell)
+        .and_then(|g| crate::presets::all().ok()?.gpu(g.1))
+        .map(|p| p.label.trim_start_matches("NVIDIA ").trim_start_matches("AMD ").to_owned())
+        .unwrap_or_else(|| gpu_cell.to_owned())
+}
+
 /// The cells [`GPUS`] knows, for messages.
 fn gpu_cells() -> String {
     GPUS.iter().map(|g| g.0).collect::<Vec<_>>().join(", ")
@@ -939,6 +949,16 @@ pub fn to_json(rows: &[RowResult], floor: Option<&Floor>) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gpu_cells_read_as_people_name_the_gpus() {
+        assert_eq!(gpu_label("a100-80g"), "A100 SXM 80GB");
+        assert_eq!(gpu_label("h100-80g"), "H100 SXM 80GB");
+        assert_eq!(gpu_label("mi300x-192g"), "Instinct MI300X 192GB");
+        assert_eq!(gpu_label("tpu-v4"), "tpu-v4");
+        // Every known cell has a preset, so a label.
+        assert!(GPUS.iter().all(|g| gpu_label(g.0) != g.0));
+    }
 
     #[test]
     fn a_set_cell_puts_the_row_in_a_set_and_the_summary_splits_by_set() {

@@ -692,11 +692,16 @@ pub fn predicted_vs_measured(
         .y_label_area_size(theme.px(52.0))
         .build_cartesian_2d(lo..hi, lo..hi)
         .map_err(err)?;
+    // Plain numbers at the powers of ten (0.01, 1, 100, 10000): an SI prefix would read as a
+    // unit ("100 m") on axes whose rows carry different units.
     let decade = |v: &f64| {
-        if (v - v.round()).abs() < 1e-9 {
-            units::si(10f64.powf(v.round()), "").trim().to_owned()
-        } else {
+        let k = v.round();
+        if (v - k).abs() > 1e-9 {
             String::new()
+        } else if (-3.0..=5.0).contains(&k) {
+            format!("{}", 10f64.powi(k as i32))
+        } else {
+            format!("1e{k}")
         }
     };
     chart
@@ -709,42 +714,33 @@ pub fn predicted_vs_measured(
         .draw()
         .map_err(err)?;
     // The +/-10% band, then y = x.
-    let (ink, dash) = (theme.text(), theme.px(16.0) as i32);
     let (down, up) = (0.9f64.log10(), 1.1f64.log10());
     let band = [(lo, lo + down), (hi, hi + down), (hi, hi + up), (lo, lo + up)];
     chart.draw_series([Polygon::new(band.to_vec(), theme.text().mix(0.16).filled())]).map_err(err)?;
     chart
         .draw_series([PathElement::new(vec![(lo, lo), (hi, hi)], theme.text().stroke_width(theme.px(1.5)))])
-        .map_err(err)?
-        .label("y = x (shaded: \u{b1}10%)")
-        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + dash, y)], ink.stroke_width(2)));
-    for (i, name) in series.iter().enumerate() {
-        let c = color(SERIES_RGB[i % SERIES_RGB.len()]);
+        .map_err(err)?;
+    for i in 0..series.len() {
+        let (rgb, triangle) = series_marker(i);
+        let c = color(rgb);
         let pts: Vec<(f64, f64)> =
             points.iter().filter(|p| p.2 == i && p.0 > 0.0 && p.1 > 0.0).map(|p| (p.0.log10(), p.1.log10())).collect();
-        if pts.is_empty() {
-            continue;
-        }
-        let r = theme.px(3.5);
-        // Past the palette, the colours come round again as triangles, not circles.
-        if i < SERIES_RGB.len() {
-            chart
-                .draw_series(pts.iter().map(|&p| Circle::new(p, r, c.mix(0.75).filled())))
-                .map_err(err)?
-                .label(name.as_str())
-                .legend(move |(x, y)| Circle::new((x + 7, y), r, c.filled()));
-        } else {
+        if triangle {
             let t = theme.px(5.0);
-            chart
-                .draw_series(pts.iter().map(|&p| TriangleMarker::new(p, t, c.mix(0.85).filled())))
-                .map_err(err)?
-                .label(name.as_str())
-                .legend(move |(x, y)| TriangleMarker::new((x + 7, y), t, c.filled()));
+            chart.draw_series(pts.iter().map(|&p| TriangleMarker::new(p, t, c.mix(0.85).filled()))).map_err(err)?;
+        } else {
+            let r = theme.px(3.5);
+            chart.draw_series(pts.iter().map(|&p| Circle::new(p, r, c.mix(0.75).filled()))).map_err(err)?;
         }
     }
-    // Below the diagonal's far end: predictions that far under the measured times do not occur.
-    legend_box(&mut chart, theme, SeriesLabelPosition::LowerRight)?;
+    // The legend is the page's, under the chart: drawn here it covered the points on a phone.
     root.present().map_err(err)
+}
+
+/// The marker of data series `i`: its colour, and whether it is a triangle (past the palette
+/// the colours come round again as triangles, not circles).
+pub fn series_marker(i: usize) -> ((u8, u8, u8), bool) {
+    (SERIES_RGB[i % SERIES_RGB.len()], i >= SERIES_RGB.len())
 }
 
 /// Scaling: speed-up over the smallest GPU count against GPUs (log-log, axes linear in log2

@@ -202,7 +202,11 @@ fn validation_table(p: &TableProps) -> Html {
                 <span class="label">{ label }</span>
                 <select id={id} {onchange}>
                     <option value="" selected={current.is_empty()}>{ "all" }</option>
-                    { for options.into_iter().map(|o| html! { <option value={o.clone()} selected={o == current}>{ o.clone() }</option> }) }
+                    { for options.into_iter().map(|o| {
+                        // GPU cells read as people name the GPUs; families and other values as they are.
+                        let label = if id == "filter-gpu" { validation::gpu_label(&o) } else { o.clone() };
+                        html! { <option value={o.clone()} selected={o == current}>{ label }</option> }
+                    }) }
                 </select>
             </label>
         }
@@ -402,10 +406,23 @@ fn chart(rows: &[RowResult], sources: Vec<String>, filter: &Filter, width: u32) 
     let key = [&filter.source, &filter.gpu, &filter.parallelism]
         .iter()
         .fold(points.len() as u64, |h, s| s.bytes().fold(h, |h, b| h.wrapping_mul(31).wrapping_add(b as u64)));
+    let shown: Vec<bool> = (0..sources.len()).map(|i| points.iter().any(|p| p.2 == i)).collect();
+    let names = sources.clone();
     let draw: Draw = Rc::new(move |c, theme| charts::predicted_vs_measured(c, theme, &points, &sources));
     html! {
-        <Canvas id="chart-validation" {draw} version={key} {width}
-            label="Predicted against measured for the rows shown, log-log, with the line where they are equal and a band of plus or minus 10 percent. The table below lists every point." />
+        <>
+            <Canvas id="chart-validation" {draw} version={key} {width}
+                label="Predicted against measured for the rows shown, log-log, with the line where they are equal and a band of plus or minus 10 percent. The table below lists every point." />
+            <ul class="chart-legend" id="validation-legend" aria-hidden="true">
+                <li><span class="swatch line"></span>{ "predicted = measured (shaded: \u{b1}10 %)" }</li>
+                { for names.iter().enumerate().filter(|(i, _)| shown[*i]).map(|(i, name)| {
+                    let ((r, g, b), triangle) = charts::series_marker(i);
+                    html! {
+                        <li><span class="swatch" style={format!("color: rgb({r}, {g}, {b})")}>{ if triangle { "\u{25b2}" } else { "\u{25cf}" } }</span>{ name }</li>
+                    }
+                }) }
+            </ul>
+        </>
     }
 }
 
@@ -438,7 +455,7 @@ fn table(rows: &[RowResult], d: &Callback<Action>) -> Html {
         let cells = [
             ("", if r.held_out() { format!("{} (held out)", r.source) } else { r.source.clone() }),
             ("", r.model.clone()),
-            ("", r.gpu.clone()),
+            ("", validation::gpu_label(&r.gpu)),
             ("num", r.n_gpus.to_string()),
             ("", r.plan.clone()),
             ("", metric_label(&r.metric).to_owned()),

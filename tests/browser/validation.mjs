@@ -140,7 +140,7 @@ await runTest('validation', dist, async ({ server, browser }) => {
   await page.selectOption('#filter-source', '');
   await page.selectOption('#filter-gpu', 'a100-40g');
   shown = await rowsOnPage(page);
-  const a100_40 = want.filter((w) => /a100-40g/.test(got.find((g) => g.id === w.id)?.text ?? ''));
+  const a100_40 = want.filter((w) => /A100 SXM 40GB/.test(got.find((g) => g.id === w.id)?.text ?? ''));
   check(shown.length > 0 && shown.length === a100_40.length, `GPU filter: ${shown.length} A100-40GB rows`);
   await page.selectOption('#filter-gpu', '');
   await page.selectOption('#filter-parallelism', 'TP+PP+DP');
