@@ -678,6 +678,18 @@ impl Resource {
             Resource::ClusterSize => "cluster size",
         }
     }
+
+    /// [`Resource::label`] in a few letters, for narrow charts.
+    pub fn short_label(self) -> &'static str {
+        match self {
+            Resource::Compute => "FLOPs",
+            Resource::HbmBandwidth => "HBM/s",
+            Resource::HbmCapacity => "HBM",
+            Resource::NvlinkBandwidth => "NVLink",
+            Resource::NicBandwidth => "NIC",
+            Resource::ClusterSize => "GPUs",
+        }
+    }
 }
 
 /// The scenario with one resource scaled by `factor`; `None` when the result is not a cluster

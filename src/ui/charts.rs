@@ -485,10 +485,23 @@ pub fn ranked(
             Rectangle::new([(0.0, y - 0.85), (*v, y - 0.15)], if *fits { blue.filled() } else { grey.filled() })
         }))
         .map_err(err)?;
+    // Each label inside its bar, cut to what the bar holds (on a phone a whole plan does not
+    // fit; the table below has it).
+    let (xs, _) = chart.plotting_area().get_pixel_range();
+    let plot_px = f64::from(xs.end - xs.start);
+    let char_px = f64::from(theme.px(11.0)) * 0.56;
     chart
-        .draw_series(names.iter().enumerate().map(|(i, name)| {
+        .draw_series(names.iter().zip(bars).enumerate().map(|(i, (name, bar))| {
             let y = n - i as f64 - 0.5;
-            Text::new(format!("{}. {name}", i + 1), (xmax * 0.01, y + 0.25), theme.font(11.0).color(&WHITE))
+            let name = name.strip_prefix("transformer ").unwrap_or(name);
+            let label = format!("{}. {name}", i + 1);
+            let room = ((plot_px * bar.1 / xmax - 2.0 * char_px) / char_px).max(0.0) as usize;
+            let label = if label.chars().count() <= room {
+                label
+            } else {
+                label.chars().take(room.saturating_sub(1)).chain(std::iter::once('\u{2026}')).collect()
+            };
+            Text::new(label, (xmax * 0.01, y + 0.25), theme.font(11.0).color(&WHITE))
         }))
         .map_err(err)?;
     let mark = color(category_rgb(Category::AllReduce)).stroke_width(theme.px(2.0));
@@ -558,9 +571,9 @@ pub fn pareto(canvas: &HtmlCanvasElement, theme: &Theme, sc: &Scatter) -> Result
         let text = format!("{beyond} plans beyond, up to {} \u{2192}", x_fmt(all_xmax));
         let style = theme.font(11.0).pos(plotters::style::text_anchor::Pos::new(
             plotters::style::text_anchor::HPos::Right,
-            plotters::style::text_anchor::VPos::Top,
+            plotters::style::text_anchor::VPos::Bottom,
         ));
-        chart.draw_series([Text::new(text, (edge, ymax * 0.9), style)]).map_err(err)?;
+        chart.draw_series([Text::new(text, (edge, ymax * 0.03), style)]).map_err(err)?;
     }
     if let Some(x) = limit_x {
         let style = theme.text().stroke_width(theme.px(1.5));
@@ -576,18 +589,22 @@ pub fn pareto(canvas: &HtmlCanvasElement, theme: &Theme, sc: &Scatter) -> Result
     root.present().map_err(err)
 }
 
-/// One group of the co-design chart: a resource and its (factor, speed-up) bars.
-pub type SpeedupGroup = (&'static str, Vec<(f64, Option<f64>)>);
+/// One group of the co-design chart: a resource's name and short name, and its
+/// (factor, speed-up) bars.
+pub type SpeedupGroup = (&'static str, &'static str, Vec<(f64, Option<f64>)>);
 
 /// Grouped bars: for each resource, the speed-up of the best plan at each scale factor.
 pub fn codesign(canvas: &HtmlCanvasElement, theme: &Theme, groups: &[SpeedupGroup]) -> Result<(), String> {
     let root = area(canvas, theme, 260)?;
-    let ymax = groups.iter().flat_map(|g| g.1.iter().filter_map(|p| p.1)).fold(1.0, f64::max) * 1.12;
+    let ymax = groups.iter().flat_map(|g| g.2.iter().filter_map(|p| p.1)).fold(1.0, f64::max) * 1.12;
     let n = groups.len().max(1);
-    let names: Vec<String> = groups.iter().map(|g| g.0.to_owned()).collect();
+    // Short names where the long ones would overprint (a phone): about 16 characters per group.
+    let room_px = f64::from(canvas.width()) / n as f64;
+    let short = room_px < f64::from(theme.px(11.0)) * 0.6 * 17.0;
+    let names: Vec<String> = groups.iter().map(|g| if short { g.1 } else { g.0 }.to_owned()).collect();
     let mut chart = ChartBuilder::on(&root)
         .margin(theme.px(8.0))
-        .caption("Speed-up when one resource is scaled (best plan re-searched)", theme.font(15.0))
+        .caption("Speed-up when one resource is scaled", theme.font(15.0))
         .x_label_area_size(theme.px(40.0))
         .y_label_area_size(theme.px(48.0))
         .build_cartesian_2d(-0.5..(n as f64 - 0.5), 0.0..ymax)
@@ -611,7 +628,7 @@ pub fn codesign(canvas: &HtmlCanvasElement, theme: &Theme, groups: &[SpeedupGrou
         .draw()
         .map_err(err)?;
     let mut bars = Vec::new();
-    for (gi, (_, pts)) in groups.iter().enumerate() {
+    for (gi, (_, _, pts)) in groups.iter().enumerate() {
         let w = 0.8 / pts.len().max(1) as f64;
         for (pi, (factor, up)) in pts.iter().enumerate() {
             let Some(up) = up else { continue };
@@ -623,7 +640,7 @@ pub fn codesign(canvas: &HtmlCanvasElement, theme: &Theme, groups: &[SpeedupGrou
     let one = theme.text().stroke_width(theme.px(1.0));
     chart.draw_series([PathElement::new(vec![(-0.5, 1.0), (n as f64 - 0.5, 1.0)], one)]).map_err(err)?;
     // The legend: which shade is which factor.
-    let factors: Vec<f64> = groups.first().map(|g| g.1.iter().map(|p| p.0).collect()).unwrap_or_default();
+    let factors: Vec<f64> = groups.first().map(|g| g.2.iter().map(|p| p.0).collect()).unwrap_or_default();
     for factor in factors {
         let rgb = factor_rgb(factor);
         chart
@@ -632,7 +649,11 @@ pub fn codesign(canvas: &HtmlCanvasElement, theme: &Theme, groups: &[SpeedupGrou
             .label(format!("x{factor}"))
             .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], rgb.filled()));
     }
-    legend_box(&mut chart, theme, SeriesLabelPosition::UpperLeft)?;
+    // Where the groups are narrow the legend would cover bars; the help text under the chart
+    // says the shades.
+    if !short {
+        legend_box(&mut chart, theme, SeriesLabelPosition::UpperLeft)?;
+    }
     root.present().map_err(err)
 }
 

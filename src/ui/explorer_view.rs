@@ -492,7 +492,7 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
                     (*f, co.iter().find(|p| p.resource == *r && p.factor == *f).and_then(|p| explorer::speedup(&co, p)))
                 })
                 .collect();
-            (r.label(), pts)
+            (r.label(), r.short_label(), pts)
         })
         .collect();
     // Cost and time at each cluster size (best plan there).
@@ -587,19 +587,20 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
             </div>
             <div class="card charts">
                 <Canvas id="chart-pareto-memory" version={v} width={width} draw={Rc::new(move |c: &HtmlCanvasElement, t: &Theme| charts::pareto(c, t, &charts::Scatter {
-                    title: "Throughput vs memory per GPU (Pareto front in orange)",
+                    title: "Throughput vs memory per GPU",
                     axes: ("memory per GPU (GB)", "samples/s"),
                     points: &scatter,
                     front: &front,
                     formats: (&|x| units::sig3(x), &|y| units::si(y, "").trim().to_owned()),
                     limit_x: Some(capacity_gb),
                 })) as Draw} />
+                <p class="help">{ "Each dot a plan: blue fits in HBM, grey does not. The orange line is the Pareto front among plans that fit: none is both faster and lighter than a plan on it." }</p>
             </div>
             { if !co.is_empty() { html! {
                 <>
                     <div class="card charts">
                         <Canvas id="chart-codesign" version={v} width={width} draw={Rc::new(move |c: &HtmlCanvasElement, t: &Theme| charts::codesign(c, t, &groups)) as Draw} />
-                        <p class="help">{ "Bars from light to dark: x0.5, x1, x2, x4, x8 of one resource, everything else unchanged; speed-up of the best plan at that point over the best plan today. Cluster size keeps the global batch (strong scaling)." }</p>
+                        <p class="help">{ "Bars from light to dark: x0.5, x1, x2, x4, x8 of one resource (on a narrow screen: FLOPs compute, HBM/s bandwidth, HBM capacity, NVLink, NIC, GPUs), everything else unchanged; speed-up of the best plan at that point, re-searched, over the best plan today. Cluster size keeps the global batch (strong scaling)." }</p>
                         { co_table }
                     </div>
                     <div class="card charts pair">
