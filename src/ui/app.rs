@@ -27,6 +27,10 @@ use yew::prelude::*;
 
 /// Mounts the app on the page's body.
 pub fn start() {
+    // The page's own words while the program loaded (index.html) give way to it.
+    if let Some(loading) = dom::document().and_then(|d| d.get_element_by_id("loading")) {
+        loading.remove();
+    }
     // Inside another site's frame, a page could be made to click for it: madmax does not run
     // there (hosts that read `_headers` refuse the frame before it loads).
     if dom::framed() {

@@ -22,6 +22,10 @@ await runTest('smoke', dist, async ({ server, browser }) => {
   const seconds = async () => Number(await it.getAttribute('data-value'));
   const thr = async () => Number(await page.locator('#throughput').getAttribute('data-value'));
   check(await page.locator('#mode-default').isChecked(), 'the page opens on the default model');
+  // Before the program arrives the page says what it is and that it loads; then that goes.
+  const served = readFileSync(join(dist, 'index.html'), 'utf8');
+  check(/id="loading"[\s\S]*Loading the calculator/.test(served) && await page.locator('#loading').count() === 0,
+    'the page says it is loading until the program runs, then the words go');
   const link = await page.locator('#share-link').inputValue();
   const want = cli(bin, scenarioOfLink(link));
   console.log(`smoke: page shows iteration time "${shownText}" (${await seconds()} s); CLI says ${want.iteration_ms / 1000} s`);
