@@ -265,7 +265,7 @@ fn eval(args: &[String]) -> ExitCode {
         Ok(scenario) => {
             let report = evaluate(&scenario);
             if json_out {
-                let mut v = report_json(&report);
+                let mut v = report_json(&scenario, &report);
                 if timeline {
                     v["timeline"] = timeline_json(&report);
                 }
@@ -474,7 +474,7 @@ fn misfit(o: &madmax::engine::explore::Outcome) -> String {
 }
 
 /// The JSON contract of `eval --json` (times in ms, throughput in samples/s).
-fn report_json(r: &Report) -> Value {
+fn report_json(s: &madmax::engine::Scenario, r: &Report) -> Value {
     let t = &r.totals;
     let ms = |s: f64| s * 1e3;
     let parts: serde_json::Map<String, Value> =
@@ -508,8 +508,8 @@ fn report_json(r: &Report) -> Value {
         "fits": r.memory.fits(),
         "limits": limits,
     });
+    v["mfu"] = json!(r.mfu(s));
     if let Some(u) = &r.utilization {
-        v["mfu"] = json!(u.mfu);
         v["hfu"] = json!(u.hfu);
         v["model_flops_per_iteration"] = json!(u.model_flops);
     }
@@ -678,6 +678,12 @@ fn text_report(s: &Scenario, r: &Report) -> String {
             units::si(u.model_flops_per_s_per_gpu, "FLOP/s")
         );
         let _ = writeln!(o, "                      {}", u.formula);
+    } else {
+        let _ = writeln!(
+            o,
+            "MFU                   {} (MAD-Max's FLOPs per sample x global batch x 3 in training, over peak FLOP/s x GPUs x iteration time)",
+            units::percent(r.mfu(s))
+        );
     }
     let parts: Vec<String> =
         r.memory.parts.iter().map(|(c, b)| format!("{} {}", c.label(), units::bytes(*b))).collect();

@@ -224,7 +224,8 @@ pub struct Outcome {
     pub tpot_s: Option<f64>,
     /// Language models: tokens per second (samples/s x sequence length).
     pub tokens_per_s: Option<f64>,
-    /// Model FLOPs utilisation, where the model counts it (the default model).
+    /// Model FLOPs utilisation ([`Report::mfu`]); always present (an `Option` for the JSON
+    /// contract, where reference-mode rows once had none).
     pub mfu: Option<f64>,
     /// False when the plan misses the search's latency limit.
     pub meets_limit: bool,
@@ -254,7 +255,7 @@ impl Outcome {
             capacity_bytes: r.memory.capacity_bytes,
             tpot_s,
             tokens_per_s: tokens_per_sample(s).map(|t| r.throughput_samples_per_s * t as f64),
-            mfu: r.utilization.as_ref().map(|u| u.mfu),
+            mfu: Some(r.mfu(s)),
             meets_limit,
         }
     }
@@ -900,6 +901,23 @@ mod tests {
         let mut none = r.ranked.clone();
         none.iter_mut().for_each(|o| o.memory_bytes = o.capacity_bytes * 2.0);
         assert_eq!(speedup(&none, &fitting), None);
+    }
+
+    #[test]
+    fn every_ranked_plan_has_an_mfu_in_both_modes() {
+        // LLaMA2-70B on 2,048 A100s: MAD-Max paper mode counts model FLOPs as the forward per
+        // sample x 3 (no attention s^2 terms), the default model its own count.
+        let paper =
+            scenario(include_str!("../../tests/data/reference/cases/llm__llama2_70b__dc_A_2048__llm_train.json"));
+        let mut default = paper.clone();
+        default.task.mode = crate::engine::scenario::Mode::Default;
+        for s in [paper, default] {
+            let r = search(&s, &Space::fixed_global(&s)).expect("within budget");
+            assert!(r.ranked.iter().all(|o| o.mfu.is_some_and(|m| m > 0.0 && m < 1.0)), "{:?}", s.task.mode);
+            // The figure is the report's.
+            let own = evaluate(&s);
+            assert_eq!(r.baseline.mfu, Some(own.mfu(&s)));
+        }
     }
 
     #[test]

@@ -5,6 +5,7 @@
 
 use super::ops::{Category, Op, Stream};
 pub use super::scenario::Mode;
+use super::scenario::{Scenario, TaskKind};
 use super::schedule::{Schedule, Totals};
 use serde::Serialize;
 
@@ -173,6 +174,38 @@ impl Report {
         } else {
             0.0
         }
+    }
+
+    /// Model FLOPs utilisation of scenario `s` (this report's), 0..1: the model's FLOPs per
+    /// iteration over what the GPUs could do at peak in the iteration time. The default model
+    /// counts them itself (attention's s^2 terms and fine-tuning's skipped gradients included);
+    /// for MAD-Max paper mode they are the forward FLOPs per sample x global batch, x3 when
+    /// training (the backward pass costs twice the forward), as MAD-Max counts FLOPs (without
+    /// attention's s^2 terms).
+    pub fn mfu(&self, s: &Scenario) -> f64 {
+        if let Some(u) = &self.utilization {
+            return u.mfu;
+        }
+        let passes = if matches!(s.task.kind, TaskKind::Inference) { 1.0 } else { 3.0 };
+        let model_flops = self.model.flops_per_sample * self.global_batch as f64 * passes;
+        let capacity = self.iteration_s * peak_flops_per_s(s) * s.system.num_devices as f64;
+        if capacity > 0.0 {
+            model_flops / capacity
+        } else {
+            0.0
+        }
+    }
+}
+
+/// Peak FLOP/s per GPU for the model's precision (the dense parameters' bytes), before any
+/// utilisation factor.
+pub fn peak_flops_per_s(s: &Scenario) -> f64 {
+    let sys = &s.system;
+    match s.model.bytes_per_dense_param.f64() as i64 {
+        8 => sys.f64_flops_per_s,
+        4 => sys.f32_flops_per_s,
+        1 => sys.i8_ops_per_s,
+        _ => sys.f16_flops_per_s,
     }
 }
 

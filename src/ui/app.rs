@@ -947,7 +947,7 @@ fn headline(g: &Rc<Evaluated>, measured: Option<&super::state::Yardstick>, d: &D
     let r = &g.report;
     let s = &g.scenario;
     let tokens = export::tokens_per_s(s, r);
-    let mfu = export::mfu(s, r);
+    let mfu = r.mfu(s);
     let mem = &r.memory;
     let kind = super::state::task_kind_name(s);
     let serving = r.serving.is_some();
@@ -986,7 +986,7 @@ fn headline(g: &Rc<Evaluated>, measured: Option<&super::state::Yardstick>, d: &D
                     html! { { format!("{} of {} communication is not hidden", units::duration(r.exposed_comm_s.max(0.0)), units::duration(r.comm_s)) } },
                     "Share of communication time no computation hides: it adds to the iteration time.") }
                 { figure("mfu", "Model FLOPs utilisation", units::percent(mfu), mfu,
-                    html! { { format!("of {} peak per GPU", units::si(r.utilization.as_ref().map_or(export::peak_flops_per_s(s), |u| u.peak_flops_per_s), "FLOP/s")) } },
+                    html! { { format!("of {} peak per GPU", units::si(r.utilization.as_ref().map_or(crate::engine::report::peak_flops_per_s(s), |u| u.peak_flops_per_s), "FLOP/s")) } },
                     if r.utilization.is_some() { "Model FLOPs per iteration (forward and backward, no recomputation, attention's s^2 included) over what the GPUs could do at datasheet peak in that time." } else { "Model FLOPs per iteration over what the GPUs could do at datasheet peak in that time (FLOPs as MAD-Max counts them)." }) }
                 { figure("memory", "Memory per GPU", units::bytes(mem.total_bytes), mem.total_bytes,
                     html! { <span class={classes!((mem.total_bytes > mem.capacity_bytes).then_some("over"))}
@@ -1196,7 +1196,7 @@ fn formulas(g: &Evaluated) -> Html {
     let r = &g.report;
     let s = &g.scenario;
     let passes = if matches!(s.task.kind, TaskKind::Inference) { 1.0 } else { 3.0 };
-    let peak = export::peak_flops_per_s(s);
+    let peak = crate::engine::report::peak_flops_per_s(s);
     html! {
         <details class="card" id="how">
             <summary><h2>{ "How these numbers come about" }</h2></summary>
@@ -1220,7 +1220,7 @@ fn formulas(g: &Evaluated) -> Html {
                     },
                     None => html! {
                         <li>{ format!("MFU = FLOPs per sample x global batch x {} / (iteration time x peak x GPUs) = {} x {} x {} / ({} x {} x {}) = {}.",
-                            passes, units::si(r.model.flops_per_sample, "FLOP"), r.global_batch, passes, units::duration(r.iteration_s), units::si(peak, "FLOP/s"), s.system.num_devices, units::percent(export::mfu(s, r))) }</li>
+                            passes, units::si(r.model.flops_per_sample, "FLOP"), r.global_batch, passes, units::duration(r.iteration_s), units::si(peak, "FLOP/s"), s.system.num_devices, units::percent(r.mfu(s))) }</li>
                     },
                 } }
             </ul>

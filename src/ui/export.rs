@@ -3,7 +3,7 @@
 
 use crate::engine::ops::{Category, Stream};
 use crate::engine::report::Report;
-use crate::engine::scenario::{Arch, Scenario, TaskKind};
+use crate::engine::scenario::Scenario;
 use std::fmt::Write;
 
 /// Results as CSV: one `quantity,value,unit` row per figure.
@@ -25,7 +25,7 @@ pub fn results_csv(s: &Scenario, r: &Report) -> String {
         row("throughput", t, "tokens/s");
     }
     row("global batch", r.global_batch as f64, "samples");
-    row("model FLOPs utilisation", mfu(s, r), "fraction");
+    row("model FLOPs utilisation", r.mfu(s), "fraction");
     for (c, b) in &r.memory.parts {
         row(&format!("{} weights per GPU", c.label()), *b, "bytes");
     }
@@ -57,39 +57,7 @@ pub fn timeline_csv(r: &Report) -> String {
 
 /// Tokens per second for language models (samples x sequence length); None otherwise.
 pub fn tokens_per_s(s: &Scenario, r: &Report) -> Option<f64> {
-    match &s.model.arch {
-        Arch::Llm(l) | Arch::LlmMoe(l, _) => Some(r.throughput_samples_per_s * l.transformer.seq_len as f64),
-        _ => None,
-    }
-}
-
-/// Peak FLOP/s per GPU for the model's precision, before MAD-Max's utilisation factor.
-pub fn peak_flops_per_s(s: &Scenario) -> f64 {
-    let sys = &s.system;
-    match s.model.bytes_per_dense_param.f64() as i64 {
-        8 => sys.f64_flops_per_s,
-        4 => sys.f32_flops_per_s,
-        1 => sys.i8_ops_per_s,
-        _ => sys.f16_flops_per_s,
-    }
-}
-
-/// Model FLOPs utilisation: the model's FLOPs per iteration (forward per sample x global batch,
-/// x3 when training: the backward pass costs twice the forward) over what the GPUs could do at
-/// peak in the iteration time. MAD-Max's FLOP count omits attention's s^2 terms.
-pub fn mfu(s: &Scenario, r: &Report) -> f64 {
-    // The default model counts model FLOPs itself (fine-tuning's skipped gradients included).
-    if let Some(u) = &r.utilization {
-        return u.mfu;
-    }
-    let passes = if matches!(s.task.kind, TaskKind::Inference) { 1.0 } else { 3.0 };
-    let model_flops = r.model.flops_per_sample * r.global_batch as f64 * passes;
-    let capacity = r.iteration_s * peak_flops_per_s(s) * s.system.num_devices as f64;
-    if capacity > 0.0 {
-        model_flops / capacity
-    } else {
-        0.0
-    }
+    crate::engine::explore::tokens_per_sample(s).map(|t| r.throughput_samples_per_s * t as f64)
 }
 
 #[cfg(test)]
@@ -115,7 +83,7 @@ mod tests {
     fn mfu_is_a_fraction_and_tokens_scale_with_sequence_length() {
         let s = State::initial();
         let g = s.good.as_ref().expect("good");
-        let m = mfu(&g.scenario, &g.report);
+        let m = g.report.mfu(&g.scenario);
         assert!(m > 0.0 && m < 1.0, "{m}");
         let t = tokens_per_s(&g.scenario, &g.report).expect("an LLM");
         assert_eq!(t, g.report.throughput_samples_per_s * 4096.0);

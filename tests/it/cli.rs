@@ -270,6 +270,10 @@ fn eval_mode_switches_between_the_reference_and_the_default_model() {
     let golden = read_json(&case);
     let want = golden["results"]["iteration_ms"].as_f64().expect("golden iteration");
     assert!(close(reference["iteration_ms"].as_f64().unwrap_or(f64::NAN), want, 1e-9, 0.0));
+    // Both modes print an MFU (the page shows the same figure).
+    assert!(reference["mfu"].as_f64().is_some_and(|m| m > 0.0 && m < 1.0), "{reference}");
+    let paper_text = String::from_utf8_lossy(&madmax(&["eval", path]).stdout).into_owned();
+    assert!(paper_text.contains("MFU "), "{paper_text}");
     let default = stdout_json(&madmax(&["eval", path, "--json", "--mode", "default"]));
     assert_eq!(default["mode"], "default");
     assert!(default["mfu"].as_f64().is_some_and(|m| m > 0.0 && m < 1.0));

@@ -98,12 +98,7 @@ impl<'a> Cx<'a> {
             inter_bytes_per_s: sys.num_ibroce_ports * (sys.ibroce_bw_bytes_per_s / 2.0) * sys.ibroce_util
                 / per_node as f64,
         };
-        let peak = match s.model.bytes_per_dense_param.f64() as i64 {
-            8 => sys.f64_flops_per_s,
-            4 => sys.f32_flops_per_s,
-            1 => sys.i8_ops_per_s,
-            _ => sys.f16_flops_per_s,
-        };
+        let peak = crate::engine::report::peak_flops_per_s(s);
         let setup = &s.task.setup;
         let local_batch = s.task.plan.local_transformer_batch.unwrap_or(1);
         let p = lay.pp.size.max(1);
