@@ -899,14 +899,8 @@ fn time_search(s: &madmax::engine::Scenario, min_ms: f64) -> String {
 
 /// The scenario files of a folder (`{"model", "system", "task"}`), by file name.
 fn load_scenarios(dir: &str) -> Result<Vec<(String, madmax::engine::Scenario)>, String> {
-    let mut paths: Vec<_> = std::fs::read_dir(dir)
-        .map_err(|e| format!("cannot read {dir}: {e}"))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    paths.sort();
     let mut out = Vec::new();
-    for p in paths {
+    for p in json_files(dir)? {
         let text = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
         let raw = parse_scenario(&text).map_err(|e| format!("{}: {}", p.display(), e.line()))?;
         let s = validate(&raw).map_err(|e| format!("{}: {}", p.display(), InputError::from_fields(&e).line()))?;
@@ -916,15 +910,20 @@ fn load_scenarios(dir: &str) -> Result<Vec<(String, madmax::engine::Scenario)>, 
     Ok(out)
 }
 
-fn load_bench_cases(dir: &str) -> Result<Vec<BenchCase>, String> {
+/// The `.json` files of a folder, sorted.
+fn json_files(dir: &str) -> Result<Vec<std::path::PathBuf>, String> {
     let mut paths: Vec<_> = std::fs::read_dir(dir)
         .map_err(|e| format!("cannot read {dir}: {e}"))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .collect();
     paths.sort();
+    Ok(paths)
+}
+
+fn load_bench_cases(dir: &str) -> Result<Vec<BenchCase>, String> {
     let mut cases = Vec::new();
-    for p in paths {
+    for p in json_files(dir)? {
         let text = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
         let v: Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", p.display()))?;
         let Some(ref_s) = v.pointer("/ref_wall_s/median").and_then(Value::as_f64) else {

@@ -123,19 +123,28 @@ pub fn knob_settings(base: &Setup, shape: PlanShape) -> Vec<Setup> {
     let sequence_parallel = base.sequence_parallel || shape.tp > 1;
     let chunks =
         if shape.stages > 1 && base.virtual_stages == 1 { shape.chunk_choices() } else { vec![base.virtual_stages] };
+    settings_product(base, &micro, zeros, &[sequence_parallel], &chunks)
+}
+
+/// `base` with every combination of the given micro-batches, ZeRO stages, sequence
+/// parallelism and chunks per GPU, under each recomputation: cheapest recomputation first,
+/// then in the order given.
+fn settings_product(base: &Setup, micro: &[u64], zeros: &[u8], sequence: &[bool], chunks: &[u64]) -> Vec<Setup> {
     let mut out = Vec::new();
     for recompute in [Recompute::None, Recompute::Selective, Recompute::Full] {
-        for &m in &micro {
+        for &micro_batch in micro {
             for &zero_stage in zeros {
-                for &virtual_stages in &chunks {
-                    out.push(Setup {
-                        micro_batch: Some(m),
-                        recompute,
-                        zero_stage,
-                        sequence_parallel,
-                        virtual_stages,
-                        ..base.clone()
-                    });
+                for &sequence_parallel in sequence {
+                    for &virtual_stages in chunks {
+                        out.push(Setup {
+                            micro_batch: Some(micro_batch),
+                            recompute,
+                            zero_stage,
+                            sequence_parallel,
+                            virtual_stages,
+                            ..base.clone()
+                        });
+                    }
                 }
             }
         }
@@ -155,26 +164,7 @@ pub fn every_setting(base: &Setup, shape: PlanShape) -> Vec<Setup> {
     let zeros: &[u8] = if shape.replicas > 1 { &[0, 1, 2] } else { &[base.zero_stage] };
     let sequence_parallel: &[bool] = if shape.tp > 1 { &[false, true] } else { &[base.sequence_parallel] };
     let chunks: &[u64] = if shape.stages > 1 { &[1, 2, 3, 4, 5, 6, 7, 8] } else { &[base.virtual_stages] };
-    let mut out = Vec::new();
-    for recompute in [Recompute::None, Recompute::Selective, Recompute::Full] {
-        for &micro_batch in &micro {
-            for &zero_stage in zeros {
-                for &sequence_parallel in sequence_parallel {
-                    for &virtual_stages in chunks {
-                        out.push(Setup {
-                            micro_batch: Some(micro_batch),
-                            recompute,
-                            zero_stage,
-                            sequence_parallel,
-                            virtual_stages,
-                            ..base.clone()
-                        });
-                    }
-                }
-            }
-        }
-    }
-    out
+    settings_product(base, &micro, zeros, sequence_parallel, chunks)
 }
 
 /// A brute-force sweep: every parallel plan of the space ([`plans`] without settings), each
