@@ -117,7 +117,7 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   // Journey 3: an impossible plan. A message under the field; the last results stay, stale.
   await type(page, '#transformer_parallel-0-degree', '96');
   const msg = await page.locator('#spec-transformer_parallel .error-msg').first().textContent();
-  check(/multiply to 96/.test(msg) && /128 GPUs/.test(msg), `the plan error names the rule: ${msg}`);
+  check(/multiply to 96/.test(msg) && /128 GPUs/.test(msg) && /; set (its degree|the last level) \(\w+\) to \d+/.test(msg), `the plan error names the rule and the fix: ${msg}`);
   check(await page.locator('.stale-banner').isVisible(), 'results are marked stale');
   const stale = await shown(page);
   check(stale.iteration_s === h100.iteration_s, 'the last valid results stay on screen');

@@ -51,14 +51,20 @@ pub fn check(s: &Scenario) -> Vec<FieldError> {
     if pp > d.layers {
         errors.push(FieldError::new(
             format!("{key}_degree"),
-            format!("{pp} pipeline stages for {} layers: every stage needs at least one layer", d.layers),
+            format!(
+                "{pp} pipeline stages for {} layers: every stage needs at least one layer; use at most {} stages",
+                d.layers, d.layers
+            ),
         ));
     }
     let seq = d.seq as u64;
     if cp > 1 && !seq.is_multiple_of(cp) {
         errors.push(FieldError::new(
             format!("{key}_degree"),
-            format!("context parallelism of {cp} does not divide the sequence of {seq} tokens"),
+            format!(
+                "context parallelism of {cp} does not divide the sequence of {seq} tokens; use a divisor of {seq}, such as {}",
+                divisor_at_most(seq, cp)
+            ),
         ));
     }
     if ep > 1 {
@@ -71,7 +77,10 @@ pub fn check(s: &Scenario) -> Vec<FieldError> {
         } else if !experts.is_multiple_of(ep) {
             errors.push(FieldError::new(
                 format!("{key}_degree"),
-                format!("expert parallelism of {ep} does not divide the {experts} experts"),
+                format!(
+                    "expert parallelism of {ep} does not divide the {experts} experts; use a divisor of {experts}, such as {}",
+                    divisor_at_most(experts, ep)
+                ),
             ));
         }
     }
@@ -81,7 +90,10 @@ pub fn check(s: &Scenario) -> Vec<FieldError> {
         if mb > local || !local.is_multiple_of(mb) {
             errors.push(FieldError::new(
                 "task.micro_batch",
-                format!("a micro-batch of {mb} does not divide the local batch of {local} samples"),
+                format!(
+                    "a micro-batch of {mb} does not divide the local batch of {local} samples; use a divisor of {local}, such as {}",
+                    divisor_at_most(local, mb)
+                ),
             ));
         }
     }
@@ -237,16 +249,75 @@ fn levels(errors: &mut Vec<FieldError>, key: &str, spec: &Spec, allowed: &[Strat
     }
     let product: u128 = spec.levels().iter().map(|l| l.degree as u128).product();
     if product != n as u128 {
+        // The fix: the last level's degree that makes the product the GPU count, if there is one.
+        let others: u128 = spec.levels().iter().rev().skip(1).map(|l| l.degree as u128).product();
+        let fix = match spec.levels() {
+            [only] => format!("; set its degree ({}) to {n}", only.strategy),
+            [.., last] if others > 0 && (n as u128).is_multiple_of(others) => {
+                format!("; set the last level ({}) to {}", last.strategy, n as u128 / others)
+            }
+            _ => format!("; choose degrees whose product is {n}"),
+        };
         errors.push(FieldError::new(
             format!("task.{key}_degree"),
-            format!("degrees multiply to {product}, the cluster has {n} GPUs"),
+            format!("degrees multiply to {product}, the cluster has {n} GPUs{fix}"),
         ));
     }
+}
+
+/// The largest divisor of `n` that is at most `k` (1 at least): a legal degree or batch near
+/// the one asked for.
+fn divisor_at_most(n: u64, k: u64) -> u64 {
+    // A bounded walk down from k: inputs may be large, and 1 always divides.
+    let top = k.min(n);
+    (top.saturating_sub(100_000).max(1)..=top).rev().find(|d| n.is_multiple_of(*d)).unwrap_or(1)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::{validate, RawFile};
+
+    /// What validation says of LLaMA2-70B (80 layers, 64 heads, 4,096 tokens) on 2,048 GPUs in
+    /// the default model, with these task keys.
+    fn problems(task: serde_json::Value) -> Vec<String> {
+        let mut v: serde_json::Value = serde_json::from_str(include_str!(
+            "../../../tests/data/reference/cases/llm__llama2_70b__dc_A_2048__llm_train.json"
+        ))
+        .expect("case");
+        if let (Some(t), Some(keys)) = (v["inputs"]["task"].as_object_mut(), task.as_object()) {
+            t.insert("mode".into(), "default".into());
+            t.extend(keys.clone());
+        }
+        let raw = serde_json::from_value::<RawFile>(v).expect("case").into_scenario().expect("case");
+        validate(&raw).err().unwrap_or_default().iter().map(|e| e.to_string()).collect()
+    }
+
+    #[test]
+    fn plan_errors_say_the_fix() {
+        let said = problems(
+            serde_json::json!({"transformer_parallel": ["tp", "ddp"], "transformer_parallel_degree": [8, 128]}),
+        );
+        assert!(
+            said.iter()
+                .any(|m| m
+                    .contains("degrees multiply to 1024, the cluster has 2048 GPUs; set the last level (ddp) to 256")),
+            "{said:?}"
+        );
+        let said = problems(
+            serde_json::json!({"transformer_parallel": ["pp", "ddp"], "transformer_parallel_degree": [128, 16]}),
+        );
+        assert!(said.iter().any(|m| m.contains("use at most 80 stages")), "{said:?}");
+        let said = problems(
+            serde_json::json!({"transformer_parallel": ["cp", "ddp"], "transformer_parallel_degree": [3, 2048]}),
+        );
+        assert!(said.iter().any(|m| m.contains("use a divisor of 4096, such as 2")), "{said:?}");
+        let said = problems(serde_json::json!({"local_transformer_bs": 12, "micro_batch": 5}));
+        assert!(said.iter().any(|m| m.contains("use a divisor of 12, such as 4")), "{said:?}");
+        assert_eq!(divisor_at_most(4096, 3), 2);
+        assert_eq!(divisor_at_most(7, 100), 7);
+        assert_eq!(divisor_at_most(1 << 40, (1 << 40) - 1), 1);
+    }
 
     #[test]
     fn counts_in_messages_group_their_thousands() {
