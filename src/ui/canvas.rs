@@ -11,6 +11,10 @@ use yew::prelude::*;
 /// Draws the canvas with the current theme.
 pub type Draw = Rc<dyn Fn(&HtmlCanvasElement, &Theme) -> Result<(), String>>;
 
+/// What the chart says about the point under the pointer (CSS pixels from the canvas's top
+/// left), if any.
+pub type Pick = Rc<dyn Fn(f64, f64) -> Option<String>>;
+
 #[derive(Properties)]
 pub struct Props {
     pub id: AttrValue,
@@ -23,6 +27,9 @@ pub struct Props {
     pub width: u32,
     #[prop_or_default]
     pub children: Html,
+    /// Says what is under the pointer (or a tapped point), under the chart.
+    #[prop_or_default]
+    pub pick: Option<Pick>,
 }
 
 impl PartialEq for Props {
@@ -54,9 +61,25 @@ pub fn canvas(p: &Props) -> Html {
         })
     };
     let label = p.label.clone().unwrap_or_else(|| p.id.replace('-', " ").into());
+    let tip = use_state(|| None::<String>);
+    let (onmousemove, onmouseleave) = match &p.pick {
+        Some(pick) => {
+            let (pick, shown) = (pick.clone(), tip.clone());
+            let moved = Callback::from(move |e: MouseEvent| {
+                let said = pick(f64::from(e.offset_x()), f64::from(e.offset_y()));
+                if *shown != said {
+                    shown.set(said);
+                }
+            });
+            let shown = tip.clone();
+            (Some(moved), Some(Callback::from(move |_: MouseEvent| shown.set(None))))
+        }
+        None => (None, None),
+    };
     html! {
         <figure class="chart">
-            <canvas id={p.id.clone()} ref={node} role="img" aria-label={label}></canvas>
+            <canvas id={p.id.clone()} ref={node} role="img" aria-label={label} {onmousemove} {onmouseleave}></canvas>
+            { tip.as_ref().map(|t| html! { <p class="chart-tip" id={format!("{}-tip", p.id)} role="status">{ t }</p> }).unwrap_or_default() }
             { problem.as_ref().map(|e| html! { <p class="error-msg">{ e }</p> }).unwrap_or_default() }
             <button class="link png" onclick={save}>{ "PNG" }</button>
             { p.children.clone() }

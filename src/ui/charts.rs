@@ -518,11 +518,13 @@ pub struct Scatter<'a> {
     pub front: &'a [usize],
     pub formats: (&'a dyn Fn(f64) -> String, &'a dyn Fn(f64) -> String),
     pub limit_x: Option<f64>,
+    /// Where the drawing leaves the points on the canvas, for pointing at them.
+    pub placed: Option<&'a std::cell::RefCell<Vec<(f64, f64)>>>,
 }
 
 /// A scatter of plans with its Pareto front drawn as a line.
 pub fn pareto(canvas: &HtmlCanvasElement, theme: &Theme, sc: &Scatter) -> Result<(), String> {
-    let Scatter { title, axes: (x_desc, y_desc), points, front, formats: (x_fmt, y_fmt), limit_x } = *sc;
+    let Scatter { title, axes: (x_desc, y_desc), points, front, formats: (x_fmt, y_fmt), limit_x, placed } = *sc;
     let root = area(canvas, theme, 240)?;
     if points.is_empty() {
         return root.present().map_err(err);
@@ -567,6 +569,17 @@ pub fn pareto(canvas: &HtmlCanvasElement, theme: &Theme, sc: &Scatter) -> Result
             )
         }))
         .map_err(err)?;
+    if let Some(placed) = placed {
+        // Each point's position in CSS pixels of the canvas, in the order given.
+        let area = chart.plotting_area();
+        *placed.borrow_mut() = points
+            .iter()
+            .map(|&(x, y, _)| {
+                let (px, py) = area.map_coordinate(&(x.min(edge), y));
+                (f64::from(px) / theme.ratio, f64::from(py) / theme.ratio)
+            })
+            .collect();
+    }
     if beyond > 0 {
         let text = format!("{beyond} plans beyond, up to {} \u{2192}", x_fmt(all_xmax));
         let style = theme.font(11.0).pos(plotters::style::text_anchor::Pos::new(

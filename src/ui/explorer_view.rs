@@ -475,6 +475,24 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
     let baseline = summary.baseline.throughput_samples_per_s;
     let scatter: Vec<(f64, f64, bool)> =
         ranked.iter().map(|o| (o.memory_bytes / 1e9, o.throughput_samples_per_s, o.fits())).collect();
+    // Pointing at a dot names its plan and its figures.
+    let scatter_said: Vec<String> = ranked
+        .iter()
+        .map(|o| {
+            format!(
+                "{}: {}, {} per GPU{}",
+                explore::describe_outcome(base, o),
+                units::si(o.throughput_samples_per_s, "samples/s"),
+                units::bytes(o.memory_bytes),
+                explorer::verdict(o)
+            )
+        })
+        .collect();
+    let placed = Rc::new(RefCell::new(Vec::new()));
+    let pick: super::canvas::Pick = {
+        let placed = placed.clone();
+        Rc::new(move |x, y| explorer::nearest(&placed.borrow(), x, y, 8.0).and_then(|i| scatter_said.get(i).cloned()))
+    };
     // The front over plans that fit; the capacity line shows where the others lie.
     let fitting: Vec<Outcome> = ranked.iter().filter(|o| o.fits()).cloned().collect();
     let front: Vec<usize> = explorer::memory_pareto(&fitting)
@@ -586,15 +604,16 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
                 <p class="help">{ "Blue: feasible plans; grey: they exceed HBM (or the latency limit). The orange line is your plan." }</p>
             </div>
             <div class="card charts">
-                <Canvas id="chart-pareto-memory" version={v} width={width} draw={Rc::new(move |c: &HtmlCanvasElement, t: &Theme| charts::pareto(c, t, &charts::Scatter {
+                <Canvas id="chart-pareto-memory" version={v} width={width} pick={pick} draw={Rc::new(move |c: &HtmlCanvasElement, t: &Theme| charts::pareto(c, t, &charts::Scatter {
                     title: "Throughput vs memory per GPU",
                     axes: ("memory per GPU (GB)", "samples/s"),
                     points: &scatter,
                     front: &front,
                     formats: (&|x| units::sig3(x), &|y| units::si(y, "").trim().to_owned()),
                     limit_x: Some(capacity_gb),
+                    placed: Some(&placed),
                 })) as Draw} />
-                <p class="help">{ "Each dot a plan: blue fits in HBM, grey does not. The orange line is the Pareto front among plans that fit: none is both faster and lighter than a plan on it." }</p>
+                <p class="help">{ "Each dot a plan: blue fits in HBM, grey does not; point at one to see which. The orange line is the Pareto front among plans that fit: none is both faster and lighter than a plan on it." }</p>
             </div>
             { if !co.is_empty() { html! {
                 <>
@@ -611,6 +630,7 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
                             front: &f_gpu,
                             formats: (&|x| format!("{}", x.round()), &|y| units::sig3(y)),
                             limit_x: None,
+                            placed: None,
                         })) as Draw} />
                         <Canvas id="chart-pareto-cost" version={v} width={width} draw={Rc::new(move |c: &HtmlCanvasElement, t: &Theme| charts::pareto(c, t, &charts::Scatter {
                             title: "Time to train vs cost",
@@ -619,6 +639,7 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
                             front: &f_cost,
                             formats: (&|x| units::si(x, "").trim().to_owned(), &|y| units::sig3(y)),
                             limit_x: None,
+                            placed: None,
                         })) as Draw} />
                     </div>
                 </>

@@ -83,6 +83,19 @@ await runTest('explorer', dist, async ({ server, browser }) => {
     check(await canvasInked(page, id) > 200, `chart ${id} is drawn`);
   }
   await page.screenshot({ path: join(shots, 'explorer-desktop.png'), fullPage: true });
+  // Pointing at a dot of the Pareto chart names its plan: sweep the plot until a dot answers.
+  await page.locator('#chart-pareto-memory').scrollIntoViewIfNeeded();
+  const pareto = await page.locator('#chart-pareto-memory').boundingBox();
+  let tip = '';
+  for (let gy = 0.15; gy < 0.9 && !tip; gy += 0.05) {
+    for (let gx = 0.1; gx < 0.95 && !tip; gx += 0.02) {
+      await page.mouse.move(pareto.x + gx * pareto.width, pareto.y + gy * pareto.height);
+      if (await page.locator('#chart-pareto-memory-tip').count()) tip = await page.locator('#chart-pareto-memory-tip').innerText();
+    }
+  }
+  check(/^transformer .*: [\d.]+ \S*samples\/s, [\d.]+ GB per GPU/.test(tip), `pointing at a Pareto dot names the plan: ${tip.slice(0, 120)}`);
+  await page.locator('.card', { has: page.locator('#chart-pareto-memory') }).screenshot({ path: join(shots, 'explorer-pareto-tip.png') });
+  await page.mouse.move(0, 0);
 
   // Apply the best plan: the calculator shows its numbers.
   const bestIteration = Number(await page.locator('#best-plan').getAttribute('data-iteration'));
