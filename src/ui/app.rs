@@ -369,10 +369,7 @@ fn on_text(d: &Dispatch, f: impl Fn(String) -> Action + 'static) -> Callback<Eve
     let d = d.clone();
     Callback::from(move |e: Event| {
         if let Some(i) = e.target_dyn_into::<HtmlInputElement>() {
-            let waiting = TYPING.with(|t| t.borrow_mut().take());
-            if let Some(p) = waiting.filter(|p| p.field != i.id()) {
-                (p.emit)();
-            }
+            settle_typing(Some(&i.id()));
             d.emit(f(i.value()));
         }
     })
@@ -395,10 +392,11 @@ thread_local! {
     static TYPING: std::cell::RefCell<Option<Typing>> = const { std::cell::RefCell::new(None) };
 }
 
-/// Applies what is waiting for a pause in typing, now (the user left the field: a field whose
-/// value went back to what it was fires no change event).
-fn flush_typing() {
-    if let Some(p) = TYPING.with(|t| t.borrow_mut().take()) {
+/// Ends the wait for a pause in typing: what was typed is applied now, unless it was typed in
+/// field `newer` (whose newer value replaces it); either way the wait is cancelled.
+fn settle_typing(newer: Option<&str>) {
+    let waiting = TYPING.with(|t| t.borrow_mut().take());
+    if let Some(p) = waiting.filter(|p| Some(p.field.as_str()) != newer) {
         (p.emit)();
     }
 }
@@ -421,17 +419,16 @@ fn on_typing(d: &Dispatch, f: impl Fn(String) -> Action + 'static) -> Callback<I
                 emit();
             }
         });
-        let earlier = TYPING.with(|t| t.borrow_mut().replace(Typing { field: field.clone(), _wait: wait, emit }));
         // Another field's value still waiting is applied, not lost.
-        if let Some(p) = earlier.filter(|p| p.field != field) {
-            (p.emit)();
-        }
+        settle_typing(Some(&field));
+        TYPING.with(|t| *t.borrow_mut() = Some(Typing { field, _wait: wait, emit }));
     })
 }
 
-/// Leaving a text field applies what was typed there.
+/// Leaving a text field applies what was typed there (a field whose value went back to what it
+/// was fires no change event).
 fn on_leave() -> Callback<FocusEvent> {
-    Callback::from(|_| flush_typing())
+    Callback::from(|_| settle_typing(None))
 }
 
 fn scenario_picker(state: &State, d: &Dispatch) -> Html {
