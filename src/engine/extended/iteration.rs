@@ -609,8 +609,9 @@ impl<'a> Cx<'a> {
         let working = if self.setup.recompute == Recompute::Full { full_layer } else { 0.0 };
         // 1F1B: stage k holds min(m, p - k) micro-batches; interleaving holds more.
         let in_flight = self.micro_batches.min(p - stage.min(p - 1)) as f64;
-        let v = self.chunks as f64;
-        let interleave = if self.chunks > 1 { 1.0 + (p as f64 - 1.0) / (p as f64 * v) } else { 1.0 };
+        // Interleaving keeps (p - 1)/p of a largest chunk's micro-batches more in flight.
+        let interleave =
+            if self.chunks > 1 { 1.0 + self.of_largest_chunk(stage, (p as f64 - 1.0) / p as f64) } else { 1.0 };
         let layers = self.stage_layers(stage).count() as f64;
         layers * kept * in_flight * interleave + working + logits
     }
@@ -726,15 +727,23 @@ impl Cx<'_> {
     /// et al., SC21, section 2.2); with an uneven split the largest chunk paces the schedule, so
     /// 8 chunks over 10 layers (5 chunks of 2) save no more than 5.
     pub fn bubble_passes(&self) -> f64 {
-        let p = self.lay.pp.size.max(1) as f64;
-        let stage = self.stage_layers(self.stage).count().max(1) as f64;
-        (p - 1.0) * self.drawn_layers().1 as f64 / stage
+        self.of_largest_chunk(self.stage, self.lay.pp.size.max(1) as f64 - 1.0)
+    }
+
+    /// `x` times the share of stage `stage`'s layers in its largest chunk: 1/v when v chunks
+    /// split it evenly, more when they do not (then the largest chunk paces the schedule).
+    fn of_largest_chunk(&self, stage: u64, x: f64) -> f64 {
+        let layers = self.stage_layers(stage).count() as u64;
+        if layers == 0 {
+            return x;
+        }
+        x * layers.div_ceil(self.chunks.max(1)) as f64 / layers as f64
     }
 
     /// The first layer of the drawn stage, and its layers per chunk (the last may hold fewer).
     pub fn drawn_layers(&self) -> (u64, u64) {
         let r = self.stage_layers(self.stage);
-        (r.start, (r.end - r.start).div_ceil(self.chunks).max(1))
+        (r.start, (r.end - r.start).div_ceil(self.chunks.max(1)).max(1))
     }
 
     /// The output layer's forward and backward time on the drawn stage, s: none unless it is
@@ -1194,6 +1203,7 @@ mod tests {
         let ((b1, r1), (b4, r4), (b5, r5), (b8, r8)) = (run(1), run(4), run(5), run(8));
         assert_eq!((b1, b4, b5, b8), (3.0, 9.0 / 10.0, 6.0 / 10.0, 6.0 / 10.0));
         assert_eq!(r8.iteration_s, r5.iteration_s);
+        assert_eq!(r8.memory.total_bytes, r5.memory.total_bytes, "and hold as much in flight");
         assert_eq!(r8.totals.get(Category::Idle), r5.totals.get(Category::Idle));
         assert!(r5.iteration_s < r4.iteration_s && r4.iteration_s < r1.iteration_s);
     }
