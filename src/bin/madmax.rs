@@ -434,7 +434,7 @@ fn explore(args: &[String]) -> ExitCode {
             i + 1,
             units::si(o.throughput_samples_per_s, "samples/s"),
             o.tokens_per_s.map_or("n/a".to_owned(), |t| units::si(t, "tokens/s")),
-            o.mfu.map_or("n/a".to_owned(), |m| format!("{:.0} %", m * 100.0)),
+            format!("{:.0} %", o.mfu * 100.0),
             units::duration(o.iteration_s),
             units::percent(o.exposed_share),
             units::bytes(o.memory_bytes),

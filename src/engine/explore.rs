@@ -84,6 +84,18 @@ pub struct PlanShape {
 }
 
 impl PlanShape {
+    /// The shape of a transformer plan `t` at `local` samples per GPU, for a model of `layers`
+    /// layers.
+    pub fn of(t: &Spec, local: u64, layers: u64) -> PlanShape {
+        PlanShape {
+            local,
+            stages: t.product_of(&[Strategy::Pp]),
+            tp: t.product_of(&[Strategy::Tp]),
+            replicas: t.product_of(&[Strategy::Ddp]),
+            layers,
+        }
+    }
+
     /// The chunks per GPU the explorer tries on a pipeline: 1 (plain 1F1B), and each count
     /// from 2 to 8 that splits every stage's layers evenly, as Megatron-LM's interleaved
     /// schedule requires (more chunks shrink the bubble, each adds point-to-point transfers).
@@ -171,19 +183,12 @@ pub fn every_setting(base: &Setup, shape: PlanShape) -> Vec<Setup> {
 /// with [`every_setting`] where the explorer tries settings, evaluated and ranked best first.
 /// Tens of times the explorer's work: for checking the explorer, not for the page.
 pub fn brute_force(base: &Scenario, space: &Space) -> Vec<Outcome> {
+    let knobs = space.knobs && searches_settings(base);
+    let layers = Dims::of(&base.model).map_or(0, |d| d.layers);
     let mut out = Vec::new();
     for c in plans(base, &Space { knobs: false, ..space.clone() }) {
         let setups = match (&c.plan.transformer, c.plan.local_transformer_batch) {
-            (Some(t), Some(local)) if space.knobs && searches_settings(base) => every_setting(
-                &base.task.setup,
-                PlanShape {
-                    local,
-                    stages: t.product_of(&[Strategy::Pp]),
-                    tp: t.product_of(&[Strategy::Tp]),
-                    replicas: t.product_of(&[Strategy::Ddp]),
-                    layers: Dims::of(&base.model).map_or(0, |d| d.layers),
-                },
-            ),
+            (Some(t), Some(local)) if knobs => every_setting(&base.task.setup, PlanShape::of(t, local, layers)),
             _ => vec![c.setup.clone()],
         };
         for setup in setups {
@@ -214,9 +219,8 @@ pub struct Outcome {
     pub tpot_s: Option<f64>,
     /// Language models: tokens per second (samples/s x sequence length).
     pub tokens_per_s: Option<f64>,
-    /// Model FLOPs utilisation ([`Report::mfu`]); always present (an `Option` for the JSON
-    /// contract, where reference-mode rows once had none).
-    pub mfu: Option<f64>,
+    /// Model FLOPs utilisation ([`Report::mfu`]), 0..1.
+    pub mfu: f64,
     /// False when the plan misses the search's latency limit.
     pub meets_limit: bool,
 }
@@ -245,7 +249,7 @@ impl Outcome {
             capacity_bytes: r.memory.capacity_bytes,
             tpot_s,
             tokens_per_s: tokens_per_sample(s).map(|t| r.throughput_samples_per_s * t as f64),
-            mfu: Some(r.mfu(s)),
+            mfu: r.mfu(s),
             meets_limit,
         }
     }
@@ -341,11 +345,7 @@ fn default_plans(base: &Scenario, space: &Space, d: &Dims) -> Vec<Candidate> {
                             candidate.task.plan.local_transformer_batch = Some(local);
                             let knobs = space.knobs && searches_settings(base);
                             let setups = if knobs {
-                                let replicas = if sharded { 1 } else { dp };
-                                knob_settings(
-                                    &base.task.setup,
-                                    PlanShape { local, stages: pp, tp, replicas, layers: d.layers },
-                                )
+                                knob_settings(&base.task.setup, PlanShape::of(&spec, local, d.layers))
                             } else {
                                 vec![base.task.setup.clone()]
                             };
@@ -903,10 +903,10 @@ mod tests {
         default.task.mode = crate::engine::scenario::Mode::Default;
         for s in [paper, default] {
             let r = search(&s, &Space::fixed_global(&s)).expect("within budget");
-            assert!(r.ranked.iter().all(|o| o.mfu.is_some_and(|m| m > 0.0 && m < 1.0)), "{:?}", s.task.mode);
+            assert!(r.ranked.iter().all(|o| o.mfu > 0.0 && o.mfu < 1.0), "{:?}", s.task.mode);
             // The figure is the report's.
             let own = evaluate(&s);
-            assert_eq!(r.baseline.mfu, Some(own.mfu(&s)));
+            assert_eq!(r.baseline.mfu, own.mfu(&s));
         }
     }
 

@@ -457,7 +457,7 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
                 <td>{ i + 1 }</td>
                 <td>{ explore::describe_outcome(base, o) }</td>
                 <td class="num">{ units::si(o.throughput_samples_per_s, "samples/s") }{ o.tokens_per_s.map_or(String::new(), |t| format!(" ({})", units::si(t, "tokens/s"))) }</td>
-                <td class="num">{ o.mfu.map_or("n/a".to_owned(), units::percent) }</td>
+                <td class="num">{ units::percent(o.mfu) }</td>
                 <td class="num">{ units::duration(o.iteration_s) }</td>
                 <td class="num">{ units::percent(o.exposed_share) }</td>
                 <td class="num">{ units::bytes(o.memory_bytes) }{ explorer::verdict(o) }</td>
