@@ -2,8 +2,31 @@
 //! the engine's results; the engine itself never formats.
 
 use crate::engine::explore::Outcome;
-use crate::engine::report::Report;
+use crate::engine::report::{Report, Serving};
+use crate::engine::scenario::Batching;
 use crate::units;
+
+/// How the serving figures were obtained, as a sentence: a static batch, or in-flight
+/// batching's steady state with the requests the KV cache admits.
+pub fn batching(sv: &Serving) -> String {
+    match sv.batching {
+        Batching::Static => format!(
+            "Static batching: {} requests per replica start together, prefill together and decode until the last token.",
+            sv.batch
+        ),
+        Batching::InFlight => {
+            let cap = if sv.in_flight < sv.batch as f64 {
+                format!(" (the batch asks for {}; the KV cache holds only these)", sv.batch)
+            } else {
+                format!(" (the KV cache would hold {})", sv.max_batch)
+            };
+            format!(
+                "In-flight batching, steady state: {} requests in flight per replica{cap}; each step decodes a token for every request and prefills prompts in chunks, at most {} tokens per step, in KV pages of {} tokens.",
+                sv.in_flight, sv.step_tokens, sv.kv_page_tokens
+            )
+        }
+    }
+}
 
 /// Why an explored plan cannot run, as a clause ("it needs 83.1 GB of the GPU's 40.0 GB");
 /// `None` when it can.

@@ -515,9 +515,11 @@ fn report_json(s: &madmax::engine::Scenario, r: &Report) -> Value {
     }
     if let Some(sv) = &r.serving {
         v["serving"] = json!({
+            "batching": sv.batching.config_name(),
             "input_tokens": sv.input_tokens,
             "output_tokens": sv.output_tokens,
             "batch": sv.batch,
+            "in_flight": sv.in_flight,
             "replicas": sv.replicas,
             "ttft_ms": ms(sv.ttft_s),
             "tpot_ms": ms(sv.tpot_s),
@@ -650,8 +652,9 @@ fn text_report(s: &Scenario, r: &Report) -> String {
         let _ = writeln!(
             o,
             "Serving               {} requests x {} replicas, {} prompt + {} generated tokens each",
-            sv.batch, sv.replicas, sv.input_tokens, sv.output_tokens
+            sv.in_flight, sv.replicas, sv.input_tokens, sv.output_tokens
         );
+        let _ = writeln!(o, "  {}", madmax::wording::batching(sv));
         let _ = writeln!(o, "  time to first token {}", units::duration(sv.ttft_s));
         let _ = writeln!(o, "  time per output token {}", units::duration(sv.tpot_s));
         let _ = writeln!(o, "  end to end          {}", units::duration(sv.e2e_s));
@@ -664,8 +667,12 @@ fn text_report(s: &Scenario, r: &Report) -> String {
         );
         let _ = writeln!(
             o,
-            "  KV cache            {} per token per GPU; largest batch that fits: {} requests",
+            "  KV cache            {} per token per GPU; {}: {} requests",
             units::bytes(sv.kv_bytes_per_token),
+            match sv.batching {
+                madmax::engine::scenario::Batching::Static => "largest batch that fits",
+                madmax::engine::scenario::Batching::InFlight => "most requests in flight that fit",
+            },
             sv.max_batch
         );
     }

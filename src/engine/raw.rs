@@ -294,6 +294,9 @@ pub struct RawTask {
     pub output_tokens: Field,
     pub weight_format: Field,
     pub kv_format: Field,
+    pub batching: Field,
+    pub kv_page_tokens: Field,
+    pub step_tokens: Field,
 }
 
 /// The three configs of one run. `None` means the config is absent (or `null`).

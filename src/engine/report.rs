@@ -5,7 +5,7 @@
 
 use super::ops::{Category, Op, Stream};
 pub use super::scenario::Mode;
-use super::scenario::{Scenario, TaskKind};
+use super::scenario::{Batching, Scenario, TaskKind};
 use super::schedule::{Schedule, Totals};
 use serde::Serialize;
 
@@ -70,22 +70,30 @@ pub struct Utilization {
     pub formula: &'static str,
 }
 
-/// LLM serving: one batch of requests through prefill and decode (static batching).
+/// LLM serving: one batch of requests through prefill and decode (static batching), or the
+/// steady state of in-flight batching.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Serving {
+    /// How the engine batches requests: the figures are a static batch's or a steady state's.
+    pub batching: Batching,
     /// Prompt tokens per request.
     pub input_tokens: u64,
     /// Generated tokens per request.
     pub output_tokens: u64,
-    /// Requests in flight per model replica.
+    /// The task's batch per model replica: the static batch, or the most requests the
+    /// in-flight engine admits.
     pub batch: u64,
+    /// Requests in flight per replica: the static batch, or (in flight) the batch capped by
+    /// what the KV cache holds.
+    pub in_flight: f64,
     /// Model replicas (data-parallel ranks).
     pub replicas: u64,
-    /// Time to first token: the prefill of the prompts, s.
+    /// Time to first token: the prefill of the prompts (in flight: queueing for the prefill and
+    /// its chunks), s.
     pub ttft_s: f64,
-    /// Mean time per output token after the first, s.
+    /// Mean time per output token after the first (in flight: one engine step), s.
     pub tpot_s: f64,
-    /// Prefill plus every decode step, s.
+    /// Prefill plus every decode step (in flight: from arrival to the last token), s.
     pub e2e_s: f64,
     /// Output tokens per second over the whole cluster.
     pub output_tokens_per_s: f64,
@@ -94,11 +102,15 @@ pub struct Serving {
     /// KV-cache bytes per token of context on one GPU: layers x 2 x kv heads x head dim x bytes,
     /// divided by tensor and pipeline parallelism.
     pub kv_bytes_per_token: f64,
-    /// The largest batch per replica whose KV cache fits next to the weights.
+    /// The largest batch per replica whose KV cache fits next to the weights (in flight: the
+    /// most requests whose KV pages fit, at their average length).
     pub max_batch: u64,
     /// Bytes per weight and per KV-cache element used.
     pub weight_bytes: f64,
     pub kv_bytes: f64,
+    /// In flight: tokens one engine step processes at most, and tokens per KV page.
+    pub step_tokens: u64,
+    pub kv_page_tokens: u64,
 }
 
 /// Something that limits or invalidates a result.

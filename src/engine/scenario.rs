@@ -191,6 +191,38 @@ pub struct Setup {
     pub weight_format: Option<Precision>,
     /// LLM serving: the KV cache's number format; `None`: the model's bytes per parameter.
     pub kv_format: Option<Precision>,
+    /// LLM serving: how the engine batches requests.
+    pub batching: Batching,
+    /// LLM serving with in-flight batching: tokens per page of the paged KV cache (vLLM's
+    /// block size, 16 by default).
+    pub kv_page_tokens: u64,
+    /// LLM serving with in-flight batching: tokens one engine step processes at most, decode
+    /// tokens and prefill chunks together (vLLM's `max_num_batched_tokens`, Sarathi-Serve's
+    /// token budget).
+    pub step_tokens: u64,
+}
+
+/// How an LLM serving engine batches requests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Batching {
+    /// One batch of requests starts together, prefills together and decodes until the longest
+    /// is done (FasterTransformer, early Hugging Face serving).
+    Static,
+    /// Continuous batching (Orca, vLLM, TensorRT-LLM, SGLang): requests join and leave at every
+    /// step, as many as the paged KV cache holds, prompts prefilled in chunks mixed into the
+    /// decode steps; figures are the steady state.
+    InFlight,
+}
+
+impl Batching {
+    pub const ALL: [Batching; 2] = [Batching::Static, Batching::InFlight];
+
+    pub fn config_name(self) -> &'static str {
+        match self {
+            Batching::Static => "static",
+            Batching::InFlight => "inflight",
+        }
+    }
 }
 
 /// A number format for weights or the KV cache in serving.
@@ -272,6 +304,9 @@ impl Default for Setup {
             output_tokens: None,
             weight_format: None,
             kv_format: None,
+            batching: Batching::Static,
+            kv_page_tokens: 16,
+            step_tokens: 2048,
         }
     }
 }

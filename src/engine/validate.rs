@@ -742,7 +742,20 @@ fn read_setup(v: &mut Reader, t: &RawTask) -> Option<Setup> {
     let formats: Vec<(&str, Option<Precision>)> = Precision::ALL.iter().map(|p| (p.config_name(), Some(*p))).collect();
     let weight_format = v.choice(&t.weight_format, at("task", "weight_format"), &formats, None)?;
     let kv_format = v.choice(&t.kv_format, at("task", "kv_format"), &formats, None)?;
+    let batchings: Vec<(&str, Batching)> = Batching::ALL.iter().map(|b| (b.config_name(), *b)).collect();
+    let batching = v.choice(&t.batching, at("task", "batching"), &batchings, d.batching)?;
+    let kv_page_tokens = match &t.kv_page_tokens {
+        None | Some(RawValue::Null) => d.kv_page_tokens,
+        f => v.count(f, at("task", "kv_page_tokens"), optional, 1, 1 << 16)?,
+    };
+    let step_tokens = match &t.step_tokens {
+        None | Some(RawValue::Null) => d.step_tokens,
+        f => v.count(f, at("task", "step_tokens"), optional, 1, 1 << 24)?,
+    };
     Some(Setup {
+        batching,
+        kv_page_tokens,
+        step_tokens,
         input_tokens,
         output_tokens,
         weight_format,

@@ -202,6 +202,16 @@ fn every_default_op_is_explained_by_a_formula_that_gives_its_duration() {
             json!({"overlap_grad_reduce": true,
             "transformer_parallel": ["tp", "ddp"], "transformer_parallel_degree": [8, 16], "zero_stage": 2}),
         ),
+        // Serving: a static batch through a pipeline, and in-flight batching's engine step.
+        case(
+            "llm__llama_7b__zionex_8__llm_inf_tp_8x8_bs1",
+            json!({"transformer_parallel": ["tp", "pp"], "transformer_parallel_degree": [4, 2], "input_tokens": 512, "output_tokens": 64}),
+        ),
+        case(
+            "llm__llama_7b__zionex_8__llm_inf_tp_8x8_bs1",
+            json!({"transformer_parallel": ["tp", "pp"], "transformer_parallel_degree": [4, 2], "local_transformer_bs": 64,
+            "batching": "inflight", "step_tokens": 256, "input_tokens": 1000}),
+        ),
     ];
     for v in &scenarios {
         let mut v = v.clone();

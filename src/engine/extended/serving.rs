@@ -14,7 +14,7 @@ use super::iteration::{self, name, Cx, Timeline};
 use crate::engine::ops::{Block, OpKind, OpName, Phase};
 use crate::engine::reference::explain::{Explanation, Term, Unit};
 use crate::engine::report::{LayerWork, MemPart, Memory, ModelStats, Report, Serving, Utilization, Work};
-use crate::engine::scenario::{Arch, Precision, Scenario, TaskKind};
+use crate::engine::scenario::{Arch, Batching, Precision, Scenario, TaskKind};
 
 /// Generated tokens per request when the task does not say.
 pub const DEFAULT_OUTPUT_TOKENS: u64 = 128;
@@ -39,6 +39,50 @@ pub struct Serve<'a> {
     /// after utilisation.
     pub rate: f64,
     pub peak: f64,
+}
+
+/// The tokens one layer processes in one pass: prompt tokens (each attending to its prompt's
+/// keys) and decoding requests (one token each, reading `context` cached tokens).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Pass {
+    pub prefill_tokens: f64,
+    pub decode_tokens: f64,
+    pub context: f64,
+}
+
+/// The steady state of in-flight batching ([`Serve::steady`]), per replica.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Steady {
+    /// Requests in flight.
+    pub concurrency: f64,
+    /// Requests decoding a token in each step, on average.
+    pub decoding: f64,
+    /// Prompt tokens prefilled per step, on average.
+    pub prefill_tokens: f64,
+    /// Requests finishing per second (and starting: the steady state).
+    pub requests_per_s: f64,
+    /// A step that carries a prompt chunk (every step when nothing decodes).
+    pub chunk: EngineStep,
+    /// A step without a prompt chunk, s.
+    pub decode_s: f64,
+    /// The mean step: the time between two tokens of a request, s.
+    pub tpot_s: f64,
+    /// Time to first token: queueing for the prefill and its chunk steps, s.
+    pub ttft_s: f64,
+    /// From arrival to the last token, s.
+    pub e2e_s: f64,
+}
+
+/// One engine step of one pipeline group ([`Serve::engine_step`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EngineStep {
+    /// One layer's tokens, and its times.
+    pub pass: Pass,
+    pub layer: Step,
+    /// Rows of logits: the decoding requests and the prompts that finish.
+    pub rows: f64,
+    /// The step through every stage, s.
+    pub seconds: f64,
 }
 
 /// Durations of one layer's ops (all stages' layers alike), s.
@@ -142,59 +186,75 @@ impl<'a> Serve<'a> {
 
     /// One layer of the prefill: every prompt token of the batch at once.
     pub fn prefill_layer(&self) -> Step {
-        let d = &self.cx.d;
-        let t = self.batch * self.input as f64;
-        let s_att = if d.causal_skip { self.input as f64 / 2.0 } else { self.input as f64 };
-        let f = d.layer_flops();
-        let (attn_w, _) = self.layer_weights();
-        let kv_write = t * 2.0 * self.kv_heads_local() * self.head_dim() * self.kv_bytes;
-        let scores =
-            if d.materialized() { d.heads * self.input as f64 * (4.0 * d.elem_bytes + 1.0) / self.tp() } else { 0.0 };
-        let hbm = self.cx.hbm_bytes_per_s;
-        let attn_s = self.roofline(
-            t * (f.attn_linear + 4.0 * s_att * d.hidden * d.score_cost()) / self.tp(),
-            attn_w * self.weight_bytes + kv_write,
-        ) + t * (d.hidden_bytes() + scores) / hbm
-            + KERNELS_PER_BLOCK * KERNEL_OVERHEAD_S;
-        let (_, held) = self.layer_weights();
-        let ffn_s = self.roofline(t * f.ffn / self.tp(), held * self.weight_bytes)
-            + t * (d.hidden_bytes() + d.ffn_act_bytes() / self.tp()) / hbm
-            + KERNELS_PER_BLOCK * KERNEL_OVERHEAD_S;
-        Step { attn_s, ffn_s, comm_s: self.comm(t) }
+        self.layer(Pass { prefill_tokens: self.batch * self.input as f64, decode_tokens: 0.0, context: 0.0 })
     }
 
     /// One layer of a decode step with `context` tokens already in the cache.
     pub fn decode_layer(&self, context: f64) -> Step {
-        let d = &self.cx.d;
-        let b = self.batch;
-        let f = d.layer_flops();
-        let hbm = self.cx.hbm_bytes_per_s;
-        let ffn_s = self.roofline(b * f.ffn / self.tp(), self.experts_read(b) * self.weight_bytes)
-            + b * (d.hidden_bytes() + d.ffn_act_bytes() / self.tp()) / hbm
-            + KERNELS_PER_BLOCK * KERNEL_OVERHEAD_S;
-        Step { attn_s: self.decode_attn_s(context), ffn_s, comm_s: self.comm(b) }
+        self.layer(Pass { prefill_tokens: 0.0, decode_tokens: self.batch, context })
     }
 
-    /// A decode step's attention in one layer with `context` tokens in the cache: the only part
-    /// of a decode step that grows with the context, s.
-    fn decode_attn_s(&self, context: f64) -> f64 {
+    /// One layer of a pass over `p`'s tokens: attention, feed-forward and their collectives.
+    pub fn layer(&self, p: Pass) -> Step {
         let d = &self.cx.d;
-        let b = self.batch;
+        let t = p.prefill_tokens + p.decode_tokens;
+        let f = d.layer_flops();
+        let hbm = self.cx.hbm_bytes_per_s;
+        let ffn_s = self.roofline(t * f.ffn / self.tp(), self.experts_read(t) * self.weight_bytes)
+            + t * (d.hidden_bytes() + d.ffn_act_bytes() / self.tp()) / hbm
+            + KERNELS_PER_BLOCK * KERNEL_OVERHEAD_S;
+        Step { attn_s: self.attn_s(p), ffn_s, comm_s: self.comm(t) }
+    }
+
+    /// Keys a prompt token attends to on average: the prompt, or half of it when causal work is
+    /// skipped.
+    fn prompt_span(&self) -> f64 {
+        let s = self.input as f64;
+        if self.cx.d.causal_skip {
+            s / 2.0
+        } else {
+            s
+        }
+    }
+
+    /// One layer's attention over `p`'s tokens, s: the projections' GEMMs and the scores
+    /// against the roofline of the weights, the KV cache the prompt tokens write and the cache
+    /// the decoding requests read (the only part that grows with the context), plus element-wise
+    /// traffic (and the prompt's scores where they go through HBM).
+    fn attn_s(&self, p: Pass) -> f64 {
+        let d = &self.cx.d;
+        let t = p.prefill_tokens + p.decode_tokens;
         let f = d.layer_flops();
         let (attn_w, _) = self.layer_weights();
-        let kv = b * context * 2.0 * self.kv_heads_local() * self.head_dim() * self.kv_bytes;
+        let kv_token = 2.0 * self.kv_heads_local() * self.head_dim() * self.kv_bytes;
+        let keys = p.prefill_tokens * self.prompt_span() + p.decode_tokens * p.context;
+        let scores = if d.materialized() {
+            p.prefill_tokens * d.heads * self.input as f64 * (4.0 * d.elem_bytes + 1.0) / self.tp()
+        } else {
+            0.0
+        };
         self.roofline(
-            b * (f.attn_linear + 4.0 * context * d.hidden * d.score_cost()) / self.tp(),
-            attn_w * self.weight_bytes + kv,
-        ) + b * d.hidden_bytes() / self.cx.hbm_bytes_per_s
+            (t * f.attn_linear + 4.0 * keys * d.hidden * d.score_cost()) / self.tp(),
+            attn_w * self.weight_bytes + (p.prefill_tokens + p.decode_tokens * p.context) * kv_token,
+        ) + (t * d.hidden_bytes() + scores) / self.cx.hbm_bytes_per_s
             + KERNELS_PER_BLOCK * KERNEL_OVERHEAD_S
+    }
+
+    /// A decode step's attention in one layer with `context` tokens in the cache, s.
+    fn decode_attn_s(&self, context: f64) -> f64 {
+        self.attn_s(Pass { prefill_tokens: 0.0, decode_tokens: self.batch, context })
     }
 
     /// The output layer for one token per request (prefill's last token, or a decode step), s.
     pub fn logits_s(&self) -> f64 {
+        self.logits_for(self.batch)
+    }
+
+    /// The output layer for `rows` tokens, s: every weight read once.
+    fn logits_for(&self, rows: f64) -> f64 {
         let d = &self.cx.d;
         let v = d.vocab / self.tp();
-        self.roofline(self.batch * 2.0 * d.hidden * v, d.hidden * v * self.weight_bytes)
+        self.roofline(rows * 2.0 * d.hidden * v, d.hidden * v * self.weight_bytes)
     }
 
     /// A pipeline hop of `tokens` activations, s.
@@ -273,19 +333,24 @@ impl<'a> Serve<'a> {
         (0..steps.div_ceil(per)).map(move |k| (1 + k * per, ((k + 1) * per).min(steps)))
     }
 
-    /// Memory per GPU: weights, KV cache of the batch at full length, the prefill's working
-    /// activations, buffers.
+    /// Memory per GPU of a static batch: weights, KV cache of the batch at full length, the
+    /// prefill's working activations, buffers.
     pub fn memory(&self, batch: f64) -> Memory {
+        self.memory_of(batch * (self.input + self.output) as f64, batch * self.input as f64, batch)
+    }
+
+    /// Memory per GPU holding `kv_tokens` tokens of KV cache, with one pass of `pass_tokens`
+    /// tokens at work and `logit_rows` rows of logits: weights, KV cache, activations, buffers.
+    fn memory_of(&self, kv_tokens: f64, pass_tokens: f64, logit_rows: f64) -> Memory {
         let cx = &self.cx;
         let d = &cx.d;
         let (dense, expert) = cx.stage_params(cx.lay.pp.size.max(1) - 1);
         let weights = (dense + expert) * self.weight_bytes;
-        let kv = batch * (self.input + self.output) as f64 * self.kv_bytes_per_token();
-        // The prefill's working set: one layer's activations for every prompt token (scores stay
-        // on chip or are freed layer by layer), and fp32 logits for the last tokens.
+        let kv = kv_tokens * self.kv_bytes_per_token();
+        // The pass's working set: one layer's activations for every token (scores stay on chip
+        // or are freed layer by layer), and fp32 logits for the rows that need them.
         let (outside, inside, _) = d.stored_bytes();
-        let t = batch * self.input as f64;
-        let activations = t * (outside + inside / self.tp()) + batch * d.vocab / self.tp() * 4.0;
+        let activations = pass_tokens * (outside + inside / self.tp()) + logit_rows * d.vocab / self.tp() * 4.0;
         let parts = vec![
             (MemPart::Weights, weights),
             (MemPart::KvCache, kv),
@@ -295,7 +360,7 @@ impl<'a> Serve<'a> {
         Memory::of_parts(parts, cx.s.system.mem_cap_bytes)
     }
 
-    /// The largest batch per replica that fits (0 when the weights alone do not).
+    /// The largest static batch per replica that fits (0 when the weights alone do not).
     pub fn max_batch(&self) -> u64 {
         let one = self.memory(1.0);
         let fixed = self.memory(0.0).total_bytes;
@@ -308,27 +373,129 @@ impl<'a> Serve<'a> {
         }
     }
 
-    fn timeline(&self) -> (Vec<crate::engine::ops::Op>, crate::engine::schedule::Schedule) {
-        let cx = &self.cx;
-        let layers = cx.d.layers;
-        let runs = self.output.saturating_sub(1).min(MAX_DECODE_OPS);
-        let mut tl = Timeline::new(4 * layers as usize + 2 * runs as usize + 8);
-        let f = Phase::Forward;
-        let p = self.prefill_layer();
-        let per_stage = cx.d.layers.div_ceil(cx.lay.pp.size.max(1));
-        let mut last: Option<u32> = None;
-        let hop = self.hop_s(self.batch * self.input as f64);
-        for l in 0..layers {
-            if l > 0 && l % per_stage == 0 {
-                last = tl.push(name(Block::Pipeline, l, f, OpKind::PipeTransfer, 0), hop, &[last]).or(last);
-            }
-            let a = tl.push(name(Block::Attn, l, f, OpKind::Compute, 0), p.attn_s, &[last]);
-            let ac = tl.push(name(Block::Attn, l, f, OpKind::ActAllReduce, 0), p.comm_s / 2.0, &[a]);
-            let c = tl.push(name(Block::Fc, l, f, OpKind::Compute, 0), p.ffn_s, &[a, ac]);
-            let fc = tl.push(name(Block::Fc, l, f, OpKind::ActAllReduce, 0), p.comm_s / 2.0, &[c]);
-            last = fc.or(c);
+    /// Tokens of KV cache an in-flight request holds on average in the steady state: its prompt,
+    /// half of its output (requests are spread evenly over their generation), and half a page
+    /// lost to rounding up to whole pages (paged attention, Kwon et al. 2023).
+    pub fn held_tokens(&self) -> f64 {
+        let page = self.cx.setup.kv_page_tokens as f64;
+        self.input as f64 + self.output.saturating_sub(1) as f64 / 2.0 + (page - 1.0) / 2.0
+    }
+
+    /// Memory per GPU of in-flight batching with `concurrency` requests in flight: their KV
+    /// pages, and activations for a full engine step ([`Setup::step_tokens`]), as engines size
+    /// their buffers.
+    fn inflight_memory(&self, concurrency: f64) -> Memory {
+        let budget = self.cx.setup.step_tokens as f64;
+        self.memory_of(concurrency * self.held_tokens(), budget, self.batch.min(budget))
+    }
+
+    /// Requests per replica whose KV pages fit next to the weights and a full step's
+    /// activations with in-flight batching: the most the engine can keep in flight (0 when
+    /// not even one fits).
+    pub fn inflight_limit(&self) -> u64 {
+        let fixed = self.inflight_memory(0.0);
+        let per = self.held_tokens() * self.kv_bytes_per_token();
+        let room = fixed.capacity_bytes - fixed.total_bytes;
+        if per <= 0.0 || room <= 0.0 {
+            0
+        } else {
+            (room / per).floor() as u64
         }
-        last = tl.push(name(Block::Head, 0, f, OpKind::Compute, 0), self.logits_s(), &[last]).or(last);
+    }
+
+    /// The steady state of in-flight batching (Orca, vLLM, Sarathi-Serve): `concurrency`
+    /// requests in flight per replica; every step decodes one token for each request past its
+    /// prompt, and steps that carry a prompt chunk fill the rest of the token budget with it.
+    ///
+    /// A prompt of `I` tokens takes `D = ceil(I / (budget - others decoding))` chunk steps; a request
+    /// then decodes `O - 1` tokens at the mean step time. The share of the requests decoding
+    /// is the share of its time a request spends decoding, and the requests that finish must be
+    /// replaced: `decoding / (O - 1)` prompts per step. When those prompts exceed the budget,
+    /// prefill paces the engine, every step carries a chunk and requests queue for it. Little's
+    /// law gives the end-to-end latency: requests in flight over requests finished per second.
+    /// With `p` pipeline stages, `p` groups of requests take turns, each step of a group going
+    /// through every stage.
+    pub fn steady(&self, concurrency: f64) -> Steady {
+        let (i, o) = (self.input as f64, self.output as f64);
+        let budget = self.cx.setup.step_tokens as f64;
+        let c = concurrency;
+        if o <= 1.0 {
+            // No decoding: every step prefills prompts, a whole budget when enough are waiting.
+            let tokens = budget.min(c * i);
+            let step = self.engine_step(0.0, tokens, tokens / i);
+            let requests_per_s = tokens / i / step.seconds;
+            let e2e_s = c / requests_per_s;
+            return Steady {
+                concurrency: c,
+                decoding: 0.0,
+                prefill_tokens: tokens,
+                requests_per_s,
+                chunk: step,
+                decode_s: step.seconds,
+                tpot_s: 0.0,
+                ttft_s: e2e_s,
+                e2e_s,
+            };
+        }
+        let mut decoding = c * (o - 1.0) / o;
+        let mut state = None;
+        for _ in 0..16 {
+            // A prompt's own request is not decoding while it prefills.
+            let room = (budget - decoding.min(c - 1.0)).max(1.0);
+            let chunks = (i / room).ceil();
+            let prefill_tokens = i * decoding / (o - 1.0);
+            // A chunk step carries one prompt's chunk, or more when prompts arrive faster.
+            let chunk_tokens = (i / chunks).max(prefill_tokens).min(room);
+            let with_chunk = (prefill_tokens / chunk_tokens).min(1.0);
+            let finishing = decoding / (o - 1.0);
+            let chunk = self.engine_step(decoding, chunk_tokens, finishing / with_chunk);
+            let plain = self.engine_step(decoding, 0.0, 0.0);
+            let mean_s = with_chunk * chunk.seconds + (1.0 - with_chunk) * plain.seconds;
+            state = Some((chunk, plain.seconds, mean_s, prefill_tokens));
+            let next = c * (o - 1.0) * mean_s / (chunks * chunk.seconds + (o - 1.0) * mean_s);
+            decoding = next.min(budget * (o - 1.0) / (i + o - 1.0));
+        }
+        let Some((chunk, decode_s, tpot_s, prefill_tokens)) = state else { unreachable!("the loop runs") };
+        let requests_per_s = decoding / (o - 1.0) / tpot_s;
+        let e2e_s = c / requests_per_s;
+        Steady {
+            concurrency: c,
+            decoding,
+            prefill_tokens,
+            requests_per_s,
+            chunk,
+            decode_s,
+            tpot_s,
+            ttft_s: e2e_s - (o - 1.0) * tpot_s,
+            e2e_s,
+        }
+    }
+
+    /// One engine step with `decoding` requests decoding, `prefill_tokens` prompt tokens and
+    /// `finishing` prompts completing (their first token's logits), all per replica.
+    fn engine_step(&self, decoding: f64, prefill_tokens: f64, finishing: f64) -> EngineStep {
+        let groups = self.cx.lay.pp.size.max(1) as f64;
+        let pass = Pass {
+            prefill_tokens: prefill_tokens / groups,
+            decode_tokens: decoding / groups,
+            context: self.input as f64 + self.output as f64 / 2.0,
+        };
+        let layer = self.layer(pass);
+        let rows = (decoding + finishing) / groups;
+        let seconds = self.cx.d.layers as f64 * (layer.attn_s + layer.ffn_s + layer.comm_s)
+            + self.hops_s(pass.prefill_tokens + pass.decode_tokens)
+            + self.logits_for(rows);
+        EngineStep { pass, layer, rows, seconds }
+    }
+
+    /// The ops of a static batch: the prefill layer by layer, the first token's logits, then
+    /// the decode steps (runs of them, [`Serve::decode_runs`]).
+    fn timeline(&self) -> (Vec<crate::engine::ops::Op>, crate::engine::schedule::Schedule) {
+        let runs = self.output.saturating_sub(1).min(MAX_DECODE_OPS);
+        let mut tl = Timeline::new(4 * self.cx.d.layers as usize + 2 * runs as usize + 8);
+        let hop = self.hop_s(self.batch * self.input as f64);
+        let mut last = self.push_pass(&mut tl, self.prefill_layer(), hop, self.logits_s());
+        let f = Phase::Forward;
         // Decode ops: the run's first step in `micro`, its last in `layer`.
         for (from, to) in self.decode_runs() {
             let (comp, comm) = self.decode_steps(from, to);
@@ -339,33 +506,89 @@ impl<'a> Serve<'a> {
         }
         tl.finish()
     }
+
+    /// The ops of one in-flight engine step of one pipeline group: a step that carries a prompt
+    /// chunk.
+    fn step_timeline(&self, step: &EngineStep) -> (Vec<crate::engine::ops::Op>, crate::engine::schedule::Schedule) {
+        let mut tl = Timeline::new(4 * self.cx.d.layers as usize + 8);
+        let hop = self.hop_s(step.pass.prefill_tokens + step.pass.decode_tokens);
+        self.push_pass(&mut tl, step.layer, hop, self.logits_for(step.rows));
+        tl.finish()
+    }
+
+    /// Pushes one pass through every layer (attention, its all-reduce, feed-forward, its
+    /// all-reduce; a hop at each stage boundary) and the logits; returns the last op.
+    fn push_pass(&self, tl: &mut Timeline, p: Step, hop_s: f64, logits_s: f64) -> Option<u32> {
+        let f = Phase::Forward;
+        let per_stage = self.cx.d.layers.div_ceil(self.cx.lay.pp.size.max(1));
+        let mut last: Option<u32> = None;
+        for l in 0..self.cx.d.layers {
+            if l > 0 && l % per_stage == 0 {
+                last = tl.push(name(Block::Pipeline, l, f, OpKind::PipeTransfer, 0), hop_s, &[last]).or(last);
+            }
+            let a = tl.push(name(Block::Attn, l, f, OpKind::Compute, 0), p.attn_s, &[last]);
+            let ac = tl.push(name(Block::Attn, l, f, OpKind::ActAllReduce, 0), p.comm_s / 2.0, &[a]);
+            let c = tl.push(name(Block::Fc, l, f, OpKind::Compute, 0), p.ffn_s, &[a, ac]);
+            let fc = tl.push(name(Block::Fc, l, f, OpKind::ActAllReduce, 0), p.comm_s / 2.0, &[c]);
+            last = fc.or(c);
+        }
+        tl.push(name(Block::Head, 0, f, OpKind::Compute, 0), logits_s, &[last]).or(last)
+    }
+
+    /// Requests in flight per replica with in-flight batching: the batch, or fewer when the KV
+    /// cache holds fewer; the batch when not even one fits (the memory then says so).
+    pub fn concurrency(&self) -> f64 {
+        match self.inflight_limit() {
+            0 => self.batch,
+            limit => self.batch.min(limit as f64),
+        }
+    }
+
+    /// Model FLOPs of one request: its prefill and every decode step.
+    fn request_flops(&self) -> f64 {
+        self.prefill_flops() + (1..self.output).map(|i| self.decode_flops(i)).sum::<f64>()
+    }
 }
 
 /// Evaluates an LLM serving scenario.
 pub fn evaluate(sv: &Serve) -> Report {
     let cx = &sv.cx;
-    let (ops, schedule) = sv.timeline();
-    let memory = sv.memory(sv.batch);
-    let mut limits = Vec::new();
-    limits.extend(memory.does_not_fit());
     let replicas = cx.lay.dense_dp.size;
     let n = cx.s.system.num_devices as f64;
-    let ttft = sv.ttft_s();
-    let e2e = schedule.end_s;
-    let steps = sv.output.saturating_sub(1);
-    let tpot = if steps > 0 { (e2e - ttft) / steps as f64 } else { 0.0 };
-    let requests = sv.batch * replicas as f64;
-    let tokens_per_s = requests * sv.output as f64 / e2e;
+    let inflight = cx.setup.batching == Batching::InFlight;
+    let (ops, schedule, memory, figures, requests) = if inflight {
+        let st = sv.steady(sv.concurrency());
+        let (ops, schedule) = sv.step_timeline(&st.chunk);
+        let figures = (st.ttft_s, st.tpot_s, st.e2e_s, st.requests_per_s, st.concurrency);
+        (ops, schedule, sv.inflight_memory(st.concurrency), figures, st.concurrency * replicas as f64)
+    } else {
+        let (ops, schedule) = sv.timeline();
+        let ttft = sv.ttft_s();
+        let e2e = schedule.end_s;
+        let steps = sv.output.saturating_sub(1);
+        let tpot = if steps > 0 { (e2e - ttft) / steps as f64 } else { 0.0 };
+        let figures = (ttft, tpot, e2e, sv.batch / e2e, sv.batch);
+        (ops, schedule, sv.memory(sv.batch), figures, sv.batch * replicas as f64)
+    };
+    let (ttft, tpot, e2e, requests_per_s_per_replica, in_flight) = figures;
+    let mut limits = Vec::new();
+    limits.extend(memory.does_not_fit());
+    let requests_per_s = requests_per_s_per_replica * replicas as f64;
+    let tokens_per_s = requests_per_s * sv.output as f64;
     let d = &cx.d;
-    let model_flops = requests * (sv.prefill_flops() + (1..=steps).map(|i| sv.decode_flops(i)).sum::<f64>());
+    let request_flops = sv.request_flops();
     let (input, output) = d.edge_params();
     let model = ModelStats {
         params: d.params(),
         dense_params: d.params() - input - output,
         emb_params: input + output,
-        flops_per_sample: model_flops / requests.max(1.0),
+        flops_per_sample: request_flops,
         lookup_bytes_per_sample: 0.0,
     };
+    // The model FLOPs of the report's time span: the batch's requests (static), or the requests
+    // one engine step completes (in flight).
+    let span_requests = if inflight { requests_per_s * schedule.end_s } else { requests };
+    let model_flops = span_requests * request_flops;
     let work = Work {
         layers: vec![LayerWork {
             label: "Transformer layer (prefill)",
@@ -381,31 +604,40 @@ pub fn evaluate(sv: &Serve) -> Report {
     let system = iteration::system_stats(cx.s, sv.rate, cx.hbm_bytes_per_s, &cx.links);
     let mut r =
         iteration::as_default_model(Report::assemble(ops, schedule, requests as u64, memory, work, model, system));
-    let denom = e2e * n * sv.peak;
+    r.throughput_samples_per_s = requests_per_s;
+    let denom = r.iteration_s * n * sv.peak;
     r.utilization = Some(Utilization {
         model_flops,
         hardware_flops: model_flops,
         peak_flops_per_s: sv.peak,
         mfu: model_flops / denom,
         hfu: model_flops / denom,
-        model_flops_per_s_per_gpu: model_flops / (e2e * n),
-        formula: "MFU = FLOPs of the prefill and every decode step / (end-to-end time x GPUs x peak FLOP/s per GPU)",
+        model_flops_per_s_per_gpu: model_flops / (r.iteration_s * n),
+        formula: if inflight {
+            "MFU = FLOPs of the requests an engine step completes (each: prefill and every decode step) / (step time x GPUs x peak FLOP/s per GPU)"
+        } else {
+            "MFU = FLOPs of the prefill and every decode step / (end-to-end time x GPUs x peak FLOP/s per GPU)"
+        },
     });
     r.serving = Some(Serving {
+        batching: cx.setup.batching,
         input_tokens: sv.input,
         output_tokens: sv.output,
         batch: cx.local_batch,
+        in_flight,
         replicas,
         ttft_s: ttft,
         tpot_s: tpot,
         e2e_s: e2e,
         output_tokens_per_s: tokens_per_s,
         output_tokens_per_s_per_gpu: tokens_per_s / n,
-        requests_per_s: requests / e2e,
+        requests_per_s,
         kv_bytes_per_token: sv.kv_bytes_per_token(),
-        max_batch: sv.max_batch(),
+        max_batch: if inflight { sv.inflight_limit() } else { sv.max_batch() },
         weight_bytes: sv.weight_bytes,
         kv_bytes: sv.kv_bytes,
+        step_tokens: cx.setup.step_tokens,
+        kv_page_tokens: cx.setup.kv_page_tokens,
     });
     r.limits = limits;
     r
@@ -426,6 +658,60 @@ fn steps_words(from: u64, to: u64) -> String {
     }
 }
 
+/// "attention" or "feed-forward".
+fn block_words(block: Block) -> &'static str {
+    if block == Block::Attn {
+        "attention"
+    } else {
+        "feed-forward"
+    }
+}
+
+/// Explains an op of an in-flight engine step ([`Serve::steady`]): the step that carries a
+/// prompt chunk.
+fn explain_step(sv: &Serve, op: &OpName, [tp, rate, hbm]: [Term; 3]) -> Option<Explanation> {
+    let st = sv.steady(sv.concurrency());
+    let step = st.chunk;
+    let term =
+        |symbol: &'static str, meaning: &'static str, value: f64, unit: Unit| Term { symbol, meaning, value, unit };
+    let decoding =
+        term("n_d", "requests decoding a token this step (per pipeline group)", step.pass.decode_tokens, Unit::Count);
+    let chunk = term("n_p", "prompt tokens of the chunk this step carries", step.pass.prefill_tokens, Unit::Count);
+    let ctx = term("ctx", "tokens in a decoding request's KV cache, on average", step.pass.context, Unit::Count);
+    let (what, formula, terms, seconds, note) = match (op.block, op.kind) {
+        (Block::Attn | Block::Fc, OpKind::Compute) => (
+            format!("Layer {}'s {} in one engine step: a token for every decoding request and a prompt chunk", op.layer, block_words(op.block)),
+            "max(GEMM FLOPs of n_d + n_p tokens / F, (weights + KV read and written) / B_mem) + element-wise / B_mem",
+            vec![decoding, chunk, ctx, tp, rate, hbm],
+            if op.block == Block::Attn { step.layer.attn_s } else { step.layer.ffn_s },
+            Some("The prompt chunk rides on the weight reads the decoding requests pay for anyway: that is why in-flight batching beats a static batch."),
+        ),
+        (Block::Attn | Block::Fc, OpKind::ActAllReduce) => (
+            format!("Tensor-parallel all-reduce after layer {}'s {}", op.layer, block_words(op.block)),
+            "2 (tp-1)/tp x (n_d + n_p) x h x e / B_nvl + latency",
+            vec![decoding, chunk, tp],
+            step.layer.comm_s / 2.0,
+            None,
+        ),
+        (Block::Pipeline, OpKind::PipeTransfer) => (
+            "The step's activations handed to the next pipeline stage".into(),
+            "(n_d + n_p) x h x e / tp / bandwidth + latency",
+            vec![decoding, chunk, tp],
+            sv.hop_s(step.pass.prefill_tokens + step.pass.decode_tokens),
+            None,
+        ),
+        (Block::Head, OpKind::Compute) => (
+            "Logits of the step's new tokens: one per decoding request, and the first token of each prompt that completes".into(),
+            "max(rows x 2 h V / tp / F, h V / tp x bytes / B_mem)",
+            vec![term("rows", "tokens that need logits", step.rows, Unit::Count), tp, rate, hbm],
+            sv.logits_for(step.rows),
+            None,
+        ),
+        _ => return None,
+    };
+    Some(Explanation { what, formula, terms, seconds, note })
+}
+
 /// Explains an op of a serving timeline.
 pub fn explain(sv: &Serve, op: &OpName) -> Option<Explanation> {
     let cx = &sv.cx;
@@ -435,27 +721,22 @@ pub fn explain(sv: &Serve, op: &OpName) -> Option<Explanation> {
     let rate = term("F", "effective FLOP rate per GPU at the weights' format", sv.rate, Unit::FlopsPerS);
     let hbm = term("B_mem", "effective HBM bandwidth per GPU", cx.hbm_bytes_per_s, Unit::BytesPerS);
     let b = term("B", "requests in the batch (per replica)", sv.batch, Unit::Count);
+    if cx.setup.batching == Batching::InFlight {
+        return explain_step(sv, op, [tp, rate, hbm]);
+    }
     let p = sv.prefill_layer();
     let (what, formula, terms, seconds, note): (String, &'static str, Vec<Term>, f64, Option<&'static str>) = match (
         op.block, op.kind,
     ) {
         (Block::Attn | Block::Fc, OpKind::Compute) => (
-            format!(
-                "Prefill of layer {}: {} for every prompt token",
-                op.layer,
-                if op.block == Block::Attn { "attention" } else { "feed-forward" }
-            ),
+            format!("Prefill of layer {}: {} for every prompt token", op.layer, block_words(op.block)),
             "max(GEMM FLOPs / F, weights (+ KV written) / B_mem) + element-wise / B_mem",
             vec![b, term("s_in", "prompt tokens per request", sv.input as f64, Unit::Count), tp, rate, hbm],
             if op.block == Block::Attn { p.attn_s } else { p.ffn_s },
             Some("Prefill is compute-bound: many tokens share each weight read."),
         ),
         (Block::Attn | Block::Fc, OpKind::ActAllReduce) => (
-            format!(
-                "Tensor-parallel all-reduce after layer {}'s {}",
-                op.layer,
-                if op.block == Block::Attn { "attention" } else { "feed-forward" }
-            ),
+            format!("Tensor-parallel all-reduce after layer {}'s {}", op.layer, block_words(op.block)),
             "2 (tp-1)/tp x tokens x h x e / B_nvl + latency",
             vec![tp],
             p.comm_s / 2.0,
@@ -612,6 +893,92 @@ mod tests {
         let r2 = crate::engine::evaluate(&llama70(4, 32, json!({})));
         let sv2 = r2.serving.as_ref().expect("serving");
         assert!(sv2.output_tokens_per_s > 1.5 * sv.output_tokens_per_s && sv2.tpot_s > sv.tpot_s);
+    }
+
+    /// In-flight batching of LLaMA-2-70B on 4 A100s: `batch` requests admitted at most.
+    fn inflight(batch: u64, extra: serde_json::Value) -> Scenario {
+        let mut task = json!({"batching": "inflight"});
+        if let (Some(t), serde_json::Value::Object(x)) = (task.as_object_mut(), extra) {
+            t.extend(x);
+        }
+        llama70(4, batch, task)
+    }
+
+    #[test]
+    fn the_kv_pages_left_after_weights_and_a_full_step_bound_the_requests_in_flight() {
+        let s = inflight(4096, json!({}));
+        let sv = Serve::new(&s).expect("serving");
+        // A request holds its prompt, half its output on average, and half a page of rounding.
+        assert_eq!(sv.held_tokens(), 1024.0 + 255.0 / 2.0 + 15.0 / 2.0);
+        let fixed = sv.inflight_memory(0.0);
+        let per = sv.held_tokens() * sv.kv_bytes_per_token();
+        let limit = sv.inflight_limit();
+        assert_eq!(limit, ((fixed.capacity_bytes - fixed.total_bytes) / per).floor() as u64);
+        assert!(sv.inflight_memory(limit as f64).fits() && !sv.inflight_memory(limit as f64 + 1.0).fits());
+        // Asking for 4,096 admits only what fits, and the report says both.
+        let r = crate::engine::evaluate(&s);
+        let figures = r.serving.as_ref().expect("serving");
+        assert_eq!((figures.in_flight, figures.batch, figures.max_batch), (limit as f64, 4096, limit));
+        assert!(r.memory.fits());
+        // Bigger pages waste more per request: fewer fit.
+        let big_pages = Serve::new(&inflight(4096, json!({"kv_page_tokens": 256}))).expect("serving").inflight_limit();
+        assert!(big_pages < limit, "{big_pages} vs {limit}");
+        // Below the limit the batch is what is in flight.
+        assert_eq!(Serve::new(&inflight(8, json!({}))).expect("serving").concurrency(), 8.0);
+    }
+
+    #[test]
+    fn a_prompt_longer_than_the_step_budget_is_prefilled_in_chunks() {
+        // One request: its 4,096-token prompt over steps of 1,024 tokens takes 4 chunk steps.
+        let s = inflight(1, json!({"input_tokens": 4096, "step_tokens": 1024}));
+        let sv = Serve::new(&s).expect("serving");
+        let st = sv.steady(1.0);
+        assert_eq!(st.chunk.pass.prefill_tokens, 1024.0);
+        assert!((st.ttft_s - 4.0 * st.chunk.seconds).abs() < 1e-12 * st.ttft_s, "{st:?}");
+        // A budget that takes the prompt at once: one step, longer than a chunk, shorter than four.
+        let s = inflight(1, json!({"input_tokens": 4096, "step_tokens": 8192}));
+        let one = Serve::new(&s).expect("serving").steady(1.0);
+        assert!((one.ttft_s - one.chunk.seconds).abs() < 1e-12 * one.ttft_s);
+        assert!(one.ttft_s > st.chunk.seconds && one.ttft_s < st.ttft_s);
+    }
+
+    #[test]
+    fn the_steady_state_obeys_littles_law_and_saturates_when_prefill_fills_the_steps() {
+        let sv_of = |batch: u64| crate::engine::evaluate(&inflight(batch, json!({}))).serving.expect("serving");
+        let mut last_tokens = 0.0;
+        for batch in [1, 8, 64, 256] {
+            let sv = sv_of(batch);
+            // Requests in flight = requests finished per second x time in the system.
+            let replica_rate = sv.requests_per_s / sv.replicas as f64;
+            assert!((replica_rate * sv.e2e_s - sv.in_flight).abs() < 1e-9 * sv.in_flight, "{sv:?}");
+            assert!((sv.e2e_s - (sv.ttft_s + 255.0 * sv.tpot_s)).abs() < 1e-9 * sv.e2e_s);
+            // More requests in flight: more tokens per second, each token later.
+            assert!(sv.output_tokens_per_s > last_tokens, "{batch}: {sv:?}");
+            last_tokens = sv.output_tokens_per_s;
+        }
+        // With 1,024-token prompts, steps of 2,048 tokens hold at most 2,048 x 255 / 1,279 = 408
+        // decoding requests: beyond that, prompts wait for the budget and the first token
+        // comes late, while throughput hardly grows.
+        let s = inflight(2000, json!({"kv_format": "fp8", "weight_format": "fp8"}));
+        let sv = Serve::new(&s).expect("serving");
+        let st = sv.steady(sv.concurrency());
+        assert!(sv.concurrency() > 1000.0, "{}", sv.concurrency());
+        assert!((st.decoding - 2048.0 * 255.0 / 1279.0).abs() < 1e-9, "{st:?}");
+        let below = sv.steady(400.0);
+        assert!(st.ttft_s > 2.0 * below.ttft_s, "{} vs {}", st.ttft_s, below.ttft_s);
+        assert!(st.requests_per_s < 1.1 * below.requests_per_s);
+    }
+
+    #[test]
+    fn in_flight_batching_hides_the_prefill_that_stalls_a_static_batch() {
+        // The same 64 requests: a static batch decodes nothing while it prefills, in flight the
+        // prompt chunks share the decode steps' weight reads.
+        let static_batch = crate::engine::evaluate(&llama70(4, 64, json!({}))).serving.expect("serving");
+        let in_flight = crate::engine::evaluate(&inflight(64, json!({}))).serving.expect("serving");
+        assert_eq!(static_batch.batching, Batching::Static);
+        assert!(in_flight.output_tokens_per_s > static_batch.output_tokens_per_s, "{in_flight:?} {static_batch:?}");
+        // Its first token comes after one prompt's prefill, not the whole batch's.
+        assert!(in_flight.ttft_s < static_batch.ttft_s / 10.0);
     }
 }
 
