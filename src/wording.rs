@@ -6,6 +6,17 @@ use crate::engine::report::{Report, Serving};
 use crate::engine::scenario::Batching;
 use crate::units;
 
+/// What a report's timeline spans, as a noun: an "iteration" of training, a static serving
+/// "batch" (its prefill and every decode step), or one in-flight "engine step" (one that
+/// carries a prompt chunk).
+pub fn timeline_span(r: &Report) -> &'static str {
+    match r.serving.as_ref().map(|sv| sv.batching) {
+        None => "iteration",
+        Some(Batching::Static) => "batch",
+        Some(Batching::InFlight) => "engine step",
+    }
+}
+
 /// How the serving figures were obtained, as a sentence: a static batch, or in-flight
 /// batching's steady state with the requests the KV cache admits.
 pub fn batching(sv: &Serving) -> String {
@@ -112,6 +123,33 @@ mod tests {
         let text = applied(&before, &after);
         assert!(text.starts_with("Plan applied: ") && text.contains(", 2.00x), iteration "), "{text}");
         assert!(text.contains(&units::duration(before.iteration_s)), "{text}");
+    }
+
+    #[test]
+    fn serving_figures_say_how_the_engine_batches_and_what_the_kv_cache_admits() {
+        let p = crate::presets::all().expect("presets");
+        let sc = p.scenarios.iter().find(|s| s.id == "serve__llama2_70b__h100_sxm_4__fp8").expect("serving preset");
+        let mut doc = crate::doc::Doc::new(p.configs(sc).expect("configs"));
+        let task = crate::doc::Config::Task;
+        doc.set(task, "mode", serde_json::json!("default"));
+        let serving = |doc: &crate::doc::Doc| {
+            let s = crate::engine::validate(&doc.to_raw()).expect("valid");
+            let r = crate::engine::evaluate(&s);
+            (r.serving.clone().expect("serving"), timeline_span(&r))
+        };
+        let (sv, span) = serving(&doc);
+        assert!(batching(&sv).starts_with("Static batching: 16 requests per replica"), "{}", batching(&sv));
+        assert_eq!(span, "batch");
+        doc.set(task, "batching", serde_json::json!("inflight"));
+        doc.set(task, "local_transformer_bs", serde_json::json!(100_000));
+        let (sv, span) = serving(&doc);
+        let text = batching(&sv);
+        assert!(
+            text.starts_with(&format!("In-flight batching, steady state: {} requests in flight", sv.max_batch)),
+            "{text}"
+        );
+        assert!(text.contains("the batch asks for 100000; the KV cache holds only these"), "{text}");
+        assert_eq!(span, "engine step");
     }
 
     #[test]

@@ -16,7 +16,7 @@ use crate::doc::Config;
 use crate::engine::ops::Category;
 use crate::engine::report::{Limit, Report, Serving};
 use crate::engine::scenario::Mode as ModelMode;
-use crate::engine::scenario::{Family, TaskKind};
+use crate::engine::scenario::{Batching, Family, TaskKind};
 use crate::engine::{explain, Unit};
 use crate::validation::Expectation;
 use crate::{presets, share, units};
@@ -886,7 +886,11 @@ fn results(state: &State, d: &Dispatch, width: u32) -> Html {
                 <div class="card charts" id="serving">
                     <h2>{ "Serving: throughput against latency" }</h2>
                     <ServingChart good={good.clone()} width={width} />
-                    <p class="help">{ "Each point is one batch size (requests served together). Bigger batches share each weight read among more requests: more tokens per second, but each request's next token comes later. Grey points do not fit in memory (KV cache)." }</p>
+                    <p class="help">{ if good.report.serving.as_ref().is_some_and(|sv| sv.batching == Batching::InFlight) {
+                        "Each point is one batch: the most requests the engine keeps in flight. More requests share each weight read: more tokens per second, but each step, and so each request's next token, takes longer; past what the KV cache holds the engine admits no more, and past what the step's token budget prefills, prompts wait."
+                    } else {
+                        "Each point is one batch size (requests served together). Bigger batches share each weight read among more requests: more tokens per second, but each request's next token comes later. Grey points do not fit in memory (KV cache)."
+                    } }</p>
                 </div>
             } } else { html! {} } }
             <div class="card charts">
@@ -947,7 +951,6 @@ fn headline(g: &Rc<Evaluated>, measured: Option<&super::state::Yardstick>, d: &D
     let mfu = r.mfu(s);
     let mem = &r.memory;
     let kind = super::state::task_kind_name(s);
-    let serving = r.serving.is_some();
     let what = format!(
         "{} {} on {} GPUs ({} {} x {}), global batch {}",
         s.model.name,
@@ -963,21 +966,20 @@ fn headline(g: &Rc<Evaluated>, measured: Option<&super::state::Yardstick>, d: &D
             <p class="scenario" id="scenario-summary">{ what }</p>
             { measured.map(yardstick).unwrap_or_default() }
             <dl class="headline">
-                { figure("iteration-time", if serving { "End-to-end latency" } else { "Iteration time" }, units::duration(r.iteration_s), r.iteration_s,
-                    html! { { if r.idle_s > 0.0 {
-                        format!("compute {} + exposed communication {} + idle {}", units::duration(r.compute_s), units::duration(r.exposed_comm_s.max(0.0)), units::duration(r.idle_s))
-                    } else {
-                        format!("compute {} + exposed communication {}", units::duration(r.compute_s), units::duration(r.exposed_comm_s.max(0.0)))
-                    } } },
-                    "One step: forward pass (and backward when training) over the global batch.") }
-                { if serving {
-                    figure("throughput", "Requests", units::si(r.throughput_samples_per_s, "requests/s"), r.throughput_samples_per_s,
-                        html! { { format!("{} requests per batch", r.global_batch) } },
-                        "Requests the whole cluster completes per second: batch x replicas / end-to-end latency (static batching).")
-                } else {
-                    figure("throughput", "Throughput", units::si(r.throughput_samples_per_s, "samples/s"), r.throughput_samples_per_s,
-                        match tokens { Some(t) => html! { <span id="tokens-per-s" data-value={t.to_string()}>{ units::si(t, "tokens/s") }</span> }, None => html! {} },
-                        "Samples the whole cluster processes per second: global batch / iteration time.")
+                { match &r.serving {
+                    Some(sv) => serving_headline(sv),
+                    None => html! { <>
+                        { figure("iteration-time", "Iteration time", units::duration(r.iteration_s), r.iteration_s,
+                            html! { { if r.idle_s > 0.0 {
+                                format!("compute {} + exposed communication {} + idle {}", units::duration(r.compute_s), units::duration(r.exposed_comm_s.max(0.0)), units::duration(r.idle_s))
+                            } else {
+                                format!("compute {} + exposed communication {}", units::duration(r.compute_s), units::duration(r.exposed_comm_s.max(0.0)))
+                            } } },
+                            "One step: forward pass (and backward when training) over the global batch.") }
+                        { figure("throughput", "Throughput", units::si(r.throughput_samples_per_s, "samples/s"), r.throughput_samples_per_s,
+                            match tokens { Some(t) => html! { <span id="tokens-per-s" data-value={t.to_string()}>{ units::si(t, "tokens/s") }</span> }, None => html! {} },
+                            "Samples the whole cluster processes per second: global batch / iteration time.") }
+                    </> },
                 } }
                 { figure("exposed-comm", "Exposed communication", units::percent(r.exposed_share()), r.exposed_share(),
                     html! { { format!("{} of {} communication is not hidden", units::duration(r.exposed_comm_s.max(0.0)), units::duration(r.comm_s)) } },
@@ -1030,24 +1032,67 @@ fn runs_like_this(p: &RunsLikeThisProps) -> Html {
     </p> }
 }
 
-/// The serving figures: latencies, token throughput, the batch that fits.
+/// The first two headline figures of a serving scenario: how long a request takes, and how many
+/// the cluster completes.
+fn serving_headline(sv: &Serving) -> Html {
+    let inflight = sv.batching == Batching::InFlight;
+    html! { <>
+        { figure("iteration-time", "End-to-end latency", units::duration(sv.e2e_s), sv.e2e_s,
+            html! { { format!("first token {} + {} tokens x {}", units::duration(sv.ttft_s), sv.output_tokens.saturating_sub(1), units::duration(sv.tpot_s)) } },
+            if inflight {
+                "From a request's arrival to its last token in the steady state: its wait and prefill, then one engine step per generated token."
+            } else {
+                "From the batch's start to its last token: the prefill of every prompt, then one decode step per generated token."
+            }) }
+        { figure("throughput", "Requests", units::si(sv.requests_per_s, "requests/s"), sv.requests_per_s,
+            html! { { format!("{} in flight per replica, {} {}", units::count(sv.in_flight), sv.replicas, if sv.replicas == 1 { "replica" } else { "replicas" }) } },
+            if inflight {
+                "Requests the whole cluster completes per second: requests in flight / end-to-end latency (Little's law), over every replica."
+            } else {
+                "Requests the whole cluster completes per second: batch x replicas / end-to-end latency (static batching)."
+            }) }
+    </> }
+}
+
+/// The serving figures: latencies, token throughput, the batch that fits, and how the engine
+/// batches.
 fn serving_figures(sv: &Serving) -> Html {
-    html! {
+    let inflight = sv.batching == Batching::InFlight;
+    html! { <>
         <dl class="headline" id="serving-figures">
             { figure("ttft", "Time to first token", units::duration(sv.ttft_s), sv.ttft_s,
-                html! { { format!("prefill of {} prompt tokens x {} requests", sv.input_tokens, sv.batch) } },
-                "How long a request waits for its first token: the prefill of every prompt in the batch.") }
+                html! { { if inflight {
+                    format!("{} prompt tokens in chunks of at most {} per step", sv.input_tokens, sv.step_tokens)
+                } else {
+                    format!("prefill of {} prompt tokens x {} requests", sv.input_tokens, sv.batch)
+                } } },
+                if inflight {
+                    "How long a request waits for its first token: the engine steps that carry its prompt's chunks, plus the wait when prompts arrive faster than the steps' token budget takes them."
+                } else {
+                    "How long a request waits for its first token: the prefill of every prompt in the batch."
+                }) }
             { figure("tpot", "Time per output token", units::duration(sv.tpot_s), sv.tpot_s,
                 html! { { format!("{} tokens, end to end {}", sv.output_tokens, units::duration(sv.e2e_s)) } },
-                "Mean time between two generated tokens of a request: one decode step (every weight and the KV cache read once).") }
+                if inflight {
+                    "Mean time between two generated tokens of a request: one engine step, which decodes a token for every request in flight and sometimes carries a prompt chunk."
+                } else {
+                    "Mean time between two generated tokens of a request: one decode step (every weight and the KV cache read once)."
+                }) }
             { figure("output-tokens", "Output tokens/s", units::si(sv.output_tokens_per_s, "tokens/s"), sv.output_tokens_per_s,
                 html! { <span id="output-tokens-per-gpu" data-value={sv.output_tokens_per_s_per_gpu.to_string()}>{ format!("{} per GPU, {}", units::si(sv.output_tokens_per_s_per_gpu, "tokens/s"), units::si(sv.requests_per_s, "requests/s")) }</span> },
-                "Generated tokens per second over the whole cluster: batch x replicas x output tokens / end-to-end time.") }
-            { figure("max-batch", "Largest batch that fits", format!("{} requests", sv.max_batch), sv.max_batch as f64,
-                html! { { format!("KV cache {} per token per GPU", units::bytes(sv.kv_bytes_per_token)) } },
-                "Requests per replica whose KV cache (prompt + output tokens) fits in HBM next to the weights.") }
+                "Generated tokens per second over the whole cluster: requests completed per second x output tokens.") }
+            { if inflight {
+                figure("in-flight", "Requests in flight", format!("{} requests", units::count(sv.in_flight)), sv.in_flight,
+                    html! { { format!("of {} asked; the KV cache holds {} ({} per token per GPU)", sv.batch, sv.max_batch, units::bytes(sv.kv_bytes_per_token)) } },
+                    "Requests per replica the engine keeps in flight: the batch, or fewer when the KV pages left after the weights and one full step's activations hold fewer (at their average length).")
+            } else {
+                figure("max-batch", "Largest batch that fits", format!("{} requests", sv.max_batch), sv.max_batch as f64,
+                    html! { { format!("KV cache {} per token per GPU", units::bytes(sv.kv_bytes_per_token)) } },
+                    "Requests per replica whose KV cache (prompt + output tokens) fits in HBM next to the weights.")
+            } }
         </dl>
-    }
+        <p class="help" id="serving-batching">{ crate::wording::batching(sv) }</p>
+    </> }
 }
 
 /// A sentence for something that limits or invalidates the result.

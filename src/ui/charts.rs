@@ -164,7 +164,7 @@ pub fn breakdown(canvas: &HtmlCanvasElement, theme: &Theme, r: &Report) -> Resul
     let mut chart = two_lanes(
         &root,
         theme,
-        "Serialized vs overlapped time per iteration",
+        &format!("Serialized vs overlapped time per {}", crate::wording::timeline_span(r)),
         (xmax, unit),
         ["overlapped", "serialized"],
         92.0,
@@ -230,7 +230,7 @@ pub fn timeline(
     let mut chart = two_lanes(
         &root,
         theme,
-        "Two-stream timeline of one iteration",
+        &format!("Two-stream timeline of one {}", crate::wording::timeline_span(r)),
         (xmax, unit),
         ["communication", "computation"],
         104.0,

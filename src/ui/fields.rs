@@ -236,7 +236,16 @@ pub fn default_model_fields(family: Family) -> Vec<Field> {
 /// The default model's task fields of a family: how training (or serving) runs.
 pub fn default_task_fields(family: Family, inference: bool) -> Vec<Field> {
     let keep: &[&str] = if inference && matches!(family, Family::Llm | Family::LlmMoe) {
-        &["input_tokens", "output_tokens", "weight_format", "kv_format", "collective"]
+        &[
+            "batching",
+            "input_tokens",
+            "output_tokens",
+            "weight_format",
+            "kv_format",
+            "kv_page_tokens",
+            "step_tokens",
+            "collective",
+        ]
     } else if family.is_dlrm() {
         &["emb_sharding", "collective", "overlap_grad_reduce", "data_loader_samples_per_s"]
     } else {
@@ -269,6 +278,8 @@ const FORMATS: &[(&str, &str)] = &[
 
 fn all_task_fields() -> Vec<Field> {
     vec![
+        extra(T, "batching", "Batching", Kind::Choice(&[("static", "static: one batch start to end"), ("inflight", "in-flight: requests join and leave every step")]), "static",
+            "How the engine batches requests. A static batch (FasterTransformer) starts its requests together, prefills them together and decodes until the last one ends. In-flight (continuous) batching, as vLLM, TensorRT-LLM and SGLang run, admits a request as soon as its KV pages fit, decodes every request in flight each step and prefills new prompts in chunks inside the same steps; the figures are its steady state, with the batch as the most requests in flight."),
         extra(T, "input_tokens", "Prompt tokens", Kind::OptionalCount, "sequence length less the output",
             "Tokens in each request's prompt. The prefill processes them all at once (compute-bound); they stay in the KV cache while the answer is generated."),
         extra(T, "output_tokens", "Generated tokens", Kind::OptionalCount, "128",
@@ -277,6 +288,10 @@ fn all_task_fields() -> Vec<Field> {
             "How the weights are stored for serving. FP8 and INT8 halve the bytes each decode step reads and run GEMMs at the 8-bit peak (H100: 1979 TFLOP/s); INT4 weights are read at a quarter of FP16 and computed in 16 bits."),
         extra(T, "kv_format", "KV-cache format", Kind::Choice(FORMATS), "the model's bytes per parameter",
             "How keys and values are cached. An FP8 cache holds twice the tokens: a larger batch fits."),
+        extra(T, "kv_page_tokens", "KV page", Kind::OptionalCount, "16 tokens",
+            "In-flight batching: tokens per page of the paged KV cache (vLLM's block size). A request holds whole pages, so on average half a page per request is lost; bigger pages lose more."),
+        extra(T, "step_tokens", "Tokens per step", Kind::OptionalCount, "2048",
+            "In-flight batching: the most tokens one engine step processes, decode tokens and prompt chunks together (vLLM's max_num_batched_tokens, Sarathi-Serve's token budget). A smaller budget keeps steps short (a faster token for everyone) but splits long prompts into more chunks (a later first token)."),
         extra(T, "emb_sharding", "Embedding sharding", Kind::Choice(&[("table", "table-wise: whole tables per GPU"), ("row", "row-wise: each table's rows spread"), ("column", "column-wise: each table's columns spread")]), "table",
             "How the mp levels split the embedding tables (TorchRec's sharding types). Table-wise sends each GPU's pooled embeddings by all-to-all (MAD-Max's mp); row-wise balances huge tables but reduce-scatters partial pools of every table; column-wise splits wide tables and all-to-alls the column slices."),
         extra(T, "micro_batch", "Micro-batch", Kind::OptionalCount, "the whole batch per GPU; 1 with a pipeline",

@@ -132,6 +132,9 @@ pub struct ServePoint {
     pub tokens_per_s: f64,
     /// True when the batch's KV cache fits.
     pub fits: bool,
+    /// In-flight batching: the KV cache holds fewer requests than the batch asks for, so a
+    /// larger batch changes nothing.
+    pub capped: bool,
     pub current: bool,
 }
 
@@ -156,21 +159,25 @@ pub fn serve_point(p: &Probe) -> Option<ServePoint> {
         tpot_s: sv.tpot_s,
         tokens_per_s: sv.output_tokens_per_s,
         fits: r.memory.fits(),
+        capped: sv.in_flight < sv.batch as f64,
         current: p.current,
     })
 }
 
 /// The serving trade-off from its probes and their points ([`serve_point`]), in batch order:
 /// powers of two up to the first that is not valid, or to the first past the scenario's own
-/// batch that does not fit; and the scenario's own batch.
+/// batch that does not fit (or, in flight, that the KV cache caps or that gains no throughput);
+/// and the scenario's own batch.
 pub fn serving_curve(probes: &[Probe], points: &[Option<ServePoint>]) -> Vec<ServePoint> {
     let own = probes.iter().zip(points).find(|(p, _)| p.current);
     let b = own.map_or(0, |(p, _)| p.x as u64);
     let mut out: Vec<ServePoint> = Vec::new();
     for (probe, point) in probes.iter().zip(points).filter(|(p, _)| (p.x as u64).is_power_of_two()) {
         let Some(q) = point else { break };
+        // In flight, a step budget full of prompts caps throughput: more requests only wait.
+        let saturated = out.last().is_some_and(|p| q.tokens_per_s <= p.tokens_per_s * 1.001);
         out.push(*q);
-        if !q.fits && probe.x as u64 > b {
+        if (!q.fits || q.capped || saturated) && probe.x as u64 > b {
             break;
         }
     }
@@ -219,6 +226,26 @@ mod tests {
             assert!(w[1].tokens_per_s > w[0].tokens_per_s && w[1].tpot_s >= w[0].tpot_s, "{w:?}");
         }
         assert!(pts.iter().any(|p| p.fits) && pts.last().is_some_and(|p| !p.fits || p.batch == 4096));
+    }
+
+    #[test]
+    fn in_flight_serving_points_stop_where_more_requests_gain_nothing() {
+        let p = presets::all().expect("presets");
+        let sc = p.scenarios.iter().find(|s| s.id == "serve__llama2_70b__h100_sxm_4__fp8").expect("serving preset");
+        let mut doc = Doc::new(p.configs(sc).expect("configs"));
+        crate::ui::state::default_model_settings(&mut doc, crate::engine::scenario::Mode::Default);
+        doc.set(Config::Task, "batching", serde_json::json!("inflight"));
+        let probes = serving(&doc);
+        let pts = serving_curve(&probes, &probes.iter().map(serve_point).collect::<Vec<_>>());
+        // The engine admits what fits: every point fits. The curve ends where more requests
+        // gain nothing: the KV cache caps them, or prompts fill the steps' token budget.
+        assert!(pts.iter().all(|p| p.fits), "{pts:?}");
+        assert!(pts.len() >= 5 && pts.last().is_some_and(|p| p.batch < 4096), "{pts:?}");
+        let (last, before) = (pts[pts.len() - 1], pts[pts.len() - 2]);
+        assert!(last.capped || last.tokens_per_s <= before.tokens_per_s * 1.001, "{pts:?}");
+        for w in pts[..pts.len() - 1].windows(2) {
+            assert!(w[1].tokens_per_s > w[0].tokens_per_s && w[1].tpot_s >= w[0].tpot_s, "{w:?}");
+        }
     }
 
     #[test]

@@ -1,6 +1,6 @@
 // End-to-end test of LLM serving in the calculator (headless Chromium): a serving preset's
-// latency and throughput figures against the CLI, the throughput-latency chart drawn, and a
-// change of weight format that moves them the right way.
+// latency and throughput figures against the CLI, the throughput-latency chart drawn, a
+// change of weight format that moves them the right way, and in-flight batching's steady state.
 //
 // Usage: node tests/browser/serving.mjs [DIST_DIR] [MADMAX_BIN]
 import { check, shots, cli, scenarioOfLink, close, canvasInked, openCalculator, runTest, settled } from './lib.mjs';
@@ -11,14 +11,17 @@ const bin = process.argv[3] ?? 'target/release/madmax';
 
 async function figures(page) {
   const v = async (id) => Number(await page.locator(`#${id}`).getAttribute('data-value'));
-  return { ttft: await v('ttft'), tpot: await v('tpot'), tokens: await v('output-tokens'), maxBatch: await v('max-batch') };
+  // A static batch shows the largest batch that fits; in flight, the requests the engine keeps.
+  const inflight = await page.locator('#in-flight').count() > 0;
+  return { ttft: await v('ttft'), tpot: await v('tpot'), tokens: await v('output-tokens'), maxBatch: inflight ? null : await v('max-batch'), inFlight: inflight ? await v('in-flight') : null };
 }
 
 async function matchesCli(page, what) {
   const want = cli(bin, scenarioOfLink(await page.locator('#share-link').inputValue())).serving;
   const got = await figures(page);
-  check(want && close(got.ttft, want.ttft_ms / 1e3) && close(got.tpot, want.tpot_ms / 1e3) && close(got.tokens, want.output_tokens_per_s) && got.maxBatch === want.max_batch,
-    `${what}: page TTFT ${got.ttft} s, TPOT ${got.tpot} s, ${got.tokens} tokens/s, max batch ${got.maxBatch} equal the CLI's`);
+  const batch = got.inFlight === null ? got.maxBatch === want.max_batch : got.inFlight === want.in_flight && want.batching === 'inflight';
+  check(want && close(got.ttft, want.ttft_ms / 1e3) && close(got.tpot, want.tpot_ms / 1e3) && close(got.tokens, want.output_tokens_per_s) && batch,
+    `${what}: page TTFT ${got.ttft} s, TPOT ${got.tpot} s, ${got.tokens} tokens/s, ${got.inFlight === null ? `max batch ${got.maxBatch}` : `${got.inFlight} in flight`} equal the CLI's`);
   return got;
 }
 
@@ -46,6 +49,22 @@ await runTest('serving', dist, async ({ server, browser }) => {
   await chip.click();
   const explained = await page.locator('#op-details').textContent();
   check(/Decode step/.test(explained) && /KV cache/.test(explained), `a decode step is explained: ${explained.trim().slice(0, 100)}`);
+  // In-flight batching: the figures are the steady state's, as the CLI computes them from the
+  // share link; the first token comes after one prompt's prefill, not the whole batch's, and the
+  // prompts ride on the decode steps' weight reads.
+  await page.selectOption('#f-task-batching', 'inflight');
+  await page.locator('#serving-batching', { hasText: 'In-flight batching' }).waitFor({ timeout: 5000 });
+  const inflight = await matchesCli(page, 'the same with in-flight batching');
+  check(inflight.ttft < fp16.ttft / 4 && inflight.tokens > fp16.tokens, `in flight: TTFT ${inflight.ttft} s (static ${fp16.ttft} s), ${inflight.tokens} tokens/s (static ${fp16.tokens})`);
+  check(/Requests in flight/.test(await page.locator('#serving-figures').textContent()), 'the figures say how many requests are in flight');
+  await page.locator('.longest .chip').first().click();
+  const step = await page.locator('#op-details').textContent();
+  check(/engine step/.test(step), `an op of the engine step is explained: ${step.trim().slice(0, 120)}`);
+  await settled(page);
+  await page.locator('.headline').first().screenshot({ path: join(shots, 'serving-inflight-headline.png') });
+  await page.locator('#serving').screenshot({ path: join(shots, 'serving-inflight-chart.png') });
+  await page.selectOption('#f-task-batching', 'static');
+  await page.locator('#serving-batching', { hasText: 'Static batching' }).waitFor({ timeout: 5000 });
   // The explorer ranks serving plans under a latency limit.
   await page.click('nav >> text=Explorer');
   check(await page.locator('#explore-latency').isVisible(), 'the explorer offers a latency limit for serving');
