@@ -106,7 +106,7 @@ pub fn accuracy_note() -> Option<String> {
 /// was measured (SOURCES.md section 5: the time it misses is per layer and depends on the
 /// micro-batch size, not on anything the model counts). A test recomputes it from the shipped
 /// rows ([`tp8_host_note`]).
-pub const TP8_HOST_NOTE: &str = "On the 29 published runs like this (small GPTs split 8 ways by tensor parallelism on one node, vTrain), the model predicted 11% to 32% less time than was measured: expect this plan to run slower than shown.";
+pub const TP8_HOST_NOTE: &str = "On the 29 published runs like this (small GPTs split 8 ways by tensor parallelism on one node, vTrain), the model predicted 10% to 32% less time than was measured: expect this plan to run slower than shown.";
 
 /// [`TP8_HOST_NOTE`] as the shipped rows make it now: vTrain's single-node runs with 8-way
 /// tensor parallelism and nothing else.

@@ -39,7 +39,7 @@ pub const BANDS: &[Band] = &[
     Band { parallelism: "DP", gpu: "H100", runs: 59, low: 1.03, median: 1.15, high: 1.27 },
     Band { parallelism: "PP", gpu: "A100", runs: 44, low: 0.91, median: 1.01, high: 1.15 },
     Band { parallelism: "PP+DP", gpu: "A100", runs: 69, low: 0.94, median: 1.03, high: 1.13 },
-    Band { parallelism: "TP", gpu: "A100", runs: 81, low: 0.93, median: 1.12, high: 1.44 },
+    Band { parallelism: "TP", gpu: "A100", runs: 81, low: 0.93, median: 1.12, high: 1.43 },
     Band { parallelism: "TP+DP", gpu: "A100", runs: 94, low: 0.89, median: 1.00, high: 1.27 },
     Band { parallelism: "TP+PP", gpu: "A100", runs: 77, low: 0.90, median: 1.00, high: 1.25 },
     Band { parallelism: "TP+PP+DP", gpu: "A100", runs: 101, low: 0.95, median: 1.00, high: 1.26 },

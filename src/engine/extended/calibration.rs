@@ -146,6 +146,59 @@ pub const NVLINK_STEP_S: f64 = 3.4e-6;
 /// NCCL's hardware latency for a network ring hop with the Simple protocol, 14 us.
 pub const NIC_STEP_S: f64 = 14e-6;
 
+/// How NCCL moves a collective's bytes: its base latency, the latency of each hop within and
+/// across nodes, and the share of the link bandwidth its payload gets (for all-reduces, and for
+/// all-gathers and reduce-scatters). NCCL's tuner (`src/graph/tuning.cc`, ring algorithm)
+/// predicts every protocol's time for the message and runs the fastest.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Protocol {
+    pub name: &'static str,
+    pub base_s: f64,
+    pub nvlink_step_s: f64,
+    pub nic_step_s: f64,
+    pub all_reduce_bw_share: f64,
+    pub gather_bw_share: f64,
+    /// Used only by groups within one node.
+    pub within_node_only: bool,
+}
+
+/// NCCL's protocols, bandwidth first. Simple: the full bandwidth at the highest latency. LL128:
+/// 120 of every 128 bytes are payload (NCCL charges 0.92 of the bandwidth), lower hop latency,
+/// a higher base; NCCL enables it across nodes only where each NIC shares a PCIe switch with
+/// its GPUs (GPUDirect RDMA), so the model keeps it within nodes (across them, rings of
+/// thousands of GPUs would lose less to latency than published ZeRO-3 runs at scale do). LL ("low latency"): a flag with every 4 bytes of data, so a quarter of the
+/// bandwidth for all-reduces (a third for gathers and scatters), the lowest latency: NCCL's
+/// choice for small messages, such as the tensor-parallel all-reduces of a decode step.
+pub const PROTOCOLS: [Protocol; 3] = [
+    Protocol {
+        name: "Simple",
+        base_s: COLLECTIVE_BASE_S,
+        nvlink_step_s: NVLINK_STEP_S,
+        nic_step_s: NIC_STEP_S,
+        all_reduce_bw_share: 1.0,
+        gather_bw_share: 1.0,
+        within_node_only: false,
+    },
+    Protocol {
+        name: "LL128",
+        base_s: 14e-6,
+        nvlink_step_s: 1.9e-6,
+        nic_step_s: 4e-6,
+        all_reduce_bw_share: 0.92,
+        gather_bw_share: 0.92,
+        within_node_only: true,
+    },
+    Protocol {
+        name: "LL",
+        base_s: 6.6e-6,
+        nvlink_step_s: 0.6e-6,
+        nic_step_s: 2.7e-6,
+        all_reduce_bw_share: 0.25,
+        gather_bw_share: 1.0 / 3.0,
+        within_node_only: false,
+    },
+];
+
 /// Element-wise passes over a token's hidden vector per transformer layer in the forward pass,
 /// counted from the kernels of a Megatron-style layer: two layer norms (read + write each: 4),
 /// two bias-dropout-residual adds (read two, write one, plus a 1-byte mask: about 3 each with

@@ -8,7 +8,7 @@
 //! trees), Cho et al. 2019 (PowerAI DDL's hierarchical multi-ring), Sapio et al. 2021
 //! (SwitchML: in-network aggregation halves an all-reduce's bytes per host).
 
-use super::calibration::{COLLECTIVE_BASE_S, NIC_STEP_S, NVLINK_STEP_S};
+use super::calibration::{Protocol, COLLECTIVE_BASE_S, PROTOCOLS};
 use crate::engine::scenario::Algorithm;
 
 /// A collective operation. Sizes are the bytes one rank holds: for an all-reduce its buffer,
@@ -55,44 +55,57 @@ pub struct Links {
 }
 
 /// The time of a collective, s: a launch cost plus, per stage, `steps x alpha + bytes /
-/// bandwidth`.
+/// bandwidth`, with the NCCL protocol that makes it shortest ([`PROTOCOLS`]) for all-reduces,
+/// all-gathers and reduce-scatters (LL128 within a node only); point-to-point transfers and
+/// all-to-alls use Simple.
 pub fn time_s(c: Collective, bytes: f64, g: Group, links: &Links, alg: Algorithm) -> f64 {
     if g.size <= 1 || bytes <= 0.0 {
         return 0.0;
     }
-    COLLECTIVE_BASE_S + transfer_s(c, bytes, g, links, alg)
+    match c {
+        Collective::PointToPoint | Collective::AllToAll => {
+            COLLECTIVE_BASE_S + transfer_s(c, bytes, g, links, alg, &PROTOCOLS[0])
+        }
+        _ => PROTOCOLS
+            .iter()
+            .filter(|p| g.within_node() || !p.within_node_only)
+            .map(|p| p.base_s + transfer_s(c, bytes, g, links, alg, p))
+            .fold(f64::INFINITY, f64::min),
+    }
 }
 
-/// A collective's time without its launch cost, s.
-fn transfer_s(c: Collective, bytes: f64, g: Group, links: &Links, alg: Algorithm) -> f64 {
-    let (bi, bx) = (links.intra_bytes_per_s, links.inter_bytes_per_s);
+/// A collective's time without its launch cost with protocol `p`, s.
+fn transfer_s(c: Collective, bytes: f64, g: Group, links: &Links, alg: Algorithm, p: &Protocol) -> f64 {
+    let share = if c == Collective::AllReduce { p.all_reduce_bw_share } else { p.gather_bw_share };
+    let (bi, bx) = (links.intra_bytes_per_s * share, links.inter_bytes_per_s * share);
+    let (nvl_step_s, nic_step_s) = (p.nvlink_step_s, p.nic_step_s);
     let d = g.size as f64;
     let k = g.per_node.clamp(1, g.size) as f64;
     let m = g.nodes() as f64;
     match c {
         Collective::PointToPoint => {
             if g.within_node() {
-                bytes / bi + NVLINK_STEP_S
+                bytes / bi + nvl_step_s
             } else {
-                bytes / bx + NIC_STEP_S
+                bytes / bx + nic_step_s
             }
         }
         Collective::AllToAll => {
             // Each rank keeps 1/d, sends (k-1)/d over NVLink and (d-k)/d over the NICs; the two
             // links work at once.
-            let intra = bytes * (k - 1.0) / d / bi + (k - 1.0) * NVLINK_STEP_S;
-            let inter = if m > 1.0 { bytes * (d - k) / d / bx + (m - 1.0) * NIC_STEP_S } else { 0.0 };
+            let intra = bytes * (k - 1.0) / d / bi + (k - 1.0) * nvl_step_s;
+            let inter = if m > 1.0 { bytes * (d - k) / d / bx + (m - 1.0) * nic_step_s } else { 0.0 };
             intra.max(inter)
         }
         Collective::AllReduce | Collective::AllGather | Collective::ReduceScatter => {
             // An all-reduce is a reduce-scatter then an all-gather: twice the traffic.
             let twice = if c == Collective::AllReduce { 2.0 } else { 1.0 };
             if m <= 1.0 {
-                return twice * ((d - 1.0) / d * bytes / bi + steps(alg, d) * NVLINK_STEP_S);
+                return twice * ((d - 1.0) / d * bytes / bi + steps(alg, d) * nvl_step_s);
             }
             // A ring through every member, node after node, has d - 1 hops, m - 1 of them across
             // nodes: NCCL's ring latency (`src/graph/tuning.cc`), which grows with the group.
-            let ring_hops_s = (m - 1.0) * NIC_STEP_S + (d - m) * NVLINK_STEP_S;
+            let ring_hops_s = (m - 1.0) * nic_step_s + (d - m) * nvl_step_s;
             if alg == Algorithm::Ring {
                 // k rings in parallel, one per NIC: each node's NICs carry every byte once per
                 // ring, shared by the node's n/k concurrent groups, so a member's effective
@@ -110,13 +123,13 @@ fn transfer_s(c: Collective, bytes: f64, g: Group, links: &Links, alg: Algorithm
                 // the path the utilisation constants were measured on.
                 return intra_bytes_s + inter_bytes_s + ring_hops_s;
             }
-            let intra = twice * (intra_bytes_s + steps(alg, k) * NVLINK_STEP_S);
+            let intra = twice * (intra_bytes_s + steps(alg, k) * nvl_step_s);
             let inter = if alg == Algorithm::InNetwork && c == Collective::AllReduce {
                 // The switch reduces: each host sends its share once and receives the sum
                 // once, instead of 2 (m-1)/m of it each way.
-                share / bx + 2.0 * NIC_STEP_S
+                share / bx + 2.0 * nic_step_s
             } else {
-                twice * (inter_bytes_s + steps(alg, m) * NIC_STEP_S)
+                twice * (inter_bytes_s + steps(alg, m) * nic_step_s)
             };
             intra + inter
         }
@@ -133,6 +146,7 @@ fn steps(alg: Algorithm, n: f64) -> f64 {
 
 #[cfg(test)]
 mod tests {
+    use super::super::calibration::{NIC_STEP_S, NVLINK_STEP_S};
     use super::*;
 
     const LINKS: Links = Links { intra_bytes_per_s: 200e9, inter_bytes_per_s: 10e9 };
@@ -171,14 +185,39 @@ mod tests {
         assert!((1.9..2.0).contains(&ratio), "ratio {ratio}");
     }
 
+    /// NCCL's low-latency protocol (LL): a quarter of the bandwidth for all-reduces.
+    const LL: Protocol = PROTOCOLS[2];
+
     #[test]
     fn tree_latency_grows_with_the_log_of_the_group() {
         let g = Group { size: 1024, per_node: 1 };
-        let tiny = 1.0; // latency-bound
+        let tiny = 1.0; // latency-bound: the LL protocol
         let ring = time_s(Collective::AllReduce, tiny, g, &LINKS, Algorithm::Ring);
         let tree = time_s(Collective::AllReduce, tiny, g, &LINKS, Algorithm::Tree);
-        close(ring, COLLECTIVE_BASE_S + 2.0 * (1023.0 / 1024.0 * tiny / 10e9 + 1023.0 * NIC_STEP_S));
+        close(ring, LL.base_s + 2.0 * (1023.0 / 1024.0 * tiny / (10e9 * 0.25) + 1023.0 * LL.nic_step_s));
         assert!(tree < ring / 50.0, "tree {tree} ring {ring}");
+    }
+
+    #[test]
+    fn each_message_takes_the_nccl_protocol_that_is_fastest_for_its_size() {
+        // A decode step's tensor-parallel all-reduce (one token of a 8,192-wide model, 16 kB)
+        // over 8 GPUs of a node: LL, 14 hops of 0.6 us, not Simple's 3.4 us.
+        let g = Group { size: 8, per_node: 8 };
+        let small = time_s(Collective::AllReduce, 16384.0, g, &LINKS, Algorithm::Hierarchical);
+        close(small, LL.base_s + 2.0 * (7.0 / 8.0 * 16384.0 / (200e9 * 0.25) + 7.0 * LL.nvlink_step_s));
+        let simple = COLLECTIVE_BASE_S + 2.0 * (7.0 / 8.0 * 16384.0 / 200e9 + 7.0 * NVLINK_STEP_S);
+        assert!(small < simple / 3.0, "{small} vs {simple}");
+        // Megabytes within a node: LL128, which keeps 92% of the bandwidth at lower hop latency.
+        let ll128 = PROTOCOLS[1];
+        let mid = time_s(Collective::AllReduce, 4e6, g, &LINKS, Algorithm::Hierarchical);
+        close(mid, ll128.base_s + 2.0 * (7.0 / 8.0 * 4e6 / (200e9 * 0.92) + 7.0 * ll128.nvlink_step_s));
+        // A gradient bucket: Simple, the full bandwidth.
+        let big = time_s(Collective::AllReduce, 1e9, g, &LINKS, Algorithm::Hierarchical);
+        close(big, COLLECTIVE_BASE_S + 2.0 * (7.0 / 8.0 * 1e9 / 200e9 + 7.0 * NVLINK_STEP_S));
+        // Across nodes LL128 is not used: megabytes go Simple.
+        let nodes = Group { size: 16, per_node: 8 };
+        let across = time_s(Collective::AllGather, 4e6, nodes, &LINKS, Algorithm::Ring);
+        close(across, COLLECTIVE_BASE_S + 15.0 / 16.0 * 4e6 / 80e9 + NIC_STEP_S + 14.0 * NVLINK_STEP_S);
     }
 
     #[test]
@@ -204,11 +243,15 @@ mod tests {
         let ag = |d: u64, bytes: f64| {
             time_s(Collective::AllGather, bytes, Group { size: d, per_node: 8 }, &LINKS, Algorithm::Hierarchical)
         };
-        // 128 nodes of 8: 127 network hops and 896 NVLink hops.
+        // 128 nodes of 8: 127 network hops and 896 NVLink hops (a byte: the LL protocol, a third
+        // of the bandwidth for gathers).
         let bytes_s = |d: f64, b: f64| 7.0 / 8.0 * b / 200e9 + (d / 8.0 - 1.0) / (d / 8.0) * b / 8.0 / 10e9;
-        close(ag(1024, tiny), COLLECTIVE_BASE_S + bytes_s(1024.0, tiny) + 127.0 * NIC_STEP_S + 896.0 * NVLINK_STEP_S);
+        close(
+            ag(1024, tiny),
+            LL.base_s + 3.0 * bytes_s(1024.0, tiny) + 127.0 * LL.nic_step_s + 896.0 * LL.nvlink_step_s,
+        );
         // Latency-bound: twice the GPUs, about twice the time.
-        let r = (ag(2048, tiny) - COLLECTIVE_BASE_S) / (ag(1024, tiny) - COLLECTIVE_BASE_S);
+        let r = (ag(2048, tiny) - LL.base_s) / (ag(1024, tiny) - LL.base_s);
         assert!((1.99..2.01).contains(&r), "{r}");
         // Bandwidth-bound: the two-level path's bytes.
         close(ag(16, big), COLLECTIVE_BASE_S + bytes_s(16.0, big) + NIC_STEP_S + 14.0 * NVLINK_STEP_S);
@@ -221,6 +264,6 @@ mod tests {
         close(ar, COLLECTIVE_BASE_S + two_level);
         // An explicit ring pays network latency only on the hops that cross nodes.
         let ring = time_s(Collective::AllReduce, tiny, Group { size: 16, per_node: 8 }, &LINKS, Algorithm::Ring);
-        close(ring, COLLECTIVE_BASE_S + 2.0 * (15.0 / 16.0 * tiny / 80e9 + NIC_STEP_S + 14.0 * NVLINK_STEP_S));
+        close(ring, LL.base_s + 2.0 * (15.0 / 16.0 * tiny / (80e9 * 0.25) + LL.nic_step_s + 14.0 * LL.nvlink_step_s));
     }
 }

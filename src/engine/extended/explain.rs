@@ -19,7 +19,12 @@ fn group_terms(g: Group, links: (f64, f64)) -> Vec<Term> {
     ];
     if g.within_node() {
         t.push(term("B_nvl", "NVLink bandwidth per GPU, one direction, after utilisation", links.0, Unit::BytesPerS));
-        t.push(term("alpha", "latency per step within a node", NVLINK_STEP_S, Unit::Seconds));
+        t.push(term(
+            "alpha",
+            "latency per step within a node (NCCL's Simple protocol; smaller messages take LL128 or LL, with less latency and less bandwidth, when that is faster)",
+            NVLINK_STEP_S,
+            Unit::Seconds,
+        ));
     } else {
         t.push(term("B_nvl", "NVLink bandwidth per GPU, one direction, after utilisation", links.0, Unit::BytesPerS));
         t.push(term(
@@ -28,7 +33,12 @@ fn group_terms(g: Group, links: (f64, f64)) -> Vec<Term> {
             links.1,
             Unit::BytesPerS,
         ));
-        t.push(term("alpha", "latency per step across nodes", NIC_STEP_S, Unit::Seconds));
+        t.push(term(
+            "alpha",
+            "latency per step across nodes (NCCL's Simple protocol; small messages take LL, with less latency and a quarter of the bandwidth, when that is faster)",
+            NIC_STEP_S,
+            Unit::Seconds,
+        ));
     }
     t
 }
