@@ -44,8 +44,11 @@ pub fn batching(sv: &Serving) -> String {
 pub fn cannot_run(o: &Outcome) -> Option<String> {
     if o.memory_bytes > o.capacity_bytes {
         Some(format!("it needs {} of the GPU's {}", units::bytes(o.memory_bytes), units::bytes(o.capacity_bytes)))
-    } else if !o.meets_limit {
-        Some(format!("it takes {} per output token, over the limit", units::duration(o.tpot_s.unwrap_or(0.0))))
+    } else if !o.meets_limit() {
+        Some(format!(
+            "{}, over the limit",
+            latencies_missed(o, "it takes {} per output token", "its first token comes after {}")
+        ))
     } else {
         None
     }
@@ -55,11 +58,23 @@ pub fn cannot_run(o: &Outcome) -> Option<String> {
 pub fn misfit_mark(o: &Outcome) -> Option<String> {
     if o.memory_bytes > o.capacity_bytes {
         Some("does not fit in HBM".to_owned())
-    } else if !o.meets_limit {
-        Some(format!("over the latency limit: {} per output token", units::duration(o.tpot_s.unwrap_or(0.0))))
+    } else if !o.meets_limit() {
+        Some(format!("over the latency limit: {}", latencies_missed(o, "{} per output token", "first token after {}")))
     } else {
         None
     }
+}
+
+/// The latencies of `o` that miss the search's limits, each worded by its template ("{}" is the
+/// duration), joined by "and".
+fn latencies_missed(o: &Outcome, tpot: &str, ttft: &str) -> String {
+    let missed = [(o.over_tpot, tpot, o.tpot_s), (o.over_ttft, ttft, o.ttft_s)];
+    missed
+        .iter()
+        .filter(|m| m.0)
+        .map(|(_, words, s)| words.replace("{}", &units::duration(s.unwrap_or(0.0))))
+        .collect::<Vec<_>>()
+        .join(" and ")
 }
 
 /// What applying a plan changed, as a sentence: throughput, iteration time and memory per GPU
@@ -106,10 +121,18 @@ mod tests {
         assert_eq!(cannot_run(&big).as_deref(), Some("it needs 83.1 GB of the GPU's 40.0 GB"));
         assert_eq!(misfit_mark(&big).as_deref(), Some("does not fit in HBM"));
         let mut slow = fits.clone();
-        slow.meets_limit = false;
+        slow.over_tpot = true;
         slow.tpot_s = Some(0.0625);
         assert_eq!(cannot_run(&slow).as_deref(), Some("it takes 62.5 ms per output token, over the limit"));
         assert_eq!(misfit_mark(&slow).as_deref(), Some("over the latency limit: 62.5 ms per output token"));
+        slow.over_ttft = true;
+        slow.ttft_s = Some(2.5);
+        assert_eq!(
+            cannot_run(&slow).as_deref(),
+            Some("it takes 62.5 ms per output token and its first token comes after 2.50 s, over the limit")
+        );
+        slow.over_tpot = false;
+        assert_eq!(misfit_mark(&slow).as_deref(), Some("over the latency limit: first token after 2.50 s"));
     }
 
     #[test]

@@ -23,7 +23,7 @@ Usage:
                    (reference). Without it, task.mode decides; a MAD-Max config without a
                    mode key is evaluated in reference mode, as the paper's code would
   madmax explore FILE [--json] [--top N] [--local-batches 1,2,4,8] [--mode default|reference]
-                 [--max-tpot-ms MS]
+                 [--max-tpot-ms MS] [--max-ttft-ms MS]
       search every parallelization plan the model accepts for FILE's model on its cluster
       (MAD-Max paper mode: what the reference accepts; the default model: N-D plans of
       tensor, context, expert, data and pipeline parallelism, each trained with up to four
@@ -31,7 +31,8 @@ Usage:
       fit), ZeRO 0 or 1 with plain data parallelism (and 2 without a pipeline), sequence
       parallelism with tensor parallelism, and 1 to 8 pipeline chunks per GPU where they
       split the stages evenly); for LLM serving,
-      --max-tpot-ms marks plans slower than MS per output token as infeasible
+      --max-tpot-ms marks plans slower than MS per output token as infeasible, and
+      --max-ttft-ms plans whose first token comes after MS
       (global batch fixed at the task's own unless --local-batches is given), rank them by
       throughput, and show the best against the task's own plan; plans whose memory does
       not fit in HBM are listed, marked. A search takes at most 100,000 plans and 50 million
@@ -299,7 +300,7 @@ fn explore(args: &[String]) -> ExitCode {
     let mut locals: Option<Vec<u64>> = None;
     let mut file = None;
     let mut mode = None;
-    let mut max_tpot_s = None;
+    let (mut max_tpot_s, mut max_ttft_s) = (None, None);
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -308,10 +309,11 @@ fn explore(args: &[String]) -> ExitCode {
                 Some(m) => mode = Some(m),
                 None => return usage_error("explore: --mode takes default or reference"),
             },
-            "--max-tpot-ms" => {
+            limit @ ("--max-tpot-ms" | "--max-ttft-ms") => {
                 match it.next().and_then(|v| v.parse::<f64>().ok()).filter(|x| x.is_finite() && *x > 0.0) {
-                    Some(ms) => max_tpot_s = Some(ms / 1e3),
-                    None => return usage_error("explore: --max-tpot-ms needs a positive number of milliseconds"),
+                    Some(ms) if limit == "--max-tpot-ms" => max_tpot_s = Some(ms / 1e3),
+                    Some(ms) => max_ttft_s = Some(ms / 1e3),
+                    None => return usage_error(&format!("explore: {limit} needs a positive number of milliseconds")),
                 }
             }
             "--top" => match it.next().and_then(|v| v.parse().ok()) {
@@ -353,6 +355,7 @@ fn explore(args: &[String]) -> ExitCode {
         None => Space::fixed_global(&scenario),
     };
     space.max_tpot_s = max_tpot_s;
+    space.max_ttft_s = max_ttft_s;
     let started = Instant::now();
     let summary = match explore::search(&scenario, &space) {
         Ok(s) => s,
@@ -378,7 +381,8 @@ fn explore(args: &[String]) -> ExitCode {
             "memory_per_device_bytes": o.memory_bytes,
             "fits": o.fits(),
             "tpot_ms": o.tpot_s.map(|t| t * 1e3),
-            "meets_latency_limit": o.meets_limit,
+            "ttft_ms": o.ttft_s.map(|t| t * 1e3),
+            "meets_latency_limit": o.meets_limit(),
             "task": madmax::doc::plan_task_keys(&scenario, o),
         })
     };
@@ -409,34 +413,40 @@ fn explore(args: &[String]) -> ExitCode {
     let b = &summary.baseline;
     let memory = if madmax::engine::uses_default_model(&scenario) { "memory" } else { "weights" };
     outln!(
-        "your plan:  {}  ->  {}, iteration {}, {memory} {} of {} per GPU{}",
+        "your plan:  {}  ->  {}, {memory} {} of {} per GPU{}",
         explore::describe_outcome(&scenario, b),
-        units::si(b.throughput_samples_per_s, "samples/s"),
-        units::duration(b.iteration_s),
+        speed(b),
         units::bytes(b.memory_bytes),
         units::bytes(b.capacity_bytes),
         misfit(b)
     );
     outln!();
+    // Serving plans show their latencies where training plans show iteration and exposure.
+    let serving = b.tpot_s.is_some();
+    let (third, fourth) = if serving { ("first token", "per token") } else { ("iteration", "exposed") };
     outln!(
-        "{:>4}  {:>14} {:>14} {:>6} {:>10} {:>9} {:>10}  plan",
+        "{:>4}  {:>14} {:>14} {:>6} {:>11} {:>10} {:>10}  plan",
         "rank",
         "throughput",
         "tokens/s",
         "MFU",
-        "iteration",
-        "exposed",
+        third,
+        fourth,
         memory
     );
     for (i, o) in summary.ranked.iter().take(top).enumerate() {
+        let (c, d) = match (o.ttft_s, o.tpot_s) {
+            (Some(ttft), Some(tpot)) => (units::duration(ttft), units::duration(tpot)),
+            _ => (units::duration(o.iteration_s), units::percent(o.exposed_share)),
+        };
         outln!(
-            "{:>4}  {:>14} {:>14} {:>6} {:>10} {:>9} {:>10}  {}{}",
+            "{:>4}  {:>14} {:>14} {:>6} {:>11} {:>10} {:>10}  {}{}",
             i + 1,
-            units::si(o.throughput_samples_per_s, "samples/s"),
+            units::si(o.throughput_samples_per_s, if serving { "requests/s" } else { "samples/s" }),
             o.tokens_per_s.map_or("n/a".to_owned(), |t| units::si(t, "tokens/s")),
             format!("{:.0} %", o.mfu * 100.0),
-            units::duration(o.iteration_s),
-            units::percent(o.exposed_share),
+            c,
+            d,
             units::bytes(o.memory_bytes),
             explore::describe_outcome(&scenario, o),
             misfit(o)
@@ -450,17 +460,34 @@ fn explore(args: &[String]) -> ExitCode {
         }
         (Some(_), Some(_)) => outln!("your plan is already the best one"),
         (Some(best), None) => outln!(
-            "your plan cannot run: {}. The best plan that fits: {}, {}, iteration {}, {memory} {} per GPU.",
+            "your plan cannot run: {}. The best plan that fits: {}, {}, {memory} {} per GPU.",
             why_not(b),
             explore::describe_outcome(&scenario, best),
-            units::si(best.throughput_samples_per_s, "samples/s"),
-            units::duration(best.iteration_s),
+            speed(best),
             units::bytes(best.memory_bytes)
         ),
         (None, _) if !b.fits() => outln!("your plan cannot run: {}, and no plan searched fits either", why_not(b)),
         (None, _) => outln!("no other plan fits in HBM"),
     }
     ExitCode::SUCCESS
+}
+
+/// How fast an explored plan runs, as a clause: throughput and iteration time, or for serving
+/// requests/s and its latencies.
+fn speed(o: &madmax::engine::explore::Outcome) -> String {
+    match (o.ttft_s, o.tpot_s) {
+        (Some(ttft), Some(tpot)) => format!(
+            "{}, first token {}, {} per token",
+            units::si(o.throughput_samples_per_s, "requests/s"),
+            units::duration(ttft),
+            units::duration(tpot)
+        ),
+        _ => format!(
+            "{}, iteration {}",
+            units::si(o.throughput_samples_per_s, "samples/s"),
+            units::duration(o.iteration_s)
+        ),
+    }
 }
 
 /// Why a plan that does not fit cannot run, as a clause.

@@ -32,6 +32,8 @@ pub struct Space {
     pub batches: Batches,
     /// LLM serving: plans whose time per output token exceeds this are infeasible, s.
     pub max_tpot_s: Option<f64>,
+    /// LLM serving: plans whose time to first token exceeds this are infeasible, s.
+    pub max_ttft_s: Option<f64>,
     /// Whether each parallel plan of a default-model transformer in training is also tried
     /// with every micro-batch and recomputation ([`knob_settings`]); else the scenario's.
     pub knobs: bool,
@@ -40,14 +42,19 @@ pub struct Space {
 impl Space {
     /// The paper's comparison: the scenario's own global batch, fixed.
     pub fn fixed_global(s: &Scenario) -> Space {
-        Space { batches: Batches::FixedGlobal(scenario_global_batch(s)), max_tpot_s: None, knobs: true }
+        Space {
+            batches: Batches::FixedGlobal(scenario_global_batch(s)),
+            max_tpot_s: None,
+            max_ttft_s: None,
+            knobs: true,
+        }
     }
 
     /// These local batches (each once); the global batch is whatever results.
     pub fn local(mut batches: Vec<u64>) -> Space {
         batches.sort_unstable();
         batches.dedup();
-        Space { batches: Batches::Local(batches), max_tpot_s: None, knobs: true }
+        Space { batches: Batches::Local(batches), max_tpot_s: None, max_ttft_s: None, knobs: true }
     }
 }
 
@@ -217,27 +224,34 @@ pub struct Outcome {
     pub capacity_bytes: f64,
     /// LLM serving: time per output token, s.
     pub tpot_s: Option<f64>,
+    /// LLM serving: time to first token, s.
+    pub ttft_s: Option<f64>,
     /// Language models: tokens per second (samples/s x sequence length).
     pub tokens_per_s: Option<f64>,
     /// Model FLOPs utilisation ([`Report::mfu`]), 0..1.
     pub mfu: f64,
-    /// False when the plan misses the search's latency limit.
-    pub meets_limit: bool,
+    /// LLM serving: the plan's time per output token, or to its first token, exceeds the
+    /// search's limit.
+    pub over_tpot: bool,
+    pub over_ttft: bool,
 }
 
 impl Outcome {
     /// True when the plan is feasible: it fits in the GPU's memory (and meets the search's
-    /// latency limit, if any).
+    /// latency limits, if any).
     pub fn fits(&self) -> bool {
-        self.memory_bytes <= self.capacity_bytes && self.meets_limit
+        self.memory_bytes <= self.capacity_bytes && self.meets_limit()
     }
 
-    fn of(s: &Scenario, c: &Candidate, r: &Report, max_tpot_s: Option<f64>) -> Outcome {
+    /// False when the plan misses one of the search's latency limits.
+    pub fn meets_limit(&self) -> bool {
+        !self.over_tpot && !self.over_ttft
+    }
+
+    fn of(s: &Scenario, c: &Candidate, r: &Report, space: &Space) -> Outcome {
         let tpot_s = r.serving.as_ref().map(|s| s.tpot_s);
-        let meets_limit = match (tpot_s, max_tpot_s) {
-            (Some(t), Some(limit)) => t <= limit,
-            _ => true,
-        };
+        let ttft_s = r.serving.as_ref().map(|s| s.ttft_s);
+        let over = |value: Option<f64>, limit: Option<f64>| matches!((value, limit), (Some(v), Some(l)) if v > l);
         Outcome {
             plan: c.plan.clone(),
             setup: c.setup.clone(),
@@ -248,9 +262,11 @@ impl Outcome {
             memory_bytes: r.memory.total_bytes,
             capacity_bytes: r.memory.capacity_bytes,
             tpot_s,
+            ttft_s,
             tokens_per_s: tokens_per_sample(s).map(|t| r.throughput_samples_per_s * t as f64),
             mfu: r.mfu(s),
-            meets_limit,
+            over_tpot: over(tpot_s, space.max_tpot_s),
+            over_ttft: over(ttft_s, space.max_ttft_s),
         }
     }
 }
@@ -503,13 +519,22 @@ pub fn plans(base: &Scenario, space: &Space) -> Vec<Candidate> {
 /// Evaluates the base scenario with another plan (which must come from [`plans`]), judged
 /// against the space's latency limit.
 pub fn evaluate_plan(base: &Scenario, c: &Candidate, space: &Space) -> Outcome {
-    Outcome::of(base, c, &evaluate(&with(base, c)), space.max_tpot_s)
+    Outcome::of(base, c, &evaluate(&with(base, c)), space)
 }
 
-/// Tokens per sample of a language model (its sequence length); `None` for other families.
+/// Tokens per sample of a language model: its sequence length, or, where the default model
+/// serves it, the tokens each request generates (so that tokens/s counts output tokens);
+/// `None` for other families.
 pub fn tokens_per_sample(s: &Scenario) -> Option<u64> {
     match &s.model.arch {
-        super::scenario::Arch::Llm(l) | super::scenario::Arch::LlmMoe(l, _) => Some(l.transformer.seq_len),
+        super::scenario::Arch::Llm(l) | super::scenario::Arch::LlmMoe(l, _) => {
+            let seq = l.transformer.seq_len;
+            Some(if super::uses_default_model(s) && super::extended::serving::serves(s) {
+                super::extended::serving::output_tokens(s.task.setup.output_tokens, seq)
+            } else {
+                seq
+            })
+        }
         _ => None,
     }
 }
@@ -621,7 +646,7 @@ pub fn search(base: &Scenario, space: &Space) -> Result<Summary, TooBig> {
 /// space's latency limit as the others are.
 pub fn summarize(base: &Scenario, ranked: Vec<Outcome>, space: &Space) -> Summary {
     let own = Candidate { plan: base.task.plan.clone(), setup: base.task.setup.clone() };
-    let baseline = Outcome::of(base, &own, &evaluate(base), space.max_tpot_s);
+    let baseline = Outcome::of(base, &own, &evaluate(base), space);
     let speedup = speedup(&ranked, &baseline);
     Summary { ranked, baseline, speedup, settings_searched: space.knobs }
 }

@@ -311,7 +311,7 @@ mod tests {
         o.memory_bytes = 81e9;
         assert_eq!(verdict(&o), " (does not fit in HBM)");
         o.memory_bytes = 10e9;
-        o.meets_limit = false;
+        o.over_tpot = true;
         o.tpot_s = Some(0.05);
         assert!(verdict(&o).starts_with(" (over the latency limit: 50"), "{}", verdict(&o));
     }

@@ -28,8 +28,10 @@ struct Settings {
     task: String,
     /// Empty: the global batch stays the scenario's; else a list of local batches.
     local_batches: String,
-    /// LLM serving: the latency limit, ms per output token (empty: none).
+    /// LLM serving: the latency limits, ms per output token and ms to the first token (empty:
+    /// none).
     max_tpot_ms: String,
+    max_ttft_ms: String,
     codesign: bool,
     usd_per_gpu_hour: f64,
     watts_per_gpu: f64,
@@ -44,6 +46,7 @@ impl Default for Settings {
             task: "as-configured".into(),
             local_batches: String::new(),
             max_tpot_ms: String::new(),
+            max_ttft_ms: String::new(),
             codesign: true,
             usd_per_gpu_hour: 4.10,
             watts_per_gpu: 812.5,
@@ -127,14 +130,18 @@ fn start_search(good: &Evaluated) {
         _ => {}
     }
     let problem = |text: &str| change(|s| s.problem = Some(text.to_owned()));
-    let limit = settings.max_tpot_ms.trim();
-    let max_tpot_s = if limit.is_empty() {
-        None
-    } else {
-        match limit.parse::<f64>() {
-            Ok(ms) if ms.is_finite() && ms > 0.0 => Some(ms / 1e3),
-            _ => return problem("Latency limit: a positive number of milliseconds per output token, such as 50."),
+    // A latency limit in ms: empty is none, anything but a positive number is a problem.
+    let limit_s = |text: &str| -> Result<Option<f64>, ()> {
+        match text.trim() {
+            "" => Ok(None),
+            t => t.parse::<f64>().ok().filter(|ms| ms.is_finite() && *ms > 0.0).map(|ms| Some(ms / 1e3)).ok_or(()),
         }
+    };
+    let Ok(max_tpot_s) = limit_s(&settings.max_tpot_ms) else {
+        return problem("Latency limit: a positive number of milliseconds per output token, such as 50.");
+    };
+    let Ok(max_ttft_s) = limit_s(&settings.max_ttft_ms) else {
+        return problem("First-token limit: a positive number of milliseconds, such as 2000.");
     };
     let space = if settings.local_batches.trim().is_empty() {
         Space::fixed_global(&base)
@@ -151,7 +158,7 @@ fn start_search(good: &Evaluated) {
             }
         }
     };
-    let space = Space { max_tpot_s, ..space };
+    let space = Space { max_tpot_s, max_ttft_s, ..space };
     let job = Job::new(&base, &space, settings.codesign);
     let started = change(|s| {
         if let Some(j) = s.job.as_mut() {
@@ -300,14 +307,20 @@ fn settings_card(
                         value={s.local_batches.clone()} onchange={set(|s, v| s.local_batches = v)} />
                     <p class="help">{ "Empty: every plan processes the same global batch (a fair comparison). A list such as 1, 2, 4, 8 lets the batch vary." }</p>
                 </div>
-                { if serving { html! {
+                { if serving { html! { <>
                     <div class="field">
                         <label for="explore-latency">{ "Latency limit (ms per output token, optional)" }</label>
                         <input id="explore-latency" type="text" inputmode="decimal" placeholder="no limit"
                             value={s.max_tpot_ms.clone()} onchange={set(|s, v| s.max_tpot_ms = v)} />
                         <p class="help">{ "Serving: plans whose time per output token exceeds this are infeasible (greyed), so the ranking finds the highest throughput that still answers fast enough. 50 ms is about 20 tokens/s per request, faster than people read." }</p>
                     </div>
-                } } else { html! {} } }
+                    <div class="field">
+                        <label for="explore-ttft">{ "First-token limit (ms, optional)" }</label>
+                        <input id="explore-ttft" type="text" inputmode="decimal" placeholder="no limit"
+                            value={s.max_ttft_ms.clone()} onchange={set(|s, v| s.max_ttft_ms = v)} />
+                        <p class="help">{ "Serving: plans whose time to first token exceeds this are infeasible too. Big batches and long prompts keep a request waiting for its prefill; chat services aim at about a second or less." }</p>
+                    </div>
+                </> } } else { html! {} } }
             </div>
             <div class="field">
                 <label for="explore-baseline">{ "Compare with" }</label>
@@ -408,6 +421,8 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
         explorer::Baseline::PlainFsdp => "plain FSDP",
         explorer::Baseline::PlainDdp => "plain DDP",
     };
+    // Serving plans complete requests; training plans process samples.
+    let per_s = if summary.baseline.tpot_s.is_some() { "requests/s" } else { "samples/s" };
     let headline = match &best {
         Some(b) if j.main_done() => html! {
             <div class="card">
@@ -416,7 +431,7 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
                         Some(x) => html! {
                             <div class="figure"><dt>{ format!("Best speed-up over {baseline_name}") }</dt>
                                 <dd id="speedup" data-value={x.to_string()}>{ format!("{x:.2}") }<span class="unit">{ " x" }</span></dd>
-                                <dd class="figure-sub">{ format!("{} vs {}", units::si(b.throughput_samples_per_s, "samples/s"), units::si(summary.baseline.throughput_samples_per_s, "samples/s")) }</dd></div>
+                                <dd class="figure-sub">{ format!("{} vs {}", units::si(b.throughput_samples_per_s, per_s), units::si(summary.baseline.throughput_samples_per_s, per_s)) }</dd></div>
                         },
                         // A speed-up over a plan that cannot run would mean nothing.
                         None => html! {
@@ -425,7 +440,7 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
                                 <dd class="figure-sub">{ why_not(&summary.baseline) }</dd></div>
                         },
                     } }
-                    <div class="figure"><dt>{ "Best plan" }</dt><dd class="plan-text" id="best-plan" data-iteration={b.iteration_s.to_string()} data-throughput={b.throughput_samples_per_s.to_string()} data-tpot={b.tpot_s.map(|t| t.to_string()).unwrap_or_default()}>{ explore::describe_outcome(base, b) }</dd>
+                    <div class="figure"><dt>{ "Best plan" }</dt><dd class="plan-text" id="best-plan" data-iteration={b.iteration_s.to_string()} data-throughput={b.throughput_samples_per_s.to_string()} data-tpot={b.tpot_s.map(|t| t.to_string()).unwrap_or_default()} data-ttft={b.ttft_s.map(|t| t.to_string()).unwrap_or_default()}>{ explore::describe_outcome(base, b) }</dd>
                         <dd class="figure-sub"><button id="apply-best" onclick={apply(b)}>{ "Apply in calculator" }</button></dd></div>
                 </dl>
                 <table class="costs">
@@ -451,15 +466,24 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
     } else {
         headline
     };
+    let serving = summary.baseline.tpot_s.is_some();
     let table = summary.ranked.iter().take(20).enumerate().map(|(i, o)| {
         html! {
             <tr class={classes!((!o.fits()).then_some("misfit"))}>
                 <td>{ i + 1 }</td>
                 <td>{ explore::describe_outcome(base, o) }</td>
-                <td class="num">{ units::si(o.throughput_samples_per_s, "samples/s") }{ o.tokens_per_s.map_or(String::new(), |t| format!(" ({})", units::si(t, "tokens/s"))) }</td>
+                <td class="num">{ units::si(o.throughput_samples_per_s, if serving { "requests/s" } else { "samples/s" }) }{ o.tokens_per_s.map_or(String::new(), |t| format!(" ({})", units::si(t, "tokens/s"))) }</td>
                 <td class="num">{ units::percent(o.mfu) }</td>
-                <td class="num">{ units::duration(o.iteration_s) }</td>
-                <td class="num">{ units::percent(o.exposed_share) }</td>
+                { match (o.ttft_s, o.tpot_s) {
+                    (Some(ttft), Some(tpot)) => html! { <>
+                        <td class="num">{ units::duration(ttft) }</td>
+                        <td class="num">{ units::duration(tpot) }</td>
+                    </> },
+                    _ => html! { <>
+                        <td class="num">{ units::duration(o.iteration_s) }</td>
+                        <td class="num">{ units::percent(o.exposed_share) }</td>
+                    </> },
+                } }
                 <td class="num">{ units::bytes(o.memory_bytes) }{ explorer::verdict(o) }</td>
                 <td><button class="link" onclick={apply(o)}>{ "apply" }</button></td>
             </tr>
@@ -580,7 +604,9 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
             <h2>{ "Ranked plans" }</h2>
             <div class="table-wrap">
                 <table class="ranked" id="ranked-plans">
-                    <thead><tr><th>{ "#" }</th><th>{ "plan" }</th><th>{ "throughput" }</th><th>{ "MFU" }</th><th>{ "iteration" }</th><th>{ "exposed comm." }</th><th>{ "memory/GPU" }</th><th></th></tr></thead>
+                    <thead><tr><th>{ "#" }</th><th>{ "plan" }</th><th>{ "throughput" }</th><th>{ "MFU" }</th>
+                        { if serving { html! { <><th>{ "first token" }</th><th>{ "per token" }</th></> } } else { html! { <><th>{ "iteration" }</th><th>{ "exposed comm." }</th></> } } }
+                        <th>{ "memory/GPU" }</th><th></th></tr></thead>
                     <tbody>{ for table }</tbody>
                 </table>
             </div>

@@ -1005,8 +1005,26 @@ mod explore_tests {
         assert!(best.throughput_samples_per_s < best_free.throughput_samples_per_s);
         // Everything ranked as feasible meets the limit; the rest is marked, not dropped.
         assert!(limited.ranked.iter().filter(|o| o.fits()).all(|o| o.tpot_s.is_some_and(|t| t <= limit)));
-        assert!(limited.ranked.iter().any(|o| !o.meets_limit));
+        assert!(limited.ranked.iter().any(|o| !o.meets_limit()));
         assert_eq!(limited.ranked.len(), free.ranked.len());
+    }
+
+    #[test]
+    fn a_first_token_limit_rules_out_the_batches_whose_prefill_keeps_requests_waiting() {
+        let s = llama70_on(8);
+        let space = Space::local(vec![4, 16, 64, 256]);
+        let free = search(&s, &space).expect("within budget");
+        let best_free = free.ranked.first().expect("a plan");
+        let limit = best_free.ttft_s.expect("serving") / 2.0;
+        let limited = search(&s, &Space { max_ttft_s: Some(limit), ..space }).expect("within budget");
+        let best = limited.ranked.first().expect("a plan");
+        assert!(best.fits() && best.ttft_s.is_some_and(|t| t <= limit), "{best:?}");
+        assert!(best.throughput_samples_per_s < best_free.throughput_samples_per_s);
+        // The plans over it are marked for their first token, not their per-token time.
+        let over: Vec<_> = limited.ranked.iter().filter(|o| o.over_ttft).collect();
+        assert!(!over.is_empty() && over.iter().all(|o| !o.fits() && !o.over_tpot && o.ttft_s > Some(limit)));
+        // Tokens per second count generated tokens: requests/s x 256.
+        assert!(limited.ranked.iter().all(|o| o.tokens_per_s == Some(o.throughput_samples_per_s * 256.0)));
     }
 }
 
