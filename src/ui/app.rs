@@ -1297,12 +1297,33 @@ struct ChartProps {
 #[function_component(Chart)]
 fn chart(p: &ChartProps) -> Html {
     let version = *use_memo(p.good.clone(), |_| canvas::next_version());
+    // Where the memory chart drew each part, for pointing at it.
+    let placed = (*use_memo(version, |_| Rc::new(canvas::Placed::default()))).clone();
     let (kind, good) = (p.kind, p.good.clone());
+    let drawn = placed.clone();
     let draw: Draw = Rc::new(move |c, t| match kind {
         ChartKind::Breakdown => charts::breakdown(c, t, &good.report),
-        ChartKind::Memory => charts::memory(c, t, &good.report),
+        ChartKind::Memory => charts::memory(c, t, &good.report, &drawn),
     });
     let r = &p.good.report;
+    // Pointing at a part of the memory bar says what it is and how much.
+    let pick = (p.kind == ChartKind::Memory).then(|| {
+        let said = r
+            .memory
+            .parts
+            .iter()
+            .map(|(part, bytes)| {
+                format!(
+                    "{}: {} per GPU, {} of the GPU's {}",
+                    part.label(),
+                    units::bytes(*bytes),
+                    units::percent(bytes / r.memory.capacity_bytes),
+                    units::bytes(r.memory.capacity_bytes)
+                )
+            })
+            .collect();
+        canvas::bar_pick(placed.clone(), said)
+    });
     let (id, label, head, rows): (&str, String, Vec<&str>, Vec<Vec<String>>) = match p.kind {
         ChartKind::Breakdown => (
             "chart-breakdown",
@@ -1333,7 +1354,7 @@ fn chart(p: &ChartProps) -> Html {
         ),
     };
     html! {
-        <Canvas id={id} label={AttrValue::from(label)} {draw} {version} width={p.width}>
+        <Canvas id={id} label={AttrValue::from(label)} {draw} {version} width={p.width} {pick}>
             { numbers(&head, &rows) }
         </Canvas>
     }

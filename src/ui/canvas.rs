@@ -15,6 +15,15 @@ pub type Draw = Rc<dyn Fn(&HtmlCanvasElement, &Theme) -> Result<(), String>>;
 /// left), if any.
 pub type Pick = Rc<dyn Fn(f64, f64) -> Option<String>>;
 
+/// Where a chart drew its bars, as `[left, top, right, bottom]` in CSS pixels of the canvas,
+/// in the order of its data: filled in by the drawing, read by its [`Pick`].
+pub type Placed = std::cell::RefCell<Vec<[f64; 4]>>;
+
+/// A [`Pick`] that says `said[i]` when the pointer is on bar `i` of `placed`.
+pub fn bar_pick(placed: Rc<Placed>, said: Vec<String>) -> Pick {
+    Rc::new(move |x, y| super::pick::bar_at(&placed.borrow(), x, y).and_then(|i| said.get(i).cloned()))
+}
+
 #[derive(Properties)]
 pub struct Props {
     pub id: AttrValue,

@@ -364,7 +364,12 @@ pub fn sweep(
 }
 
 /// Weights per GPU, by component, against the GPU's HBM capacity.
-pub fn memory(canvas: &HtmlCanvasElement, theme: &Theme, r: &Report) -> Result<(), String> {
+pub fn memory(
+    canvas: &HtmlCanvasElement,
+    theme: &Theme,
+    r: &Report,
+    placed: &super::canvas::Placed,
+) -> Result<(), String> {
     let root = area(canvas, theme, 130)?;
     let m = &r.memory;
     let xmax = m.total_bytes.max(m.capacity_bytes) * 1.08 / 1e9;
@@ -384,6 +389,19 @@ pub fn memory(canvas: &HtmlCanvasElement, theme: &Theme, r: &Report) -> Result<(
         x += w;
     }
     chart.draw_series(bars).map_err(err)?;
+    // Each part's segment, in the order of the parts.
+    let area = chart.plotting_area();
+    let mut x = 0.0;
+    *placed.borrow_mut() = m
+        .parts
+        .iter()
+        .map(|(_, bytes)| {
+            let w = bytes / 1e9;
+            let rect = css_rect(area.map_coordinate(&(x, 0.2)), area.map_coordinate(&(x + w, 0.8)), theme);
+            x += w;
+            rect
+        })
+        .collect();
     let cap = m.capacity_bytes / 1e9;
     let over = m.total_bytes > m.capacity_bytes;
     let line = if over { RGBColor(213, 94, 0) } else { theme.text() };
@@ -455,6 +473,7 @@ pub fn ranked(
     theme: &Theme,
     bars: &[(String, f64, bool)],
     baseline: f64,
+    placed: &super::canvas::Placed,
 ) -> Result<(), String> {
     let height = 60 + 22 * bars.len() as u32;
     let root = area(canvas, theme, height)?;
@@ -506,7 +525,23 @@ pub fn ranked(
         .map_err(err)?;
     let mark = color(category_rgb(Category::AllReduce)).stroke_width(theme.px(2.0));
     chart.draw_series([PathElement::new(vec![(baseline, 0.0), (baseline, n)], mark)]).map_err(err)?;
+    // Each plan's row, across the whole plot (a short bar can be pointed at beside it too).
+    let area = chart.plotting_area();
+    *placed.borrow_mut() = (0..bars.len())
+        .map(|i| {
+            let y = n - i as f64;
+            css_rect(area.map_coordinate(&(0.0, y - 0.05)), area.map_coordinate(&(xmax, y - 0.95)), theme)
+        })
+        .collect();
     root.present().map_err(err)
+}
+
+/// A rectangle between two corners in canvas pixels, as `[left, top, right, bottom]` in CSS
+/// pixels ([`super::canvas::Placed`]).
+fn css_rect(a: (i32, i32), b: (i32, i32), theme: &Theme) -> [f64; 4] {
+    let (x0, x1) = (a.0.min(b.0), a.0.max(b.0));
+    let (y0, y1) = (a.1.min(b.1), a.1.max(b.1));
+    [x0, y0, x1, y1].map(|v| f64::from(v) / theme.ratio)
 }
 
 /// A scatter chart's content: points `(x, y, fits)`, its Pareto front (indices into

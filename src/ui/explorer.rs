@@ -23,17 +23,6 @@ pub fn verdict(o: &Outcome) -> String {
     crate::wording::misfit_mark(o).map_or(String::new(), |m| format!(" ({m})"))
 }
 
-/// The index of the point of `placed` (CSS pixels) nearest to `(x, y)`, within `radius`.
-pub fn nearest(placed: &[(f64, f64)], x: f64, y: f64, radius: f64) -> Option<usize> {
-    placed
-        .iter()
-        .enumerate()
-        .map(|(i, p)| (i, (p.0 - x).powi(2) + (p.1 - y).powi(2)))
-        .filter(|(_, d2)| *d2 <= radius * radius)
-        .min_by(|a, b| a.1.total_cmp(&b.1))
-        .map(|(i, _)| i)
-}
-
 /// Factors each co-design resource is scaled by.
 pub const FACTORS: [f64; 5] = [0.5, 1.0, 2.0, 4.0, 8.0];
 
@@ -395,15 +384,6 @@ mod tests {
             });
             assert!(!dominated, "front point {i} is dominated");
         }
-    }
-
-    #[test]
-    fn the_nearest_point_within_reach_is_picked() {
-        let placed = [(10.0, 10.0), (20.0, 10.0), (100.0, 100.0)];
-        assert_eq!(nearest(&placed, 12.0, 11.0, 8.0), Some(0));
-        assert_eq!(nearest(&placed, 17.0, 10.0, 8.0), Some(1));
-        assert_eq!(nearest(&placed, 60.0, 60.0, 8.0), None);
-        assert_eq!(nearest(&[], 0.0, 0.0, 8.0), None);
     }
 
     #[test]

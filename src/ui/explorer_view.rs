@@ -497,6 +497,25 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
         .map(|o| (explore::describe_outcome(base, o), o.throughput_samples_per_s, o.fits()))
         .collect();
     let baseline = summary.baseline.throughput_samples_per_s;
+    // Pointing at a bar names its plan in full (its label is cut to the bar) and its figures.
+    let bars_placed = Rc::new(super::canvas::Placed::default());
+    let bar_said: Vec<String> = ranked
+        .iter()
+        .take(12)
+        .enumerate()
+        .map(|(i, o)| {
+            format!(
+                "{}. {}: {}{}, {} per GPU{}",
+                i + 1,
+                explore::describe_outcome(base, o),
+                units::si(o.throughput_samples_per_s, per_s),
+                o.tokens_per_s.map_or(String::new(), |t| format!(" ({})", units::si(t, "tokens/s"))),
+                units::bytes(o.memory_bytes),
+                explorer::verdict(o)
+            )
+        })
+        .collect();
+    let bar_pick = super::canvas::bar_pick(bars_placed.clone(), bar_said);
     let scatter: Vec<(f64, f64, bool)> =
         ranked.iter().map(|o| (o.memory_bytes / 1e9, o.throughput_samples_per_s, o.fits())).collect();
     // Pointing at a dot names its plan and its figures.
@@ -515,7 +534,9 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
     let placed = Rc::new(RefCell::new(Vec::new()));
     let pick: super::canvas::Pick = {
         let placed = placed.clone();
-        Rc::new(move |x, y| explorer::nearest(&placed.borrow(), x, y, 8.0).and_then(|i| scatter_said.get(i).cloned()))
+        Rc::new(move |x, y| {
+            super::pick::nearest(&placed.borrow(), x, y, 8.0).and_then(|i| scatter_said.get(i).cloned())
+        })
     };
     // The front over plans that fit; the capacity line shows where the others lie.
     let fitting: Vec<Outcome> = ranked.iter().filter(|o| o.fits()).cloned().collect();
@@ -626,8 +647,8 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
             { progress }
             { headline }
             <div class="card charts">
-                <Canvas id="chart-ranked" version={v} width={width} draw={Rc::new(move |c: &HtmlCanvasElement, t: &Theme| charts::ranked(c, t, &bars, baseline)) as Draw} />
-                <p class="help">{ "Blue: feasible plans; grey: they exceed HBM (or the latency limit). The orange line is your plan." }</p>
+                <Canvas id="chart-ranked" version={v} width={width} pick={bar_pick} draw={Rc::new(move |c: &HtmlCanvasElement, t: &Theme| charts::ranked(c, t, &bars, baseline, &bars_placed)) as Draw} />
+                <p class="help">{ "Blue: feasible plans; grey: they exceed HBM (or the latency limit). The orange line is your plan. Point at a bar to see its plan in full." }</p>
             </div>
             <div class="card charts">
                 <Canvas id="chart-pareto-memory" version={v} width={width} pick={pick} draw={Rc::new(move |c: &HtmlCanvasElement, t: &Theme| charts::pareto(c, t, &charts::Scatter {

@@ -6,6 +6,7 @@ pub mod explorer;
 pub mod export;
 pub mod fields;
 pub mod lessons;
+pub mod pick;
 pub mod plan;
 pub mod state;
 pub mod sweep;

@@ -71,6 +71,7 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   }
   await page.screenshot({ path: join(shots, 'calculator-desktop.png'), fullPage: true });
 
+
   // Hover and click an op of the timeline: its details and formula appear.
   const tl = page.locator('#chart-timeline');
   const box = await tl.boundingBox();
@@ -178,6 +179,26 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   check(await limit.isVisible() && /Does not fit/.test(await limit.textContent()) && /activations/.test(await limit.textContent()),
     `a plan that does not fit says what overflows: ${(await limit.textContent().catch(() => '')).slice(0, 120)}`);
   await page.locator('.charts', { has: page.locator('#chart-memory') }).screenshot({ path: join(shots, 'memory-overflow.png') });
+  // Pointing at a part of the memory bar says which part and how much: sweep along the bar.
+  // (Thin parts, such as weights sharded over many GPUs, may fall between two samples.)
+  await page.locator('#chart-memory').scrollIntoViewIfNeeded();
+  const mem = await page.locator('#chart-memory').boundingBox();
+  const said = [];
+  for (let gx = 0.02; gx < 0.98; gx += 0.005) {
+    await page.mouse.move(mem.x + gx * mem.width, mem.y + 0.45 * mem.height);
+    if (await page.locator('#chart-memory-tip').count()) {
+      const t = await page.locator('#chart-memory-tip').innerText();
+      if (!said.includes(t)) said.push(t);
+    }
+  }
+  const order = (await page.locator('#chart-memory + table, figure:has(#chart-memory) table tbody tr td:first-child').allTextContents());
+  const parts = said.map((t) => t.split(':')[0]);
+  const inOrder = parts.every((p, i) => i === 0 || order.indexOf(p) > order.indexOf(parts[i - 1]));
+  check(parts.length >= 3 && parts.includes('Activations') && inOrder, `pointing along the memory bar names its parts, in order: ${parts.join(', ')}`);
+  const activations = said.find((t) => t.startsWith('Activations')) ?? '';
+  check(/^Activations: [\d.]+ GB per GPU, [\d.]+ % of the GPU's [\d.]+ GB$/.test(activations), `a part says its share of HBM: ${activations}`);
+  await page.locator('.charts', { has: page.locator('#chart-memory') }).screenshot({ path: join(shots, 'memory-tip.png') });
+  await page.mouse.move(0, 0);
   // A fused cross-entropy and a model trained without dropout: less memory (no fp32 logits, no
   // masks) and less time; the page agrees with the CLI and the share link carries both.
   const needOf = async () => Number((await limit.textContent()).match(/needs ([\d.]+) GB/)?.[1]);

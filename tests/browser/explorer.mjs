@@ -96,6 +96,18 @@ await runTest('explorer', dist, async ({ server, browser }) => {
   check(/^transformer .*: [\d.]+ \S*samples\/s, [\d.]+ GB per GPU/.test(tip), `pointing at a Pareto dot names the plan: ${tip.slice(0, 120)}`);
   await page.locator('.card', { has: page.locator('#chart-pareto-memory') }).screenshot({ path: join(shots, 'explorer-pareto-tip.png') });
   await page.mouse.move(0, 0);
+  // Pointing at a ranked bar names its plan in full: the first bar is the best plan.
+  await page.locator('#chart-ranked').scrollIntoViewIfNeeded();
+  const ranked = await page.locator('#chart-ranked').boundingBox();
+  let barTip = '';
+  for (let gy = 0.05; gy < 0.5 && !barTip; gy += 0.01) {
+    await page.mouse.move(ranked.x + 0.3 * ranked.width, ranked.y + gy * ranked.height);
+    if (await page.locator('#chart-ranked-tip').count()) barTip = await page.locator('#chart-ranked-tip').innerText();
+  }
+  const bestPlan = (await page.locator('#best-plan').textContent()).trim();
+  check(barTip.startsWith(`1. ${bestPlan}: `) && /samples\/s.*GB per GPU/.test(barTip), `pointing at the first bar names the best plan: ${barTip.slice(0, 140)}`);
+  await page.locator('.card', { has: page.locator('#chart-ranked') }).screenshot({ path: join(shots, 'explorer-ranked-tip.png') });
+  await page.mouse.move(0, 0);
 
   // Apply the best plan: the calculator shows its numbers.
   const bestIteration = Number(await page.locator('#best-plan').getAttribute('data-iteration'));
