@@ -1404,11 +1404,18 @@ fn sweep_chart(p: &SweepProps) -> Html {
         (Mode::Inference, Axis::Batch) => ("chart-inference-batch", "Inference: throughput vs batch", (213, 94, 0)),
     };
     let x_desc = if axis == Axis::Gpus { "GPUs" } else { "local batch per GPU" };
-    let drawn = points.clone();
-    let draw: Draw = Rc::new(move |c, t| match &drawn {
-        Some(points) => charts::sweep(c, t, title, x_desc, points, rgb, axis == Axis::Gpus),
+    let placed = (*use_memo(version, |_| Rc::new(canvas::PlacedPoints::default()))).clone();
+    let drawn = (points.clone(), placed.clone());
+    let draw: Draw = Rc::new(move |c, t| match &drawn.0 {
+        Some(points) => {
+            let look = charts::SweepLook { title, x_desc, rgb, ideal: axis == Axis::Gpus };
+            charts::sweep(c, t, &look, points, &drawn.1)
+        }
         None => charts::message(c, t, 220, COMPUTING),
     });
+    // Pointing at a point says its size and throughput (and, over GPUs, its scaling efficiency).
+    let said: Vec<String> = points.as_ref().map_or(Vec::new(), |pts| sweep::point_sentences(pts, axis == Axis::Gpus));
+    let pick = canvas::point_pick(placed, said);
     let rows: Vec<Vec<String>> = points
         .iter()
         .flat_map(|v| v.iter())
@@ -1420,7 +1427,7 @@ fn sweep_chart(p: &SweepProps) -> Html {
         })
         .collect();
     html! {
-        <Canvas id={id} label={AttrValue::from("Throughput at other sizes; the ringed point is the current scenario.")} {draw} {version} width={p.width}>
+        <Canvas id={id} label={AttrValue::from("Throughput at other sizes; the ringed point is the current scenario.")} {draw} {version} width={p.width} {pick}>
             { numbers(&[if axis == Axis::Gpus { "GPUs" } else { "local batch" }, "samples/s"], &rows) }
         </Canvas>
     }
@@ -1441,11 +1448,14 @@ fn serving_chart(p: &ServingProps) -> Html {
         points.as_ref().map(|pts| sweep::serving_curve(&sweep::serving(&good.doc), pts))
     });
     let version = *use_memo((p.good.clone(), points.is_some()), |_| canvas::next_version());
-    let drawn = curve.clone();
-    let draw: Draw = Rc::new(move |c, t| match drawn.as_ref() {
-        Some(points) => charts::serving(c, t, points),
+    let placed = (*use_memo(version, |_| Rc::new(canvas::PlacedPoints::default()))).clone();
+    let drawn = (curve.clone(), placed.clone());
+    let draw: Draw = Rc::new(move |c, t| match drawn.0.as_ref() {
+        Some(points) => charts::serving(c, t, points, &drawn.1),
         None => charts::message(c, t, 260, COMPUTING),
     });
+    let said: Vec<String> = curve.as_ref().as_ref().map_or(Vec::new(), |pts| sweep::serve_sentences(pts));
+    let pick = canvas::point_pick(placed, said);
     let rows: Vec<Vec<String>> = curve
         .iter()
         .flatten()
@@ -1459,7 +1469,7 @@ fn serving_chart(p: &ServingProps) -> Html {
         })
         .collect();
     html! {
-        <Canvas id="chart-serving" label={AttrValue::from("Output tokens per second against time per output token, one point per batch size; the ringed point is the current batch.")} {draw} {version} width={p.width}>
+        <Canvas id="chart-serving" label={AttrValue::from("Output tokens per second against time per output token, one point per batch size; the ringed point is the current batch.")} {draw} {version} width={p.width} {pick}>
             { numbers(&["batch", "time per output token", "output tokens/s", "fits"], &rows) }
         </Canvas>
     }

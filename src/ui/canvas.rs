@@ -19,6 +19,15 @@ pub type Pick = Rc<dyn Fn(f64, f64) -> Option<String>>;
 /// in the order of its data: filled in by the drawing, read by its [`Pick`].
 pub type Placed = std::cell::RefCell<Vec<[f64; 4]>>;
 
+/// Where a chart drew its data points, in CSS pixels of the canvas, in the order of its data:
+/// filled in by the drawing, read by its [`Pick`] ([`point_pick`]).
+pub type PlacedPoints = std::cell::RefCell<Vec<(f64, f64)>>;
+
+/// A [`Pick`] that says `said[i]` when the pointer is within 8 px of point `i` of `placed`.
+pub fn point_pick(placed: Rc<PlacedPoints>, said: Vec<String>) -> Pick {
+    Rc::new(move |x, y| super::pick::nearest(&placed.borrow(), x, y, 8.0).and_then(|i| said.get(i).cloned()))
+}
+
 /// A [`Pick`] that says `said[i]` when the pointer is on bar `i` of `placed`.
 pub fn bar_pick(placed: Rc<Placed>, said: Vec<String>) -> Pick {
     Rc::new(move |x, y| super::pick::bar_at(&placed.borrow(), x, y).and_then(|i| said.get(i).cloned()))

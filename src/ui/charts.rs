@@ -2,6 +2,7 @@
 //! throughput sweeps and memory per GPU. Each takes plain data from the report; errors become
 //! text the page shows, never a panic.
 
+use super::canvas::PlacedPoints;
 use super::sweep::{Point, ServePoint};
 use super::timeline::Lanes;
 use crate::engine::ops::{Category, Stream};
@@ -272,6 +273,15 @@ pub fn message(canvas: &HtmlCanvasElement, theme: &Theme, css_height: u32, text:
     root.present().map_err(err)
 }
 
+/// A throughput sweep's title, x-axis text, colour, and whether to draw perfect scaling.
+#[derive(Clone, Copy)]
+pub struct SweepLook<'a> {
+    pub title: &'a str,
+    pub x_desc: &'a str,
+    pub rgb: (u8, u8, u8),
+    pub ideal: bool,
+}
+
 /// Throughput against a swept quantity. The sizes are powers of two apart, so they sit at even
 /// spacing (a log-2 axis) with their exact values as labels; the configured point is ringed.
 /// With `ideal`, a dashed line of perfect scaling from the first size that runs: throughput in
@@ -280,12 +290,11 @@ pub fn message(canvas: &HtmlCanvasElement, theme: &Theme, css_height: u32, text:
 pub fn sweep(
     canvas: &HtmlCanvasElement,
     theme: &Theme,
-    title: &str,
-    x_desc: &str,
+    look: &SweepLook,
     points: &[Point],
-    rgb: (u8, u8, u8),
-    ideal: bool,
+    placed: &PlacedPoints,
 ) -> Result<(), String> {
+    let SweepLook { title, x_desc, rgb, ideal } = *look;
     let root = area(canvas, theme, 220)?;
     let first = points.iter().enumerate().find_map(|(i, p)| Some((i, p.x, p.samples_per_s?))).filter(|f| f.1 > 0.0);
     let perfect: Vec<(f64, f64)> = match first {
@@ -360,6 +369,8 @@ pub fn sweep(
     if perfect.len() > 1 {
         legend_box(&mut chart, theme, SeriesLabelPosition::UpperLeft)?;
     }
+    let at = points.iter().enumerate().map(|(i, p)| p.samples_per_s.map(|y| (i as f64, y)));
+    place_points(chart.plotting_area(), at, theme, placed);
     root.present().map_err(err)
 }
 
@@ -413,7 +424,12 @@ pub fn memory(
 
 /// LLM serving: output tokens/s (y) against time per output token (x), one point per batch
 /// size, labelled with the batch; points that do not fit in memory are grey.
-pub fn serving(canvas: &HtmlCanvasElement, theme: &Theme, points: &[ServePoint]) -> Result<(), String> {
+pub fn serving(
+    canvas: &HtmlCanvasElement,
+    theme: &Theme,
+    points: &[ServePoint],
+    placed: &PlacedPoints,
+) -> Result<(), String> {
     let root = area(canvas, theme, 260)?;
     let ymax = points.iter().map(|p| p.tokens_per_s).fold(0.0, f64::max) * 1.15;
     let xmax = points.iter().map(|p| p.tpot_s * 1e3).fold(0.0, f64::max) * 1.1;
@@ -452,6 +468,7 @@ pub fn serving(canvas: &HtmlCanvasElement, theme: &Theme, points: &[ServePoint])
                 .map_err(err)?;
         }
     }
+    place_points(chart.plotting_area(), points.iter().map(|p| Some((p.tpot_s * 1e3, p.tokens_per_s))), theme, placed);
     root.present().map_err(err)
 }
 
@@ -536,6 +553,25 @@ pub fn ranked(
     root.present().map_err(err)
 }
 
+/// Records where data points landed on a plot ([`PlacedPoints`]); a point that was not drawn
+/// is placed nowhere (NaN: nothing is near it).
+fn place_points(
+    area: &DrawingArea<CanvasBackend, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    points: impl Iterator<Item = Option<(f64, f64)>>,
+    theme: &Theme,
+    placed: &PlacedPoints,
+) {
+    *placed.borrow_mut() = points
+        .map(|p| match p {
+            Some(p) => {
+                let (x, y) = area.map_coordinate(&p);
+                (f64::from(x) / theme.ratio, f64::from(y) / theme.ratio)
+            }
+            None => (f64::NAN, f64::NAN),
+        })
+        .collect();
+}
+
 /// A rectangle between two corners in canvas pixels, as `[left, top, right, bottom]` in CSS
 /// pixels ([`super::canvas::Placed`]).
 fn css_rect(a: (i32, i32), b: (i32, i32), theme: &Theme) -> [f64; 4] {
@@ -554,7 +590,7 @@ pub struct Scatter<'a> {
     pub formats: (&'a dyn Fn(f64) -> String, &'a dyn Fn(f64) -> String),
     pub limit_x: Option<f64>,
     /// Where the drawing leaves the points on the canvas, for pointing at them.
-    pub placed: Option<&'a std::cell::RefCell<Vec<(f64, f64)>>>,
+    pub placed: Option<&'a PlacedPoints>,
 }
 
 /// A scatter of plans with its Pareto front drawn as a line.
@@ -605,15 +641,7 @@ pub fn pareto(canvas: &HtmlCanvasElement, theme: &Theme, sc: &Scatter) -> Result
         }))
         .map_err(err)?;
     if let Some(placed) = placed {
-        // Each point's position in CSS pixels of the canvas, in the order given.
-        let area = chart.plotting_area();
-        *placed.borrow_mut() = points
-            .iter()
-            .map(|&(x, y, _)| {
-                let (px, py) = area.map_coordinate(&(x.min(edge), y));
-                (f64::from(px) / theme.ratio, f64::from(py) / theme.ratio)
-            })
-            .collect();
+        place_points(chart.plotting_area(), points.iter().map(|&(x, y, _)| Some((x.min(edge), y))), theme, placed);
     }
     if beyond > 0 {
         let text = format!("{beyond} plans beyond, up to {} \u{2192}", x_fmt(all_xmax));

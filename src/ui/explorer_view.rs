@@ -531,13 +531,8 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
             )
         })
         .collect();
-    let placed = Rc::new(RefCell::new(Vec::new()));
-    let pick: super::canvas::Pick = {
-        let placed = placed.clone();
-        Rc::new(move |x, y| {
-            super::pick::nearest(&placed.borrow(), x, y, 8.0).and_then(|i| scatter_said.get(i).cloned())
-        })
-    };
+    let placed = Rc::new(super::canvas::PlacedPoints::default());
+    let pick = super::canvas::point_pick(placed.clone(), scatter_said);
     // The front over plans that fit; the capacity line shows where the others lie.
     let fitting: Vec<Outcome> = ranked.iter().filter(|o| o.fits()).cloned().collect();
     let front: Vec<usize> = explorer::memory_pareto(&fitting)

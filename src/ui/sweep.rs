@@ -6,6 +6,7 @@ use crate::doc::{Config, Doc};
 use crate::engine::scenario::Family;
 use crate::engine::{evaluate, validate};
 use crate::presets;
+use crate::units;
 use serde_json::json;
 
 /// One point of a sweep: the x value and the throughput there (None: the plan is not valid
@@ -118,6 +119,46 @@ fn batch_probes(doc: &Doc, f: Family, key: &str, b: u64, mut sizes: Vec<u64>) ->
             d.set(Config::Task, key, json!(x));
             plan::sync_batches(&mut d.task, f);
             Probe { x: x as f64, current: x == b, doc: d }
+        })
+        .collect()
+}
+
+/// What pointing at each point of a throughput sweep says: its size and throughput, and over
+/// GPUs (`over_gpus`) its throughput per GPU against the smallest size's (scaling efficiency).
+pub fn point_sentences(points: &[Point], over_gpus: bool) -> Vec<String> {
+    let first = points.iter().find_map(|p| Some((p.x, p.samples_per_s?))).filter(|f| f.0 > 0.0 && f.1 > 0.0);
+    points
+        .iter()
+        .map(|p| {
+            let size = if over_gpus { format!("{} GPUs", p.x) } else { format!("local batch {}", p.x) };
+            let this = if p.current { " (this scenario)" } else { "" };
+            match (p.samples_per_s, first) {
+                (None, _) => format!("{size}{this}: no valid plan"),
+                (Some(t), Some((x0, t0))) if over_gpus && p.x > x0 => format!(
+                    "{size}{this}: {}, {} of perfect scaling from {} GPUs",
+                    units::si(t, "samples/s"),
+                    units::percent(t / p.x / (t0 / x0)),
+                    x0
+                ),
+                (Some(t), _) => format!("{size}{this}: {}", units::si(t, "samples/s")),
+            }
+        })
+        .collect()
+}
+
+/// What pointing at each point of the serving trade-off says.
+pub fn serve_sentences(points: &[ServePoint]) -> Vec<String> {
+    points
+        .iter()
+        .map(|p| {
+            format!(
+                "batch {}{}: {}, {} per output token{}",
+                p.batch,
+                if p.current { " (this scenario)" } else { "" },
+                units::si(p.tokens_per_s, "tokens/s"),
+                units::duration(p.tpot_s),
+                if p.fits { "" } else { " (does not fit in memory)" }
+            )
         })
         .collect()
 }
@@ -246,6 +287,26 @@ mod tests {
         for w in pts[..pts.len() - 1].windows(2) {
             assert!(w[1].tokens_per_s > w[0].tokens_per_s && w[1].tpot_s >= w[0].tpot_s, "{w:?}");
         }
+    }
+
+    #[test]
+    fn pointing_at_a_sweep_point_says_its_size_throughput_and_scaling() {
+        let pts = [
+            Point { x: 256.0, samples_per_s: Some(100.0), current: false },
+            Point { x: 512.0, samples_per_s: Some(180.0), current: true },
+            Point { x: 1024.0, samples_per_s: None, current: false },
+        ];
+        let said = point_sentences(&pts, true);
+        assert_eq!(said[0], "256 GPUs: 100 samples/s");
+        assert_eq!(said[1], "512 GPUs (this scenario): 180 samples/s, 90.0 % of perfect scaling from 256 GPUs");
+        assert_eq!(said[2], "1024 GPUs: no valid plan");
+        assert_eq!(point_sentences(&pts, false)[1], "local batch 512 (this scenario): 180 samples/s");
+        let serve =
+            [ServePoint { batch: 8, tpot_s: 0.0125, tokens_per_s: 640.0, fits: false, capped: false, current: false }];
+        assert_eq!(
+            serve_sentences(&serve),
+            ["batch 8: 640 tokens/s, 12.5 ms per output token (does not fit in memory)"]
+        );
     }
 
     #[test]

@@ -179,6 +179,22 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   check(await limit.isVisible() && /Does not fit/.test(await limit.textContent()) && /activations/.test(await limit.textContent()),
     `a plan that does not fit says what overflows: ${(await limit.textContent().catch(() => '')).slice(0, 120)}`);
   await page.locator('.charts', { has: page.locator('#chart-memory') }).screenshot({ path: join(shots, 'memory-overflow.png') });
+  // Pointing at a point of the GPUs sweep says its size, throughput and scaling.
+  await page.locator('#chart-pretrain-gpus').scrollIntoViewIfNeeded();
+  const sw = await page.locator('#chart-pretrain-gpus').boundingBox();
+  const sweepSaid = [];
+  for (let gy = 0.1; gy < 0.9; gy += 0.04) {
+    for (let gx = 0.1; gx < 0.98; gx += 0.02) {
+      await page.mouse.move(sw.x + gx * sw.width, sw.y + gy * sw.height);
+      if (await page.locator('#chart-pretrain-gpus-tip').count()) {
+        const t = await page.locator('#chart-pretrain-gpus-tip').innerText();
+        if (!sweepSaid.includes(t)) sweepSaid.push(t);
+      }
+    }
+  }
+  check(sweepSaid.some((t) => /^\d+ GPUs \(this scenario\): [\d.]+ (\S+ )?samples\/s/.test(t)) && sweepSaid.some((t) => /of perfect scaling from \d+ GPUs$/.test(t)),
+    `pointing at the GPUs sweep says size, throughput and scaling: ${sweepSaid.slice(0, 3).join(' | ')}`);
+  await page.mouse.move(0, 0);
   // Pointing at a part of the memory bar says which part and how much: sweep along the bar.
   // (Thin parts, such as weights sharded over many GPUs, may fall between two samples.)
   await page.locator('#chart-memory').scrollIntoViewIfNeeded();

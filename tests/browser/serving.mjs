@@ -36,7 +36,19 @@ await runTest('serving', dist, async ({ server, browser }) => {
   await settled(page);
   const inked = await canvasInked(page, 'chart-serving');
   check(inked > 500, `the throughput-latency chart is drawn (${inked} inked samples)`);
+  // Pointing at a point of the trade-off says its batch, tokens/s and time per token.
+  await page.locator('#chart-serving').scrollIntoViewIfNeeded();
+  const sc = await page.locator('#chart-serving').boundingBox();
+  let serveTip = '';
+  for (let gy = 0.1; gy < 0.9 && !serveTip; gy += 0.03) {
+    for (let gx = 0.1; gx < 0.98 && !serveTip; gx += 0.01) {
+      await page.mouse.move(sc.x + gx * sc.width, sc.y + gy * sc.height);
+      if (await page.locator('#chart-serving-tip').count()) serveTip = await page.locator('#chart-serving-tip').innerText();
+    }
+  }
+  check(/^batch \d+( \(this scenario\))?: [\d.]+ (\S+ )?tokens\/s, [\d.]+ ms per output token/.test(serveTip), `pointing at a serving point says its figures: ${serveTip}`);
   await page.locator('#serving').screenshot({ path: join(shots, 'serving-chart.png') });
+  await page.mouse.move(0, 0);
   await page.locator('.headline').first().screenshot({ path: join(shots, 'serving-headline.png') });
   // FP16 weights: twice the weight bytes per decode step (latency floors of kernel launches and
   // all-reduces stay), a slower token; a twice-as-big KV cache: a smaller batch fits.
