@@ -192,13 +192,20 @@ impl<'a> Cx<'a> {
     }
 
     /// The GEMMs of a block's forward pass on one GPU for one micro-batch, each with how many
-    /// times it runs. Attention: the fused Q, K, V projection (column-parallel: `n` split by
-    /// tp) and the output projection (row-parallel: `k` split by tp); its score GEMMs are
-    /// timed apart ([`Cx::score_gemm_s`]). Feed-forward: the first matrix (or the gate and up
-    /// matrices together, SwiGLU) and the second, once per expert this GPU holds, on the
-    /// tokens routed to it, and the router.
+    /// times it runs ([`Cx::block_gemms_of`] the micro-batch's tokens).
     pub fn block_gemms(&self, block: Block) -> [(Gemm, f64); 3] {
-        let (t, h, tp) = (self.tokens, self.d.hidden, self.tp());
+        self.block_gemms_of(block, self.tokens)
+    }
+
+    /// The GEMMs of a block's forward pass over `t` tokens on one GPU, each with how many times
+    /// it runs. Attention: the fused Q, K, V projection (column-parallel: `n` split by tp) and
+    /// the output projection (row-parallel: `k` split by tp); its score GEMMs are timed apart
+    /// ([`Cx::score_gemm_s`]). Feed-forward: the first matrix (or the gate and up matrices
+    /// together, SwiGLU) and the second, once per expert this GPU holds that the tokens visit
+    /// (all of them unless the tokens are fewer, as in decoding), on the tokens routed to it,
+    /// and the router.
+    pub fn block_gemms_of(&self, block: Block, t: f64) -> [(Gemm, f64); 3] {
+        let (h, tp) = (self.d.hidden, self.tp());
         if block == Block::Attn {
             let qkv = Gemm { m: t, n: self.d.qkv_width() / tp, k: h };
             let proj = Gemm { m: t, n: h, k: h / tp };
@@ -206,7 +213,7 @@ impl<'a> Cx<'a> {
         }
         let f = self.d.ffn / tp;
         let routed = t * self.d.active * self.d.capacity_factor;
-        let local_experts = self.d.experts / self.lay.ep.size as f64;
+        let local_experts = (self.d.experts / self.lay.ep.size as f64).min(routed);
         let m = routed / local_experts;
         let up = Gemm { m, n: (self.d.ffn_kind.matrices() - 1) as f64 * f, k: h };
         let down = Gemm { m, n: h, k: f };

@@ -3,8 +3,9 @@
 //! per step: bound by reading the weights and the KV cache from HBM), on tensor, pipeline and
 //! expert parallelism with data-parallel replicas.
 //!
-//! Each op takes the longer of its GEMM time and its HBM time (a roofline), plus element-wise
-//! traffic. The KV cache holds `2 x kv heads x head dim` elements per layer per token.
+//! Each GEMM is timed by its shape as in training (`super::gemm`: bound by reading its weights
+//! at small batches, by its FLOPs in whole tiles as the tokens grow), attention by the longer of
+//! its score FLOPs and its KV-cache traffic (a roofline), plus element-wise traffic. The KV cache holds `2 x kv heads x head dim` elements per layer per token.
 //! Sources: Pope et al. 2022 ("Efficiently Scaling Transformer Inference"), kipply 2022
 //! ("Transformer Inference Arithmetic"), Kwon et al. 2023 (vLLM: the KV cache bounds the batch).
 
@@ -153,21 +154,6 @@ impl<'a> Serve<'a> {
         self.stage_layers() * 2.0 * self.kv_heads_local() * self.head_dim() * self.kv_bytes
     }
 
-    /// Weights of one layer on one GPU: (attention and norms, the experts it holds), elements.
-    fn layer_weights(&self) -> (f64, f64) {
-        let (attn, expert) = self.cx.d.layer_params();
-        (attn / self.tp(), expert * self.cx.d.experts / self.cx.lay.ep.size as f64 / self.tp())
-    }
-
-    /// Expert weights one decode step reads: only the experts the batch's tokens visit.
-    fn experts_read(&self, tokens: f64) -> f64 {
-        let d = &self.cx.d;
-        let held = d.experts / self.cx.lay.ep.size as f64;
-        let visited = (tokens * d.active).min(held);
-        let (_, expert) = d.layer_params();
-        visited * expert / self.tp()
-    }
-
     fn roofline(&self, flops: f64, bytes: f64) -> f64 {
         (flops / self.rate).max(bytes / self.cx.hbm_bytes_per_s)
     }
@@ -198,12 +184,25 @@ impl<'a> Serve<'a> {
     pub fn layer(&self, p: Pass) -> Step {
         let d = &self.cx.d;
         let t = p.prefill_tokens + p.decode_tokens;
-        let f = d.layer_flops();
-        let hbm = self.cx.hbm_bytes_per_s;
-        let ffn_s = self.roofline(t * f.ffn / self.tp(), self.experts_read(t) * self.weight_bytes)
-            + t * (d.hidden_bytes() + d.ffn_act_bytes() / self.tp()) / hbm
+        let ffn_s = self.block_gemms_s(Block::Fc, t)
+            + t * (d.hidden_bytes() + d.ffn_act_bytes() / self.tp()) / self.cx.hbm_bytes_per_s
             + KERNELS_PER_BLOCK * KERNEL_OVERHEAD_S;
         Step { attn_s: self.attn_s(p), ffn_s, comm_s: self.comm(t) }
+    }
+
+    /// A block's GEMMs over `t` tokens, s, shaped as the training model shapes them
+    /// ([`Cx::block_gemms_of`], [`super::gemm`]): thin GEMMs (a decode step's few tokens) are
+    /// bound by reading the weights, in their format; as the tokens grow they turn
+    /// compute-bound, at the weights' GEMM rate, in whole tiles. A GEMM reads both operands at
+    /// the weights' bytes (the activations are few where reading matters) and writes a 16-bit
+    /// output.
+    fn block_gemms_s(&self, block: Block, t: f64) -> f64 {
+        let (e, hbm) = (self.cx.d.elem_bytes, self.cx.hbm_bytes_per_s);
+        self.cx
+            .block_gemms_of(block, t)
+            .iter()
+            .map(|(g, count)| count * g.mixed_time_s(self.weight_bytes, e, self.rate, hbm))
+            .sum()
     }
 
     /// Keys a prompt token attends to on average: the prompt, or half of it when causal work is
@@ -217,15 +216,13 @@ impl<'a> Serve<'a> {
         }
     }
 
-    /// One layer's attention over `p`'s tokens, s: the projections' GEMMs and the scores
-    /// against the roofline of the weights, the KV cache the prompt tokens write and the cache
-    /// the decoding requests read (the only part that grows with the context), plus element-wise
-    /// traffic (and the prompt's scores where they go through HBM).
+    /// One layer's attention over `p`'s tokens, s: the projections' GEMMs
+    /// ([`Serve::block_gemms_s`]); the scores against the roofline of the KV cache the prompt
+    /// tokens write and the decoding requests read (the only part that grows with the
+    /// context); element-wise traffic (and the prompt's scores where they go through HBM).
     fn attn_s(&self, p: Pass) -> f64 {
         let d = &self.cx.d;
         let t = p.prefill_tokens + p.decode_tokens;
-        let f = d.layer_flops();
-        let (attn_w, _) = self.layer_weights();
         let kv_token = 2.0 * self.kv_heads_local() * self.head_dim() * self.kv_bytes;
         let keys = p.prefill_tokens * self.prompt_span() + p.decode_tokens * p.context;
         let scores = if d.materialized() {
@@ -233,10 +230,12 @@ impl<'a> Serve<'a> {
         } else {
             0.0
         };
-        self.roofline(
-            (t * f.attn_linear + 4.0 * keys * d.hidden * d.score_cost()) / self.tp(),
-            attn_w * self.weight_bytes + (p.prefill_tokens + p.decode_tokens * p.context) * kv_token,
-        ) + (t * d.hidden_bytes() + scores) / self.cx.hbm_bytes_per_s
+        self.block_gemms_s(Block::Attn, t)
+            + self.roofline(
+                4.0 * keys * d.hidden * d.score_cost() / self.tp(),
+                (p.prefill_tokens + p.decode_tokens * p.context) * kv_token,
+            )
+            + (t * d.hidden_bytes() + scores) / self.cx.hbm_bytes_per_s
             + KERNELS_PER_BLOCK * KERNEL_OVERHEAD_S
     }
 
@@ -681,7 +680,7 @@ fn explain_step(sv: &Serve, op: &OpName, [tp, rate, hbm]: [Term; 3]) -> Option<E
     let (what, formula, terms, seconds, note) = match (op.block, op.kind) {
         (Block::Attn | Block::Fc, OpKind::Compute) => (
             format!("Layer {}'s {} in one engine step: a token for every decoding request and a prompt chunk", op.layer, block_words(op.block)),
-            "max(GEMM FLOPs of n_d + n_p tokens / F, (weights + KV read and written) / B_mem) + element-wise / B_mem",
+            "sum over its GEMMs of n_d + n_p tokens of max(2 m n k / F in whole tiles + output / B_mem, (weights + tokens) / B_mem) + max(score FLOPs / F, KV read and written / B_mem) + element-wise / B_mem",
             vec![decoding, chunk, ctx, tp, rate, hbm],
             if op.block == Block::Attn { step.layer.attn_s } else { step.layer.ffn_s },
             Some("The prompt chunk rides on the weight reads the decoding requests pay for anyway: that is why in-flight batching beats a static batch."),
@@ -730,7 +729,7 @@ pub fn explain(sv: &Serve, op: &OpName) -> Option<Explanation> {
     ) {
         (Block::Attn | Block::Fc, OpKind::Compute) => (
             format!("Prefill of layer {}: {} for every prompt token", op.layer, block_words(op.block)),
-            "max(GEMM FLOPs / F, weights (+ KV written) / B_mem) + element-wise / B_mem",
+            "sum over its GEMMs of max(2 m n k / F in whole tiles + output / B_mem, operands and output / B_mem) + max(score FLOPs / F, KV written / B_mem) + element-wise / B_mem",
             vec![b, term("s_in", "prompt tokens per request", sv.input as f64, Unit::Count), tp, rate, hbm],
             if op.block == Block::Attn { p.attn_s } else { p.ffn_s },
             Some("Prefill is compute-bound: many tokens share each weight read."),
@@ -762,9 +761,9 @@ pub fn explain(sv: &Serve, op: &OpName) -> Option<Explanation> {
             (
                 format!("{}: one token for each request per step, all layers", steps_words(from, to)),
                 if from == to {
-                    "layers x (max(FLOPs / F, (weights + KV cache) / B_mem) + element-wise) + logits"
+                    "layers x (GEMMs, each bound by reading its weights or by its FLOPs in whole tiles, + max(score FLOPs / F, KV cache / B_mem) + element-wise) + logits"
                 } else {
-                    "sum over the steps of layers x (max(FLOPs / F, (weights + KV cache) / B_mem) + element-wise) + logits (the KV cache grows a token per step)"
+                    "sum over the steps of layers x (GEMMs, each bound by reading its weights or by its FLOPs in whole tiles, + max(score FLOPs / F, KV cache / B_mem) + element-wise) + logits (the KV cache grows a token per step)"
                 },
                 vec![
                     b,
@@ -846,20 +845,43 @@ mod tests {
         let sv = Serve::new(&s).expect("serving");
         let ctx = 1024.0 + 1.0;
         let l = sv.decode_layer(ctx);
-        // Attention block: its weights on this GPU (QKV + output projection + norms, split over
-        // tp 2) and the KV cache it reads, at 0.836 x 2039 GB/s.
+        // Attention block: its two GEMMs read their weights on this GPU (QKV and the output
+        // projection, split over tp 2) with the token's input and write its output; then the
+        // KV cache it reads; at 0.836 x 2039 GB/s.
         let h = 8192.0;
-        let attn_w = (h * (h + 2.0 * 8.0 * 128.0) + h * h + 4.0 * h) / 2.0 * 2.0;
+        let qkv_n = (h + 2.0 * 8.0 * 128.0) / 2.0;
+        let qkv = (h + h * qkv_n + qkv_n) * 2.0;
+        let proj = (h / 2.0 + h / 2.0 * h + h) * 2.0;
+        let attn_w = h * qkv_n * 2.0 + h / 2.0 * h * 2.0;
         let kv = ctx * 2.0 * 4.0 * 128.0 * 2.0;
         let hbm = 2039e9 * 0.836;
         let ew = 14.0 * h * 2.0 / 2.0 / hbm + KERNELS_PER_BLOCK * KERNEL_OVERHEAD_S;
-        assert!((l.attn_s - ((attn_w + kv) / hbm + ew)).abs() < 1e-12, "{}", l.attn_s);
+        let want = (qkv + proj) / hbm + kv / hbm + ew;
+        assert!((l.attn_s - want).abs() < 1e-12, "{} vs {want}", l.attn_s);
         // The FLOPs would take far less: memory-bound.
         let flops = (2.0 * h * (h + 2.0 * 8.0 * 128.0) + 2.0 * h * h + 4.0 * ctx * h) / 2.0;
         assert!(flops / (312e12 * 0.8) < 0.01 * (attn_w + kv) / hbm);
         // A batch of 64 reads the same weights once: far less than 64x the time.
         let big = Serve::new(&llama70(2, 64, json!({}))).expect("serving").decode_layer(ctx);
         assert!(big.ffn_s < 4.0 * l.ffn_s, "{} vs {}", big.ffn_s, l.ffn_s);
+    }
+
+    #[test]
+    fn decode_gemms_read_the_weights_until_the_batch_fills_whole_tiles_of_compute() {
+        // LLaMA-2-70B's feed-forward on one A100: a few tokens cost what reading the weights
+        // costs; at a few hundred the GEMMs are compute-bound, in whole 128-row tiles, so 129
+        // tokens cost about what 256 do.
+        let s = llama70(1, 1, json!({}));
+        let sv = Serve::new(&s).expect("serving");
+        let ffn = |t: f64| sv.block_gemms_s(Block::Fc, t);
+        let weights_s = 3.0 * 8192.0 * 28672.0 * 2.0 / (2039e9 * 0.836);
+        assert!(ffn(1.0) > weights_s && ffn(1.0) < 1.01 * weights_s, "{} vs {weights_s}", ffn(1.0));
+        assert!(ffn(16.0) < 1.01 * ffn(1.0));
+        let compute_256_s = 2.0 * 256.0 * 3.0 * 8192.0 * 28672.0 / (312e12 * 0.8);
+        // (Within a few percent of 2 m n k / F: long inner dimensions run a little faster.)
+        assert!((ffn(256.0) / compute_256_s - 1.0).abs() < 0.05, "{} vs {compute_256_s}", ffn(256.0));
+        assert!(ffn(256.0) > 1.5 * weights_s);
+        assert!(ffn(129.0) > 0.95 * ffn(256.0), "{} vs {}", ffn(129.0), ffn(256.0));
     }
 
     #[test]
