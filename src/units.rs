@@ -37,9 +37,13 @@ pub fn si(x: f64, unit: &str) -> String {
         return format!("{} {unit}", sig3(x));
     }
     let a = x.abs();
-    let (scale, prefix) = PREFIXES.iter().copied().find(|(s, _)| a >= *s * 0.9995).unwrap_or((1e-9, "n"));
-    // Symbols take the prefix directly (ms, GB/s); words get a space (M samples/s).
+    // Symbols take the prefix directly (ms, GB/s); words get a space (M samples/s), and never
+    // a fraction's prefix: 0.500 requests/s, not 500 m requests/s (there are no milli-requests).
     let word = unit.len() > 1 && unit.starts_with(|c: char| c.is_lowercase());
+    if word && a < 0.9995 {
+        return format!("{} {unit}", sig3(x));
+    }
+    let (scale, prefix) = PREFIXES.iter().copied().find(|(s, _)| a >= *s * 0.9995).unwrap_or((1e-9, "n"));
     let sep = if word && !prefix.is_empty() { " " } else { "" };
     format!("{} {prefix}{sep}{unit}", sig3(x / scale))
 }
@@ -105,6 +109,9 @@ mod tests {
         assert_eq!(si(2.0001e11, "B/s"), "200 GB/s");
         assert_eq!(si(9.4034, "samples/s"), "9.40 samples/s");
         assert_eq!(si(0.0, "s"), "0 s");
+        // Counted things have no milli-prefix: half a request per second is 0.500 requests/s.
+        assert_eq!(si(0.5, "requests/s"), "0.500 requests/s");
+        assert_eq!(si(0.0123, "samples/s"), "0.0123 samples/s");
         assert_eq!(duration(217.79), "218 s");
         assert_eq!(duration(1200.0), "20.0 min");
         assert_eq!(percent(0.9976), "99.8 %");

@@ -26,14 +26,26 @@ pub fn batching(sv: &Serving) -> String {
             sv.batch
         ),
         Batching::InFlight => {
-            let cap = if sv.in_flight < sv.batch as f64 {
-                format!(" (the batch asks for {}; the KV cache holds only these)", sv.batch)
-            } else {
-                format!(" (the KV cache would hold {})", sv.max_batch)
+            let (load, in_flight, cap) = match sv.request_rate {
+                Some(rate) => (
+                    format!(" at {}", units::si(rate, "requests/s")),
+                    format!("{} requests in flight per replica on average", units::sig3(sv.in_flight)),
+                    format!(" (at most {}, the batch; the KV cache would hold {})", sv.batch, sv.max_batch),
+                ),
+                None if sv.in_flight < sv.batch as f64 => (
+                    String::new(),
+                    format!("{} requests in flight per replica", sv.in_flight),
+                    format!(" (the batch asks for {}; the KV cache holds only these)", sv.batch),
+                ),
+                None => (
+                    String::new(),
+                    format!("{} requests in flight per replica", sv.in_flight),
+                    format!(" (the KV cache would hold {})", sv.max_batch),
+                ),
             };
             format!(
-                "In-flight batching, steady state: {} requests in flight per replica{cap}; each step decodes a token for every request and prefills prompts in chunks, at most {} tokens per step, in KV pages of {} tokens.",
-                sv.in_flight, sv.step_tokens, sv.kv_page_tokens
+                "In-flight batching, steady state{load}: {in_flight}{cap}; each step decodes a token for every request and prefills prompts in chunks, at most {} tokens per step, in KV pages of {} tokens.",
+                sv.step_tokens, sv.kv_page_tokens
             )
         }
     }
@@ -63,6 +75,15 @@ pub fn misfit_mark(o: &Outcome) -> Option<String> {
     } else {
         None
     }
+}
+
+/// Why in-flight serving at a request rate cannot keep up, as a sentence.
+pub fn overloaded(asked_per_s: f64, most_per_s: f64) -> String {
+    format!(
+        "Overloaded: requests arrive at {} and the engine completes at most {}, so the queue grows without end; the figures are those at full load. Lower the rate, or add replicas or GPUs.",
+        units::si(asked_per_s, "requests/s"),
+        units::si(most_per_s, "requests/s")
+    )
 }
 
 /// The latencies of `o` that miss the search's limits, each worded by its template ("{}" is the

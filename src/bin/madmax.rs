@@ -543,6 +543,7 @@ fn report_json(s: &madmax::engine::Scenario, r: &Report) -> Value {
     if let Some(sv) = &r.serving {
         v["serving"] = json!({
             "batching": sv.batching.config_name(),
+            "request_rate": sv.request_rate,
             "input_tokens": sv.input_tokens,
             "output_tokens": sv.output_tokens,
             "batch": sv.batch,
@@ -748,6 +749,9 @@ fn text_report(s: &Scenario, r: &Report) -> String {
                 units::si(*loader_samples_per_s, "samples/s"),
                 units::si(*compute_samples_per_s, "samples/s")
             ),
+            madmax::engine::report::Limit::Overloaded { asked_per_s, most_per_s } => {
+                writeln!(o, "Limit                 {}", madmax::wording::overloaded(*asked_per_s, *most_per_s))
+            }
             madmax::engine::report::Limit::HostBound { gpu_s, host_s, tp } => writeln!(
                 o,
                 "Limit                 host-bound: a layer gives the GPU {} of work and takes the host {} to issue{}",

@@ -297,6 +297,7 @@ pub struct RawTask {
     pub batching: Field,
     pub kv_page_tokens: Field,
     pub step_tokens: Field,
+    pub request_rate: Field,
 }
 
 /// The three configs of one run. `None` means the config is absent (or `null`).

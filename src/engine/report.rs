@@ -111,6 +111,9 @@ pub struct Serving {
     /// In flight: tokens one engine step processes at most, and tokens per KV page.
     pub step_tokens: u64,
     pub kv_page_tokens: u64,
+    /// In flight: the arrival rate the figures are for (requests/s over the cluster); `None`:
+    /// full load, the batch in flight.
+    pub request_rate: Option<f64>,
 }
 
 /// Something that limits or invalidates a result.
@@ -131,6 +134,10 @@ pub enum Limit {
     /// the collectives they wait for) against `host_s` to issue it; `tp` is the blocks'
     /// tensor-parallel degree (published runs put 8-way splits furthest from the model).
     HostBound { gpu_s: f64, host_s: f64, tp: u64 },
+    /// In-flight serving at a request rate the engine cannot keep up with: requests arrive
+    /// at `asked_per_s` and at most `most_per_s` complete (the cluster's); the queue grows
+    /// without bound, and the figures are those at full load.
+    Overloaded { asked_per_s: f64, most_per_s: f64 },
 }
 
 impl Report {

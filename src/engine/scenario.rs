@@ -200,6 +200,9 @@ pub struct Setup {
     /// tokens and prefill chunks together (vLLM's `max_num_batched_tokens`, Sarathi-Serve's
     /// token budget).
     pub step_tokens: u64,
+    /// LLM serving with in-flight batching: requests arriving per second over the whole
+    /// cluster; `None`: as many as the batch keeps in flight (a closed loop at full load).
+    pub request_rate: Option<f64>,
 }
 
 /// How an LLM serving engine batches requests.
@@ -307,6 +310,7 @@ impl Default for Setup {
             batching: Batching::Static,
             kv_page_tokens: 16,
             step_tokens: 2048,
+            request_rate: None,
         }
     }
 }

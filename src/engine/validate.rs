@@ -752,10 +752,15 @@ fn read_setup(v: &mut Reader, t: &RawTask) -> Option<Setup> {
         None | Some(RawValue::Null) => d.step_tokens,
         f => v.count(f, at("task", "step_tokens"), optional, 1, 1 << 24)?,
     };
+    let request_rate = match &t.request_rate {
+        None | Some(RawValue::Null) => None,
+        f => Some(v.within(f, at("task", "request_rate"), optional, (1e-6, 1e9))?),
+    };
     Some(Setup {
         batching,
         kv_page_tokens,
         step_tokens,
+        request_rate,
         input_tokens,
         output_tokens,
         weight_format,

@@ -1105,6 +1105,9 @@ fn limit_line(l: &Limit) -> Html {
                     units::bytes(*need_bytes), units::bytes(*capacity_bytes), largest.label().to_lowercase(), units::bytes(*largest_bytes)) }</p>
             }
         }
+        Limit::Overloaded { asked_per_s, most_per_s } => html! {
+            <p class="error-msg limit" id="limit-overloaded" role="alert">{ crate::wording::overloaded(*asked_per_s, *most_per_s) }</p>
+        },
         Limit::InputBound { loader_samples_per_s, compute_samples_per_s } => html! {
             <p class="error-msg limit" id="limit-input" role="status">{ format!(
                 "Input-bound: the data loader delivers {} and the GPUs could process {}; the GPUs wait for data.",

@@ -244,6 +244,7 @@ pub fn default_task_fields(family: Family, inference: bool) -> Vec<Field> {
             "kv_format",
             "kv_page_tokens",
             "step_tokens",
+            "request_rate",
             "collective",
         ]
     } else if family.is_dlrm() {
@@ -292,6 +293,8 @@ fn all_task_fields() -> Vec<Field> {
             "In-flight batching: tokens per page of the paged KV cache (vLLM's block size). A request holds whole pages, so on average half a page per request is lost; bigger pages lose more."),
         extra(T, "step_tokens", "Tokens per step", Kind::OptionalCount, "2048",
             "In-flight batching: the most tokens one engine step processes, decode tokens and prompt chunks together (vLLM's max_num_batched_tokens, Sarathi-Serve's token budget). A smaller budget keeps steps short (a faster token for everyone) but splits long prompts into more chunks (a later first token)."),
+        extra(T, "request_rate", "Request rate (requests/s)", Kind::OptionalNumber, "full load: the batch in flight",
+            "In-flight batching: requests arriving per second over the whole cluster. The figures are then for that load: as many requests stay in flight as the rate times their time in the system (Little's law), so a light load gets fast tokens and a heavy one queues. Above what the engine can complete, the page says it is overloaded."),
         extra(T, "emb_sharding", "Embedding sharding", Kind::Choice(&[("table", "table-wise: whole tables per GPU"), ("row", "row-wise: each table's rows spread"), ("column", "column-wise: each table's columns spread")]), "table",
             "How the mp levels split the embedding tables (TorchRec's sharding types). Table-wise sends each GPU's pooled embeddings by all-to-all (MAD-Max's mp); row-wise balances huge tables but reduce-scatters partial pools of every table; column-wise splits wide tables and all-to-alls the column slices."),
         extra(T, "micro_batch", "Micro-batch", Kind::OptionalCount, "the whole batch per GPU; 1 with a pipeline",

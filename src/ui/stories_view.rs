@@ -59,6 +59,9 @@ fn limits(o: &Outcome) -> Html {
             Limit::InputBound { compute_samples_per_s, .. } => {
                 format!("input-bound: the GPUs could do {}", units::si(*compute_samples_per_s, "samples/s"))
             }
+            Limit::Overloaded { most_per_s, .. } => {
+                format!("overloaded: at most {}", units::si(*most_per_s, "requests/s"))
+            }
             Limit::HostBound { host_s, .. } => {
                 format!("host-bound: {} per layer to issue", units::duration(*host_s))
             }

@@ -72,6 +72,23 @@ await runTest('serving', dist, async ({ server, browser }) => {
   await page.locator('.longest .chip').first().click();
   const step = await page.locator('#op-details').textContent();
   check(/engine step/.test(step), `an op of the engine step is explained: ${step.trim().slice(0, 120)}`);
+  // At half the requests per second full load completes: the engine keeps up, with fewer
+  // requests in flight (Little's law) and a faster token; at ten times it is overloaded.
+  const fullRate = Number(await page.locator('#throughput').getAttribute('data-value'));
+  const half = (fullRate / 2).toPrecision(4);
+  await page.fill('#f-task-request_rate', half);
+  await page.press('#f-task-request_rate', 'Tab');
+  await page.locator('#serving-batching', { hasText: 'on average' }).waitFor({ timeout: 5000 });
+  const atHalf = await matchesCli(page, `in flight at ${half} requests/s`);
+  check(atHalf.inFlight < inflight.inFlight && atHalf.tpot < inflight.tpot && close(Number(await page.locator('#throughput').getAttribute('data-value')), Number(half), 1e-6),
+    `at ${half} requests/s: ${atHalf.inFlight} in flight (full load ${inflight.inFlight}), TPOT ${atHalf.tpot} s (${inflight.tpot} s)`);
+  await page.fill('#f-task-request_rate', String(Math.round(fullRate * 10)));
+  await page.press('#f-task-request_rate', 'Tab');
+  await page.locator('#limit-overloaded').waitFor({ timeout: 5000 });
+  check(/^Overloaded: requests arrive at/.test(await page.locator('#limit-overloaded').textContent()), 'ten times the rate: overloaded, said so');
+  await page.fill('#f-task-request_rate', '');
+  await page.press('#f-task-request_rate', 'Tab');
+  await page.locator('#limit-overloaded').waitFor({ state: 'detached', timeout: 5000 });
   await settled(page);
   await page.locator('.headline').first().screenshot({ path: join(shots, 'serving-inflight-headline.png') });
   await page.locator('#serving').screenshot({ path: join(shots, 'serving-inflight-chart.png') });

@@ -113,6 +113,12 @@ pub fn check(s: &Scenario) -> Vec<FieldError> {
             ),
         ));
     }
+    if setup.request_rate.is_some() && setup.batching != crate::engine::scenario::Batching::InFlight {
+        errors.push(FieldError::new(
+            "task.request_rate",
+            "a request rate needs in-flight batching (set batching to inflight): a static batch starts its requests together",
+        ));
+    }
     if serving && setup.output_tokens.unwrap_or(0) > MAX_OUTPUT_TOKENS {
         errors.push(FieldError::new(
             "task.output_tokens",

@@ -14,7 +14,7 @@ use super::collective::{time_s, Collective};
 use super::iteration::{self, name, Cx, Timeline};
 use crate::engine::ops::{Block, OpKind, OpName, Phase};
 use crate::engine::reference::explain::{Explanation, Term, Unit};
-use crate::engine::report::{LayerWork, MemPart, Memory, ModelStats, Report, Serving, Utilization, Work};
+use crate::engine::report::{LayerWork, Limit, MemPart, Memory, ModelStats, Report, Serving, Utilization, Work};
 use crate::engine::scenario::{Arch, Batching, Precision, Scenario, TaskKind};
 
 /// Generated tokens per request when the task does not say.
@@ -440,7 +440,7 @@ impl<'a> Serve<'a> {
         let mut state = None;
         for _ in 0..16 {
             // A prompt's own request is not decoding while it prefills.
-            let room = (budget - decoding.min(c - 1.0)).max(1.0);
+            let room = (budget - decoding.min((c - 1.0).max(0.0))).max(1.0);
             let chunks = (i / room).ceil();
             let prefill_tokens = i * decoding / (o - 1.0);
             // A chunk step carries one prompt's chunk, or more when prompts arrive faster.
@@ -543,6 +543,33 @@ impl<'a> Serve<'a> {
         }
     }
 
+    /// The steady state of in-flight batching with requests arriving at the task's rate
+    /// ([`Setup::request_rate`], over the cluster), and the most requests per second it can
+    /// complete when it cannot keep up (`None` when it can). Requests in flight settle where
+    /// the requests completed per second equal the arrivals (Little's law: in flight = rate x
+    /// time in the system); they grow with the load up to what the KV cache holds. Without a
+    /// rate, the batch (or what the KV cache holds) is in flight.
+    pub fn steady_at_load(&self) -> (Steady, Option<f64>) {
+        let full = self.steady(self.concurrency());
+        let Some(rate) = self.cx.setup.request_rate else { return (full, None) };
+        let replicas = self.cx.lay.dense_dp.size as f64;
+        let per_replica = rate / replicas;
+        if per_replica >= full.requests_per_s {
+            return (full, Some(full.requests_per_s * replicas));
+        }
+        // Requests completed per second grow with those in flight: bisect for the arrivals.
+        let (mut lo, mut hi) = (0.0, full.concurrency);
+        for _ in 0..60 {
+            let mid = 0.5 * (lo + hi);
+            if self.steady(mid).requests_per_s < per_replica {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        (self.steady(hi), None)
+    }
+
     /// Model FLOPs of one request: its prefill and every decode step.
     fn request_flops(&self) -> f64 {
         self.prefill_flops() + (1..self.output).map(|i| self.decode_flops(i)).sum::<f64>()
@@ -555,8 +582,11 @@ pub fn evaluate(sv: &Serve) -> Report {
     let replicas = cx.lay.dense_dp.size;
     let n = cx.s.system.num_devices as f64;
     let inflight = cx.setup.batching == Batching::InFlight;
+    let mut overloaded = None;
     let (ops, schedule, memory, figures, requests) = if inflight {
-        let st = sv.steady(sv.concurrency());
+        let (st, most) = sv.steady_at_load();
+        overloaded =
+            most.map(|most_per_s| Limit::Overloaded { asked_per_s: cx.setup.request_rate.unwrap_or(0.0), most_per_s });
         let (ops, schedule) = sv.step_timeline(&st.chunk);
         let figures = (st.ttft_s, st.tpot_s, st.e2e_s, st.requests_per_s, st.concurrency);
         (ops, schedule, sv.inflight_memory(st.concurrency), figures, st.concurrency * replicas as f64)
@@ -572,6 +602,7 @@ pub fn evaluate(sv: &Serve) -> Report {
     let (ttft, tpot, e2e, requests_per_s_per_replica, in_flight) = figures;
     let mut limits = Vec::new();
     limits.extend(memory.does_not_fit());
+    limits.extend(overloaded);
     let requests_per_s = requests_per_s_per_replica * replicas as f64;
     let tokens_per_s = requests_per_s * sv.output as f64;
     let d = &cx.d;
@@ -637,6 +668,7 @@ pub fn evaluate(sv: &Serve) -> Report {
         kv_bytes: sv.kv_bytes,
         step_tokens: cx.setup.step_tokens,
         kv_page_tokens: cx.setup.kv_page_tokens,
+        request_rate: cx.setup.request_rate.filter(|_| inflight),
     });
     r.limits = limits;
     r
@@ -669,8 +701,7 @@ fn block_words(block: Block) -> &'static str {
 /// Explains an op of an in-flight engine step ([`Serve::steady`]): the step that carries a
 /// prompt chunk.
 fn explain_step(sv: &Serve, op: &OpName, [tp, rate, hbm]: [Term; 3]) -> Option<Explanation> {
-    let st = sv.steady(sv.concurrency());
-    let step = st.chunk;
+    let step = sv.steady_at_load().0.chunk;
     let term =
         |symbol: &'static str, meaning: &'static str, value: f64, unit: Unit| Term { symbol, meaning, value, unit };
     let decoding =
@@ -990,6 +1021,33 @@ mod tests {
         let below = sv.steady(400.0);
         assert!(st.ttft_s > 2.0 * below.ttft_s, "{} vs {}", st.ttft_s, below.ttft_s);
         assert!(st.requests_per_s < 1.1 * below.requests_per_s);
+    }
+
+    #[test]
+    fn at_a_request_rate_the_requests_in_flight_are_those_littles_law_keeps() {
+        let at = |rate: f64| crate::engine::evaluate(&inflight(64, json!({"request_rate": rate})));
+        let full = crate::engine::evaluate(&inflight(64, json!({}))).serving.expect("serving");
+        // A light load: the engine completes what arrives, with fewer requests in flight and a
+        // faster token than at full load.
+        let light = at(0.5 * full.requests_per_s);
+        let sv = light.serving.as_ref().expect("serving");
+        assert!((sv.requests_per_s / (0.5 * full.requests_per_s) - 1.0).abs() < 1e-6, "{sv:?}");
+        assert!((sv.requests_per_s * sv.e2e_s - sv.in_flight).abs() < 1e-6 * sv.in_flight);
+        assert!(sv.in_flight < full.in_flight && sv.tpot_s < full.tpot_s && light.limits.is_empty());
+        assert_eq!(sv.request_rate, Some(0.5 * full.requests_per_s));
+        // More than it can complete: full load's figures, and a limit that says so.
+        let heavy = at(2.0 * full.requests_per_s);
+        assert_eq!(heavy.serving.as_ref().map(|s| s.in_flight), Some(full.in_flight));
+        let over = heavy.limits.iter().find_map(|l| match l {
+            Limit::Overloaded { asked_per_s, most_per_s } => Some((*asked_per_s, *most_per_s)),
+            _ => None,
+        });
+        assert_eq!(over, Some((2.0 * full.requests_per_s, full.requests_per_s)));
+        // A static batch has no arrival rate: refused on the field.
+        let mut s = llama70(4, 8, json!({}));
+        s.task.setup.request_rate = Some(1.0);
+        let errors = super::super::rules::check(&s);
+        assert!(errors.iter().any(|e| e.field == "task.request_rate"), "{errors:?}");
     }
 
     #[test]
