@@ -2,7 +2,7 @@
 // journeys 1-5 and 8), checked against the CLI, with screenshots to look at.
 //
 // Usage: node tests/browser/calculator.mjs [DIST_DIR] [MADMAX_BIN]
-import { watchedPage, check, shots, cli, cliLine, scenarioOfLink, close, canvasInked, runTest, settled } from './lib.mjs';
+import { watchedPage, check, shots, cli, cliLine, scenarioOfLink, close, canvasInked, runTest, settled, pointAt, steps } from './lib.mjs';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -180,33 +180,13 @@ await runTest('calculator', dist, async ({ server, browser }) => {
     `a plan that does not fit says what overflows: ${(await limit.textContent().catch(() => '')).slice(0, 120)}`);
   await page.locator('.charts', { has: page.locator('#chart-memory') }).screenshot({ path: join(shots, 'memory-overflow.png') });
   // Pointing at a point of the GPUs sweep says its size, throughput and scaling.
-  await page.locator('#chart-pretrain-gpus').scrollIntoViewIfNeeded();
-  const sw = await page.locator('#chart-pretrain-gpus').boundingBox();
-  const sweepSaid = [];
-  for (let gy = 0.1; gy < 0.9; gy += 0.04) {
-    for (let gx = 0.1; gx < 0.98; gx += 0.02) {
-      await page.mouse.move(sw.x + gx * sw.width, sw.y + gy * sw.height);
-      if (await page.locator('#chart-pretrain-gpus-tip').count()) {
-        const t = await page.locator('#chart-pretrain-gpus-tip').innerText();
-        if (!sweepSaid.includes(t)) sweepSaid.push(t);
-      }
-    }
-  }
+  const sweepSaid = await pointAt(page, 'chart-pretrain-gpus', { xs: steps(0.1, 0.98, 0.02), ys: steps(0.1, 0.9, 0.04) });
   check(sweepSaid.some((t) => /^\d+ GPUs \(this scenario\): [\d.]+ (\S+ )?samples\/s/.test(t)) && sweepSaid.some((t) => /of perfect scaling from \d+ GPUs$/.test(t)),
     `pointing at the GPUs sweep says size, throughput and scaling: ${sweepSaid.slice(0, 3).join(' | ')}`);
   await page.mouse.move(0, 0);
   // Pointing at a part of the memory bar says which part and how much: sweep along the bar.
   // (Thin parts, such as weights sharded over many GPUs, may fall between two samples.)
-  await page.locator('#chart-memory').scrollIntoViewIfNeeded();
-  const mem = await page.locator('#chart-memory').boundingBox();
-  const said = [];
-  for (let gx = 0.02; gx < 0.98; gx += 0.005) {
-    await page.mouse.move(mem.x + gx * mem.width, mem.y + 0.45 * mem.height);
-    if (await page.locator('#chart-memory-tip').count()) {
-      const t = await page.locator('#chart-memory-tip').innerText();
-      if (!said.includes(t)) said.push(t);
-    }
-  }
+  const said = await pointAt(page, 'chart-memory', { xs: steps(0.02, 0.98, 0.005), ys: [0.45] });
   const order = (await page.locator('#chart-memory + table, figure:has(#chart-memory) table tbody tr td:first-child').allTextContents());
   const parts = said.map((t) => t.split(':')[0]);
   const inOrder = parts.every((p, i) => i === 0 || order.indexOf(p) > order.indexOf(parts[i - 1]));

@@ -2,7 +2,7 @@
 // GPUs (timed), a cancelled search, the best plan against the CLI's, and "apply".
 //
 // Usage: node tests/browser/explorer.mjs [DIST_DIR] [MADMAX_BIN]
-import { watchedPage, check, shots, close, scenarioOfLink, canvasInked, openCalculator, runTest, settled } from './lib.mjs';
+import { watchedPage, check, shots, close, scenarioOfLink, canvasInked, openCalculator, runTest, settled, pointAt, steps } from './lib.mjs';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -84,26 +84,11 @@ await runTest('explorer', dist, async ({ server, browser }) => {
   }
   await page.screenshot({ path: join(shots, 'explorer-desktop.png'), fullPage: true });
   // Pointing at a dot of the Pareto chart names its plan: sweep the plot until a dot answers.
-  await page.locator('#chart-pareto-memory').scrollIntoViewIfNeeded();
-  const pareto = await page.locator('#chart-pareto-memory').boundingBox();
-  let tip = '';
-  for (let gy = 0.15; gy < 0.9 && !tip; gy += 0.05) {
-    for (let gx = 0.1; gx < 0.95 && !tip; gx += 0.02) {
-      await page.mouse.move(pareto.x + gx * pareto.width, pareto.y + gy * pareto.height);
-      if (await page.locator('#chart-pareto-memory-tip').count()) tip = await page.locator('#chart-pareto-memory-tip').innerText();
-    }
-  }
+  const [tip = ''] = await pointAt(page, 'chart-pareto-memory', { xs: steps(0.1, 0.95, 0.02), ys: steps(0.15, 0.9, 0.05), first: true });
   check(/^transformer .*: [\d.]+ \S*samples\/s, [\d.]+ GB per GPU/.test(tip), `pointing at a Pareto dot names the plan: ${tip.slice(0, 120)}`);
   await page.locator('.card', { has: page.locator('#chart-pareto-memory') }).screenshot({ path: join(shots, 'explorer-pareto-tip.png') });
-  await page.mouse.move(0, 0);
   // Pointing at a ranked bar names its plan in full: the first bar is the best plan.
-  await page.locator('#chart-ranked').scrollIntoViewIfNeeded();
-  const ranked = await page.locator('#chart-ranked').boundingBox();
-  let barTip = '';
-  for (let gy = 0.05; gy < 0.5 && !barTip; gy += 0.01) {
-    await page.mouse.move(ranked.x + 0.3 * ranked.width, ranked.y + gy * ranked.height);
-    if (await page.locator('#chart-ranked-tip').count()) barTip = await page.locator('#chart-ranked-tip').innerText();
-  }
+  const [barTip = ''] = await pointAt(page, 'chart-ranked', { xs: [0.3], ys: steps(0.05, 0.5, 0.01), first: true });
   const bestPlan = (await page.locator('#best-plan').textContent()).trim();
   check(barTip.startsWith(`1. ${bestPlan}: `) && /samples\/s.*GB per GPU/.test(barTip), `pointing at the first bar names the best plan: ${barTip.slice(0, 140)}`);
   await page.locator('.card', { has: page.locator('#chart-ranked') }).screenshot({ path: join(shots, 'explorer-ranked-tip.png') });

@@ -160,3 +160,33 @@ export async function runTest(name, dist, body) {
   }
   console.log(`${name}: ok`);
 }
+
+/// `from`, `from + by`, ... below `to`: fractions of a chart's box to point at.
+export function steps(from, to, by) {
+  const out = [];
+  for (let i = 0; from + i * by < to - 1e-9; i++) out.push(from + i * by);
+  return out;
+}
+
+/// Points at chart `id` over a grid of fractions of its box (each of `ys` down, each of `xs`
+/// across) and returns what its tip (`#<id>-tip`) says, each text once, in the order met; with
+/// `first`, stops at the first answer. The chart is scrolled into view first, and the pointer
+/// leaves it at the end.
+export async function pointAt(page, id, { xs, ys, first = false }) {
+  const chart = page.locator(`#${id}`);
+  await chart.scrollIntoViewIfNeeded();
+  const box = await chart.boundingBox();
+  const tip = page.locator(`#${id}-tip`);
+  const said = [];
+  for (const gy of ys) {
+    for (const gx of xs) {
+      await page.mouse.move(box.x + gx * box.width, box.y + gy * box.height);
+      if (await tip.count()) {
+        const t = await tip.innerText();
+        if (!said.includes(t)) said.push(t);
+        if (first) return said;
+      }
+    }
+  }
+  return said;
+}

@@ -3,7 +3,7 @@
 // change of weight format that moves them the right way, and in-flight batching's steady state.
 //
 // Usage: node tests/browser/serving.mjs [DIST_DIR] [MADMAX_BIN]
-import { check, shots, cli, scenarioOfLink, close, canvasInked, openCalculator, runTest, settled } from './lib.mjs';
+import { check, shots, cli, scenarioOfLink, close, canvasInked, openCalculator, runTest, settled, pointAt, steps } from './lib.mjs';
 import { join } from 'node:path';
 
 const dist = process.argv[2] ?? 'dist';
@@ -37,15 +37,7 @@ await runTest('serving', dist, async ({ server, browser }) => {
   const inked = await canvasInked(page, 'chart-serving');
   check(inked > 500, `the throughput-latency chart is drawn (${inked} inked samples)`);
   // Pointing at a point of the trade-off says its batch, tokens/s and time per token.
-  await page.locator('#chart-serving').scrollIntoViewIfNeeded();
-  const sc = await page.locator('#chart-serving').boundingBox();
-  let serveTip = '';
-  for (let gy = 0.1; gy < 0.9 && !serveTip; gy += 0.03) {
-    for (let gx = 0.1; gx < 0.98 && !serveTip; gx += 0.01) {
-      await page.mouse.move(sc.x + gx * sc.width, sc.y + gy * sc.height);
-      if (await page.locator('#chart-serving-tip').count()) serveTip = await page.locator('#chart-serving-tip').innerText();
-    }
-  }
+  const [serveTip = ''] = await pointAt(page, 'chart-serving', { xs: steps(0.1, 0.98, 0.01), ys: steps(0.1, 0.9, 0.03), first: true });
   check(/^batch \d+( \(this scenario\))?: [\d.]+ (\S+ )?tokens\/s, [\d.]+ ms per output token/.test(serveTip), `pointing at a serving point says its figures: ${serveTip}`);
   await page.locator('#serving').screenshot({ path: join(shots, 'serving-chart.png') });
   await page.mouse.move(0, 0);
