@@ -453,7 +453,10 @@ fn read_shape(v: &mut Reader, m: &RawModel, arch: &Arch) -> Option<Shape> {
             if heads > 0 && heads % kv != 0 {
                 v.push(FieldError::new(
                     "model.num_kv_heads",
-                    format!("{heads} query heads do not split evenly into {kv} key/value groups"),
+                    format!(
+                        "{heads} query heads do not split evenly into {kv} key/value groups: use a divisor of {heads}, such as {}",
+                        divisor_at_most(heads, kv)
+                    ),
                 ));
                 return None;
             }
@@ -504,7 +507,9 @@ fn read_moe(v: &mut Reader, m: &RawModel, why: &Why) -> Option<Moe> {
         v.push(
             FieldError::new(
                 "model.num_active_experts",
-                format!("{active} active experts per token exceed the {experts} experts of each layer"),
+                format!(
+                    "{active} active experts per token exceed the {experts} experts of each layer: use at most {experts}"
+                ),
             )
             .reference("Incorrect number of active experts."),
         );
@@ -566,8 +571,14 @@ fn read_system(v: &mut Reader, s: &RawSystem) -> Option<System> {
     let (devices, nodes) = (devices?, nodes?);
     if devices % nodes != 0 {
         v.push(
-            FieldError::new("system.num_nodes", format!("{devices} devices do not split evenly over {nodes} nodes"))
-                .reference("Number of devices must be evenly divisible by number of nodes!"),
+            FieldError::new(
+                "system.num_nodes",
+                format!(
+                    "{devices} devices do not split evenly over {nodes} nodes: use a node count that divides {devices}, such as {}",
+                    divisor_at_most(devices, nodes)
+                ),
+            )
+            .reference("Number of devices must be evenly divisible by number of nodes!"),
         );
         return None;
     }
@@ -576,7 +587,7 @@ fn read_system(v: &mut Reader, s: &RawSystem) -> Option<System> {
             v.push(
                 FieldError::new(
                     "system.ar_perc_intra",
-                    format!("must be 1 on a single node (all traffic stays within the node), got {p}"),
+                    format!("must be 1 on a single node (all traffic stays within the node): set 1, got {p}"),
                 )
                 .reference("For one node, only use intra-node networking."),
             );
@@ -609,6 +620,14 @@ fn read_system(v: &mut Reader, s: &RawSystem) -> Option<System> {
         ibroce_util: iu?,
         ar_perc_intra: pi?,
     })
+}
+
+/// The largest divisor of `n` that is at most `k` (1 at least): a legal degree, count or batch
+/// near the one asked for, for messages that say the fix.
+pub(crate) fn divisor_at_most(n: u64, k: u64) -> u64 {
+    // A bounded walk down from k: inputs may be large, and 1 always divides.
+    let top = k.min(n);
+    (top.saturating_sub(100_000).max(1)..=top).rev().find(|d| n.is_multiple_of(*d)).unwrap_or(1)
 }
 
 /// The task type and name, which every task has.
@@ -901,5 +920,39 @@ pub(crate) fn undefined_strategy_message(key: &str) -> &'static str {
         "mlp_parallel" => "Undefined parallelization strategy for MLPs",
         "emb_parallel" => "Undefined parallelization strategy for EMBs",
         _ => "Undefined parallelization strategy for Transformer Layers",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::RawFile;
+
+    /// What validation says of LLaMA2-70B on DC_A-2048 with these model and system keys.
+    fn problems(model: serde_json::Value, system: serde_json::Value) -> Vec<String> {
+        let mut v: serde_json::Value = serde_json::from_str(include_str!(
+            "../../tests/data/reference/cases/llm__llama2_70b__dc_A_2048__llm_train.json"
+        ))
+        .expect("case");
+        for (config, keys) in [("model", model), ("system", system)] {
+            if let (Some(c), Some(keys)) = (v["inputs"][config].as_object_mut(), keys.as_object()) {
+                c.extend(keys.clone());
+            }
+        }
+        let raw = serde_json::from_value::<RawFile>(v).expect("case").into_scenario().expect("case");
+        validate(&raw).err().unwrap_or_default().iter().map(|e| e.to_string()).collect()
+    }
+
+    #[test]
+    fn model_and_system_errors_say_the_fix() {
+        let said = problems(serde_json::json!({"num_kv_heads": 6}), serde_json::json!({}));
+        assert!(said.iter().any(|m| m.contains("key/value groups: use a divisor of 64, such as 4")), "{said:?}");
+        let said = problems(serde_json::json!({}), serde_json::json!({"num_nodes": 3}));
+        assert!(said.iter().any(|m| m.contains("use a node count that divides 2048, such as 2")), "{said:?}");
+        let said = problems(
+            serde_json::json!({}),
+            serde_json::json!({"num_devices": 8, "num_nodes": 1, "ar_perc_intra": 0.5}),
+        );
+        assert!(said.iter().any(|m| m.contains("set 1, got 0.5")), "{said:?}");
     }
 }

@@ -3,7 +3,7 @@
 
 use super::shape::Dims;
 use crate::engine::scenario::{Scenario, Spec, Strategy};
-use crate::engine::validate::FieldError;
+use crate::engine::validate::{divisor_at_most, FieldError};
 
 /// Most ops one default-model timeline may hold ([`timeline_ops`]): a timeline of the last
 /// pipeline stage has 4 to 21 ops per layer per micro-batch (a 7B model with 32 layers may run
@@ -269,14 +269,6 @@ fn levels(errors: &mut Vec<FieldError>, key: &str, spec: &Spec, allowed: &[Strat
             format!("degrees multiply to {product}, the cluster has {n} GPUs{fix}"),
         ));
     }
-}
-
-/// The largest divisor of `n` that is at most `k` (1 at least): a legal degree or batch near
-/// the one asked for.
-fn divisor_at_most(n: u64, k: u64) -> u64 {
-    // A bounded walk down from k: inputs may be large, and 1 always divides.
-    let top = k.min(n);
-    (top.saturating_sub(100_000).max(1)..=top).rev().find(|d| n.is_multiple_of(*d)).unwrap_or(1)
 }
 
 #[cfg(test)]
