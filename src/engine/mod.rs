@@ -25,30 +25,74 @@ pub use validate::{validate, FieldError};
 
 pub use reference::explain::{Explanation, Term, Unit};
 
-/// Explains an op of `s`'s timeline: the formula behind its duration, with every term's value.
-pub fn explain(s: &Scenario, op: &ops::OpName) -> Option<Explanation> {
-    if uses_default_model(s) {
-        extended::explain::explain(s, op)
-    } else {
-        reference::explain::explain(s, op)
+/// Which model evaluates a valid scenario, with the context it evaluates it in. Built once
+/// from the scenario ([`Evaluator::of`]); [`evaluate`], [`explain`] and
+/// [`uses_default_model`] all match on it, so they cannot disagree.
+pub enum Evaluator<'a> {
+    /// MAD-Max paper mode (the reference model, quirks included), or a scenario the default
+    /// model does not cover.
+    Reference,
+    /// The default model's recommendation families (DLRM, DLRM_MoE, DLRM_Transformer).
+    Dlrm(extended::dlrm::DCx<'a>),
+    /// The default model's LLM serving (inference of LLM and LLM_MoE).
+    Serving(extended::serving::Serve<'a>),
+    /// The default model's transformer training (and ViT inference).
+    Training(extended::iteration::Cx<'a>),
+}
+
+impl<'a> Evaluator<'a> {
+    /// The evaluator of `s`: the default model when the scenario asks for it and the default
+    /// model covers it, else the reference.
+    pub fn of(s: &'a Scenario) -> Evaluator<'a> {
+        if s.task.mode != scenario::Mode::Default || !extended::covers(s) {
+            return Evaluator::Reference;
+        }
+        let built = if s.model.arch.family().is_dlrm() {
+            extended::dlrm::DCx::new(s).map(Evaluator::Dlrm)
+        } else if extended::serving::serves(s) {
+            extended::serving::Serve::new(s).map(Evaluator::Serving)
+        } else {
+            extended::iteration::Cx::new(s).map(Evaluator::Training)
+        };
+        built.unwrap_or(Evaluator::Reference)
     }
-}
 
-/// True when the scenario asks for the default model and the default model covers its family
-/// (transformers; the DLRM families are still evaluated with MAD-Max's formulas).
-pub fn uses_default_model(s: &Scenario) -> bool {
-    s.task.mode == scenario::Mode::Default && extended::covers(s)
-}
-
-/// Evaluates a validated scenario: with the default model when the scenario asks for it and
-/// the default model covers its family, else with the MAD-Max reference model.
-pub fn evaluate(s: &Scenario) -> Report {
-    if uses_default_model(s) {
-        if let Some(r) = extended::evaluate(s) {
-            return r;
+    /// Evaluates `s`, which this evaluator was built from.
+    pub fn evaluate(&self, s: &Scenario) -> Report {
+        match self {
+            Evaluator::Reference => evaluate_reference(s),
+            Evaluator::Dlrm(cx) => extended::dlrm::evaluate(cx),
+            Evaluator::Serving(sv) => extended::serving::evaluate(sv),
+            Evaluator::Training(cx) => extended::iteration::evaluate(cx),
         }
     }
-    evaluate_reference(s)
+
+    /// Explains an op of `s`'s timeline (`s` as for [`Evaluator::evaluate`]).
+    pub fn explain(&self, s: &Scenario, op: &ops::OpName) -> Option<Explanation> {
+        match self {
+            Evaluator::Reference => reference::explain::explain(s, op),
+            Evaluator::Dlrm(cx) => extended::dlrm::explain(cx, op),
+            Evaluator::Serving(sv) => extended::serving::explain(sv, op),
+            Evaluator::Training(cx) => extended::explain::explain(cx, op),
+        }
+    }
+}
+
+/// Explains an op of `s`'s timeline: the formula behind its duration, with every term's value.
+pub fn explain(s: &Scenario, op: &ops::OpName) -> Option<Explanation> {
+    Evaluator::of(s).explain(s, op)
+}
+
+/// True when the default model evaluates the scenario ([`Evaluator::of`]): it asks for the
+/// default model, which covers every family (transformers, their serving, and the
+/// recommendation models) when the plan gives it what it needs.
+pub fn uses_default_model(s: &Scenario) -> bool {
+    !matches!(Evaluator::of(s), Evaluator::Reference)
+}
+
+/// Evaluates a validated scenario with its [`Evaluator`].
+pub fn evaluate(s: &Scenario) -> Report {
+    Evaluator::of(s).evaluate(s)
 }
 
 /// About how many ops [`evaluate`] puts on the timeline of `s`, known before it runs: an
@@ -74,4 +118,49 @@ pub fn estimated_ops(s: &Scenario) -> u64 {
 pub fn evaluate_reference(s: &Scenario) -> Report {
     let b = reference::build(s);
     Report::assemble(b.ops, b.schedule, b.global_batch, b.memory, b.work, b.model, b.system)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A golden case's scenario in `mode`.
+    fn case(text: &str, mode: &str) -> Scenario {
+        let mut v: serde_json::Value = serde_json::from_str(text).expect("case");
+        v["inputs"]["task"]["mode"] = mode.into();
+        let raw = serde_json::from_value::<RawFile>(v).expect("case").into_scenario().expect("case");
+        validate(&raw).unwrap_or_else(|e| panic!("{e:?}"))
+    }
+
+    #[test]
+    fn one_evaluator_decides_which_model_runs_and_everything_follows_it() {
+        let train = include_str!("../../tests/data/reference/cases/llm__llama2_70b__dc_A_2048__llm_train.json");
+        let serve = include_str!("../../tests/data/reference/cases/llm__llama_7b__zionex_8__llm_inf_tp_8x8_bs1.json");
+        let dlrm = include_str!("../../tests/data/reference/cases/dlrm__dlrm_a__zionex_128__dlrm_train.json");
+        let kind = |e: &Evaluator| match e {
+            Evaluator::Reference => "reference",
+            Evaluator::Dlrm(_) => "dlrm",
+            Evaluator::Serving(_) => "serving",
+            Evaluator::Training(_) => "training",
+        };
+        for (text, mode, want) in [
+            (train, "reference", "reference"),
+            (train, "default", "training"),
+            (serve, "default", "serving"),
+            (serve, "reference", "reference"),
+            (dlrm, "default", "dlrm"),
+        ] {
+            let s = case(text, mode);
+            let e = Evaluator::of(&s);
+            assert_eq!(kind(&e), want, "{mode}");
+            // The report, the explanations and the faces' question all follow it.
+            let r = evaluate(&s);
+            let default = want != "reference";
+            assert_eq!(r.mode == scenario::Mode::Default, default, "{want}");
+            assert_eq!(uses_default_model(&s), default, "{want}");
+            assert_eq!(r.serving.is_some(), want == "serving");
+            let op = &r.timeline[0].name;
+            assert_eq!(explain(&s, op).map(|x| x.seconds), e.explain(&s, op).map(|x| x.seconds));
+        }
+    }
 }

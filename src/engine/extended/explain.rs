@@ -6,7 +6,7 @@ use super::collective::Group;
 use super::iteration::Cx;
 use crate::engine::ops::{Block, OpKind, OpName, Phase};
 use crate::engine::reference::explain::{Explanation, Term, Unit};
-use crate::engine::scenario::{Attention, Recompute, Scenario};
+use crate::engine::scenario::{Attention, Recompute};
 
 fn term(symbol: &'static str, meaning: &'static str, value: f64, unit: Unit) -> Term {
     Term { symbol, meaning, value, unit }
@@ -43,15 +43,9 @@ fn group_terms(g: Group, links: (f64, f64)) -> Vec<Term> {
     t
 }
 
-/// Explains an op of a default-model timeline; `None` for a name the scenario cannot have.
-pub fn explain(s: &Scenario, op: &OpName) -> Option<Explanation> {
-    if s.model.arch.family().is_dlrm() {
-        return super::dlrm::explain(&super::dlrm::DCx::new(s)?, op);
-    }
-    if let Some(sv) = super::serving::Serve::new(s) {
-        return super::serving::explain(&sv, op);
-    }
-    let cx = Cx::new(s)?;
+/// Explains an op of a default-model training timeline (transformers); `None` for a name the
+/// scenario cannot have.
+pub fn explain(cx: &Cx, op: &OpName) -> Option<Explanation> {
     let layer = op.layer.max(0) as u64;
     let t = cx.layer_times(layer);
     let pass = if op.phase == Phase::Forward { "forward" } else { "backward" };
@@ -327,7 +321,7 @@ pub fn explain(s: &Scenario, op: &OpName) -> Option<Explanation> {
         }
         (OpKind::Idle, _) => {
             let rate = cx.setup.loader_samples_per_s.unwrap_or(f64::INFINITY);
-            let r = super::iteration::evaluate(&cx);
+            let r = super::iteration::evaluate(cx);
             let wait = r.timeline.iter().find(|o| o.name == *op).map_or(0.0, |o| o.duration_s);
             Explanation {
                 what: "Waiting for the input pipeline (data loader)".into(),

@@ -25,7 +25,6 @@ pub mod rules;
 pub mod serving;
 pub mod shape;
 
-use super::report::Report;
 use super::scenario::Scenario;
 
 /// True when the default model (not the reference's formulas) evaluates this scenario's family.
@@ -35,15 +34,4 @@ pub fn covers(s: &Scenario) -> bool {
     } else {
         shape::Dims::of(&s.model).is_some() && s.task.plan.transformer.is_some()
     }
-}
-
-/// Evaluates a scenario with the default model; `None` when it does not cover the family.
-pub fn evaluate(s: &Scenario) -> Option<Report> {
-    if s.model.arch.family().is_dlrm() {
-        return dlrm::DCx::new(s).map(|cx| dlrm::evaluate(&cx));
-    }
-    if let Some(sv) = serving::Serve::new(s) {
-        return Some(serving::evaluate(&sv));
-    }
-    iteration::Cx::new(s).map(|cx| iteration::evaluate(&cx))
 }
