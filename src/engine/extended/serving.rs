@@ -64,8 +64,6 @@ pub struct Steady {
     pub requests_per_s: f64,
     /// A step that carries a prompt chunk (every step when nothing decodes).
     pub chunk: EngineStep,
-    /// A step without a prompt chunk, s.
-    pub decode_s: f64,
     /// The mean step: the time between two tokens of a request, s.
     pub tpot_s: f64,
     /// Time to first token: queueing for the prefill and its chunk steps, s.
@@ -361,15 +359,8 @@ impl<'a> Serve<'a> {
 
     /// The largest static batch per replica that fits (0 when the weights alone do not).
     pub fn max_batch(&self) -> u64 {
-        let one = self.memory(1.0);
-        let fixed = self.memory(0.0).total_bytes;
-        let per = one.total_bytes - fixed;
-        let room = one.capacity_bytes - fixed;
-        if per <= 0.0 || room <= 0.0 {
-            0
-        } else {
-            (room / per).floor() as u64
-        }
+        let fixed = self.memory(0.0);
+        how_many_fit(&fixed, self.memory(1.0).total_bytes - fixed.total_bytes)
     }
 
     /// Tokens of KV cache an in-flight request holds on average in the steady state: its prompt,
@@ -392,14 +383,7 @@ impl<'a> Serve<'a> {
     /// activations with in-flight batching: the most the engine can keep in flight (0 when
     /// not even one fits).
     pub fn inflight_limit(&self) -> u64 {
-        let fixed = self.inflight_memory(0.0);
-        let per = self.held_tokens() * self.kv_bytes_per_token();
-        let room = fixed.capacity_bytes - fixed.total_bytes;
-        if per <= 0.0 || room <= 0.0 {
-            0
-        } else {
-            (room / per).floor() as u64
-        }
+        how_many_fit(&self.inflight_memory(0.0), self.held_tokens() * self.kv_bytes_per_token())
     }
 
     /// The steady state of in-flight batching (Orca, vLLM, Sarathi-Serve): `concurrency`
@@ -430,15 +414,14 @@ impl<'a> Serve<'a> {
                 prefill_tokens: tokens,
                 requests_per_s,
                 chunk: step,
-                decode_s: step.seconds,
                 tpot_s: 0.0,
                 ttft_s: e2e_s,
                 e2e_s,
             };
         }
-        let mut decoding = c * (o - 1.0) / o;
-        let mut state = None;
-        for _ in 0..16 {
+        // The steps with `decoding` requests decoding: the step that carries a chunk, the mean
+        // step, the prompt tokens per step, and the chunk steps of one prompt.
+        let at = |decoding: f64| {
             // A prompt's own request is not decoding while it prefills.
             let room = (budget - decoding.min((c - 1.0).max(0.0))).max(1.0);
             let chunks = (i / room).ceil();
@@ -448,13 +431,17 @@ impl<'a> Serve<'a> {
             let with_chunk = (prefill_tokens / chunk_tokens).min(1.0);
             let finishing = decoding / (o - 1.0);
             let chunk = self.engine_step(decoding, chunk_tokens, finishing / with_chunk);
-            let plain = self.engine_step(decoding, 0.0, 0.0);
-            let mean_s = with_chunk * chunk.seconds + (1.0 - with_chunk) * plain.seconds;
-            state = Some((chunk, plain.seconds, mean_s, prefill_tokens));
+            let plain_s = self.engine_step(decoding, 0.0, 0.0).seconds;
+            (chunk, with_chunk * chunk.seconds + (1.0 - with_chunk) * plain_s, prefill_tokens, chunks)
+        };
+        // The share decoding is the share of its time a request decodes; the budget caps it.
+        let mut decoding = c * (o - 1.0) / o;
+        for _ in 0..16 {
+            let (chunk, mean_s, _, chunks) = at(decoding);
             let next = c * (o - 1.0) * mean_s / (chunks * chunk.seconds + (o - 1.0) * mean_s);
             decoding = next.min(budget * (o - 1.0) / (i + o - 1.0));
         }
-        let Some((chunk, decode_s, tpot_s, prefill_tokens)) = state else { unreachable!("the loop runs") };
+        let (chunk, tpot_s, prefill_tokens, _) = at(decoding);
         let requests_per_s = decoding / (o - 1.0) / tpot_s;
         let e2e_s = c / requests_per_s;
         Steady {
@@ -463,7 +450,6 @@ impl<'a> Serve<'a> {
             prefill_tokens,
             requests_per_s,
             chunk,
-            decode_s,
             tpot_s,
             ttft_s: e2e_s - (o - 1.0) * tpot_s,
             e2e_s,
@@ -573,6 +559,17 @@ impl<'a> Serve<'a> {
     /// Model FLOPs of one request: its prefill and every decode step.
     fn request_flops(&self) -> f64 {
         self.prefill_flops() + (1..self.output).map(|i| self.decode_flops(i)).sum::<f64>()
+    }
+}
+
+/// How many requests of `per_bytes` each fit in the room `fixed` leaves on its GPU (0 when
+/// none does).
+fn how_many_fit(fixed: &Memory, per_bytes: f64) -> u64 {
+    let room = fixed.capacity_bytes - fixed.total_bytes;
+    if per_bytes <= 0.0 || room <= 0.0 {
+        0
+    } else {
+        (room / per_bytes).floor() as u64
     }
 }
 
