@@ -360,10 +360,10 @@ fn settings_card(
                     <p class="help">{ "812.5 W: an A100 node's 6.5 kW over 8 GPUs." }</p>
                 </div>
                 <div class="field">
-                    <label for="explore-workload">{ if tokens { "Workload (tokens)" } else { "Workload (samples)" } }</label>
+                    <label for="explore-workload">{ if serving { "Workload (generated tokens)" } else if tokens { "Workload (tokens)" } else { "Workload (samples)" } }</label>
                     <input id="explore-workload" type="text" inputmode="decimal" value={s.workload.to_string()}
                         onchange={set(|s, v| if let Ok(x) = v.trim().parse::<f64>() { if x > 0.0 && x.is_finite() { s.workload = x } })} />
-                    <p class="help">{ if tokens { "1e12 tokens: a trillion-token pre-training run." } else { "Samples to process, e.g. 5e9." } }</p>
+                    <p class="help">{ if serving { "Tokens to generate for users, e.g. 1e12: a trillion tokens served; the cost table says what serving them takes." } else if tokens { "1e12 tokens: a trillion-token pre-training run." } else { "Samples to process, e.g. 5e9." } }</p>
                 </div>
             </div>
             { problem.map(|m| html! { <p class="error-msg">{ m }</p> }).unwrap_or_default() }
@@ -447,7 +447,7 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
                     <thead><tr><th></th><th>{ "time" }</th><th>{ "GPU-hours" }</th><th>{ "cost" }</th><th>{ "energy" }</th></tr></thead>
                     <tbody>{ cost_row("best plan", b) }{ if summary.baseline.fits() { cost_row("baseline", &summary.baseline) } else { html! {} } }</tbody>
                 </table>
-                <p class="help">{ format!("For {} {} on {gpus} GPUs at {} $/GPU-hour and {} W per GPU.", units::count(s.workload), if explore::tokens_per_sample(base).is_some() { "tokens" } else { "samples" }, s.usd_per_gpu_hour, s.watts_per_gpu) }</p>
+                <p class="help">{ format!("For {} {} on {gpus} GPUs at {} $/GPU-hour and {} W per GPU.", units::count(s.workload), if summary.baseline.tpot_s.is_some() { "generated tokens" } else if explore::tokens_per_sample(base).is_some() { "tokens" } else { "samples" }, s.usd_per_gpu_hour, s.watts_per_gpu) }</p>
             </div>
         },
         _ => html! {},
