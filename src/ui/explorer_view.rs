@@ -239,6 +239,23 @@ pub fn explorer_view(p: &ExplorerProps) -> Html {
     })
 }
 
+/// An optional latency limit of a serving search, in ms (empty: none).
+fn limit_field(
+    id: &'static str,
+    label: &'static str,
+    value: &str,
+    onchange: Callback<Event>,
+    help: &'static str,
+) -> Html {
+    html! {
+        <div class="field">
+            <label for={id}>{ label }</label>
+            <input id={id} type="text" inputmode="decimal" placeholder="no limit" value={value.to_owned()} {onchange} />
+            <p class="help">{ help }</p>
+        </div>
+    }
+}
+
 fn settings_card(
     s: &Settings,
     good: &Evaluated,
@@ -308,18 +325,10 @@ fn settings_card(
                     <p class="help">{ "Empty: every plan processes the same global batch (a fair comparison). A list such as 1, 2, 4, 8 lets the batch vary." }</p>
                 </div>
                 { if serving { html! { <>
-                    <div class="field">
-                        <label for="explore-latency">{ "Latency limit (ms per output token, optional)" }</label>
-                        <input id="explore-latency" type="text" inputmode="decimal" placeholder="no limit"
-                            value={s.max_tpot_ms.clone()} onchange={set(|s, v| s.max_tpot_ms = v)} />
-                        <p class="help">{ "Serving: plans whose time per output token exceeds this are infeasible (greyed), so the ranking finds the highest throughput that still answers fast enough. 50 ms is about 20 tokens/s per request, faster than people read." }</p>
-                    </div>
-                    <div class="field">
-                        <label for="explore-ttft">{ "First-token limit (ms, optional)" }</label>
-                        <input id="explore-ttft" type="text" inputmode="decimal" placeholder="no limit"
-                            value={s.max_ttft_ms.clone()} onchange={set(|s, v| s.max_ttft_ms = v)} />
-                        <p class="help">{ "Serving: plans whose time to first token exceeds this are infeasible too. Big batches and long prompts keep a request waiting for its prefill; chat services aim at about a second or less." }</p>
-                    </div>
+                    { limit_field("explore-latency", "Latency limit (ms per output token, optional)", &s.max_tpot_ms, set(|s, v| s.max_tpot_ms = v),
+                        "Serving: plans whose time per output token exceeds this are infeasible (greyed), so the ranking finds the highest throughput that still answers fast enough. 50 ms is about 20 tokens/s per request, faster than people read.") }
+                    { limit_field("explore-ttft", "First-token limit (ms, optional)", &s.max_ttft_ms, set(|s, v| s.max_ttft_ms = v),
+                        "Serving: plans whose time to first token exceeds this are infeasible too. Big batches and long prompts keep a request waiting for its prefill; chat services aim at about a second or less.") }
                 </> } } else { html! {} } }
             </div>
             <div class="field">

@@ -253,14 +253,24 @@ mod tests {
         assert!(inf_now > now);
     }
 
-    #[test]
-    fn serving_points_trade_latency_for_throughput_up_to_the_memory_limit() {
+    /// LLaMA-2-70B served in FP8 on 4 H100s (a preset), in the default model.
+    fn serving_doc() -> Doc {
         let p = presets::all().expect("presets");
         let sc = p.scenarios.iter().find(|s| s.id == "serve__llama2_70b__h100_sxm_4__fp8").expect("serving preset");
         let mut doc = Doc::new(p.configs(sc).expect("configs"));
         crate::ui::state::default_model_settings(&mut doc, crate::engine::scenario::Mode::Default);
-        let probes = serving(&doc);
-        let pts = serving_curve(&probes, &probes.iter().map(serve_point).collect::<Vec<_>>());
+        doc
+    }
+
+    /// The serving trade-off of `doc`, as the page draws it.
+    fn curve_of(doc: &Doc) -> Vec<ServePoint> {
+        let probes = serving(doc);
+        serving_curve(&probes, &probes.iter().map(serve_point).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn serving_points_trade_latency_for_throughput_up_to_the_memory_limit() {
+        let pts = curve_of(&serving_doc());
         assert!(pts.len() >= 5, "{pts:?}");
         assert!(pts.iter().any(|p| p.current));
         for w in pts.windows(2) {
@@ -271,13 +281,9 @@ mod tests {
 
     #[test]
     fn in_flight_serving_points_stop_where_more_requests_gain_nothing() {
-        let p = presets::all().expect("presets");
-        let sc = p.scenarios.iter().find(|s| s.id == "serve__llama2_70b__h100_sxm_4__fp8").expect("serving preset");
-        let mut doc = Doc::new(p.configs(sc).expect("configs"));
-        crate::ui::state::default_model_settings(&mut doc, crate::engine::scenario::Mode::Default);
+        let mut doc = serving_doc();
         doc.set(Config::Task, "batching", serde_json::json!("inflight"));
-        let probes = serving(&doc);
-        let pts = serving_curve(&probes, &probes.iter().map(serve_point).collect::<Vec<_>>());
+        let pts = curve_of(&doc);
         // The engine admits what fits: every point fits. The curve ends where more requests
         // gain nothing: the KV cache caps them, or prompts fill the steps' token budget.
         assert!(pts.iter().all(|p| p.fits), "{pts:?}");
