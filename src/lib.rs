@@ -5,6 +5,8 @@
 //! - [`presets`]: scenarios shipped with the tool (facts, with sources).
 //! - [`doc`]: the editable scenario document (three MAD-Max configs); [`share`]: its versioned
 //!   URL codec.
+//! - [`accuracy`]: the default model against published measured runs (`madmax validate`, the
+//!   validation page); not to be confused with [`engine::validate`], which checks input.
 //! - [`units`]: how numbers are shown to people (SI prefixes, units).
 //! - [`input`]: text from outside (files, links, pasted JSON, CSVs) read within bounds.
 //! - [`ui`]: the web page (state natively testable; Yew components on wasm32 only).
@@ -12,6 +14,7 @@
 //! The CLI (`src/bin/madmax.rs`) is the other face. Dependencies point one way: faces ->
 //! presets, units -> engine.
 
+pub mod accuracy;
 pub mod doc;
 pub mod engine;
 pub mod input;
@@ -20,5 +23,4 @@ pub mod share;
 pub mod stories;
 pub mod ui;
 pub mod units;
-pub mod validation;
 pub mod wording;

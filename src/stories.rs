@@ -3,10 +3,10 @@
 //! what the source reported, what the model predicts and the difference. Pure: the stories are
 //! data (`presets/data/stories.json`), the numbers come from the engine.
 
+use crate::accuracy;
 use crate::doc::Doc;
 use crate::engine::{evaluate, validate, Report};
 use crate::presets::{self, Cluster, Fabric};
-use crate::validation;
 use serde_json::{Map, Value};
 
 /// A citation: the work and where to read it.
@@ -296,7 +296,7 @@ fn base_doc(spec: &StorySpec) -> Result<(Doc, String), String> {
     let p = presets::all()?;
     match &spec.base {
         Base::Row { validation_row } => {
-            let row = validation::shipped_row(validation_row).ok_or(format!("no validation row {validation_row}"))?;
+            let row = accuracy::shipped_row(validation_row).ok_or(format!("no validation row {validation_row}"))?;
             let v = row.scenario.as_ref().ok_or(format!("validation row {validation_row} was skipped"))?;
             let (Some(m), Some(s), Some(t)) = (object(v, "model"), object(v, "system"), object(v, "task")) else {
                 return Err(format!("validation row {validation_row} has no scenario"));
@@ -349,7 +349,7 @@ fn predict(spec: &StorySpec, base: &Outcome, variants: &[Outcome], scaling: &[Sc
     let throughput = |o: &Outcome| o.report.as_ref().ok().map(|r| r.throughput_samples_per_s);
     match spec.reported.metric {
         Metric::ValidationRow => match &spec.base {
-            Base::Row { validation_row } => validation::shipped_row(validation_row).and_then(|r| r.predicted),
+            Base::Row { validation_row } => accuracy::shipped_row(validation_row).and_then(|r| r.predicted),
             _ => None,
         },
         Metric::Mfu => base.report.as_ref().ok()?.utilization.as_ref().map(|u| u.mfu),
@@ -467,7 +467,7 @@ mod tests {
     fn the_megatron_story_is_its_validation_row() {
         let spec = specs().expect("parse").into_iter().find(|s| s.id == "megatron-1t").expect("story");
         let story = compute(spec).expect("computes");
-        let row = validation::shipped_row("megatron-t1-1008b").expect("row");
+        let row = accuracy::shipped_row("megatron-t1-1008b").expect("row");
         assert_eq!(story.predicted, row.predicted);
         assert_eq!(story.difference(), row.error);
     }

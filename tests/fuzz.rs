@@ -11,7 +11,7 @@
 
 use madmax::doc::Doc;
 use madmax::engine::{evaluate, validate, RawFile};
-use madmax::{share, validation};
+use madmax::{accuracy, share};
 use serde_json::{json, Map, Value};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
@@ -187,8 +187,8 @@ fn imports_never_panic() {
 
 #[test]
 fn csv_reading_never_panics() {
-    let training = validation::TRAINING_CSV.to_owned();
-    let inference = validation::INFERENCE_CSV.to_owned();
+    let training = accuracy::TRAINING_CSV.to_owned();
+    let inference = accuracy::INFERENCE_CSV.to_owned();
     let lines: Vec<&str> = training.lines().collect();
     fuzz(
         "CSV reader",
@@ -206,7 +206,7 @@ fn csv_reading_never_panics() {
             }
             out
         },
-        |csv| validation::run(csv).map(|rows| validation::summarize(&rows).is_some()).unwrap_or(false),
+        |csv| accuracy::run(csv).map(|rows| accuracy::summarize(&rows).is_some()).unwrap_or(false),
     );
 }
 
@@ -552,8 +552,8 @@ fn read_like_the_page(s: &madmax::ui::state::State) {
     if let Some(op) = s.selected_op.and_then(|i| r.timeline.get(i)) {
         let _ = madmax::engine::explain(&g.scenario, &op.name);
     }
-    let _ = madmax::validation::expectation(&g.scenario, r);
-    for mode in [sweep::Mode::Pretrain, sweep::Mode::Inference] {
+    let _ = madmax::accuracy::expectation(&g.scenario, r);
+    for mode in [sweep::SweepTask::Pretrain, sweep::SweepTask::Inference] {
         let _ = (sweep::vs_gpus(&g.doc, mode), sweep::vs_batch(&g.doc, mode));
     }
     let probes = sweep::serving(&g.doc);

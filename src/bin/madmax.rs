@@ -758,14 +758,14 @@ fn text_report(s: &Scenario, r: &Report) -> String {
                 units::duration(*gpu_s),
                 units::duration(*host_s),
                 if *tp == 8 {
-                    format!("\n                      {}", madmax::validation::TP8_HOST_NOTE)
+                    format!("\n                      {}", madmax::accuracy::TP8_HOST_NOTE)
                 } else {
                     String::new()
                 }
             ),
         };
     }
-    if let Some(e) = madmax::validation::expectation(s, r) {
+    if let Some(e) = madmax::accuracy::expectation(s, r) {
         let _ = writeln!(o, "Runs like this        {}", e.sentence(s.system.flops_util, r.iteration_s));
     }
     o
@@ -1050,10 +1050,10 @@ fn validate_csv(args: &[String]) -> ExitCode {
     // Rows are read one at a time and keep only what is printed: a long file is never held as
     // cells or scenarios (the floor's groups take each row's work as it comes).
     let mut rows = Vec::new();
-    let mut same_work = madmax::validation::SameWork::default();
+    let mut same_work = madmax::accuracy::SameWork::default();
     if files.is_empty() {
         // The runs that ship with madmax, each in its set.
-        for mut r in madmax::validation::shipped() {
+        for mut r in madmax::accuracy::shipped() {
             same_work.add(rows.len(), &r);
             (r.scenario, r.notes, r.citation) = (None, String::new(), String::new());
             rows.push(r);
@@ -1067,7 +1067,7 @@ fn validate_csv(args: &[String]) -> ExitCode {
                 return ExitCode::from(2);
             }
         };
-        let read = madmax::validation::for_each_row(&text, |mut r| {
+        let read = madmax::accuracy::for_each_row(&text, |mut r| {
             same_work.add(rows.len(), &r);
             r.scenario = None;
             r.notes = String::new();
@@ -1089,12 +1089,12 @@ fn validate_csv(args: &[String]) -> ExitCode {
             }
         );
         if json_out {
-            out_json(&madmax::validation::to_json(&rows, floor.as_ref()));
+            out_json(&madmax::accuracy::to_json(&rows, floor.as_ref()));
         }
         return ExitCode::from(2);
     }
     if json_out {
-        out_json(&madmax::validation::to_json(&rows, floor.as_ref()));
+        out_json(&madmax::accuracy::to_json(&rows, floor.as_ref()));
         return ExitCode::SUCCESS;
     }
     outln!("{:<34} {:>14} {:>12} {:>12} {:>8}  memory/GPU", "row", "metric", "predicted", "measured", "error");
@@ -1138,11 +1138,11 @@ fn validate_csv(args: &[String]) -> ExitCode {
             outln!("  {d} ({n} rows)");
         }
     }
-    match madmax::validation::summarize(&rows) {
+    match madmax::accuracy::summarize(&rows) {
         Some(s) => {
             // With sets known, a source says its set when all its rows share one (one pass: a
             // file may hold 100,000 sources).
-            let mut sets: std::collections::BTreeMap<&str, Option<madmax::validation::RunSet>> =
+            let mut sets: std::collections::BTreeMap<&str, Option<madmax::accuracy::RunSet>> =
                 std::collections::BTreeMap::new();
             for r in &rows {
                 let e = sets.entry(r.source.as_str()).or_insert(r.set);
@@ -1187,13 +1187,13 @@ fn validate_csv(args: &[String]) -> ExitCode {
         None => outln!("\nno row could be predicted"),
     }
     if let Some(f) = &floor {
-        outln!("\nFloor: {}", printable(&madmax::validation::floor_sentence(f)));
+        outln!("\nFloor: {}", printable(&madmax::accuracy::floor_sentence(f)));
         outln!("  (the worst of {} pairs of rows that do the same work in more or fewer micro-batches)", f.pairs);
     }
-    if let Some(bands) = madmax::validation::bands_in(&rows) {
+    if let Some(bands) = madmax::accuracy::bands_in(&rows) {
         outln!(
             "\nMeasured / predicted time by kind of plan ({} runs or more; 10th, 50th, 90th percentile):",
-            madmax::validation::MIN_RUNS
+            madmax::accuracy::MIN_RUNS
         );
         for b in bands {
             outln!(

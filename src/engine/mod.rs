@@ -33,11 +33,11 @@ pub enum Evaluator<'a> {
     /// model does not cover.
     Reference,
     /// The default model's recommendation families (DLRM, DLRM_MoE, DLRM_Transformer).
-    Dlrm(extended::dlrm::DCx<'a>),
+    Dlrm(extended::dlrm::DlrmCx<'a>),
     /// The default model's LLM serving (inference of LLM and LLM_MoE).
-    Serving(extended::serving::Serve<'a>),
+    Serving(extended::serving::ServingCx<'a>),
     /// The default model's transformer training (and ViT inference).
-    Training(extended::iteration::Cx<'a>),
+    Training(extended::iteration::TrainingCx<'a>),
 }
 
 impl<'a> Evaluator<'a> {
@@ -48,11 +48,11 @@ impl<'a> Evaluator<'a> {
             return Evaluator::Reference;
         }
         let built = if s.model.arch.family().is_dlrm() {
-            extended::dlrm::DCx::new(s).map(Evaluator::Dlrm)
+            extended::dlrm::DlrmCx::new(s).map(Evaluator::Dlrm)
         } else if extended::serving::serves(s) {
-            extended::serving::Serve::new(s).map(Evaluator::Serving)
+            extended::serving::ServingCx::new(s).map(Evaluator::Serving)
         } else {
-            extended::iteration::Cx::new(s).map(Evaluator::Training)
+            extended::iteration::TrainingCx::new(s).map(Evaluator::Training)
         };
         built.unwrap_or(Evaluator::Reference)
     }

@@ -10,15 +10,15 @@ use super::fields::{self, Field};
 use super::lessons;
 use super::plan;
 use super::state::{show_field, Action, Evaluated, State, View};
-use super::sweep::{self, Mode};
+use super::sweep::{self, SweepTask};
 use super::timeline::Lanes;
+use crate::accuracy::Expectation;
 use crate::doc::Config;
 use crate::engine::ops::Category;
 use crate::engine::report::{Limit, Report, Serving};
 use crate::engine::scenario::Mode as ModelMode;
 use crate::engine::scenario::{Batching, Family, TaskKind};
 use crate::engine::{explain, Unit};
-use crate::validation::Expectation;
 use crate::{presets, share, units};
 use std::cell::Cell;
 use std::rc::Rc;
@@ -344,7 +344,7 @@ fn mode_switch(state: &State, d: &Dispatch) -> Html {
                     let d = d.clone();
                     html! { <p class="help" id="mode-help">
                         { "Default model: MAD-Max's two-stream model with its bugs fixed, extended with pipeline schedules, ZeRO, activation recomputation, attention's s² work and latency-bandwidth collectives. " }
-                        { crate::validation::ACCURACY_NOTE }{ " " }
+                        { crate::accuracy::ACCURACY_NOTE }{ " " }
                         <button class="link" id="to-validation" onclick={Callback::from(move |_| d.emit(Action::SetView(View::Validation)))}>{ "See every run" }</button>
                     </p> }
                 }
@@ -896,13 +896,13 @@ fn results(state: &State, d: &Dispatch, width: u32) -> Html {
             <div class="card charts">
                 <h2>{ "Pre-training throughput" }</h2>
                 <div class="pair">
-                    <SweepChart mode={Mode::Pretrain} axis={Axis::Gpus} good={good.clone()} width={width} />
-                    <SweepChart mode={Mode::Pretrain} axis={Axis::Batch} good={good.clone()} width={width} />
+                    <SweepChart task={SweepTask::Pretrain} axis={Axis::Gpus} good={good.clone()} width={width} />
+                    <SweepChart task={SweepTask::Pretrain} axis={Axis::Batch} good={good.clone()} width={width} />
                 </div>
                 <h2>{ "Inference throughput" }</h2>
                 <div class="pair">
-                    <SweepChart mode={Mode::Inference} axis={Axis::Gpus} good={good.clone()} width={width} />
-                    <SweepChart mode={Mode::Inference} axis={Axis::Batch} good={good.clone()} width={width} />
+                    <SweepChart task={SweepTask::Inference} axis={Axis::Gpus} good={good.clone()} width={width} />
+                    <SweepChart task={SweepTask::Inference} axis={Axis::Batch} good={good.clone()} width={width} />
                 </div>
                 <p class="help">{ "The same model and plan family at other sizes: more nodes of the same kind (the plan refitted), or another local batch (other batches follow). The ringed point is the scenario above." }</p>
             </div>
@@ -1013,7 +1013,7 @@ fn runs_like_this(p: &RunsLikeThisProps) -> Html {
     let e = use_background(
         p.good.clone(),
         |g: &Rc<Evaluated>| vec![g.clone()],
-        |g: &Rc<Evaluated>| crate::validation::expectation(&g.scenario, &g.report),
+        |g: &Rc<Evaluated>| crate::accuracy::expectation(&g.scenario, &g.report),
     );
     let Some(Some(e)) = e.as_ref().and_then(|v| v.first()) else { return html! {} };
     let s = &p.good.scenario;
@@ -1117,7 +1117,7 @@ fn limit_line(l: &Limit) -> Html {
             <p class="error-msg limit" id="limit-host" role="status">{ format!(
                 "Host-bound: a layer's forward pass gives each GPU {} of work, and the host needs {} to issue it (Python, PyTorch, the framework), so the GPUs wait. A larger micro-batch or less tensor parallelism gives each block more work; CUDA graphs or a compiled model issue it faster.{}",
                 units::duration(*gpu_s), units::duration(*host_s),
-                if *tp == 8 { format!(" {}", crate::validation::TP8_HOST_NOTE) } else { String::new() }) }</p>
+                if *tp == 8 { format!(" {}", crate::accuracy::TP8_HOST_NOTE) } else { String::new() }) }</p>
         },
     }
 }
@@ -1381,30 +1381,34 @@ const COMPUTING: &str = "computing the other sizes...";
 
 #[derive(Properties, PartialEq)]
 struct SweepProps {
-    mode: Mode,
+    task: SweepTask,
     axis: Axis,
     good: Rc<Evaluated>,
     width: u32,
 }
 
-fn sweep_probes((good, mode, axis): &(Rc<Evaluated>, Mode, Axis)) -> Vec<sweep::Probe> {
+fn sweep_probes((good, task, axis): &(Rc<Evaluated>, SweepTask, Axis)) -> Vec<sweep::Probe> {
     match axis {
-        Axis::Gpus => sweep::vs_gpus(&good.doc, *mode),
-        Axis::Batch => sweep::vs_batch(&good.doc, *mode),
+        Axis::Gpus => sweep::vs_gpus(&good.doc, *task),
+        Axis::Batch => sweep::vs_batch(&good.doc, *task),
     }
 }
 
 /// Throughput at other cluster sizes or batches, evaluated in the background.
 #[function_component(SweepChart)]
 fn sweep_chart(p: &SweepProps) -> Html {
-    let points = use_background((p.good.clone(), p.mode, p.axis), sweep_probes, sweep::throughput);
+    let points = use_background((p.good.clone(), p.task, p.axis), sweep_probes, sweep::throughput);
     let version = *use_memo((p.good.clone(), points.is_some()), |_| canvas::next_version());
-    let (mode, axis) = (p.mode, p.axis);
-    let (id, title, rgb) = match (mode, axis) {
-        (Mode::Pretrain, Axis::Gpus) => ("chart-pretrain-gpus", "Pre-training: throughput vs GPUs", (0, 114, 178)),
-        (Mode::Pretrain, Axis::Batch) => ("chart-pretrain-batch", "Pre-training: throughput vs batch", (0, 114, 178)),
-        (Mode::Inference, Axis::Gpus) => ("chart-inference-gpus", "Inference: throughput vs GPUs", (213, 94, 0)),
-        (Mode::Inference, Axis::Batch) => ("chart-inference-batch", "Inference: throughput vs batch", (213, 94, 0)),
+    let (task, axis) = (p.task, p.axis);
+    let (id, title, rgb) = match (task, axis) {
+        (SweepTask::Pretrain, Axis::Gpus) => ("chart-pretrain-gpus", "Pre-training: throughput vs GPUs", (0, 114, 178)),
+        (SweepTask::Pretrain, Axis::Batch) => {
+            ("chart-pretrain-batch", "Pre-training: throughput vs batch", (0, 114, 178))
+        }
+        (SweepTask::Inference, Axis::Gpus) => ("chart-inference-gpus", "Inference: throughput vs GPUs", (213, 94, 0)),
+        (SweepTask::Inference, Axis::Batch) => {
+            ("chart-inference-batch", "Inference: throughput vs batch", (213, 94, 0))
+        }
     };
     let x_desc = if axis == Axis::Gpus { "GPUs" } else { "local batch per GPU" };
     let placed = (*use_memo(version, |_| Rc::new(canvas::PlacedPoints::default()))).clone();

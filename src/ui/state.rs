@@ -917,8 +917,8 @@ mod tests {
     fn runs_like_this_open_the_validation_page_filtered_until_another_view_is_chosen() {
         let s = State::initial();
         // The page opens on the default model with a band for its plan.
-        let Some(crate::validation::Expectation::Like { band, .. }) =
-            s.good.as_ref().and_then(|g| crate::validation::expectation(&g.scenario, &g.report))
+        let Some(crate::accuracy::Expectation::Like { band, .. }) =
+            s.good.as_ref().and_then(|g| crate::accuracy::expectation(&g.scenario, &g.report))
         else {
             panic!("the first scenario has no band");
         };

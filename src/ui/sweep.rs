@@ -21,16 +21,16 @@ pub struct Point {
 
 /// Which task a sweep evaluates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
+pub enum SweepTask {
     Pretrain,
     Inference,
 }
 
-impl Mode {
+impl SweepTask {
     fn config_name(self) -> &'static str {
         match self {
-            Mode::Pretrain => "pretrain",
-            Mode::Inference => "inference",
+            SweepTask::Pretrain => "pretrain",
+            SweepTask::Inference => "inference",
         }
     }
 }
@@ -56,15 +56,15 @@ pub fn throughput(p: &Probe) -> Point {
     Point { x: p.x, samples_per_s, current: p.current }
 }
 
-fn with_mode(doc: &Doc, mode: Mode) -> Doc {
+fn with_task(doc: &Doc, task: SweepTask) -> Doc {
     let mut d = doc.clone();
-    d.set(Config::Task, "type", json!(mode.config_name()));
+    d.set(Config::Task, "type", json!(task.config_name()));
     d
 }
 
 /// Throughput against the number of GPUs: the same GPUs per node, node counts from an eighth
 /// to four times the current one (powers of two), the plan refitted at each size.
-pub fn vs_gpus(doc: &Doc, mode: Mode) -> Vec<Probe> {
+pub fn vs_gpus(doc: &Doc, task: SweepTask) -> Vec<Probe> {
     let (Some(f), Some(total), Some(nodes)) =
         (family(doc), doc.count(Config::System, "num_devices"), doc.count(Config::System, "num_nodes"))
     else {
@@ -81,7 +81,7 @@ pub fn vs_gpus(doc: &Doc, mode: Mode) -> Vec<Probe> {
     counts
         .into_iter()
         .map(|n| {
-            let mut d = with_mode(doc, mode);
+            let mut d = with_task(doc, task);
             d.set(Config::System, "num_nodes", json!(n));
             d.set(Config::System, "num_devices", json!(per.saturating_mul(n)));
             if n == 1 {
@@ -97,13 +97,13 @@ pub fn vs_gpus(doc: &Doc, mode: Mode) -> Vec<Probe> {
 
 /// Throughput against the primary component's local batch (the other batches follow):
 /// powers of two from an eighth to eight times the current batch.
-pub fn vs_batch(doc: &Doc, mode: Mode) -> Vec<Probe> {
+pub fn vs_batch(doc: &Doc, task: SweepTask) -> Vec<Probe> {
     let Some(f) = family(doc) else { return Vec::new() };
     let Some(primary) = plan::spec_keys(f).first() else { return Vec::new() };
     let key = plan::batch_key(primary);
     let Some(b) = doc.count(Config::Task, key) else { return Vec::new() };
     let sizes = (-3..=3).map(|k: i32| if k < 0 { b >> (-k) as u32 } else { b.saturating_mul(1 << k) });
-    batch_probes(&with_mode(doc, mode), f, key, b, sizes.filter(|&x| x >= 1).collect())
+    batch_probes(&with_task(doc, task), f, key, b, sizes.filter(|&x| x >= 1).collect())
 }
 
 /// The doc at each batch size of `sizes` and at its own batch `b` (under `key`; the other
@@ -240,13 +240,13 @@ mod tests {
     fn sweeps_cover_the_current_point_and_other_sizes() {
         let s = State::initial();
         let now = s.good.as_ref().expect("good").report.throughput_samples_per_s;
-        let g: Vec<Point> = vs_gpus(&s.doc, Mode::Pretrain).iter().map(throughput).collect();
+        let g: Vec<Point> = vs_gpus(&s.doc, SweepTask::Pretrain).iter().map(throughput).collect();
         assert!(g.len() >= 5, "{g:?}");
         let cur = g.iter().find(|p| p.current).expect("current point");
         assert_eq!(cur.x, 2048.0);
         assert_eq!(cur.samples_per_s, Some(now));
         assert!(g.iter().all(|p| p.samples_per_s.is_some()), "{g:?}");
-        let b: Vec<Point> = vs_batch(&s.doc, Mode::Inference).iter().map(throughput).collect();
+        let b: Vec<Point> = vs_batch(&s.doc, SweepTask::Inference).iter().map(throughput).collect();
         assert!(b.len() >= 4 && b.iter().any(|p| p.current));
         // Inference is faster per iteration than training on the same plan.
         let inf_now = b.iter().find(|p| p.current).and_then(|p| p.samples_per_s).expect("valid");
@@ -320,7 +320,7 @@ mod tests {
         let p = presets::all().expect("presets");
         let sc = p.scenarios.iter().find(|s| s.id == "dlrm__dlrm_a__zionex_128__dlrm_train").expect("case");
         let doc = Doc::new(p.configs(sc).expect("configs"));
-        assert!(vs_gpus(&doc, Mode::Pretrain).iter().all(|p| throughput(p).samples_per_s.is_some()));
-        assert!(vs_batch(&doc, Mode::Pretrain).iter().all(|p| throughput(p).samples_per_s.is_some()));
+        assert!(vs_gpus(&doc, SweepTask::Pretrain).iter().all(|p| throughput(p).samples_per_s.is_some()));
+        assert!(vs_batch(&doc, SweepTask::Pretrain).iter().all(|p| throughput(p).samples_per_s.is_some()));
     }
 }

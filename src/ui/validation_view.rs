@@ -1,6 +1,6 @@
 //! The validation page: every measured run that ships with madmax, predicted now by the default
 //! model, with the summary per source, filters, a predicted-vs-measured chart and a table whose
-//! rows open in the calculator. The numbers are [`crate::validation::shipped`]'s, the same as
+//! rows open in the calculator. The numbers are [`crate::accuracy::shipped`]'s, the same as
 //! `madmax validate`'s.
 
 use super::background::use_background;
@@ -8,8 +8,8 @@ use super::canvas::{Canvas, Draw};
 use super::charts;
 use super::dom;
 use super::state::{Action, Yardstick};
+use crate::accuracy::{self, RowResult, RunSet, Stats};
 use crate::doc::Doc;
-use crate::validation::{self, RowResult, RunSet, Stats};
 use crate::{share, units};
 use serde_json::Value;
 use std::rc::Rc;
@@ -45,7 +45,7 @@ impl Filter {
     /// `gpu` is a row's GPU cell (`a100-40g`) or a GPU family (`A100`).
     fn keeps(&self, r: &RowResult) -> bool {
         (self.source.is_empty() || r.source == self.source)
-            && (self.gpu.is_empty() || r.gpu == self.gpu || validation::gpu_family(&r.gpu) == Some(self.gpu.as_str()))
+            && (self.gpu.is_empty() || r.gpu == self.gpu || accuracy::gpu_family(&r.gpu) == Some(self.gpu.as_str()))
             && (self.parallelism.is_empty() || r.parallelism == self.parallelism)
     }
 }
@@ -129,8 +129,8 @@ pub fn validation_view(p: &Props) -> Html {
     let cached = SHIPPED.with(|c| c.borrow().clone());
     let computed = use_background(
         cached.is_some(),
-        |cached| if *cached { Vec::new() } else { validation::shipped_rows() },
-        validation::ShippedRow::predict,
+        |cached| if *cached { Vec::new() } else { accuracy::shipped_rows() },
+        accuracy::ShippedRow::predict,
     );
     let rows = cached.or_else(|| {
         let rows = computed?;
@@ -163,7 +163,7 @@ fn validation_table(p: &TableProps) -> Html {
     let rows = p.rows.clone();
     let floor = {
         let rows = rows.clone();
-        use_memo((), move |_| validation::floor(&rows))
+        use_memo((), move |_| accuracy::floor(&rows))
     };
     // The filters the reader left, unless the calculator asked for runs like its own.
     let filter = use_state(|| match &p.initial {
@@ -180,7 +180,7 @@ fn validation_table(p: &TableProps) -> Html {
     }
     let shown = Rc::new(kept);
     let listed = if filter.all_rows { shown.len() } else { shown.len().min(TABLE_ROWS) };
-    let summary = validation::summarize(&rows);
+    let summary = accuracy::summarize(&rows);
     let set = |want: RunSet| summary.as_ref().and_then(|s| s.by_set.iter().find(|x| x.0 == want)).map(|x| x.1.clone());
     let (fit, held) = (set(RunSet::Calibration), set(RunSet::HeldOut));
     let sources = distinct(&rows, |r| r.source.as_str());
@@ -204,7 +204,7 @@ fn validation_table(p: &TableProps) -> Html {
                     <option value="" selected={current.is_empty()}>{ "all" }</option>
                     { for options.into_iter().map(|o| {
                         // GPU cells read as people name the GPUs; families and other values as they are.
-                        let label = if id == "filter-gpu" { validation::gpu_label(&o) } else { o.clone() };
+                        let label = if id == "filter-gpu" { accuracy::gpu_label(&o) } else { o.clone() };
                         html! { <option value={o.clone()} selected={o == current}>{ label }</option> }
                     }) }
                 </select>
@@ -212,7 +212,7 @@ fn validation_table(p: &TableProps) -> Html {
         }
     };
 
-    let shown_stats = validation::summarize(&shown);
+    let shown_stats = accuracy::summarize(&shown);
     html! {
         <main class="validation">
             <section class="card" aria-labelledby="validation-title">
@@ -247,7 +247,7 @@ fn validation_table(p: &TableProps) -> Html {
                 { for floor.as_ref().as_ref().map(|f| html! {
                     <p class="help" id="validation-floor">
                         <strong>{ "How close can a model get? " }</strong>
-                        { validation::floor_sentence(f) }
+                        { accuracy::floor_sentence(f) }
                         { format!(" Two runs that differ only in micro-batch size, without a pipeline, do the same work: fewer, larger micro-batches run larger GEMMs, launch fewer kernels and send fewer, larger messages, so a model built from those costs predicts them no slower (this one does not, on any of the {} such pairs here) and, where the measurements say otherwise, misses one of the two by at least (slow \u{2212} fast) / (slow + fast).", f.pairs) }
                     </p>
                 }) }
@@ -293,14 +293,14 @@ fn validation_table(p: &TableProps) -> Html {
 
 /// The GPU filter's choices: the families the bands use, then every GPU cell.
 fn gpu_options(rows: &[RowResult]) -> Vec<String> {
-    let families = distinct(rows, |r| validation::gpu_family(&r.gpu).unwrap_or(""));
+    let families = distinct(rows, |r| accuracy::gpu_family(&r.gpu).unwrap_or(""));
     families.into_iter().filter(|f| !f.is_empty()).chain(distinct(rows, |r| r.gpu.as_str())).collect()
 }
 
 /// The spread of measured over predicted time per kind of plan and GPU: what the calculator
 /// quotes as the range to expect.
 fn bands(rows: &[RowResult]) -> Html {
-    let Some(bands) = validation::bands_in(rows) else { return html! {} };
+    let Some(bands) = accuracy::bands_in(rows) else { return html! {} };
     let ratio = |x: f64| format!("{x:.2}\u{d7}");
     html! {
         <div class="table-wrap" tabindex="0" role="region" aria-label="Measured over predicted time per kind of plan">
@@ -455,7 +455,7 @@ fn table(rows: &[RowResult], d: &Callback<Action>) -> Html {
         let cells = [
             ("", if r.held_out() { format!("{} (held out)", r.source) } else { r.source.clone() }),
             ("", r.model.clone()),
-            ("", validation::gpu_label(&r.gpu)),
+            ("", accuracy::gpu_label(&r.gpu)),
             ("num", r.n_gpus.to_string()),
             ("", r.plan.clone()),
             ("", metric_label(&r.metric).to_owned()),

@@ -117,8 +117,8 @@ fn a_search_too_big_to_run_and_too_many_local_batches_exit_2_saying_why() {
 
 /// A training CSV of `rows` copies of the shared file's first row, each changed by `edit`.
 fn csv_of(rows: usize, edit: impl Fn(usize, &mut Vec<String>, &[String])) -> String {
-    let shared = madmax::validation::TRAINING_CSV;
-    let parsed = madmax::validation::parse_csv(shared);
+    let shared = madmax::accuracy::TRAINING_CSV;
+    let parsed = madmax::accuracy::parse_csv(shared);
     let (header, first) = (&parsed[0], &parsed[1]);
     let mut out = header.join(",");
     for i in 0..rows {

@@ -342,7 +342,7 @@ fn validate_prints_rows_and_a_summary_and_json_with_signed_errors() {
     let o = madmax(&args);
     assert!(o.status.success());
     let text = String::from_utf8_lossy(&o.stdout);
-    for b in madmax::validation::BANDS {
+    for b in madmax::accuracy::BANDS {
         let line = format!(
             "{:<10} {:<5} {:>4} runs  {:.2}  {:.2}  {:.2}",
             b.parallelism, b.gpu, b.runs, b.low, b.median, b.high
@@ -351,15 +351,15 @@ fn validate_prints_rows_and_a_summary_and_json_with_signed_errors() {
     }
     args.push("--json");
     let bands = stdout_json(&madmax(&args))["bands"].as_array().expect("bands").clone();
-    assert_eq!(bands.len(), madmax::validation::BANDS.len());
-    assert!(bands.iter().zip(madmax::validation::BANDS).all(|(j, b)| j["parallelism"] == b.parallelism
+    assert_eq!(bands.len(), madmax::accuracy::BANDS.len());
+    assert!(bands.iter().zip(madmax::accuracy::BANDS).all(|(j, b)| j["parallelism"] == b.parallelism
         && j["runs"].as_u64() == Some(b.runs as u64)
         && j["high"].as_f64() == Some(b.high)));
     // Without a file: the shipped runs, summarised per set with the figures the library computes.
     let o = madmax(&["validate"]);
     assert!(o.status.success());
     let text = String::from_utf8_lossy(&o.stdout);
-    let summary = madmax::validation::summarize(&madmax::validation::shipped()).expect("summary");
+    let summary = madmax::accuracy::summarize(&madmax::accuracy::shipped()).expect("summary");
     assert_eq!(summary.by_set.len(), 2);
     for (set, st) in &summary.by_set {
         let line = format!("{} set", set.label());
@@ -453,7 +453,7 @@ fn a_host_bound_eight_way_split_carries_what_published_runs_measured() {
     };
     let eight = eval(8);
     assert!(eight.contains("host-bound"), "{eight}");
-    assert!(eight.contains(madmax::validation::TP8_HOST_NOTE), "{eight}");
+    assert!(eight.contains(madmax::accuracy::TP8_HOST_NOTE), "{eight}");
     let four = eval(4);
     assert!(four.contains("host-bound") && !four.contains("published runs like this"), "{four}");
 }
@@ -480,7 +480,7 @@ fn a_validated_kind_of_run_gives_the_range_its_published_kind_measured() {
         serde_json::from_str(&out(&["eval", "-", "--json"], &inputs("default", 0.80))).expect("json");
     let calibrated_s = calibrated["iteration_ms"].as_f64().expect("iteration_ms") / 1e3;
     // LLaMA-7B, FSDP over 8 A100s: the data-parallel band.
-    let band = madmax::validation::BANDS.iter().find(|b| b.parallelism == "DP" && b.gpu == "A100").expect("band");
+    let band = madmax::accuracy::BANDS.iter().find(|b| b.parallelism == "DP" && b.gpu == "A100").expect("band");
     let line = text.lines().find(|l| l.starts_with("Runs like this")).unwrap_or_else(|| panic!("{text}"));
     let range = format!(
         "Expect {} to {}: on {} published DP runs on A100s",

@@ -2,7 +2,7 @@
 //! a copy of the shared validation set): every row is predicted, and the errors stay where the
 //! model's calibration put them. `make validate` prints the full table.
 
-use madmax::validation::{run, summarize, RowResult, RunSet, Summary};
+use madmax::accuracy::{run, summarize, RowResult, RunSet, Summary};
 
 /// Every row of `csv` (`count` of them), each predicted (none skipped), and their summary,
 /// printed under `label`.
@@ -25,7 +25,7 @@ fn predicted_all(label: &str, csv: &str, count: usize) -> (Vec<RowResult>, Summa
 
 #[test]
 fn the_default_model_predicts_measured_training_runs() {
-    let (rows, s) = predicted_all("validation", madmax::validation::TRAINING_CSV, 127);
+    let (rows, s) = predicted_all("validation", madmax::accuracy::TRAINING_CSV, 127);
     // The bar for the median, per source as well.
     assert!(s.all.median_abs_error <= 0.10, "median {}", s.all.median_abs_error);
     for (src, st) in &s.by_source {
@@ -40,7 +40,7 @@ fn the_default_model_predicts_measured_training_runs() {
 /// single-node runs is where the host time per block was fitted; it stays where the fit put it.
 #[test]
 fn the_fitted_runs_stay_where_the_fit_put_them() {
-    let (_, s) = predicted_all("added", madmax::validation::ADDED_CSV, 605);
+    let (_, s) = predicted_all("added", madmax::accuracy::ADDED_CSV, 605);
     let (_, fit) =
         s.by_source.iter().find(|(l, _)| l == "vTrain single-node ground truth: odd rows").expect("fitted rows");
     assert_eq!(fit.rows, 98);
@@ -49,7 +49,7 @@ fn the_fitted_runs_stay_where_the_fit_put_them() {
 
 #[test]
 fn blank_cells_say_which_default_they_took() {
-    let csv = madmax::validation::TRAINING_CSV;
+    let csv = madmax::accuracy::TRAINING_CSV;
     let rows = run(csv).expect("parses");
     let megatron: Vec<_> = rows.iter().filter(|r| r.id.starts_with("megatron-t1-")).collect();
     assert_eq!(megatron.len(), 10);
@@ -64,7 +64,7 @@ fn blank_cells_say_which_default_they_took() {
 
 #[test]
 fn the_serving_model_predicts_measured_inference_latencies() {
-    let csv = madmax::validation::INFERENCE_CSV;
+    let csv = madmax::accuracy::INFERENCE_CSV;
     let rows = run(csv).expect("parses");
     assert_eq!(rows.len(), 4);
     for r in &rows {
@@ -101,7 +101,7 @@ fn the_serving_model_predicts_measured_inference_latencies() {
 /// falls as data parallelism widens.
 #[test]
 fn added_runs_are_predicted_with_the_same_constants() {
-    let (rows, s) = predicted_all("added", madmax::validation::ADDED_CSV, 605);
+    let (rows, s) = predicted_all("added", madmax::accuracy::ADDED_CSV, 605);
     let held = |id: &str| rows.iter().find(|r| r.id == id).is_some_and(|r| r.held_out());
     assert!(held("bloom-176b-384") && held("mtnlg-530b-2240") && held("vtrain-s-196"));
     assert!(!held("mpt-7b-a100-80g-n8-s1024-mb64") && !held("vtrain-s-002") && !held("vtrain-s-001"));
@@ -168,8 +168,8 @@ fn added_runs_are_predicted_with_the_same_constants() {
 #[test]
 fn vtrain_single_node_rows_match_the_source_lines_their_notes_quote() {
     let mut checked = 0;
-    for csv in [madmax::validation::ADDED_CSV] {
-        let table = madmax::validation::parse_csv(csv);
+    for csv in [madmax::accuracy::ADDED_CSV] {
+        let table = madmax::accuracy::parse_csv(csv);
         let (header, body) = table.split_first().expect("header");
         let col = |name: &str| header.iter().position(|h| h == name).unwrap_or_else(|| panic!("{name}"));
         for row in body.iter().filter(|r| r[0].starts_with("vtrain-s-")) {

@@ -49,7 +49,7 @@ pub const MAMF_GH200: f64 = 821.0 / 989.0;
 /// The same for an AMD MI300X: 781.9 of 1,300 TFLOP/s (same table, ROCm 6.2).
 pub const MAMF_MI300X: f64 = 781.9 / 1300.0;
 
-/// [`UTIL`]'s GEMM fraction on a GPU family of the validation rows (`validation::gpu_family`):
+/// [`UTIL`]'s GEMM fraction on a GPU family of the validation rows (`accuracy::gpu_family`):
 /// the A100 figure scaled by the family's maximum achievable matmul fraction over the A100's.
 /// Families without a measured figure take the H100's: the H100 NVL and the H200 are the same
 /// Hopper chip as the H100 SXM (other memory, other power), and no maximum achievable matmul

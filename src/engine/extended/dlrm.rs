@@ -65,7 +65,7 @@ impl EmbLayout {
 
 /// Per-scenario quantities of the DLRM default model.
 #[derive(Clone, Debug)]
-pub struct DCx<'a> {
+pub struct DlrmCx<'a> {
     pub s: &'a Scenario,
     pub m: &'a Dlrm,
     /// (experts, active) of a MoE top MLP.
@@ -90,8 +90,8 @@ pub struct DCx<'a> {
     pub global_batch: u64,
 }
 
-impl<'a> DCx<'a> {
-    pub fn new(s: &'a Scenario) -> Option<DCx<'a>> {
+impl<'a> DlrmCx<'a> {
+    pub fn new(s: &'a Scenario) -> Option<DlrmCx<'a>> {
         let (m, moe, tr_dims) = match &s.model.arch {
             Arch::Dlrm(m) => (m, None, None),
             Arch::DlrmMoe(m, x) => (m, Some((x.experts as f64, x.active_experts as f64)), None),
@@ -144,7 +144,7 @@ impl<'a> DCx<'a> {
             TaskKind::Finetune(f) => f.clone(),
             _ => Freeze::default(),
         };
-        Some(DCx {
+        Some(DlrmCx {
             s,
             m,
             moe,
@@ -568,7 +568,7 @@ impl<'a> DCx<'a> {
 }
 
 /// Evaluates a DLRM-family scenario with the default model.
-pub fn evaluate(cx: &DCx) -> Report {
+pub fn evaluate(cx: &DlrmCx) -> Report {
     let (ops, schedule) = cx.timeline();
     let memory = cx.memory();
     let mut limits = Vec::new();
@@ -620,7 +620,7 @@ pub fn evaluate(cx: &DCx) -> Report {
 }
 
 /// Explains an op of a DLRM-family default-model timeline.
-pub fn explain(cx: &DCx, op: &OpName) -> Option<Explanation> {
+pub fn explain(cx: &DlrmCx, op: &OpName) -> Option<Explanation> {
     let term =
         |symbol: &'static str, meaning: &'static str, value: f64, unit: Unit| Term { symbol, meaning, value, unit };
     let fwd = op.phase == Phase::Forward;

@@ -3,7 +3,7 @@
 
 use super::calibration::{ADAM_BYTES_PER_PARAM, HOST_BLOCK_S, NIC_STEP_S, NVLINK_STEP_S};
 use super::collective::Group;
-use super::iteration::Cx;
+use super::iteration::TrainingCx;
 use crate::engine::ops::{Block, OpKind, OpName, Phase};
 use crate::engine::reference::explain::{Explanation, Term, Unit};
 use crate::engine::scenario::{Attention, Recompute};
@@ -45,7 +45,7 @@ fn group_terms(g: Group, links: (f64, f64)) -> Vec<Term> {
 
 /// Explains an op of a default-model training timeline (transformers); `None` for a name the
 /// scenario cannot have.
-pub fn explain(cx: &Cx, op: &OpName) -> Option<Explanation> {
+pub fn explain(cx: &TrainingCx, op: &OpName) -> Option<Explanation> {
     let layer = op.layer.max(0) as u64;
     let t = cx.layer_times(layer);
     let pass = if op.phase == Phase::Forward { "forward" } else { "backward" };

@@ -3,8 +3,8 @@
 //! needs (memory per GPU, utilisation, limits).
 //!
 //! In 1F1B every stage runs each micro-batch's forward and backward pass once, so the slowest
-//! stage sets the pace and is the one drawn ([`Cx::stage`]). Layers that do not divide evenly go
-//! one more to each of the first `L mod p` stages ([`Cx::stage_layers`]); the last stage also
+//! stage sets the pace and is the one drawn ([`TrainingCx::stage`]). Layers that do not divide evenly go
+//! one more to each of the first `L mod p` stages ([`TrainingCx::stage_layers`]); the last stage also
 //! runs the output layer, so the slowest is either it or the first stage. The drawn stage waits
 //! `(p-1)/v` of its forward passes for the first micro-batch (pipeline fill), then alternates
 //! forward and backward passes (1F1B), then waits `(p-1)/v` backward passes (drain). That is
@@ -29,7 +29,7 @@ use crate::engine::schedule::{Schedule, Scheduler};
 /// Per-scenario quantities of the default model: everything the timeline, the memory figure
 /// and the explanations read.
 #[derive(Clone, Debug)]
-pub struct Cx<'a> {
+pub struct TrainingCx<'a> {
     pub s: &'a Scenario,
     pub d: Dims,
     pub lay: Layout,
@@ -85,9 +85,9 @@ pub struct LayerTimes {
     pub grad_sync_s: f64,
 }
 
-impl<'a> Cx<'a> {
+impl<'a> TrainingCx<'a> {
     /// The default model's quantities; `None` when the model is not a transformer.
-    pub fn new(s: &'a Scenario) -> Option<Cx<'a>> {
+    pub fn new(s: &'a Scenario) -> Option<TrainingCx<'a>> {
         let d = Dims::of(&s.model)?;
         let spec = s.task.plan.transformer.as_ref()?;
         let sys = &s.system;
@@ -117,7 +117,7 @@ impl<'a> Cx<'a> {
                 ((0..d.layers).map(|l| !f.transformer && l < mu).collect(), !f.emb)
             }
         };
-        let mut cx = Cx {
+        let mut cx = TrainingCx {
             s,
             d,
             lay,
@@ -144,7 +144,7 @@ impl<'a> Cx<'a> {
         // With an uneven split the first stage holds one layer more than the last, which runs
         // the output layer instead: the slower of the two paces the pipeline.
         if p > 1 && !cx.d.layers.is_multiple_of(p) {
-            let first = Cx { stage: 0, ..cx.clone() };
+            let first = TrainingCx { stage: 0, ..cx.clone() };
             let (f0, b0) = first.pass_times();
             let (f1, b1) = cx.pass_times();
             if f0 + b0 > f1 + b1 {
@@ -192,7 +192,7 @@ impl<'a> Cx<'a> {
     }
 
     /// The GEMMs of a block's forward pass on one GPU for one micro-batch, each with how many
-    /// times it runs ([`Cx::block_gemms_of`] the micro-batch's tokens).
+    /// times it runs ([`TrainingCx::block_gemms_of`] the micro-batch's tokens).
     pub fn block_gemms(&self, block: Block) -> [(Gemm, f64); 3] {
         self.block_gemms_of(block, self.tokens)
     }
@@ -200,7 +200,7 @@ impl<'a> Cx<'a> {
     /// The GEMMs of a block's forward pass over `t` tokens on one GPU, each with how many times
     /// it runs. Attention: the fused Q, K, V projection (column-parallel: `n` split by tp) and
     /// the output projection (row-parallel: `k` split by tp); its score GEMMs are timed apart
-    /// ([`Cx::score_gemm_s`]). Feed-forward: the first matrix (or the gate and up matrices
+    /// ([`TrainingCx::score_gemm_s`]). Feed-forward: the first matrix (or the gate and up matrices
     /// together, SwiGLU) and the second, once per expert this GPU holds that the tokens visit
     /// (all of them unless the tokens are fewer, as in decoding), on the tokens routed to it,
     /// and the router.
@@ -222,7 +222,7 @@ impl<'a> Cx<'a> {
     }
 
     /// A block's GEMM time for one micro-batch without its attention scores, s: (forward,
-    /// activation gradients, weight gradients), each GEMM by [`Cx::block_gemm_pass_s`].
+    /// activation gradients, weight gradients), each GEMM by [`TrainingCx::block_gemm_pass_s`].
     pub fn block_gemm_s(&self, block: Block) -> (f64, f64, f64) {
         self.block_gemms(block).iter().fold((0.0, 0.0, 0.0), |(f, d, w), (g, count)| {
             let pass = |g: Gemm, cast: bool| count * self.block_gemm_pass_s(g, cast);
@@ -230,7 +230,7 @@ impl<'a> Cx<'a> {
         })
     }
 
-    /// One GEMM of a transformer block, s: at the model's precision ([`Cx::gemm_s`]), or with
+    /// One GEMM of a transformer block, s: at the model's precision ([`TrainingCx::gemm_s`]), or with
     /// FP8 training in FP8 (1-byte operands, 16-bit output, the FP8 rate) after casting its
     /// activation operand when `cast` (the forward input, or the backward pass's output
     /// gradient): the `m x k` 16-bit values read, an FP8 copy and its transpose written
@@ -250,8 +250,8 @@ impl<'a> Cx<'a> {
     }
 
     /// Forward time of the attention block for one micro-batch, as (GEMM, element-wise), s:
-    /// the projections by their shapes ([`Cx::block_gemms`]) and the scores
-    /// ([`Cx::score_gemm_s`]); element-wise traffic at the effective HBM bandwidth plus the
+    /// the projections by their shapes ([`TrainingCx::block_gemms`]) and the scores
+    /// ([`TrainingCx::score_gemm_s`]); element-wise traffic at the effective HBM bandwidth plus the
     /// block's kernel-launch overheads.
     pub fn attn_fwd_parts(&self) -> (f64, f64) {
         (self.block_gemm_s(Block::Attn).0 + self.score_gemm_s(), self.block_ew_s(Block::Attn))
@@ -273,9 +273,9 @@ impl<'a> Cx<'a> {
 
     /// A block's gradient passes for one micro-batch, s, without recomputation: the
     /// activation-gradient pass and the weight-gradient pass where they run (`work`, as
-    /// [`Cx::backward_work`] gives it), each its GEMMs (`gemms`, as [`Cx::block_gemm_s`] gives
+    /// [`TrainingCx::backward_work`] gives it), each its GEMMs (`gemms`, as [`TrainingCx::block_gemm_s`] gives
     /// them), the scores' backward in attention and the element-wise work, and each at least
-    /// `floor` (the host time to issue it, [`Cx::host_floor_s`]).
+    /// `floor` (the host time to issue it, [`TrainingCx::host_floor_s`]).
     pub fn gradient_passes_s(&self, block: Block, work: (bool, bool), gemms: (f64, f64, f64), floor: f64) -> f64 {
         let scores = if block == Block::Attn { self.score_gemm_s() } else { 0.0 };
         let ew = self.block_ew_s(block);
@@ -441,7 +441,7 @@ impl<'a> Cx<'a> {
         let t = self.tokens;
         let v = self.d.vocab / self.tp();
         let logits = Gemm { m: t, n: v, k: self.d.hidden };
-        // The logits and the loss's copy of them ([`Cx::logit_bytes`]): written, read back.
+        // The logits and the loss's copy of them ([`TrainingCx::logit_bytes`]): written, read back.
         let logits_bytes = t * v * self.logit_bytes() * 2.0;
         let fwd = self.gemm_s(logits) + logits_bytes / self.hbm_bytes_per_s;
         let bwd = if self.trains {
@@ -728,7 +728,7 @@ pub(super) fn name(block: Block, layer: u64, phase: Phase, kind: OpKind, micro: 
     OpName::new(block, layer.min(i32::MAX as u64) as i32, phase, kind).micro(micro)
 }
 
-impl Cx<'_> {
+impl TrainingCx<'_> {
     /// The pipeline's fill (or its drain) in passes of the drawn stage: p - 1 of its largest
     /// chunks. With v chunks splitting the stage evenly that is (p - 1) / v passes (Narayanan
     /// et al., SC21, section 2.2); with an uneven split the largest chunk paces the schedule, so
@@ -1008,7 +1008,7 @@ impl Cx<'_> {
 }
 
 /// Evaluates a transformer scenario with the default model.
-pub fn evaluate(cx: &Cx) -> Report {
+pub fn evaluate(cx: &TrainingCx) -> Report {
     let (mut ops, mut schedule) = cx.timeline();
     let mut limits = Vec::new();
     if let Some(rate) = cx.setup.loader_samples_per_s {
@@ -1175,7 +1175,7 @@ mod tests {
         // part of the iteration is (p-1)/(m+p-1) = 3/11.
         let s =
             scenario(4, json!({"transformer_parallel": ["pp"], "transformer_parallel_degree": [4], "micro_batch": 1}));
-        let cx = Cx::new(&s).expect("transformer");
+        let cx = TrainingCx::new(&s).expect("transformer");
         assert_eq!((cx.lay.pp.size, cx.micro_batches), (4, 8));
         let r = evaluate(&cx);
         let pipeline_s = r.iteration_s - r.totals.get(Category::Optimizer);
@@ -1188,7 +1188,7 @@ mod tests {
             json!({"transformer_parallel": ["pp"], "transformer_parallel_degree": [4],
             "micro_batch": 1, "virtual_stages": 2}),
         );
-        let r2 = evaluate(&Cx::new(&s2).expect("transformer"));
+        let r2 = evaluate(&TrainingCx::new(&s2).expect("transformer"));
         let ratio = r2.totals.get(Category::Idle) / idle;
         assert!((ratio - 0.5).abs() < 0.01, "interleaved bubble ratio {ratio}");
     }
@@ -1204,7 +1204,7 @@ mod tests {
                     "micro_batch": 1, "local_transformer_bs": 8, "virtual_stages": v}),
                 json!({"num_transformer_layers": 40}),
             );
-            let cx = Cx::new(&s).expect("transformer");
+            let cx = TrainingCx::new(&s).expect("transformer");
             (cx.bubble_passes(), evaluate(&cx))
         };
         let ((b1, r1), (b4, r4), (b5, r5), (b8, r8)) = (run(1), run(4), run(5), run(8));
@@ -1227,7 +1227,7 @@ mod tests {
                 json!({"num_transformer_layers": layers, "attention_dim": 12288, "num_transformer_heads": 96,
                     "transformer_fc_dim": 49152}),
             );
-            let cx = Cx::new(&s).expect("transformer");
+            let cx = TrainingCx::new(&s).expect("transformer");
             let drawn = cx.stage_layers(cx.stage).count();
             (cx.stage, drawn, evaluate(&cx).iteration_s)
         };
@@ -1248,7 +1248,7 @@ mod tests {
             json!({"transformer_parallel": ["pp"], "transformer_parallel_degree": [64], "micro_batch": 1}),
             json!({"num_transformer_layers": 96}),
         );
-        let cx = Cx::new(&s).expect("transformer");
+        let cx = TrainingCx::new(&s).expect("transformer");
         let ranges: Vec<_> = (0..64).map(|k| cx.stage_layers(k)).collect();
         assert!(ranges.windows(2).all(|w| w[0].end == w[1].start));
         assert_eq!((ranges[0].start, ranges[63].end), (0, 96));
@@ -1262,7 +1262,7 @@ mod tests {
         // GPT-3 6.7B-like blocks with 8 x 2048 tokens per GPU: about 4 ms of GEMMs, far above
         // the host's 0.42 ms, which hides behind them.
         let big = scenario(8, json!({"transformer_parallel": ["ddp"], "transformer_parallel_degree": [8]}));
-        let cx = Cx::new(&big).expect("transformer");
+        let cx = TrainingCx::new(&big).expect("transformer");
         let ((ag, ae), l) = (cx.attn_fwd_parts(), cx.layer_times(0));
         assert!(ag + ae > 4.0 * HOST_BLOCK_S);
         assert_eq!(l.attn_fwd_s, ag + ae);
@@ -1276,7 +1276,7 @@ mod tests {
             json!({"attention_dim": 1024, "transformer_fc_dim": 4096, "num_transformer_heads": 16,
                 "transformer_seq_len": 512}),
         );
-        let cx = Cx::new(&small).expect("transformer");
+        let cx = TrainingCx::new(&small).expect("transformer");
         let ((ag, ae), (fg, fe), l) = (cx.attn_fwd_parts(), cx.ffn_fwd_parts(), cx.layer_times(0));
         // Each pass: the compute op and the all-reduce the GPU waits for take the host's time.
         let floor = HOST_BLOCK_S - l.tp_comm_s;
@@ -1286,22 +1286,22 @@ mod tests {
         // With sequence parallelism the pass waits for a gather and a scatter instead.
         let mut sp = small.clone();
         sp.task.setup.sequence_parallel = true;
-        let l = Cx::new(&sp).expect("transformer").layer_times(0);
+        let l = TrainingCx::new(&sp).expect("transformer").layer_times(0);
         assert!((l.attn_fwd_s - (HOST_BLOCK_S - 2.0 * l.tp_comm_s)).abs() < 1e-15, "{}", l.attn_fwd_s);
         // The report says so, and not for the large blocks.
-        let r = evaluate(&Cx::new(&small).expect("transformer"));
+        let r = evaluate(&TrainingCx::new(&small).expect("transformer"));
         match r.limits.first() {
             Some(Limit::HostBound { gpu_s, host_s, tp }) => {
                 assert!(gpu_s < host_s && *host_s == 2.0 * HOST_BLOCK_S && *tp == 8)
             }
             other => panic!("{other:?}"),
         }
-        let big_limits = evaluate(&Cx::new(&big).expect("transformer")).limits;
+        let big_limits = evaluate(&TrainingCx::new(&big).expect("transformer")).limits;
         assert!(!big_limits.iter().any(|l| matches!(l, Limit::HostBound { .. })), "{big_limits:?}");
         // With the collectives overlapped, the compute op alone waits for the host.
         let mut overlapped = small.clone();
         overlapped.task.setup.overlap_tp_comm = true;
-        let l = Cx::new(&overlapped).expect("transformer").layer_times(0);
+        let l = TrainingCx::new(&overlapped).expect("transformer").layer_times(0);
         assert_eq!((l.attn_fwd_s, l.ffn_fwd_s), (HOST_BLOCK_S, HOST_BLOCK_S));
     }
 
@@ -1313,7 +1313,7 @@ mod tests {
         let mut s = scenario(8, json!({"transformer_parallel": ["ddp"], "transformer_parallel_degree": [8]}));
         s.model.shape.attention = crate::engine::scenario::Attention::Flash;
         s.model.shape.causal = true;
-        let cx = Cx::new(&s).expect("transformer");
+        let cx = TrainingCx::new(&s).expect("transformer");
         let (t, h, f) = (8.0 * 2048.0, 4096.0, 0.8 * 312e12);
         let scores_s = t * 4.0 * 1024.0 * h / (0.615 / 0.8 * f);
         let (gemm, ew) = cx.attn_fwd_parts();
@@ -1349,7 +1349,7 @@ mod tests {
                 json!({"transformer_parallel": ["tp", "ddp"], "transformer_parallel_degree": [tp, 8 / tp]}),
                 json!({"attention_dim": h, "transformer_fc_dim": 4 * h, "num_transformer_heads": h / 64}),
             );
-            let cx = Cx::new(&s).expect("transformer");
+            let cx = TrainingCx::new(&s).expect("transformer");
             let gemm_s = cx.block_gemm_s(Block::Attn).0 + cx.block_gemm_s(Block::Fc).0;
             let f = cx.d.layer_flops();
             gemm_s * cx.flops_per_s / (cx.tokens * (f.attn_linear + f.ffn) / tp as f64)
@@ -1364,7 +1364,7 @@ mod tests {
         assert!(tp8 > 1.02 * tp1, "{tp8} vs {tp1}");
         // Weight gradients (inner dimension: the tokens) run nearest the GEMM rate.
         let s = scenario(8, json!({"transformer_parallel": ["ddp"], "transformer_parallel_degree": [8]}));
-        let cx = Cx::new(&s).expect("transformer");
+        let cx = TrainingCx::new(&s).expect("transformer");
         let (fwd, dgrad, wgrad) = cx.block_gemm_s(Block::Fc);
         assert!(wgrad < dgrad && wgrad < fwd, "{fwd} {dgrad} {wgrad}");
     }
@@ -1377,7 +1377,7 @@ mod tests {
         let plain = scenario(8, task.clone());
         let mut fused = plain.clone();
         fused.task.setup.fused_loss = true;
-        let (p, f) = (Cx::new(&plain).expect("transformer"), Cx::new(&fused).expect("transformer"));
+        let (p, f) = (TrainingCx::new(&plain).expect("transformer"), TrainingCx::new(&fused).expect("transformer"));
         let logits = 8.0 * 2048.0 * 51200.0;
         assert_eq!(p.stage_activations(0) - f.stage_activations(0), logits * 2.0);
         // Its traffic too, forward and backward: written and read back at HBM speed.
@@ -1386,7 +1386,7 @@ mod tests {
         assert!(((pf - ff) / (logits * 2.0 * 2.0 / b) - 1.0).abs() < 1e-9, "{pf} {ff}");
         assert!(((pb - fb) / (logits * 2.0 * 2.0 / b) - 1.0).abs() < 1e-9, "{pb} {fb}");
         // The rest of the memory is the same.
-        let weights = |cx: &Cx| cx.stage_memory(0)[0].1;
+        let weights = |cx: &TrainingCx| cx.stage_memory(0)[0].1;
         assert_eq!(weights(&p), weights(&f));
     }
 
@@ -1400,7 +1400,7 @@ mod tests {
                 json!({"transformer_parallel": ["ddp"], "transformer_parallel_degree": [8],
                 "zero_stage": zero, "micro_batch": 1}),
             );
-            let cx = Cx::new(&s).expect("transformer");
+            let cx = TrainingCx::new(&s).expect("transformer");
             let parts = cx.stage_memory(0);
             let get = |p: MemPart| parts.iter().find(|x| x.0 == p).map_or(0.0, |x| x.1);
             (cx.d.params(), get(MemPart::Weights), get(MemPart::Gradients), get(MemPart::OptimizerStates))
@@ -1426,7 +1426,7 @@ mod tests {
                 json!({"transformer_parallel": ["ddp"], "transformer_parallel_degree": [16], "zero_stage": zero,
                     "local_emb_bs": 4, "local_transformer_bs": 4, "micro_batch": micro}),
             );
-            let cx = Cx::new(&s).expect("transformer");
+            let cx = TrainingCx::new(&s).expect("transformer");
             (cx.reduces_every_micro_batch(), cx.final_grad_sync().1, evaluate(&cx))
         };
         let (every1, once1, z1) = run(1, 1);
@@ -1451,7 +1451,7 @@ mod tests {
                 json!({"transformer_parallel": ["tp"], "transformer_parallel_degree": [8],
                 "recompute": rc}),
             );
-            evaluate(&Cx::new(&s).expect("transformer"))
+            evaluate(&TrainingCx::new(&s).expect("transformer"))
         };
         let (none, sel, full) = (run("none"), run("selective"), run("full"));
         let act = |r: &Report| r.memory.parts.iter().find(|x| x.0 == MemPart::Activations).map_or(0.0, |x| x.1);
@@ -1470,7 +1470,7 @@ mod tests {
         // dominate and exceed 80 GB.
         let s =
             scenario(8, json!({"transformer_parallel": ["ddp"], "transformer_parallel_degree": [8], "zero_stage": 3}));
-        let r = evaluate(&Cx::new(&s).expect("transformer"));
+        let r = evaluate(&TrainingCx::new(&s).expect("transformer"));
         match r.limits.first() {
             Some(Limit::DoesNotFit { need_bytes, capacity_bytes, largest, .. }) => {
                 assert!(need_bytes > capacity_bytes);
@@ -1487,7 +1487,7 @@ mod tests {
             json!({"transformer_parallel": ["tp"], "transformer_parallel_degree": [8],
             "recompute": "full", "data_loader_samples_per_s": 0.5}),
         );
-        let r = evaluate(&Cx::new(&s).expect("transformer"));
+        let r = evaluate(&TrainingCx::new(&s).expect("transformer"));
         assert!((r.throughput_samples_per_s - 0.5).abs() < 1e-9, "{}", r.throughput_samples_per_s);
         assert!(matches!(r.limits.first(), Some(Limit::InputBound { .. })));
     }
@@ -1500,7 +1500,7 @@ mod tests {
                 json!({"transformer_parallel": ["tp", "ddp"], "transformer_parallel_degree": [8, 4],
                 "recompute": "full", "micro_batch": 4, "overlap_grad_reduce": overlap}),
             );
-            evaluate(&Cx::new(&s).expect("transformer"))
+            evaluate(&TrainingCx::new(&s).expect("transformer"))
         };
         let (serial, overlapped) = (run(false), run(true));
         assert!(overlapped.iteration_s < serial.iteration_s);
@@ -1515,7 +1515,7 @@ mod tests {
                 json!({"transformer_parallel": ["tp"], "transformer_parallel_degree": [8],
                 "recompute": "selective", "sequence_parallel": sp}),
             );
-            evaluate(&Cx::new(&s).expect("transformer"))
+            evaluate(&TrainingCx::new(&s).expect("transformer"))
         };
         let (plain, sp) = (run(false), run(true));
         assert!(plain.totals.get(Category::AllReduce) > 0.0 && plain.totals.get(Category::AllGather) == 0.0);
@@ -1529,7 +1529,7 @@ mod tests {
         let task = |fp8: bool| json!({"transformer_parallel": ["ddp"], "transformer_parallel_degree": [8], "fp8": fp8});
         let (bf16, fp8) = (on_h100(8, task(false), json!({})), on_h100(8, task(true), json!({})));
         let (bf16, fp8) = (bf16.expect("valid"), fp8.expect("valid"));
-        let (b, f) = (Cx::new(&bf16).expect("transformer"), Cx::new(&fp8).expect("transformer"));
+        let (b, f) = (TrainingCx::new(&bf16).expect("transformer"), TrainingCx::new(&fp8).expect("transformer"));
         // FP8 GEMMs at the FP8 peak x the same utilisation x the FP8 efficiency (0.91).
         let rate = f.fp8_flops_per_s.expect("fp8");
         assert!((rate / (1979e12 * 0.8 * FP8_GEMM_EFFICIENCY) - 1.0).abs() < 1e-12);
@@ -1591,7 +1591,7 @@ mod tests {
             let task = json!({"transformer_parallel": ["fsdp"], "transformer_parallel_degree": [n],
                 "local_emb_bs": 2048 / n, "local_transformer_bs": 2048 / n, "micro_batch": 1,
                 "recompute": "full", "attention": "flash"});
-            let r = evaluate(&Cx::new(&scenario(n, task)).expect("transformer"));
+            let r = evaluate(&TrainingCx::new(&scenario(n, task)).expect("transformer"));
             r.throughput_samples_per_s / n as f64
         };
         let (a, b, c) = (per_gpu(512), per_gpu(1024), per_gpu(2048));
@@ -1609,9 +1609,9 @@ mod tests {
                     "fp32_grads": fp32})
             };
             let (b, f) = (scenario(16, task(false)), scenario(16, task(true)));
-            let (b, f) = (Cx::new(&b).expect("transformer"), Cx::new(&f).expect("transformer"));
+            let (b, f) = (TrainingCx::new(&b).expect("transformer"), TrainingCx::new(&f).expect("transformer"));
             assert_eq!((b.grad_bytes(), f.grad_bytes()), (2.0, 4.0));
-            let grads = |cx: &Cx| cx.stage_memory(0)[1].1;
+            let grads = |cx: &TrainingCx| cx.stage_memory(0)[1].1;
             assert!((grads(&f) / grads(&b) - 2.0).abs() < 1e-12);
             // The other parts do not change.
             assert_eq!(b.stage_memory(0)[0].1, f.stage_memory(0)[0].1);

@@ -11,7 +11,7 @@
 
 use super::calibration::{KERNELS_PER_BLOCK, KERNEL_OVERHEAD_S, WORKSPACE_BYTES};
 use super::collective::{time_s, Collective};
-use super::iteration::{self, name, Cx, Timeline};
+use super::iteration::{self, name, Timeline, TrainingCx};
 use crate::engine::ops::{Block, OpKind, OpName, Phase};
 use crate::engine::reference::explain::{Explanation, Term, Unit};
 use crate::engine::report::{LayerWork, Limit, MemPart, Memory, ModelStats, Report, Serving, Utilization, Work};
@@ -27,8 +27,8 @@ pub const MAX_DECODE_OPS: u64 = 1000;
 
 /// Per-scenario quantities of the serving model.
 #[derive(Clone, Debug)]
-pub struct Serve<'a> {
-    pub cx: Cx<'a>,
+pub struct ServingCx<'a> {
+    pub cx: TrainingCx<'a>,
     pub input: u64,
     pub output: u64,
     /// Requests per replica.
@@ -51,7 +51,7 @@ pub struct Pass {
     pub context: f64,
 }
 
-/// The steady state of in-flight batching ([`Serve::steady`]), per replica.
+/// The steady state of in-flight batching ([`ServingCx::steady`]), per replica.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Steady {
     /// Requests in flight.
@@ -72,7 +72,7 @@ pub struct Steady {
     pub e2e_s: f64,
 }
 
-/// One engine step of one pipeline group ([`Serve::engine_step`]).
+/// One engine step of one pipeline group ([`ServingCx::engine_step`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct EngineStep {
     /// One layer's tokens, and its times.
@@ -104,13 +104,13 @@ pub fn output_tokens(given: Option<u64>, seq: u64) -> u64 {
     given.unwrap_or(DEFAULT_OUTPUT_TOKENS.min(seq / 2).max(1))
 }
 
-impl<'a> Serve<'a> {
+impl<'a> ServingCx<'a> {
     /// The serving model of an LLM inference scenario; `None` for other families and tasks.
-    pub fn new(s: &'a Scenario) -> Option<Serve<'a>> {
+    pub fn new(s: &'a Scenario) -> Option<ServingCx<'a>> {
         if !serves(s) {
             return None;
         }
-        let cx = Cx::new(s)?;
+        let cx = TrainingCx::new(s)?;
         let setup = &s.task.setup;
         let seq = cx.d.seq as u64;
         let output = output_tokens(setup.output_tokens, seq);
@@ -125,7 +125,7 @@ impl<'a> Serve<'a> {
             None => cx.peak_flops_per_s,
         };
         let batch = cx.local_batch as f64;
-        Some(Serve { rate: peak * sys.flops_util, peak, cx, input, output, batch, weight_bytes, kv_bytes })
+        Some(ServingCx { rate: peak * sys.flops_util, peak, cx, input, output, batch, weight_bytes, kv_bytes })
     }
 
     fn tp(&self) -> f64 {
@@ -189,7 +189,7 @@ impl<'a> Serve<'a> {
     }
 
     /// A block's GEMMs over `t` tokens, s, shaped as the training model shapes them
-    /// ([`Cx::block_gemms_of`], [`super::gemm`]): thin GEMMs (a decode step's few tokens) are
+    /// ([`TrainingCx::block_gemms_of`], [`super::gemm`]): thin GEMMs (a decode step's few tokens) are
     /// bound by reading the weights, in their format; as the tokens grow they turn
     /// compute-bound, at the weights' GEMM rate, in whole tiles. A GEMM reads both operands at
     /// the weights' bytes (the activations are few where reading matters) and writes a 16-bit
@@ -215,7 +215,7 @@ impl<'a> Serve<'a> {
     }
 
     /// One layer's attention over `p`'s tokens, s: the projections' GEMMs
-    /// ([`Serve::block_gemms_s`]); the scores against the roofline of the KV cache the prompt
+    /// ([`ServingCx::block_gemms_s`]); the scores against the roofline of the KV cache the prompt
     /// tokens write and the decoding requests read (the only part that grows with the
     /// context); element-wise traffic (and the prompt's scores where they go through HBM).
     fn attn_s(&self, p: Pass) -> f64 {
@@ -474,7 +474,7 @@ impl<'a> Serve<'a> {
     }
 
     /// The ops of a static batch: the prefill layer by layer, the first token's logits, then
-    /// the decode steps (runs of them, [`Serve::decode_runs`]).
+    /// the decode steps (runs of them, [`ServingCx::decode_runs`]).
     fn timeline(&self) -> (Vec<crate::engine::ops::Op>, crate::engine::schedule::Schedule) {
         let runs = self.output.saturating_sub(1).min(MAX_DECODE_OPS);
         let mut tl = Timeline::new(4 * self.cx.d.layers as usize + 2 * runs as usize + 8);
@@ -574,7 +574,7 @@ fn how_many_fit(fixed: &Memory, per_bytes: f64) -> u64 {
 }
 
 /// Evaluates an LLM serving scenario.
-pub fn evaluate(sv: &Serve) -> Report {
+pub fn evaluate(sv: &ServingCx) -> Report {
     let cx = &sv.cx;
     let replicas = cx.lay.dense_dp.size;
     let n = cx.s.system.num_devices as f64;
@@ -695,9 +695,9 @@ fn block_words(block: Block) -> &'static str {
     }
 }
 
-/// Explains an op of an in-flight engine step ([`Serve::steady`]): the step that carries a
+/// Explains an op of an in-flight engine step ([`ServingCx::steady`]): the step that carries a
 /// prompt chunk.
-fn explain_step(sv: &Serve, op: &OpName, [tp, rate, hbm]: [Term; 3]) -> Option<Explanation> {
+fn explain_step(sv: &ServingCx, op: &OpName, [tp, rate, hbm]: [Term; 3]) -> Option<Explanation> {
     let step = sv.steady_at_load().0.chunk;
     let term =
         |symbol: &'static str, meaning: &'static str, value: f64, unit: Unit| Term { symbol, meaning, value, unit };
@@ -740,7 +740,7 @@ fn explain_step(sv: &Serve, op: &OpName, [tp, rate, hbm]: [Term; 3]) -> Option<E
 }
 
 /// Explains an op of a serving timeline.
-pub fn explain(sv: &Serve, op: &OpName) -> Option<Explanation> {
+pub fn explain(sv: &ServingCx, op: &OpName) -> Option<Explanation> {
     let cx = &sv.cx;
     let term =
         |symbol: &'static str, meaning: &'static str, value: f64, unit: Unit| Term { symbol, meaning, value, unit };
@@ -857,20 +857,20 @@ mod tests {
     #[test]
     fn kv_cache_per_token_is_layers_x_2_x_kv_heads_x_head_dim_x_bytes() {
         let s = llama70(1, 1, json!({}));
-        let sv = Serve::new(&s).expect("serving");
+        let sv = ServingCx::new(&s).expect("serving");
         assert_eq!(sv.kv_bytes_per_token(), 80.0 * 2.0 * 8.0 * 128.0 * 2.0); // 320 KiB
                                                                              // Tensor parallelism splits the 8 KV heads; beyond 8 GPUs they would be replicated.
         let s = llama70(8, 1, json!({}));
-        assert_eq!(Serve::new(&s).expect("serving").kv_bytes_per_token(), 80.0 * 2.0 * 1.0 * 128.0 * 2.0);
+        assert_eq!(ServingCx::new(&s).expect("serving").kv_bytes_per_token(), 80.0 * 2.0 * 1.0 * 128.0 * 2.0);
         // An fp8 cache halves it.
         let s = llama70(1, 1, json!({"kv_format": "fp8"}));
-        assert_eq!(Serve::new(&s).expect("serving").kv_bytes_per_token(), 80.0 * 2.0 * 8.0 * 128.0);
+        assert_eq!(ServingCx::new(&s).expect("serving").kv_bytes_per_token(), 80.0 * 2.0 * 8.0 * 128.0);
     }
 
     #[test]
     fn decode_at_batch_1_is_bound_by_reading_weights_and_kv_cache() {
         let s = llama70(2, 1, json!({}));
-        let sv = Serve::new(&s).expect("serving");
+        let sv = ServingCx::new(&s).expect("serving");
         let ctx = 1024.0 + 1.0;
         let l = sv.decode_layer(ctx);
         // Attention block: its two GEMMs read their weights on this GPU (QKV and the output
@@ -890,7 +890,7 @@ mod tests {
         let flops = (2.0 * h * (h + 2.0 * 8.0 * 128.0) + 2.0 * h * h + 4.0 * ctx * h) / 2.0;
         assert!(flops / (312e12 * 0.8) < 0.01 * (attn_w + kv) / hbm);
         // A batch of 64 reads the same weights once: far less than 64x the time.
-        let big = Serve::new(&llama70(2, 64, json!({}))).expect("serving").decode_layer(ctx);
+        let big = ServingCx::new(&llama70(2, 64, json!({}))).expect("serving").decode_layer(ctx);
         assert!(big.ffn_s < 4.0 * l.ffn_s, "{} vs {}", big.ffn_s, l.ffn_s);
     }
 
@@ -900,7 +900,7 @@ mod tests {
         // costs; at a few hundred the GEMMs are compute-bound, in whole 128-row tiles, so 129
         // tokens cost about what 256 do.
         let s = llama70(1, 1, json!({}));
-        let sv = Serve::new(&s).expect("serving");
+        let sv = ServingCx::new(&s).expect("serving");
         let ffn = |t: f64| sv.block_gemms_s(Block::Fc, t);
         let weights_s = 3.0 * 8192.0 * 28672.0 * 2.0 / (2039e9 * 0.836);
         assert!(ffn(1.0) > weights_s && ffn(1.0) < 1.01 * weights_s, "{} vs {weights_s}", ffn(1.0));
@@ -915,7 +915,7 @@ mod tests {
     #[test]
     fn each_decoded_token_costs_two_tensor_parallel_all_reduces_per_layer() {
         let s = llama70(4, 8, json!({}));
-        let sv = Serve::new(&s).expect("serving");
+        let sv = ServingCx::new(&s).expect("serving");
         let one = time_s(
             Collective::AllReduce,
             8.0 * 8192.0 * 2.0,
@@ -958,7 +958,7 @@ mod tests {
     #[test]
     fn the_kv_pages_left_after_weights_and_a_full_step_bound_the_requests_in_flight() {
         let s = inflight(4096, json!({}));
-        let sv = Serve::new(&s).expect("serving");
+        let sv = ServingCx::new(&s).expect("serving");
         // A request holds its prompt, half its output on average, and half a page of rounding.
         assert_eq!(sv.held_tokens(), 1024.0 + 255.0 / 2.0 + 15.0 / 2.0);
         let fixed = sv.inflight_memory(0.0);
@@ -972,23 +972,24 @@ mod tests {
         assert_eq!((figures.in_flight, figures.batch, figures.max_batch), (limit as f64, 4096, limit));
         assert!(r.memory.fits());
         // Bigger pages waste more per request: fewer fit.
-        let big_pages = Serve::new(&inflight(4096, json!({"kv_page_tokens": 256}))).expect("serving").inflight_limit();
+        let big_pages =
+            ServingCx::new(&inflight(4096, json!({"kv_page_tokens": 256}))).expect("serving").inflight_limit();
         assert!(big_pages < limit, "{big_pages} vs {limit}");
         // Below the limit the batch is what is in flight.
-        assert_eq!(Serve::new(&inflight(8, json!({}))).expect("serving").concurrency(), 8.0);
+        assert_eq!(ServingCx::new(&inflight(8, json!({}))).expect("serving").concurrency(), 8.0);
     }
 
     #[test]
     fn a_prompt_longer_than_the_step_budget_is_prefilled_in_chunks() {
         // One request: its 4,096-token prompt over steps of 1,024 tokens takes 4 chunk steps.
         let s = inflight(1, json!({"input_tokens": 4096, "step_tokens": 1024}));
-        let sv = Serve::new(&s).expect("serving");
+        let sv = ServingCx::new(&s).expect("serving");
         let st = sv.steady(1.0);
         assert_eq!(st.chunk.pass.prefill_tokens, 1024.0);
         assert!((st.ttft_s - 4.0 * st.chunk.seconds).abs() < 1e-12 * st.ttft_s, "{st:?}");
         // A budget that takes the prompt at once: one step, longer than a chunk, shorter than four.
         let s = inflight(1, json!({"input_tokens": 4096, "step_tokens": 8192}));
-        let one = Serve::new(&s).expect("serving").steady(1.0);
+        let one = ServingCx::new(&s).expect("serving").steady(1.0);
         assert!((one.ttft_s - one.chunk.seconds).abs() < 1e-12 * one.ttft_s);
         assert!(one.ttft_s > st.chunk.seconds && one.ttft_s < st.ttft_s);
     }
@@ -1011,7 +1012,7 @@ mod tests {
         // decoding requests: beyond that, prompts wait for the budget and the first token
         // comes late, while throughput hardly grows.
         let s = inflight(2000, json!({"kv_format": "fp8", "weight_format": "fp8"}));
-        let sv = Serve::new(&s).expect("serving");
+        let sv = ServingCx::new(&s).expect("serving");
         let st = sv.steady(sv.concurrency());
         assert!(sv.concurrency() > 1000.0, "{}", sv.concurrency());
         assert!((st.decoding - 2048.0 * 255.0 / 1279.0).abs() < 1e-9, "{st:?}");

@@ -1,7 +1,7 @@
 //! Reference mode: op lists of DLRM and DLRM_MoE (SPEC 8.1, 8.2), and the MLP parts that
 //! DLRM_Transformer shares with them.
 
-use super::{name, on, when, Batch, Ctx, Part, Step, Walk};
+use super::{name, on, when, Batch, Part, ReferenceCx, Step, Walk};
 use crate::engine::ops::{Block, Dep, GraphBuilder, OpKind, Phase};
 use crate::engine::scenario::{Arch, Dlrm, Strategy, MAX_LEVELS};
 
@@ -10,7 +10,7 @@ use OpKind::{ActAllReduce, Compute, GradAllReduce, GradReduceScatter, MoeCombine
 use Phase::{Backward, Forward};
 
 /// DLRM or DLRM_MoE: embeddings and bottom MLP, top MLP; backward in reverse.
-pub fn build(cx: &Ctx, g: &mut GraphBuilder) {
+pub fn build(cx: &ReferenceCx, g: &mut GraphBuilder) {
     let Some(m) = Mlp::new(cx) else { return };
     cx.emb_forward(g);
     m.bottom_forward(g);
@@ -38,7 +38,7 @@ pub fn build(cx: &Ctx, g: &mut GraphBuilder) {
 
 /// The MLP stack of a DLRM-family model, with its per-layer durations computed once.
 pub struct Mlp<'a, 'c> {
-    cx: &'a Ctx<'c>,
+    cx: &'a ReferenceCx<'c>,
     pub dlrm: &'a Dlrm,
     pub spec: Part<'a>,
     /// MoE top layers: the number of experts.
@@ -62,7 +62,7 @@ pub struct Mlp<'a, 'c> {
 
 impl<'a, 'c> Mlp<'a, 'c> {
     /// The MLP stack of a DLRM-family scenario (`None` for other families).
-    pub fn new(cx: &'a Ctx<'c>) -> Option<Mlp<'a, 'c>> {
+    pub fn new(cx: &'a ReferenceCx<'c>) -> Option<Mlp<'a, 'c>> {
         let (dlrm, experts) = match &cx.s.model.arch {
             Arch::Dlrm(d) | Arch::DlrmTransformer(d, _) => (d, None),
             Arch::DlrmMoe(d, moe) => (d, Some(moe.experts)),
@@ -88,13 +88,17 @@ impl<'a, 'c> Mlp<'a, 'c> {
             bot_walk: cx.grad_walk(l.mlp_block, &spec),
             top_walk: cx.grad_walk(l.top_mlp_block, &spec),
             act_bytes: act.f64(),
-            act_ar_s: Ctx::per_level(act.f64(), &cx.net.allreduce, spec.len()),
-            moe_a2a_s: Ctx::per_level((act / super::int(experts.unwrap_or(1))).f64(), &cx.net.all2all, spec.len()),
+            act_ar_s: ReferenceCx::per_level(act.f64(), &cx.net.allreduce, spec.len()),
+            moe_a2a_s: ReferenceCx::per_level(
+                (act / super::int(experts.unwrap_or(1))).f64(),
+                &cx.net.all2all,
+                spec.len(),
+            ),
         })
     }
 
     fn tp_levels(&self) -> impl Iterator<Item = usize> + '_ {
-        Ctx::levels(self.spec.spec, Strategy::Tp)
+        ReferenceCx::levels(self.spec.spec, Strategy::Tp)
     }
 
     /// Bottom MLP forward (SPEC 8.1 step 3).
@@ -191,7 +195,7 @@ impl<'a, 'c> Mlp<'a, 'c> {
     pub fn top_backward(&self, g: &mut GraphBuilder, ar_spec_len: usize) {
         let l_t = self.dlrm.top_mlp_layers as i64;
         let frozen = self.cx.freeze.top_mlp;
-        let act_ar_s = Ctx::per_level(self.act_bytes, &self.cx.net.allreduce, ar_spec_len);
+        let act_ar_s = ReferenceCx::per_level(self.act_bytes, &self.cx.net.allreduce, ar_spec_len);
         for i in (0..l_t).rev() {
             if self.fsdp {
                 g.emit(

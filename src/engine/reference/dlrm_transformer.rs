@@ -3,7 +3,7 @@
 //! that is a bug of the reference, not of the model, so this family simply works here.
 
 use super::dlrm::Mlp;
-use super::{int, name, on, Batch, Ctx, Step};
+use super::{int, name, on, Batch, ReferenceCx, Step};
 use crate::engine::ops::{Block, Dep, GraphBuilder, OpKind, Phase};
 use crate::engine::scenario::{Arch, Strategy};
 
@@ -12,7 +12,7 @@ use OpKind::{ActAllReduce, Compute, GradAllReduce, GradReduceScatter, WeightAllG
 use Phase::{Backward, Forward};
 
 /// Builds the op graph of a DLRM_Transformer task.
-pub fn build(cx: &Ctx, g: &mut GraphBuilder) {
+pub fn build(cx: &ReferenceCx, g: &mut GraphBuilder) {
     let Arch::DlrmTransformer(dlrm, t) = &cx.s.model.arch else { return };
     let (Some(ts), Some(ms), Some(m)) = (cx.transformer, cx.mlp, Mlp::new(cx)) else { return };
     let l_b = dlrm.bot_mlp_layers as i64;
@@ -30,7 +30,7 @@ pub fn build(cx: &Ctx, g: &mut GraphBuilder) {
     let act_bytes = (int(cx.batch(Batch::Transformer)) * int(t.seq_len) * int(t.attention_dim) * cx.b).f64();
     // Activation all-reduce at `level`, with the bandwidth selected by a spec of `len` levels.
     let act_ar_s = |len: usize, level: usize| act_bytes / cx.net.allreduce.sel(len, level);
-    let tp_levels = || Ctx::levels(ts.spec, Strategy::Tp);
+    let tp_levels = || ReferenceCx::levels(ts.spec, Strategy::Tp);
 
     // Forward.
     cx.emb_forward(g);

@@ -4,7 +4,7 @@
 
 use super::network::LevelBw;
 use super::quantities::int;
-use super::{Batch, Ctx, Part};
+use super::{Batch, Part, ReferenceCx};
 use crate::engine::num::Num;
 use crate::engine::ops::{Block, OpKind, OpName, Phase};
 use crate::engine::scenario::{Arch, Scenario, Strategy};
@@ -70,7 +70,7 @@ fn block_words(b: Block) -> &'static str {
 
 /// Explains an op of the scenario's timeline; `None` for a name the scenario cannot have.
 pub fn explain(s: &Scenario, op: &OpName) -> Option<Explanation> {
-    let cx = Ctx::new(s);
+    let cx = ReferenceCx::new(s);
     let dlrm_t = matches!(s.model.arch, Arch::DlrmTransformer(..));
     let is_mlp = matches!(op.block, Block::MlpBot | Block::MlpTop)
         || (op.block == Block::Moe && matches!(s.model.arch, Arch::DlrmMoe(..)));
@@ -198,7 +198,7 @@ pub fn explain(s: &Scenario, op: &OpName) -> Option<Explanation> {
         (OpKind::GradReduceScatter | OpKind::GradAllReduce, _) => {
             let rs = op.kind == OpKind::GradReduceScatter;
             let level = level_of(if rs { Strategy::Fsdp } else { Strategy::Ddp })?;
-            let sigma = Ctx::shard_factors(&part)[level];
+            let sigma = ReferenceCx::shard_factors(&part)[level];
             let link =
                 if rs { bw(&cx.net.reducescatter, part.len(), 0) } else { bw(&cx.net.allreduce, part.len(), level) };
             let terms = vec![
@@ -271,12 +271,12 @@ pub fn explain(s: &Scenario, op: &OpName) -> Option<Explanation> {
 }
 
 /// Activation bytes of a layer for the local batch, with their terms and formula.
-fn act_terms(cx: &Ctx, s: &Scenario, mlp: bool) -> Option<(f64, Vec<Term>, &'static str)> {
+fn act_terms(cx: &ReferenceCx, s: &Scenario, mlp: bool) -> Option<(f64, Vec<Term>, &'static str)> {
     let (n, t, f) = act_terms_num(cx, s, mlp)?;
     Some((n.f64(), t, f))
 }
 
-fn act_terms_num(cx: &Ctx, s: &Scenario, mlp: bool) -> Option<(Num, Vec<Term>, &'static str)> {
+fn act_terms_num(cx: &ReferenceCx, s: &Scenario, mlp: bool) -> Option<(Num, Vec<Term>, &'static str)> {
     let b = cx.b;
     if mlp {
         let d = match &s.model.arch {

@@ -38,7 +38,7 @@ pub struct Built {
 
 /// Builds the reference op graph and figures for a validated scenario.
 pub fn build(s: &Scenario) -> Built {
-    let cx = Ctx::new(s);
+    let cx = ReferenceCx::new(s);
     let capacity = cx.op_estimate();
     let mut g = GraphBuilder::new(cx.max_layers(), capacity, Visibility::OtherStream);
     match &s.model.arch {
@@ -59,7 +59,7 @@ pub fn build(s: &Scenario) -> Built {
 }
 
 /// Per-scenario quantities every family builder reads.
-pub struct Ctx<'a> {
+pub struct ReferenceCx<'a> {
     pub s: &'a Scenario,
     pub net: Network,
     pub counts: ModelCounts,
@@ -77,8 +77,8 @@ pub struct Ctx<'a> {
     pub global_batch: u64,
 }
 
-impl<'a> Ctx<'a> {
-    pub(crate) fn new(s: &'a Scenario) -> Ctx<'a> {
+impl<'a> ReferenceCx<'a> {
+    pub(crate) fn new(s: &'a Scenario) -> ReferenceCx<'a> {
         let net = Network::new(&s.system);
         let counts = model_counts(s);
         let plan = &s.task.plan;
@@ -88,7 +88,7 @@ impl<'a> Ctx<'a> {
             TaskKind::Finetune(f) => f.clone(),
             _ => Freeze::default(),
         };
-        Ctx {
+        ReferenceCx {
             s,
             net,
             counts,
@@ -179,7 +179,7 @@ impl<'a> Ctx<'a> {
     /// level order, sized by the running shard factor, with tensor-parallel levels left to the
     /// caller. Reduce-scatters use level 0's bandwidth (FSDP is always level 0).
     pub fn grad_walk(&self, w: Num, part: &Part) -> Walk {
-        let sigma = Ctx::shard_factors(part);
+        let sigma = ReferenceCx::shard_factors(part);
         let k = part.len();
         let mut steps = Walk::default();
         for (level, l) in part.levels().iter().enumerate() {

@@ -1,7 +1,7 @@
 //! Reference mode: op lists of LLM, LLM_MoE (the "pre-optimized" task, SPEC 8.4, 8.6) and ViT
 //! (the "post-optimized" task, SPEC 8.5; Q3).
 
-use super::{int, name, on, when, Batch, Ctx, Part, Step, Walk};
+use super::{int, name, on, when, Batch, Part, ReferenceCx, Step, Walk};
 use crate::engine::ops::{Block, Dep, GraphBuilder, OpKind, Phase};
 use crate::engine::scenario::{Arch, Strategy, Transformer, MAX_LEVELS};
 
@@ -20,7 +20,7 @@ enum BackwardStyle {
 }
 
 /// Builds the op graph of an LLM, LLM_MoE or ViT task.
-pub fn build(cx: &Ctx, g: &mut GraphBuilder) {
+pub fn build(cx: &ReferenceCx, g: &mut GraphBuilder) {
     let (t, experts, style) = match &cx.s.model.arch {
         Arch::Llm(l) => (l.transformer.clone(), None, BackwardStyle::PreOptimized),
         Arch::LlmMoe(l, m) => (l.transformer.clone(), Some(m.experts), BackwardStyle::PreOptimized),
@@ -44,7 +44,7 @@ pub fn build(cx: &Ctx, g: &mut GraphBuilder) {
 
 /// A transformer stack with its per-layer durations computed once.
 struct Stack<'a, 'c> {
-    cx: &'a Ctx<'c>,
+    cx: &'a ReferenceCx<'c>,
     layers: i64,
     spec: Part<'a>,
     experts: Option<u64>,
@@ -64,7 +64,7 @@ struct Stack<'a, 'c> {
 }
 
 impl<'a, 'c> Stack<'a, 'c> {
-    fn new(cx: &'a Ctx<'c>, t: &Transformer, spec: Part<'a>, experts: Option<u64>) -> Stack<'a, 'c> {
+    fn new(cx: &'a ReferenceCx<'c>, t: &Transformer, spec: Part<'a>, experts: Option<u64>) -> Stack<'a, 'c> {
         let l = &cx.counts.layers;
         let attn_phi = cx.local_flops(l.attn_flops, Batch::Transformer, &spec);
         let fc_phi = cx.local_flops(l.fc_flops, Batch::Transformer, &spec);
@@ -81,8 +81,8 @@ impl<'a, 'c> Stack<'a, 'c> {
             fc_bwd_s: cx.bwd_s(fc_phi),
             attn_ag_s: cx.allgather_s(l.attn_block, &spec),
             fc_ag_s: cx.allgather_s(l.fc_block, &spec),
-            act_ar_s: Ctx::per_level(act.f64(), &cx.net.allreduce, spec.len()),
-            moe_a2a_s: Ctx::per_level((act / int(experts.unwrap_or(1))).f64(), &cx.net.all2all, spec.len()),
+            act_ar_s: ReferenceCx::per_level(act.f64(), &cx.net.allreduce, spec.len()),
+            moe_a2a_s: ReferenceCx::per_level((act / int(experts.unwrap_or(1))).f64(), &cx.net.all2all, spec.len()),
             attn_walk: cx.grad_walk(l.attn_block, &spec),
             fc_walk: cx.grad_walk(l.fc_block, &spec),
         }
@@ -98,7 +98,7 @@ impl<'a, 'c> Stack<'a, 'c> {
     }
 
     fn tp_levels(&self) -> impl Iterator<Item = usize> + '_ {
-        Ctx::levels(self.spec.spec, Strategy::Tp)
+        ReferenceCx::levels(self.spec.spec, Strategy::Tp)
     }
 
     fn forward(&self, g: &mut GraphBuilder) {
