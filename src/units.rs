@@ -49,9 +49,12 @@ pub fn si(x: f64, unit: &str) -> String {
 }
 
 /// A duration given in seconds: `72.9 ms`, `218 s`, `3.20 min` (past 10 minutes: minutes,
-/// past 10 hours: hours).
+/// past 10 hours: hours). Under half a nanosecond it is `0 s`: no op lasts that little, so
+/// such a figure is rounding noise (an overlap of 4.87e-14 s), not `0.0000487 ns`.
 pub fn duration(s: f64) -> String {
-    if s.is_finite() && s.abs() >= 36_000.0 {
+    if s.abs() < 0.5e-9 {
+        si(0.0, "s")
+    } else if s.is_finite() && s.abs() >= 36_000.0 {
         format!("{} h", sig3(s / 3600.0))
     } else if s.is_finite() && s.abs() >= 600.0 {
         format!("{} min", sig3(s / 60.0))
@@ -85,6 +88,16 @@ pub fn count(x: f64) -> String {
     }
 }
 
+/// A whole number of things, the noun singular for one: `1 replica`, `2 replicas`
+/// (`noun` + "s" otherwise).
+pub fn things(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 /// A share in percent with three significant figures: `99.8 %`; below 0.001 % it is `0 %`
 /// (rounding noise, e.g. overlapped communication of -3e-13 s).
 pub fn percent(share: f64) -> String {
@@ -98,6 +111,21 @@ pub fn percent(share: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn durations_under_a_nanosecond_are_zero() {
+        assert_eq!(duration(4.87e-14), "0 s");
+        assert_eq!(duration(-3e-13), "0 s");
+        assert_eq!(duration(2e-9), "2.00 ns");
+        assert_eq!(duration(0.0729), "72.9 ms");
+    }
+
+    #[test]
+    fn things_are_singular_only_for_one() {
+        assert_eq!(things(1, "replica"), "1 replica");
+        assert_eq!(things(0, "replica"), "0 replicas");
+        assert_eq!(things(8, "node"), "8 nodes");
+    }
 
     #[test]
     fn three_significant_figures_with_si_prefixes() {

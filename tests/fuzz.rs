@@ -544,7 +544,7 @@ fn read_like_the_page(s: &madmax::ui::state::State) {
     }
     let Some(g) = &s.good else { return };
     let r = &g.report;
-    let _ = (r.mfu(&g.scenario), export::tokens_per_s(&g.scenario, r), export::results_csv(&g.scenario, r));
+    let _ = (r.mfu(&g.scenario), r.tokens_per_s(&g.scenario), export::results_csv(&g.scenario, r));
     let lanes = timeline::Lanes::new(r);
     let _ = lanes.bars(r, 800.0);
     let _ = lanes.hit(r, madmax::engine::ops::Stream::Computation, r.iteration_s / 2.0, r.iteration_s / 400.0);

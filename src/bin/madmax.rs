@@ -536,6 +536,7 @@ fn report_json(s: &madmax::engine::Scenario, r: &Report) -> Value {
         "limits": limits,
     });
     v["mfu"] = json!(r.mfu(s));
+    v["tokens_per_s"] = json!(r.tokens_per_s(s));
     if let Some(u) = &r.utilization {
         v["hfu"] = json!(u.hfu);
         v["model_flops_per_iteration"] = json!(u.model_flops);
@@ -591,8 +592,14 @@ fn text_report(s: &Scenario, r: &Report) -> String {
         units::si(m.flops_per_sample, "FLOP"),
         units::bytes(m.lookup_bytes_per_sample),
     );
-    let _ =
-        writeln!(o, "System  {}: {} GPUs = {} nodes x {}", s.system.name, sys.devices, sys.nodes, sys.devices_per_node);
+    let _ = writeln!(
+        o,
+        "System  {}: {} GPUs = {} x {}",
+        s.system.name,
+        sys.devices,
+        units::things(sys.nodes, "node"),
+        sys.devices_per_node
+    );
     let _ = writeln!(
         o,
         "        {} per GPU (effective), HBM {}, NVLink {} and network {} per GPU (one direction)",
@@ -675,12 +682,18 @@ fn text_report(s: &Scenario, r: &Report) -> String {
         );
     }
     let _ = writeln!(o, "Iteration time        {}", units::duration(r.iteration_s));
-    let _ = writeln!(o, "Throughput            {}", units::si(r.throughput_samples_per_s, "samples/s"));
+    // Requests when serving; tokens for language models (generated ones when serving).
+    let unit = if r.serving.is_some() { "requests/s" } else { "samples/s" };
+    let tokens = r.tokens_per_s(s).map_or(String::new(), |t| format!(" ({})", units::si(t, "tokens/s")));
+    let _ = writeln!(o, "Throughput            {}{tokens}", units::si(r.throughput_samples_per_s, unit));
     if let Some(sv) = &r.serving {
         let _ = writeln!(
             o,
-            "Serving               {} requests x {} replicas, {} prompt + {} generated tokens each",
-            sv.in_flight, sv.replicas, sv.input_tokens, sv.output_tokens
+            "Serving               {} requests x {}, {} prompt + {} generated tokens each",
+            sv.in_flight,
+            units::things(sv.replicas, "replica"),
+            sv.input_tokens,
+            sv.output_tokens
         );
         let _ = writeln!(o, "  {}", madmax::wording::batching(sv));
         let _ = writeln!(o, "  time to first token {}", units::duration(sv.ttft_s));
@@ -705,12 +718,18 @@ fn text_report(s: &Scenario, r: &Report) -> String {
         );
     }
     if let Some(u) = &r.utilization {
+        // Both bases stated: sources print TFLOP/s on either (model FLOPs, or what ran).
         let _ = writeln!(
             o,
-            "MFU                   {} (hardware FLOPs utilisation {}; {} per GPU)",
+            "MFU                   {}: {} per GPU of model FLOPs",
             units::percent(u.mfu),
-            units::percent(u.hfu),
             units::si(u.model_flops_per_s_per_gpu, "FLOP/s")
+        );
+        let _ = writeln!(
+            o,
+            "HFU                   {}: {} per GPU of FLOPs run (recomputation included)",
+            units::percent(u.hfu),
+            units::si(u.hfu * u.peak_flops_per_s, "FLOP/s")
         );
         let _ = writeln!(o, "                      {}", u.formula);
     } else {

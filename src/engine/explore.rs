@@ -263,7 +263,7 @@ impl Outcome {
             capacity_bytes: r.memory.capacity_bytes,
             tpot_s,
             ttft_s,
-            tokens_per_s: tokens_per_sample(s).map(|t| r.throughput_samples_per_s * t as f64),
+            tokens_per_s: r.tokens_per_s(s),
             mfu: r.mfu(s),
             over_tpot: over(tpot_s, space.max_tpot_s),
             over_ttft: over(ttft_s, space.max_ttft_s),
@@ -521,23 +521,6 @@ pub fn plans(base: &Scenario, space: &Space) -> Vec<Candidate> {
 /// against the space's latency limit.
 pub fn evaluate_plan(base: &Scenario, c: &Candidate, space: &Space) -> Outcome {
     Outcome::of(base, c, &evaluate(&with(base, c)), space)
-}
-
-/// Tokens per sample of a language model: its sequence length, or, where the default model
-/// serves it, the tokens each request generates (so that tokens/s counts output tokens);
-/// `None` for other families.
-pub fn tokens_per_sample(s: &Scenario) -> Option<u64> {
-    match &s.model.arch {
-        super::scenario::Arch::Llm(l) | super::scenario::Arch::LlmMoe(l, _) => {
-            let seq = l.transformer.seq_len;
-            Some(if super::uses_default_model(s) && super::extended::serving::serves(s) {
-                super::extended::serving::output_tokens(s.task.setup.output_tokens, seq)
-            } else {
-                seq
-            })
-        }
-        _ => None,
-    }
 }
 
 /// The base scenario running a candidate's plan and settings.

@@ -5,7 +5,7 @@
 
 use super::ops::{Category, Op, Stream};
 pub use super::scenario::Mode;
-use super::scenario::{Batching, Scenario, TaskKind};
+use super::scenario::{Arch, Batching, Scenario, TaskKind};
 use super::schedule::{Schedule, Totals};
 use serde::Serialize;
 
@@ -213,6 +213,29 @@ impl Report {
         } else {
             0.0
         }
+    }
+
+    /// Throughput in tokens/s of scenario `s` (this report's): samples/s x
+    /// [`tokens_per_sample`]; `None` for families without tokens.
+    pub fn tokens_per_s(&self, s: &Scenario) -> Option<f64> {
+        tokens_per_sample(s).map(|t| self.throughput_samples_per_s * t as f64)
+    }
+}
+
+/// Tokens per sample of a language model: its sequence length, or, where the default model
+/// serves it, the tokens each request generates (so that tokens/s counts output tokens);
+/// `None` for other families.
+pub fn tokens_per_sample(s: &Scenario) -> Option<u64> {
+    match &s.model.arch {
+        Arch::Llm(l) | Arch::LlmMoe(l, _) => {
+            let seq = l.transformer.seq_len;
+            Some(if super::uses_default_model(s) && super::extended::serving::serves(s) {
+                super::extended::serving::output_tokens(s.task.setup.output_tokens, seq)
+            } else {
+                seq
+            })
+        }
+        _ => None,
     }
 }
 

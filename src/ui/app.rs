@@ -947,7 +947,7 @@ fn yardstick(y: &super::state::Yardstick) -> Html {
 fn headline(g: &Rc<Evaluated>, measured: Option<&super::state::Yardstick>, d: &Dispatch) -> Html {
     let r = &g.report;
     let s = &g.scenario;
-    let tokens = export::tokens_per_s(s, r);
+    let tokens = r.tokens_per_s(s);
     let mfu = r.mfu(s);
     let mem = &r.memory;
     let kind = super::state::task_kind_name(s);
@@ -985,8 +985,17 @@ fn headline(g: &Rc<Evaluated>, measured: Option<&super::state::Yardstick>, d: &D
                     html! { { format!("{} of {} communication is not hidden", units::duration(r.exposed_comm_s.max(0.0)), units::duration(r.comm_s)) } },
                     "Share of communication time no computation hides: it adds to the iteration time.") }
                 { figure("mfu", "Model FLOPs utilisation", units::percent(mfu), mfu,
-                    html! { { format!("of {} peak per GPU", units::si(r.utilization.as_ref().map_or(crate::engine::report::peak_flops_per_s(s), |u| u.peak_flops_per_s), "FLOP/s")) } },
-                    if r.utilization.is_some() { "Model FLOPs per iteration (forward and backward, no recomputation, attention's s^2 included) over what the GPUs could do at datasheet peak in that time." } else { "Model FLOPs per iteration over what the GPUs could do at datasheet peak in that time (FLOPs as MAD-Max counts them)." }) }
+                    // Both bases, as sources quote TFLOP/s on either: model FLOPs, and what ran.
+                    match &r.utilization {
+                        Some(u) => html! { <span id="hfu" data-value={u.hfu.to_string()}>{ format!("{} per GPU of {} peak; HFU {} (recomputation included)",
+                            units::si(u.model_flops_per_s_per_gpu, "FLOP/s"), units::si(u.peak_flops_per_s, "FLOP/s"), units::percent(u.hfu)) }</span> },
+                        None => html! { { format!("of {} peak per GPU", units::si(crate::engine::report::peak_flops_per_s(s), "FLOP/s")) } },
+                    },
+                    match &r.utilization {
+                        Some(_) if s.task.kind == TaskKind::Inference => "Model FLOPs per iteration (the forward pass, attention's s^2 included) over what the GPUs could do at datasheet peak in that time.",
+                        Some(_) => "Model FLOPs per iteration (forward and backward, no recomputation, attention's s^2 included) over what the GPUs could do at datasheet peak in that time. HFU also counts recomputed FLOPs.",
+                        None => "Model FLOPs per iteration over what the GPUs could do at datasheet peak in that time (FLOPs as MAD-Max counts them).",
+                    }) }
                 { figure("memory", "Memory per GPU", units::bytes(mem.total_bytes), mem.total_bytes,
                     html! { <span class={classes!((mem.total_bytes > mem.capacity_bytes).then_some("over"))}
                         title={format!("{} of {}", units::gib(mem.total_bytes), units::gib(mem.capacity_bytes))}>
@@ -1045,7 +1054,7 @@ fn serving_headline(sv: &Serving) -> Html {
                 "From the batch's start to its last token: the prefill of every prompt, then one decode step per generated token."
             }) }
         { figure("throughput", "Requests", units::si(sv.requests_per_s, "requests/s"), sv.requests_per_s,
-            html! { { format!("{} in flight per replica, {} {}", units::count(sv.in_flight), sv.replicas, if sv.replicas == 1 { "replica" } else { "replicas" }) } },
+            html! { { format!("{} in flight per replica, {}", units::count(sv.in_flight), units::things(sv.replicas, "replica")) } },
             if inflight {
                 "Requests the whole cluster completes per second: requests in flight / end-to-end latency (Little's law), over every replica."
             } else {

@@ -6,6 +6,7 @@ use super::charts::{self, Theme};
 use super::explorer::{self, CostInputs, Job, FACTORS};
 use super::state::{Action, Evaluated};
 use crate::engine::explore::{self, Outcome, Resource, Space};
+use crate::engine::report;
 use crate::engine::scenario::{Scenario, TaskKind};
 use crate::{presets, units};
 use gloo::timers::callback::Timeout;
@@ -277,7 +278,7 @@ fn settings_card(
     };
     let sc = &good.scenario;
     let serving = good.report.serving.is_some();
-    let tokens = explore::tokens_per_sample(sc).is_some();
+    let tokens = report::tokens_per_sample(sc).is_some();
     let prices = presets::all().map(|p| p.prices.clone()).unwrap_or_default();
     let chosen = prices
         .iter()
@@ -409,7 +410,7 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
     } else {
         format!("Evaluating {done} of {total}...")
     };
-    let samples = s.workload / explore::tokens_per_sample(base).map_or(1.0, |t| t as f64);
+    let samples = s.workload / report::tokens_per_sample(base).map_or(1.0, |t| t as f64);
     let inputs = CostInputs { usd_per_gpu_hour: s.usd_per_gpu_hour, watts_per_gpu: s.watts_per_gpu, samples };
     let gpus = base.system.num_devices;
     let best = summary.ranked.first().filter(|o| o.fits()).cloned();
@@ -456,7 +457,7 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
                     <thead><tr><th></th><th>{ "time" }</th><th>{ "GPU-hours" }</th><th>{ "cost" }</th><th>{ "energy" }</th></tr></thead>
                     <tbody>{ cost_row("best plan", b) }{ if summary.baseline.fits() { cost_row("baseline", &summary.baseline) } else { html! {} } }</tbody>
                 </table>
-                <p class="help">{ format!("For {} {} on {gpus} GPUs at {} $/GPU-hour and {} W per GPU.", units::count(s.workload), if summary.baseline.tpot_s.is_some() { "generated tokens" } else if explore::tokens_per_sample(base).is_some() { "tokens" } else { "samples" }, s.usd_per_gpu_hour, s.watts_per_gpu) }</p>
+                <p class="help">{ format!("For {} {} on {gpus} GPUs at {} $/GPU-hour and {} W per GPU.", units::count(s.workload), if summary.baseline.tpot_s.is_some() { "generated tokens" } else if report::tokens_per_sample(base).is_some() { "tokens" } else { "samples" }, s.usd_per_gpu_hour, s.watts_per_gpu) }</p>
             </div>
         },
         _ => html! {},

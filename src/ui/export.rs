@@ -21,7 +21,7 @@ pub fn results_csv(s: &Scenario, r: &Report) -> String {
     row("overlapped communication", r.overlapped_comm_s, "s");
     row("iteration time", r.iteration_s, "s");
     row("throughput", r.throughput_samples_per_s, "samples/s");
-    if let Some(t) = tokens_per_s(s, r) {
+    if let Some(t) = r.tokens_per_s(s) {
         row("throughput", t, "tokens/s");
     }
     row("global batch", r.global_batch as f64, "samples");
@@ -55,11 +55,6 @@ pub fn timeline_csv(r: &Report) -> String {
     o
 }
 
-/// Tokens per second for language models (samples x sequence length); None otherwise.
-pub fn tokens_per_s(s: &Scenario, r: &Report) -> Option<f64> {
-    crate::engine::explore::tokens_per_sample(s).map(|t| r.throughput_samples_per_s * t as f64)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -85,7 +80,7 @@ mod tests {
         let g = s.good.as_ref().expect("good");
         let m = g.report.mfu(&g.scenario);
         assert!(m > 0.0 && m < 1.0, "{m}");
-        let t = tokens_per_s(&g.scenario, &g.report).expect("an LLM");
+        let t = g.report.tokens_per_s(&g.scenario).expect("an LLM");
         assert_eq!(t, g.report.throughput_samples_per_s * 4096.0);
     }
 }

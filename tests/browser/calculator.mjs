@@ -52,6 +52,12 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   check(/Iteration time/.test(head) && /Throughput/.test(head) && /Exposed communication/.test(head),
     'the headline says iteration time, throughput and exposed communication');
   const first = await matchesCli(page, 'default preset');
+  // MFU and HFU on stated bases: model FLOP/s per GPU, and the HFU the CLI prints.
+  const hfu = page.locator('#hfu');
+  const wantHfu = cli(bin, scenarioOfLink(await page.locator('#share-link').inputValue())).hfu;
+  const hfuText = await hfu.textContent();
+  check(close(Number(await hfu.getAttribute('data-value')), wantHfu) && /FLOP\/s per GPU of .* peak; HFU \d/.test(hfuText),
+    `the MFU card states its basis and the HFU: ${hfuText}`);
   const runsText = await page.locator('#runs-like-this').textContent().catch(() => '');
   check(/^Expect \d.* to \d.*: on \d+ published DP runs on A100s, 8 in 10 took /.test(runsText),
     `the headline says what published runs like this measured: ${runsText}`);

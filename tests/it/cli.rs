@@ -284,6 +284,42 @@ fn eval_mode_switches_between_the_reference_and_the_default_model() {
     assert_eq!(bad.status.code(), Some(2));
 }
 
+/// The display conventions (#22 item 6): tokens/s next to a language model's samples/s,
+/// counts in the singular for one, MFU and HFU on stated bases, and an inference MFU that counts the forward pass only
+/// (durations under a nanosecond read 0: `units`' tests).
+#[test]
+fn eval_text_follows_the_display_conventions() {
+    let text = |case: &str, extra: &[&str]| {
+        let path = data_dir().join("reference/cases").join(case);
+        let mut args = vec!["eval", path.to_str().expect("utf-8 path")];
+        args.extend_from_slice(extra);
+        let o = madmax(&args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let train = text("llm__llama2_70b__dc_A_2048__llm_train.json", &[]);
+    assert!(train.contains("Throughput            281 samples/s (1.15 M tokens/s)"), "{train}");
+    let json = stdout_json(&madmax(&[
+        "eval",
+        "--json",
+        data_dir().join("reference/cases/llm__llama2_70b__dc_A_2048__llm_train.json").to_str().expect("utf-8"),
+    ]));
+    let (tokens, samples) = (json["tokens_per_s"].as_f64(), json["throughput"].as_f64());
+    assert!(matches!((tokens, samples), (Some(t), Some(s)) if close(t, s * 4096.0, 1e-12, 0.0)), "{json}");
+
+    let serve = text("llm__llama_7b__zionex_8__llm_inf_tp_8x8_bs1.json", &["--mode", "default"]);
+    assert!(serve.contains("= 1 node x 8") && serve.contains("x 1 replica,"), "{serve}");
+    assert!(serve.contains("requests/s (") && serve.contains("tokens/s)"), "{serve}");
+
+    // MFU and HFU each with its FLOP/s, so a source's TFLOP/s can be matched on its basis.
+    let default = text("llm__llama2_70b__dc_A_2048__llm_train.json", &["--mode", "default"]);
+    assert!(default.contains("per GPU of model FLOPs") && default.contains("\nHFU "), "{default}");
+
+    let vit = text("vit__vit_10b__cloud_B_a100.40_128__vit_inference.json", &["--mode", "default"]);
+    assert!(vit.contains("(the forward pass)") && !vit.contains("forward + backward"), "{vit}");
+    assert!(!vit.contains("tokens/s"), "a vision model has no tokens: {vit}");
+}
+
 #[test]
 fn validate_prints_rows_and_a_summary_and_json_with_signed_errors() {
     let csv = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/presets/data/validation/training.csv");

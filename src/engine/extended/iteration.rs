@@ -1069,10 +1069,10 @@ pub fn evaluate(cx: &TrainingCx) -> Report {
         mfu: model_flops / denom,
         hfu: hardware_flops / denom,
         model_flops_per_s_per_gpu: model_flops / (r.iteration_s * n),
-        formula: if cx.fp8_flops_per_s.is_some() {
-            "MFU = model FLOPs per iteration (forward + backward, no recomputation) / (iteration time x GPUs x 16-bit peak FLOP/s per GPU; FP8 training is measured against the BF16 peak, as most sources quote it)"
-        } else {
-            "MFU = model FLOPs per iteration (forward + backward, no recomputation) / (iteration time x GPUs x peak FLOP/s per GPU)"
+        formula: match (cx.trains, cx.fp8_flops_per_s.is_some()) {
+            (true, true) => "MFU = model FLOPs per iteration (forward + backward, no recomputation) / (iteration time x GPUs x 16-bit peak FLOP/s per GPU; FP8 training is measured against the BF16 peak, as most sources quote it)",
+            (true, false) => "MFU = model FLOPs per iteration (forward + backward, no recomputation) / (iteration time x GPUs x peak FLOP/s per GPU)",
+            (false, _) => "MFU = model FLOPs per iteration (the forward pass) / (iteration time x GPUs x peak FLOP/s per GPU)",
         },
     });
     r.limits = limits;
