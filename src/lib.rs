@@ -11,7 +11,7 @@
 //! - [`input`]: text from outside (files, links, pasted JSON, CSVs) read within bounds.
 //! - [`ui`]: the web page (state natively testable; Yew components on wasm32 only).
 //!
-//! The CLI (`src/bin/madmax.rs`) is the other face. Dependencies point one way: faces ->
+//! The CLI (`src/bin/madmax/`) is the other face. Dependencies point one way: faces ->
 //! presets, units -> engine.
 
 pub mod accuracy;

@@ -93,6 +93,9 @@ fn rejected(input: &str) -> String {
     assert!(stderr.starts_with("madmax: "), "{stderr}");
     let v = stdout_json(&o);
     assert!(v["error"].as_str().is_some_and(|e| !e.is_empty()), "{v}");
+    // explore says the same, key for key (its JSON once dropped the reference's message).
+    let e = madmax_stdin(&["explore", "-", "--json"], input.as_bytes());
+    assert_eq!((e.status.code(), stdout_json(&e)), (Some(2), v.clone()), "explore on {input:.200}");
     v["field"].as_str().unwrap_or("").to_owned()
 }
 

@@ -1,0 +1,321 @@
+//! `madmax eval`: a scenario's report, as readable text or as the JSON contract that
+//! `../shared/reference/check.py` checks.
+
+use crate::args::EvalArgs;
+use crate::io::{input_failed, load, out_json};
+use madmax::engine::ops::Stream;
+use madmax::engine::report::Report;
+use madmax::engine::{evaluate, Scenario};
+use madmax::units;
+use serde_json::{json, Value};
+use std::process::ExitCode;
+
+/// `madmax eval`: one scenario's report, as text or JSON.
+pub fn run(a: &EvalArgs) -> ExitCode {
+    match load(&a.file, a.mode) {
+        Ok(scenario) => {
+            let report = evaluate(&scenario);
+            if a.json {
+                let mut v = report_json(&scenario, &report);
+                if a.timeline {
+                    v["timeline"] = timeline_json(&report);
+                }
+                out_json(&v);
+            } else {
+                outp!("{}", text_report(&scenario, &report));
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => input_failed(&e, a.json),
+    }
+}
+
+/// The JSON contract of `eval --json` (times in ms, throughput in samples/s).
+fn report_json(s: &Scenario, r: &Report) -> Value {
+    let t = &r.totals;
+    let ms = |s: f64| s * 1e3;
+    let parts: serde_json::Map<String, Value> =
+        r.memory.parts.iter().map(|(c, b)| (c.label().to_owned(), json!(b))).collect();
+    let limits: Vec<Value> = r.limits.iter().map(|l| json!(l)).collect();
+    let mut v = json!({
+        "mode": r.mode.config_name(),
+        "gemm_ms": ms(t.gemm_s),
+        "emb_ms": ms(t.emb_s),
+        "optimizer_ms": ms(t.optimizer_s),
+        "p2p_ms": ms(t.p2p_s),
+        "idle_ms": ms(r.idle_s),
+        "all2all_ms": ms(t.all2all_s),
+        "allreduce_ms": ms(t.allreduce_s),
+        "allgather_ms": ms(t.allgather_s),
+        "reducescatter_ms": ms(t.reducescatter_s),
+        "compute_ms": ms(r.compute_s),
+        "comm_ms": ms(r.comm_s),
+        "exposed_comm_ms": ms(r.exposed_comm_s),
+        "overlapped_comm_ms": ms(r.overlapped_comm_s),
+        "iteration_ms": ms(r.iteration_s),
+        "throughput": r.throughput_samples_per_s,
+        "global_batch": r.global_batch,
+        "global_bs": r.global_batch,
+        "memory_per_device_bytes": r.memory.total_bytes,
+        "memory_parts_bytes": parts,
+        "memory_capacity_bytes": r.memory.capacity_bytes,
+        "local_total_flops": r.work.local_total_flops,
+        "global_total_flops": r.work.global_total_flops,
+        "lookup_bytes_per_device": r.work.lookup_bytes_per_device,
+        "fits": r.memory.fits(),
+        "limits": limits,
+    });
+    v["mfu"] = json!(r.mfu(s));
+    v["tokens_per_s"] = json!(r.tokens_per_s(s));
+    if let Some(u) = &r.utilization {
+        v["hfu"] = json!(u.hfu);
+        v["model_flops_per_iteration"] = json!(u.model_flops);
+    }
+    if let Some(sv) = &r.serving {
+        v["serving"] = json!({
+            "batching": sv.batching.config_name(),
+            "request_rate": sv.request_rate,
+            "input_tokens": sv.input_tokens,
+            "output_tokens": sv.output_tokens,
+            "batch": sv.batch,
+            "in_flight": sv.in_flight,
+            "replicas": sv.replicas,
+            "ttft_ms": ms(sv.ttft_s),
+            "tpot_ms": ms(sv.tpot_s),
+            "e2e_ms": ms(sv.e2e_s),
+            "output_tokens_per_s": sv.output_tokens_per_s,
+            "output_tokens_per_s_per_gpu": sv.output_tokens_per_s_per_gpu,
+            "requests_per_s": sv.requests_per_s,
+            "kv_cache_bytes_per_token": sv.kv_bytes_per_token,
+            "max_batch": sv.max_batch,
+        });
+    }
+    v
+}
+
+fn timeline_json(r: &Report) -> Value {
+    let lane = |s: Stream| -> Vec<Value> {
+        r.stream(s).map(|op| json!([op.name.to_string(), op.start_s, op.duration_s])).collect()
+    };
+    json!({
+        "format": "[name, t_start_s, duration_s]",
+        "computation": lane(Stream::Computation),
+        "communication": lane(Stream::Communication),
+    })
+}
+
+/// The readable report of `eval`.
+fn text_report(s: &Scenario, r: &Report) -> String {
+    use madmax::engine::ops::Category;
+    use std::fmt::Write;
+    let mut o = String::new();
+    let m = &r.model;
+    let sys = &r.system;
+    let plan = &s.task.plan;
+    let _ = writeln!(o, "Model   {} ({})", s.model.name, s.model.arch.family());
+    let _ = writeln!(
+        o,
+        "        {} parameters ({} dense, {} embedding), {} per sample, {} of embedding lookups per sample",
+        units::count(m.params),
+        units::count(m.dense_params),
+        units::count(m.emb_params),
+        units::si(m.flops_per_sample, "FLOP"),
+        units::bytes(m.lookup_bytes_per_sample),
+    );
+    let _ = writeln!(
+        o,
+        "System  {}: {} GPUs = {} x {}",
+        s.system.name,
+        sys.devices,
+        units::things(sys.nodes, "node"),
+        sys.devices_per_node
+    );
+    let _ = writeln!(
+        o,
+        "        {} per GPU (effective), HBM {}, NVLink {} and network {} per GPU (one direction)",
+        units::si(sys.flops_per_s, "FLOP/s"),
+        units::bytes_per_s(sys.mem_bw_bytes_per_s),
+        units::bytes_per_s(sys.intra_node_bytes_per_s),
+        units::bytes_per_s(sys.inter_node_bytes_per_s),
+    );
+    let _ = write!(o, "Task    {} ({})", s.task.kind.config_name(), s.task.name);
+    if let madmax::engine::scenario::TaskKind::Finetune(f) = &s.task.kind {
+        let _ = write!(
+            o,
+            ", frozen: top MLP {}, bottom MLP {}, embeddings {}, transformer {}",
+            f.top_mlp, f.bot_mlp, f.emb, f.transformer
+        );
+        if let Some(mu) = f.min_frozen_layer {
+            let _ = write!(o, ", layers from {mu} on");
+        }
+    }
+    let _ = writeln!(o);
+    if let (Some(spec), Some(b)) = (&plan.mlp, plan.local_mlp_batch) {
+        let _ = writeln!(o, "        MLP plan: {spec}, local batch {b}");
+    }
+    if r.mode == madmax::engine::scenario::Mode::Reference || s.model.arch.family().is_dlrm() {
+        let _ = writeln!(o, "        embedding plan: {}, local batch {}", plan.emb, plan.local_emb_batch);
+    }
+    if let (Some(spec), Some(b)) = (&plan.transformer, plan.local_transformer_batch) {
+        let _ = writeln!(o, "        transformer plan: {spec}, local batch {b}");
+    }
+    let _ = writeln!(o, "        global batch {} samples", r.global_batch);
+    let _ = writeln!(o, "Mode    {}", r.mode.label());
+    if r.mode == madmax::engine::scenario::Mode::Default {
+        let st = &s.task.setup;
+        let _ = writeln!(
+            o,
+            "        micro-batch {}, pipeline chunks per GPU {}, ZeRO stage {}, recompute {}, sequence parallel {}, {} collectives",
+            st.micro_batch.map_or("= local batch".to_owned(), |m| m.to_string()),
+            st.virtual_stages,
+            st.zero_stage,
+            st.recompute.config_name(),
+            if st.sequence_parallel { "on" } else { "off" },
+            st.collective.config_name()
+        );
+    } else if s.task.mode == madmax::engine::scenario::Mode::Default {
+        let _ =
+            writeln!(o, "        (the default model covers transformer families; this one uses MAD-Max's formulas)");
+    }
+    let _ = writeln!(o);
+    let _ = writeln!(o, "Compute time          {}", units::duration(r.compute_s));
+    for c in Category::ALL.into_iter().filter(|c| c.is_compute()) {
+        if c != Category::Optimizer || r.totals.get(c) > 0.0 {
+            let _ = writeln!(o, "  {:<19} {}", c.label(), units::duration(r.totals.get(c)));
+        }
+    }
+    let _ = writeln!(o, "Communication time    {}", units::duration(r.comm_s));
+    for c in Category::ALL.into_iter().filter(|c| c.is_comm()) {
+        if c != Category::P2p || r.totals.get(c) > 0.0 {
+            let _ = writeln!(o, "  {:<19} {}", c.label(), units::duration(r.totals.get(c)));
+        }
+    }
+    let share = r.exposed_share();
+    let _ = writeln!(
+        o,
+        "Exposed communication {} ({} of communication)",
+        units::duration(r.exposed_comm_s),
+        units::percent(share)
+    );
+    let _ = writeln!(
+        o,
+        "Overlapped            {} ({})",
+        units::duration(r.overlapped_comm_s),
+        units::percent(if share > 0.0 { 1.0 - share } else { 0.0 })
+    );
+    if r.idle_s > 0.0 {
+        let _ = writeln!(
+            o,
+            "Idle (pipeline bubble, input) {} ({} of the iteration)",
+            units::duration(r.idle_s),
+            units::percent(r.idle_s / r.iteration_s)
+        );
+    }
+    let _ = writeln!(o, "Iteration time        {}", units::duration(r.iteration_s));
+    // Requests when serving; tokens for language models (generated ones when serving).
+    let unit = if r.serving.is_some() { "requests/s" } else { "samples/s" };
+    let tokens = r.tokens_per_s(s).map_or(String::new(), |t| format!(" ({})", units::si(t, "tokens/s")));
+    let _ = writeln!(o, "Throughput            {}{tokens}", units::si(r.throughput_samples_per_s, unit));
+    if let Some(sv) = &r.serving {
+        let _ = writeln!(
+            o,
+            "Serving               {} requests x {}, {} prompt + {} generated tokens each",
+            sv.in_flight,
+            units::things(sv.replicas, "replica"),
+            sv.input_tokens,
+            sv.output_tokens
+        );
+        let _ = writeln!(o, "  {}", madmax::wording::batching(sv));
+        let _ = writeln!(o, "  time to first token {}", units::duration(sv.ttft_s));
+        let _ = writeln!(o, "  time per output token {}", units::duration(sv.tpot_s));
+        let _ = writeln!(o, "  end to end          {}", units::duration(sv.e2e_s));
+        let _ = writeln!(
+            o,
+            "  output tokens/s     {} ({} per GPU), {}",
+            units::si(sv.output_tokens_per_s, "tokens/s"),
+            units::si(sv.output_tokens_per_s_per_gpu, "tokens/s"),
+            units::si(sv.requests_per_s, "requests/s")
+        );
+        let _ = writeln!(
+            o,
+            "  KV cache            {} per token per GPU; {}: {} requests",
+            units::bytes(sv.kv_bytes_per_token),
+            match sv.batching {
+                madmax::engine::scenario::Batching::Static => "largest batch that fits",
+                madmax::engine::scenario::Batching::InFlight => "most requests in flight that fit",
+            },
+            sv.max_batch
+        );
+    }
+    if let Some(u) = &r.utilization {
+        // Both bases stated: sources print TFLOP/s on either (model FLOPs, or what ran).
+        let _ = writeln!(
+            o,
+            "MFU                   {}: {} per GPU of model FLOPs",
+            units::percent(u.mfu),
+            units::si(u.model_flops_per_s_per_gpu, "FLOP/s")
+        );
+        let _ = writeln!(
+            o,
+            "HFU                   {}: {} per GPU of FLOPs run (recomputation included)",
+            units::percent(u.hfu),
+            units::si(u.hfu * u.peak_flops_per_s, "FLOP/s")
+        );
+        let _ = writeln!(o, "                      {}", u.formula);
+    } else {
+        let _ = writeln!(
+            o,
+            "MFU                   {} (MAD-Max's FLOPs per sample x global batch x 3 in training, over peak FLOP/s x GPUs x iteration time)",
+            units::percent(r.mfu(s))
+        );
+    }
+    let parts: Vec<String> =
+        r.memory.parts.iter().map(|(c, b)| format!("{} {}", c.label(), units::bytes(*b))).collect();
+    let what = if r.mode == madmax::engine::scenario::Mode::Default { "Memory per GPU" } else { "Weights per GPU" };
+    let _ = writeln!(
+        o,
+        "{what:<21} {} ({}) of {} HBM{}",
+        units::bytes(r.memory.total_bytes),
+        parts.join(", "),
+        units::bytes(r.memory.capacity_bytes),
+        if r.memory.fits() { "" } else { ": DOES NOT FIT" }
+    );
+    for l in &r.limits {
+        let _ = match l {
+            madmax::engine::report::Limit::DoesNotFit { need_bytes, capacity_bytes, largest, largest_bytes } => {
+                writeln!(
+                    o,
+                    "Limit                 needs {} per GPU, the GPU has {}; the largest part is {} ({})",
+                    units::bytes(*need_bytes),
+                    units::bytes(*capacity_bytes),
+                    largest.label().to_lowercase(),
+                    units::bytes(*largest_bytes)
+                )
+            }
+            madmax::engine::report::Limit::InputBound { loader_samples_per_s, compute_samples_per_s } => writeln!(
+                o,
+                "Limit                 input-bound: the data loader delivers {}, the GPUs could take {}",
+                units::si(*loader_samples_per_s, "samples/s"),
+                units::si(*compute_samples_per_s, "samples/s")
+            ),
+            madmax::engine::report::Limit::Overloaded { asked_per_s, most_per_s } => {
+                writeln!(o, "Limit                 {}", madmax::wording::overloaded(*asked_per_s, *most_per_s))
+            }
+            madmax::engine::report::Limit::HostBound { gpu_s, host_s, tp } => writeln!(
+                o,
+                "Limit                 host-bound: a layer gives the GPU {} of work and takes the host {} to issue{}",
+                units::duration(*gpu_s),
+                units::duration(*host_s),
+                if *tp == 8 {
+                    format!("\n                      {}", madmax::accuracy::TP8_HOST_NOTE)
+                } else {
+                    String::new()
+                }
+            ),
+        };
+    }
+    if let Some(e) = madmax::accuracy::expectation(s, r) {
+        let _ = writeln!(o, "Runs like this        {}", e.sentence(s.system.flops_util, r.iteration_s));
+    }
+    o
+}

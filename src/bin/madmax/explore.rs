@@ -1,0 +1,166 @@
+//! `madmax explore`: every plan the model accepts for a scenario's model on its cluster,
+//! ranked by throughput, with the task's own plan first.
+
+use crate::args::ExploreArgs;
+use crate::io::{input_failed, load, out_json};
+use madmax::units;
+use serde_json::json;
+use std::process::ExitCode;
+use std::time::Instant;
+
+/// `madmax explore`: the plans for a scenario's model on its cluster, ranked.
+pub fn run(a: &ExploreArgs) -> ExitCode {
+    use madmax::engine::explore::{self, Space};
+    let scenario = match load(&a.file, a.mode) {
+        Ok(s) => s,
+        Err(e) => return input_failed(&e, a.json),
+    };
+    let mut space = match a.local_batches.clone() {
+        Some(l) => Space::local(l),
+        None => Space::fixed_global(&scenario),
+    };
+    space.max_tpot_s = a.max_tpot_s;
+    space.max_ttft_s = a.max_ttft_s;
+    let started = Instant::now();
+    let summary = match explore::search(&scenario, &space) {
+        Ok(s) => s,
+        Err(too_big) => {
+            let line = format!("explore: {too_big}");
+            errln!("madmax: {line}");
+            if a.json {
+                out_json(&json!({"error": line, "plans": too_big.plans, "ops": too_big.ops}));
+            }
+            return ExitCode::from(2);
+        }
+    };
+    let elapsed = started.elapsed().as_secs_f64();
+    let outcome_json = |o: &explore::Outcome| {
+        json!({
+            "plan": explore::describe_outcome(&scenario, o),
+            "iteration_ms": o.iteration_s * 1e3,
+            "throughput": o.throughput_samples_per_s,
+            "tokens_per_s": o.tokens_per_s,
+            "mfu": o.mfu,
+            "global_batch": o.global_batch,
+            "exposed_share": o.exposed_share,
+            "memory_per_device_bytes": o.memory_bytes,
+            "fits": o.fits(),
+            "tpot_ms": o.tpot_s.map(|t| t * 1e3),
+            "ttft_ms": o.ttft_s.map(|t| t * 1e3),
+            "meets_latency_limit": o.meets_limit(),
+            "task": madmax::doc::plan_task_keys(&scenario, o),
+        })
+    };
+    if a.json {
+        let v = json!({
+            "baseline": outcome_json(&summary.baseline),
+            "best": summary.ranked.first().map(outcome_json),
+            "speedup": summary.speedup,
+            "settings_searched": summary.settings_searched && explore::searches_settings(&scenario),
+            "plans_evaluated": summary.ranked.len(),
+            "plans": summary.ranked.iter().take(a.top).map(outcome_json).collect::<Vec<_>>(),
+        });
+        out_json(&v);
+        return ExitCode::SUCCESS;
+    }
+    outln!(
+        "{} on {} GPUs: {} plans evaluated in {}",
+        scenario.model.name,
+        scenario.system.num_devices,
+        summary.ranked.len(),
+        units::duration(elapsed)
+    );
+    if explore::searches_settings(&scenario) && !summary.settings_searched {
+        outln!(
+            "(each with the task's own micro-batch, recomputation, ZeRO stage and schedule: trying them all would take more than one search may)"
+        );
+    }
+    let b = &summary.baseline;
+    let memory = if madmax::engine::uses_default_model(&scenario) { "memory" } else { "weights" };
+    outln!(
+        "your plan:  {}  ->  {}, {memory} {} of {} per GPU{}",
+        explore::describe_outcome(&scenario, b),
+        speed(b),
+        units::bytes(b.memory_bytes),
+        units::bytes(b.capacity_bytes),
+        misfit(b)
+    );
+    outln!();
+    // Serving plans show their latencies where training plans show iteration and exposure.
+    let serving = b.tpot_s.is_some();
+    let (third, fourth) = if serving { ("first token", "per token") } else { ("iteration", "exposed") };
+    outln!(
+        "{:>4}  {:>14} {:>14} {:>6} {:>11} {:>10} {:>10}  plan",
+        "rank",
+        "throughput",
+        "tokens/s",
+        "MFU",
+        third,
+        fourth,
+        memory
+    );
+    for (i, o) in summary.ranked.iter().take(a.top).enumerate() {
+        let (c, d) = match (o.ttft_s, o.tpot_s) {
+            (Some(ttft), Some(tpot)) => (units::duration(ttft), units::duration(tpot)),
+            _ => (units::duration(o.iteration_s), units::percent(o.exposed_share)),
+        };
+        outln!(
+            "{:>4}  {:>14} {:>14} {:>6} {:>11} {:>10} {:>10}  {}{}",
+            i + 1,
+            units::si(o.throughput_samples_per_s, if serving { "requests/s" } else { "samples/s" }),
+            o.tokens_per_s.map_or("n/a".to_owned(), |t| units::si(t, "tokens/s")),
+            format!("{:.0} %", o.mfu * 100.0),
+            c,
+            d,
+            units::bytes(o.memory_bytes),
+            explore::describe_outcome(&scenario, o),
+            misfit(o)
+        );
+    }
+    outln!();
+    let best = summary.ranked.first().filter(|o| o.fits());
+    match (best, summary.speedup) {
+        (Some(best), Some(x)) if x > 1.0 => {
+            outln!("best speed-up over your plan: {x:.2}x ({})", explore::describe_outcome(&scenario, best))
+        }
+        (Some(_), Some(_)) => outln!("your plan is already the best one"),
+        (Some(best), None) => outln!(
+            "your plan cannot run: {}. The best plan that fits: {}, {}, {memory} {} per GPU.",
+            why_not(b),
+            explore::describe_outcome(&scenario, best),
+            speed(best),
+            units::bytes(best.memory_bytes)
+        ),
+        (None, _) if !b.fits() => outln!("your plan cannot run: {}, and no plan searched fits either", why_not(b)),
+        (None, _) => outln!("no other plan fits in HBM"),
+    }
+    ExitCode::SUCCESS
+}
+
+/// How fast an explored plan runs, as a clause: throughput and iteration time, or for serving
+/// requests/s and its latencies.
+fn speed(o: &madmax::engine::explore::Outcome) -> String {
+    match (o.ttft_s, o.tpot_s) {
+        (Some(ttft), Some(tpot)) => format!(
+            "{}, first token {}, {} per token",
+            units::si(o.throughput_samples_per_s, "requests/s"),
+            units::duration(ttft),
+            units::duration(tpot)
+        ),
+        _ => format!(
+            "{}, iteration {}",
+            units::si(o.throughput_samples_per_s, "samples/s"),
+            units::duration(o.iteration_s)
+        ),
+    }
+}
+
+/// Why a plan that does not fit cannot run, as a clause.
+fn why_not(o: &madmax::engine::explore::Outcome) -> String {
+    madmax::wording::cannot_run(o).unwrap_or_default()
+}
+
+/// Why an explored plan cannot run, after two spaces; empty when it can.
+fn misfit(o: &madmax::engine::explore::Outcome) -> String {
+    madmax::wording::misfit_mark(o).map_or(String::new(), |m| format!("  ({m})"))
+}

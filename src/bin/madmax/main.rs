@@ -1,0 +1,94 @@
+//! The `madmax` command line: a thin face over the engine. It parses arguments into a typed
+//! command ([`args`]), reads files, prints reports and times the engine; it computes nothing
+//! itself. One module per command ([`eval`], [`explore`], [`validate`], [`stories`],
+//! [`bench`]); [`io`] is what they read and write.
+
+use args::{Command, Usage};
+use std::process::ExitCode;
+
+#[macro_use]
+mod io;
+mod args;
+mod bench;
+mod eval;
+mod explore;
+mod stories;
+mod validate;
+
+const USAGE: &str = "\
+madmax: performance of large ML models on GPU clusters (the MAD-Max model)
+
+Usage:
+  madmax eval FILE [--json] [--timeline] [--mode default|reference]
+      FILE holds {\"model\": {...}, \"system\": {...}, \"task\": {...}} in the MAD-Max config
+      format, or is a golden case file (configs under \"inputs\"). Use - for standard input.
+      --json       print one JSON object (times in ms, throughput in samples/s)
+      --timeline   with --json, add every op of both streams: [name, start_s, duration_s]
+      --mode       which model evaluates FILE: the default model, or MAD-Max paper mode
+                   (reference). Without it, task.mode decides; a MAD-Max config without a
+                   mode key is evaluated in reference mode, as the paper's code would
+  madmax explore FILE [--json] [--top N] [--local-batches 1,2,4,8] [--mode default|reference]
+                 [--max-tpot-ms MS] [--max-ttft-ms MS]
+      search every parallelization plan the model accepts for FILE's model on its cluster
+      (MAD-Max paper mode: what the reference accepts; the default model: N-D plans of
+      tensor, context, expert, data and pipeline parallelism, each trained with up to four
+      micro-batch sizes, no, selective or full recomputation (more only where less does not
+      fit), ZeRO 0 or 1 with plain data parallelism (and 2 without a pipeline), sequence
+      parallelism with tensor parallelism, and 1 to 8 pipeline chunks per GPU where they
+      split the stages evenly); for LLM serving,
+      --max-tpot-ms marks plans slower than MS per output token as infeasible, and
+      --max-ttft-ms plans whose first token comes after MS
+      (global batch fixed at the task's own unless --local-batches is given), rank them by
+      throughput, and show the best against the task's own plan; plans whose memory does
+      not fit in HBM are listed, marked. A search takes at most 100,000 plans and 50 million
+      timeline ops (exit 2 saying how to shrink it); --local-batches at most 64 values
+  madmax validate [FILE.csv ...] [--json]
+      predict every row of CSVs of measured runs (schema of validation/SOURCES.md; - reads
+      one from standard input; no FILE: the runs that ship with madmax) with the default
+      model; print predicted vs measured, the signed error and a summary (median, mean and
+      max absolute error, per set where rows have a set column: calibration, runs some
+      choice of the model looked at, and held out, runs no choice looked at; per source), the
+      spread of measured over predicted time per kind of plan and GPU (what the calculator
+      quotes for runs like these), and the floor: how close any model can come to every row
+      when two rows that do the same work measured a larger micro-batch slower; blank cells
+      take documented defaults and each row lists the ones it used; rows it cannot model
+      are skipped with the reason.
+      --json: {\"rows\": [{id, predicted, measured, error, ...}], \"summary\", \"bands\", \"floor\"}
+      A CSV holds at most 200,000 rows (256 MB); exit 2 when no row could be predicted.
+  madmax stories [--json]
+      the library of famous runs: for each story, what its source reported, what the model
+      predicts for the same setting and the signed difference, with the citation.
+      --json: [{id, title, metric, unit, reported, predicted, difference, citation}]
+  madmax bench DIR [--min-ms N] [--explore DIR]
+      time validate + evaluate on every case file in DIR and compare with the reference's own
+      time (the case's ref_wall_s.median): N ms of repetitions per case (default 20), spread
+      over 5 rounds through all cases; each case reports the mean of its quietest round;
+      then the explorer's plans/s on the paper's flagship run in both modes
+      --explore DIR: also, for each scenario file in DIR, the explorer's plans per search,
+      plans/s and full-search time in the default model, and its best plan that fits
+      against a brute-force sweep of every training setting
+  madmax --help | --version
+
+Exit status: 0 on success, 2 on invalid input or usage, 1 on other failures.";
+
+fn main() -> ExitCode {
+    match args::parse(std::env::args_os().skip(1)) {
+        Ok(Command::Eval(a)) => eval::run(&a),
+        Ok(Command::Explore(a)) => explore::run(&a),
+        Ok(Command::Validate(a)) => validate::run(&a),
+        Ok(Command::Stories { json }) => stories::run(json),
+        Ok(Command::Bench(a)) => bench::run(&a),
+        Ok(Command::Version) => {
+            outln!("madmax {}", env!("CARGO_PKG_VERSION"));
+            ExitCode::SUCCESS
+        }
+        Ok(Command::Help) => {
+            outln!("{USAGE}");
+            ExitCode::SUCCESS
+        }
+        Err(Usage(msg)) => {
+            errln!("madmax: {msg}\n\n{USAGE}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,175 @@
+//! `madmax validate`: the default model against CSVs of measured runs (or those that ship
+//! with madmax): each row predicted, the errors summarised per set and per source, the floor
+//! no model can beat, and the spread per kind of plan.
+
+use crate::args::ValidateArgs;
+use crate::io::{out_json, read_bounded};
+use madmax::input::printable;
+use madmax::units;
+use std::process::ExitCode;
+
+/// `madmax validate`: the default model against measured runs.
+pub fn run(a: &ValidateArgs) -> ExitCode {
+    let (files, json_out) = (&a.files, a.json);
+    // Rows are read one at a time and keep only what is printed: a long file is never held as
+    // cells or scenarios (the floor's groups take each row's work as it comes).
+    let mut rows = Vec::new();
+    let mut same_work = madmax::accuracy::SameWork::default();
+    if files.is_empty() {
+        // The runs that ship with madmax, each in its set.
+        for mut r in madmax::accuracy::shipped() {
+            same_work.add(rows.len(), &r);
+            (r.scenario, r.notes, r.citation) = (None, String::new(), String::new());
+            rows.push(r);
+        }
+    }
+    for file in files {
+        let text = match read_bounded(file, madmax::input::MAX_CSV_BYTES) {
+            Ok(t) => t,
+            Err(e) => {
+                errln!("madmax: {}: {e}", printable(file));
+                return ExitCode::from(2);
+            }
+        };
+        let read = madmax::accuracy::for_each_row(&text, |mut r| {
+            same_work.add(rows.len(), &r);
+            r.scenario = None;
+            r.notes = String::new();
+            r.citation = String::new();
+            rows.push(r);
+        });
+        if let Err(e) = read {
+            errln!("madmax: {}: {e}", printable(file));
+            return ExitCode::from(2);
+        }
+    }
+    let floor = same_work.floor(&rows);
+    if rows.iter().all(|r| r.predicted.is_none()) {
+        errln!(
+            "madmax: no row could be predicted{}",
+            match rows.first().and_then(|r| r.skipped.as_deref()) {
+                Some(why) => format!(" (the first row: {})", printable(why)),
+                None => " (the CSV has a header and no rows)".to_owned(),
+            }
+        );
+        if json_out {
+            out_json(&madmax::accuracy::to_json(&rows, floor.as_ref()));
+        }
+        return ExitCode::from(2);
+    }
+    if json_out {
+        out_json(&madmax::accuracy::to_json(&rows, floor.as_ref()));
+        return ExitCode::SUCCESS;
+    }
+    outln!("{:<34} {:>14} {:>12} {:>12} {:>8}  memory/GPU", "row", "metric", "predicted", "measured", "error");
+    for r in &rows {
+        match (r.predicted, r.error) {
+            (Some(p), Some(e)) => {
+                let mem = match (r.memory_bytes, r.capacity_bytes) {
+                    (Some(m), Some(c)) => {
+                        format!(
+                            "{} of {}{}",
+                            units::bytes(m),
+                            units::bytes(c),
+                            if m > c { " (does not fit)" } else { "" }
+                        )
+                    }
+                    _ => String::new(),
+                };
+                let stated = match (r.measured_memory_bytes, r.memory_error) {
+                    (Some(m), Some(e)) => format!(" (stated {}: {:+.0}%)", units::bytes(m), e * 100.0),
+                    _ => String::new(),
+                };
+                outln!(
+                    "{:<34} {:>14} {:>12.4} {:>12.4} {:>+7.1}%  {mem}{stated}",
+                    r.id,
+                    r.metric,
+                    p,
+                    r.measured,
+                    e * 100.0
+                )
+            }
+            _ => outln!("{:<34} skipped: {}", r.id, r.skipped.as_deref().unwrap_or("")),
+        }
+    }
+    let mut defaults: Vec<&str> = rows.iter().flat_map(|r| r.defaults.iter().map(String::as_str)).collect();
+    defaults.sort_unstable();
+    defaults.dedup();
+    if !defaults.is_empty() {
+        outln!("\nDefaults for blank cells:");
+        for d in defaults {
+            let n = rows.iter().filter(|r| r.defaults.iter().any(|x| x == d)).count();
+            outln!("  {d} ({n} rows)");
+        }
+    }
+    match madmax::accuracy::summarize(&rows) {
+        Some(s) => {
+            // With sets known, a source says its set when all its rows share one (one pass: a
+            // file may hold 100,000 sources).
+            let mut sets: std::collections::BTreeMap<&str, Option<madmax::accuracy::RunSet>> =
+                std::collections::BTreeMap::new();
+            for r in &rows {
+                let e = sets.entry(r.source.as_str()).or_insert(r.set);
+                if *e != r.set {
+                    *e = None;
+                }
+            }
+            let set_of = |src: &str| sets.get(src).copied().flatten().filter(|_| !s.by_set.is_empty());
+            let mut lines = vec![("all".to_owned(), &s.all)];
+            lines.extend(s.by_set.iter().map(|(set, st)| (format!("{} set", set.label()), st)));
+            lines.extend(s.by_source.iter().map(|(src, st)| match set_of(src) {
+                Some(set) => (format!("{src} [{}]", set.label()), st),
+                None => (src.clone(), st),
+            }));
+            // Names are aligned on the longest.
+            let width = lines.iter().map(|(n, _)| n.chars().count()).max().unwrap_or(0).max(28);
+            outln!("\nAbsolute error of the default model:");
+            for (name, st) in lines {
+                outln!(
+                    "  {name:<width$} {:>4} rows  median {:>5.1}%  mean {:>5.1}%  max {:>5.1}% ({})",
+                    st.rows,
+                    st.median_abs_error * 100.0,
+                    st.mean_abs_error * 100.0,
+                    st.max_abs_error * 100.0,
+                    st.worst
+                );
+            }
+            if s.skipped > 0 {
+                outln!("  {} rows skipped", s.skipped);
+            }
+            if let Some(m) = &s.memory {
+                outln!(
+                    "\nMemory per GPU against what sources state ({} rows): median {:.1}%, mean {:.1}%, max {:.1}% ({})",
+                    m.rows,
+                    m.median_abs_error * 100.0,
+                    m.mean_abs_error * 100.0,
+                    m.max_abs_error * 100.0,
+                    m.worst
+                );
+            }
+        }
+        None => outln!("\nno row could be predicted"),
+    }
+    if let Some(f) = &floor {
+        outln!("\nFloor: {}", printable(&madmax::accuracy::floor_sentence(f)));
+        outln!("  (the worst of {} pairs of rows that do the same work in more or fewer micro-batches)", f.pairs);
+    }
+    if let Some(bands) = madmax::accuracy::bands_in(&rows) {
+        outln!(
+            "\nMeasured / predicted time by kind of plan ({} runs or more; 10th, 50th, 90th percentile):",
+            madmax::accuracy::MIN_RUNS
+        );
+        for b in bands {
+            outln!(
+                "  {:<10} {:<5} {:>4} runs  {:.2}  {:.2}  {:.2}",
+                b.parallelism,
+                b.gpu,
+                b.runs,
+                b.low,
+                b.median,
+                b.high
+            );
+        }
+    }
+    ExitCode::SUCCESS
+}
