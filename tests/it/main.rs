@@ -10,4 +10,5 @@ mod properties;
 mod rejected;
 mod robustness;
 mod support;
+mod tidy;
 mod validation;

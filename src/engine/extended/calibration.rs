@@ -249,3 +249,14 @@ pub const HOST_BLOCK_S: f64 = 460e-6;
 /// GEMMs (QKV and output projection, or the two or three feed-forward matrices), the fused
 /// attention or activation, bias and residual adds, and the tensor-parallel collective.
 pub const KERNELS_PER_BLOCK: f64 = 7.0;
+
+/// Bytes of row-wise Adagrad state per embedding row (one fp32 per row, TorchRec's default
+/// optimizer for tables).
+pub const EMB_STATE_BYTES_PER_ROW: f64 = 4.0;
+
+/// Passes over the looked-up bytes in an embedding backward: read the gradient, read-modify-write
+/// the rows and their optimizer state (fused backward and update, as TorchRec runs it).
+pub const EMB_BACKWARD_PASSES: f64 = 3.0;
+
+/// Element-wise passes over an MLP layer's activations (bias, ReLU: read and write).
+pub const MLP_ELEMENTWISE_PASSES: f64 = 4.0;

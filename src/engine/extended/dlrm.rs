@@ -15,7 +15,10 @@
 //! levels (TorchRec's sharding types), or replicated by ddp levels. Sources: Naumov et al. 2019
 //! (DLRM), Mudigere et al. 2022 (ZionEX, TorchRec sharding), Rajbhandari et al. 2020 (ZeRO).
 
-use super::calibration::{ADAM_BYTES_PER_PARAM, OPTIMIZER_BYTES_PER_PARAM, WORKSPACE_BYTES};
+use super::calibration::{
+    ADAM_BYTES_PER_PARAM, EMB_BACKWARD_PASSES, EMB_STATE_BYTES_PER_ROW, MLP_ELEMENTWISE_PASSES,
+    OPTIMIZER_BYTES_PER_PARAM, WORKSPACE_BYTES,
+};
 use super::collective::{time_s, Collective, Group, Links};
 use super::iteration::{self, name, Timeline};
 use super::layout::Layout;
@@ -24,17 +27,6 @@ use crate::engine::ops::{Block, OpKind, OpName, Phase};
 use crate::engine::reference::explain::{Explanation, Term, Unit};
 use crate::engine::report::{LayerWork, MemPart, Memory, ModelStats, Report, Utilization, Work};
 use crate::engine::scenario::{Arch, Dlrm, EmbSharding, Freeze, Scenario, Setup, Spec, Strategy, TaskKind};
-
-/// Bytes of row-wise Adagrad state per embedding row (one fp32 per row, TorchRec's default
-/// optimizer for tables).
-const EMB_STATE_BYTES_PER_ROW: f64 = 4.0;
-
-/// Passes over the looked-up bytes in an embedding backward: read the gradient, read-modify-write
-/// the rows and their optimizer state (fused backward and update, as TorchRec runs it).
-const EMB_BACKWARD_PASSES: f64 = 3.0;
-
-/// Element-wise passes over an MLP layer's activations (bias, ReLU: read and write).
-const MLP_ELEMENTWISE_PASSES: f64 = 4.0;
 
 /// The embedding groups of a spec: the GPUs a table is split over (mp levels) and the replicas
 /// of each shard (ddp levels).
