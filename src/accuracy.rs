@@ -68,8 +68,7 @@ impl RunSet {
 /// Every shipped training row, predicted now, each in its set ([`shipped`] less the serving
 /// rows).
 fn training_rows() -> Option<Vec<RowResult>> {
-    let rows: Vec<RowResult> =
-        shipped().into_iter().filter(|r| r.metric == "iteration_s" || higher_is_faster(&r.metric)).collect();
+    let rows: Vec<RowResult> = shipped().into_iter().filter(|r| r.metric.is_some_and(Metric::is_training)).collect();
     (!rows.is_empty()).then_some(rows)
 }
 
@@ -171,13 +170,105 @@ pub fn shipped_rows() -> Vec<ShippedRow> {
     out
 }
 
+/// What a row of measured runs measured: its `metric` cell, one of the schema's (SOURCES.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    /// Seconds per training iteration.
+    IterationS,
+    /// TFLOP/s per GPU, on the row's FLOP basis (`flops_basis`).
+    TflopsPerGpu,
+    /// Model FLOPs utilisation, 0..1.
+    Mfu,
+    /// Hardware FLOPs utilisation (recomputation included), 0..1.
+    Hfu,
+    /// Serving: the prompt's prefill, ms.
+    PrefillMs,
+    /// Serving: time to the first token, ms.
+    TtftMs,
+    /// Serving: time per output token, ms.
+    DecodeMsPerToken,
+    /// Serving: output tokens/s of the whole deployment.
+    OutputTokensPerS,
+    /// Serving: output tokens/s per GPU.
+    OutputTokensPerSPerGpu,
+}
+
+impl Metric {
+    pub const ALL: [Metric; 9] = [
+        Metric::IterationS,
+        Metric::TflopsPerGpu,
+        Metric::Mfu,
+        Metric::Hfu,
+        Metric::PrefillMs,
+        Metric::TtftMs,
+        Metric::DecodeMsPerToken,
+        Metric::OutputTokensPerS,
+        Metric::OutputTokensPerSPerGpu,
+    ];
+
+    /// The CSV cell (and JSON value) that names it.
+    pub fn cell(self) -> &'static str {
+        match self {
+            Metric::IterationS => "iteration_s",
+            Metric::TflopsPerGpu => "tflops_per_gpu",
+            Metric::Mfu => "mfu",
+            Metric::Hfu => "hfu",
+            Metric::PrefillMs => "prefill_ms",
+            Metric::TtftMs => "ttft_ms",
+            Metric::DecodeMsPerToken => "decode_ms_per_token",
+            Metric::OutputTokensPerS => "output_tokens_per_s",
+            Metric::OutputTokensPerSPerGpu => "output_tokens_per_s_per_gpu",
+        }
+    }
+
+    /// The metric a cell names; `None` for one the schema does not define.
+    pub fn of_cell(cell: &str) -> Option<Metric> {
+        Metric::ALL.into_iter().find(|m| m.cell() == cell)
+    }
+
+    /// Its name and unit for people.
+    pub fn label(self) -> &'static str {
+        match self {
+            Metric::IterationS => "iteration time (s)",
+            Metric::TflopsPerGpu => "TFLOP/s per GPU",
+            Metric::Mfu => "MFU",
+            Metric::Hfu => "HFU",
+            Metric::PrefillMs => "prefill (ms)",
+            Metric::TtftMs => "time to first token (ms)",
+            Metric::DecodeMsPerToken => "decode (ms/token)",
+            Metric::OutputTokensPerS => "output tokens/s",
+            Metric::OutputTokensPerSPerGpu => "output tokens/s per GPU",
+        }
+    }
+
+    /// Whether it measures a training run (the others measure serving).
+    pub fn is_training(self) -> bool {
+        matches!(self, Metric::IterationS | Metric::TflopsPerGpu | Metric::Mfu | Metric::Hfu)
+    }
+
+    /// Whether a larger value means a faster run (a rate, a utilisation) rather than a slower
+    /// one (a time).
+    pub fn higher_is_faster(self) -> bool {
+        matches!(
+            self,
+            Metric::TflopsPerGpu
+                | Metric::Mfu
+                | Metric::Hfu
+                | Metric::OutputTokensPerS
+                | Metric::OutputTokensPerSPerGpu
+        )
+    }
+}
+
 /// One CSV row's outcome.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct RowResult {
     pub id: String,
     pub source: String,
-    /// What the row measures (`iteration_s`, `tflops_per_gpu`, `mfu`, `hfu`, or a serving metric).
-    pub metric: String,
+    /// What the row measures; `None` when its cell names no metric of the schema (the row is
+    /// then skipped).
+    pub metric: Option<Metric>,
     pub measured: f64,
     /// The prediction in the row's metric; `None` when the row was skipped.
     pub predicted: Option<f64>,
@@ -304,12 +395,6 @@ impl Iterator for Records<'_> {
     }
 }
 
-/// Whether a larger value of a training row's metric means a faster run (TFLOP/s per GPU, MFU)
-/// rather than a slower one (iteration time).
-fn higher_is_faster(metric: &str) -> bool {
-    matches!(metric, "tflops_per_gpu" | "mfu" | "hfu")
-}
-
 /// A row as a map from column name to cell.
 struct Row<'a> {
     header: &'a [String],
@@ -317,6 +402,11 @@ struct Row<'a> {
 }
 
 impl<'a> Row<'a> {
+    /// The row's metric; `None` when its cell names none of the schema's.
+    fn metric(&self) -> Option<Metric> {
+        Metric::of_cell(self.get("metric"))
+    }
+
     fn has(&self, key: &str) -> bool {
         self.header.iter().any(|h| h == key)
     }
@@ -437,7 +527,7 @@ fn row_util(gpu_cell: &str) -> Utilisation {
 /// Builds the scenario of one row and the defaults it used.
 fn scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
     let mut defaults = Vec::new();
-    if r.get("metric") == "tflops_per_gpu" {
+    if r.metric() == Some(Metric::TflopsPerGpu) {
         defaults.extend(flops_basis(r)?.1);
     }
     let layers = r.need("layers")?;
@@ -715,7 +805,7 @@ fn row_scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
     }
 }
 
-fn predict(r: &Row, doc: &Value) -> Result<Prediction, String> {
+fn predict(r: &Row, metric: Metric, doc: &Value) -> Result<Prediction, String> {
     // The same reading as the page's (`Doc::to_raw`): one copy of the deserializer in the site.
     let raw = serde_json::from_value::<crate::engine::RawFile>(doc.clone())
         .map_err(|e| format!("scenario: {e}"))?
@@ -724,11 +814,13 @@ fn predict(r: &Row, doc: &Value) -> Result<Prediction, String> {
         .map_err(|errs| errs.iter().map(|e| format!("{}: {}", e.field, e.message)).collect::<Vec<_>>().join("; "))?;
     let report = evaluate(&s);
     let it = report.iteration_s;
-    let predicted = match r.get("metric") {
-        "iteration_s" => it,
-        "tflops_per_gpu" => {
+    let utilization = || report.utilization.as_ref().ok_or("no utilisation figure");
+    let serving = || report.serving.as_ref().ok_or("the row is not an LLM serving scenario");
+    let predicted = match metric {
+        Metric::IterationS => it,
+        Metric::TflopsPerGpu => {
             let n = r.need("n_gpus")? as f64;
-            let u = report.utilization.as_ref().ok_or("no utilisation figure")?;
+            let u = utilization()?;
             let flops = match flops_basis(r)?.0 {
                 FlopsBasis::Sc21 => megatron_flops(
                     r.need("global_batch")? as f64,
@@ -742,22 +834,12 @@ fn predict(r: &Row, doc: &Value) -> Result<Prediction, String> {
             };
             flops / (it * n) / 1e12
         }
-        "mfu" => report.utilization.as_ref().map(|u| u.mfu).ok_or("no utilisation figure")?,
-        "hfu" => report.utilization.as_ref().map(|u| u.hfu).ok_or("no utilisation figure")?,
-        m @ ("prefill_ms"
-        | "ttft_ms"
-        | "decode_ms_per_token"
-        | "output_tokens_per_s"
-        | "output_tokens_per_s_per_gpu") => {
-            let sv = report.serving.as_ref().ok_or("the row is not an LLM serving scenario")?;
-            match m {
-                "prefill_ms" | "ttft_ms" => sv.ttft_s * 1e3,
-                "decode_ms_per_token" => sv.tpot_s * 1e3,
-                "output_tokens_per_s" => sv.output_tokens_per_s,
-                _ => sv.output_tokens_per_s_per_gpu,
-            }
-        }
-        other => return Err(format!("metric \"{}\" is not one this schema defines", short(other))),
+        Metric::Mfu => utilization()?.mfu,
+        Metric::Hfu => utilization()?.hfu,
+        Metric::PrefillMs | Metric::TtftMs => serving()?.ttft_s * 1e3,
+        Metric::DecodeMsPerToken => serving()?.tpot_s * 1e3,
+        Metric::OutputTokensPerS => serving()?.output_tokens_per_s,
+        Metric::OutputTokensPerSPerGpu => serving()?.output_tokens_per_s_per_gpu,
     };
     Ok(Prediction {
         predicted,
@@ -808,7 +890,7 @@ fn row_result(r: &Row) -> RowResult {
     let mut out = RowResult {
         id: r.get("id").to_owned(),
         source: r.get("source").split(['(', ',']).next().unwrap_or("").trim().to_owned(),
-        metric: r.get("metric").to_owned(),
+        metric: r.metric(),
         measured: measured.unwrap_or(f64::NAN),
         predicted: None,
         error: None,
@@ -840,6 +922,10 @@ fn row_result(r: &Row) -> RowResult {
         out.skipped = Some(format!("measured must be a positive number, got \"{}\"", short(r.get("measured"))));
         return out;
     };
+    let Some(metric) = out.metric else {
+        out.skipped = Some(format!("metric \"{}\" is not one this schema defines", short(r.get("metric"))));
+        return out;
+    };
     match r.get("memory_gib") {
         "" => {}
         cell => match cell.parse::<f64>() {
@@ -853,7 +939,7 @@ fn row_result(r: &Row) -> RowResult {
             }
         },
     }
-    match row_scenario(r).and_then(|(doc, defaults)| Ok((predict(r, &doc)?, doc, defaults))) {
+    match row_scenario(r).and_then(|(doc, defaults)| Ok((predict(r, metric, &doc)?, doc, defaults))) {
         Ok((p, doc, defaults)) => {
             out.predicted = Some(p.predicted);
             out.error = Some((p.predicted - measured) / measured);
@@ -949,6 +1035,30 @@ pub fn to_json(rows: &[RowResult], floor: Option<&Floor>) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_metric_reads_and_writes_its_cell() {
+        for m in Metric::ALL {
+            assert_eq!(Metric::of_cell(m.cell()), Some(m));
+            assert_eq!(serde_json::to_value(m).ok(), Some(json!(m.cell())), "the JSON says the cell");
+        }
+        assert_eq!(Metric::of_cell("Iteration_s"), None);
+        assert!(Metric::TflopsPerGpu.higher_is_faster() && !Metric::IterationS.higher_is_faster());
+        assert!(Metric::Hfu.is_training() && !Metric::DecodeMsPerToken.is_training());
+        // A row with an unknown metric is skipped, saying so.
+        let csv = format!("{}\n{}", TRAINING_CSV.lines().next().unwrap_or(""), {
+            let rows = parse_csv(TRAINING_CSV);
+            let at = rows[0].iter().position(|h| h == "metric").expect("metric column");
+            let mut first = rows[1].clone();
+            first[at] = "furlongs".into();
+            first.iter().map(|c| format!("\"{c}\"")).collect::<Vec<_>>().join(",")
+        });
+        let r = run(&csv).expect("read");
+        assert_eq!(
+            (r[0].metric, r[0].skipped.as_deref()),
+            (None, Some("metric \"furlongs\" is not one this schema defines"))
+        );
+    }
 
     #[test]
     fn gpu_cells_read_as_people_name_the_gpus() {

@@ -8,7 +8,7 @@
 //! the range is taken around this scenario's time at those fractions; a scenario with other
 //! factors (the presets carry MAD-Max's own 70.5% GEMM figure) says so.
 
-use super::{family_util, gpu_family, higher_is_faster, RowResult};
+use super::{family_util, gpu_family, Metric, RowResult};
 use crate::engine::evaluate;
 use crate::engine::report::{Limit, Report};
 use crate::engine::scenario::{Arch, Mode, Scenario, Strategy, System, TaskKind};
@@ -75,9 +75,9 @@ pub fn bands_in(rows: &[RowResult]) -> Option<Vec<Band<String>>> {
 /// inverse; `None` for serving rows.
 fn time_ratio(r: &RowResult) -> Option<f64> {
     let e = r.error?;
-    match r.metric.as_str() {
-        "iteration_s" => Some(1.0 / (1.0 + e)),
-        m if higher_is_faster(m) => Some(1.0 + e),
+    match r.metric? {
+        Metric::IterationS => Some(1.0 / (1.0 + e)),
+        m if m.is_training() && m.higher_is_faster() => Some(1.0 + e),
         _ => None,
     }
 }
@@ -240,7 +240,7 @@ mod tests {
 
     fn row(metric: &str, error: f64) -> RowResult {
         let mut r = super::super::run("id,metric,measured\nx,m,1\n").expect("parses").remove(0);
-        r.metric = metric.into();
+        r.metric = Metric::of_cell(metric);
         r.error = Some(error);
         r.gpu = "a100-80g".into();
         r.parallelism = "TP".into();
@@ -264,7 +264,7 @@ mod tests {
         // Nineteen runs of another kind of plan are too few for a band.
         rows.extend((0..19).map(|_| RowResult { parallelism: "PP".into(), ..row("iteration_s", 0.0) }));
         // A serving row is no training run.
-        rows.push(RowResult { metric: "prefill_ms".into(), ..row("iteration_s", 0.0) });
+        rows.push(RowResult { metric: Some(Metric::PrefillMs), ..row("iteration_s", 0.0) });
         let b = bands_in(&rows).expect("one band");
         assert_eq!(b.len(), 1);
         // Nearest rank: 0.1 x 19 = 1.9 -> 2nd, 9.5 -> 10th, 17.1 -> 17th (from 0).

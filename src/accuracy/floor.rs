@@ -13,7 +13,7 @@
 //! moving `p` or splitting it only makes one of them larger. That bound, over the worst such pair,
 //! is the floor under the largest error any such model can reach on a set of rows.
 
-use super::{higher_is_faster, RowResult};
+use super::{Metric, RowResult};
 use crate::units;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -40,7 +40,7 @@ pub struct Floor {
     pub larger: Run,
     /// The run with more, smaller micro-batches (measured faster).
     pub smaller: Run,
-    pub metric: String,
+    pub metric: Metric,
     /// Pairs of rows that do the same work, whether their measurements agree or not.
     pub pairs: usize,
 }
@@ -62,7 +62,7 @@ fn work(r: &RowResult) -> Option<(String, u64, u64)> {
     let micro = task.remove("micro_batch")?.as_u64().filter(|m| *m > 0)?;
     let local = task.get("local_transformer_bs")?.as_u64()?;
     task.remove("name");
-    Some((format!("{}|{doc}", r.metric), micro, local))
+    Some((format!("{}|{doc}", r.metric?.cell()), micro, local))
 }
 
 /// Two rows that do the same work: `larger` runs fewer, larger micro-batches than `smaller`.
@@ -135,7 +135,7 @@ impl SameWork {
         let mut worst: Option<(f64, Member, Member)> = None;
         let mut pairs = 0usize;
         for runs in &self.groups {
-            let higher = higher_is_faster(&rows[runs[0].row].metric);
+            let higher = rows[runs[0].row].metric.is_some_and(Metric::higher_is_faster);
             let measured = |m: &Member| rows[m.row].measured;
             // `x` beats `best` as the faster partner (the earlier row on a tie).
             let faster = |x: &Member, best: &Member| {
@@ -179,7 +179,7 @@ impl SameWork {
             micro_batches: m.local / m.micro,
             measured: rows[m.row].measured,
         };
-        Some(Floor { error, larger: run(a), smaller: run(b), metric: rows[a.row].metric.clone(), pairs })
+        Some(Floor { error, larger: run(a), smaller: run(b), metric: rows[a.row].metric?, pairs })
     }
 }
 
@@ -195,11 +195,12 @@ pub fn floor(rows: &[RowResult]) -> Option<Floor> {
 
 /// The floor in words, for the CLI and the validation page.
 pub fn sentence(f: &Floor) -> String {
-    let value = |x: f64| match f.metric.as_str() {
-        "iteration_s" => units::duration(x),
-        "tflops_per_gpu" => format!("{} TFLOP/s per GPU", units::sig3(x)),
-        "mfu" => format!("{} MFU", units::percent(x)),
-        _ => units::sig3(x),
+    let value = |x: f64| match f.metric {
+        Metric::IterationS => units::duration(x),
+        Metric::TflopsPerGpu => format!("{} TFLOP/s per GPU", units::sig3(x)),
+        Metric::Mfu => format!("{} MFU", units::percent(x)),
+        Metric::Hfu => format!("{} HFU", units::percent(x)),
+        m => format!("{} {}", units::sig3(x), m.label()),
     };
     let plural = |n: u64| if n == 1 { "micro-batch" } else { "micro-batches" };
     format!(
@@ -228,7 +229,7 @@ mod tests {
         RowResult {
             id: id.into(),
             source: "test".into(),
-            metric: metric.into(),
+            metric: Metric::of_cell(metric),
             measured,
             predicted: Some(measured),
             error: Some(0.0),
@@ -297,8 +298,11 @@ mod tests {
         let mut worst: Option<(f64, String, String, usize)> = None;
         for p in &pairs {
             let (a, b) = (p.larger, p.smaller);
-            let (slow, fast) =
-                if higher_is_faster(&a.metric) { (b.measured, a.measured) } else { (a.measured, b.measured) };
+            let (slow, fast) = if a.metric.is_some_and(Metric::higher_is_faster) {
+                (b.measured, a.measured)
+            } else {
+                (a.measured, b.measured)
+            };
             let bound = (slow - fast) / (slow + fast);
             if bound > 0.0 && worst.as_ref().is_none_or(|w| bound > w.0) {
                 worst = Some((bound, a.id.clone(), b.id.clone(), pairs.len()));

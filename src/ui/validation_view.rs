@@ -8,7 +8,7 @@ use super::canvas::{Canvas, Draw};
 use super::charts;
 use super::dom;
 use super::state::{Action, Yardstick};
-use crate::accuracy::{self, RowResult, RunSet, Stats};
+use crate::accuracy::{self, Metric, RowResult, RunSet, Stats};
 use crate::doc::Doc;
 use crate::{share, units};
 use serde_json::Value;
@@ -50,20 +50,9 @@ impl Filter {
     }
 }
 
-/// A metric's name and unit for people.
-fn metric_label(metric: &str) -> &str {
-    match metric {
-        "iteration_s" => "iteration time (s)",
-        "tflops_per_gpu" => "TFLOP/s per GPU",
-        "mfu" => "MFU",
-        "hfu" => "HFU",
-        "prefill_ms" => "prefill (ms)",
-        "ttft_ms" => "time to first token (ms)",
-        "decode_ms_per_token" => "decode (ms/token)",
-        "output_tokens_per_s" => "output tokens/s",
-        "output_tokens_per_s_per_gpu" => "output tokens/s per GPU",
-        other => other,
-    }
+/// A row's metric's name and unit for people (empty for a row whose metric is unknown).
+fn metric_label(metric: Option<Metric>) -> &'static str {
+    metric.map_or("", Metric::label)
 }
 
 /// A value in its row's unit, four significant figures.
@@ -434,7 +423,7 @@ fn table(rows: &[RowResult], d: &Callback<Action>) -> Html {
             let d = d.clone();
             let measured = Yardstick {
                 source: format!("{}, run {}", r.source, r.id),
-                metric: crate::wording::capitalised(metric_label(&r.metric)),
+                metric: crate::wording::capitalised(metric_label(r.metric)),
                 verb: "measured",
                 measured: value(r.measured),
                 predicted: r.predicted.map(value),
@@ -458,7 +447,7 @@ fn table(rows: &[RowResult], d: &Callback<Action>) -> Html {
             ("", accuracy::gpu_label(&r.gpu)),
             ("num", r.n_gpus.to_string()),
             ("", r.plan.clone()),
-            ("", metric_label(&r.metric).to_owned()),
+            ("", metric_label(r.metric).to_owned()),
             ("num", value(r.measured)),
             predicted,
             (err_class, r.error.map(|e| format!("{:+.1} %", e * 100.0)).unwrap_or_default()),

@@ -55,7 +55,7 @@ fn blank_cells_say_which_default_they_took() {
     assert_eq!(megatron.len(), 10);
     for r in &megatron {
         assert!(r.defaults.iter().any(|d| d.starts_with("microbatch blank")), "{}: {:?}", r.id, r.defaults);
-        assert_eq!(r.metric, "tflops_per_gpu");
+        assert_eq!(r.metric, Some(madmax::accuracy::Metric::TflopsPerGpu));
     }
     // A fully specified row uses none.
     let v = rows.iter().find(|r| r.id == "vtrain-m-001").expect("row");

@@ -83,7 +83,7 @@ pub fn run(a: &ValidateArgs) -> ExitCode {
                 outln!(
                     "{:<34} {:>14} {:>12.4} {:>12.4} {:>+7.1}%  {mem}{stated}",
                     r.id,
-                    r.metric,
+                    r.metric.map_or("", madmax::accuracy::Metric::cell),
                     p,
                     r.measured,
                     e * 100.0
