@@ -19,11 +19,19 @@ mod background;
 #[cfg(target_arch = "wasm32")]
 mod canvas;
 #[cfg(target_arch = "wasm32")]
+mod chart_views;
+#[cfg(target_arch = "wasm32")]
 mod charts;
 #[cfg(target_arch = "wasm32")]
 mod dom;
 #[cfg(target_arch = "wasm32")]
 mod explorer_view;
+#[cfg(target_arch = "wasm32")]
+mod inputs;
+#[cfg(target_arch = "wasm32")]
+mod learn_view;
+#[cfg(target_arch = "wasm32")]
+mod results;
 #[cfg(target_arch = "wasm32")]
 mod stories_view;
 #[cfg(target_arch = "wasm32")]

@@ -1,0 +1,440 @@
+//! The calculator's results: the headline figures, the serving figures, what limits a result,
+//! what published runs of its kind measured, the longest ops and the explain panel.
+
+use super::app::Dispatch;
+use super::background::use_background;
+use super::chart_views::{Axis, Chart, ChartKind, ServingChart, SweepChart, TimelineChart};
+use super::charts;
+use super::state::{Action, Evaluated, State};
+use super::sweep::SweepTask;
+use crate::accuracy::Expectation;
+use crate::engine::ops::Category;
+use crate::engine::report::{Limit, Report, Serving};
+use crate::engine::scenario::{Batching, TaskKind};
+use crate::engine::{explain, Unit};
+use crate::units;
+use std::rc::Rc;
+use yew::prelude::*;
+
+pub(super) fn results(state: &State, d: &Dispatch, width: u32) -> Html {
+    let Some(good) = state.good.clone() else {
+        return html! { <div class="card"><p>{ "No valid scenario yet: fix the problems on the left." }</p></div> };
+    };
+    let stale = if state.stale() {
+        html! { <p class="stale-banner" role="status">{ "Stale: these results are for the last valid scenario. Fix the problems on the left to update them." }</p> }
+    } else {
+        html! {}
+    };
+    html! {
+        <>
+            { stale }
+            { headline(&good, state.yardstick.as_ref(), d) }
+            <div class="card charts">
+                <Chart kind={ChartKind::Breakdown} good={good.clone()} width={width} />
+                { legend(&good.report) }
+            </div>
+            <div class="card charts">
+                <TimelineChart good={good.clone()} selected={state.selected_op} dispatch={d.clone()} width={width} />
+                <LongestOps good={good.clone()} selected={state.selected_op} dispatch={d.clone()} />
+                { op_details(state, &good) }
+            </div>
+            { if good.report.serving.is_some() { html! {
+                <div class="card charts" id="serving">
+                    <h2>{ "Serving: throughput against latency" }</h2>
+                    <ServingChart good={good.clone()} width={width} />
+                    <p class="help">{ if good.report.serving.as_ref().is_some_and(|sv| sv.batching == Batching::InFlight) {
+                        "Each point is one batch: the most requests the engine keeps in flight. More requests share each weight read: more tokens per second, but each step, and so each request's next token, takes longer; past what the KV cache holds the engine admits no more, and past what the step's token budget prefills, prompts wait."
+                    } else {
+                        "Each point is one batch size (requests served together). Bigger batches share each weight read among more requests: more tokens per second, but each request's next token comes later. Grey points do not fit in memory (KV cache)."
+                    } }</p>
+                </div>
+            } } else { html! {} } }
+            <div class="card charts">
+                <h2>{ "Pre-training throughput" }</h2>
+                <div class="pair">
+                    <SweepChart task={SweepTask::Pretrain} axis={Axis::Gpus} good={good.clone()} width={width} />
+                    <SweepChart task={SweepTask::Pretrain} axis={Axis::Batch} good={good.clone()} width={width} />
+                </div>
+                <h2>{ "Inference throughput" }</h2>
+                <div class="pair">
+                    <SweepChart task={SweepTask::Inference} axis={Axis::Gpus} good={good.clone()} width={width} />
+                    <SweepChart task={SweepTask::Inference} axis={Axis::Batch} good={good.clone()} width={width} />
+                </div>
+                <p class="help">{ "The same model and plan family at other sizes: more nodes of the same kind (the plan refitted), or another local batch (other batches follow). The ringed point is the scenario above." }</p>
+            </div>
+            <div class="card charts">
+                <Chart kind={ChartKind::Memory} good={good.clone()} width={width} />
+                { memory_note(&good) }
+            </div>
+            { formulas(&good) }
+        </>
+    }
+}
+
+fn figure(id: &'static str, label: &str, value: String, raw: f64, sub: Html, help: &'static str) -> Html {
+    // "281 samples/s": the number large, the unit smaller.
+    let (number, unit) =
+        value.split_once(' ').map_or((value.clone(), String::new()), |(a, b)| (a.to_owned(), b.to_owned()));
+    html! {
+        <div class="figure" title={help}>
+            <dt>{ label.to_owned() }</dt>
+            <dd id={id} data-value={raw.to_string()}>{ number }<span class="unit">{ format!(" {unit}") }</span></dd>
+            <dd class="figure-sub">{ sub }</dd>
+        </div>
+    }
+}
+
+/// What a source measured for the scenario on screen against the model's figure.
+fn yardstick(y: &super::state::Yardstick) -> Html {
+    let model = match (&y.predicted, y.difference) {
+        (Some(p), Some(d)) => format!("the model predicts {p} ({:+.1} %).", d * 100.0),
+        (Some(p), None) => format!("the model predicts {p}."),
+        (None, _) => "the model has no figure for it.".to_owned(),
+    };
+    html! {
+        <p class="yardstick" id="yardstick" role="status">
+            <strong>{ format!("{}: ", y.source) }</strong>
+            { format!("{} {} ", y.metric, y.verb) }<span class="num" id="yardstick-measured">{ &y.measured }</span>
+            { format!("; {model} (An edit of the scenario ends this comparison: it holds for the run as published.)") }
+        </p>
+    }
+}
+
+fn headline(g: &Rc<Evaluated>, measured: Option<&super::state::Yardstick>, d: &Dispatch) -> Html {
+    let r = &g.report;
+    let s = &g.scenario;
+    let tokens = r.tokens_per_s(s);
+    let mfu = r.mfu(s);
+    let mem = &r.memory;
+    let kind = super::state::task_kind_name(s);
+    let what = format!(
+        "{} {} on {} GPUs ({} {} x {}), global batch {}",
+        s.model.name,
+        kind,
+        s.system.num_devices,
+        s.system.num_nodes,
+        if s.system.num_nodes == 1 { "node" } else { "nodes" },
+        s.system.devices_per_node(),
+        r.global_batch
+    );
+    html! {
+        <div class="card">
+            <p class="scenario" id="scenario-summary">{ what }</p>
+            { measured.map(yardstick).unwrap_or_default() }
+            <dl class="headline">
+                { match &r.serving {
+                    Some(sv) => serving_headline(sv),
+                    None => html! { <>
+                        { figure("iteration-time", "Iteration time", units::duration(r.iteration_s), r.iteration_s,
+                            html! { { if r.idle_s > 0.0 {
+                                format!("compute {} + exposed communication {} + idle {}", units::duration(r.compute_s), units::duration(r.exposed_comm_s.max(0.0)), units::duration(r.idle_s))
+                            } else {
+                                format!("compute {} + exposed communication {}", units::duration(r.compute_s), units::duration(r.exposed_comm_s.max(0.0)))
+                            } } },
+                            "One step: forward pass (and backward when training) over the global batch.") }
+                        { figure("throughput", "Throughput", units::si(r.throughput_samples_per_s, "samples/s"), r.throughput_samples_per_s,
+                            match tokens { Some(t) => html! { <span id="tokens-per-s" data-value={t.to_string()}>{ units::si(t, "tokens/s") }</span> }, None => html! {} },
+                            "Samples the whole cluster processes per second: global batch / iteration time.") }
+                    </> },
+                } }
+                { figure("exposed-comm", "Exposed communication", units::percent(r.exposed_share()), r.exposed_share(),
+                    html! { { format!("{} of {} communication is not hidden", units::duration(r.exposed_comm_s.max(0.0)), units::duration(r.comm_s)) } },
+                    "Share of communication time no computation hides: it adds to the iteration time.") }
+                { figure("mfu", "Model FLOPs utilisation", units::percent(mfu), mfu,
+                    // Both bases, as sources quote TFLOP/s on either: model FLOPs, and what ran.
+                    match &r.utilization {
+                        Some(u) => html! { <span id="hfu" data-value={u.hfu.to_string()}>{ format!("{} per GPU of {} peak; HFU {} (recomputation included)",
+                            units::si(u.model_flops_per_s_per_gpu, "FLOP/s"), units::si(u.peak_flops_per_s, "FLOP/s"), units::percent(u.hfu)) }</span> },
+                        None => html! { { format!("of {} peak per GPU", units::si(crate::engine::report::peak_flops_per_s(s), "FLOP/s")) } },
+                    },
+                    match &r.utilization {
+                        Some(_) if s.task.kind == TaskKind::Inference => "Model FLOPs per iteration (the forward pass, attention's s^2 included) over what the GPUs could do at datasheet peak in that time.",
+                        Some(_) => "Model FLOPs per iteration (forward and backward, no recomputation, attention's s^2 included) over what the GPUs could do at datasheet peak in that time. HFU also counts recomputed FLOPs.",
+                        None => "Model FLOPs per iteration over what the GPUs could do at datasheet peak in that time (FLOPs as MAD-Max counts them).",
+                    }) }
+                { figure("memory", "Memory per GPU", units::bytes(mem.total_bytes), mem.total_bytes,
+                    html! { <span class={classes!((mem.total_bytes > mem.capacity_bytes).then_some("over"))}
+                        title={format!("{} of {}", units::gib(mem.total_bytes), units::gib(mem.capacity_bytes))}>
+                        { format!("of {} HBM ({})", units::bytes(mem.capacity_bytes), units::percent(mem.total_bytes / mem.capacity_bytes)) }</span> },
+                    if r.utilization.is_some() { "Everything one GPU of the busiest pipeline stage holds: weights, gradients, optimizer states, activations of the micro-batches in flight, buffers." } else { "Model weights held by each GPU under this plan. MAD-Max paper mode counts weights only." }) }
+            </dl>
+            { match &r.serving { Some(sv) => serving_figures(sv), None => html! {} } }
+            <RunsLikeThis good={g.clone()} dispatch={d.clone()} />
+            { for r.limits.iter().map(limit_line) }
+        </div>
+    }
+}
+
+#[derive(Properties, PartialEq)]
+struct RunsLikeThisProps {
+    good: Rc<Evaluated>,
+    dispatch: Dispatch,
+}
+
+/// What the published runs of this kind say about the scenario's time: computed in the
+/// background (it may evaluate the scenario again at the calibrated fractions of peak).
+#[function_component(RunsLikeThis)]
+fn runs_like_this(p: &RunsLikeThisProps) -> Html {
+    let e = use_background(
+        p.good.clone(),
+        |g: &Rc<Evaluated>| vec![g.clone()],
+        |g: &Rc<Evaluated>| crate::accuracy::expectation(&g.scenario, &g.report),
+    );
+    let Some(Some(e)) = e.as_ref().and_then(|v| v.first()) else { return html! {} };
+    let s = &p.good.scenario;
+    html! { <p class="help" id="runs-like-this">
+        <span id="runs-sentence">{ e.sentence(s.system.flops_util, p.good.report.iteration_s) }</span>
+        { match e {
+            Expectation::Like { band, .. } => {
+                let d = p.dispatch.clone();
+                let (kind, gpu) = (band.parallelism.to_owned(), band.gpu);
+                html! { <>{ " " }<button class="link" id="see-runs"
+                    onclick={Callback::from(move |_| d.emit(Action::ShowRuns(kind.clone(), gpu)))}>
+                    { format!("See these {} runs", band.runs) }</button></> }
+            }
+            Expectation::Unknown(_) => html! {},
+        } }
+    </p> }
+}
+
+/// The first two headline figures of a serving scenario: how long a request takes, and how many
+/// the cluster completes.
+fn serving_headline(sv: &Serving) -> Html {
+    let inflight = sv.batching == Batching::InFlight;
+    html! { <>
+        { figure("iteration-time", "End-to-end latency", units::duration(sv.e2e_s), sv.e2e_s,
+            html! { { format!("first token {} + {} tokens x {}", units::duration(sv.ttft_s), sv.output_tokens.saturating_sub(1), units::duration(sv.tpot_s)) } },
+            if inflight {
+                "From a request's arrival to its last token in the steady state: its wait and prefill, then one engine step per generated token."
+            } else {
+                "From the batch's start to its last token: the prefill of every prompt, then one decode step per generated token."
+            }) }
+        { figure("throughput", "Requests", units::si(sv.requests_per_s, "requests/s"), sv.requests_per_s,
+            html! { { format!("{} in flight per replica, {}", units::count(sv.in_flight), units::things(sv.replicas, "replica")) } },
+            if inflight {
+                "Requests the whole cluster completes per second: requests in flight / end-to-end latency (Little's law), over every replica."
+            } else {
+                "Requests the whole cluster completes per second: batch x replicas / end-to-end latency (static batching)."
+            }) }
+    </> }
+}
+
+/// The serving figures: latencies, token throughput, the batch that fits, and how the engine
+/// batches.
+fn serving_figures(sv: &Serving) -> Html {
+    let inflight = sv.batching == Batching::InFlight;
+    html! { <>
+        <dl class="headline" id="serving-figures">
+            { figure("ttft", "Time to first token", units::duration(sv.ttft_s), sv.ttft_s,
+                html! { { if inflight {
+                    format!("{} prompt tokens in chunks of at most {} per step", sv.input_tokens, sv.step_tokens)
+                } else {
+                    format!("prefill of {} prompt tokens x {} requests", sv.input_tokens, sv.batch)
+                } } },
+                if inflight {
+                    "How long a request waits for its first token: the engine steps that carry its prompt's chunks, plus the wait when prompts arrive faster than the steps' token budget takes them."
+                } else {
+                    "How long a request waits for its first token: the prefill of every prompt in the batch."
+                }) }
+            { figure("tpot", "Time per output token", units::duration(sv.tpot_s), sv.tpot_s,
+                html! { { format!("{} tokens, end to end {}", sv.output_tokens, units::duration(sv.e2e_s)) } },
+                if inflight {
+                    "Mean time between two generated tokens of a request: one engine step, which decodes a token for every request in flight and sometimes carries a prompt chunk."
+                } else {
+                    "Mean time between two generated tokens of a request: one decode step (every weight and the KV cache read once)."
+                }) }
+            { figure("output-tokens", "Output tokens/s", units::si(sv.output_tokens_per_s, "tokens/s"), sv.output_tokens_per_s,
+                html! { <span id="output-tokens-per-gpu" data-value={sv.output_tokens_per_s_per_gpu.to_string()}>{ format!("{} per GPU, {}", units::si(sv.output_tokens_per_s_per_gpu, "tokens/s"), units::si(sv.requests_per_s, "requests/s")) }</span> },
+                "Generated tokens per second over the whole cluster: requests completed per second x output tokens.") }
+            { if inflight {
+                figure("in-flight", "Requests in flight", format!("{} requests", units::count(sv.in_flight)), sv.in_flight,
+                    html! { { format!("of {} asked; the KV cache holds {} ({} per token per GPU)", sv.batch, sv.max_batch, units::bytes(sv.kv_bytes_per_token)) } },
+                    "Requests per replica the engine keeps in flight: the batch, or fewer when the KV pages left after the weights and one full step's activations hold fewer (at their average length).")
+            } else {
+                figure("max-batch", "Largest batch that fits", format!("{} requests", sv.max_batch), sv.max_batch as f64,
+                    html! { { format!("KV cache {} per token per GPU", units::bytes(sv.kv_bytes_per_token)) } },
+                    "Requests per replica whose KV cache (prompt + output tokens) fits in HBM next to the weights.")
+            } }
+        </dl>
+        <p class="help" id="serving-batching">{ crate::wording::batching(sv) }</p>
+    </> }
+}
+
+/// A sentence for something that limits or invalidates the result.
+fn limit_line(l: &Limit) -> Html {
+    match l {
+        Limit::DoesNotFit { need_bytes, capacity_bytes, largest, largest_bytes } => {
+            html! {
+                <p class="error-msg limit" id="limit-memory" role="alert">{ format!(
+                    "Does not fit: this plan needs {} per GPU and the GPU has {}. The largest part is {} ({}). Try activation recomputation, a smaller micro-batch, a higher ZeRO stage, or more tensor or pipeline parallelism.",
+                    units::bytes(*need_bytes), units::bytes(*capacity_bytes), largest.label().to_lowercase(), units::bytes(*largest_bytes)) }</p>
+            }
+        }
+        Limit::Overloaded { asked_per_s, most_per_s } => html! {
+            <p class="error-msg limit" id="limit-overloaded" role="alert">{ crate::wording::overloaded(*asked_per_s, *most_per_s) }</p>
+        },
+        Limit::InputBound { loader_samples_per_s, compute_samples_per_s } => html! {
+            <p class="error-msg limit" id="limit-input" role="status">{ format!(
+                "Input-bound: the data loader delivers {} and the GPUs could process {}; the GPUs wait for data.",
+                units::si(*loader_samples_per_s, "samples/s"), units::si(*compute_samples_per_s, "samples/s")) }</p>
+        },
+        Limit::HostBound { gpu_s, host_s, tp } => html! {
+            <p class="error-msg limit" id="limit-host" role="status">{ format!(
+                "Host-bound: a layer's forward pass gives each GPU {} of work, and the host needs {} to issue it (Python, PyTorch, the framework), so the GPUs wait. A larger micro-batch or less tensor parallelism gives each block more work; CUDA graphs or a compiled model issue it faster.{}",
+                units::duration(*gpu_s), units::duration(*host_s),
+                if *tp == 8 { format!(" {}", crate::accuracy::TP8_HOST_NOTE) } else { String::new() }) }</p>
+        },
+    }
+}
+
+fn legend(r: &Report) -> Html {
+    // The categories this report has (reference mode has no optimizer, P2P or idle time).
+    let shown = Category::ALL
+        .into_iter()
+        .filter(|c| r.totals.get(*c) > 0.0 || matches!(c, Category::Gemm | Category::AllReduce));
+    html! {
+        <ul class="legend" aria-label="Colours">
+            { for shown.map(|c| html! {
+                <li><span class="swatch" style={format!("background:{}", charts::css(charts::category_rgb(c)))}></span>{ if c == Category::Idle { "idle (pipeline bubble, input)" } else { c.label() } }</li>
+            }) }
+            <li><span class="swatch" style={format!("background:{}", charts::css(charts::EXPOSED_RGB))}></span>{ "exposed communication" }</li>
+        </ul>
+    }
+}
+
+fn memory_note(g: &Evaluated) -> Html {
+    let m = &g.report.memory;
+    html! {
+        <>
+            <ul class="legend">
+                { for m.parts.iter().map(|(c, b)| html! {
+                    <li><span class="swatch" style={format!("background:{}", charts::css(charts::component_rgb(*c)))}></span>{ format!("{} {}", c.label(), units::bytes(*b)) }</li>
+                }) }
+                <li><span class="swatch line"></span>{ format!("capacity {}", units::bytes(m.capacity_bytes)) }</li>
+            </ul>
+            { if m.total_bytes > m.capacity_bytes && g.report.utilization.is_none() {
+                html! { <p class="error-msg">{ "The weights alone exceed this GPU's memory: such a plan would not run (MAD-Max paper mode does not check it, quirk Q23)." }</p>
+            } } else { html! {} } }
+            { if g.report.utilization.is_some() {
+                html! { <p class="help">{ "The default model counts, per GPU of the busiest pipeline stage: 16-bit weights and gradients (fp32 gradients where the framework keeps them so, as Megatron-LM does for bf16), Adam's fp32 master weights and two moments (12 bytes per parameter), each divided by the data-parallel degree from its ZeRO stage on; with FP8 training, FP8 copies of the blocks' weights (2 bytes per parameter); the activations each layer keeps for the backward pass (Korthikanti et al. 2022; dropout masks only when the model trains with dropout; the GEMM inputs in 1 byte with FP8 training) times the micro-batches in flight, less what recomputation drops; the last stage's logits, with an fp32 copy unless the loss is a fused cross-entropy; communication buffers and about 2 GB of CUDA and library workspace." }</p> }
+            } else { html! {} } }
+        </>
+    }
+}
+
+#[derive(Properties, PartialEq)]
+struct LongestProps {
+    good: Rc<Evaluated>,
+    selected: Option<usize>,
+    dispatch: Dispatch,
+}
+
+/// The longest op of each kind (block, op kind, pass) as buttons: a keyboard way into the
+/// explain view, and a first answer to "what takes the time" (found once per evaluation).
+#[function_component(LongestOps)]
+fn longest_ops(p: &LongestProps) -> Html {
+    let idx = use_memo(p.good.clone(), |g| super::timeline::longest_of_each_kind(&g.report));
+    html! {
+        <div class="longest" aria-label="Longest ops">
+            <span class="help">{ "Longest op of each kind: " }</span>
+            { for idx.iter().take(8).map(|&i| {
+                let op = &p.good.report.timeline[i];
+                let d = p.dispatch.clone();
+                let current = p.selected == Some(i);
+                html! {
+                    <button class={classes!("chip", current.then_some("current"))} aria-pressed={current.to_string()}
+                        onclick={Callback::from(move |_| d.emit(Action::SelectOp(Some(i))))}>
+                        <span class="swatch" style={format!("background:{}", charts::css(charts::category_rgb(op.name.category())))}></span>
+                        { format!("{} {}", op.name, units::duration(op.duration_s)) }
+                    </button>
+                }
+            }) }
+        </div>
+    }
+}
+
+fn op_details(state: &State, g: &Evaluated) -> Html {
+    let Some(op) = state.selected_op.and_then(|i| g.report.timeline.get(i)) else {
+        return html! { <p class="help" id="op-details">{ "Point at an op in the timeline to see it; click it (or one of the longest ops) to see how its duration is computed." }</p> };
+    };
+    let Some(e) = explain(&g.scenario, &op.name) else { return html! {} };
+    let show = |v: f64, u: Unit| match u {
+        Unit::Count => units::count(v),
+        Unit::Params => format!("{} params", units::count(v)),
+        Unit::Bytes => units::bytes(v),
+        Unit::BytesPerElement => format!("{v} B"),
+        Unit::Flops => units::si(v, "FLOP"),
+        Unit::FlopsPerS => units::si(v, "FLOP/s"),
+        Unit::BytesPerS => units::bytes_per_s(v),
+        Unit::Seconds => units::duration(v),
+    };
+    // The formula with the numbers in place of the symbols.
+    let mut substituted = String::new();
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        if let Some(t) = e.terms.iter().find(|t| t.symbol == word.as_str()) {
+            out.push_str(&show(t.value, t.unit));
+        } else {
+            out.push_str(word);
+        }
+        word.clear();
+    };
+    for ch in e.formula.chars() {
+        if ch.is_alphanumeric() || ch == '_' {
+            word.push(ch);
+        } else {
+            flush(&mut word, &mut substituted);
+            substituted.push(ch);
+        }
+    }
+    flush(&mut word, &mut substituted);
+    html! {
+        <div class="explain" id="op-details">
+            <h3><code>{ op.name.to_string() }</code>{ format!(": {}", e.what) }</h3>
+            <p>{ format!("starts at {}, lasts {}, ends at {}", units::duration(op.start_s), units::duration(op.duration_s), units::duration(op.end_s())) }</p>
+            <p class="formula"><code>{ e.formula }</code></p>
+            <p class="formula" id="op-formula">{ format!("= {substituted} = {}", units::duration(e.seconds)) }</p>
+            <table class="terms">
+                <tbody>{ for e.terms.iter().map(|t| html! { <tr><th><code>{ t.symbol }</code></th><td>{ show(t.value, t.unit) }</td><td>{ t.meaning }</td></tr> }) }</tbody>
+            </table>
+            { e.note.map(|n| html! { <p class="help">{ n }</p> }).unwrap_or_default() }
+        </div>
+    }
+}
+
+fn formulas(g: &Evaluated) -> Html {
+    let r = &g.report;
+    let s = &g.scenario;
+    let passes = if matches!(s.task.kind, TaskKind::Inference) { 1.0 } else { 3.0 };
+    let peak = crate::engine::report::peak_flops_per_s(s);
+    html! {
+        <details class="card" id="how">
+            <summary><h2>{ "How these numbers come about" }</h2></summary>
+            <ul class="derivation">
+                <li>{ format!("Iteration time = when the last op of either stream ends = {}.", units::duration(r.iteration_s)) }</li>
+                { if r.idle_s > 0.0 { html! {
+                    <li>{ format!("Exposed communication = iteration time - compute time - idle time = {} - {} - {} = {} (every moment the computation stream waits for communication). Idle time is the pipeline bubble and any wait for input.",
+                        units::duration(r.iteration_s), units::duration(r.compute_s), units::duration(r.idle_s), units::duration(r.exposed_comm_s)) }</li>
+                } } else { html! {
+                    <li>{ format!("Exposed communication = iteration time - compute time = {} - {} = {} (every moment the computation stream waits).",
+                        units::duration(r.iteration_s), units::duration(r.compute_s), units::duration(r.exposed_comm_s)) }</li>
+                } } }
+                <li>{ format!("Overlapped communication = communication - exposed = {} - {} = {}.",
+                    units::duration(r.comm_s), units::duration(r.exposed_comm_s), units::duration(r.overlapped_comm_s)) }</li>
+                <li>{ format!("Throughput = global batch / iteration time = {} / {} = {}.",
+                    r.global_batch, units::duration(r.iteration_s), units::si(r.throughput_samples_per_s, "samples/s")) }</li>
+                { match &r.utilization {
+                    Some(u) => html! {
+                        <li>{ format!("{} = {} / ({} x {} x {}) = {} (hardware FLOPs utilisation, recomputation included: {}).",
+                            u.formula, units::si(u.model_flops, "FLOP"), units::duration(r.iteration_s), s.system.num_devices, units::si(u.peak_flops_per_s, "FLOP/s"), units::percent(u.mfu), units::percent(u.hfu)) }</li>
+                    },
+                    None => html! {
+                        <li>{ format!("MFU = FLOPs per sample x global batch x {} / (iteration time x peak x GPUs) = {} x {} x {} / ({} x {} x {}) = {}.",
+                            passes, units::si(r.model.flops_per_sample, "FLOP"), r.global_batch, passes, units::duration(r.iteration_s), units::si(peak, "FLOP/s"), s.system.num_devices, units::percent(r.mfu(s))) }</li>
+                    },
+                } }
+            </ul>
+            <p class="help">{ "Click any op in the timeline for its own formula. The MAD-Max model runs ops on two streams per GPU: GEMMs and embedding lookups on the computation stream, collectives on the communication stream; an op starts when its stream is free and the ops it needs have ended." }</p>
+        </details>
+    }
+}
