@@ -10,18 +10,27 @@
 //! ([`crate::engine::extended::calibration::UTIL`], with the GEMM fraction of the row's GPU
 //! family), the same for every row on the same GPU. Blank cells take documented defaults, and each row says
 //! which it used.
+//!
+//! This file predicts rows and holds the shipped ones; `csv.rs` reads CSV text, `rows.rs` turns
+//! a row into its scenario, `stats.rs` summarises errors, `expectation.rs` and `floor.rs` say
+//! what the rows imply for one scenario and for any model.
 
-use crate::engine::extended::calibration::{self, UTIL};
 use crate::engine::raw::short;
 use crate::engine::{evaluate, validate};
-use crate::presets::{self, Utilisation};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
+mod csv;
 mod expectation;
 mod floor;
+mod rows;
+mod stats;
+pub use csv::{parse_csv, Records};
 pub use expectation::{bands_in, expectation, Band, Expectation, BANDS, MIN_RUNS};
 pub use floor::{floor, same_work_pairs, sentence as floor_sentence, Floor, Pair, Run, SameWork};
+use rows::{flops_basis, row_scenario, FlopsBasis, Row, GIB};
+pub use rows::{gpu_family, gpu_label, megatron_flops};
+pub use stats::{summarize, Stats, Summary};
 
 /// The published measured training runs that ship with madmax (a copy of the shared set).
 pub const TRAINING_CSV: &str = include_str!("presets/data/validation/training.csv");
@@ -318,491 +327,12 @@ impl RowResult {
     }
 }
 
-/// Error statistics over rows (absolute errors, as fractions).
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Stats {
-    pub rows: usize,
-    pub median_abs_error: f64,
-    pub mean_abs_error: f64,
-    pub max_abs_error: f64,
-    /// The row with the largest error.
-    pub worst: String,
-}
-
-/// The whole comparison.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Summary {
-    pub all: Stats,
-    /// Per set (calibration, then held out), for the rows whose set is known.
-    pub by_set: Vec<(RunSet, Stats)>,
-    /// Per source (the `source` column up to its first parenthesis or comma).
-    pub by_source: Vec<(String, Stats)>,
-    /// Predicted memory per GPU against what the sources state, over the rows that state it.
-    pub memory: Option<Stats>,
-    pub skipped: usize,
-}
-
-/// Parses RFC 4180 CSV text (quoted fields, doubled quotes, CRLF, LF or CR line ends, optional
-/// BOM) into rows of fields.
-pub fn parse_csv(text: &str) -> Vec<Vec<String>> {
-    Records::new(text).collect()
-}
-
-/// The records of CSV text one at a time (see [`parse_csv`]); blank lines are skipped.
-pub struct Records<'a> {
-    chars: std::iter::Peekable<std::str::Chars<'a>>,
-}
-
-impl<'a> Records<'a> {
-    pub fn new(text: &'a str) -> Records<'a> {
-        Records { chars: crate::input::without_bom(text).chars().peekable() }
-    }
-}
-
-impl Iterator for Records<'_> {
-    type Item = Vec<String>;
-
-    fn next(&mut self) -> Option<Vec<String>> {
-        loop {
-            self.chars.peek()?;
-            let mut row = Vec::new();
-            let mut field = String::new();
-            let mut quoted = false;
-            while let Some(c) = self.chars.next() {
-                match (quoted, c) {
-                    (true, '"') if self.chars.peek() == Some(&'"') => {
-                        field.push('"');
-                        self.chars.next();
-                    }
-                    (true, '"') => quoted = false,
-                    (true, c) => field.push(c),
-                    (false, '"') => quoted = true,
-                    (false, ',') => row.push(std::mem::take(&mut field)),
-                    (false, '\r' | '\n') => {
-                        if c == '\r' && self.chars.peek() == Some(&'\n') {
-                            self.chars.next();
-                        }
-                        break;
-                    }
-                    (false, c) => field.push(c),
-                }
-            }
-            row.push(field);
-            if !(row.len() == 1 && row[0].is_empty()) {
-                return Some(row);
-            }
-        }
-    }
-}
-
-/// A row as a map from column name to cell.
-struct Row<'a> {
-    header: &'a [String],
-    cells: &'a [String],
-}
-
-impl<'a> Row<'a> {
-    /// The row's metric; `None` when its cell names none of the schema's.
-    fn metric(&self) -> Option<Metric> {
-        Metric::of_cell(self.get("metric"))
-    }
-
-    fn has(&self, key: &str) -> bool {
-        self.header.iter().any(|h| h == key)
-    }
-
-    fn get(&self, key: &str) -> &'a str {
-        self.header.iter().position(|h| h == key).and_then(|i| self.cells.get(i)).map_or("", |s| s.trim())
-    }
-
-    fn count(&self, key: &str) -> Result<Option<u64>, String> {
-        let v = self.get(key);
-        if v.is_empty() {
-            return Ok(None);
-        }
-        v.parse::<u64>().map(Some).map_err(|_| format!("column {key}: \"{}\" is not a whole number", short(v)))
-    }
-
-    fn need(&self, key: &str) -> Result<u64, String> {
-        self.count(key)?.ok_or(format!("column {key} is blank"))
-    }
-
-    /// A count that must be at least 1 (degrees, sizes).
-    fn positive(&self, key: &str) -> Result<u64, String> {
-        match self.need(key)? {
-            0 => Err(format!("column {key} must be at least 1")),
-            n => Ok(n),
-        }
-    }
-
-    /// An optional count that must be at least 1 when given.
-    fn positive_or(&self, key: &str, default: u64) -> Result<u64, String> {
-        match self.count(key)? {
-            None => Ok(default),
-            Some(0) => Err(format!("column {key} must be at least 1")),
-            Some(n) => Ok(n),
-        }
-    }
-
-    /// A 0/1 column; `default` when blank or absent.
-    fn flag(&self, key: &str, default: bool) -> Result<bool, String> {
-        match self.get(key) {
-            "" => Ok(default),
-            "0" => Ok(false),
-            "1" => Ok(true),
-            v => Err(format!("column {key}: \"{}\" is not 0 or 1", short(v))),
-        }
-    }
-
-    fn number(&self, key: &str) -> Result<f64, String> {
-        let v = self.get(key);
-        v.parse::<f64>()
-            .ok()
-            .filter(|x| x.is_finite())
-            .ok_or_else(|| format!("column {key}: \"{}\" is not a number", short(v)))
-    }
-}
-
-/// Bytes in a GiB: sources state memory per GPU as `nvidia-smi` prints it.
-const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
-
-/// The GPUs a CSV `gpu` cell can name (the form `<gpu>-<memory>g`): the cell, the preset it
-/// runs on (datasheet peaks, memory and links), and its family (the validation page's GPU
-/// filter and the bands of [`BANDS`] group rows by it).
-const GPUS: [(&str, &str, &str); 8] = [
-    ("a100-40g", "a100_40", "A100"),
-    ("a100-80g", "a100_80", "A100"),
-    ("h100-80g", "h100_sxm", "H100"),
-    ("h100-94g", "h100_nvl", "H100 NVL"),
-    ("h100-96g", "gh200_96", "GH200"),
-    ("h200-141g", "h200_sxm", "H200"),
-    ("b200-192g", "b200_192", "B200"),
-    ("mi300x-192g", "mi300x", "MI300X"),
-];
-
-/// A CSV `gpu` cell as people name the GPU ("a100-80g": "A100 SXM 80GB"): its preset's label
-/// without the vendor; the cell itself when no preset has it.
-pub fn gpu_label(gpu_cell: &str) -> String {
-    GPUS.iter()
-        .find(|g| g.0 == gpu_cell)
-        .and_then(|g| crate::presets::all().ok()?.gpu(g.1))
-        .map(|p| p.label.trim_start_matches("NVIDIA ").trim_start_matches("AMD ").to_owned())
-        .unwrap_or_else(|| gpu_cell.to_owned())
-}
-
-/// The cells [`GPUS`] knows, for messages.
-fn gpu_cells() -> String {
-    GPUS.iter().map(|g| g.0).collect::<Vec<_>>().join(", ")
-}
-
-/// The preset GPU of a CSV `gpu` cell, or which cells there are.
-fn row_gpu(cell: &str) -> Result<presets::GpuPreset, String> {
-    let ps = presets::all().map_err(str::to_owned)?;
-    GPUS.iter()
-        .find(|g| g.0 == cell)
-        .and_then(|g| ps.gpu(g.1))
-        .cloned()
-        .ok_or_else(|| format!("gpu \"{}\" is not one of {}", short(cell), gpu_cells()))
-}
-
-/// The GPU family of a `gpu` cell: `A100` (either memory size), `H100` (SXM 80 GB), `H100 NVL`,
-/// `GH200`, `H200`, `B200` or `MI300X`.
-pub fn gpu_family(gpu_cell: &str) -> Option<&'static str> {
-    GPUS.iter().find(|g| g.0 == gpu_cell).map(|g| g.2)
-}
-
-/// The achievable fractions every row on a GPU of `family` uses: [`UTIL`], with the GEMM
-/// fraction scaled by how much of its peak the family's best matmul reaches against the A100's
-/// ([`calibration::gemm_util`]).
-fn family_util(family: Option<&str>) -> Utilisation {
-    let flops = family.map_or(UTIL.flops, calibration::gemm_util);
-    Utilisation { flops, mem_bw: UTIL.mem_bw, nvlink: UTIL.nvlink, nic: UTIL.nic, ar_perc_intra: 0.5 }
-}
-
-/// The achievable fractions every row on `gpu_cell` uses ([`family_util`]).
-fn row_util(gpu_cell: &str) -> Utilisation {
-    family_util(gpu_family(gpu_cell))
-}
-
-/// Builds the scenario of one row and the defaults it used.
-fn scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
-    let mut defaults = Vec::new();
-    if r.metric() == Some(Metric::TflopsPerGpu) {
-        defaults.extend(flops_basis(r)?.1);
-    }
-    let layers = r.need("layers")?;
-    let heads = r.need("heads")?;
-    let kv = r.count("kv_heads")?.unwrap_or(heads);
-    let ffn_kind = match r.get("ffn_kind") {
-        "" => {
-            defaults.push("ffn_kind blank: gelu".into());
-            "gelu"
-        }
-        "gelu" => "gelu",
-        "swiglu" => "swiglu",
-        other => return Err(format!("ffn_kind \"{}\" is not gelu or swiglu", short(other))),
-    };
-    // fp8: Transformer Engine's FP8 training of a 16-bit model (the engine refuses it on GPUs
-    // without FP8 tensor cores).
-    let fp8 = match r.get("dtype") {
-        "bf16" | "fp16" => false,
-        "" => {
-            defaults.push("dtype blank: 16-bit (2 bytes, the A100/H100 fp16 and bf16 peaks are equal)".into());
-            false
-        }
-        "fp8" => true,
-        other => return Err(format!("dtype \"{}\" is not bf16, fp16 or fp8", short(other))),
-    };
-    // The shared schema has no attention column: its runs (2021-23 Megatron) predate
-    // FlashAttention there, so scores go through HBM. Files that add the column say per row;
-    // the engine checks the value against its kernels and names them if it is none of them.
-    let attention = match r.get("attention") {
-        "" if r.has("attention") => {
-            defaults.push("attention blank: materialized (scores through HBM)".into());
-            "materialized"
-        }
-        "" => "materialized",
-        kernel => kernel,
-    };
-    // Blank: dropout on (Megatron-LM's GPT, the shared set's runs) and PyTorch's loss.
-    let dropout = r.flag("dropout", true)?;
-    let fused_loss = r.flag("fused_loss", false)?;
-    let model = json!({
-        "name": r.get("model"),
-        "type": "LLM",
-        "bytes_per_nonemb_param": 2,
-        "bytes_per_emb_param": 2,
-        "entries_per_table": r.need("vocab")?,
-        "num_transformer_layers": layers,
-        "num_transformer_heads": heads,
-        "num_kv_heads": kv,
-        "attention_dim": r.need("hidden")?,
-        "transformer_fc_dim": r.need("ffn_hidden")?,
-        "transformer_seq_len": r.need("seq_len")?,
-        "ffn_kind": ffn_kind,
-        // Megatron-LM GPT (and MPT) tie the output layer to the word embedding.
-        "tied_embeddings": true,
-        "attention": attention,
-        "causal": true,
-        "dropout": dropout,
-    });
-    let gpu_cell = r.get("gpu");
-    let gpu = &row_gpu(gpu_cell)?;
-    let n = r.positive("n_gpus")?;
-    let per_node = r.positive("gpus_per_node")?.min(n);
-    if n % per_node != 0 {
-        return Err(format!("{n} GPUs do not fill nodes of {per_node}"));
-    }
-    let nodes = n / per_node;
-    let nic_gbit = r.number("nic_gbits_s_per_node")?;
-    let util = row_util(gpu_cell);
-    // One NIC port per GPU carrying the node's total (the split does not matter to the model).
-    let mut system =
-        presets::system_config(r.get("model"), gpu, per_node, nodes, (per_node, nic_gbit / per_node as f64), util);
-    let nvlink = r.number("nvlink_gbytes_s")?;
-    system.insert("num_nvlinks".into(), json!(nvlink * 1e9 / gpu.bw_per_nvlink));
-
-    let (tp, pp, dp) = (r.positive("tp")?, r.positive("pp")?, r.positive("dp")?);
-    let cp = r.positive_or("cp", 1)?;
-    let ep = r.positive_or("ep", 1)?;
-    let product = tp.saturating_mul(pp).saturating_mul(dp).saturating_mul(cp);
-    if product != n {
-        return Err(format!("tp x pp x dp x cp = {product} but n_gpus = {n}"));
-    }
-    let global = r.need("global_batch")?;
-    if global % dp != 0 {
-        return Err(format!("global batch {global} does not split over dp {dp}"));
-    }
-    let local = global / dp;
-    let zero = match r.count("zero")? {
-        Some(z @ 0..=3) => z,
-        Some(z) => return Err(format!("column zero: ZeRO has stages 0 to 3, not {z}")),
-        None => 0,
-    };
-    // Megatron's rank order: tensor innermost, then context, data, pipeline outermost.
-    let mut levels: Vec<(&str, u64)> = Vec::new();
-    if dp % ep != 0 {
-        return Err(format!("expert parallelism {ep} does not divide dp {dp}"));
-    }
-    // Expert parallelism is carved out of the data-parallel ranks (Megatron).
-    for (name, degree) in [("tp", tp), ("cp", cp), ("ep", ep), ("ddp", dp / ep), ("pp", pp)] {
-        if degree > 1 {
-            levels.push((if name == "ddp" && zero == 3 { "fsdp" } else { name }, degree));
-        }
-    }
-    if levels.is_empty() {
-        levels.push(("ddp", 1));
-    }
-    let micro = match r.count("microbatch")? {
-        Some(0) => return Err("column microbatch must be at least 1".into()),
-        Some(m) => m,
-        None => {
-            defaults.push("microbatch blank: 1 sequence (Megatron-LM's large runs)".into());
-            1
-        }
-    };
-    let stage_layers = layers.div_ceil(pp);
-    let vpp = match r.count("vpp")? {
-        Some(0) => return Err("column vpp must be at least 1".into()),
-        Some(v) => v,
-        None if pp > 1 && stage_layers >= 2 => {
-            defaults.push("vpp blank: 2 chunks per GPU (the smallest interleaved schedule)".into());
-            2
-        }
-        None => 1,
-    };
-    let recompute = match r.get("recompute") {
-        "" => {
-            defaults.push("recompute blank: none".into());
-            "none"
-        }
-        x @ ("none" | "selective" | "full") => x,
-        other => return Err(format!("recompute \"{}\" is not none, selective or full", short(other))),
-    };
-    let task = json!({
-        "name": r.get("id"),
-        "type": "pretrain",
-        "mode": "default",
-        "transformer_parallel": levels.iter().map(|l| l.0).collect::<Vec<_>>(),
-        "transformer_parallel_degree": levels.iter().map(|l| l.1).collect::<Vec<_>>(),
-        "emb_parallel": ["ddp"],
-        "emb_parallel_degree": [n],
-        "local_emb_bs": local,
-        "local_transformer_bs": local,
-        "micro_batch": micro,
-        "virtual_stages": vpp,
-        "zero_stage": zero.min(2),
-        "recompute": recompute,
-        "sequence_parallel": r.get("seq_parallel") == "1",
-        "fused_loss": fused_loss,
-        "fp8": fp8,
-        "fp32_grads": r.flag("fp32_grads", false)?,
-    });
-    Ok((json!({ "model": model, "system": Value::Object(system), "task": task }), defaults))
-}
-
-/// Which FLOP count a `tflops_per_gpu` row's source divided by its time (the `flops_basis`
-/// column).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum FlopsBasis {
-    /// `sc21`: Narayanan et al. 2021, eq. 3 ([`megatron_flops`]), which counts the forward pass
-    /// that full recomputation repeats: the basis of Megatron-LM's 2021-23 TFLOP/s figures.
-    Sc21,
-    /// `model`: the model's FLOPs, forward and backward, no recomputation (the basis of MFU and
-    /// of Megatron-LM's later `num_floating_point_operations`), as the default model counts them.
-    Model,
-    /// `hardware`: what the GPUs execute, recomputation included (the basis of HFU).
-    Hardware,
-}
-
-/// A row's FLOP basis, and the default it took when the cell is blank: `sc21` on A100s (the
-/// 2021-23 Megatron-LM era), `model` on H100s and later (2023 on, most sources count model
-/// FLOPs).
-fn flops_basis(r: &Row) -> Result<(FlopsBasis, Option<String>), String> {
-    Ok(match r.get("flops_basis") {
-        "sc21" => (FlopsBasis::Sc21, None),
-        "model" => (FlopsBasis::Model, None),
-        "hardware" => (FlopsBasis::Hardware, None),
-        "" if gpu_family(r.get("gpu")) == Some("A100") => (
-            FlopsBasis::Sc21,
-            Some(
-                "flops_basis blank: sc21 (on A100s, Narayanan et al.'s count with the recomputed forward pass)".into(),
-            ),
-        ),
-        "" => (
-            FlopsBasis::Model,
-            Some("flops_basis blank: model (on H100s and later, model FLOPs without recomputation)".into()),
-        ),
-        other => return Err(format!("flops_basis \"{}\" is not sc21, model or hardware", short(other))),
-    })
-}
-
-/// Megatron-LM's FLOPs of one iteration with full recomputation (Narayanan et al. 2021, eq. 3):
-/// `96 B s l h^2 (1 + s/(6h) + V/(16 l h))`, the count behind its TFLOP/s figures.
-pub fn megatron_flops(batch: f64, seq: f64, layers: f64, hidden: f64, vocab: f64) -> f64 {
-    96.0 * batch * seq * layers * hidden * hidden * (1.0 + seq / (6.0 * hidden) + vocab / (16.0 * layers * hidden))
-}
-
-/// Builds the serving scenario of one inference row.
-fn inference_scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
-    let mut defaults = Vec::new();
-    let heads = r.need("heads")?;
-    let (input, output) = (r.need("input_len")?, r.need("output_len")?);
-    let format = match r.get("dtype") {
-        "" => {
-            defaults.push("dtype blank: fp16".into());
-            "fp16"
-        }
-        f @ ("fp16" | "bf16" | "fp8" | "int8" | "int4") => f,
-        other => return Err(format!("dtype \"{}\" is not fp16, bf16, fp8, int8 or int4", short(other))),
-    };
-    let model = json!({
-        "name": r.get("model"),
-        "type": "LLM",
-        "bytes_per_nonemb_param": 2,
-        "bytes_per_emb_param": 2,
-        "entries_per_table": r.need("vocab")?,
-        "num_transformer_layers": r.need("layers")?,
-        "num_transformer_heads": heads,
-        "num_kv_heads": r.count("kv_heads")?.unwrap_or(heads),
-        "attention_dim": r.need("hidden")?,
-        "transformer_fc_dim": r.need("ffn_hidden")?,
-        "transformer_seq_len": input + output,
-        "ffn_kind": if r.get("ffn_kind").is_empty() { "gelu" } else { r.get("ffn_kind") },
-    });
-    let gpu_cell = r.get("gpu");
-    let gpu = &row_gpu(gpu_cell)?;
-    let n = r.need("n_gpus")?;
-    let per_node = r.need("gpus_per_node")?.min(n).max(1);
-    if n % per_node != 0 {
-        return Err(format!("{n} GPUs do not fill nodes of {per_node}"));
-    }
-    let util = row_util(gpu_cell);
-    // Serving rows do not state the network; one 200 Gb/s port per GPU is assumed.
-    let mut system = presets::system_config(r.get("model"), gpu, per_node, n / per_node, (per_node, 200.0), util);
-    system.insert("num_nvlinks".into(), json!(r.number("nvlink_gbytes_s")? * 1e9 / gpu.bw_per_nvlink));
-    let (tp, pp) = (r.positive("tp")?, r.positive("pp")?);
-    if tp.saturating_mul(pp) != n {
-        return Err(format!("tp x pp = {} but n_gpus = {n}", tp * pp));
-    }
-    let mut levels: Vec<(&str, u64)> = [("tp", tp), ("pp", pp)].into_iter().filter(|l| l.1 > 1).collect();
-    if levels.is_empty() {
-        levels.push(("ddp", 1));
-    }
-    let batch = r.need("batch")?;
-    let task = json!({
-        "name": r.get("id"),
-        "type": "inference",
-        "mode": "default",
-        "transformer_parallel": levels.iter().map(|l| l.0).collect::<Vec<_>>(),
-        "transformer_parallel_degree": levels.iter().map(|l| l.1).collect::<Vec<_>>(),
-        "emb_parallel": ["ddp"],
-        "emb_parallel_degree": [n],
-        "local_emb_bs": batch,
-        "local_transformer_bs": batch,
-        "input_tokens": input,
-        "output_tokens": output,
-        "weight_format": format,
-        "kv_format": if format == "int4" { "fp16" } else { format },
-    });
-    Ok((json!({ "model": model, "system": Value::Object(system), "task": task }), defaults))
-}
-
 /// A row's prediction: the predicted metric, iteration time, memory and capacity per GPU.
 struct Prediction {
     predicted: f64,
     iteration_s: f64,
     memory_bytes: f64,
     capacity_bytes: f64,
-}
-
-/// The scenario of a row (training or serving, by the header) and the defaults it used.
-fn row_scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
-    if r.header.iter().any(|h| h == "input_len") {
-        inference_scenario(r)
-    } else {
-        scenario(r)
-    }
 }
 
 fn predict(r: &Row, metric: Metric, doc: &Value) -> Result<Prediction, String> {
@@ -969,52 +499,6 @@ fn plan(r: &Row) -> (String, String) {
     (words, kinds)
 }
 
-fn stats<'a>(rows: impl Iterator<Item = &'a RowResult>) -> Option<Stats> {
-    stats_of(rows, |r| r.error)
-}
-
-/// [`Stats`] of the errors `error` gives, over the rows that have one.
-fn stats_of<'a>(rows: impl Iterator<Item = &'a RowResult>, error: impl Fn(&RowResult) -> Option<f64>) -> Option<Stats> {
-    let mut errs: Vec<(f64, &str)> = rows.filter_map(|r| error(r).map(|e| (e.abs(), r.id.as_str()))).collect();
-    if errs.is_empty() {
-        return None;
-    }
-    errs.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let n = errs.len();
-    let median = if n % 2 == 1 { errs[n / 2].0 } else { (errs[n / 2 - 1].0 + errs[n / 2].0) / 2.0 };
-    let (max, worst) = errs[n - 1];
-    Some(Stats {
-        rows: n,
-        median_abs_error: median,
-        mean_abs_error: errs.iter().map(|e| e.0).sum::<f64>() / n as f64,
-        max_abs_error: max,
-        worst: worst.to_owned(),
-    })
-}
-
-/// Error statistics over all rows and per source.
-pub fn summarize(rows: &[RowResult]) -> Option<Summary> {
-    let all = stats(rows.iter())?;
-    // Rows by source, in the order of each source's first row.
-    let mut index: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
-    let mut sources: Vec<(&str, Vec<&RowResult>)> = Vec::new();
-    for r in rows {
-        let i = *index.entry(&r.source).or_insert_with(|| {
-            sources.push((&r.source, Vec::new()));
-            sources.len() - 1
-        });
-        sources[i].1.push(r);
-    }
-    let by_source =
-        sources.into_iter().filter_map(|(s, rs)| stats(rs.into_iter()).map(|st| (s.to_owned(), st))).collect();
-    let by_set = [RunSet::Calibration, RunSet::HeldOut]
-        .into_iter()
-        .filter_map(|set| stats(rows.iter().filter(|r| r.set == Some(set))).map(|st| (set, st)))
-        .collect();
-    let memory = stats_of(rows.iter(), |r| r.memory_error);
-    Some(Summary { all, by_set, by_source, memory, skipped: rows.iter().filter(|r| r.skipped.is_some()).count() })
-}
-
 /// The `--json` form: `{"rows": [{id, predicted, measured, error, ...}], "summary": {...},
 /// "bands": [{parallelism, gpu, runs, low, median, high}], "floor": {error, larger, smaller,
 /// metric} or null}` (the bands of [`bands_in`], the `floor` of the rows, as [`floor`] finds it).
@@ -1034,7 +518,10 @@ pub fn to_json(rows: &[RowResult], floor: Option<&Floor>) -> Value {
 
 #[cfg(test)]
 mod tests {
+    use super::rows::{gpu_cells, row_util, GPUS};
     use super::*;
+    use crate::engine::extended::calibration::{self, UTIL};
+    use crate::presets;
 
     #[test]
     fn a_metric_reads_and_writes_its_cell() {

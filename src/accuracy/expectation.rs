@@ -8,7 +8,8 @@
 //! the range is taken around this scenario's time at those fractions; a scenario with other
 //! factors (the presets carry MAD-Max's own 70.5% GEMM figure) says so.
 
-use super::{family_util, gpu_family, Metric, RowResult};
+use super::rows::family_util;
+use super::{gpu_family, Metric, RowResult};
 use crate::engine::evaluate;
 use crate::engine::report::{Limit, Report};
 use crate::engine::scenario::{Arch, Mode, Scenario, Strategy, System, TaskKind};
