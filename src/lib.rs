@@ -6,7 +6,7 @@
 //! - [`doc`]: the editable scenario document (three MAD-Max configs); [`share`]: its versioned
 //!   URL codec.
 //! - [`accuracy`]: the default model against published measured runs (`madmax validate`, the
-//!   validation page); not to be confused with [`engine::validate`], which checks input.
+//!   validation page); not to be confused with [`engine::validate()`], which checks input.
 //! - [`units`]: how numbers are shown to people (SI prefixes, units).
 //! - [`input`]: text from outside (files, links, pasted JSON, CSVs) read within bounds.
 //! - [`ui`]: the web page (state natively testable; Yew components on wasm32 only).

@@ -400,7 +400,7 @@ fn lighter_recompute_fits(candidate: &Scenario) -> bool {
     lighter.iter().any(|&recompute| {
         let mut s = candidate.clone();
         s.task.setup.recompute = recompute;
-        extended::iteration::TrainingCx::new(&s)
+        extended::training::TrainingCx::new(&s)
             .is_some_and(|cx| cx.memory().total_bytes <= candidate.system.mem_cap_bytes)
     })
 }

@@ -37,7 +37,7 @@ pub enum Evaluator<'a> {
     /// The default model's LLM serving (inference of LLM and LLM_MoE).
     Serving(extended::serving::ServingCx<'a>),
     /// The default model's transformer training (and ViT inference).
-    Training(extended::iteration::TrainingCx<'a>),
+    Training(extended::training::TrainingCx<'a>),
 }
 
 impl<'a> Evaluator<'a> {
@@ -52,7 +52,7 @@ impl<'a> Evaluator<'a> {
         } else if extended::serving::serves(s) {
             extended::serving::ServingCx::new(s).map(Evaluator::Serving)
         } else {
-            extended::iteration::TrainingCx::new(s).map(Evaluator::Training)
+            extended::training::TrainingCx::new(s).map(Evaluator::Training)
         };
         built.unwrap_or(Evaluator::Reference)
     }

@@ -98,7 +98,7 @@ fn q13_gradient_sizes_do_not_depend_on_level_order() {
         let mut v = v.clone();
         v["inputs"]["task"]["mode"] = json!("default");
         let s = validate(&raw_of(&v)).expect("valid");
-        madmax::engine::extended::iteration::TrainingCx::new(&s).expect("transformer").stage_params(0)
+        madmax::engine::extended::training::TrainingCx::new(&s).expect("transformer").stage_params(0)
     };
     assert_eq!(params(&a), params(&b));
 }

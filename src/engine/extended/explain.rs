@@ -3,7 +3,7 @@
 
 use super::calibration::{ADAM_BYTES_PER_PARAM, HOST_BLOCK_S, NIC_STEP_S, NVLINK_STEP_S};
 use super::collective::Group;
-use super::iteration::TrainingCx;
+use super::training::TrainingCx;
 use crate::engine::ops::{Block, OpKind, OpName, Phase};
 use crate::engine::reference::explain::{Explanation, Term, Unit};
 use crate::engine::scenario::{Attention, Recompute};

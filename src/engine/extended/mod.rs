@@ -24,6 +24,7 @@ pub mod layout;
 pub mod rules;
 pub mod serving;
 pub mod shape;
+pub mod training;
 
 use super::scenario::Scenario;
 

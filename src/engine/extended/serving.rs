@@ -11,7 +11,8 @@
 
 use super::calibration::{KERNELS_PER_BLOCK, KERNEL_OVERHEAD_S, WORKSPACE_BYTES};
 use super::collective::{time_s, Collective};
-use super::iteration::{self, name, Timeline, TrainingCx};
+use super::iteration::{self, name, Timeline};
+use super::training::TrainingCx;
 use crate::engine::ops::{Block, OpKind, OpName, Phase};
 use crate::engine::reference::explain::{Explanation, Term, Unit};
 use crate::engine::report::{LayerWork, Limit, MemPart, Memory, ModelStats, Report, Serving, Utilization, Work};
@@ -72,7 +73,7 @@ pub struct Steady {
     pub e2e_s: f64,
 }
 
-/// One engine step of one pipeline group ([`ServingCx::engine_step`]).
+/// One engine step of one pipeline group (`ServingCx::engine_step`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct EngineStep {
     /// One layer's tokens, and its times.
@@ -530,7 +531,7 @@ impl<'a> ServingCx<'a> {
     }
 
     /// The steady state of in-flight batching with requests arriving at the task's rate
-    /// ([`Setup::request_rate`], over the cluster), and the most requests per second it can
+    /// ([`crate::engine::scenario::Setup::request_rate`], over the cluster), and the most requests per second it can
     /// complete when it cannot keep up (`None` when it can). Requests in flight settle where
     /// the requests completed per second equal the arrivals (Little's law: in flight = rate x
     /// time in the system); they grow with the load up to what the KV cache holds. Without a

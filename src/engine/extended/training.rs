@@ -1,0 +1,661 @@
+//! The default model's per-scenario quantities for a transformer ([`TrainingCx`]): the rates
+//! it runs at, each op's duration (GEMMs by shape, element-wise traffic, collectives, the host's
+//! floor), memory per pipeline stage, and model and hardware FLOPs. The timeline that puts the
+//! ops in order is [`super::iteration`]; serving and the explanations read the same context.
+
+use super::calibration::{
+    ADAM_BYTES_PER_PARAM, FP8_CAST_WRITE_BYTES, FP8_GEMM_EFFICIENCY, FP8_WEIGHT_COPY_BYTES_PER_PARAM,
+    FUSED_BACKWARD_SCORE_REPLAY, HOST_BLOCK_S, KERNELS_PER_BLOCK, KERNEL_OVERHEAD_S, OPTIMIZER_BYTES_PER_PARAM,
+    WORKSPACE_BYTES,
+};
+use super::collective::{time_s, Collective, Group, Links};
+use super::gemm::Gemm;
+use super::layout::Layout;
+use super::shape::Dims;
+use crate::engine::ops::{Block, OpKind};
+use crate::engine::report::{Limit, MemPart, Memory};
+use crate::engine::scenario::{Recompute, Scenario, Setup, TaskKind};
+
+/// Per-scenario quantities of the default model: everything the timeline, the memory figure
+/// and the explanations read.
+#[derive(Clone, Debug)]
+pub struct TrainingCx<'a> {
+    pub s: &'a Scenario,
+    pub d: Dims,
+    pub lay: Layout,
+    pub links: Links,
+    pub setup: &'a Setup,
+    /// Effective FLOP rate per GPU at the model's precision (peak x utilisation), FLOP/s.
+    pub flops_per_s: f64,
+    /// Datasheet peak FLOP rate per GPU at the model's precision, FLOP/s.
+    pub peak_flops_per_s: f64,
+    /// With FP8 training, the FP8 GEMM rate per GPU (FP8 peak x utilisation x
+    /// [`FP8_GEMM_EFFICIENCY`]), FLOP/s; `None` without.
+    pub fp8_flops_per_s: Option<f64>,
+    /// Effective HBM bandwidth per GPU, bytes/s.
+    pub hbm_bytes_per_s: f64,
+    pub trains: bool,
+    /// Samples per data-parallel rank per iteration (the local batch).
+    pub local_batch: u64,
+    /// Samples per micro-batch.
+    pub micro_batch: u64,
+    /// Micro-batches per iteration per pipeline, m.
+    pub micro_batches: u64,
+    /// Pipeline chunks per GPU, v.
+    pub chunks: u64,
+    /// The pipeline stage drawn and timed (0-based): the slowest one, which paces the others.
+    pub stage: u64,
+    /// Tokens one GPU processes per micro-batch: micro x s / cp.
+    pub tokens: f64,
+    pub global_batch: u64,
+    /// Which layers train (fine-tuning freezes some); `trainable[l]`.
+    pub trainable: Vec<bool>,
+    /// Whether the embedding trains.
+    pub emb_trains: bool,
+}
+
+/// Durations of one layer's ops for one micro-batch, s.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LayerTimes {
+    pub attn_fwd_s: f64,
+    pub ffn_fwd_s: f64,
+    /// Backward of the attention block, recomputation included.
+    pub attn_bwd_s: f64,
+    pub ffn_bwd_s: f64,
+    /// One tensor-parallel collective of a block's activations (an all-reduce, or with
+    /// sequence parallelism one all-gather or one reduce-scatter).
+    pub tp_comm_s: f64,
+    /// One MoE all-to-all (dispatch or combine).
+    pub moe_a2a_s: f64,
+    /// The context-parallel key/value ring of one attention forward pass.
+    pub kv_ring_s: f64,
+    /// One ZeRO-3 all-gather of the layer's weights.
+    pub weight_gather_s: f64,
+    /// One reduce-scatter (ZeRO-2/3) or all-reduce (otherwise) of the layer's gradients.
+    pub grad_sync_s: f64,
+}
+
+impl<'a> TrainingCx<'a> {
+    /// The default model's quantities; `None` when the model is not a transformer.
+    pub fn new(s: &'a Scenario) -> Option<TrainingCx<'a>> {
+        let d = Dims::of(&s.model)?;
+        let spec = s.task.plan.transformer.as_ref()?;
+        let sys = &s.system;
+        let per_node = sys.devices_per_node();
+        let lay = Layout::of(spec, per_node);
+        let links = Links {
+            intra_bytes_per_s: sys.num_nvlinks * (sys.bw_per_nvlink_bytes_per_s / 2.0) * sys.nvlink_util,
+            inter_bytes_per_s: sys.num_ibroce_ports * (sys.ibroce_bw_bytes_per_s / 2.0) * sys.ibroce_util
+                / per_node as f64,
+        };
+        let peak = crate::engine::report::peak_flops_per_s(s);
+        let setup = &s.task.setup;
+        let local_batch = s.task.plan.local_transformer_batch.unwrap_or(1);
+        let p = lay.pp.size.max(1);
+        // Absent: the whole local batch at once, or one sample at a time through a pipeline.
+        let micro_batch = setup.micro_batch.unwrap_or(if p > 1 { 1 } else { local_batch }).min(local_batch).max(1);
+        let micro_batches = (local_batch / micro_batch).max(1);
+        let chunks = if p > 1 { setup.virtual_stages.max(1) } else { 1 };
+        let tokens = micro_batch as f64 * d.seq / lay.cp.size as f64;
+        let global_batch = local_batch.saturating_mul(lay.dense_dp.size);
+        let trains = s.task.kind.trains();
+        let (trainable, emb_trains) = match &s.task.kind {
+            TaskKind::Pretrain => (vec![true; d.layers as usize], true),
+            TaskKind::Inference => (vec![false; d.layers as usize], false),
+            TaskKind::Finetune(f) => {
+                let mu = f.min_frozen_layer.unwrap_or(d.layers);
+                ((0..d.layers).map(|l| !f.transformer && l < mu).collect(), !f.emb)
+            }
+        };
+        let mut cx = TrainingCx {
+            s,
+            d,
+            lay,
+            links,
+            setup,
+            flops_per_s: peak * sys.flops_util,
+            peak_flops_per_s: peak,
+            fp8_flops_per_s: sys
+                .fp8_flops_per_s
+                .filter(|_| setup.fp8)
+                .map(|f| f * sys.flops_util * FP8_GEMM_EFFICIENCY),
+            hbm_bytes_per_s: sys.mem_bw_bytes_per_s * sys.mem_bw_util,
+            trains,
+            local_batch,
+            micro_batch,
+            micro_batches,
+            chunks,
+            stage: p - 1,
+            tokens,
+            global_batch,
+            trainable,
+            emb_trains,
+        };
+        // With an uneven split the first stage holds one layer more than the last, which runs
+        // the output layer instead: the slower of the two paces the pipeline.
+        if p > 1 && !cx.d.layers.is_multiple_of(p) {
+            let first = TrainingCx { stage: 0, ..cx.clone() };
+            let (f0, b0) = first.pass_times();
+            let (f1, b1) = cx.pass_times();
+            if f0 + b0 > f1 + b1 {
+                cx.stage = 0;
+            }
+        }
+        Some(cx)
+    }
+
+    /// The layers of pipeline stage `stage` (0-based), as a range of layer indices: `L / p`
+    /// each, and one more on each of the first `L mod p` stages (the last stage, which also
+    /// runs the output layer, gets no extra one while any other stage can take it).
+    pub fn stage_layers(&self, stage: u64) -> std::ops::Range<u64> {
+        let (l, p) = (self.d.layers, self.lay.pp.size.max(1));
+        let (q, r) = (l / p, l % p);
+        let start = (stage * q + stage.min(r)).min(l);
+        start..(start + q + u64::from(stage < r)).min(l)
+    }
+
+    /// Whether the drawn stage runs the output layer (it is the last stage).
+    pub(super) fn runs_head(&self) -> bool {
+        self.stage + 1 == self.lay.pp.size.max(1)
+    }
+
+    fn tp(&self) -> f64 {
+        self.lay.tp.size as f64
+    }
+
+    /// Divisor of the work outside tensor-parallel regions: tp with sequence parallelism.
+    fn outside_div(&self) -> f64 {
+        if self.setup.sequence_parallel {
+            self.tp()
+        } else {
+            1.0
+        }
+    }
+
+    fn collective(&self, c: Collective, bytes: f64, g: Group) -> f64 {
+        time_s(c, bytes, g, &self.links, self.setup.collective)
+    }
+
+    /// Time of one GEMM of this GPU at the model's precision, s ([`Gemm::time_s`]).
+    pub fn gemm_s(&self, g: Gemm) -> f64 {
+        g.time_s(self.d.elem_bytes, self.flops_per_s, self.hbm_bytes_per_s)
+    }
+
+    /// The GEMMs of a block's forward pass on one GPU for one micro-batch, each with how many
+    /// times it runs ([`TrainingCx::block_gemms_of`] the micro-batch's tokens).
+    pub fn block_gemms(&self, block: Block) -> [(Gemm, f64); 3] {
+        self.block_gemms_of(block, self.tokens)
+    }
+
+    /// The GEMMs of a block's forward pass over `t` tokens on one GPU, each with how many times
+    /// it runs. Attention: the fused Q, K, V projection (column-parallel: `n` split by tp) and
+    /// the output projection (row-parallel: `k` split by tp); its score GEMMs are timed apart
+    /// ([`TrainingCx::score_gemm_s`]). Feed-forward: the first matrix (or the gate and up matrices
+    /// together, SwiGLU) and the second, once per expert this GPU holds that the tokens visit
+    /// (all of them unless the tokens are fewer, as in decoding), on the tokens routed to it,
+    /// and the router.
+    pub fn block_gemms_of(&self, block: Block, t: f64) -> [(Gemm, f64); 3] {
+        let (h, tp) = (self.d.hidden, self.tp());
+        if block == Block::Attn {
+            let qkv = Gemm { m: t, n: self.d.qkv_width() / tp, k: h };
+            let proj = Gemm { m: t, n: h, k: h / tp };
+            return [(qkv, 1.0), (proj, 1.0), (Gemm::NONE, 0.0)];
+        }
+        let f = self.d.ffn / tp;
+        let routed = t * self.d.active * self.d.capacity_factor;
+        let local_experts = (self.d.experts / self.lay.ep.size as f64).min(routed);
+        let m = routed / local_experts;
+        let up = Gemm { m, n: (self.d.ffn_kind.matrices() - 1) as f64 * f, k: h };
+        let down = Gemm { m, n: h, k: f };
+        let router = if self.d.is_moe() { Gemm { m: t, n: self.d.experts, k: h } } else { Gemm::NONE };
+        [(up, local_experts), (down, local_experts), (router, 1.0)]
+    }
+
+    /// A block's GEMM time for one micro-batch without its attention scores, s: (forward,
+    /// activation gradients, weight gradients), each GEMM by [`TrainingCx::block_gemm_pass_s`].
+    pub fn block_gemm_s(&self, block: Block) -> (f64, f64, f64) {
+        self.block_gemms(block).iter().fold((0.0, 0.0, 0.0), |(f, d, w), (g, count)| {
+            let pass = |g: Gemm, cast: bool| count * self.block_gemm_pass_s(g, cast);
+            (f + pass(*g, true), d + pass(g.dgrad(), true), w + pass(g.wgrad(), false))
+        })
+    }
+
+    /// One GEMM of a transformer block, s: at the model's precision ([`TrainingCx::gemm_s`]), or with
+    /// FP8 training in FP8 (1-byte operands, 16-bit output, the FP8 rate) after casting its
+    /// activation operand when `cast` (the forward input, or the backward pass's output
+    /// gradient): the `m x k` 16-bit values read, an FP8 copy and its transpose written
+    /// ([`FP8_CAST_WRITE_BYTES`]). The weight gradient reads the transposes and casts nothing.
+    /// The weights' casts, once per iteration, are not counted.
+    pub fn block_gemm_pass_s(&self, g: Gemm, cast: bool) -> f64 {
+        let Some(fp8) = self.fp8_flops_per_s else { return self.gemm_s(g) };
+        let e = self.d.elem_bytes;
+        let cast_s = if cast { g.m * g.k * (e + FP8_CAST_WRITE_BYTES) / self.hbm_bytes_per_s } else { 0.0 };
+        g.mixed_time_s(1.0, e, fp8, self.hbm_bytes_per_s) + cast_s
+    }
+
+    /// The attention scores' GEMMs (`Q K^T` and `P V`) of one forward pass, s: at the GEMM
+    /// rate when batched, slower in a fused kernel ([`Dims::score_cost`]).
+    pub fn score_gemm_s(&self) -> f64 {
+        self.tokens * self.d.layer_timed_flops().attn_scores / self.tp() / self.flops_per_s
+    }
+
+    /// Forward time of the attention block for one micro-batch, as (GEMM, element-wise), s:
+    /// the projections by their shapes ([`TrainingCx::block_gemms`]) and the scores
+    /// ([`TrainingCx::score_gemm_s`]); element-wise traffic at the effective HBM bandwidth plus the
+    /// block's kernel-launch overheads.
+    pub fn attn_fwd_parts(&self) -> (f64, f64) {
+        (self.block_gemm_s(Block::Attn).0 + self.score_gemm_s(), self.block_ew_s(Block::Attn))
+    }
+
+    /// Forward time of the feed-forward block for one micro-batch, as (GEMM, element-wise), s.
+    pub fn ffn_fwd_parts(&self) -> (f64, f64) {
+        (self.block_gemm_s(Block::Fc).0, self.block_ew_s(Block::Fc))
+    }
+
+    /// A block's element-wise work in one pass for one micro-batch, s: its traffic (norms,
+    /// residual adds, dropout; the scores' softmax or the feed-forward activation) at the
+    /// effective HBM bandwidth plus its kernel-launch overheads.
+    pub fn block_ew_s(&self, block: Block) -> f64 {
+        let inside = if block == Block::Attn { self.d.score_bytes() } else { self.d.ffn_act_bytes() };
+        self.tokens * (self.d.hidden_bytes() / self.outside_div() + inside / self.tp()) / self.hbm_bytes_per_s
+            + KERNELS_PER_BLOCK * KERNEL_OVERHEAD_S
+    }
+
+    /// A block's gradient passes for one micro-batch, s, without recomputation: the
+    /// activation-gradient pass and the weight-gradient pass where they run (`work`, as
+    /// [`TrainingCx::backward_work`] gives it), each its GEMMs (`gemms`, as [`TrainingCx::block_gemm_s`] gives
+    /// them), the scores' backward in attention and the element-wise work, and each at least
+    /// `floor` (the host time to issue it, [`TrainingCx::host_floor_s`]).
+    pub fn gradient_passes_s(&self, block: Block, work: (bool, bool), gemms: (f64, f64, f64), floor: f64) -> f64 {
+        let scores = if block == Block::Attn { self.score_gemm_s() } else { 0.0 };
+        let ew = self.block_ew_s(block);
+        let pass = |on: bool, gemm_s: f64| if on { (gemm_s + scores + ew).max(floor) } else { 0.0 };
+        pass(work.0, gemms.1) + pass(work.1, gemms.2)
+    }
+
+    /// Whether the backward pass must go through layer `l` at all, and whether it computes
+    /// weight gradients there: (activation gradients, weight gradients).
+    pub fn backward_work(&self, l: u64) -> (bool, bool) {
+        if !self.trains {
+            return (false, false);
+        }
+        let weights = self.trainable.get(l as usize).copied().unwrap_or(false);
+        // Activation gradients flow down through l when anything below it trains.
+        let below = self.emb_trains || self.trainable.iter().take(l as usize).any(|t| *t);
+        (below, weights)
+    }
+
+    /// The tensor-parallel collectives a block pass waits for, s: one all-reduce, or with
+    /// sequence parallelism a gather and a scatter of `tp_comm_s` each; none when they overlap
+    /// the GEMMs.
+    pub fn blocking_tp_comm_s(&self, tp_comm_s: f64) -> f64 {
+        if self.setup.overlap_tp_comm {
+            0.0
+        } else if self.setup.sequence_parallel {
+            2.0 * tp_comm_s
+        } else {
+            tp_comm_s
+        }
+    }
+
+    /// The least time a block pass's compute op takes, s: the host needs [`HOST_BLOCK_S`] to
+    /// issue the pass and the GPU waits for it, less the pass's blocking tensor-parallel
+    /// collectives, during which the host is already issuing the next kernels.
+    pub fn host_floor_s(&self, tp_comm_s: f64) -> f64 {
+        (HOST_BLOCK_S - self.blocking_tp_comm_s(tp_comm_s)).max(0.0)
+    }
+
+    /// [`Limit::HostBound`] when both blocks of a layer give the GPU less work than the host
+    /// needs to issue them.
+    pub fn host_bound(&self) -> Option<Limit> {
+        let l = self.layer_times(0);
+        let blocking = self.blocking_tp_comm_s(l.tp_comm_s);
+        let floor = self.host_floor_s(l.tp_comm_s);
+        let ((ag, ae), (fg, fe)) = (self.attn_fwd_parts(), self.ffn_fwd_parts());
+        (ag + ae < floor && fg + fe < floor).then_some(Limit::HostBound {
+            gpu_s: ag + ae + fg + fe + 2.0 * blocking,
+            host_s: 2.0 * HOST_BLOCK_S,
+            tp: self.lay.tp.size,
+        })
+    }
+
+    /// Durations of layer `l`'s ops for one micro-batch.
+    pub fn layer_times(&self, l: u64) -> LayerTimes {
+        let (attn, ffn) = (self.block_gemm_s(Block::Attn), self.block_gemm_s(Block::Fc));
+        let score_gemm_s = self.score_gemm_s();
+        let act_bytes = self.tokens * self.d.hidden * self.d.elem_bytes;
+        let tp_comm_s = if self.setup.sequence_parallel {
+            self.collective(Collective::AllGather, act_bytes, self.lay.tp)
+        } else {
+            self.collective(Collective::AllReduce, act_bytes, self.lay.tp)
+        };
+        let floor = self.host_floor_s(tp_comm_s);
+        let attn_fwd_s = (attn.0 + score_gemm_s + self.block_ew_s(Block::Attn)).max(floor);
+        let ffn_fwd_s = (ffn.0 + self.block_ew_s(Block::Fc)).max(floor);
+        let work = self.backward_work(l);
+        let any = work.0 || work.1;
+        let recompute = |fwd: f64, scores: f64| match (any, self.setup.recompute) {
+            (false, _) | (_, Recompute::None) => 0.0,
+            (true, Recompute::Full) => fwd,
+            (true, Recompute::Selective) => scores,
+        };
+        let score_s = score_gemm_s + self.tokens * self.d.score_bytes() / self.tp() / self.hbm_bytes_per_s;
+        // A fused attention kernel recomputes Q K^T in its backward pass.
+        let replay_s = if any && !self.d.materialized() { FUSED_BACKWARD_SCORE_REPLAY * score_gemm_s } else { 0.0 };
+        let attn_bwd_s =
+            self.gradient_passes_s(Block::Attn, work, attn, floor) + recompute(attn_fwd_s, score_s) + replay_s;
+        let ffn_bwd_s = self.gradient_passes_s(Block::Fc, work, ffn, floor) + recompute(ffn_fwd_s, 0.0);
+        let routed = act_bytes * self.d.active * self.d.capacity_factor / self.outside_div();
+        let moe_a2a_s = if self.d.is_moe() { self.collective(Collective::AllToAll, routed, self.lay.ep) } else { 0.0 };
+        let cp = self.lay.cp.size as f64;
+        let kv_block =
+            2.0 * self.tokens * self.d.kv_heads * (self.d.hidden / self.d.heads) * self.d.elem_bytes / self.tp();
+        let kv_ring_s = (cp - 1.0) * self.collective(Collective::PointToPoint, kv_block, self.lay.cp);
+        let layer_params = self.layer_params_on_gpu();
+        let layer_bytes = layer_params * self.d.elem_bytes;
+        let shard = self.zero3_group();
+        let weight_gather_s =
+            if shard.size > 1 { self.collective(Collective::AllGather, layer_bytes, shard) } else { 0.0 };
+        let grad_bytes = layer_params * self.grad_bytes();
+        let grad_sync_s = if !work.1 {
+            0.0
+        } else if self.zero_stage() >= 2 {
+            self.collective(Collective::ReduceScatter, grad_bytes, self.lay.dense_dp)
+        } else {
+            self.collective(Collective::AllReduce, grad_bytes, self.lay.dense_dp)
+        };
+        LayerTimes {
+            attn_fwd_s,
+            ffn_fwd_s,
+            attn_bwd_s,
+            ffn_bwd_s,
+            tp_comm_s,
+            moe_a2a_s,
+            kv_ring_s,
+            weight_gather_s,
+            grad_sync_s,
+        }
+    }
+
+    /// Parameters of one layer on one GPU: its dense weights and the experts it holds, split by
+    /// tensor parallelism.
+    pub fn layer_params_on_gpu(&self) -> f64 {
+        let (dense, expert) = self.d.layer_params();
+        (dense + expert * self.d.experts / self.lay.ep.size as f64) / self.tp()
+    }
+
+    /// Bytes per gradient element, kept and reduced: 4 when gradients are accumulated in fp32
+    /// (Megatron-LM forces it for bf16, `accumulate_allreduce_grads_in_fp32`; DeepSpeed's bf16
+    /// optimizer does the same), else the model's element size.
+    pub fn grad_bytes(&self) -> f64 {
+        if self.setup.fp32_grads {
+            4.0
+        } else {
+            self.d.elem_bytes
+        }
+    }
+
+    /// The ZeRO stage of the data-parallel ranks: 3 with an fsdp level.
+    pub fn zero_stage(&self) -> u8 {
+        if self.lay.fsdp.size > 1 {
+            3
+        } else {
+            self.setup.zero_stage
+        }
+    }
+
+    /// True when gradients are reduce-scattered in every micro-batch's backward pass: with
+    /// ZeRO-3, and with ZeRO-2 over several micro-batches. A GPU that keeps only its shard of
+    /// the gradients cannot accumulate the other shards across micro-batches, so each
+    /// micro-batch reduces its own (DeepSpeed's ZeRO-2 reduces at every micro-step, and for
+    /// that reason refuses pipeline parallelism).
+    pub fn reduces_every_micro_batch(&self) -> bool {
+        self.zero3_group().size > 1 || (self.zero_stage() == 2 && self.micro_batches > 1 && self.lay.dense_dp.size > 1)
+    }
+
+    /// The group ZeRO-3 shards weights over: the fsdp levels, or every data-parallel rank
+    /// when ZeRO-3 is asked for without an fsdp level.
+    pub fn zero3_group(&self) -> Group {
+        if self.lay.fsdp.size > 1 {
+            self.lay.fsdp
+        } else if self.setup.zero_stage == 3 {
+            self.lay.dense_dp
+        } else {
+            Group::ONE
+        }
+    }
+
+    /// The output layer's forward and backward time for one micro-batch on the last stage,
+    /// plus the input embedding's (or patch projection's) when the pipeline has one stage, s.
+    pub fn edge_times(&self) -> (f64, f64) {
+        let t = self.tokens;
+        let v = self.d.vocab / self.tp();
+        let logits = Gemm { m: t, n: v, k: self.d.hidden };
+        // The logits and the loss's copy of them ([`TrainingCx::logit_bytes`]): written, read back.
+        let logits_bytes = t * v * self.logit_bytes() * 2.0;
+        let fwd = self.gemm_s(logits) + logits_bytes / self.hbm_bytes_per_s;
+        let bwd = if self.trains {
+            self.gemm_s(logits.dgrad()) + self.gemm_s(logits.wgrad()) + logits_bytes / self.hbm_bytes_per_s
+        } else {
+            0.0
+        };
+        (fwd, bwd)
+    }
+
+    /// Bytes per logit the output layer and the loss hold, written and read back: the 16-bit
+    /// logits and an fp32 copy for the softmax and loss (PyTorch's and Megatron-LM's
+    /// cross-entropy compute in fp32), or with a fused cross-entropy kernel the logits and
+    /// their gradient in 16 bits (flash-attn's kernel writes the gradient next to them).
+    pub fn logit_bytes(&self) -> f64 {
+        if self.setup.fused_loss {
+            2.0 * self.d.elem_bytes
+        } else {
+            self.d.elem_bytes + 4.0
+        }
+    }
+
+    /// The input embedding lookup (or patch projection) of one micro-batch, s.
+    pub fn input_time(&self) -> f64 {
+        let t = self.tokens;
+        let proj = self.gemm_s(Gemm { m: t, n: self.d.hidden / self.tp(), k: self.d.patch_inputs });
+        proj + t * self.d.hidden * self.d.elem_bytes * 2.0 / self.hbm_bytes_per_s
+    }
+
+    /// One point-to-point transfer of a micro-batch's activations between stages, s. With
+    /// tensor parallelism each rank sends its 1/tp slice (Megatron's scatter/gather).
+    pub fn p2p_s(&self) -> f64 {
+        if self.lay.pp.size <= 1 {
+            return 0.0;
+        }
+        let bytes = self.tokens * self.d.hidden * self.d.elem_bytes / self.tp();
+        self.collective(Collective::PointToPoint, bytes, Group { size: 2, per_node: self.lay.pp.per_node.min(2) })
+    }
+
+    /// Parameters on one GPU of stage `stage` (0-based): (dense, expert).
+    pub fn stage_params(&self, stage: u64) -> (f64, f64) {
+        let p = self.lay.pp.size.max(1);
+        let layers = self.stage_layers(stage).count() as f64;
+        let (attn, expert) = self.d.layer_params();
+        let (input, output) = self.d.edge_params();
+        let mut dense = layers * attn;
+        if stage == 0 {
+            dense += input;
+        }
+        if stage + 1 == p {
+            // A tied output layer still needs the embedding on the last stage when the
+            // pipeline has several (Megatron keeps a copy and all-reduces its gradient).
+            dense += if output == 0.0 && p > 1 && self.d.vocab > 0.0 { input } else { output };
+        }
+        let experts = layers * expert * self.d.experts / self.lay.ep.size as f64;
+        (dense / self.tp(), experts / self.tp())
+    }
+
+    /// The gradient synchronisation after the backward pass (none when it ran per layer
+    /// during the backward pass): its kind and duration, s. Plain data parallelism all-reduces
+    /// the stage's gradients; ZeRO-1/2 reduce-scatters them; hybrid sharding all-reduces each
+    /// shard across the replicas.
+    pub fn final_grad_sync(&self) -> (OpKind, f64) {
+        let zero3 = self.zero3_group().size > 1;
+        let share = self.trainable_share();
+        if !self.trains || share <= 0.0 || (self.setup.overlap_grad_reduce && !zero3) {
+            return (OpKind::GradAllReduce, 0.0);
+        }
+        let (dense, expert) = self.stage_params(self.stage);
+        let bytes = (dense + expert) * share * self.grad_bytes();
+        if !zero3 && self.reduces_every_micro_batch() {
+            // ZeRO-2: the layers' gradients were reduced in each micro-batch's backward pass;
+            // the embeddings' and the output layer's, once per micro-batch, here.
+            let layers = self.stage_layers(self.stage).count() as f64 * self.layer_params_on_gpu();
+            let edges = (bytes - layers * share * self.grad_bytes()).max(0.0);
+            let each = self.collective(Collective::ReduceScatter, edges, self.lay.dense_dp);
+            return (OpKind::GradReduceScatter, self.micro_batches as f64 * each);
+        }
+        if zero3 {
+            if self.lay.ddp.size > 1 {
+                let shard = bytes / self.zero3_group().size as f64;
+                return (OpKind::GradAllReduce, self.collective(Collective::AllReduce, shard, self.lay.ddp));
+            }
+            return (OpKind::GradAllReduce, 0.0);
+        }
+        if self.zero_stage() >= 1 {
+            (OpKind::GradReduceScatter, self.collective(Collective::ReduceScatter, bytes, self.lay.dense_dp))
+        } else {
+            (OpKind::GradAllReduce, self.collective(Collective::AllReduce, bytes, self.lay.dense_dp))
+        }
+    }
+
+    /// The optimizer step: mixed-precision Adam, memory-bound, over the parameters this GPU
+    /// updates (1/dp of them from ZeRO-1 on), s.
+    pub fn optimizer_step_s(&self) -> f64 {
+        if !self.trains {
+            return 0.0;
+        }
+        let (dense, expert) = self.stage_params(self.stage);
+        let owned = if self.zero_stage() >= 1 { self.lay.dense_dp.size as f64 } else { 1.0 };
+        (dense + expert) * self.trainable_share() / owned * ADAM_BYTES_PER_PARAM / self.hbm_bytes_per_s
+    }
+
+    /// ZeRO-1/2: the all-gather of the weights other ranks updated, s (0 otherwise).
+    pub fn param_gather_s(&self) -> f64 {
+        let zero = self.zero_stage();
+        if !self.trains || !(1..3).contains(&zero) || self.trainable_share() <= 0.0 {
+            return 0.0;
+        }
+        let (dense, expert) = self.stage_params(self.stage);
+        self.collective(Collective::AllGather, (dense + expert) * self.d.elem_bytes, self.lay.dense_dp)
+    }
+
+    /// Trainable share of the stage's parameters (fine-tuning freezes some layers).
+    pub fn trainable_share(&self) -> f64 {
+        let n = self.trainable.len().max(1) as f64;
+        self.trainable.iter().filter(|t| **t).count() as f64 / n
+    }
+
+    /// Memory per GPU of stage `stage`, by part.
+    pub fn stage_memory(&self, stage: u64) -> Vec<(MemPart, f64)> {
+        let e = self.d.elem_bytes;
+        let (dense, expert) = self.stage_params(stage);
+        let params = dense + expert;
+        let zero = self.zero_stage();
+        let dp = self.lay.dense_dp.size as f64;
+        let shard3 = self.zero3_group().size as f64;
+        let layer_params = self.layer_params_on_gpu();
+        // FP8 training keeps FP8 copies of the blocks' weights: of the stage's layers, or with
+        // ZeRO-3 of the gathered ones.
+        let fp8_copy = if self.fp8_flops_per_s.is_some() { FP8_WEIGHT_COPY_BYTES_PER_PARAM } else { 0.0 };
+        let stage_layers = self.stage_layers(stage).count() as f64;
+        let weights = params * e / if zero >= 3 { shard3 } else { 1.0 }
+            + if shard3 > 1.0 { 0.0 } else { stage_layers * layer_params * fp8_copy };
+        let train_share = if self.trains { self.trainable_share() } else { 0.0 };
+        let grads = params * train_share * self.grad_bytes() / if zero >= 2 { dp } else { 1.0 };
+        let optimizer = params * train_share * OPTIMIZER_BYTES_PER_PARAM / if zero >= 1 { dp } else { 1.0 };
+        let activations = self.stage_activations(stage);
+        let gathered = if shard3 > 1.0 { 2.0 * layer_params * (e + fp8_copy) } else { 0.0 };
+        let tp_buffer = if self.lay.tp.size > 1 { 2.0 * self.tokens * self.d.hidden * e } else { 0.0 };
+        let buffers = WORKSPACE_BYTES + gathered + tp_buffer;
+        vec![
+            (MemPart::Weights, weights),
+            (MemPart::Gradients, grads),
+            (MemPart::OptimizerStates, optimizer),
+            (MemPart::Activations, activations),
+            (MemPart::Buffers, buffers),
+        ]
+    }
+
+    /// Activation bytes stage `stage` holds at its peak: the micro-batches in flight, each with
+    /// what its layers keep for the backward pass (Korthikanti et al. 2022), plus the working
+    /// set of one layer being recomputed and the output layer's logits on the last stage.
+    pub fn stage_activations(&self, stage: u64) -> f64 {
+        let p = self.lay.pp.size.max(1);
+        let t = self.tokens;
+        let gemm_inputs = if self.fp8_flops_per_s.is_some() { 1.0 } else { self.d.elem_bytes };
+        let (outside, inside, scores) = self.d.stored_bytes_with_gemm_inputs(gemm_inputs);
+        let tp = self.tp();
+        let full_layer = t * (outside / self.outside_div() + inside / tp + scores / tp);
+        let logits =
+            if stage + 1 == p && self.d.vocab > 0.0 { t * self.d.vocab / tp * self.logit_bytes() } else { 0.0 };
+        if !self.trains {
+            // Inference keeps nothing: one layer's working set.
+            return full_layer + logits;
+        }
+        let kept = match self.setup.recompute {
+            Recompute::None => full_layer,
+            Recompute::Selective => t * (outside / self.outside_div() + inside / tp),
+            Recompute::Full => t * self.d.hidden * self.d.elem_bytes / self.outside_div(),
+        };
+        let working = if self.setup.recompute == Recompute::Full { full_layer } else { 0.0 };
+        // 1F1B: stage k holds min(m, p - k) micro-batches; interleaving holds more.
+        let in_flight = self.micro_batches.min(p - stage.min(p - 1)) as f64;
+        // Interleaving keeps (p - 1)/p of a largest chunk's micro-batches more in flight.
+        let interleave =
+            if self.chunks > 1 { 1.0 + self.of_largest_chunk(stage, (p as f64 - 1.0) / p as f64) } else { 1.0 };
+        let layers = self.stage_layers(stage).count() as f64;
+        layers * kept * in_flight * interleave + working + logits
+    }
+
+    /// The busiest stage's memory: the larger of the first and the last stage.
+    pub fn memory(&self) -> Memory {
+        let p = self.lay.pp.size.max(1);
+        let first = self.stage_memory(0);
+        let last = self.stage_memory(p - 1);
+        let (first, last) =
+            (Memory::of_parts(first, self.s.system.mem_cap_bytes), Memory::of_parts(last, self.s.system.mem_cap_bytes));
+        if last.total_bytes > first.total_bytes {
+            last
+        } else {
+            first
+        }
+    }
+
+    /// Model FLOPs per sample of one iteration: forward, and twice that backward when training
+    /// (Narayanan et al.'s 3x; fine-tuning counts what it computes).
+    pub fn model_flops_per_sample(&self) -> f64 {
+        let fwd = self.d.forward_flops_per_token() * self.d.seq;
+        if !self.trains {
+            return fwd;
+        }
+        let lf = self.d.layer_flops().total() * self.d.seq;
+        let mut bwd = 0.0;
+        for l in 0..self.d.layers {
+            let (act, wgt) = self.backward_work(l);
+            bwd += (act as u8 + wgt as u8) as f64 * lf;
+        }
+        bwd += 2.0 * self.d.edge_flops() * self.d.seq;
+        fwd + bwd
+    }
+
+    /// FLOPs the hardware executes per sample: model FLOPs plus recomputation (and the score
+    /// GEMMs a fused attention kernel's backward pass recomputes).
+    pub fn hardware_flops_per_sample(&self) -> f64 {
+        let f = self.d.layer_flops();
+        let replay =
+            if self.trains && !self.d.materialized() { FUSED_BACKWARD_SCORE_REPLAY * f.attn_scores } else { 0.0 };
+        let extra = replay
+            + match (self.trains, self.setup.recompute) {
+                (false, _) | (_, Recompute::None) => 0.0,
+                (true, Recompute::Full) => f.total(),
+                (true, Recompute::Selective) => f.attn_scores,
+            };
+        self.model_flops_per_sample() + extra * self.d.seq * self.d.layers as f64
+    }
+}
