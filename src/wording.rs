@@ -2,7 +2,7 @@
 //! the engine's results; the engine itself never formats.
 
 use crate::engine::explore::Outcome;
-use crate::engine::report::{Report, Serving};
+use crate::engine::report::{Limit, Report, Serving};
 use crate::engine::scenario::Batching;
 use crate::units;
 
@@ -77,13 +77,33 @@ pub fn misfit_mark(o: &Outcome) -> Option<String> {
     }
 }
 
-/// Why in-flight serving at a request rate cannot keep up, as a sentence.
-pub fn overloaded(asked_per_s: f64, most_per_s: f64) -> String {
-    format!(
-        "Overloaded: requests arrive at {} and the engine completes at most {}, so the queue grows without end; the figures are those at full load. Lower the rate, or add replicas or GPUs.",
-        units::si(asked_per_s, "requests/s"),
-        units::si(most_per_s, "requests/s")
-    )
+/// What limits or invalidates a result, as sentences that say what to change.
+pub fn limit(l: &Limit) -> String {
+    match l {
+        Limit::DoesNotFit { need_bytes, capacity_bytes, largest, largest_bytes } => format!(
+            "Does not fit: this plan needs {} per GPU and the GPU has {}. The largest part is {} ({}). Try activation recomputation, a smaller micro-batch, a higher ZeRO stage, or more tensor or pipeline parallelism.",
+            units::bytes(*need_bytes),
+            units::bytes(*capacity_bytes),
+            largest.label().to_lowercase(),
+            units::bytes(*largest_bytes)
+        ),
+        Limit::Overloaded { asked_per_s, most_per_s } => format!(
+            "Overloaded: requests arrive at {} and the engine completes at most {}, so the queue grows without end; the figures are those at full load. Lower the rate, or add replicas or GPUs.",
+            units::si(*asked_per_s, "requests/s"),
+            units::si(*most_per_s, "requests/s")
+        ),
+        Limit::InputBound { loader_samples_per_s, compute_samples_per_s } => format!(
+            "Input-bound: the data loader delivers {} and the GPUs could process {}; the GPUs wait for data.",
+            units::si(*loader_samples_per_s, "samples/s"),
+            units::si(*compute_samples_per_s, "samples/s")
+        ),
+        Limit::HostBound { gpu_s, host_s, tp } => format!(
+            "Host-bound: a layer's forward pass gives each GPU {} of work, and the host needs {} to issue it (Python, PyTorch, the framework), so the GPUs wait. A larger micro-batch or less tensor parallelism gives each block more work; CUDA graphs or a compiled model issue it faster.{}",
+            units::duration(*gpu_s),
+            units::duration(*host_s),
+            if *tp == 8 { format!(" {}", crate::accuracy::TP8_HOST_NOTE) } else { String::new() }
+        ),
+    }
 }
 
 /// The latencies of `o` that miss the search's limits, each worded by its template ("{}" is the
@@ -154,6 +174,34 @@ mod tests {
         );
         slow.over_tpot = false;
         assert_eq!(misfit_mark(&slow).as_deref(), Some("over the latency limit: first token after 2.50 s"));
+    }
+
+    #[test]
+    fn each_limit_says_what_it_is_and_what_to_change() {
+        use crate::engine::report::MemPart;
+        let fit = limit(&Limit::DoesNotFit {
+            need_bytes: 83.1e9,
+            capacity_bytes: 40e9,
+            largest: MemPart::Activations,
+            largest_bytes: 78.2e9,
+        });
+        assert!(
+            fit.starts_with("Does not fit: this plan needs 83.1 GB per GPU and the GPU has 40.0 GB.")
+                && fit.contains("Try activation recomputation"),
+            "{fit}"
+        );
+        let over = limit(&Limit::Overloaded { asked_per_s: 30.0, most_per_s: 12.5 });
+        assert!(
+            over.contains("30.0 requests/s")
+                && over.contains("at most 12.5 requests/s")
+                && over.ends_with("add replicas or GPUs."),
+            "{over}"
+        );
+        let input = limit(&Limit::InputBound { loader_samples_per_s: 100.0, compute_samples_per_s: 250.0 });
+        assert!(input.starts_with("Input-bound: the data loader delivers 100 samples/s"), "{input}");
+        let host = |tp| limit(&Limit::HostBound { gpu_s: 0.2e-3, host_s: 0.46e-3, tp });
+        assert!(host(8).ends_with(crate::accuracy::TP8_HOST_NOTE) && !host(4).contains(crate::accuracy::TP8_HOST_NOTE));
+        assert!(host(4).contains("200 µs of work") && host(4).contains("CUDA graphs"), "{}", host(4));
     }
 
     #[test]

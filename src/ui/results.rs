@@ -260,31 +260,16 @@ fn serving_figures(sv: &Serving) -> Html {
     </> }
 }
 
-/// A sentence for something that limits or invalidates the result.
+/// A sentence for something that limits or invalidates the result ([`crate::wording::limit`]):
+/// an alert when the figures cannot be had, a status otherwise.
 fn limit_line(l: &Limit) -> Html {
-    match l {
-        Limit::DoesNotFit { need_bytes, capacity_bytes, largest, largest_bytes } => {
-            html! {
-                <p class="error-msg limit" id="limit-memory" role="alert">{ format!(
-                    "Does not fit: this plan needs {} per GPU and the GPU has {}. The largest part is {} ({}). Try activation recomputation, a smaller micro-batch, a higher ZeRO stage, or more tensor or pipeline parallelism.",
-                    units::bytes(*need_bytes), units::bytes(*capacity_bytes), largest.label().to_lowercase(), units::bytes(*largest_bytes)) }</p>
-            }
-        }
-        Limit::Overloaded { asked_per_s, most_per_s } => html! {
-            <p class="error-msg limit" id="limit-overloaded" role="alert">{ crate::wording::overloaded(*asked_per_s, *most_per_s) }</p>
-        },
-        Limit::InputBound { loader_samples_per_s, compute_samples_per_s } => html! {
-            <p class="error-msg limit" id="limit-input" role="status">{ format!(
-                "Input-bound: the data loader delivers {} and the GPUs could process {}; the GPUs wait for data.",
-                units::si(*loader_samples_per_s, "samples/s"), units::si(*compute_samples_per_s, "samples/s")) }</p>
-        },
-        Limit::HostBound { gpu_s, host_s, tp } => html! {
-            <p class="error-msg limit" id="limit-host" role="status">{ format!(
-                "Host-bound: a layer's forward pass gives each GPU {} of work, and the host needs {} to issue it (Python, PyTorch, the framework), so the GPUs wait. A larger micro-batch or less tensor parallelism gives each block more work; CUDA graphs or a compiled model issue it faster.{}",
-                units::duration(*gpu_s), units::duration(*host_s),
-                if *tp == 8 { format!(" {}", crate::accuracy::TP8_HOST_NOTE) } else { String::new() }) }</p>
-        },
-    }
+    let (id, role) = match l {
+        Limit::DoesNotFit { .. } => ("limit-memory", "alert"),
+        Limit::Overloaded { .. } => ("limit-overloaded", "alert"),
+        Limit::InputBound { .. } => ("limit-input", "status"),
+        Limit::HostBound { .. } => ("limit-host", "status"),
+    };
+    html! { <p class="error-msg limit" id={id} role={role}>{ crate::wording::limit(l) }</p> }
 }
 
 fn legend(r: &Report) -> Html {

@@ -491,10 +491,13 @@ fn a_host_bound_eight_way_split_carries_what_published_runs_measured() {
         String::from_utf8_lossy(&o.stdout).into_owned()
     };
     let eight = eval(8);
-    assert!(eight.contains("host-bound"), "{eight}");
+    assert!(eight.contains("Limit                 Host-bound: "), "{eight}");
     assert!(eight.contains(madmax::accuracy::TP8_HOST_NOTE), "{eight}");
     let four = eval(4);
-    assert!(four.contains("host-bound") && !four.contains("published runs like this"), "{four}");
+    assert!(
+        four.contains("Limit                 Host-bound: ") && !four.contains("published runs like this"),
+        "{four}"
+    );
 }
 
 /// A default-model pre-training run of a dense LLM on A100s says what published runs of its kind

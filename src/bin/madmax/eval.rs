@@ -281,38 +281,7 @@ fn text_report(s: &Scenario, r: &Report) -> String {
         if r.memory.fits() { "" } else { ": DOES NOT FIT" }
     );
     for l in &r.limits {
-        let _ = match l {
-            madmax::engine::report::Limit::DoesNotFit { need_bytes, capacity_bytes, largest, largest_bytes } => {
-                writeln!(
-                    o,
-                    "Limit                 needs {} per GPU, the GPU has {}; the largest part is {} ({})",
-                    units::bytes(*need_bytes),
-                    units::bytes(*capacity_bytes),
-                    largest.label().to_lowercase(),
-                    units::bytes(*largest_bytes)
-                )
-            }
-            madmax::engine::report::Limit::InputBound { loader_samples_per_s, compute_samples_per_s } => writeln!(
-                o,
-                "Limit                 input-bound: the data loader delivers {}, the GPUs could take {}",
-                units::si(*loader_samples_per_s, "samples/s"),
-                units::si(*compute_samples_per_s, "samples/s")
-            ),
-            madmax::engine::report::Limit::Overloaded { asked_per_s, most_per_s } => {
-                writeln!(o, "Limit                 {}", madmax::wording::overloaded(*asked_per_s, *most_per_s))
-            }
-            madmax::engine::report::Limit::HostBound { gpu_s, host_s, tp } => writeln!(
-                o,
-                "Limit                 host-bound: a layer gives the GPU {} of work and takes the host {} to issue{}",
-                units::duration(*gpu_s),
-                units::duration(*host_s),
-                if *tp == 8 {
-                    format!("\n                      {}", madmax::accuracy::TP8_HOST_NOTE)
-                } else {
-                    String::new()
-                }
-            ),
-        };
+        let _ = writeln!(o, "Limit                 {}", madmax::wording::limit(l));
     }
     if let Some(e) = madmax::accuracy::expectation(s, r) {
         let _ = writeln!(o, "Runs like this        {}", e.sentence(s.system.flops_util, r.iteration_s));
