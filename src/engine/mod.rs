@@ -116,8 +116,7 @@ pub fn estimated_ops(s: &Scenario) -> u64 {
 
 /// Evaluates a validated scenario with the MAD-Max reference model (reference mode).
 pub fn evaluate_reference(s: &Scenario) -> Report {
-    let b = reference::build(s);
-    Report::assemble(b.ops, b.schedule, b.global_batch, b.memory, b.work, b.model, b.system)
+    Report::assemble(reference::build(s), scenario::Mode::Reference)
 }
 
 #[cfg(test)]

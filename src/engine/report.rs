@@ -140,17 +140,25 @@ pub enum Limit {
     Overloaded { asked_per_s: f64, most_per_s: f64 },
 }
 
+/// What a model hands to [`Report::assemble`]: its scheduled ops and the figures it derived.
+pub struct Parts {
+    /// The op graph, scheduled.
+    pub ops: Vec<Op>,
+    pub schedule: Schedule,
+    pub global_batch: u64,
+    pub memory: Memory,
+    pub work: Work,
+    pub model: ModelStats,
+    pub system: SystemStats,
+}
+
 impl Report {
-    /// Assembles a report from a scheduled op list and the figures the model derived.
-    pub fn assemble(
-        ops: Vec<Op>,
-        schedule: Schedule,
-        global_batch: u64,
-        memory: Memory,
-        work: Work,
-        model: ModelStats,
-        system: SystemStats,
-    ) -> Report {
+    /// Assembles a report from a scheduled op list and the figures a model derived, in `mode`.
+    /// Both modes take MAD-Max's definitions (SPEC Q21, Q25); reference mode keeps its
+    /// rounding too (overlapped communication a hair below zero when all of it is exposed,
+    /// Q28), the default model reports that as zero.
+    pub fn assemble(p: Parts, mode: Mode) -> Report {
+        let Parts { ops, schedule, global_batch, memory, work, model, system } = p;
         let t = schedule.totals;
         // Reference order first (bit-exact with MAD-Max); the default model's categories add
         // zeros in reference mode.
@@ -158,15 +166,20 @@ impl Report {
         let compute_s = (t.gemm_s + t.emb_s) + t.optimizer_s;
         let iteration_s = schedule.end_s;
         let exposed_comm_s = (iteration_s - compute_s) - t.idle_s;
+        let overlapped_comm_s = comm_s - exposed_comm_s;
+        let (exposed_comm_s, overlapped_comm_s) = match mode {
+            Mode::Reference => (exposed_comm_s, overlapped_comm_s),
+            Mode::Default => (exposed_comm_s.max(0.0), overlapped_comm_s.max(0.0)),
+        };
         Report {
             global_batch,
             totals: t,
-            mode: Mode::Reference,
+            mode,
             compute_s,
             comm_s,
             exposed_comm_s,
             idle_s: t.idle_s,
-            overlapped_comm_s: comm_s - exposed_comm_s,
+            overlapped_comm_s,
             iteration_s,
             throughput_samples_per_s: (1.0 / iteration_s) * global_batch as f64,
             memory,

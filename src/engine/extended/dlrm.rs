@@ -25,7 +25,7 @@ use super::layout::Layout;
 use super::shape::Dims;
 use crate::engine::ops::{Block, OpKind, OpName, Phase};
 use crate::engine::reference::explain::{Explanation, Term, Unit};
-use crate::engine::report::{LayerWork, MemPart, Memory, ModelStats, Report, Utilization, Work};
+use crate::engine::report::{LayerWork, MemPart, Memory, Mode, ModelStats, Parts, Report, Utilization, Work};
 use crate::engine::scenario::{Arch, Dlrm, EmbSharding, Freeze, Scenario, Setup, Spec, Strategy, TaskKind};
 
 /// The embedding groups of a spec: the GPUs a table is split over (mp levels) and the replicas
@@ -593,8 +593,8 @@ pub fn evaluate(cx: &DlrmCx) -> Report {
     };
     let sys = &cx.s.system;
     let system = iteration::system_stats(cx.s, cx.flops_per_s, cx.hbm_bytes_per_s, &cx.links);
-    let mut r =
-        iteration::as_default_model(Report::assemble(ops, schedule, cx.global_batch, memory, work, model, system));
+    let parts = Parts { ops, schedule, global_batch: cx.global_batch, memory, work, model, system };
+    let mut r = Report::assemble(parts, Mode::Default);
     let passes = if cx.trains { 3.0 } else { 1.0 };
     let model_flops = per_sample * g * passes;
     let denom = r.iteration_s * sys.num_devices as f64 * cx.peak_flops_per_s;

@@ -15,7 +15,7 @@
 use super::collective::Links;
 use super::training::{LayerTimes, TrainingCx};
 use crate::engine::ops::{Block, Deps, Op, OpKind, OpName, Phase};
-use crate::engine::report::{LayerWork, Limit, ModelStats, Report, SystemStats, Utilization, Work};
+use crate::engine::report::{LayerWork, Limit, Mode, ModelStats, Parts, Report, SystemStats, Utilization, Work};
 use crate::engine::scenario::{Recompute, Scenario};
 use crate::engine::schedule::{Schedule, Scheduler};
 
@@ -407,7 +407,8 @@ pub fn evaluate(cx: &TrainingCx) -> Report {
         lookup_bytes_per_sample: 0.0,
     };
     let system = system_stats(cx.s, cx.flops_per_s, cx.hbm_bytes_per_s, &cx.links);
-    let mut r = as_default_model(Report::assemble(ops, schedule, cx.global_batch, memory, work, model, system));
+    let parts = Parts { ops, schedule, global_batch: cx.global_batch, memory, work, model, system };
+    let mut r = Report::assemble(parts, Mode::Default);
     let model_flops = cx.model_flops_per_sample() * cx.global_batch as f64;
     let hardware_flops = cx.hardware_flops_per_sample() * cx.global_batch as f64;
     let denom = r.iteration_s * n * cx.peak_flops_per_s;
@@ -445,16 +446,6 @@ pub(super) fn system_stats(s: &Scenario, flops_per_s: f64, hbm_bytes_per_s: f64,
         allgather_bytes_per_s: links.inter_bytes_per_s,
         reducescatter_bytes_per_s: links.inter_bytes_per_s,
     }
-}
-
-/// An assembled report as the default model gives it. Rounding can leave a hair below zero
-/// when all communication is exposed; the default model reports it as zero (reference mode
-/// keeps MAD-Max's value, SPEC Q28).
-pub(super) fn as_default_model(mut r: Report) -> Report {
-    r.mode = crate::engine::scenario::Mode::Default;
-    r.exposed_comm_s = r.exposed_comm_s.max(0.0);
-    r.overlapped_comm_s = r.overlapped_comm_s.max(0.0);
-    r
 }
 
 #[cfg(test)]

@@ -15,7 +15,9 @@ use super::iteration::{self, name, Timeline};
 use super::training::TrainingCx;
 use crate::engine::ops::{Block, OpKind, OpName, Phase};
 use crate::engine::reference::explain::{Explanation, Term, Unit};
-use crate::engine::report::{LayerWork, Limit, MemPart, Memory, ModelStats, Report, Serving, Utilization, Work};
+use crate::engine::report::{
+    LayerWork, Limit, MemPart, Memory, Mode, ModelStats, Parts, Report, Serving, Utilization, Work,
+};
 use crate::engine::scenario::{Arch, Batching, Precision, Scenario, TaskKind};
 
 /// Generated tokens per request when the task does not say.
@@ -630,8 +632,8 @@ pub fn evaluate(sv: &ServingCx) -> Report {
         lookup_bytes_per_device: 0.0,
     };
     let system = iteration::system_stats(cx.s, sv.rate, cx.hbm_bytes_per_s, &cx.links);
-    let mut r =
-        iteration::as_default_model(Report::assemble(ops, schedule, requests as u64, memory, work, model, system));
+    let parts = Parts { ops, schedule, global_batch: requests as u64, memory, work, model, system };
+    let mut r = Report::assemble(parts, Mode::Default);
     r.throughput_samples_per_s = requests_per_s;
     let denom = r.iteration_s * n * sv.peak;
     r.utilization = Some(Utilization {

@@ -17,27 +17,14 @@ pub mod rules;
 pub mod transformer;
 
 use super::num::Num;
-use super::ops::{Block, Dep, GraphBuilder, Op, OpKind, OpName, Phase, Visibility};
-use super::report::{LayerWork, MemPart, Memory, ModelStats, SystemStats, Work};
+use super::ops::{Block, Dep, GraphBuilder, OpKind, OpName, Phase, Visibility};
+use super::report::{LayerWork, MemPart, Memory, ModelStats, Parts, SystemStats, Work};
 use super::scenario::{Arch, Freeze, Scenario, Spec, Strategy, TaskKind, MAX_LEVELS};
-use super::schedule::Schedule;
 use network::Network;
 use quantities::{int, model_counts, Factors, ModelCounts};
 
-/// What reference mode hands to the scheduler and the report.
-pub struct Built {
-    /// The op graph, scheduled.
-    pub ops: Vec<Op>,
-    pub schedule: Schedule,
-    pub global_batch: u64,
-    pub memory: Memory,
-    pub work: Work,
-    pub model: ModelStats,
-    pub system: SystemStats,
-}
-
 /// Builds the reference op graph and figures for a validated scenario.
-pub fn build(s: &Scenario) -> Built {
+pub fn build(s: &Scenario) -> Parts {
     let cx = ReferenceCx::new(s);
     let capacity = cx.op_estimate();
     let mut g = GraphBuilder::new(cx.max_layers(), capacity, Visibility::OtherStream);
@@ -47,7 +34,7 @@ pub fn build(s: &Scenario) -> Built {
         Arch::Llm(_) | Arch::LlmMoe(..) | Arch::Vit(_) => transformer::build(&cx, &mut g),
     }
     let (ops, schedule) = g.finish();
-    Built {
+    Parts {
         ops,
         schedule,
         global_batch: cx.global_batch,

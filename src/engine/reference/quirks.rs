@@ -35,6 +35,6 @@
 //! | Q25 | Throughput is `(1 / t_end) * global_bs`. | [`crate::engine::report::Report::assemble`]. |
 //! | Q26 | Heads are unused; attention FLOPs ignore the s^2 terms; ViT has no class token and a `3p^2` vocabulary. | [`super::quantities`]; [`crate::engine::scenario::Vit`]. |
 //! | Q27 | AG and RS bandwidths are twice the AR vector; 1-level all-to-all uses pure inter-node bandwidth. | [`super::network::Network::new`]. |
-//! | Q28 | Overlapped communication can be a tiny negative number. | [`crate::engine::report::Report::assemble`] (not clamped). |
+//! | Q28 | Overlapped communication can be a tiny negative number. | [`crate::engine::report::Report::assemble`] (not clamped in reference mode; the default model clamps it). |
 //! | Q29 | No shipped finetune configs; shipped configs rarely exercise tp/pp. | Nothing to reproduce: the goldens cover these. |
 //! | Q30 | Dependencies match by substring; only `EMB_*_c` and dot-less names rely on it. | [`crate::engine::ops::Dep::EmbComm`] and structured names ([`crate::engine::ops::OpName`]). |
