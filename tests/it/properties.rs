@@ -39,6 +39,10 @@ fn check(name: &str, r: &Report) {
     let tol = EPS * r.iteration_s.max(1e-30);
     assert!(r.exposed_comm_s <= r.comm_s + tol, "{name}: exposed {} > comm {}", r.exposed_comm_s, r.comm_s);
     assert!(r.overlapped_comm_s >= -tol, "{name}: overlapped {}", r.overlapped_comm_s);
+    // The default model reports rounding below zero as zero (reference mode keeps it, Q28).
+    if r.mode == madmax::engine::scenario::Mode::Default {
+        assert!(r.overlapped_comm_s >= 0.0 && r.exposed_comm_s >= 0.0, "{name}: a negative share in the default model");
+    }
     assert!(r.iteration_s + tol >= r.compute_s + r.idle_s, "{name}: iteration below compute + idle");
     assert!(r.iteration_s + tol >= r.comm_s, "{name}: iteration below communication");
     assert!(
