@@ -3,10 +3,10 @@
 //!
 //! Plans follow the model's rules (reference mode: what MAD-Max accepts: at most two levels,
 //! level 0 within a node, fsdp first, no repeated strategy, degrees of at least 2, global
-//! batches that agree; the default model: N-D plans of tensor, context, expert, data (plain or
-//! fully sharded) and pipeline parallelism in Megatron's nesting order, tensor parallelism
-//! within a node and dividing the heads); illegal plans are never evaluated. Plans whose weights do not fit in
-//! HBM are kept and marked, not dropped. Pure: no clock, no I/O; callers chunk the work.
+//! batches that agree; the default model: N-D plans of tensor, context, expert, data (plain,
+//! fully sharded, or, without a pipeline, hybrid: sharded within a node and replicated across nodes) and pipeline
+//! parallelism in Megatron's nesting order, tensor parallelism within a node and dividing the
+//! heads); illegal plans are never evaluated. Plans whose weights do not fit in HBM are kept and marked, not dropped. Pure: no clock, no I/O; callers chunk the work.
 
 use super::extended::{self, shape::Dims};
 use super::reference::rules;
@@ -306,8 +306,9 @@ fn powers(max: u64, keep: impl Fn(u64) -> bool) -> Vec<u64> {
 
 /// The default model's plans for a transformer: tensor parallelism within a node, context
 /// parallelism for long sequences, expert parallelism for MoE, pipelines up to 64 stages, and
-/// the rest data parallel, plain or fully sharded. Levels nest as Megatron ranks GPUs: tensor
-/// innermost, then context, expert, data, and pipeline outermost.
+/// the rest data parallel: plain, fully sharded, or (without a pipeline) hybrid: sharded
+/// within a node, replicated across nodes. Levels nest as Megatron ranks GPUs: tensor innermost, then context, expert,
+/// data (sharded, then replicated), and pipeline outermost.
 fn default_plans(base: &Scenario, space: &Space, d: &Dims) -> Vec<Candidate> {
     let sys = &base.system;
     let (n, total) = (sys.devices_per_node(), sys.num_devices);
@@ -327,18 +328,26 @@ fn default_plans(base: &Scenario, space: &Space, d: &Dims) -> Vec<Candidate> {
                         continue;
                     }
                     let dp = total / model;
-                    // Sharded weights only pay off in training (serving replicas keep whole copies).
-                    let shardings: &[bool] = if base.task.kind.trains() { &[false, true] } else { &[false] };
-                    for &sharded in shardings {
-                        if sharded && dp == 1 {
-                            continue;
+                    // Data parallelism plain, fully sharded, or hybrid: sharded within a node and
+                    // replicated across nodes (HSDP, as PyTorch runs it: without a pipeline),
+                    // which gathers weights over NVLink only. Sharded weights only pay off in
+                    // training (serving replicas keep whole copies).
+                    let node_share = (n / (tp * cp * ep)).max(1);
+                    let mut shards = vec![1];
+                    if base.task.kind.trains() && dp > 1 {
+                        shards.push(dp);
+                        if pp == 1 && node_share > 1 && node_share < dp && dp.is_multiple_of(node_share) {
+                            shards.push(node_share);
                         }
+                    }
+                    for &shard in &shards {
                         let mut levels = Vec::new();
                         for (strategy, degree) in [
                             (Strategy::Tp, tp),
                             (Strategy::Cp, cp),
                             (Strategy::Ep, ep),
-                            (if sharded { Strategy::Fsdp } else { Strategy::Ddp }, dp),
+                            (Strategy::Fsdp, if shard > 1 { shard } else { 1 }),
+                            (Strategy::Ddp, dp / shard),
                             (Strategy::Pp, pp),
                         ] {
                             if degree > 1 {
@@ -855,6 +864,35 @@ mod tests {
         let bigger = scaled(&s, Resource::ClusterSize, 2.0).expect("a cluster");
         assert_eq!(bigger.system.num_devices, 256);
         assert!(scaled(&s, Resource::ClusterSize, 0.01).is_none());
+    }
+
+    #[test]
+    fn training_plans_include_hybrid_sharding_within_a_node() {
+        let mut s =
+            scenario(include_str!("../../tests/data/reference/cases/llm__llama2_70b__dc_A_2048__llm_train.json"));
+        s.task.mode = crate::engine::scenario::Mode::Default;
+        let n = s.system.devices_per_node();
+        let degree = |spec: &Spec, st: Strategy| spec.product_of(&[st]);
+        let specs: Vec<Spec> = plans(&s, &Space::fixed_global(&s)).iter().filter_map(|c| c.plan.transformer).collect();
+        let hybrid: Vec<&Spec> =
+            specs.iter().filter(|t| degree(t, Strategy::Fsdp) > 1 && degree(t, Strategy::Ddp) > 1).collect();
+        assert!(!hybrid.is_empty(), "no hybrid plan among {}", specs.len());
+        for t in &hybrid {
+            // The shard group fills the node next to tensor parallelism; replicas span nodes;
+            // no pipeline (as PyTorch runs HSDP).
+            assert_eq!(degree(t, Strategy::Tp) * degree(t, Strategy::Cp) * degree(t, Strategy::Fsdp), n, "{t:?}");
+            assert_eq!(degree(t, Strategy::Pp), 1, "{t:?}");
+        }
+        // Full sharding and plain data parallelism stay in the search.
+        assert!(specs.iter().any(|t| degree(t, Strategy::Fsdp) > 1 && degree(t, Strategy::Ddp) == 1));
+        assert!(specs.iter().any(|t| degree(t, Strategy::Fsdp) == 1 && degree(t, Strategy::Ddp) > 1));
+        // Serving keeps whole copies: no sharding at all.
+        let mut serve = s.clone();
+        serve.task.kind = crate::engine::scenario::TaskKind::Inference;
+        assert!(plans(&serve, &Space::fixed_global(&serve))
+            .iter()
+            .filter_map(|c| c.plan.transformer)
+            .all(|t| degree(&t, Strategy::Fsdp) == 1));
     }
 
     #[test]

@@ -31,7 +31,8 @@ Usage:
                  [--max-tpot-ms MS] [--max-ttft-ms MS]
       search every parallelization plan the model accepts for FILE's model on its cluster
       (MAD-Max paper mode: what the reference accepts; the default model: N-D plans of
-      tensor, context, expert, data and pipeline parallelism, each trained with up to four
+      tensor, context, expert, data (plain, fully sharded, or, without a pipeline, hybrid:
+      sharded within a node, replicated across nodes) and pipeline parallelism, each trained with up to four
       micro-batch sizes, no, selective or full recomputation (more only where less does not
       fit), ZeRO 0 or 1 with plain data parallelism (and 2 without a pipeline), sequence
       parallelism with tensor parallelism, and 1 to 8 pipeline chunks per GPU where they
