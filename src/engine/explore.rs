@@ -7,6 +7,8 @@
 //! fully sharded, or, without a pipeline, hybrid: sharded within a node and replicated across nodes) and pipeline
 //! parallelism in Megatron's nesting order, tensor parallelism within a node and dividing the
 //! heads); illegal plans are never evaluated. Plans whose weights do not fit in HBM are kept and marked, not dropped. Pure: no clock, no I/O; callers chunk the work.
+//!
+//! One job: finding and ranking plans (the co-design what-ifs re-run the same search).
 
 use super::extended::{self, shape::Dims};
 use super::reference::rules;

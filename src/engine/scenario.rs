@@ -4,6 +4,8 @@
 //! counts are at least 1, rates are positive and finite, plans multiply to the GPU count, and
 //! the reference's structural rules hold. Units: bytes, seconds, FLOPs and FLOP/s, bytes/s.
 //! This module does not compute anything.
+//!
+//! One job: the types of a validated scenario and what they derive.
 
 use super::num::Num;
 use serde::Serialize;

@@ -5,6 +5,8 @@
 //! on the typed values ([`crate::engine::reference::rules`]). Every error names the field
 //! (`task.transformer_parallel_degree`) and says the rule in a sentence. Nothing here panics on
 //! any input.
+//!
+//! One job: checking input: raw configs to a trusted scenario or every problem found.
 
 use super::num::Num;
 use super::raw::{short, Field, RawModel, RawScenario, RawSystem, RawTask, RawValue};

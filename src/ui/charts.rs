@@ -1,6 +1,8 @@
 //! Charts drawn with plotters on a `<canvas>`: the time breakdown, the two-stream timeline,
 //! throughput sweeps and memory per GPU. Each takes plain data from the report; errors become
 //! text the page shows, never a panic.
+//!
+//! One job: drawing the charts.
 
 use super::canvas::PlacedPoints;
 use super::sweep::{Point, ServePoint};

@@ -1,5 +1,7 @@
 //! The explorer page: search settings, a chunked search with progress and cancel, the best plan
 //! against the user's, ranked plans, Pareto and co-design charts, cost and energy.
+//!
+//! One job: the explorer page (its settings, its search, and the views of the plans it found).
 
 use super::canvas::{Canvas, Draw};
 use super::charts::{self, Theme};

@@ -1,6 +1,8 @@
 //! The page's state, its actions and the reducer: plain Rust (no Yew, no DOM), so that every
 //! transition is unit-tested natively. Derived values (charts' data, labels) are computed from
 //! the state, never stored, except the last good evaluation, which must survive invalid edits.
+//!
+//! One job: the page's state machine (state, actions, reducer).
 
 use super::fields::{Field, Kind};
 use super::plan;

@@ -121,6 +121,21 @@ fn no_unwrap(path: &str, text: &str) -> Vec<String> {
         .collect()
 }
 
+/// Rule: a file of more than [`LONG_FILE_LINES`] lines of code (above its tests) does one job
+/// and says which in its header (`//! One job: ...`); otherwise it is split by job.
+fn long_files_say_their_job(path: &str, text: &str) -> Vec<String> {
+    let lines = code_lines(text).count();
+    let says = text.lines().take_while(|l| l.starts_with("//!")).any(|l| l.starts_with("//! One job: "));
+    if lines > LONG_FILE_LINES && !says {
+        vec![format!("{path}: {lines} lines of code and no \"//! One job: ...\" in its header: split it by job, or say its one job")]
+    } else {
+        Vec::new()
+    }
+}
+
+/// Lines of code above which a file must say its one job ([`long_files_say_their_job`]).
+const LONG_FILE_LINES: usize = 600;
+
 /// Backticked names in a document that look like files of this repository: `src/...`,
 /// `tests/...`, or a bare `name.rs` / `dir/name.rs`.
 fn file_names(doc: &str) -> Vec<&str> {
@@ -177,7 +192,7 @@ type Rule = fn(&str, &str) -> Vec<String>;
 
 #[test]
 fn the_code_keeps_its_invariants() {
-    let rules: [Rule; 3] = [engine_is_pure, constants_in_calibration, no_unwrap];
+    let rules: [Rule; 4] = [engine_is_pure, constants_in_calibration, no_unwrap, long_files_say_their_job];
     let files = rust_files("src");
     assert!(files.len() > 40, "the walk found the sources: {files:?}");
     let mut found = Vec::new();
@@ -212,6 +227,12 @@ fn each_rule_catches_a_planted_violation() {
     assert_eq!(no_unwrap("src/ui/app.rs", "let el = doc.get_element_by_id(\"x\").unwrap();").len(), 1);
     assert_eq!(no_unwrap("src/input.rs", "let v = s.parse::<u64>().expect(\"a number\");").len(), 1);
     assert!(no_unwrap("src/input.rs", "#[cfg(test)]\nmod tests { fn t() { x.unwrap(); } }").is_empty());
+
+    let long = "fn f() {}\n".repeat(LONG_FILE_LINES + 1);
+    assert_eq!(long_files_say_their_job("src/x.rs", &format!("//! Many things.\n{long}")).len(), 1);
+    assert!(long_files_say_their_job("src/x.rs", &format!("//! Things.\n//!\n//! One job: things.\n{long}")).is_empty());
+    let tested = format!("//! Short.\nfn f() {{}}\n#[cfg(test)]\nmod tests {{\n{long}}}\n");
+    assert!(long_files_say_their_job("src/x.rs", &tested).is_empty(), "tests do not count");
 
     let files = vec!["src/engine/mod.rs".to_owned(), "src/accuracy/floor.rs".to_owned()];
     let doc = "- `src/engine/mod.rs`: the front door.\n  - `floor.rs`, `accuracy/floor.rs`\n- `src/gone.rs`: moved.\n  - `gone.rs`";

@@ -14,6 +14,8 @@
 //! Embedding tables can be split table-wise (MAD-Max's mp), row-wise or column-wise over the mp
 //! levels (TorchRec's sharding types), or replicated by ddp levels. Sources: Naumov et al. 2019
 //! (DLRM), Mudigere et al. 2022 (ZionEX, TorchRec sharding), Rajbhandari et al. 2020 (ZeRO).
+//!
+//! One job: the default model of the recommendation families.
 
 use super::calibration::{
     ADAM_BYTES_PER_PARAM, EMB_BACKWARD_PASSES, EMB_STATE_BYTES_PER_ROW, MLP_ELEMENTWISE_PASSES,

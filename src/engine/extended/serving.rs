@@ -8,6 +8,8 @@
 //! its score FLOPs and its KV-cache traffic (a roofline), plus element-wise traffic. The KV cache holds `2 x kv heads x head dim` elements per layer per token.
 //! Sources: Pope et al. 2022 ("Efficiently Scaling Transformer Inference"), kipply 2022
 //! ("Transformer Inference Arithmetic"), Kwon et al. 2023 (vLLM: the KV cache bounds the batch).
+//!
+//! One job: LLM serving in the default model.
 
 use super::calibration::{KERNELS_PER_BLOCK, KERNEL_OVERHEAD_S, WORKSPACE_BYTES};
 use super::collective::{time_s, Collective};

@@ -2,6 +2,8 @@
 //! it runs at, each op's duration (GEMMs by shape, element-wise traffic, collectives, the host's
 //! floor), memory per pipeline stage, and model and hardware FLOPs. The timeline that puts the
 //! ops in order is [`super::iteration`]; serving and the explanations read the same context.
+//!
+//! One job: the durations, memory and FLOPs of a transformer's ops in the default model.
 
 use super::calibration::{
     ADAM_BYTES_PER_PARAM, FP8_CAST_WRITE_BYTES, FP8_GEMM_EFFICIENCY, FP8_WEIGHT_COPY_BYTES_PER_PARAM,
