@@ -272,25 +272,23 @@ fn scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
         x @ ("none" | "selective" | "full") => x,
         other => return Err(format!("recompute \"{}\" is not none, selective or full", short(other))),
     };
-    let task = json!({
-        "name": r.get("id"),
-        "type": "pretrain",
-        "mode": "default",
-        "transformer_parallel": levels.iter().map(|l| l.0).collect::<Vec<_>>(),
-        "transformer_parallel_degree": levels.iter().map(|l| l.1).collect::<Vec<_>>(),
-        "emb_parallel": ["ddp"],
-        "emb_parallel_degree": [n],
-        "local_emb_bs": local,
-        "local_transformer_bs": local,
-        "micro_batch": micro,
-        "virtual_stages": vpp,
-        "zero_stage": zero.min(2),
-        "recompute": recompute,
-        "sequence_parallel": r.get("seq_parallel") == "1",
-        "fused_loss": fused_loss,
-        "fp8": fp8,
-        "fp32_grads": r.flag("fp32_grads", false)?,
-    });
+    let task = task_config(
+        r,
+        "pretrain",
+        &levels,
+        n,
+        local,
+        json!({
+            "micro_batch": micro,
+            "virtual_stages": vpp,
+            "zero_stage": zero.min(2),
+            "recompute": recompute,
+            "sequence_parallel": r.get("seq_parallel") == "1",
+            "fused_loss": fused_loss,
+            "fp8": fp8,
+            "fp32_grads": r.flag("fp32_grads", false)?,
+        }),
+    );
     Ok((json!({ "model": model, "system": Value::Object(system), "task": task }), defaults))
 }
 
@@ -383,22 +381,40 @@ fn inference_scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
         levels.push(("ddp", 1));
     }
     let batch = r.need("batch")?;
-    let task = json!({
+    let task = task_config(
+        r,
+        "inference",
+        &levels,
+        n,
+        batch,
+        json!({
+            "input_tokens": input,
+            "output_tokens": output,
+            "weight_format": format,
+            "kv_format": if format == "int4" { "fp16" } else { format },
+        }),
+    );
+    Ok((json!({ "model": model, "system": Value::Object(system), "task": task }), defaults))
+}
+
+/// A row's task config in the default model: its kind, its transformer plan's `levels`, data
+/// parallel embeddings over its `n` GPUs, its local batch, and the kind's own keys (`extra`).
+fn task_config(r: &Row, kind: &str, levels: &[(&str, u64)], n: u64, local: u64, extra: Value) -> Value {
+    let mut task = json!({
         "name": r.get("id"),
-        "type": "inference",
+        "type": kind,
         "mode": "default",
         "transformer_parallel": levels.iter().map(|l| l.0).collect::<Vec<_>>(),
         "transformer_parallel_degree": levels.iter().map(|l| l.1).collect::<Vec<_>>(),
         "emb_parallel": ["ddp"],
         "emb_parallel_degree": [n],
-        "local_emb_bs": batch,
-        "local_transformer_bs": batch,
-        "input_tokens": input,
-        "output_tokens": output,
-        "weight_format": format,
-        "kv_format": if format == "int4" { "fp16" } else { format },
+        "local_emb_bs": local,
+        "local_transformer_bs": local,
     });
-    Ok((json!({ "model": model, "system": Value::Object(system), "task": task }), defaults))
+    if let (Some(t), Value::Object(extra)) = (task.as_object_mut(), extra) {
+        t.extend(extra);
+    }
+    task
 }
 
 /// The scenario of a row (training or serving, by the header) and the defaults it used.
