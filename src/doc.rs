@@ -162,6 +162,9 @@ pub fn plan_task_keys(
     if let Some(b) = p.local_transformer_batch {
         m.insert("local_transformer_bs".into(), json!(b));
     }
+    if crate::engine::explore::searches_emb_sharding(base) {
+        m.insert("emb_sharding".into(), json!(o.setup.emb_sharding.config_name()));
+    }
     if crate::engine::explore::searches_settings(base) {
         m.insert("micro_batch".into(), json!(o.setup.micro_batch));
         m.insert("recompute".into(), json!(o.setup.recompute.config_name()));

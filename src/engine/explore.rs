@@ -13,7 +13,7 @@
 use super::extended::{self, shape::Dims};
 use super::reference::rules;
 use super::report::Report;
-use super::scenario::{Family, Level, Plan, Recompute, Scenario, Setup, Spec, Strategy};
+use super::scenario::{EmbSharding, Family, Level, Plan, Recompute, Scenario, Setup, Spec, Strategy};
 use super::{evaluate, uses_default_model};
 use serde::Serialize;
 
@@ -75,6 +75,13 @@ pub const MICRO_BATCH_CHOICES: usize = 4;
 /// default-model transformer in training.
 pub fn searches_settings(s: &Scenario) -> bool {
     uses_default_model(s) && !s.model.arch.family().is_dlrm() && s.task.kind.trains()
+}
+
+/// Whether the search tries each way of sharding embedding tables (table-, row- and
+/// column-wise) where tables are split over GPUs: the default model's recommendation families,
+/// which cost each ([`extended::dlrm`]).
+pub fn searches_emb_sharding(s: &Scenario) -> bool {
+    uses_default_model(s) && s.model.arch.family().is_dlrm()
 }
 
 /// The shape of a plan the training settings depend on.
@@ -515,8 +522,26 @@ pub fn plans(base: &Scenario, space: &Space) -> Vec<Candidate> {
                     } else {
                         rules::check(&candidate).is_empty()
                     };
-                    if ok {
-                        out.push(Candidate { plan: candidate.task.plan, setup: base.task.setup.clone() });
+                    if !ok {
+                        continue;
+                    }
+                    // Tables split over GPUs (an mp level) can be split by table, row or column.
+                    let kinds: &[EmbSharding] = if searches_emb_sharding(base) && e.product_of(&[Strategy::Mp]) > 1 {
+                        &EmbSharding::ALL
+                    } else {
+                        &[]
+                    };
+                    if kinds.is_empty() {
+                        out.push(Candidate { plan: candidate.task.plan.clone(), setup: base.task.setup.clone() });
+                    }
+                    for &emb_sharding in kinds {
+                        candidate.task.setup.emb_sharding = emb_sharding;
+                        if extended::rules::check(&candidate).is_empty() {
+                            out.push(Candidate {
+                                plan: candidate.task.plan.clone(),
+                                setup: candidate.task.setup.clone(),
+                            });
+                        }
                     }
                     if out.len() > MAX_PLANS {
                         return out;
@@ -740,6 +765,9 @@ pub fn scaled(base: &Scenario, r: Resource, factor: f64) -> Option<Scenario> {
 /// in training the settings the explorer chose (`micro-batch 2, selective recomputation`).
 pub fn describe_outcome(s: &Scenario, o: &Outcome) -> String {
     let plan = describe(s, &o.plan);
+    if searches_emb_sharding(s) && o.plan.emb.product_of(&[Strategy::Mp]) > 1 {
+        return format!("{plan}, {}-wise sharding", o.setup.emb_sharding.config_name());
+    }
     if !searches_settings(s) {
         return plan;
     }
@@ -895,6 +923,36 @@ mod tests {
             .iter()
             .filter_map(|c| c.plan.transformer)
             .all(|t| degree(&t, Strategy::Fsdp) == 1));
+    }
+
+    #[test]
+    fn recommendation_plans_try_each_way_of_sharding_tables() {
+        let mut s = scenario(include_str!(
+            "../../tests/data/reference/cases/dlrm__dlrm_a__cloud_A_h100.80_64__dlrm_pre_fsdp_ddp_mp_64x8.json"
+        ));
+        s.task.mode = crate::engine::scenario::Mode::Default;
+        let space = Space::fixed_global(&s);
+        let all = plans(&s, &space);
+        let split = |c: &&Candidate| c.plan.emb.product_of(&[Strategy::Mp]) > 1;
+        for kind in EmbSharding::ALL {
+            assert!(all.iter().filter(split).any(|c| c.setup.emb_sharding == kind), "no {kind:?} plan");
+        }
+        // Replicated tables have nothing to shard: one plan each.
+        let replicated: Vec<&Candidate> = all.iter().filter(|c| !split(c)).collect();
+        assert!(replicated.iter().all(|c| c.setup.emb_sharding == s.task.setup.emb_sharding));
+        // The plan says its sharding, and applying it sets it.
+        let r = search(&s, &space).expect("within budget");
+        let o = r
+            .ranked
+            .iter()
+            .find(|o| o.plan.emb.product_of(&[Strategy::Mp]) > 1 && o.setup.emb_sharding == EmbSharding::Row);
+        let o = o.expect("a row-wise plan");
+        assert!(describe_outcome(&s, o).ends_with(", row-wise sharding"), "{}", describe_outcome(&s, o));
+        assert_eq!(crate::doc::plan_task_keys(&s, o)["emb_sharding"], "row");
+        // MAD-Max paper mode has one way (its mp): nothing more is searched.
+        let mut paper = s.clone();
+        paper.task.mode = crate::engine::scenario::Mode::Reference;
+        assert!(!searches_emb_sharding(&paper));
     }
 
     #[test]
