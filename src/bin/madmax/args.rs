@@ -4,27 +4,11 @@
 //! one sentence naming the command and the argument.
 
 use lexopt::{Arg, Parser, ValueExt};
+use madmax::engine::scenario::Mode;
 use std::ffi::OsString;
 
 /// Most local batches `explore --local-batches` takes (each one multiplies the plans).
 pub const MAX_LOCAL_BATCHES: usize = 64;
-
-/// Which model evaluates a file, overriding its `task.mode`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ModeArg {
-    Default,
-    Reference,
-}
-
-impl ModeArg {
-    /// The `task.mode` value it stands for.
-    pub fn config_name(self) -> &'static str {
-        match self {
-            ModeArg::Default => "default",
-            ModeArg::Reference => "reference",
-        }
-    }
-}
 
 /// `madmax eval FILE [--json] [--timeline] [--mode M]`.
 #[derive(Debug, PartialEq)]
@@ -32,7 +16,8 @@ pub struct EvalArgs {
     pub file: String,
     pub json: bool,
     pub timeline: bool,
-    pub mode: Option<ModeArg>,
+    /// Which model evaluates the file, overriding its `task.mode`.
+    pub mode: Option<Mode>,
 }
 
 /// `madmax explore FILE [--json] [--top N] [--local-batches L] [--mode M] [--max-tpot-ms MS]
@@ -45,7 +30,7 @@ pub struct ExploreArgs {
     pub top: usize,
     /// Local batches to search; `None`: the task's global batch, fixed.
     pub local_batches: Option<Vec<u64>>,
-    pub mode: Option<ModeArg>,
+    pub mode: Option<Mode>,
     /// Serving: most time per output token, s.
     pub max_tpot_s: Option<f64>,
     /// Serving: most time to the first token, s.
@@ -145,10 +130,10 @@ fn unexpected(cmd: &str, a: &Arg) -> Usage {
     Usage(format!("{cmd}: unexpected argument '{}'", shown(a)))
 }
 
-fn mode(p: &mut Parser, cmd: &str) -> Result<ModeArg, Usage> {
+fn mode(p: &mut Parser, cmd: &str) -> Result<Mode, Usage> {
     match value(p, cmd, "--mode takes default or reference")?.as_str() {
-        "default" => Ok(ModeArg::Default),
-        "reference" => Ok(ModeArg::Reference),
+        "default" => Ok(Mode::Default),
+        "reference" => Ok(Mode::Reference),
         _ => Err(Usage(format!("{cmd}: --mode takes default or reference"))),
     }
 }
@@ -274,7 +259,7 @@ mod tests {
     fn commands_parse_into_typed_arguments() {
         assert_eq!(
             parsed(&["eval", "-", "--json", "--mode", "default"]),
-            Ok(Command::Eval(EvalArgs { file: "-".into(), json: true, timeline: false, mode: Some(ModeArg::Default) }))
+            Ok(Command::Eval(EvalArgs { file: "-".into(), json: true, timeline: false, mode: Some(Mode::Default) }))
         );
         let Ok(Command::Explore(e)) =
             parsed(&["explore", "f.json", "--top", "5", "--local-batches", "1, 2,4", "--max-tpot-ms", "50"])

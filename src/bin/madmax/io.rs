@@ -2,7 +2,6 @@
 //! closed pipe), files read within bounds, scenario files parsed and validated, and input
 //! problems said one way for every command.
 
-use crate::args::ModeArg;
 use madmax::engine::{validate, FieldError, RawFile, RawScenario, Scenario};
 use madmax::input::printable;
 use madmax::units;
@@ -147,7 +146,7 @@ pub fn parse_scenario(text: &str) -> Result<RawScenario, InputError> {
 }
 
 /// Reads, parses and validates a scenario file; `mode` overrides the file's `task.mode`.
-pub fn load(path: &str, mode: Option<ModeArg>) -> Result<Scenario, InputError> {
+pub fn load(path: &str, mode: Option<madmax::engine::scenario::Mode>) -> Result<Scenario, InputError> {
     let mut raw = read_scenario(path)?;
     if let (Some(m), Some(task)) = (mode, raw.task.as_mut()) {
         task.mode = Some(madmax::engine::RawValue::Str(m.config_name().into()));
