@@ -180,25 +180,18 @@ fn scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
     // Blank: dropout on (Megatron-LM's GPT, the shared set's runs) and PyTorch's loss.
     let dropout = r.flag("dropout", true)?;
     let fused_loss = r.flag("fused_loss", false)?;
-    let model = json!({
-        "name": r.get("model"),
-        "type": "LLM",
-        "bytes_per_nonemb_param": 2,
-        "bytes_per_emb_param": 2,
-        "entries_per_table": r.need("vocab")?,
-        "num_transformer_layers": layers,
-        "num_transformer_heads": heads,
-        "num_kv_heads": kv,
-        "attention_dim": r.need("hidden")?,
-        "transformer_fc_dim": r.need("ffn_hidden")?,
-        "transformer_seq_len": r.need("seq_len")?,
-        "ffn_kind": ffn_kind,
-        // Megatron-LM GPT (and MPT) tie the output layer to the word embedding.
-        "tied_embeddings": true,
-        "attention": attention,
-        "causal": true,
-        "dropout": dropout,
-    });
+    let shape = (layers, heads, kv, r.need("seq_len")?, ffn_kind);
+    let model = llm_config(
+        r,
+        shape,
+        json!({
+            // Megatron-LM GPT (and MPT) tie the output layer to the word embedding.
+            "tied_embeddings": true,
+            "attention": attention,
+            "causal": true,
+            "dropout": dropout,
+        }),
+    )?;
     let gpu_cell = r.get("gpu");
     let gpu = &row_gpu(gpu_cell)?;
     let n = r.positive("n_gpus")?;
@@ -347,20 +340,9 @@ fn inference_scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
         f @ ("fp16" | "bf16" | "fp8" | "int8" | "int4") => f,
         other => return Err(format!("dtype \"{}\" is not fp16, bf16, fp8, int8 or int4", short(other))),
     };
-    let model = json!({
-        "name": r.get("model"),
-        "type": "LLM",
-        "bytes_per_nonemb_param": 2,
-        "bytes_per_emb_param": 2,
-        "entries_per_table": r.need("vocab")?,
-        "num_transformer_layers": r.need("layers")?,
-        "num_transformer_heads": heads,
-        "num_kv_heads": r.count("kv_heads")?.unwrap_or(heads),
-        "attention_dim": r.need("hidden")?,
-        "transformer_fc_dim": r.need("ffn_hidden")?,
-        "transformer_seq_len": input + output,
-        "ffn_kind": if r.get("ffn_kind").is_empty() { "gelu" } else { r.get("ffn_kind") },
-    });
+    let ffn_kind = if r.get("ffn_kind").is_empty() { "gelu" } else { r.get("ffn_kind") };
+    let kv = r.count("kv_heads")?.unwrap_or(heads);
+    let model = llm_config(r, (r.need("layers")?, heads, kv, input + output, ffn_kind), json!({}))?;
     let gpu_cell = r.get("gpu");
     let gpu = &row_gpu(gpu_cell)?;
     let n = r.need("n_gpus")?;
@@ -397,10 +379,43 @@ fn inference_scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
     Ok((json!({ "model": model, "system": Value::Object(system), "task": task }), defaults))
 }
 
+/// A row's model config: an LLM of the row's vocabulary and widths in 16-bit weights, with
+/// `(layers, heads, key/value heads, sequence, feed-forward kind)` as the schema reads them,
+/// and the schema's own keys (`extra`).
+fn llm_config(
+    r: &Row,
+    (layers, heads, kv, seq, ffn_kind): (u64, u64, u64, u64, &str),
+    extra: Value,
+) -> Result<Value, String> {
+    let model = json!({
+        "name": r.get("model"),
+        "type": "LLM",
+        "bytes_per_nonemb_param": 2,
+        "bytes_per_emb_param": 2,
+        "entries_per_table": r.need("vocab")?,
+        "num_transformer_layers": layers,
+        "num_transformer_heads": heads,
+        "num_kv_heads": kv,
+        "attention_dim": r.need("hidden")?,
+        "transformer_fc_dim": r.need("ffn_hidden")?,
+        "transformer_seq_len": seq,
+        "ffn_kind": ffn_kind,
+    });
+    Ok(with_keys(model, extra))
+}
+
+/// A config object with `extra`'s keys added (or replaced).
+fn with_keys(mut config: Value, extra: Value) -> Value {
+    if let (Some(c), Value::Object(extra)) = (config.as_object_mut(), extra) {
+        c.extend(extra);
+    }
+    config
+}
+
 /// A row's task config in the default model: its kind, its transformer plan's `levels`, data
 /// parallel embeddings over its `n` GPUs, its local batch, and the kind's own keys (`extra`).
 fn task_config(r: &Row, kind: &str, levels: &[(&str, u64)], n: u64, local: u64, extra: Value) -> Value {
-    let mut task = json!({
+    let task = json!({
         "name": r.get("id"),
         "type": kind,
         "mode": "default",
@@ -411,10 +426,7 @@ fn task_config(r: &Row, kind: &str, levels: &[(&str, u64)], n: u64, local: u64, 
         "local_emb_bs": local,
         "local_transformer_bs": local,
     });
-    if let (Some(t), Value::Object(extra)) = (task.as_object_mut(), extra) {
-        t.extend(extra);
-    }
-    task
+    with_keys(task, extra)
 }
 
 /// The scenario of a row (training or serving, by the header) and the defaults it used.
