@@ -5,7 +5,7 @@
 //! of the previous phase. O(number of ops); no names, no searching. It knows nothing about
 //! models, so the default model and reference mode share it.
 
-use super::ops::{Category, Op, OpName, Phase};
+use super::ops::{Category, OpName, Phase};
 
 /// Per-category busy time, s, summed in emission order (SPEC section 6, "Accumulators").
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -64,17 +64,17 @@ pub struct Scheduler {
     barrier: bool,
 }
 
-impl Default for Scheduler {
-    fn default() -> Scheduler {
+impl Scheduler {
+    /// MAD-Max's scheduler: a new phase waits for both streams to finish the last one (SPEC
+    /// Q21); reference mode's graph builder uses it.
+    pub fn with_phase_barrier() -> Scheduler {
         Scheduler { cursor: [0.0; 2], phase: Phase::Forward, totals: [0.0; 9], barrier: true }
     }
-}
 
-impl Scheduler {
     /// A scheduler without the phase barrier: ops wait only for their stream and their
-    /// dependencies.
+    /// dependencies (the default model).
     pub fn without_barrier() -> Scheduler {
-        Scheduler { barrier: false, ..Scheduler::default() }
+        Scheduler { cursor: [0.0; 2], phase: Phase::Forward, totals: [0.0; 9], barrier: false }
     }
 
     /// Places an op whose dependencies all end by `ready_s` (0 when it has none) and returns
@@ -123,23 +123,25 @@ pub(crate) fn later(a: f64, b: f64) -> f64 {
     }
 }
 
-/// Schedules a whole graph anew: sets every op's start time and returns the totals and the end
-/// time. Dependencies must point at earlier ops.
-pub fn schedule(ops: &mut [Op]) -> Schedule {
-    let mut s = Scheduler::default();
-    for i in 0..ops.len() {
-        let (placed, rest) = ops.split_at_mut(i);
-        let op = &mut rest[0];
-        let ready_s = op.deps.ids().filter_map(|d| placed.get(d as usize)).map(Op::end_s).fold(0.0, later);
-        op.start_s = s.place(op.name, op.duration_s, ready_s);
-    }
-    s.finish()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::ops::{Block, Dep, GraphBuilder, OpKind, OpName, Visibility};
+
+    /// Schedules a whole graph anew: sets every op's start time and returns the totals and the end
+    /// time. Dependencies must point at earlier ops.
+    fn schedule(ops: &mut [Op]) -> Schedule {
+        let mut s = Scheduler::with_phase_barrier();
+        for i in 0..ops.len() {
+            let (placed, rest) = ops.split_at_mut(i);
+            let op = &mut rest[0];
+            let ready_s = op.deps.ids().filter_map(|d| placed.get(d as usize)).map(Op::end_s).fold(0.0, later);
+            op.start_s = s.place(op.name, op.duration_s, ready_s);
+        }
+        s.finish()
+    }
+
+    use crate::engine::ops::{Block, Op, OpKind, OpName};
+    use crate::engine::reference::graph::{Dep, GraphBuilder};
 
     fn n(block: Block, layer: i32, phase: Phase, kind: OpKind) -> OpName {
         OpName::new(block, layer, phase, kind)
@@ -150,7 +152,7 @@ mod tests {
         use Block::*;
         use OpKind::*;
         use Phase::*;
-        let mut b = GraphBuilder::new(2, 8, Visibility::OtherStream);
+        let mut b = GraphBuilder::new(2, 8);
         let ag0 = n(Attn, 0, Forward, WeightAllGather);
         let ag1 = n(Attn, 1, Forward, WeightAllGather);
         b.emit(ag0, 2.0, &[]); // comm 0..2

@@ -121,6 +121,23 @@ fn no_unwrap(path: &str, text: &str) -> Vec<String> {
         .collect()
 }
 
+/// Rule: only reference mode builds a graph by name or schedules with MAD-Max's phase barrier
+/// (`GraphBuilder`, `Scheduler::with_phase_barrier`): the machinery that carries the
+/// reference's quirks stays in `src/engine/reference/` (the barrier is defined in
+/// `schedule.rs`, and used only by the reference's graph builder).
+fn reference_machinery_stays_in_reference(path: &str, text: &str) -> Vec<String> {
+    if path.starts_with("src/engine/reference/") {
+        return Vec::new();
+    }
+    code_lines(text)
+        .filter(|(_, l)| {
+            let c = uncommented(l);
+            c.contains("GraphBuilder") || (c.contains("with_phase_barrier()") && !c.contains("fn with_phase_barrier"))
+        })
+        .map(|(n, l)| format!("{path}:{n}: reference-only machinery outside src/engine/reference/: {}", l.trim()))
+        .collect()
+}
+
 /// Rule: a file of more than [`LONG_FILE_LINES`] lines of code (above its tests) does one job
 /// and says which in its header (`//! One job: ...`); otherwise it is split by job.
 fn long_files_say_their_job(path: &str, text: &str) -> Vec<String> {
@@ -192,7 +209,13 @@ type Rule = fn(&str, &str) -> Vec<String>;
 
 #[test]
 fn the_code_keeps_its_invariants() {
-    let rules: [Rule; 4] = [engine_is_pure, constants_in_calibration, no_unwrap, long_files_say_their_job];
+    let rules: [Rule; 5] = [
+        engine_is_pure,
+        constants_in_calibration,
+        no_unwrap,
+        long_files_say_their_job,
+        reference_machinery_stays_in_reference,
+    ];
     let files = rust_files("src");
     assert!(files.len() > 40, "the walk found the sources: {files:?}");
     let mut found = Vec::new();
@@ -227,6 +250,12 @@ fn each_rule_catches_a_planted_violation() {
     assert_eq!(no_unwrap("src/ui/app.rs", "let el = doc.get_element_by_id(\"x\").unwrap();").len(), 1);
     assert_eq!(no_unwrap("src/input.rs", "let v = s.parse::<u64>().expect(\"a number\");").len(), 1);
     assert!(no_unwrap("src/input.rs", "#[cfg(test)]\nmod tests { fn t() { x.unwrap(); } }").is_empty());
+
+    let builder = "let mut g = GraphBuilder::new(4, 8);";
+    assert_eq!(reference_machinery_stays_in_reference("src/engine/extended/iteration.rs", builder).len(), 1);
+    assert!(reference_machinery_stays_in_reference("src/engine/reference/dlrm.rs", builder).is_empty());
+    let barrier = "let s = Scheduler::with_phase_barrier();";
+    assert_eq!(reference_machinery_stays_in_reference("src/engine/extended/serving.rs", barrier).len(), 1);
 
     let long = "fn f() {}\n".repeat(LONG_FILE_LINES + 1);
     assert_eq!(long_files_say_their_job("src/x.rs", &format!("//! Many things.\n{long}")).len(), 1);

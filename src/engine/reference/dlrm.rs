@@ -1,8 +1,9 @@
 //! Reference mode: op lists of DLRM and DLRM_MoE (SPEC 8.1, 8.2), and the MLP parts that
 //! DLRM_Transformer shares with them.
 
+use super::graph::{Dep, GraphBuilder};
 use super::{name, on, when, Batch, Part, ReferenceCx, Step, Walk};
-use crate::engine::ops::{Block, Dep, GraphBuilder, OpKind, Phase};
+use crate::engine::ops::{Block, OpKind, Phase};
 use crate::engine::scenario::{Arch, Dlrm, Strategy, MAX_LEVELS};
 
 use Block::{MlpBot, MlpTop, Moe};

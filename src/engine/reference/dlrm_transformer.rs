@@ -3,8 +3,9 @@
 //! that is a bug of the reference, not of the model, so this family simply works here.
 
 use super::dlrm::Mlp;
+use super::graph::{Dep, GraphBuilder};
 use super::{int, name, on, Batch, ReferenceCx, Step};
-use crate::engine::ops::{Block, Dep, GraphBuilder, OpKind, Phase};
+use crate::engine::ops::{Block, OpKind, Phase};
 use crate::engine::scenario::{Arch, Strategy};
 
 use Block::{Attn, Fc, MlpBot, MlpTop};

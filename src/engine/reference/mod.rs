@@ -10,6 +10,7 @@
 pub mod dlrm;
 pub mod dlrm_transformer;
 pub mod explain;
+pub mod graph;
 pub mod network;
 pub mod quantities;
 pub mod quirks;
@@ -17,9 +18,10 @@ pub mod rules;
 pub mod transformer;
 
 use super::num::Num;
-use super::ops::{Block, Dep, GraphBuilder, OpKind, OpName, Phase, Visibility};
+use super::ops::{Block, OpKind, OpName, Phase};
 use super::report::{LayerWork, MemPart, Memory, ModelStats, Parts, SystemStats, Work};
 use super::scenario::{Arch, Freeze, Scenario, Spec, Strategy, TaskKind, MAX_LEVELS};
+use graph::{Dep, GraphBuilder};
 use network::Network;
 use quantities::{int, model_counts, Factors, ModelCounts};
 
@@ -27,7 +29,7 @@ use quantities::{int, model_counts, Factors, ModelCounts};
 pub fn build(s: &Scenario) -> Parts {
     let cx = ReferenceCx::new(s);
     let capacity = cx.op_estimate();
-    let mut g = GraphBuilder::new(cx.max_layers(), capacity, Visibility::OtherStream);
+    let mut g = GraphBuilder::new(cx.max_layers(), capacity);
     match &s.model.arch {
         Arch::Dlrm(_) | Arch::DlrmMoe(..) => dlrm::build(&cx, &mut g),
         Arch::DlrmTransformer(..) => dlrm_transformer::build(&cx, &mut g),

@@ -24,11 +24,11 @@
 //! | Q14 | DLRM_T bottom-MLP backward all-gather reuses a stale dependency set; its `elif` compares the wrong loop index. | [`super::dlrm_transformer::build`], the `bottom_backward` closure. |
 //! | Q15 | FLOPs are divided by the *last* tp level's degree. | [`super::quantities::Factors::of`]. |
 //! | Q16 | `pp` only shards weight memory: no pipeline ops, bubbles or FLOP division. | [`super::quantities::Factors::of`] (`shard`), [`super::ReferenceCx::grad_walk`] (no step). |
-//! | Q17 | Dependencies on ops of the *same* stream are inert. | [`crate::engine::ops::Visibility::OtherStream`] in the graph builder. |
-//! | Q18 | Dependencies with out-of-range layer indices match nothing. | [`crate::engine::ops::GraphBuilder`] (slots outside the layer range resolve to nothing); `MLPTop1_b.` in [`super::dlrm_transformer`]. |
+//! | Q17 | Dependencies on ops of the *same* stream are inert. | [`super::graph::GraphBuilder`]: a dependency resolves only on the other stream. |
+//! | Q18 | Dependencies with out-of-range layer indices match nothing. | [`super::graph::GraphBuilder`] (slots outside the layer range resolve to nothing); `MLPTop1_b.` in [`super::dlrm_transformer`]. |
 //! | Q19 | MoE weight collectives move all X experts; MoE all-to-alls are sized `activations/X` and exist only with a tp level. | [`super::quantities`] (`top_mlp_block`, `fc_block`); `moe_a2a_s` in [`super::dlrm`] and [`super::transformer`]. |
 //! | Q20 | A task module for "Seamless" is listed but does not exist. | Unreachable: `model.type` "Seamless" is rejected by validation. |
-//! | Q21 | A hard barrier separates forward and backward; exposed communication counts every compute-stream gap. | [`crate::engine::schedule`], [`crate::engine::report::Report::assemble`] (shared: this *is* the MAD-Max definition). |
+//! | Q21 | A hard barrier separates forward and backward; exposed communication counts every compute-stream gap. | [`crate::engine::schedule::Scheduler::with_phase_barrier`], [`crate::engine::report::Report::assemble`] (shared: this *is* the MAD-Max definition). |
 //! | Q22 | Freezing removes only weight-gradient communication; frozen layers still pay backward GEMMs and TP all-reduces (DLRM bottom/embedding parts are skipped). | [`super::dlrm`], [`super::transformer`], [`super::dlrm_transformer`] (freeze gates). |
 //! | Q23 | `mem_cap` is never compared with memory use; memory is weights only. | [`super::ReferenceCx`] `memory()`; the report carries the capacity for faces to compare. |
 //! | Q24 | DLRM MLP TP all-reduces fire after odd layers forward, even layers backward; transformers after every block. Tp MLPs need even layer counts. | [`super::dlrm`]; [`super::rules`]. |
@@ -37,4 +37,4 @@
 //! | Q27 | AG and RS bandwidths are twice the AR vector; 1-level all-to-all uses pure inter-node bandwidth. | [`super::network::Network::new`]. |
 //! | Q28 | Overlapped communication can be a tiny negative number. | [`crate::engine::report::Report::assemble`] (not clamped in reference mode; the default model clamps it). |
 //! | Q29 | No shipped finetune configs; shipped configs rarely exercise tp/pp. | Nothing to reproduce: the goldens cover these. |
-//! | Q30 | Dependencies match by substring; only `EMB_*_c` and dot-less names rely on it. | [`crate::engine::ops::Dep::EmbComm`] and structured names ([`crate::engine::ops::OpName`]). |
+//! | Q30 | Dependencies match by substring; only `EMB_*_c` and dot-less names rely on it. | [`super::graph::Dep::EmbComm`] and structured names ([`crate::engine::ops::OpName`]). |

@@ -1,8 +1,9 @@
 //! Reference mode: op lists of LLM, LLM_MoE (the "pre-optimized" task, SPEC 8.4, 8.6) and ViT
 //! (the "post-optimized" task, SPEC 8.5; Q3).
 
+use super::graph::{Dep, GraphBuilder};
 use super::{int, name, on, when, Batch, Part, ReferenceCx, Step, Walk};
-use crate::engine::ops::{Block, Dep, GraphBuilder, OpKind, Phase};
+use crate::engine::ops::{Block, OpKind, Phase};
 use crate::engine::scenario::{Arch, Strategy, Transformer, MAX_LEVELS};
 
 use Block::{Attn, Fc, Moe};
