@@ -170,11 +170,13 @@ impl fmt::Display for Why {
 }
 
 impl Reader {
+    // Forced inlining (the hot path of `make bench`) on native builds only: in the wasm site it
+    // copied each call's error formatting or lookup into every caller, 13 KB gzip in all.
     fn push(&mut self, e: FieldError) {
         self.errors.push(e);
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(target_arch = "wasm32"), inline(always))]
     fn present<'r>(&mut self, f: &'r Field, path: At, why: &dyn fmt::Display) -> Option<&'r RawValue> {
         match f {
             Some(v) => Some(v),
@@ -187,13 +189,13 @@ impl Reader {
     }
 
     /// A whole number in `min..=max`.
-    #[inline(always)]
+    #[cfg_attr(not(target_arch = "wasm32"), inline(always))]
     fn count(&mut self, f: &Field, path: At, why: &dyn fmt::Display, min: u64, max: u64) -> Option<u64> {
         let v = self.present(f, path, why)?;
         self.count_value(v, path, min, max)
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(target_arch = "wasm32"), inline(always))]
     fn count_value(&mut self, v: &RawValue, path: At, min: u64, max: u64) -> Option<u64> {
         // A whole number written as a float (2048.0) is the same count.
         let whole;
@@ -229,7 +231,7 @@ impl Reader {
     }
 
     /// A finite number; with `positive`, also greater than zero.
-    #[inline(always)]
+    #[cfg_attr(not(target_arch = "wasm32"), inline(always))]
     fn number(&mut self, f: &Field, path: At, why: &dyn fmt::Display) -> Option<Num> {
         let v = self.present(f, path, why)?;
         let n = match v {
@@ -251,7 +253,7 @@ impl Reader {
     }
 
     /// A number in `min..=max` (bounds keep every result finite; see [`RANGES`]).
-    #[inline(always)]
+    #[cfg_attr(not(target_arch = "wasm32"), inline(always))]
     fn within(&mut self, f: &Field, path: At, why: &dyn fmt::Display, (min, max): (f64, f64)) -> Option<f64> {
         let n = self.number(f, path, why)?.f64();
         if (min..=max).contains(&n) {
@@ -263,7 +265,7 @@ impl Reader {
     }
 
     /// A fraction in `[0.001, 1]` (a utilisation).
-    #[inline(always)]
+    #[cfg_attr(not(target_arch = "wasm32"), inline(always))]
     fn fraction(&mut self, f: &Field, path: At, why: &dyn fmt::Display) -> Option<f64> {
         let n = self.number(f, path, why)?.f64();
         if (UTIL_MIN..=1.0).contains(&n) {
@@ -274,7 +276,7 @@ impl Reader {
         }
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(target_arch = "wasm32"), inline(always))]
     fn text<'r>(&mut self, f: &'r Field, path: At, why: &dyn fmt::Display) -> Option<&'r str> {
         match self.present(f, path, why)? {
             RawValue::Str(s) => Some(s),
@@ -286,7 +288,7 @@ impl Reader {
     }
 
     /// An optional display name (the reference only prints it).
-    #[inline(always)]
+    #[cfg_attr(not(target_arch = "wasm32"), inline(always))]
     fn name(&mut self, f: &Field, path: At) -> Arc<str> {
         match f {
             Some(RawValue::Str(s)) => Arc::clone(s),
@@ -331,7 +333,7 @@ impl Reader {
         }
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(target_arch = "wasm32"), inline(always))]
     fn flag(&mut self, f: &Field, path: At, why: &dyn fmt::Display) -> Option<bool> {
         match self.present(f, path, why)? {
             RawValue::Bool(b) => Some(*b),
