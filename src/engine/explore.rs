@@ -355,7 +355,7 @@ fn default_plans(base: &Scenario, space: &Space, d: &Dims) -> Vec<Candidate> {
                             (Strategy::Tp, tp),
                             (Strategy::Cp, cp),
                             (Strategy::Ep, ep),
-                            (Strategy::Fsdp, if shard > 1 { shard } else { 1 }),
+                            (Strategy::Fsdp, shard),
                             (Strategy::Ddp, dp / shard),
                             (Strategy::Pp, pp),
                         ] {
@@ -515,28 +515,24 @@ pub fn plans(base: &Scenario, space: &Space) -> Vec<Candidate> {
                     };
                     let mut candidate = base.clone();
                     candidate.task.plan = plan;
-                    // The default model runs the reference's plan space for DLRMs, minus what it
-                    // does not model (pipelined MLPs).
-                    let ok = if uses_default_model(base) {
-                        extended::rules::check(&candidate).is_empty()
+                    // Tables split over GPUs (an mp level) can be split by table, row or column;
+                    // each way is checked on its own (a split may not divide the tables).
+                    let own = std::slice::from_ref(&base.task.setup.emb_sharding);
+                    let kinds = if searches_emb_sharding(base) && e.product_of(&[Strategy::Mp]) > 1 {
+                        &EmbSharding::ALL[..]
                     } else {
-                        rules::check(&candidate).is_empty()
+                        own
                     };
-                    if !ok {
-                        continue;
-                    }
-                    // Tables split over GPUs (an mp level) can be split by table, row or column.
-                    let kinds: &[EmbSharding] = if searches_emb_sharding(base) && e.product_of(&[Strategy::Mp]) > 1 {
-                        &EmbSharding::ALL
-                    } else {
-                        &[]
-                    };
-                    if kinds.is_empty() {
-                        out.push(Candidate { plan: candidate.task.plan.clone(), setup: base.task.setup.clone() });
-                    }
                     for &emb_sharding in kinds {
                         candidate.task.setup.emb_sharding = emb_sharding;
-                        if extended::rules::check(&candidate).is_empty() {
+                        // The default model runs the reference's plan space for DLRMs, minus what
+                        // it does not model (pipelined MLPs).
+                        let ok = if uses_default_model(base) {
+                            extended::rules::check(&candidate).is_empty()
+                        } else {
+                            rules::check(&candidate).is_empty()
+                        };
+                        if ok {
                             out.push(Candidate {
                                 plan: candidate.task.plan.clone(),
                                 setup: candidate.task.setup.clone(),

@@ -369,10 +369,11 @@ impl Op {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn name(block: Block, layer: i32, phase: Phase, kind: OpKind) -> OpName {
+    /// An op name (shorter to write in tests; the graph builder's and the scheduler's use it).
+    pub(crate) fn name(block: Block, layer: i32, phase: Phase, kind: OpKind) -> OpName {
         OpName::new(block, layer, phase, kind)
     }
 

@@ -140,12 +140,9 @@ mod tests {
         s.finish()
     }
 
-    use crate::engine::ops::{Block, Op, OpKind, OpName};
+    use crate::engine::ops::tests::name as n;
+    use crate::engine::ops::{Block, Op, OpKind};
     use crate::engine::reference::graph::{Dep, GraphBuilder};
-
-    fn n(block: Block, layer: i32, phase: Phase, kind: OpKind) -> OpName {
-        OpName::new(block, layer, phase, kind)
-    }
 
     #[test]
     fn overlap_dependencies_and_the_phase_barrier() {

@@ -137,10 +137,7 @@ fn nameable(block: Block, kind: OpKind) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn name(block: Block, layer: i32, phase: Phase, kind: OpKind) -> OpName {
-        OpName::new(block, layer, phase, kind)
-    }
+    use crate::engine::ops::tests::name;
 
     #[test]
     fn dependencies_resolve_to_the_latest_op_of_the_other_stream_only() {
