@@ -2,9 +2,9 @@
 // GPUs (timed), a cancelled search, the best plan against the CLI's, and "apply".
 //
 // Usage: node tests/browser/explorer.mjs [DIST_DIR] [MADMAX_BIN]
-import { watchedPage, check, shots, close, scenarioOfLink, canvasInked, openCalculator, runTest, settled, pointAt, steps } from './lib.mjs';
+import { watchedPage, check, shots, close, scenarioOfLink, linkOf, canvasInked, openCalculator, runTest, settled, pointAt, steps } from './lib.mjs';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -131,6 +131,30 @@ await runTest('explorer', dist, async ({ server, browser }) => {
     `the best plan that fits is the CLI's: ${cliMisfit.best.plan}, ${misfitBest} samples/s`);
   await misfit.locator('.headline').first().screenshot({ path: join(shots, 'explorer-misfit.png') });
 
+  // A recommendation model in the default model: the search tries each way of sharding the
+  // tables (table-, row-, column-wise), names it in every plan, and "apply" sets it.
+  const dlrmCase = JSON.parse(readFileSync('tests/data/reference/cases/dlrm__dlrm_a__cloud_A_h100.80_64__dlrm_pre_fsdp_ddp_mp_64x8.json', 'utf8')).inputs;
+  dlrmCase.task.mode = 'default';
+  const dlrm = await watchedPage(await browser.newContext({ viewport: { width: 1280, height: 900 } }), server.url);
+  await dlrm.goto(server.url + linkOf(dlrmCase));
+  await dlrm.locator('#iteration-time').waitFor({ timeout: 20000 });
+  await settled(dlrm);
+  const cliDlrm = cliExplore(scenarioOfLink(await dlrm.locator('#share-link').inputValue()));
+  await dlrm.click('nav >> text=Explorer');
+  await dlrm.uncheck('#explore-codesign');
+  await dlrm.click('#explore-start');
+  await waitFinished(dlrm);
+  const rows = await dlrm.locator('#ranked-plans tbody tr').allTextContents();
+  const kinds = ['table', 'row', 'column'].filter((k) => rows.some((r) => r.includes(`${k}-wise sharding`)));
+  check(kinds.length === 3 && (await dlrm.locator('#best-plan').textContent()).trim() === cliDlrm.best.plan,
+    `DLRM plans name their table sharding (${kinds.join(', ')}); best plan as the CLI's: ${cliDlrm.best.plan}`);
+  await dlrm.click('#apply-best');
+  await dlrm.locator('#iteration-time').waitFor();
+  await settled(dlrm);
+  const applied = scenarioOfLink(await dlrm.locator('#share-link').inputValue());
+  check(applied.task.emb_sharding === cliDlrm.best.task.emb_sharding,
+    `"apply" sets the table sharding: ${applied.task.emb_sharding}`);
+
   // Phone width: the explorer stays usable.
   const phone = await watchedPage(await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2 }), server.url);
   await phone.goto(server.url);
@@ -143,6 +167,6 @@ await runTest('explorer', dist, async ({ server, browser }) => {
   check(overflow <= 1, `no sideways scrolling on a phone (overflow ${overflow} px)`);
   await phone.screenshot({ path: join(shots, 'explorer-phone.png'), fullPage: true });
 
-  for (const p of [page, misfit, phone]) for (const problem of p.problems) check(false, problem);
+  for (const p of [page, misfit, dlrm, phone]) for (const problem of p.problems) check(false, problem);
   console.log(`explorer: full plan search for LLaMA2-70B on 2,048 GPUs took ${searchMs.toFixed(0)} ms in the browser (${cliBest.plans_evaluated} plans)`);
 });
