@@ -363,6 +363,20 @@ fn inference_scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
         levels.push(("ddp", 1));
     }
     let batch = r.need("batch")?;
+    // The shared set's runs (FasterTransformer) launch every kernel from the host and
+    // all-reduce with NCCL: blank cells say so; the calculator's defaults are today's engines'.
+    let mut engine_flag = |key: &str, blank: &str| -> Result<bool, String> {
+        if r.get(key).is_empty() {
+            defaults.push(format!("{key} blank: {blank}"));
+        }
+        r.flag(key, false)
+    };
+    let cuda_graphs =
+        engine_flag("cuda_graphs", "off (each kernel launched from the host, as FasterTransformer does)")?;
+    let custom_all_reduce = engine_flag(
+        "custom_all_reduce",
+        "off (NCCL all-reduces: FasterTransformer's own kernel is opt-in, --enable_custom_all_reduce)",
+    )?;
     let task = task_config(
         r,
         "inference",
@@ -374,6 +388,8 @@ fn inference_scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
             "output_tokens": output,
             "weight_format": format,
             "kv_format": if format == "int4" { "fp16" } else { format },
+            "cuda_graphs": cuda_graphs,
+            "custom_all_reduce": custom_all_reduce,
         }),
     );
     Ok((json!({ "model": model, "system": Value::Object(system), "task": task }), defaults))

@@ -298,6 +298,8 @@ pub struct RawTask {
     pub kv_page_tokens: Field,
     pub step_tokens: Field,
     pub request_rate: Field,
+    pub cuda_graphs: Field,
+    pub custom_all_reduce: Field,
 }
 
 /// The three configs of one run. `None` means the config is absent (or `null`).

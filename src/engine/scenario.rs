@@ -205,6 +205,15 @@ pub struct Setup {
     /// LLM serving with in-flight batching: requests arriving per second over the whole
     /// cluster; `None`: as many as the batch keeps in flight (a closed loop at full load).
     pub request_rate: Option<f64>,
+    /// LLM serving: decode steps replay a captured CUDA graph, so each kernel costs the GPU
+    /// [`GRAPH_KERNEL_OVERHEAD_S`](crate::engine::extended::calibration::GRAPH_KERNEL_OVERHEAD_S)
+    /// instead of a host launch each (vLLM, SGLang and TensorRT-LLM capture them; Hugging Face
+    /// eager and FasterTransformer do not). Steps with a prompt run eagerly either way.
+    pub cuda_graphs: bool,
+    /// LLM serving: tensor-parallel all-reduces within a node take the fastest of NCCL and the
+    /// engines' own one-shot and two-shot kernels (vLLM, SGLang, TensorRT-LLM: a GPU reads its
+    /// peers' buffers over NVLink directly); off: NCCL's alone.
+    pub custom_all_reduce: bool,
 }
 
 /// How an LLM serving engine batches requests.
@@ -313,6 +322,8 @@ impl Default for Setup {
             kv_page_tokens: 16,
             step_tokens: 2048,
             request_rate: None,
+            cuda_graphs: true,
+            custom_all_reduce: true,
         }
     }
 }

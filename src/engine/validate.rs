@@ -779,7 +779,12 @@ fn read_setup(v: &mut Reader, t: &RawTask) -> Option<Setup> {
         None | Some(RawValue::Null) => None,
         f => Some(v.within(f, at("task", "request_rate"), optional, (1e-6, 1e9))?),
     };
+    let cuda_graphs = v.optional_flag(&t.cuda_graphs, at("task", "cuda_graphs"), d.cuda_graphs)?;
+    let custom_all_reduce =
+        v.optional_flag(&t.custom_all_reduce, at("task", "custom_all_reduce"), d.custom_all_reduce)?;
     Some(Setup {
+        cuda_graphs,
+        custom_all_reduce,
         batching,
         kv_page_tokens,
         step_tokens,

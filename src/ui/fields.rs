@@ -245,6 +245,8 @@ pub fn default_task_fields(family: Family, inference: bool) -> Vec<Field> {
             "kv_page_tokens",
             "step_tokens",
             "request_rate",
+            "cuda_graphs",
+            "custom_all_reduce",
             "collective",
         ]
     } else if family.is_dlrm() {
@@ -295,6 +297,10 @@ fn all_task_fields() -> Vec<Field> {
             "In-flight batching: the most tokens one engine step processes, decode tokens and prompt chunks together (vLLM's max_num_batched_tokens, Sarathi-Serve's token budget). A smaller budget keeps steps short (a faster token for everyone) but splits long prompts into more chunks (a later first token)."),
         extra(T, "request_rate", "Request rate (requests/s)", Kind::OptionalNumber, "full load: the batch in flight",
             "In-flight batching: requests arriving per second over the whole cluster. The figures are then for that load: as many requests stay in flight as the rate times their time in the system (Little's law), so a light load gets fast tokens and a heavy one queues. Above what the engine can complete, the page says it is overloaded."),
+        extra(T, "cuda_graphs", "CUDA graphs", Kind::Flag, "yes",
+            "Whether the engine replays each decode step from a captured CUDA graph (vLLM, SGLang and TensorRT-LLM do; Hugging Face eager and FasterTransformer do not). A graph's kernels start about 0.6 us apart instead of paying a host launch of about 4 us each: at small batches, where a decode step is hundreds of short kernels, that is a large part of the time per token. Steps that carry a prompt run eagerly either way."),
+        extra(T, "custom_all_reduce", "Engine all-reduce kernels", Kind::Flag, "yes",
+            "Whether tensor-parallel all-reduces within a node may use the engine's own one-shot and two-shot kernels (vLLM, SGLang, TensorRT-LLM), which read the peers' buffers directly over NVLink in one or two phases, where NCCL's ring pays a hop per GPU. The fastest of them and NCCL is taken for each message: a decode step's few kilobytes finish several times sooner. Across nodes NCCL is used. Engines turn them off on PCIe-only machines."),
         extra(T, "emb_sharding", "Embedding sharding", Kind::Choice(&[("table", "table-wise: whole tables per GPU"), ("row", "row-wise: each table's rows spread"), ("column", "column-wise: each table's columns spread")]), "table",
             "How the mp levels split the embedding tables (TorchRec's sharding types). Table-wise sends each GPU's pooled embeddings by all-to-all (MAD-Max's mp); row-wise balances huge tables but reduce-scatters partial pools of every table; column-wise splits wide tables and all-to-alls the column slices."),
         extra(T, "micro_batch", "Micro-batch", Kind::OptionalCount, "the whole batch per GPU; 1 with a pipeline",

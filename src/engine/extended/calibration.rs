@@ -233,6 +233,38 @@ pub const WORKSPACE_BYTES: f64 = 2e9;
 /// (no CUDA graphs); it matters only where kernels are short: decoding, small micro-batches.
 pub const KERNEL_OVERHEAD_S: f64 = 4e-6;
 
+/// Time the GPU loses per kernel of a captured CUDA graph replayed as a whole, s: the graph's
+/// nodes launch from the GPU's own queue, with no host call between them. A chain of small
+/// kernels replays at about 0.58 us per node against 6.4 us per individual launch (ocannl
+/// issue #488's launch probe, CUDA 13); NVIDIA's "Getting Started with CUDA Graphs" (2019)
+/// measured 3.4 us per 2.9 us kernel in a graph against 3.8 us launched back to back. Serving
+/// engines capture their decode steps (vLLM, SGLang, TensorRT-LLM).
+pub const GRAPH_KERNEL_OVERHEAD_S: f64 = 0.6e-6;
+
+/// The largest decode batch (requests per step) a serving engine replays from a captured CUDA
+/// graph: vLLM captures batch sizes up to 512 by default (`max_capture_size`); larger steps,
+/// and steps that carry a prompt, run eagerly.
+pub const GRAPH_MAX_BATCH: f64 = 512.0;
+
+/// Latency of the serving engines' own all-reduce kernels (one-shot: each GPU reads every
+/// peer's buffer over NVLink and sums; two-shot: a reduce-scatter then an all-gather the same
+/// way): one phase over `p` GPUs takes `CUSTOM_ALL_REDUCE_BASE_S + (p - 1) x
+/// CUSTOM_ALL_REDUCE_PEER_S` plus its bytes at the NVLink bandwidth after `nvlink_util`, as
+/// NCCL's do, s. A line through SGLang's H100 benchmark of its custom all-reduce (PR #2904, 512
+/// bytes: 3.7, 4.8 and 5.9 us on 2, 4 and 8 GPUs). Checked against another benchmark (vLLM PR
+/// #24111, 4 H100s, 0.5-4 MB): the fastest of these kernels and NCCL is within 15% of the
+/// fastest kernel measured there at every size.
+pub const CUSTOM_ALL_REDUCE_BASE_S: f64 = 3.3e-6;
+
+/// See [`CUSTOM_ALL_REDUCE_BASE_S`]: the latency each further peer adds to one phase (one more
+/// flag to wait for and buffer to read), s.
+pub const CUSTOM_ALL_REDUCE_PEER_S: f64 = 0.37e-6;
+
+/// The largest message the engines' own all-reduce kernels take, bytes: they work in a buffer
+/// every GPU registers with its peers at start-up, 8 MiB in vLLM (`CustomAllreduce`'s
+/// `max_size`); larger messages go to NCCL.
+pub const CUSTOM_ALL_REDUCE_MAX_BYTES: f64 = 8.0 * 1024.0 * 1024.0;
+
 /// Host time to issue one transformer block's forward pass, or one of its gradient passes, s:
 /// Python, the PyTorch dispatcher and autograd, the framework's hooks. Kernels queue
 /// asynchronously, so a block whose GPU work (compute and the tensor-parallel collectives it

@@ -8,7 +8,10 @@
 //! trees), Cho et al. 2019 (PowerAI DDL's hierarchical multi-ring), Sapio et al. 2021
 //! (SwitchML: in-network aggregation halves an all-reduce's bytes per host).
 
-use super::calibration::{Protocol, COLLECTIVE_BASE_S, PROTOCOLS};
+use super::calibration::{
+    Protocol, COLLECTIVE_BASE_S, CUSTOM_ALL_REDUCE_BASE_S, CUSTOM_ALL_REDUCE_MAX_BYTES, CUSTOM_ALL_REDUCE_PEER_S,
+    PROTOCOLS,
+};
 use crate::engine::scenario::Algorithm;
 
 /// A collective operation. Sizes are the bytes one rank holds: for an all-reduce its buffer,
@@ -71,6 +74,56 @@ pub fn time_s(c: Collective, bytes: f64, g: Group, links: &Links, alg: Algorithm
             .filter(|p| g.within_node() || !p.within_node_only)
             .map(|p| p.base_s + transfer_s(c, bytes, g, links, alg, p))
             .fold(f64::INFINITY, f64::min),
+    }
+}
+
+/// The time of an all-reduce of `bytes` per rank in a serving engine that has its own kernels
+/// (vLLM, SGLang, TensorRT-LLM), s, and the kernel it runs: within a node and up to
+/// [`CUSTOM_ALL_REDUCE_MAX_BYTES`], the fastest of NCCL ([`time_s`]) and the engines' one-shot
+/// and two-shot kernels; otherwise NCCL's. One-shot is one phase in which
+/// every GPU reads all `p - 1` peers' buffers; two-shot is two phases (reduce-scatter, then
+/// all-gather) moving `(p - 1)/p` of the buffer each. A phase costs
+/// [`CUSTOM_ALL_REDUCE_BASE_S`] plus [`CUSTOM_ALL_REDUCE_PEER_S`] per peer: one flag exchange
+/// where NCCL's ring pays a hop per GPU, so small messages (a decode step's) finish several
+/// times sooner.
+pub fn engine_all_reduce(bytes: f64, g: Group, links: &Links, alg: Algorithm) -> (f64, AllReduceKernel) {
+    let nccl = (time_s(Collective::AllReduce, bytes, g, links, alg), AllReduceKernel::Nccl);
+    if g.size <= 1 || bytes <= 0.0 || bytes > CUSTOM_ALL_REDUCE_MAX_BYTES || !g.within_node() {
+        return nccl;
+    }
+    let p = g.size as f64;
+    let phase_s = CUSTOM_ALL_REDUCE_BASE_S + (p - 1.0) * CUSTOM_ALL_REDUCE_PEER_S;
+    let one_shot = phase_s + (p - 1.0) * bytes / links.intra_bytes_per_s;
+    let two_shot = 2.0 * (phase_s + (p - 1.0) / p * bytes / links.intra_bytes_per_s);
+    [(one_shot, AllReduceKernel::OneShot), (two_shot, AllReduceKernel::TwoShot)].into_iter().fold(nccl, |best, k| {
+        if k.0 < best.0 {
+            k
+        } else {
+            best
+        }
+    })
+}
+
+/// The kernel a serving engine's all-reduce runs ([`engine_all_reduce`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AllReduceKernel {
+    Nccl,
+    OneShot,
+    TwoShot,
+}
+
+impl AllReduceKernel {
+    /// What the kernel does, in words.
+    pub fn words(self) -> &'static str {
+        match self {
+            AllReduceKernel::Nccl => "NCCL's ring or tree is the fastest for this message",
+            AllReduceKernel::OneShot => {
+                "The engine's one-shot kernel is the fastest for this message: every GPU reads all its peers' buffers over NVLink and sums them, one phase of latency instead of a ring hop per GPU"
+            }
+            AllReduceKernel::TwoShot => {
+                "The engine's two-shot kernel is the fastest for this message: each GPU sums its share of every peer's buffer, then gathers the other shares, two phases of latency and the ring's bytes"
+            }
+        }
     }
 }
 
@@ -218,6 +271,45 @@ mod tests {
         let nodes = Group { size: 16, per_node: 8 };
         let across = time_s(Collective::AllGather, 4e6, nodes, &LINKS, Algorithm::Ring);
         close(across, COLLECTIVE_BASE_S + 15.0 / 16.0 * 4e6 / 80e9 + NIC_STEP_S + 14.0 * NVLINK_STEP_S);
+    }
+
+    #[test]
+    fn engine_all_reduce_kernels_take_a_small_message_in_one_phase() {
+        use super::super::calibration::{CUSTOM_ALL_REDUCE_BASE_S as BASE, CUSTOM_ALL_REDUCE_PEER_S as PEER};
+        let g = Group { size: 8, per_node: 8 };
+        let alg = Algorithm::Hierarchical;
+        // A decode step's 16 kB over 8 GPUs: one-shot, one phase of 7 peers, not NCCL's 14 hops.
+        let (small, kind) = engine_all_reduce(16384.0, g, &LINKS, alg);
+        assert_eq!(kind, AllReduceKernel::OneShot);
+        close(small, BASE + 7.0 * PEER + 7.0 * 16384.0 / 200e9);
+        assert!(small < time_s(Collective::AllReduce, 16384.0, g, &LINKS, alg) / 2.0);
+        // Megabytes: two-shot, which moves 2 (p-1)/p of the buffer instead of p - 1 times it.
+        let (mid, kind) = engine_all_reduce(4e6, g, &LINKS, alg);
+        assert_eq!(kind, AllReduceKernel::TwoShot);
+        close(mid, 2.0 * (BASE + 7.0 * PEER + 7.0 / 8.0 * 4e6 / 200e9));
+        // Beyond the engines' 8 MiB buffer: NCCL.
+        let (big, kind) = engine_all_reduce(9e6, g, &LINKS, alg);
+        assert_eq!(kind, AllReduceKernel::Nccl);
+        close(big, time_s(Collective::AllReduce, 9e6, g, &LINKS, alg));
+        // Across nodes the engines fall back to NCCL.
+        let nodes = Group { size: 16, per_node: 8 };
+        let (across, _) = engine_all_reduce(16384.0, nodes, &LINKS, alg);
+        close(across, time_s(Collective::AllReduce, 16384.0, nodes, &LINKS, alg));
+        assert_eq!(engine_all_reduce(16384.0, Group::ONE, &LINKS, alg).0, 0.0);
+    }
+
+    #[test]
+    fn engine_all_reduce_matches_a_published_h100_benchmark() {
+        // vLLM PR #24111, 4 H100 SXM (NVLink 450 GB/s each way; nvlink_util 0.6667): the fastest
+        // of its all-reduce kernels (custom one-/two-stage, NCCL, symmetric memory) per size, us.
+        let h100 = Links { intra_bytes_per_s: 18.0 * 25e9 * 0.6667, inter_bytes_per_s: 50e9 };
+        let g = Group { size: 4, per_node: 4 };
+        let mib = 1024.0 * 1024.0;
+        for (size_mib, best_us) in [(0.5, 10.0), (1.0, 15.0), (1.5, 19.0), (2.0, 22.0), (3.0, 25.0), (4.0, 29.0)] {
+            let t_us = engine_all_reduce(size_mib * mib, g, &h100, Algorithm::Hierarchical).0 * 1e6;
+            let err = t_us / best_us - 1.0;
+            assert!(err.abs() <= 0.15, "{size_mib} MiB: {t_us:.1} us vs {best_us} us measured");
+        }
     }
 
     #[test]

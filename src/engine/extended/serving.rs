@@ -11,8 +11,10 @@
 //!
 //! One job: LLM serving in the default model.
 
-use super::calibration::{KERNELS_PER_BLOCK, KERNEL_OVERHEAD_S, WORKSPACE_BYTES};
-use super::collective::{time_s, Collective};
+use super::calibration::{
+    GRAPH_KERNEL_OVERHEAD_S, GRAPH_MAX_BATCH, KERNELS_PER_BLOCK, KERNEL_OVERHEAD_S, WORKSPACE_BYTES,
+};
+use super::collective::{engine_all_reduce, time_s, Collective};
 use super::iteration::{self, name, Timeline};
 use super::training::TrainingCx;
 use crate::engine::ops::{Block, OpKind, OpName, Phase};
@@ -164,13 +166,33 @@ impl<'a> ServingCx<'a> {
     fn comm(&self, tokens: f64) -> f64 {
         let cx = &self.cx;
         let act = tokens * cx.d.hidden * cx.d.elem_bytes;
-        let tp = 2.0 * time_s(Collective::AllReduce, act, cx.lay.tp, &cx.links, cx.setup.collective);
+        let tp = 2.0
+            * if cx.setup.custom_all_reduce {
+                engine_all_reduce(act, cx.lay.tp, &cx.links, cx.setup.collective).0
+            } else {
+                time_s(Collective::AllReduce, act, cx.lay.tp, &cx.links, cx.setup.collective)
+            };
         let moe = if cx.d.is_moe() {
             2.0 * time_s(Collective::AllToAll, act * cx.d.active, cx.lay.ep, &cx.links, cx.setup.collective)
         } else {
             0.0
         };
         tp + moe
+    }
+
+    /// How a tensor-parallel all-reduce of `tokens` activations is explained: its formula, and
+    /// which kernel the engine runs for it when it has its own.
+    fn all_reduce_words(&self, tokens: f64) -> (&'static str, Option<&'static str>) {
+        let cx = &self.cx;
+        if !cx.setup.custom_all_reduce {
+            return ("2 (tp-1)/tp x tokens x h x e / B_nvl + latency (NCCL)", None);
+        }
+        let bytes = tokens * cx.d.hidden * cx.d.elem_bytes;
+        let (_, kernel) = engine_all_reduce(bytes, cx.lay.tp, &cx.links, cx.setup.collective);
+        (
+            "fastest of NCCL (2 (tp-1)/tp x bytes / B_nvl + a hop per GPU), one-shot ((tp-1) x bytes / B_nvl + one phase) and two-shot (2 (tp-1)/tp x bytes / B_nvl + two phases), bytes = tokens x h x e",
+            Some(kernel.words()),
+        )
     }
 
     /// One layer of the prefill: every prompt token of the batch at once.
@@ -189,7 +211,7 @@ impl<'a> ServingCx<'a> {
         let t = p.prefill_tokens + p.decode_tokens;
         let ffn_s = self.block_gemms_s(Block::Fc, t)
             + t * (d.hidden_bytes() + d.ffn_act_bytes() / self.tp()) / self.cx.hbm_bytes_per_s
-            + KERNELS_PER_BLOCK * KERNEL_OVERHEAD_S;
+            + self.launch_s(p);
         Step { attn_s: self.attn_s(p), ffn_s, comm_s: self.comm(t) }
     }
 
@@ -239,7 +261,17 @@ impl<'a> ServingCx<'a> {
                 (p.prefill_tokens + p.decode_tokens * p.context) * kv_token,
             )
             + (t * d.hidden_bytes() + scores) / self.cx.hbm_bytes_per_s
-            + KERNELS_PER_BLOCK * KERNEL_OVERHEAD_S
+            + self.launch_s(p)
+    }
+
+    /// The time one block's kernels lose to launching in pass `p`, s: a captured CUDA graph's
+    /// per-node cost when the engine captures graphs
+    /// ([`crate::engine::scenario::Setup::cuda_graphs`]) and the pass is a decode step of at
+    /// most [`GRAPH_MAX_BATCH`] requests, else a launch per kernel.
+    fn launch_s(&self, p: Pass) -> f64 {
+        let graph = p.prefill_tokens == 0.0 && p.decode_tokens <= GRAPH_MAX_BATCH;
+        let per_kernel = if self.cx.setup.cuda_graphs && graph { GRAPH_KERNEL_OVERHEAD_S } else { KERNEL_OVERHEAD_S };
+        KERNELS_PER_BLOCK * per_kernel
     }
 
     /// A decode step's attention in one layer with `context` tokens in the cache, s.
@@ -718,13 +750,16 @@ fn explain_step(sv: &ServingCx, op: &OpName, [tp, rate, hbm]: [Term; 3]) -> Opti
             if op.block == Block::Attn { step.layer.attn_s } else { step.layer.ffn_s },
             Some("The prompt chunk rides on the weight reads the decoding requests pay for anyway: that is why in-flight batching beats a static batch."),
         ),
-        (Block::Attn | Block::Fc, OpKind::ActAllReduce) => (
-            format!("Tensor-parallel all-reduce after layer {}'s {}", op.layer, block_words(op.block)),
-            "2 (tp-1)/tp x (n_d + n_p) x h x e / B_nvl + latency",
-            vec![decoding, chunk, tp],
-            step.layer.comm_s / 2.0,
-            None,
-        ),
+        (Block::Attn | Block::Fc, OpKind::ActAllReduce) => {
+            let (formula, note) = sv.all_reduce_words(step.pass.decode_tokens + step.pass.prefill_tokens);
+            (
+                format!("Tensor-parallel all-reduce after layer {}'s {}", op.layer, block_words(op.block)),
+                formula,
+                vec![term("tokens", "tokens of the step (n_d + n_p)", step.pass.decode_tokens + step.pass.prefill_tokens, Unit::Count), tp],
+                step.layer.comm_s / 2.0,
+                note,
+            )
+        }
         (Block::Pipeline, OpKind::PipeTransfer) => (
             "The step's activations handed to the next pipeline stage".into(),
             "(n_d + n_p) x h x e / tp / bandwidth + latency",
@@ -767,13 +802,17 @@ pub fn explain(sv: &ServingCx, op: &OpName) -> Option<Explanation> {
             if op.block == Block::Attn { p.attn_s } else { p.ffn_s },
             Some("Prefill is compute-bound: many tokens share each weight read."),
         ),
-        (Block::Attn | Block::Fc, OpKind::ActAllReduce) => (
-            format!("Tensor-parallel all-reduce after layer {}'s {}", op.layer, block_words(op.block)),
-            "2 (tp-1)/tp x tokens x h x e / B_nvl + latency",
-            vec![tp],
-            p.comm_s / 2.0,
-            None,
-        ),
+        (Block::Attn | Block::Fc, OpKind::ActAllReduce) => {
+            let tokens = sv.batch * sv.input as f64;
+            let (formula, note) = sv.all_reduce_words(tokens);
+            (
+                format!("Tensor-parallel all-reduce after layer {}'s {}", op.layer, block_words(op.block)),
+                formula,
+                vec![term("tokens", "prompt tokens of the batch", tokens, Unit::Count), tp],
+                p.comm_s / 2.0,
+                note,
+            )
+        }
         (Block::Pipeline, OpKind::PipeTransfer) => (
             "Prompt activations handed to the next pipeline stage".into(),
             "tokens x h x e / tp / bandwidth + latency",
@@ -812,6 +851,7 @@ pub fn explain(sv: &ServingCx, op: &OpName) -> Option<Explanation> {
         }
         (Block::Decode, _) => {
             let (from, to) = decode_run(op);
+            let (_, note) = sv.all_reduce_words(sv.batch);
             (
                 format!("{}: tensor-parallel all-reduces (two per layer) and pipeline hops", steps_words(from, to)),
                 if from == to {
@@ -821,7 +861,7 @@ pub fn explain(sv: &ServingCx, op: &OpName) -> Option<Explanation> {
                 },
                 vec![b, tp],
                 sv.decode_steps(from, to).1,
-                None,
+                note,
             )
         }
         _ => return None,
@@ -888,9 +928,22 @@ mod tests {
         let attn_w = h * qkv_n * 2.0 + h / 2.0 * h * 2.0;
         let kv = ctx * 2.0 * 4.0 * 128.0 * 2.0;
         let hbm = 2039e9 * 0.836;
-        let ew = 14.0 * h * 2.0 / 2.0 / hbm + KERNELS_PER_BLOCK * KERNEL_OVERHEAD_S;
+        // Its kernels replay from a CUDA graph (the default): a fraction of a microsecond each.
+        let ew = 14.0 * h * 2.0 / 2.0 / hbm + KERNELS_PER_BLOCK * GRAPH_KERNEL_OVERHEAD_S;
         let want = (qkv + proj) / hbm + kv / hbm + ew;
         assert!((l.attn_s - want).abs() < 1e-12, "{} vs {want}", l.attn_s);
+        // Launched one by one, each costs a host launch.
+        let eager = ServingCx::new(&llama70(2, 1, json!({"cuda_graphs": false}))).expect("serving").decode_layer(ctx);
+        let launches = KERNELS_PER_BLOCK * (KERNEL_OVERHEAD_S - GRAPH_KERNEL_OVERHEAD_S);
+        assert!((eager.attn_s - l.attn_s - launches).abs() < 1e-12);
+        assert!((eager.ffn_s - l.ffn_s - launches).abs() < 1e-12);
+        // So does a decode step of more requests than engines capture graphs for.
+        let big = Pass { prefill_tokens: 0.0, decode_tokens: 513.0, context: ctx };
+        assert_eq!(sv.launch_s(big), KERNELS_PER_BLOCK * KERNEL_OVERHEAD_S);
+        // A prefill runs eagerly either way.
+        let eager_prefill =
+            ServingCx::new(&llama70(2, 1, json!({"cuda_graphs": false}))).expect("serving").prefill_layer();
+        assert_eq!(sv.prefill_layer(), eager_prefill);
         // The FLOPs would take far less: memory-bound.
         let flops = (2.0 * h * (h + 2.0 * 8.0 * 128.0) + 2.0 * h * h + 4.0 * ctx * h) / 2.0;
         assert!(flops / (312e12 * 0.8) < 0.01 * (attn_w + kv) / hbm);
@@ -919,17 +972,47 @@ mod tests {
 
     #[test]
     fn each_decoded_token_costs_two_tensor_parallel_all_reduces_per_layer() {
-        let s = llama70(4, 8, json!({}));
-        let sv = ServingCx::new(&s).expect("serving");
-        let one = time_s(
-            Collective::AllReduce,
-            8.0 * 8192.0 * 2.0,
-            Group { size: 4, per_node: 4 },
-            &sv.cx.links,
-            sv.cx.setup.collective,
-        );
-        let (_, comm) = sv.decode_step(1);
-        assert!((comm - 80.0 * 2.0 * one).abs() < 1e-15, "{comm} vs {}", 160.0 * one);
+        let g = Group { size: 4, per_node: 4 };
+        let bytes = 8.0 * 8192.0 * 2.0;
+        // The engine's own all-reduce kernels (the default), or NCCL's alone.
+        for (extra, nccl_only) in [(json!({}), false), (json!({"custom_all_reduce": false}), true)] {
+            let s = llama70(4, 8, extra);
+            let sv = ServingCx::new(&s).expect("serving");
+            let (links, alg) = (&sv.cx.links, sv.cx.setup.collective);
+            let one = if nccl_only {
+                time_s(Collective::AllReduce, bytes, g, links, alg)
+            } else {
+                engine_all_reduce(bytes, g, links, alg).0
+            };
+            let (_, comm) = sv.decode_step(1);
+            assert!((comm - 80.0 * 2.0 * one).abs() < 1e-15, "{comm} vs {}", 160.0 * one);
+        }
+        // 128 kB over 4 A100s: one phase of the engine's kernels beats NCCL's six ring hops.
+        let custom = ServingCx::new(&llama70(4, 8, json!({}))).expect("serving").decode_step(1).1;
+        let nccl =
+            ServingCx::new(&llama70(4, 8, json!({"custom_all_reduce": false}))).expect("serving").decode_step(1).1;
+        assert!(custom < 0.8 * nccl, "{custom} vs {nccl}");
+    }
+
+    #[test]
+    fn the_explanation_names_the_all_reduce_kernel_the_engine_runs() {
+        let note_of = |extra: serde_json::Value| {
+            let s = llama70(4, 1, extra);
+            let r = crate::engine::evaluate(&s);
+            let op = r.timeline.iter().find(|o| o.name.block == Block::Decode && o.name.kind == OpKind::ActAllReduce);
+            crate::engine::explain(&s, &op.expect("a decode all-reduce").name).expect("explained").note
+        };
+        // One token's 16 kB: the one-shot kernel.
+        let note = note_of(json!({}));
+        assert!(note.is_some_and(|n| n.contains("one-shot")), "{note:?}");
+        // NCCL alone: no choice to explain.
+        assert_eq!(note_of(json!({"custom_all_reduce": false})), None);
+        // The prefill's all-reduce (a batch's prompts, megabytes) says its formula too.
+        let s = llama70(4, 1, json!({}));
+        let r = crate::engine::evaluate(&s);
+        let op = r.timeline.iter().find(|o| o.name.block == Block::Attn && o.name.kind == OpKind::ActAllReduce);
+        let e = crate::engine::explain(&s, &op.expect("a prefill all-reduce").name).expect("explained");
+        assert!(e.formula.contains("one-shot") && e.note.is_some(), "{}", e.formula);
     }
 
     #[test]
@@ -1056,9 +1139,12 @@ mod tests {
     #[test]
     fn in_flight_batching_hides_the_prefill_that_stalls_a_static_batch() {
         // The same 64 requests: a static batch decodes nothing while it prefills, in flight the
-        // prompt chunks share the decode steps' weight reads.
-        let static_batch = crate::engine::evaluate(&llama70(4, 64, json!({}))).serving.expect("serving");
-        let in_flight = crate::engine::evaluate(&inflight(64, json!({}))).serving.expect("serving");
+        // prompt chunks share the decode steps' weight reads. (Both launch every kernel: the
+        // static batch's decode steps would replay CUDA graphs, the in-flight steps, which carry
+        // prompt chunks, would not.)
+        let eager = || json!({"cuda_graphs": false});
+        let static_batch = crate::engine::evaluate(&llama70(4, 64, eager())).serving.expect("serving");
+        let in_flight = crate::engine::evaluate(&inflight(64, eager())).serving.expect("serving");
         assert_eq!(static_batch.batching, Batching::Static);
         assert!(in_flight.output_tokens_per_s > static_batch.output_tokens_per_s, "{in_flight:?} {static_batch:?}");
         // Its first token comes after one prompt's prefill, not the whole batch's.
