@@ -2,7 +2,7 @@
 //! inference CSV schemas of `validation/*.csv` (see `src/presets/data/validation/SOURCES.md`; the
 //! header decides which), builds a scenario per row, predicts the row's metric and compares.
 //! Pure: CSV text in, figures out. The measured runs ship with the app ([`TRAINING_CSV`],
-//! [`ADDED_CSV`], [`INFERENCE_CSV`]); the validation page and `madmax validate` read the same
+//! [`ADDED_CSV`], [`INFERENCE_CSV`], [`ADDED_INFERENCE_CSV`]); the validation page and `madmax validate` read the same
 //! text.
 //!
 //! Hardware comes from the GPU presets (datasheet peaks) with the row's NVLink and NIC figures;
@@ -133,8 +133,11 @@ pub fn tp8_host_note() -> Option<String> {
     })
 }
 
-/// The published measured serving runs that ship with madmax.
+/// The published measured serving runs that ship with madmax (a copy of the shared set).
 pub const INFERENCE_CSV: &str = include_str!("presets/data/validation/inference.csv");
+/// Published measured serving runs madmax added: the schema of [`INFERENCE_CSV`] plus a `set`
+/// column and the engine's `cuda_graphs` and `custom_all_reduce` (SOURCES.md section 6).
+pub const ADDED_INFERENCE_CSV: &str = include_str!("presets/data/validation/added_inference.csv");
 
 /// Every shipped row, training then serving, predicted now, each with its set.
 pub fn shipped() -> Vec<RowResult> {
@@ -170,7 +173,7 @@ impl ShippedRow {
 /// Every shipped row in the order of [`shipped`], read from the CSVs.
 pub fn shipped_rows() -> Vec<ShippedRow> {
     let mut out = Vec::new();
-    for csv in [TRAINING_CSV, ADDED_CSV, INFERENCE_CSV] {
+    for csv in [TRAINING_CSV, ADDED_CSV, INFERENCE_CSV, ADDED_INFERENCE_CSV] {
         let mut records = Records::new(csv);
         let Some(header) = records.next() else { continue };
         let header: std::rc::Rc<[String]> = header.into();
@@ -794,7 +797,7 @@ mod tests {
     #[test]
     fn every_shipped_row_carries_the_scenario_it_predicted() {
         let rows = shipped();
-        assert_eq!(rows.len(), 736);
+        assert_eq!(rows.len(), 740);
         assert!(rows.iter().all(|r| r.set.is_some()), "every shipped row has a set");
         let held: Vec<&str> = rows.iter().filter(|r| r.held_out()).map(|r| r.id.as_str()).collect();
         assert_eq!(held.len(), 211);

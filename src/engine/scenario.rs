@@ -205,10 +205,12 @@ pub struct Setup {
     /// LLM serving with in-flight batching: requests arriving per second over the whole
     /// cluster; `None`: as many as the batch keeps in flight (a closed loop at full load).
     pub request_rate: Option<f64>,
-    /// LLM serving: decode steps replay a captured CUDA graph, so each kernel costs the GPU
+    /// LLM serving: engine steps of up to
+    /// [`GRAPH_MAX_TOKENS`](crate::engine::extended::calibration::GRAPH_MAX_TOKENS) tokens replay
+    /// a captured CUDA graph, so each kernel costs the GPU
     /// [`GRAPH_KERNEL_OVERHEAD_S`](crate::engine::extended::calibration::GRAPH_KERNEL_OVERHEAD_S)
     /// instead of a host launch each (vLLM, SGLang and TensorRT-LLM capture them; Hugging Face
-    /// eager and FasterTransformer do not). Steps with a prompt run eagerly either way.
+    /// eager and FasterTransformer do not). Larger steps (a batch's prefill) run eagerly.
     pub cuda_graphs: bool,
     /// LLM serving: tensor-parallel all-reduces within a node take the fastest of NCCL and the
     /// engines' own one-shot and two-shot kernels (vLLM, SGLang, TensorRT-LLM: a GPU reads its

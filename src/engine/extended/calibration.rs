@@ -241,10 +241,10 @@ pub const KERNEL_OVERHEAD_S: f64 = 4e-6;
 /// engines capture their decode steps (vLLM, SGLang, TensorRT-LLM).
 pub const GRAPH_KERNEL_OVERHEAD_S: f64 = 0.6e-6;
 
-/// The largest decode batch (requests per step) a serving engine replays from a captured CUDA
-/// graph: vLLM captures batch sizes up to 512 by default (`max_capture_size`); larger steps,
-/// and steps that carry a prompt, run eagerly.
-pub const GRAPH_MAX_BATCH: f64 = 512.0;
+/// The most tokens an engine step may carry and still replay a captured CUDA graph: vLLM
+/// captures steps of up to 512 tokens by default (`max_capture_size`), decode tokens and prompt
+/// chunks alike (its piecewise graphs); larger steps run eagerly.
+pub const GRAPH_MAX_TOKENS: f64 = 512.0;
 
 /// Latency of the serving engines' own all-reduce kernels (one-shot: each GPU reads every
 /// peer's buffer over NVLink and sums; two-shot: a reduce-scatter then an all-gather the same

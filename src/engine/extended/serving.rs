@@ -12,7 +12,7 @@
 //! One job: LLM serving in the default model.
 
 use super::calibration::{
-    GRAPH_KERNEL_OVERHEAD_S, GRAPH_MAX_BATCH, KERNELS_PER_BLOCK, KERNEL_OVERHEAD_S, WORKSPACE_BYTES,
+    GRAPH_KERNEL_OVERHEAD_S, GRAPH_MAX_TOKENS, KERNELS_PER_BLOCK, KERNEL_OVERHEAD_S, WORKSPACE_BYTES,
 };
 use super::collective::{engine_all_reduce, time_s, Collective};
 use super::iteration::{self, name, Timeline};
@@ -266,10 +266,10 @@ impl<'a> ServingCx<'a> {
 
     /// The time one block's kernels lose to launching in pass `p`, s: a captured CUDA graph's
     /// per-node cost when the engine captures graphs
-    /// ([`crate::engine::scenario::Setup::cuda_graphs`]) and the pass is a decode step of at
-    /// most [`GRAPH_MAX_BATCH`] requests, else a launch per kernel.
+    /// ([`crate::engine::scenario::Setup::cuda_graphs`]) and the pass carries at most
+    /// [`GRAPH_MAX_TOKENS`] tokens, else a launch per kernel.
     fn launch_s(&self, p: Pass) -> f64 {
-        let graph = p.prefill_tokens == 0.0 && p.decode_tokens <= GRAPH_MAX_BATCH;
+        let graph = p.prefill_tokens + p.decode_tokens <= GRAPH_MAX_TOKENS;
         let per_kernel = if self.cx.setup.cuda_graphs && graph { GRAPH_KERNEL_OVERHEAD_S } else { KERNEL_OVERHEAD_S };
         KERNELS_PER_BLOCK * per_kernel
     }
@@ -937,13 +937,15 @@ mod tests {
         let launches = KERNELS_PER_BLOCK * (KERNEL_OVERHEAD_S - GRAPH_KERNEL_OVERHEAD_S);
         assert!((eager.attn_s - l.attn_s - launches).abs() < 1e-12);
         assert!((eager.ffn_s - l.ffn_s - launches).abs() < 1e-12);
-        // So does a decode step of more requests than engines capture graphs for.
+        // So does a step of more tokens than engines capture graphs for: a prefill of 1,024.
         let big = Pass { prefill_tokens: 0.0, decode_tokens: 513.0, context: ctx };
         assert_eq!(sv.launch_s(big), KERNELS_PER_BLOCK * KERNEL_OVERHEAD_S);
-        // A prefill runs eagerly either way.
         let eager_prefill =
             ServingCx::new(&llama70(2, 1, json!({"cuda_graphs": false}))).expect("serving").prefill_layer();
         assert_eq!(sv.prefill_layer(), eager_prefill);
+        // A step of a few decode tokens and a small prompt chunk replays a graph too.
+        let mixed = Pass { prefill_tokens: 256.0, decode_tokens: 256.0, context: ctx };
+        assert_eq!(sv.launch_s(mixed), KERNELS_PER_BLOCK * GRAPH_KERNEL_OVERHEAD_S);
         // The FLOPs would take far less: memory-bound.
         let flops = (2.0 * h * (h + 2.0 * 8.0 * 128.0) + 2.0 * h * h + 4.0 * ctx * h) / 2.0;
         assert!(flops / (312e12 * 0.8) < 0.01 * (attn_w + kv) / hbm);
@@ -1140,8 +1142,8 @@ mod tests {
     fn in_flight_batching_hides_the_prefill_that_stalls_a_static_batch() {
         // The same 64 requests: a static batch decodes nothing while it prefills, in flight the
         // prompt chunks share the decode steps' weight reads. (Both launch every kernel: the
-        // static batch's decode steps would replay CUDA graphs, the in-flight steps, which carry
-        // prompt chunks, would not.)
+        // static batch's decode steps would replay CUDA graphs, the in-flight steps of 2,048
+        // tokens would not.)
         let eager = || json!({"cuda_graphs": false});
         let static_batch = crate::engine::evaluate(&llama70(4, 64, eager())).serving.expect("serving");
         let in_flight = crate::engine::evaluate(&inflight(64, eager())).serving.expect("serving");
