@@ -165,6 +165,10 @@ pub fn plan_task_keys(
     if crate::engine::explore::searches_emb_sharding(base) {
         m.insert("emb_sharding".into(), json!(o.setup.emb_sharding.config_name()));
     }
+    if crate::engine::explore::serves_in_default_model(base) {
+        m.insert("weight_format".into(), json!(o.setup.weight_format.map(|p| p.config_name())));
+        m.insert("kv_format".into(), json!(o.setup.kv_format.map(|p| p.config_name())));
+    }
     if crate::engine::explore::searches_settings(base) {
         m.insert("micro_batch".into(), json!(o.setup.micro_batch));
         m.insert("recompute".into(), json!(o.setup.recompute.config_name()));

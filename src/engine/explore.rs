@@ -13,7 +13,7 @@
 use super::extended::{self, shape::Dims};
 use super::reference::rules;
 use super::report::Report;
-use super::scenario::{EmbSharding, Family, Level, Plan, Recompute, Scenario, Setup, Spec, Strategy};
+use super::scenario::{EmbSharding, Family, Level, Plan, Precision, Recompute, Scenario, Setup, Spec, Strategy};
 use super::{evaluate, uses_default_model};
 use serde::Serialize;
 
@@ -39,6 +39,60 @@ pub struct Space {
     /// Whether each parallel plan of a default-model transformer in training is also tried
     /// with every micro-batch and recomputation ([`knob_settings`]); else the scenario's.
     pub knobs: bool,
+    /// LLM serving: the weight and KV-cache formats each plan is tried with, every pair of
+    /// them; empty: the scenario's own ([`searches_formats`]).
+    pub formats: Formats,
+}
+
+/// The number formats a serving search tries ([`Space::formats`]).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Formats {
+    pub weights: Vec<Precision>,
+    pub kv: Vec<Precision>,
+}
+
+impl Formats {
+    /// A comma-separated list of formats by their config names (`fp16, fp8, int4`), each once,
+    /// in the order given; blank: none. Else a sentence saying which item is not a format.
+    pub fn parse_list(text: &str) -> Result<Vec<Precision>, String> {
+        let mut out = Vec::new();
+        for item in text.split(',').map(str::trim).filter(|x| !x.is_empty()) {
+            let Some(p) = Precision::ALL.iter().find(|p| p.config_name().eq_ignore_ascii_case(item)) else {
+                let names: Vec<&str> = Precision::ALL.iter().map(|p| p.config_name()).collect();
+                return Err(format!(
+                    "\"{}\" is not a number format: use {}",
+                    crate::engine::raw::short(item),
+                    names.join(", ")
+                ));
+            };
+            if !out.contains(p) {
+                out.push(*p);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every (weights, KV cache) pair to try, the scenario's own format standing in for a list
+    /// left empty; `None` when both are empty (the scenario's formats only).
+    fn pairs(&self, own: &Setup) -> Option<Vec<(Option<Precision>, Option<Precision>)>> {
+        if self.weights.is_empty() && self.kv.is_empty() {
+            return None;
+        }
+        let or_own = |list: &[Precision], own: Option<Precision>| -> Vec<Option<Precision>> {
+            if list.is_empty() {
+                vec![own]
+            } else {
+                list.iter().map(|&p| Some(p)).collect()
+            }
+        };
+        let kv = or_own(&self.kv, own.kv_format);
+        Some(
+            or_own(&self.weights, own.weight_format)
+                .into_iter()
+                .flat_map(|w| kv.iter().map(move |&k| (w, k)))
+                .collect(),
+        )
+    }
 }
 
 impl Space {
@@ -49,6 +103,7 @@ impl Space {
             max_tpot_s: None,
             max_ttft_s: None,
             knobs: true,
+            formats: Formats::default(),
         }
     }
 
@@ -56,7 +111,13 @@ impl Space {
     pub fn local(mut batches: Vec<u64>) -> Space {
         batches.sort_unstable();
         batches.dedup();
-        Space { batches: Batches::Local(batches), max_tpot_s: None, max_ttft_s: None, knobs: true }
+        Space {
+            batches: Batches::Local(batches),
+            max_tpot_s: None,
+            max_ttft_s: None,
+            knobs: true,
+            formats: Formats::default(),
+        }
     }
 }
 
@@ -82,6 +143,17 @@ pub fn searches_settings(s: &Scenario) -> bool {
 /// which cost each ([`extended::dlrm`]).
 pub fn searches_emb_sharding(s: &Scenario) -> bool {
     uses_default_model(s) && s.model.arch.family().is_dlrm()
+}
+
+/// Whether a search of `space` tries number formats for this scenario: LLM serving in the
+/// default model, with formats to try ([`Space::formats`]).
+pub fn searches_formats(s: &Scenario, space: &Space) -> bool {
+    serves_in_default_model(s) && space.formats.pairs(&s.task.setup).is_some()
+}
+
+/// True for LLM serving in the default model: its plans run with number formats.
+pub fn serves_in_default_model(s: &Scenario) -> bool {
+    uses_default_model(s) && extended::serving::serves(s)
 }
 
 /// The shape of a plan the training settings depend on.
@@ -378,10 +450,18 @@ fn default_plans(base: &Scenario, space: &Space, d: &Dims) -> Vec<Candidate> {
                             candidate.task.plan.transformer = Some(spec);
                             candidate.task.plan.local_transformer_batch = Some(local);
                             let knobs = space.knobs && searches_settings(base);
+                            let own = &base.task.setup;
                             let setups = if knobs {
-                                knob_settings(&base.task.setup, PlanShape::of(&spec, local, d.layers))
+                                knob_settings(own, PlanShape::of(&spec, local, d.layers))
+                            } else if let Some(pairs) =
+                                space.formats.pairs(own).filter(|_| searches_formats(base, space))
+                            {
+                                pairs
+                                    .into_iter()
+                                    .map(|(weight_format, kv_format)| Setup { weight_format, kv_format, ..own.clone() })
+                                    .collect()
                             } else {
-                                vec![base.task.setup.clone()]
+                                vec![own.clone()]
                             };
                             // Distinct degrees, batches and settings make distinct plans: no
                             // duplicate check.
@@ -763,6 +843,11 @@ pub fn describe_outcome(s: &Scenario, o: &Outcome) -> String {
     let plan = describe(s, &o.plan);
     if searches_emb_sharding(s) && o.plan.emb.product_of(&[Strategy::Mp]) > 1 {
         return format!("{plan}, {}-wise sharding", o.setup.emb_sharding.config_name());
+    }
+    if serves_in_default_model(s) {
+        let own = format!("the model's {}-bit", s.model.bytes_per_dense_param.f64() * 8.0);
+        let format = |p: Option<Precision>| p.map_or(own.clone(), |p| p.label().to_owned());
+        return format!("{plan}, {} weights, {} KV cache", format(o.setup.weight_format), format(o.setup.kv_format));
     }
     if !searches_settings(s) {
         return plan;

@@ -266,6 +266,17 @@ impl Precision {
         }
     }
 
+    /// The format's name for people: `FP8`, `INT4`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Precision::Fp16 => "FP16",
+            Precision::Bf16 => "BF16",
+            Precision::Fp8 => "FP8",
+            Precision::Int8 => "INT8",
+            Precision::Int4 => "INT4",
+        }
+    }
+
     /// Bytes per element.
     pub fn bytes(self) -> f64 {
         match self {

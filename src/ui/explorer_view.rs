@@ -7,7 +7,7 @@ use super::canvas::{Canvas, Draw};
 use super::charts::{self, Theme};
 use super::explorer::{self, CostInputs, Job, FACTORS};
 use super::state::{Action, Evaluated};
-use crate::engine::explore::{self, Outcome, Resource, Space};
+use crate::engine::explore::{self, Formats, Outcome, Resource, Space};
 use crate::engine::report;
 use crate::engine::scenario::{Scenario, TaskKind};
 use crate::{presets, units};
@@ -35,6 +35,10 @@ struct Settings {
     /// none).
     max_tpot_ms: String,
     max_ttft_ms: String,
+    /// LLM serving: the weight and KV-cache formats to try, comma-separated (empty: the
+    /// scenario's).
+    weight_formats: String,
+    kv_formats: String,
     codesign: bool,
     usd_per_gpu_hour: f64,
     watts_per_gpu: f64,
@@ -50,6 +54,8 @@ impl Default for Settings {
             local_batches: String::new(),
             max_tpot_ms: String::new(),
             max_ttft_ms: String::new(),
+            weight_formats: String::new(),
+            kv_formats: String::new(),
             codesign: true,
             usd_per_gpu_hour: 4.10,
             watts_per_gpu: 812.5,
@@ -161,7 +167,13 @@ fn start_search(good: &Evaluated) {
             }
         }
     };
-    let space = Space { max_tpot_s, max_ttft_s, ..space };
+    let (weights, kv) = match (Formats::parse_list(&settings.weight_formats), Formats::parse_list(&settings.kv_formats))
+    {
+        (Ok(w), Ok(k)) => (w, k),
+        (Err(e), _) => return problem(&format!("Weight formats to try: {e}.")),
+        (_, Err(e)) => return problem(&format!("KV-cache formats to try: {e}.")),
+    };
+    let space = Space { max_tpot_s, max_ttft_s, formats: Formats { weights, kv }, ..space };
     let job = Job::new(&base, &space, settings.codesign);
     let started = change(|s| {
         if let Some(j) = s.job.as_mut() {
@@ -243,17 +255,18 @@ pub fn explorer_view(p: &ExplorerProps) -> Html {
 }
 
 /// An optional latency limit of a serving search, in ms (empty: none).
-fn limit_field(
-    id: &'static str,
-    label: &'static str,
+/// An optional text setting of the search: `(id, label, placeholder)`, its value, its help.
+fn text_field(
+    (id, label, placeholder): (&'static str, &'static str, &'static str),
     value: &str,
     onchange: Callback<Event>,
     help: &'static str,
 ) -> Html {
+    let inputmode = if placeholder == "no limit" { "decimal" } else { "text" };
     html! {
         <div class="field">
             <label for={id}>{ label }</label>
-            <input id={id} type="text" inputmode="decimal" placeholder="no limit" value={value.to_owned()} {onchange} />
+            <input id={id} type="text" {inputmode} {placeholder} value={value.to_owned()} {onchange} />
             <p class="help">{ help }</p>
         </div>
     }
@@ -307,7 +320,7 @@ fn settings_card(
         <div class="card explorer-settings">
             <h2>{ format!("Explore plans for {} on {} GPUs", sc.model.name, sc.system.num_devices) }</h2>
             <p class="help">{ if crate::engine::uses_default_model(sc) {
-                "Default model: every N-D plan of tensor (within a node, dividing the heads), context (long sequences), expert (MoE), data (plain, fully sharded, or, without a pipeline, hybrid: sharded within a node and replicated across nodes) and pipeline parallelism, nested as Megatron ranks GPUs; in training each is tried with up to four micro-batch sizes (at least one micro-batch per pipeline stage), no, selective or full recomputation (a heavier one only where a lighter one does not fit), ZeRO stage 0 or 1 with plain data parallelism (and 2 without a pipeline), sequence parallelism with tensor parallelism, and the plain or the interleaved pipeline schedule (2 to 8 chunks per GPU, where they split every stage's layers evenly); recommendation models split their embedding tables table-, row- or column-wise wherever tables are spread over GPUs. Plans that do not fit in HBM (weights, gradients, optimizer states, activations) are shown greyed, not hidden, and never ranked above one that fits."
+                "Default model: every N-D plan of tensor (within a node, dividing the heads), context (long sequences), expert (MoE), data (plain, fully sharded, or, without a pipeline, hybrid: sharded within a node and replicated across nodes) and pipeline parallelism, nested as Megatron ranks GPUs; in training each is tried with up to four micro-batch sizes (at least one micro-batch per pipeline stage), no, selective or full recomputation (a heavier one only where a lighter one does not fit), ZeRO stage 0 or 1 with plain data parallelism (and 2 without a pipeline), sequence parallelism with tensor parallelism, and the plain or the interleaved pipeline schedule (2 to 8 chunks per GPU, where they split every stage's layers evenly); recommendation models split their embedding tables table-, row- or column-wise wherever tables are spread over GPUs; serving plans run in the scenario's number formats, or in each pair of the weight and KV-cache formats you list. Plans that do not fit in HBM (weights, gradients, optimizer states, activations) are shown greyed, not hidden, and never ranked above one that fits."
             } else {
                 "MAD-Max paper mode: every plan MAD-Max accepts: each component's strategies (ddp, fsdp, tp, pp; ddp or mp for embeddings) over all GPUs, or within a node x across nodes; global batches that agree. Plans whose weights do not fit in HBM are shown greyed, not hidden."
             } }</p>
@@ -328,10 +341,14 @@ fn settings_card(
                     <p class="help">{ "Empty: every plan processes the same global batch (a fair comparison). A list such as 1, 2, 4, 8 lets the batch vary." }</p>
                 </div>
                 { if serving { html! { <>
-                    { limit_field("explore-latency", "Latency limit (ms per output token, optional)", &s.max_tpot_ms, set(|s, v| s.max_tpot_ms = v),
+                    { text_field(("explore-latency", "Latency limit (ms per output token, optional)", "no limit"), &s.max_tpot_ms, set(|s, v| s.max_tpot_ms = v),
                         "Serving: plans whose time per output token exceeds this are infeasible (greyed), so the ranking finds the highest throughput that still answers fast enough. 50 ms is about 20 tokens/s per request, faster than people read.") }
-                    { limit_field("explore-ttft", "First-token limit (ms, optional)", &s.max_ttft_ms, set(|s, v| s.max_ttft_ms = v),
+                    { text_field(("explore-ttft", "First-token limit (ms, optional)", "no limit"), &s.max_ttft_ms, set(|s, v| s.max_ttft_ms = v),
                         "Serving: plans whose time to first token exceeds this are infeasible too. Big batches and long prompts keep a request waiting for its prefill; chat services aim at about a second or less.") }
+                    { text_field(("explore-weight-formats", "Weight formats to try (optional)", "the scenario's"), &s.weight_formats, set(|s, v| s.weight_formats = v),
+                        "Serving: a list such as fp16, fp8, int4 tries every plan with each (and each KV-cache format below). Fewer bytes per weight make decode steps faster and leave room for a bigger batch; whether the model's answers stay good enough in FP8 or INT4 is for you to check, so the search tries them only when asked.") }
+                    { text_field(("explore-kv-formats", "KV-cache formats to try (optional)", "the scenario's"), &s.kv_formats, set(|s, v| s.kv_formats = v),
+                        "Serving: a list such as fp16, fp8. An FP8 cache holds twice the tokens, so more requests fit at once.") }
                 </> } } else { html! {} } }
             </div>
             <div class="field">

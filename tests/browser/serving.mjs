@@ -5,6 +5,7 @@
 // Usage: node tests/browser/serving.mjs [DIST_DIR] [MADMAX_BIN]
 import { check, shots, cli, scenarioOfLink, close, canvasInked, openCalculator, runTest, settled, pointAt, steps } from './lib.mjs';
 import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
 
 const dist = process.argv[2] ?? 'dist';
 const bin = process.argv[3] ?? 'target/release/madmax';
@@ -96,6 +97,7 @@ await runTest('serving', dist, async ({ server, browser }) => {
   await page.selectOption('#f-task-batching', 'static');
   await page.locator('#serving-batching', { hasText: 'Static batching' }).waitFor({ timeout: 5000 });
   // The explorer ranks serving plans under a latency limit.
+  const searched = scenarioOfLink(await page.locator('#share-link').inputValue());
   await page.click('nav >> text=Explorer');
   check(await page.locator('#explore-latency').isVisible(), 'the explorer offers a latency limit for serving');
   await page.uncheck('#explore-codesign');
@@ -122,5 +124,34 @@ await runTest('serving', dist, async ({ server, browser }) => {
   const head = await page.locator('#ranked-plans thead').textContent();
   check(/first token/.test(head) && /per token/.test(head), `the ranked table shows serving latencies: ${head.trim().slice(0, 80)}`);
   await page.screenshot({ path: join(shots, 'serving-explorer.png'), fullPage: true });
+  // Number formats: a format that is not one says so, naming the field; listed formats are
+  // tried on every plan, each plan names its pair, the best is the CLI's, and "apply" sets it.
+  await page.fill('#explore-ttft', '');
+  await page.press('#explore-ttft', 'Tab');
+  await page.fill('#explore-weight-formats', 'fp16, fp4');
+  await page.press('#explore-weight-formats', 'Tab');
+  await page.click('#explore-start');
+  const formatProblem = page.locator('.explorer-settings .error-msg');
+  await formatProblem.waitFor({ timeout: 5000 });
+  check(/^Weight formats to try: "fp4" is not a number format: use fp16, bf16, fp8, int8, int4\.$/.test((await formatProblem.textContent()).trim()),
+    `a format that is not one is named: ${(await formatProblem.textContent()).trim()}`);
+  await page.fill('#explore-weight-formats', 'fp16, fp8, int4');
+  await page.press('#explore-weight-formats', 'Tab');
+  await page.fill('#explore-kv-formats', 'fp16, fp8');
+  await page.press('#explore-kv-formats', 'Tab');
+  await page.click('#explore-start');
+  await page.waitForFunction(() => document.querySelector('#explore-status')?.dataset.finished === 'true', null, { timeout: 60000 });
+  await page.locator('#best-plan').waitFor({ timeout: 5000 });
+  const formatRows = await page.locator('#ranked-plans tbody tr').allTextContents();
+  const pairs = new Set(formatRows.map((r) => (r.match(/(FP16|FP8|INT4) weights, (FP16|FP8) KV cache/) ?? [''])[0]).filter(Boolean));
+  const cliFormats = JSON.parse(execFileSync(bin, ['explore', '-', '--json', '--local-batches', '4,16,64', '--max-tpot-ms', '30', '--weight-formats', 'fp16,fp8,int4', '--kv-formats', 'fp16,fp8'],
+    { input: JSON.stringify(searched), encoding: 'utf8' }));
+  const bestFormats = (await page.locator('#best-plan').textContent()).trim();
+  check(pairs.size === 6 && bestFormats === cliFormats.best.plan, `every pair of formats is tried (${[...pairs].join('; ')}); the best is the CLI's: ${bestFormats}`);
+  await page.click('#apply-best');
+  await page.locator('#ttft').waitFor({ timeout: 5000 });
+  const appliedFormats = scenarioOfLink(await page.locator('#share-link').inputValue()).task;
+  check(appliedFormats.weight_format === cliFormats.best.task.weight_format && appliedFormats.kv_format === cliFormats.best.task.kv_format,
+    `"apply" sets the formats: ${appliedFormats.weight_format} weights, ${appliedFormats.kv_format} KV cache`);
   for (const problem of page.problems) check(false, problem);
 });

@@ -21,7 +21,7 @@ pub struct EvalArgs {
 }
 
 /// `madmax explore FILE [--json] [--top N] [--local-batches L] [--mode M] [--max-tpot-ms MS]
-/// [--max-ttft-ms MS]`.
+/// [--max-ttft-ms MS] [--weight-formats L] [--kv-formats L]`.
 #[derive(Debug, PartialEq)]
 pub struct ExploreArgs {
     pub file: String,
@@ -35,6 +35,8 @@ pub struct ExploreArgs {
     pub max_tpot_s: Option<f64>,
     /// Serving: most time to the first token, s.
     pub max_ttft_s: Option<f64>,
+    /// Serving: weight and KV-cache formats to try; empty: the task's.
+    pub formats: madmax::engine::explore::Formats,
 }
 
 /// `madmax validate [FILE.csv ...] [--json]`.
@@ -164,6 +166,7 @@ fn explore(p: &mut Parser) -> Result<Command, Usage> {
         mode: None,
         max_tpot_s: None,
         max_ttft_s: None,
+        formats: Default::default(),
     };
     let mut file = None;
     while let Some(arg) = next(p, CMD)? {
@@ -172,6 +175,21 @@ fn explore(p: &mut Parser) -> Result<Command, Usage> {
             Arg::Long("mode") => a.mode = Some(mode(p, CMD)?),
             Arg::Long("max-tpot-ms") => a.max_tpot_s = Some(limit_s(p, CMD, "max-tpot-ms")?),
             Arg::Long("max-ttft-ms") => a.max_ttft_s = Some(limit_s(p, CMD, "max-ttft-ms")?),
+            Arg::Long(name @ ("weight-formats" | "kv-formats")) => {
+                let kv = name == "kv-formats";
+                let flag = if kv { "kv-formats" } else { "weight-formats" };
+                let why = format!("--{flag} needs a list of formats like fp16,fp8,int4");
+                let list = madmax::engine::explore::Formats::parse_list(&value(p, CMD, &why)?)
+                    .map_err(|e| Usage(format!("{CMD}: --{flag}: {e}")))?;
+                if list.is_empty() {
+                    return Err(Usage(format!("{CMD}: {why}")));
+                }
+                if kv {
+                    a.formats.kv = list;
+                } else {
+                    a.formats.weights = list;
+                }
+            }
             Arg::Long("top") => {
                 let why = "--top needs a number";
                 a.top = value(p, CMD, why)?.parse().map_err(|_| Usage(format!("{CMD}: {why}")))?;
@@ -268,6 +286,13 @@ mod tests {
         };
         assert_eq!((e.file.as_str(), e.top, e.local_batches), ("f.json", 5, Some(vec![1, 2, 4])));
         assert_eq!((e.max_tpot_s, e.max_ttft_s, e.mode), (Some(0.05), None, None));
+        let Ok(Command::Explore(e)) =
+            parsed(&["explore", "f.json", "--weight-formats", "fp8, INT4,fp8", "--kv-formats", "fp8"])
+        else {
+            panic!("explore")
+        };
+        use madmax::engine::scenario::Precision;
+        assert_eq!((e.formats.weights, e.formats.kv), (vec![Precision::Fp8, Precision::Int4], vec![Precision::Fp8]));
         assert_eq!(
             parsed(&["validate", "a.csv", "-", "--json"]),
             Ok(Command::Validate(ValidateArgs { files: vec!["a.csv".into(), "-".into()], json: true }))
@@ -303,6 +328,11 @@ mod tests {
         let many = (1..=65).map(|b| b.to_string()).collect::<Vec<_>>().join(",");
         assert!(problem(&["explore", "f", "--local-batches", &many]).contains("1 to 64 counts"));
         assert!(problem(&["explore", "f", "--local-batches", "1,0"]).contains("1 to 64 counts"));
+        assert_eq!(
+            problem(&["explore", "f", "--weight-formats", "fp16,fp9"]),
+            "explore: --weight-formats: \"fp9\" is not a number format: use fp16, bf16, fp8, int8, int4"
+        );
+        assert!(problem(&["explore", "f", "--kv-formats", " , "]).contains("--kv-formats needs a list of formats"));
         assert_eq!(problem(&["stories", "--bogus"]), "stories: unexpected argument '--bogus'");
         assert_eq!(problem(&["bench", "d", "--min-ms", "nan"]), "bench: --min-ms needs a positive number");
         assert_eq!(problem(&["bench"]), "bench: missing DIR");

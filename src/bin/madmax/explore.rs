@@ -21,6 +21,7 @@ pub fn run(a: &ExploreArgs) -> ExitCode {
     };
     space.max_tpot_s = a.max_tpot_s;
     space.max_ttft_s = a.max_ttft_s;
+    space.formats = a.formats.clone();
     let started = Instant::now();
     let summary = match explore::search(&scenario, &space) {
         Ok(s) => s,

@@ -28,7 +28,7 @@ Usage:
                    (reference). Without it, task.mode decides; a MAD-Max config without a
                    mode key is evaluated in reference mode, as the paper's code would
   madmax explore FILE [--json] [--top N] [--local-batches 1,2,4,8] [--mode default|reference]
-                 [--max-tpot-ms MS] [--max-ttft-ms MS]
+                 [--max-tpot-ms MS] [--max-ttft-ms MS] [--weight-formats L] [--kv-formats L]
       search every parallelization plan the model accepts for FILE's model on its cluster
       (MAD-Max paper mode: what the reference accepts; the default model: N-D plans of
       tensor, context, expert, data (plain, fully sharded, or, without a pipeline, hybrid:
@@ -39,7 +39,9 @@ Usage:
       split the stages evenly; for recommendation models, embedding tables split over GPUs
       table-, row- or column-wise); for LLM serving,
       --max-tpot-ms marks plans slower than MS per output token as infeasible, and
-      --max-ttft-ms plans whose first token comes after MS
+      --max-ttft-ms plans whose first token comes after MS, and --weight-formats and
+      --kv-formats (lists of fp16, bf16, fp8, int8, int4) try every plan with each pair of
+      weight and KV-cache formats (one list alone: the task's other format)
       (global batch fixed at the task's own unless --local-batches is given), rank them by
       throughput, and show the best against the task's own plan; plans whose memory does
       not fit in HBM are listed, marked. A search takes at most 100,000 plans and 50 million

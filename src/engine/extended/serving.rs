@@ -1181,6 +1181,50 @@ mod explore_tests {
     }
 
     #[test]
+    fn the_search_tries_every_pair_of_weight_and_kv_formats_it_is_given() {
+        use crate::engine::explore::{describe_outcome, plans, searches_formats, Formats};
+        use crate::engine::scenario::Precision::{Fp16, Fp8, Int4};
+        let s = llama70_on(8);
+        let own = Space::local(vec![16]);
+        assert!(!searches_formats(&s, &own));
+        let formats = Formats { weights: vec![Fp16, Fp8, Int4], kv: vec![Fp16, Fp8] };
+        let space = Space { formats, ..own.clone() };
+        assert!(searches_formats(&s, &space));
+        // Six pairs for every plan.
+        assert_eq!(plans(&s, &space).len(), 6 * plans(&s, &own).len());
+        let r = search(&s, &space).expect("within budget");
+        let pairs: std::collections::BTreeSet<String> =
+            r.ranked.iter().map(|o| format!("{:?}/{:?}", o.setup.weight_format, o.setup.kv_format)).collect();
+        assert_eq!(pairs.len(), 6, "{pairs:?}");
+        // At a batch of 16 decode reads the weights: FP16 weights run slower than FP8 on the
+        // same plan, and the description and the task keys say which formats a plan uses.
+        let on = |w, k| {
+            r.ranked
+                .iter()
+                .find(|o| {
+                    o.plan.transformer == s.task.plan.transformer
+                        && o.setup.weight_format == Some(w)
+                        && o.setup.kv_format == Some(k)
+                })
+                .expect("the plan in these formats")
+        };
+        assert!(on(Fp16, Fp8).tpot_s > on(Fp8, Fp8).tpot_s);
+        let best = &r.ranked[0];
+        let text = describe_outcome(&s, best);
+        assert!(text.ends_with(" KV cache") && text.contains(" weights, "), "{text}");
+        let keys = crate::doc::plan_task_keys(&s, on(Int4, Fp16));
+        assert_eq!((keys["weight_format"].as_str(), keys["kv_format"].as_str()), (Some("int4"), Some("fp16")));
+        // One list alone keeps the task's other format.
+        let weights_only = Space { formats: Formats { weights: vec![Fp16], kv: vec![] }, ..own };
+        assert!(plans(&s, &weights_only)
+            .iter()
+            .all(|c| c.setup.weight_format == Some(Fp16) && c.setup.kv_format == Some(Fp8)));
+        // Formats that do not name one: a sentence saying so.
+        assert_eq!(Formats::parse_list("fp8, int4 ,FP8"), Ok(vec![Fp8, Int4]));
+        assert!(Formats::parse_list("fp8,fp4").is_err_and(|e| e.contains("\"fp4\" is not a number format")));
+    }
+
+    #[test]
     fn a_first_token_limit_rules_out_the_batches_whose_prefill_keeps_requests_waiting() {
         let s = llama70_on(8);
         let space = Space::local(vec![4, 16, 64, 256]);
