@@ -114,6 +114,20 @@ pub struct Serving {
     /// In flight: the arrival rate the figures are for (requests/s over the cluster); `None`:
     /// full load, the batch in flight.
     pub request_rate: Option<f64>,
+    /// In flight: the latencies' percentiles (`None` for a static batch, or when the engine
+    /// cannot keep up with the rate).
+    pub percentiles: Option<Percentiles>,
+}
+
+/// The median, 90th and 99th percentiles of a serving engine's latencies, s.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Percentiles {
+    /// Time to first token.
+    pub ttft_s: [f64; 3],
+    /// Time between two tokens of a request.
+    pub tpot_s: [f64; 3],
+    /// From arrival to the last token.
+    pub e2e_s: [f64; 3],
 }
 
 /// Something that limits or invalidates a result.

@@ -9,7 +9,7 @@ use super::state::{Action, Evaluated, State};
 use super::sweep::SweepTask;
 use crate::accuracy::Expectation;
 use crate::engine::ops::Category;
-use crate::engine::report::{Limit, Report, Serving};
+use crate::engine::report::{Limit, Percentiles, Report, Serving};
 use crate::engine::scenario::{Batching, TaskKind};
 use crate::engine::{explain, Unit};
 use crate::units;
@@ -257,6 +257,33 @@ fn serving_figures(sv: &Serving) -> Html {
             } }
         </dl>
         <p class="help" id="serving-batching">{ crate::wording::batching(sv) }</p>
+        { sv.percentiles.as_ref().map(|p| percentile_table(p, sv.request_rate.is_some())).unwrap_or_default() }
+    </> }
+}
+
+/// The latencies' median, 90th and 99th percentiles of in-flight batching.
+fn percentile_table(p: &Percentiles, at_rate: bool) -> Html {
+    let row = |id: &'static str, name: &'static str, v: &[f64; 3]| {
+        html! { <tr id={id}><th scope="row">{ name }</th>
+            { for v.iter().map(|s| html! { <td data-value={s.to_string()}>{ units::duration(*s) }</td> }) }
+        </tr> }
+    };
+    html! { <>
+        <div class="table-wrap" tabindex="0" role="region" aria-label="Latency percentiles">
+            <table class="summary" id="serving-percentiles">
+                <thead><tr><th scope="col">{ "latency" }</th><th scope="col">{ "median" }</th><th scope="col">{ "90th percentile" }</th><th scope="col">{ "99th percentile" }</th></tr></thead>
+                <tbody>
+                    { row("p-ttft", "first token", &p.ttft_s) }
+                    { row("p-between", "between tokens", &p.tpot_s) }
+                    { row("p-e2e", "end to end", &p.e2e_s) }
+                </tbody>
+            </table>
+        </div>
+        <p class="help">{ if at_rate {
+            "Requests arriving at random at this rate (a Poisson stream) sometimes find the steps' room for prompt tokens taken and wait for it: an M/D/1 queue, its tail in Kingman's approximation. Between tokens, a request waits one engine step: a longer one when the step carries a prompt chunk."
+        } else {
+            "At full load each finished request's slot is refilled at once, so no prompt waits and every request sees the same first token. Between tokens, a request waits one engine step: a longer one when the step carries a prompt chunk. Set a request rate to see the queue."
+        } }</p>
     </> }
 }
 

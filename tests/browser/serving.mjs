@@ -84,6 +84,15 @@ await runTest('serving', dist, async ({ server, browser }) => {
   const atHalf = await matchesCli(page, `in flight at ${half} requests/s`);
   check(atHalf.inFlight < inflight.inFlight && atHalf.tpot < inflight.tpot && close(Number(await page.locator('#throughput').getAttribute('data-value')), Number(half), 1e-6),
     `at ${half} requests/s: ${atHalf.inFlight} in flight (full load ${inflight.inFlight}), TPOT ${atHalf.tpot} s (${inflight.tpot} s)`);
+  // The latencies' percentiles: the CLI's, and requests arriving at random wait for the
+  // prefill now and then, so the 99th percentile of the first token is above its median.
+  const pageRow = (id) => page.locator(`#${id} td`).evaluateAll((tds) => tds.map((td) => Number(td.dataset.value)));
+  const pct = { ttft: await pageRow('p-ttft'), between: await pageRow('p-between'), e2e: await pageRow('p-e2e') };
+  const wantPct = cli(bin, scenarioOfLink(await page.locator('#share-link').inputValue())).serving.percentiles_ms;
+  const same = (a, b) => a.length === 3 && a.every((x, k) => close(x, b[k] / 1e3));
+  check(same(pct.ttft, wantPct.ttft) && same(pct.between, wantPct.between_tokens) && same(pct.e2e, wantPct.e2e) && pct.ttft[2] > pct.ttft[0],
+    `percentiles as the CLI's: first token ${pct.ttft.map((x) => (x * 1e3).toFixed(0)).join(' / ')} ms, between tokens ${pct.between.map((x) => (x * 1e3).toFixed(1)).join(' / ')} ms`);
+  await page.locator('#serving-percentiles').screenshot({ path: join(shots, 'serving-percentiles.png') });
   await page.fill('#f-task-request_rate', String(Math.round(fullRate * 10)));
   await page.press('#f-task-request_rate', 'Tab');
   await page.locator('#limit-overloaded').waitFor({ timeout: 5000 });

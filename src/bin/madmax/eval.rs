@@ -82,6 +82,12 @@ fn report_json(s: &Scenario, r: &Report) -> Value {
             "replicas": sv.replicas,
             "ttft_ms": ms(sv.ttft_s),
             "tpot_ms": ms(sv.tpot_s),
+            "percentiles_ms": sv.percentiles.as_ref().map(|p| json!({
+                "quantiles": madmax::engine::extended::serving::PERCENTILES,
+                "ttft": p.ttft_s.map(ms),
+                "between_tokens": p.tpot_s.map(ms),
+                "e2e": p.e2e_s.map(ms),
+            })),
             "e2e_ms": ms(sv.e2e_s),
             "output_tokens_per_s": sv.output_tokens_per_s,
             "output_tokens_per_s_per_gpu": sv.output_tokens_per_s_per_gpu,
@@ -229,6 +235,13 @@ fn text_report(s: &Scenario, r: &Report) -> String {
         let _ = writeln!(o, "  time to first token {}", units::duration(sv.ttft_s));
         let _ = writeln!(o, "  time per output token {}", units::duration(sv.tpot_s));
         let _ = writeln!(o, "  end to end          {}", units::duration(sv.e2e_s));
+        if let Some(p) = &sv.percentiles {
+            let row = |name: &str, v: &[f64; 3]| format!("  {name:<20}{}", v.map(units::duration).join(" / "));
+            let _ = writeln!(o, "  percentiles         median / 90th / 99th");
+            let _ = writeln!(o, "{}", row("first token", &p.ttft_s));
+            let _ = writeln!(o, "{}", row("between tokens", &p.tpot_s));
+            let _ = writeln!(o, "{}", row("end to end", &p.e2e_s));
+        }
         let _ = writeln!(
             o,
             "  output tokens/s     {} ({} per GPU), {}",

@@ -20,7 +20,7 @@ use super::training::TrainingCx;
 use crate::engine::ops::{Block, OpKind, OpName, Phase};
 use crate::engine::reference::explain::{Explanation, Term, Unit};
 use crate::engine::report::{
-    LayerWork, Limit, MemPart, Memory, Mode, ModelStats, Parts, Report, Serving, Utilization, Work,
+    LayerWork, Limit, MemPart, Memory, Mode, ModelStats, Parts, Percentiles, Report, Serving, Utilization, Work,
 };
 use crate::engine::scenario::{Arch, Batching, Precision, Scenario, TaskKind};
 
@@ -77,6 +77,87 @@ pub struct Steady {
     pub ttft_s: f64,
     /// From arrival to the last token, s.
     pub e2e_s: f64,
+    /// A step without a prompt chunk, s, and the share of steps that carry one: a request's
+    /// tokens come that far apart.
+    pub plain_s: f64,
+    pub chunk_share: f64,
+    /// The share of the chunk capacity (the steps' room for prompt tokens) prompts use, 0..1.
+    pub prefill_load: f64,
+    /// One prompt's chunk steps, s: its prefill when it need not wait.
+    pub prompt_s: f64,
+}
+
+/// Percentiles reported ([`Steady::percentiles`]): the median, the 90th and the 99th.
+pub const PERCENTILES: [f64; 3] = [0.5, 0.9, 0.99];
+
+impl Steady {
+    /// The mean time a prompt waits for the chunk capacity when requests arrive at random
+    /// (`poisson`: a Poisson stream, as `request_rate` sets; otherwise a finished request's slot
+    /// is refilled at once and nothing waits), s: an M/D/1 queue (Pollaczek-Khinchine):
+    /// `rho x S / (2 (1 - rho))` for load `rho` ([`Steady::prefill_load`]) and service `S`
+    /// ([`Steady::prompt_s`]).
+    pub fn mean_wait_s(&self, poisson: bool) -> f64 {
+        let rho = self.prefill_load;
+        if !poisson || rho <= 0.0 {
+            return 0.0;
+        }
+        if rho >= 1.0 {
+            return f64::INFINITY;
+        }
+        rho * self.prompt_s / (2.0 * (1.0 - rho))
+    }
+
+    /// The `q`-quantile of that wait, s: a prompt waits with probability `rho`, and then for an
+    /// exponentially distributed time of mean `S / (2 (1 - rho))` (Kingman's heavy-traffic
+    /// approximation, exact in its mean): `P(W > t) = rho x exp(-t rho / mean wait)`.
+    pub fn wait_quantile_s(&self, q: f64, poisson: bool) -> f64 {
+        let (mean, rho) = (self.mean_wait_s(poisson), self.prefill_load);
+        if mean <= 0.0 || 1.0 - q >= rho {
+            return 0.0;
+        }
+        mean / rho * (rho / (1.0 - q)).ln()
+    }
+
+    /// The [`PERCENTILES`] of the time to first token, of the time between two tokens of a
+    /// request, and of the end-to-end latency, s. The first token: the prompt's chunk steps
+    /// after its wait ([`Steady::wait_quantile_s`]). Between tokens: a step with a chunk
+    /// ([`Steady::chunk_share`] of them) or without. End to end: the first token's quantile and
+    /// the mean time per token for the rest (over many tokens the steps average out).
+    pub fn percentiles(&self, poisson: bool) -> Percentiles {
+        let decode_s = self.e2e_s - self.ttft_s;
+        let (slow, fast) = (self.chunk.seconds.max(self.plain_s), self.chunk.seconds.min(self.plain_s));
+        let slow_share = if self.chunk.seconds >= self.plain_s { self.chunk_share } else { 1.0 - self.chunk_share };
+        let at = |f: &dyn Fn(f64) -> f64| PERCENTILES.map(f);
+        let ttft = |q: f64| self.ttft_s + self.wait_quantile_s(q, poisson);
+        Percentiles {
+            ttft_s: at(&ttft),
+            tpot_s: at(&|q| {
+                if self.tpot_s <= 0.0 {
+                    0.0
+                } else if q <= 1.0 - slow_share {
+                    fast
+                } else {
+                    slow
+                }
+            }),
+            e2e_s: at(&|q| ttft(q) + decode_s),
+        }
+    }
+}
+
+/// The steps of a steady state with a given number of requests decoding ([`ServingCx::steady`]).
+struct StepMix {
+    /// A step that carries a prompt chunk, the mean step and a step without one (s).
+    chunk: EngineStep,
+    mean_s: f64,
+    plain_s: f64,
+    /// The share of steps that carry a chunk.
+    with_chunk: f64,
+    /// Prompt tokens per step, on average; the chunk steps of one prompt; a step's room for
+    /// prompt tokens.
+    prefill_tokens: f64,
+    chunks: f64,
+    room: f64,
 }
 
 /// One engine step of one pipeline group (`ServingCx::engine_step`).
@@ -454,6 +535,10 @@ impl<'a> ServingCx<'a> {
                 tpot_s: 0.0,
                 ttft_s: e2e_s,
                 e2e_s,
+                plain_s: 0.0,
+                chunk_share: 1.0,
+                prefill_load: tokens / budget,
+                prompt_s: (i / budget).ceil() * step.seconds,
             };
         }
         // The steps with `decoding` requests decoding: the step that carries a chunk, the mean
@@ -469,27 +554,33 @@ impl<'a> ServingCx<'a> {
             let finishing = decoding / (o - 1.0);
             let chunk = self.engine_step(decoding, chunk_tokens, finishing / with_chunk);
             let plain_s = self.engine_step(decoding, 0.0, 0.0).seconds;
-            (chunk, with_chunk * chunk.seconds + (1.0 - with_chunk) * plain_s, prefill_tokens, chunks)
+            let mean_s = with_chunk * chunk.seconds + (1.0 - with_chunk) * plain_s;
+            StepMix { chunk, mean_s, plain_s, with_chunk, prefill_tokens, chunks, room }
         };
         // The share decoding is the share of its time a request decodes; the budget caps it.
         let mut decoding = c * (o - 1.0) / o;
         for _ in 0..16 {
-            let (chunk, mean_s, _, chunks) = at(decoding);
-            let next = c * (o - 1.0) * mean_s / (chunks * chunk.seconds + (o - 1.0) * mean_s);
+            let m = at(decoding);
+            let next = c * (o - 1.0) * m.mean_s / (m.chunks * m.chunk.seconds + (o - 1.0) * m.mean_s);
             decoding = next.min(budget * (o - 1.0) / (i + o - 1.0));
         }
-        let (chunk, tpot_s, prefill_tokens, _) = at(decoding);
+        let m = at(decoding);
+        let tpot_s = m.mean_s;
         let requests_per_s = decoding / (o - 1.0) / tpot_s;
         let e2e_s = c / requests_per_s;
         Steady {
             concurrency: c,
             decoding,
-            prefill_tokens,
+            prefill_tokens: m.prefill_tokens,
             requests_per_s,
-            chunk,
+            chunk: m.chunk,
             tpot_s,
             ttft_s: e2e_s - (o - 1.0) * tpot_s,
             e2e_s,
+            plain_s: m.plain_s,
+            chunk_share: m.with_chunk,
+            prefill_load: (m.prefill_tokens / m.room).min(1.0),
+            prompt_s: m.chunks * m.chunk.seconds,
         }
     }
 
@@ -617,12 +708,19 @@ pub fn evaluate(sv: &ServingCx) -> Report {
     let n = cx.s.system.num_devices as f64;
     let inflight = cx.setup.batching == Batching::InFlight;
     let mut overloaded = None;
+    let mut percentiles = None;
     let (ops, schedule, memory, figures, requests) = if inflight {
         let (st, most) = sv.steady_at_load();
         overloaded =
             most.map(|most_per_s| Limit::Overloaded { asked_per_s: cx.setup.request_rate.unwrap_or(0.0), most_per_s });
+        // Requests arriving at random (a rate the engine keeps up with) wait for the prefill.
+        let poisson = cx.setup.request_rate.is_some() && most.is_none();
+        let wait_s = st.mean_wait_s(poisson);
+        if most.is_none() {
+            percentiles = Some(st.percentiles(poisson));
+        }
         let (ops, schedule) = sv.step_timeline(&st.chunk);
-        let figures = (st.ttft_s, st.tpot_s, st.e2e_s, st.requests_per_s, st.concurrency);
+        let figures = (st.ttft_s + wait_s, st.tpot_s, st.e2e_s + wait_s, st.requests_per_s, st.concurrency);
         (ops, schedule, sv.inflight_memory(st.concurrency), figures, st.concurrency * replicas as f64)
     } else {
         let (ops, schedule) = sv.timeline();
@@ -703,6 +801,7 @@ pub fn evaluate(sv: &ServingCx) -> Report {
         step_tokens: cx.setup.step_tokens,
         kv_page_tokens: cx.setup.kv_page_tokens,
         request_rate: cx.setup.request_rate.filter(|_| inflight),
+        percentiles,
     });
     r.limits = limits;
     r
@@ -1120,7 +1219,14 @@ mod tests {
         let light = at(0.5 * full.requests_per_s);
         let sv = light.serving.as_ref().expect("serving");
         assert!((sv.requests_per_s / (0.5 * full.requests_per_s) - 1.0).abs() < 1e-6, "{sv:?}");
-        assert!((sv.requests_per_s * sv.e2e_s - sv.in_flight).abs() < 1e-6 * sv.in_flight);
+        // Little's law over the time in flight; arriving at random, a request also waits for
+        // the prefill first (the queue holds the rest).
+        let light_s = inflight(64, json!({"request_rate": 0.5 * full.requests_per_s}));
+        let lsv = ServingCx::new(&light_s).expect("serving");
+        let (st, _) = lsv.steady_at_load();
+        let wait_s = st.mean_wait_s(true);
+        assert!(wait_s > 0.0 && (sv.e2e_s - st.e2e_s - wait_s).abs() < 1e-12 && (sv.ttft_s - st.ttft_s - wait_s).abs() < 1e-12);
+        assert!((sv.requests_per_s * (sv.e2e_s - wait_s) - sv.in_flight).abs() < 1e-6 * sv.in_flight);
         assert!(sv.in_flight < full.in_flight && sv.tpot_s < full.tpot_s && light.limits.is_empty());
         assert_eq!(sv.request_rate, Some(0.5 * full.requests_per_s));
         // More than it can complete: full load's figures, and a limit that says so.
@@ -1136,6 +1242,40 @@ mod tests {
         s.task.setup.request_rate = Some(1.0);
         let errors = super::super::rules::check(&s);
         assert!(errors.iter().any(|e| e.field == "task.request_rate"), "{errors:?}");
+    }
+
+    #[test]
+    fn latency_percentiles_come_from_the_steps_and_the_prefill_queue() {
+        // The wait of an M/D/1 queue at load 1/2 and service 1 s: 0.5 s on average, none for
+        // half the prompts, ln(50) s for the 99th percentile.
+        let s = inflight(64, json!({}));
+        let sv = ServingCx::new(&s).expect("serving");
+        let mut st = sv.steady(sv.concurrency());
+        let full = st.percentiles(false);
+        // At full load nothing waits: every request's first token at the mean; between tokens,
+        // a step with a prompt chunk or one without.
+        assert!(full.ttft_s.iter().all(|t| *t == st.ttft_s) && full.e2e_s.iter().all(|t| *t == st.e2e_s));
+        let (slow, fast) = (st.chunk.seconds.max(st.plain_s), st.chunk.seconds.min(st.plain_s));
+        assert!(full.tpot_s.iter().all(|t| *t == slow || *t == fast) && full.tpot_s[2] == slow, "{full:?} {st:?}");
+        assert!(full.tpot_s[0] <= st.tpot_s && st.tpot_s <= full.tpot_s[2]);
+        (st.prefill_load, st.prompt_s) = (0.5, 1.0);
+        assert!((st.mean_wait_s(true) - 0.5).abs() < 1e-12 && st.mean_wait_s(false) == 0.0);
+        assert_eq!(st.wait_quantile_s(0.5, true), 0.0);
+        assert!((st.wait_quantile_s(0.99, true) - 50f64.ln()).abs() < 1e-12);
+        // The report: percentiles in flight, rising toward the engine's capacity; none for a
+        // static batch or an overloaded engine.
+        let most = crate::engine::evaluate(&inflight(64, json!({}))).serving.expect("serving").requests_per_s;
+        let at = |share: f64| {
+            let r = crate::engine::evaluate(&inflight(64, json!({"request_rate": share * most})));
+            r.serving.and_then(|s| s.percentiles)
+        };
+        let (light, busy) = (at(0.3).expect("percentiles"), at(0.9).expect("percentiles"));
+        for p in [&light, &busy] {
+            assert!(p.ttft_s[0] <= p.ttft_s[1] && p.ttft_s[1] <= p.ttft_s[2] && p.e2e_s[0] <= p.e2e_s[2]);
+        }
+        assert!(busy.ttft_s[2] > light.ttft_s[2], "{busy:?} vs {light:?}");
+        assert_eq!(at(2.0), None);
+        assert_eq!(crate::engine::evaluate(&llama70(4, 8, json!({}))).serving.expect("serving").percentiles, None);
     }
 
     #[test]
