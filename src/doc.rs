@@ -175,6 +175,8 @@ pub fn plan_task_keys(
         m.insert("zero_stage".into(), json!(o.setup.zero_stage));
         m.insert("sequence_parallel".into(), json!(o.setup.sequence_parallel));
         m.insert("virtual_stages".into(), json!(o.setup.virtual_stages));
+        m.insert("overlap_grad_reduce".into(), json!(o.setup.overlap_grad_reduce));
+        m.insert("overlap_tp_comm".into(), json!(o.setup.overlap_tp_comm));
     }
     m
 }

@@ -265,6 +265,55 @@ pub fn every_setting(base: &Setup, shape: PlanShape) -> Vec<Setup> {
     let sequence_parallel: &[bool] = if shape.tp > 1 { &[false, true] } else { &[base.sequence_parallel] };
     let chunks: &[u64] = if shape.stages > 1 { &[1, 2, 3, 4, 5, 6, 7, 8] } else { &[base.virtual_stages] };
     settings_product(base, &micro, zeros, sequence_parallel, chunks)
+        .into_iter()
+        .flat_map(|s| overlap_variants(&s, shape).into_iter().chain(std::iter::once(s)))
+        .collect()
+}
+
+/// Most plans the explorer refines with the overlap options ([`refinements`]).
+pub const REFINED_PLANS: usize = 16;
+
+/// `setup` with each other combination of the overlap options that matter for a plan of
+/// `shape`: gradients reduced during the backward pass (Megatron-LM's `--overlap-grad-reduce`,
+/// with plain data parallelism) and tensor-parallel collectives overlapped with GEMMs
+/// (Transformer Engine's comm/GEMM overlap, with tensor parallelism), each off and on.
+fn overlap_variants(setup: &Setup, shape: PlanShape) -> Vec<Setup> {
+    let grads: &[bool] =
+        if shape.replicas > 1 { &[false, true] } else { std::slice::from_ref(&setup.overlap_grad_reduce) };
+    let tp: &[bool] = if shape.tp > 1 { &[false, true] } else { std::slice::from_ref(&setup.overlap_tp_comm) };
+    let mut out = Vec::new();
+    for &overlap_grad_reduce in grads {
+        for &overlap_tp_comm in tp {
+            let v = Setup { overlap_grad_reduce, overlap_tp_comm, ..setup.clone() };
+            if v != *setup {
+                out.push(v);
+            }
+        }
+    }
+    out
+}
+
+/// The second pass of a search that tries the training settings ([`searches_settings`],
+/// [`Space::knobs`]): the best [`REFINED_PLANS`] plans that fit, of `ranked` (best first), each
+/// with the other combinations of the overlap options ([`overlap_variants`]) that the rules
+/// allow. Overlap moves time, not memory, so only the fastest plans are worth the try: trying
+/// them on every plan would take up to four times as long.
+pub fn refinements(base: &Scenario, ranked: &[Outcome], space: &Space) -> Vec<Candidate> {
+    if !(space.knobs && searches_settings(base)) {
+        return Vec::new();
+    }
+    let layers = Dims::of(&base.model).map_or(0, |d| d.layers);
+    let mut out = Vec::new();
+    for o in ranked.iter().filter(|o| o.fits()).take(REFINED_PLANS) {
+        let (Some(t), Some(local)) = (&o.plan.transformer, o.plan.local_transformer_batch) else { continue };
+        for setup in overlap_variants(&o.setup, PlanShape::of(t, local, layers)) {
+            let c = Candidate { plan: o.plan.clone(), setup };
+            if extended::rules::check(&with(base, &c)).is_empty() {
+                out.push(c);
+            }
+        }
+    }
+    out
 }
 
 /// A brute-force sweep: every parallel plan of the space ([`plans`] without settings), each
@@ -735,6 +784,12 @@ pub fn search(base: &Scenario, space: &Space) -> Result<Summary, TooBig> {
     let space = &space;
     let mut ranked: Vec<Outcome> = list.iter().map(|p| evaluate_plan(base, p, space)).collect();
     rank(&mut ranked);
+    let refined: Vec<Outcome> =
+        refinements(base, &ranked, space).iter().map(|p| evaluate_plan(base, p, space)).collect();
+    if !refined.is_empty() {
+        ranked.extend(refined);
+        rank(&mut ranked);
+    }
     Ok(summarize(base, ranked, space))
 }
 
@@ -868,6 +923,13 @@ pub fn describe_outcome(s: &Scenario, o: &Outcome) -> String {
     if o.setup.virtual_stages > 1 {
         text += &format!(", {} chunks per GPU (interleaved)", o.setup.virtual_stages);
     }
+    let transformer = |st: Strategy| o.plan.transformer.as_ref().is_some_and(|t| t.product_of(&[st]) > 1);
+    if o.setup.overlap_grad_reduce && transformer(Strategy::Ddp) {
+        text += ", gradients reduced during the backward pass";
+    }
+    if o.setup.overlap_tp_comm && transformer(Strategy::Tp) {
+        text += ", tensor-parallel communication overlapped with GEMMs";
+    }
     text
 }
 
@@ -946,6 +1008,36 @@ mod tests {
             );
             assert!(r.ranked[0].fits());
         }
+    }
+
+    #[test]
+    fn the_best_plans_are_refined_with_the_overlap_options() {
+        let mut s =
+            scenario(include_str!("../../tests/data/reference/cases/llm__llama2_70b__dc_A_2048__llm_train.json"));
+        s.task.mode = crate::engine::scenario::Mode::Default;
+        let space = Space::fixed_global(&s);
+        let mut first: Vec<Outcome> = plans(&s, &space).iter().map(|c| evaluate_plan(&s, c, &space)).collect();
+        rank(&mut first);
+        let more = refinements(&s, &first, &space);
+        // Only the best plans that fit, each with its other overlap combinations (up to three).
+        let refined: Vec<&Outcome> = first.iter().filter(|o| o.fits()).take(REFINED_PLANS).collect();
+        assert!(!more.is_empty() && more.len() <= 3 * refined.len());
+        assert!(more.iter().all(|c| refined.iter().any(|o| o.plan == c.plan && o.setup != c.setup)));
+        assert!(more.iter().all(|c| refined.iter().any(|o| o.plan == c.plan
+            && Setup {
+                overlap_grad_reduce: o.setup.overlap_grad_reduce,
+                overlap_tp_comm: o.setup.overlap_tp_comm,
+                ..c.setup.clone()
+            } == o.setup)));
+        // The search ranks them with the rest: never worse than without them.
+        let r = search(&s, &space).expect("within budget");
+        assert_eq!(r.ranked.len(), first.len() + more.len());
+        assert!(r.ranked[0].throughput_samples_per_s >= first[0].throughput_samples_per_s);
+        // Paper mode and fixed settings: nothing to refine.
+        assert!(refinements(&s, &first, &Space { knobs: false, ..space.clone() }).is_empty());
+        let o = r.ranked.iter().find(|o| o.setup.overlap_tp_comm).expect("a plan that overlaps");
+        assert!(describe_outcome(&s, o).contains("tensor-parallel communication overlapped with GEMMs"));
+        assert_eq!(crate::doc::plan_task_keys(&s, o)["overlap_tp_comm"], true);
     }
 
     #[test]

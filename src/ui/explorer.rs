@@ -55,6 +55,9 @@ pub struct Job {
     cancelled: bool,
     /// Number of plans of the main search (the first items of the queue).
     main_plans: usize,
+    /// Whether the best plans of the main search have been queued again with the overlap
+    /// options ([`explore::refinements`]), right after the main search.
+    refined: bool,
     /// Why the what-ifs were not run although asked for: together with the main search they
     /// would take more than one search may.
     pub codesign_skipped: Option<TooBig>,
@@ -109,6 +112,7 @@ impl Job {
             co,
             cancelled: false,
             main_plans,
+            refined: false,
             codesign_skipped,
         })
     }
@@ -116,6 +120,7 @@ impl Job {
     /// Evaluates up to `n` more plans; returns how many it did.
     pub fn step(&mut self, n: usize) -> usize {
         let mut done = 0;
+        self.refine_when_due();
         while done < n && !self.cancelled && self.next < self.queue.len() {
             let (si, candidate, slot) = &self.queue[self.next];
             let o = explore::evaluate_plan(&self.scenarios[*si], candidate, &self.space);
@@ -132,8 +137,22 @@ impl Job {
             }
             self.next += 1;
             done += 1;
+            self.refine_when_due();
         }
         done
+    }
+
+    /// Once the main search is done: its best plans again with the overlap options, as
+    /// [`explore::search`] does, queued before the what-ifs.
+    fn refine_when_due(&mut self) {
+        if self.refined || self.next < self.main_plans {
+            return;
+        }
+        self.refined = true;
+        let more = explore::refinements(&self.scenarios[0], &self.ranked(), &self.space);
+        self.main_plans += more.len();
+        let at = self.next;
+        self.queue.splice(at..at, more.into_iter().map(|c| (0, c, Slot::Main)));
     }
 
     /// Whether the plans are also tried with the training settings ([`explore::planned_fitted`]
@@ -287,6 +306,31 @@ mod tests {
         assert!(plain <= yours && plain > 1.0);
         let ddp = job.summary(Baseline::PlainDdp);
         assert_eq!(ddp.baseline.plan.transformer.map(|t| t.levels()[0].strategy), Some(Strategy::Ddp));
+    }
+
+    #[test]
+    fn a_chunked_job_refines_its_best_plans_as_the_one_shot_search_does() {
+        // The default model in training: the best plans again with the overlap options, after
+        // the main search and before the what-ifs.
+        let s = State::initial();
+        let base = &s.good.as_ref().expect("good").scenario;
+        let space = Space::fixed_global(base);
+        // Without the what-ifs too: the refinement is queued when the last plan is done.
+        let mut bare = Job::new(base, &space, false).expect("within budget");
+        while !bare.finished() {
+            bare.step(1);
+        }
+        assert_eq!(bare.summary(Baseline::Yours), explore::search(base, &space).expect("within budget"));
+        let mut job = Job::new(base, &space, true).expect("within budget");
+        let (_, before) = job.progress();
+        while !job.finished() {
+            job.step(101);
+        }
+        let (done, total) = job.progress();
+        let search = explore::search(base, &space).expect("within budget");
+        assert!(done == total && total > before, "{before} planned, {total} evaluated");
+        assert_eq!(job.summary(Baseline::Yours), search);
+        assert!(job.ranked().iter().any(|o| o.setup.overlap_grad_reduce || o.setup.overlap_tp_comm));
     }
 
     #[test]

@@ -36,7 +36,9 @@ Usage:
       micro-batch sizes, no, selective or full recomputation (more only where less does not
       fit), ZeRO 0 or 1 with plain data parallelism (and 2 without a pipeline), sequence
       parallelism with tensor parallelism, and 1 to 8 pipeline chunks per GPU where they
-      split the stages evenly; for recommendation models, embedding tables split over GPUs
+      split the stages evenly, the best 16 that fit then tried with the overlap options
+      (gradients reduced during the backward pass, tensor-parallel communication overlapped
+      with GEMMs); for recommendation models, embedding tables split over GPUs
       table-, row- or column-wise); for LLM serving,
       --max-tpot-ms marks plans slower than MS per output token as infeasible, and
       --max-ttft-ms plans whose first token comes after MS, and --weight-formats and

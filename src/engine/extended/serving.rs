@@ -1225,7 +1225,11 @@ mod tests {
         let lsv = ServingCx::new(&light_s).expect("serving");
         let (st, _) = lsv.steady_at_load();
         let wait_s = st.mean_wait_s(true);
-        assert!(wait_s > 0.0 && (sv.e2e_s - st.e2e_s - wait_s).abs() < 1e-12 && (sv.ttft_s - st.ttft_s - wait_s).abs() < 1e-12);
+        assert!(
+            wait_s > 0.0
+                && (sv.e2e_s - st.e2e_s - wait_s).abs() < 1e-12
+                && (sv.ttft_s - st.ttft_s - wait_s).abs() < 1e-12
+        );
         assert!((sv.requests_per_s * (sv.e2e_s - wait_s) - sv.in_flight).abs() < 1e-6 * sv.in_flight);
         assert!(sv.in_flight < full.in_flight && sv.tpot_s < full.tpot_s && light.limits.is_empty());
         assert_eq!(sv.request_rate, Some(0.5 * full.requests_per_s));
