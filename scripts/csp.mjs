@@ -1,12 +1,14 @@
 // Trunk post-build hook: moves Trunk's inline module loader into its own file and adds a strict
 // Content-Security-Policy, so the page runs no inline script and loads nothing but its own files.
 // It also writes `_headers` (read by Netlify, Cloudflare Pages and hosts that copy them) with the
-// same policy plus what only a header can say: no other site may frame the page.
+// same policy plus what only a header can say: no other site may frame the page. Last, the
+// precompressed copies of the final files (precompress.mjs).
 //
 // Runs in Trunk's staging directory (TRUNK_STAGING_DIR) for `trunk build` and `trunk serve`.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
+import { precompress } from './precompress.mjs';
 
 const dir = process.env.TRUNK_STAGING_DIR;
 if (!dir) {
@@ -53,3 +55,4 @@ writeFileSync(join(dir, '_headers'), [
   '  Referrer-Policy: no-referrer',
   '',
 ].join('\n'));
+precompress(dir);

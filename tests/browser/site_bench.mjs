@@ -14,15 +14,21 @@ const dist = process.argv[2] ?? 'dist';
 const kb = (n) => `${(n / 1024).toFixed(0)} KB`;
 let raw = 0;
 let gz = 0;
-for (const f of readdirSync(dist)) {
+let br = 0;
+const files = readdirSync(dist);
+// The site's files; the precompressed copies beside them (.gz, .br) are what a host that
+// serves them sends instead.
+for (const f of files.filter((f) => !/\.(gz|br)$/.test(f))) {
   const data = readFileSync(join(dist, f));
   raw += data.length;
   gz += gzipSync(data, { level: 9 }).length;
+  br += files.includes(`${f}.br`) ? readFileSync(join(dist, `${f}.br`)).length : data.length;
   if (f.endsWith('.wasm')) {
-    console.log(`wasm: ${kb(data.length)} raw, ${kb(gzipSync(data, { level: 9 }).length)} gzip (target <= 400 KB gzip)`);
+    const brotli = files.includes(`${f}.br`) ? `, ${kb(readFileSync(join(dist, `${f}.br`)).length)} Brotli (the precompressed copy)` : '';
+    console.log(`wasm: ${kb(data.length)} raw, ${kb(gzipSync(data, { level: 9 }).length)} gzip (target <= 400 KB gzip)${brotli}`);
   }
 }
-console.log(`whole site: ${kb(raw)} raw, ${kb(gz)} gzip`);
+console.log(`whole site: ${kb(raw)} raw, ${kb(gz)} gzip, ${kb(br)} with the Brotli copies`);
 
 const server = await serve(dist);
 const browser = await launch();

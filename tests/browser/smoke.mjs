@@ -7,6 +7,7 @@ import { watchedPage, check, shots, cli, scenarioOfLink, close, runTest, settled
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { readdirSync, readFileSync } from 'node:fs';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 
 const dist = process.argv[2] ?? 'dist';
 const bin = process.argv[3] ?? 'target/release/madmax';
@@ -93,6 +94,15 @@ await runTest('smoke', dist, async ({ server, browser }) => {
   const headers = readFileSync(join(dist, '_headers'), 'utf8');
   check(headers.includes(`Content-Security-Policy: ${csp}; frame-ancestors 'none'`) && /X-Frame-Options: DENY/.test(headers),
     `_headers carries the page's CSP with frame-ancestors 'none': ${headers.split('\n')[1]}`);
+  // Hosts that serve precompressed files find a gzip and a Brotli copy of each text and
+  // WebAssembly file, equal to it once decompressed.
+  const compressible = readdirSync(dist).filter((f) => /\.(html|js|css|svg|wasm)$/.test(f));
+  const copiesMatch = compressible.every((f) => {
+    const data = readFileSync(join(dist, f));
+    return gunzipSync(readFileSync(join(dist, `${f}.gz`))).equals(data)
+      && brotliDecompressSync(readFileSync(join(dist, `${f}.br`))).equals(data);
+  });
+  check(compressible.length >= 5 && copiesMatch, `precompressed copies (.gz, .br) of ${compressible.length} files match them`);
   const framer = await (await browser.newContext()).newPage();
   await framer.setContent(`<iframe id="f" src="${server.url}" width="800" height="400"></iframe>`);
   const frame = await (await framer.locator('#f').elementHandle()).contentFrame();
