@@ -3,8 +3,9 @@
 // file of the site, at the highest levels, so visitors download the smallest form without the
 // host compressing on each request. Hosts that compress on their own ignore the copies.
 //
-// Called by the Trunk post-build hook (csp.mjs) once the site's files are final: Trunk runs a
-// stage's hooks at once, so a hook of its own could copy an index.html without its policy.
+// Called by the Trunk post-build hook (csp.mjs) once the site's files are final: as a second
+// hook of the same stage it was not ordered after csp.mjs (tried: it copied an index.html
+// without its policy and missed the loader file).
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import { join } from 'node:path';
