@@ -44,11 +44,34 @@ pub fn batching(sv: &Serving) -> String {
                 ),
             };
             format!(
-                "In-flight batching, steady state{load}: {in_flight}{cap}; each step decodes a token for every request and prefills prompts in chunks, at most {} tokens per step, in KV pages of {} tokens.",
-                sv.step_tokens, sv.kv_page_tokens
+                "In-flight batching, steady state{load}: {in_flight}{cap}; each step decodes a token for every request and prefills prompts in chunks, at most {} tokens per step, in KV pages of {} tokens.{}",
+                sv.step_tokens,
+                sv.kv_page_tokens,
+                request_mix(sv).map_or(String::new(), |m| format!(" {m}"))
             )
         }
     }
+}
+
+/// The kinds of request a serving report's figures are for, as a sentence; `None` without a
+/// mix (every request of the same lengths).
+pub fn request_mix(sv: &Serving) -> Option<String> {
+    if sv.request_mix.is_empty() {
+        return None;
+    }
+    let kinds: Vec<String> = sv
+        .request_mix
+        .iter()
+        .map(|c| {
+            format!(
+                "{}% of {} prompt + {} generated tokens",
+                units::sig3(c.share * 100.0),
+                c.input_tokens,
+                c.output_tokens
+            )
+        })
+        .collect();
+    Some(format!("Requests: {}; {} + {} tokens on average.", kinds.join(", "), sv.input_tokens, sv.output_tokens))
 }
 
 /// Why an explored plan cannot run, as a clause ("it needs 83.1 GB of the GPU's 40.0 GB");

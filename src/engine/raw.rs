@@ -300,6 +300,7 @@ pub struct RawTask {
     pub request_rate: Field,
     pub cuda_graphs: Field,
     pub custom_all_reduce: Field,
+    pub request_mix: Field,
 }
 
 /// The three configs of one run. `None` means the config is absent (or `null`).

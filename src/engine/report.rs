@@ -117,6 +117,9 @@ pub struct Serving {
     /// In flight: the latencies' percentiles (`None` for a static batch, or when the engine
     /// cannot keep up with the rate).
     pub percentiles: Option<Percentiles>,
+    /// In flight: the kinds of request served (empty: all of `input_tokens` and
+    /// `output_tokens`, which are otherwise the mix's means, rounded).
+    pub request_mix: Vec<crate::engine::scenario::RequestClass>,
 }
 
 /// The median, 90th and 99th percentiles of a serving engine's latencies, s.
@@ -245,21 +248,26 @@ impl Report {
     /// Throughput in tokens/s of scenario `s` (this report's): samples/s x
     /// [`tokens_per_sample`]; `None` for families without tokens.
     pub fn tokens_per_s(&self, s: &Scenario) -> Option<f64> {
-        tokens_per_sample(s).map(|t| self.throughput_samples_per_s * t as f64)
+        tokens_per_sample(s).map(|t| self.throughput_samples_per_s * t)
     }
 }
 
 /// Tokens per sample of a language model: its sequence length, or, where the default model
-/// serves it, the tokens each request generates (so that tokens/s counts output tokens);
-/// `None` for other families.
-pub fn tokens_per_sample(s: &Scenario) -> Option<u64> {
+/// serves it, the tokens each request generates (with a request mix, their mean), so that
+/// tokens/s counts output tokens; `None` for other families.
+pub fn tokens_per_sample(s: &Scenario) -> Option<f64> {
     match &s.model.arch {
         Arch::Llm(l) | Arch::LlmMoe(l, _) => {
             let seq = l.transformer.seq_len;
+            let setup = &s.task.setup;
             Some(if super::uses_default_model(s) && super::extended::serving::serves(s) {
-                super::extended::serving::output_tokens(s.task.setup.output_tokens, seq)
+                if setup.request_mix.is_empty() {
+                    super::extended::serving::output_tokens(setup.output_tokens, seq) as f64
+                } else {
+                    setup.request_mix.iter().map(|c| c.share * c.output_tokens as f64).sum()
+                }
             } else {
-                seq
+                seq as f64
             })
         }
         _ => None,

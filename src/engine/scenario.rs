@@ -205,6 +205,9 @@ pub struct Setup {
     /// LLM serving with in-flight batching: requests arriving per second over the whole
     /// cluster; `None`: as many as the batch keeps in flight (a closed loop at full load).
     pub request_rate: Option<f64>,
+    /// LLM serving with in-flight batching: the kinds of requests served, each with its share of
+    /// the requests; empty: every request has `input_tokens` and `output_tokens`.
+    pub request_mix: Vec<RequestClass>,
     /// LLM serving: engine steps of up to
     /// [`GRAPH_MAX_TOKENS`](crate::engine::extended::calibration::GRAPH_MAX_TOKENS) tokens replay
     /// a captured CUDA graph, so each kernel costs the GPU
@@ -216,6 +219,57 @@ pub struct Setup {
     /// engines' own one-shot and two-shot kernels (vLLM, SGLang, TensorRT-LLM: a GPU reads its
     /// peers' buffers over NVLink directly); off: NCCL's alone.
     pub custom_all_reduce: bool,
+}
+
+/// One kind of request in a serving mix ([`Setup::request_mix`]).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct RequestClass {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    /// Its share of the requests, 0..1 (the shares of a mix add up to 1).
+    pub share: f64,
+}
+
+/// Most kinds of request a mix lists.
+pub const MAX_REQUEST_CLASSES: usize = 16;
+
+impl RequestClass {
+    /// A mix written as `prompt/generated[:weight]` items separated by commas, such as
+    /// `512/128:3, 2048/256:1` (a weight of 1 when left out), with the weights scaled to shares
+    /// that add up to 1; else a sentence saying what is wrong.
+    pub fn parse_mix(text: &str) -> Result<Vec<RequestClass>, String> {
+        let example = "use prompt/generated tokens with an optional weight, such as 512/128:3, 2048/256:1";
+        let mut mix = Vec::new();
+        for item in text.split(',').map(str::trim).filter(|x| !x.is_empty()) {
+            let (lengths, weight) = item.split_once(':').unwrap_or((item, "1"));
+            let tokens = |t: &str| t.trim().parse::<u64>().ok().filter(|n| *n >= 1);
+            let class = lengths.split_once('/').and_then(|(i, o)| {
+                let share = weight.trim().parse::<f64>().ok().filter(|w| w.is_finite() && *w > 0.0)?;
+                Some(RequestClass { input_tokens: tokens(i)?, output_tokens: tokens(o)?, share })
+            });
+            let Some(class) = class else {
+                return Err(format!("\"{}\" is not a kind of request: {example}", crate::engine::raw::short(item)));
+            };
+            mix.push(class);
+        }
+        if mix.is_empty() {
+            return Err(format!("no kind of request: {example}"));
+        }
+        if mix.len() > MAX_REQUEST_CLASSES {
+            return Err(format!("{} kinds of request: at most {MAX_REQUEST_CLASSES}", mix.len()));
+        }
+        let total: f64 = mix.iter().map(|c| c.share).sum();
+        Ok(mix.into_iter().map(|c| RequestClass { share: c.share / total, ..c }).collect())
+    }
+
+    /// A mix in the form [`RequestClass::parse_mix`] reads, shares as percentages.
+    pub fn mix_text(mix: &[RequestClass]) -> String {
+        let items: Vec<String> = mix
+            .iter()
+            .map(|c| format!("{}/{}:{}", c.input_tokens, c.output_tokens, (c.share * 1000.0).round() / 10.0))
+            .collect();
+        items.join(", ")
+    }
 }
 
 /// How an LLM serving engine batches requests.
@@ -337,6 +391,7 @@ impl Default for Setup {
             request_rate: None,
             cuda_graphs: true,
             custom_all_reduce: true,
+            request_mix: Vec::new(),
         }
     }
 }

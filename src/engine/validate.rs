@@ -779,10 +779,26 @@ fn read_setup(v: &mut Reader, t: &RawTask) -> Option<Setup> {
         None | Some(RawValue::Null) => None,
         f => Some(v.within(f, at("task", "request_rate"), optional, (1e-6, 1e9))?),
     };
+    let request_mix = match &t.request_mix {
+        None | Some(RawValue::Null) => Vec::new(),
+        Some(RawValue::Str(text)) => match RequestClass::parse_mix(text) {
+            Ok(mix) => mix,
+            Err(e) => {
+                v.push(FieldError::new(at("task", "request_mix").to_string(), e));
+                return None;
+            }
+        },
+        Some(other) => {
+            let e = format!("must be text such as \"512/128:3, 2048/256:1\", got {} ({other})", other.kind());
+            v.push(FieldError::new(at("task", "request_mix").to_string(), e));
+            return None;
+        }
+    };
     let cuda_graphs = v.optional_flag(&t.cuda_graphs, at("task", "cuda_graphs"), d.cuda_graphs)?;
     let custom_all_reduce =
         v.optional_flag(&t.custom_all_reduce, at("task", "custom_all_reduce"), d.custom_all_reduce)?;
     Some(Setup {
+        request_mix,
         cuda_graphs,
         custom_all_reduce,
         batching,

@@ -429,7 +429,7 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
     } else {
         format!("Evaluating {done} of {total}...")
     };
-    let samples = s.workload / report::tokens_per_sample(base).map_or(1.0, |t| t as f64);
+    let samples = s.workload / report::tokens_per_sample(base).unwrap_or(1.0);
     let inputs = CostInputs { usd_per_gpu_hour: s.usd_per_gpu_hour, watts_per_gpu: s.watts_per_gpu, samples };
     let gpus = base.system.num_devices;
     let best = summary.ranked.first().filter(|o| o.fits()).cloned();

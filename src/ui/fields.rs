@@ -20,6 +20,8 @@ pub enum Kind {
     Choice(&'static [(&'static str, &'static str)]),
     /// Yes or no (stored as true or false).
     Flag,
+    /// Text that may be left empty (a list the engine reads, such as a request mix).
+    OptionalText,
 }
 
 impl Kind {
@@ -245,6 +247,7 @@ pub fn default_task_fields(family: Family, inference: bool) -> Vec<Field> {
             "kv_page_tokens",
             "step_tokens",
             "request_rate",
+            "request_mix",
             "cuda_graphs",
             "custom_all_reduce",
             "collective",
@@ -297,6 +300,8 @@ fn all_task_fields() -> Vec<Field> {
             "In-flight batching: the most tokens one engine step processes, decode tokens and prompt chunks together (vLLM's max_num_batched_tokens, Sarathi-Serve's token budget). A smaller budget keeps steps short (a faster token for everyone) but splits long prompts into more chunks (a later first token)."),
         extra(T, "request_rate", "Request rate (requests/s)", Kind::OptionalNumber, "full load: the batch in flight",
             "In-flight batching: requests arriving per second over the whole cluster. The figures are then for that load: as many requests stay in flight as the rate times their time in the system (Little's law), so a light load gets fast tokens and a heavy one queues. Above what the engine can complete, the page says it is overloaded."),
+        extra(T, "request_mix", "Request mix", Kind::OptionalText, "every request of the prompt and generated tokens above",
+            "In-flight batching: the kinds of request served, as prompt/generated tokens with a weight, such as 256/128:3, 4096/512:1 (three short chats for one long document). The engine runs at the mix's mean lengths, and the first-token and end-to-end latencies spread over the kinds (their percentiles are shown). Clear the prompt and generated tokens above when you set a mix."),
         extra(T, "cuda_graphs", "CUDA graphs", Kind::Flag, "yes",
             "Whether the engine replays each decode step from a captured CUDA graph (vLLM, SGLang and TensorRT-LLM do; Hugging Face eager and FasterTransformer do not). A graph's kernels start about 0.6 us apart instead of paying a host launch of about 4 us each: at small batches, where a decode step is hundreds of short kernels, that is a large part of the time per token. Steps of more than 512 tokens (a batch's prefill, large prompt chunks) run eagerly, as vLLM runs them."),
         extra(T, "custom_all_reduce", "Engine all-reduce kernels", Kind::Flag, "yes",

@@ -201,10 +201,11 @@ fn input(state: &State, d: &Dispatch, f: Field) -> Html {
         };
     }
     let placeholder = if f.default.is_empty() { String::new() } else { format!("default: {}", f.default) };
+    let inputmode = if f.kind == fields::Kind::OptionalText { "text" } else { "decimal" };
     html! {
         <div class={classes!("field", err.map(|_| "invalid"))}>
             <label for={id.clone()}>{ label }</label>
-            <input id={id} type="text" inputmode="decimal" autocomplete="off" value={show_field(&state.doc, &f)} placeholder={placeholder}
+            <input id={id} type="text" {inputmode} autocomplete="off" value={show_field(&state.doc, &f)} placeholder={placeholder}
                 aria-invalid={err.is_some().to_string()} aria-describedby={help_id.clone()}
                 onchange={on_text(d, move |v| Action::SetField(f, v))}
                 oninput={on_typing(d, move |v| Action::SetField(f, v))} onblur={on_leave()} />

@@ -717,9 +717,12 @@ pub fn parse_field(field: &Field, text: &str) -> Value {
         Kind::Count => parse_text_or_count(text),
         Kind::Number => number(text),
         // Empty: the key goes, and the default applies.
-        Kind::OptionalCount | Kind::OptionalNumber | Kind::Flag | Kind::Choice(_) if text.trim().is_empty() => {
+        Kind::OptionalCount | Kind::OptionalNumber | Kind::OptionalText | Kind::Flag | Kind::Choice(_)
+            if text.trim().is_empty() =>
+        {
             Value::Null
         }
+        Kind::OptionalText => json!(text.trim()),
         Kind::OptionalCount => parse_text_or_count(text),
         Kind::OptionalNumber => number(text),
         Kind::Flag => json!(text == "true"),

@@ -103,6 +103,31 @@ await runTest('serving', dist, async ({ server, browser }) => {
   await settled(page);
   await page.locator('.headline').first().screenshot({ path: join(shots, 'serving-inflight-headline.png') });
   await page.locator('#serving').screenshot({ path: join(shots, 'serving-inflight-chart.png') });
+  // A request mix: refused while the prompt and generated tokens are set (the message says to
+  // clear them); then the figures are the mix's, as the CLI computes them, and the latencies
+  // spread over its kinds.
+  const [inputBefore, outputBefore] = [await page.inputValue('#f-task-input_tokens'), await page.inputValue('#f-task-output_tokens')];
+  await page.fill('#f-task-request_mix', '256/128:3, 4096/512:1');
+  await page.press('#f-task-request_mix', 'Tab');
+  const mixField = page.locator('.field', { has: page.locator('#f-task-request_mix') });
+  await mixField.locator('.error-msg').waitFor({ timeout: 5000 });
+  check(/clear the prompt and generated tokens/.test(await mixField.locator('.error-msg').textContent()), `a mix with fixed lengths says what to clear: ${await mixField.locator('.error-msg').textContent()}`);
+  for (const id of ['#f-task-input_tokens', '#f-task-output_tokens']) {
+    await page.fill(id, '');
+    await page.press(id, 'Tab');
+  }
+  await page.locator('#serving-batching', { hasText: 'Requests: 75.0% of 256 prompt + 128 generated tokens, 25.0% of 4096 prompt + 512 generated tokens' }).waitFor({ timeout: 5000 });
+  await matchesCli(page, 'a request mix');
+  const e2eMix = await pageRow('p-e2e');
+  check(e2eMix[2] > 2 * e2eMix[0], `the mix spreads the end-to-end latency: median ${e2eMix[0].toFixed(2)} s, 99th ${e2eMix[2].toFixed(2)} s`);
+  await page.locator('#serving-percentiles').screenshot({ path: join(shots, 'serving-mix-percentiles.png') });
+  await page.fill('#f-task-request_mix', '');
+  await page.press('#f-task-request_mix', 'Tab');
+  await page.fill('#f-task-input_tokens', inputBefore);
+  await page.press('#f-task-input_tokens', 'Tab');
+  await page.fill('#f-task-output_tokens', outputBefore);
+  await page.press('#f-task-output_tokens', 'Tab');
+  await page.locator('#serving-batching', { hasText: 'Requests:' }).waitFor({ state: 'detached', timeout: 5000 });
   await page.selectOption('#f-task-batching', 'static');
   await page.locator('#serving-batching', { hasText: 'Static batching' }).waitFor({ timeout: 5000 });
   // The explorer ranks serving plans under a latency limit.

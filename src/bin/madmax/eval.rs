@@ -74,6 +74,7 @@ fn report_json(s: &Scenario, r: &Report) -> Value {
     if let Some(sv) = &r.serving {
         v["serving"] = json!({
             "batching": sv.batching.config_name(),
+            "request_mix": sv.request_mix,
             "request_rate": sv.request_rate,
             "input_tokens": sv.input_tokens,
             "output_tokens": sv.output_tokens,
@@ -225,11 +226,12 @@ fn text_report(s: &Scenario, r: &Report) -> String {
     if let Some(sv) = &r.serving {
         let _ = writeln!(
             o,
-            "Serving               {} requests x {}, {} prompt + {} generated tokens each",
-            sv.in_flight,
+            "Serving               {} requests x {}, {} prompt + {} generated tokens {}",
+            units::sig3(sv.in_flight),
             units::things(sv.replicas, "replica"),
             sv.input_tokens,
-            sv.output_tokens
+            sv.output_tokens,
+            if sv.request_mix.is_empty() { "each" } else { "on average (a request mix)" }
         );
         let _ = writeln!(o, "  {}", madmax::wording::batching(sv));
         let _ = writeln!(o, "  time to first token {}", units::duration(sv.ttft_s));

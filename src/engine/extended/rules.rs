@@ -128,6 +128,33 @@ pub fn check(s: &Scenario) -> Vec<FieldError> {
     if serving && setup.input_tokens.unwrap_or(0).saturating_add(setup.output_tokens.unwrap_or(0)) > 1 << 24 {
         errors.push(FieldError::new("task.input_tokens", "prompt and generated tokens together: at most 16,777,216"));
     }
+    if !setup.request_mix.is_empty() {
+        let mix = |message: String| FieldError::new("task.request_mix", message);
+        if !serving {
+            errors.push(mix("a request mix is for LLM serving (an inference task)".into()));
+        } else if setup.batching != crate::engine::scenario::Batching::InFlight {
+            errors.push(mix("a request mix needs in-flight batching (set batching to inflight): a static batch's requests share one length".into()));
+        }
+        if setup.input_tokens.is_some() || setup.output_tokens.is_some() {
+            errors
+                .push(mix("a request mix gives every request's lengths: clear the prompt and generated tokens".into()));
+        }
+        for c in &setup.request_mix {
+            if c.output_tokens > MAX_OUTPUT_TOKENS {
+                errors.push(mix(format!(
+                    "{}/{}: at most {} generated tokens per request (one decode step each)",
+                    c.input_tokens,
+                    c.output_tokens,
+                    grouped(MAX_OUTPUT_TOKENS)
+                )));
+            } else if c.input_tokens.saturating_add(c.output_tokens) > 1 << 24 {
+                errors.push(mix(format!(
+                    "{}/{}: prompt and generated tokens together: at most 16,777,216",
+                    c.input_tokens, c.output_tokens
+                )));
+            }
+        }
+    }
     let v = setup.virtual_stages;
     if v > 1 {
         let m = local / setup.micro_batch.unwrap_or(1).clamp(1, local.max(1));

@@ -22,7 +22,7 @@ use crate::engine::reference::explain::{Explanation, Term, Unit};
 use crate::engine::report::{
     LayerWork, Limit, MemPart, Memory, Mode, ModelStats, Parts, Percentiles, Report, Serving, Utilization, Work,
 };
-use crate::engine::scenario::{Arch, Batching, Precision, Scenario, TaskKind};
+use crate::engine::scenario::{Arch, Batching, Precision, RequestClass, Scenario, TaskKind};
 
 /// Generated tokens per request when the task does not say.
 pub const DEFAULT_OUTPUT_TOKENS: u64 = 128;
@@ -36,8 +36,12 @@ pub const MAX_DECODE_OPS: u64 = 1000;
 #[derive(Clone, Debug)]
 pub struct ServingCx<'a> {
     pub cx: TrainingCx<'a>,
+    /// Prompt and generated tokens per request (with a request mix, its means, rounded).
     pub input: u64,
     pub output: u64,
+    /// The kinds of request served, their shares adding up to 1: the task's request mix, or one
+    /// kind of `input` and `output` tokens.
+    pub classes: Vec<RequestClass>,
     /// Requests per replica.
     pub batch: f64,
     /// Bytes per weight and per KV-cache element.
@@ -83,8 +87,11 @@ pub struct Steady {
     pub chunk_share: f64,
     /// The share of the chunk capacity (the steps' room for prompt tokens) prompts use, 0..1.
     pub prefill_load: f64,
-    /// One prompt's chunk steps, s: its prefill when it need not wait.
+    /// One prompt's chunk steps, s: its prefill when it need not wait (with a request mix, their
+    /// mean square over their mean: what a queue's wait grows with).
     pub prompt_s: f64,
+    /// A step's room for prompt tokens: the budget less the tokens decoding.
+    pub room: f64,
 }
 
 /// Percentiles reported ([`Steady::percentiles`]): the median, the 90th and the 99th.
@@ -117,32 +124,6 @@ impl Steady {
         }
         mean / rho * (rho / (1.0 - q)).ln()
     }
-
-    /// The [`PERCENTILES`] of the time to first token, of the time between two tokens of a
-    /// request, and of the end-to-end latency, s. The first token: the prompt's chunk steps
-    /// after its wait ([`Steady::wait_quantile_s`]). Between tokens: a step with a chunk
-    /// ([`Steady::chunk_share`] of them) or without. End to end: the first token's quantile and
-    /// the mean time per token for the rest (over many tokens the steps average out).
-    pub fn percentiles(&self, poisson: bool) -> Percentiles {
-        let decode_s = self.e2e_s - self.ttft_s;
-        let (slow, fast) = (self.chunk.seconds.max(self.plain_s), self.chunk.seconds.min(self.plain_s));
-        let slow_share = if self.chunk.seconds >= self.plain_s { self.chunk_share } else { 1.0 - self.chunk_share };
-        let at = |f: &dyn Fn(f64) -> f64| PERCENTILES.map(f);
-        let ttft = |q: f64| self.ttft_s + self.wait_quantile_s(q, poisson);
-        Percentiles {
-            ttft_s: at(&ttft),
-            tpot_s: at(&|q| {
-                if self.tpot_s <= 0.0 {
-                    0.0
-                } else if q <= 1.0 - slow_share {
-                    fast
-                } else {
-                    slow
-                }
-            }),
-            e2e_s: at(&|q| ttft(q) + decode_s),
-        }
-    }
 }
 
 /// The steps of a steady state with a given number of requests decoding ([`ServingCx::steady`]).
@@ -153,10 +134,11 @@ struct StepMix {
     plain_s: f64,
     /// The share of steps that carry a chunk.
     with_chunk: f64,
-    /// Prompt tokens per step, on average; the chunk steps of one prompt; a step's room for
-    /// prompt tokens.
+    /// Prompt tokens per step, on average; the chunk steps of one prompt, on average and
+    /// weighted by themselves (mean square over mean); a step's room for prompt tokens.
     prefill_tokens: f64,
     chunks: f64,
+    chunks_weighted: f64,
     room: f64,
 }
 
@@ -201,8 +183,16 @@ impl<'a> ServingCx<'a> {
         let cx = TrainingCx::new(s)?;
         let setup = &s.task.setup;
         let seq = cx.d.seq as u64;
-        let output = output_tokens(setup.output_tokens, seq);
-        let input = setup.input_tokens.unwrap_or(seq.saturating_sub(output).max(1));
+        let classes = if setup.request_mix.is_empty() {
+            let output = output_tokens(setup.output_tokens, seq);
+            let input = setup.input_tokens.unwrap_or(seq.saturating_sub(output).max(1));
+            vec![RequestClass { input_tokens: input, output_tokens: output, share: 1.0 }]
+        } else {
+            setup.request_mix.clone()
+        };
+        let mean = |f: fn(&RequestClass) -> u64| classes.iter().map(|c| c.share * f(c) as f64).sum::<f64>();
+        let input = (mean(|c| c.input_tokens).round() as u64).max(1);
+        let output = (mean(|c| c.output_tokens).round() as u64).max(1);
         let model_bytes = cx.d.elem_bytes;
         let weight_bytes = setup.weight_format.map_or(model_bytes, Precision::bytes);
         let kv_bytes = setup.kv_format.map_or(model_bytes, Precision::bytes);
@@ -213,7 +203,33 @@ impl<'a> ServingCx<'a> {
             None => cx.peak_flops_per_s,
         };
         let batch = cx.local_batch as f64;
-        Some(ServingCx { rate: peak * sys.flops_util, peak, cx, input, output, batch, weight_bytes, kv_bytes })
+        Some(ServingCx { rate: peak * sys.flops_util, peak, cx, input, output, classes, batch, weight_bytes, kv_bytes })
+    }
+
+    /// The mean of `f` over the requests (each kind by its share).
+    fn mean(&self, f: impl Fn(f64, f64) -> f64) -> f64 {
+        self.classes.iter().map(|c| c.share * f(c.input_tokens as f64, c.output_tokens as f64)).sum()
+    }
+
+    /// Each kind's share of the requests in flight: a request stays in flight about as many
+    /// steps as it generates tokens, so long answers are over-represented.
+    fn in_flight_shares(&self) -> Vec<f64> {
+        let total = self.mean(|_, o| o);
+        self.classes.iter().map(|c| c.share * c.output_tokens as f64 / total).collect()
+    }
+
+    /// The mean over the requests in flight of `f` ([`ServingCx::in_flight_shares`]).
+    fn in_flight_mean(&self, f: impl Fn(f64, f64) -> f64) -> f64 {
+        self.classes
+            .iter()
+            .zip(self.in_flight_shares())
+            .map(|(c, w)| w * f(c.input_tokens as f64, c.output_tokens as f64))
+            .sum()
+    }
+
+    /// A prompt token's prompt length, on average: long prompts have more tokens.
+    fn prompt_tokens_length(&self) -> f64 {
+        self.mean(|i, _| i * i) / self.mean(|i, _| i)
     }
 
     fn tp(&self) -> f64 {
@@ -314,7 +330,7 @@ impl<'a> ServingCx<'a> {
     /// Keys a prompt token attends to on average: the prompt, or half of it when causal work is
     /// skipped.
     fn prompt_span(&self) -> f64 {
-        let s = self.input as f64;
+        let s = self.prompt_tokens_length();
         if self.cx.d.causal_skip {
             s / 2.0
         } else {
@@ -332,7 +348,7 @@ impl<'a> ServingCx<'a> {
         let kv_token = 2.0 * self.kv_heads_local() * self.head_dim() * self.kv_bytes;
         let keys = p.prefill_tokens * self.prompt_span() + p.decode_tokens * p.context;
         let scores = if d.materialized() {
-            p.prefill_tokens * d.heads * self.input as f64 * (4.0 * d.elem_bytes + 1.0) / self.tp()
+            p.prefill_tokens * d.heads * self.prompt_tokens_length() * (4.0 * d.elem_bytes + 1.0) / self.tp()
         } else {
             0.0
         };
@@ -396,19 +412,26 @@ impl<'a> ServingCx<'a> {
     /// Model FLOPs of one request's prefill: every layer for every prompt token (attention over
     /// the prompt, halved when causal work is skipped), logits for the last token.
     pub fn prefill_flops(&self) -> f64 {
+        self.prefill_flops_of(self.input)
+    }
+
+    fn prefill_flops_of(&self, input: u64) -> f64 {
         let d = &self.cx.d;
         let f = d.layer_flops();
-        let s_att = if d.causal_skip { self.input as f64 / 2.0 } else { self.input as f64 };
-        self.input as f64 * d.layers as f64 * (f.attn_linear + f.ffn + 4.0 * s_att * d.hidden)
-            + 2.0 * d.hidden * d.vocab
+        let s_att = if d.causal_skip { input as f64 / 2.0 } else { input as f64 };
+        input as f64 * d.layers as f64 * (f.attn_linear + f.ffn + 4.0 * s_att * d.hidden) + 2.0 * d.hidden * d.vocab
     }
 
     /// Model FLOPs of one request's decode step `i`: one token through every layer, attending to
     /// its whole context, and its logits.
     pub fn decode_flops(&self, i: u64) -> f64 {
+        self.decode_flops_of(self.input, i)
+    }
+
+    fn decode_flops_of(&self, input: u64, i: u64) -> f64 {
         let d = &self.cx.d;
         let f = d.layer_flops();
-        let ctx = (self.input + i) as f64;
+        let ctx = (input + i) as f64;
         d.layers as f64 * (f.attn_linear + f.ffn + 4.0 * ctx * d.hidden) + 2.0 * d.hidden * d.vocab
     }
 
@@ -486,7 +509,7 @@ impl<'a> ServingCx<'a> {
     /// lost to rounding up to whole pages (paged attention, Kwon et al. 2023).
     pub fn held_tokens(&self) -> f64 {
         let page = self.cx.setup.kv_page_tokens as f64;
-        self.input as f64 + self.output.saturating_sub(1) as f64 / 2.0 + (page - 1.0) / 2.0
+        self.in_flight_mean(|i, o| i + (o - 1.0).max(0.0) / 2.0) + (page - 1.0) / 2.0
     }
 
     /// Memory per GPU of in-flight batching with `concurrency` requests in flight: their KV
@@ -517,10 +540,18 @@ impl<'a> ServingCx<'a> {
     /// With `p` pipeline stages, `p` groups of requests take turns, each step of a group going
     /// through every stage.
     pub fn steady(&self, concurrency: f64) -> Steady {
-        let (i, o) = (self.input as f64, self.output as f64);
+        // A request's prompt tokens and decode steps, on average over the mix.
+        let (i, od) = (self.mean(|i, _| i), self.mean(|_, o| (o - 1.0).max(0.0)));
         let budget = self.cx.setup.step_tokens as f64;
         let c = concurrency;
-        if o <= 1.0 {
+        // The chunk steps of a prompt with `room` tokens per step: their mean over the
+        // requests, and their mean square over their mean (the queue's service time weighs long
+        // prompts by their length).
+        let chunk_steps = |room: f64| {
+            let mean = self.mean(|i, _| (i / room).ceil());
+            (mean, self.mean(|i, _| (i / room).ceil().powi(2)) / mean)
+        };
+        if od <= 0.0 {
             // No decoding: every step prefills prompts, a whole budget when enough are waiting.
             let tokens = budget.min(c * i);
             let step = self.engine_step(0.0, tokens, tokens / i);
@@ -538,7 +569,8 @@ impl<'a> ServingCx<'a> {
                 plain_s: 0.0,
                 chunk_share: 1.0,
                 prefill_load: tokens / budget,
-                prompt_s: (i / budget).ceil() * step.seconds,
+                prompt_s: chunk_steps(budget).1 * step.seconds,
+                room: budget,
             };
         }
         // The steps with `decoding` requests decoding: the step that carries a chunk, the mean
@@ -546,27 +578,27 @@ impl<'a> ServingCx<'a> {
         let at = |decoding: f64| {
             // A prompt's own request is not decoding while it prefills.
             let room = (budget - decoding.min((c - 1.0).max(0.0))).max(1.0);
-            let chunks = (i / room).ceil();
-            let prefill_tokens = i * decoding / (o - 1.0);
+            let (chunks, chunks_weighted) = chunk_steps(room);
+            let prefill_tokens = i * decoding / od;
             // A chunk step carries one prompt's chunk, or more when prompts arrive faster.
             let chunk_tokens = (i / chunks).max(prefill_tokens).min(room);
             let with_chunk = (prefill_tokens / chunk_tokens).min(1.0);
-            let finishing = decoding / (o - 1.0);
+            let finishing = decoding / od;
             let chunk = self.engine_step(decoding, chunk_tokens, finishing / with_chunk);
             let plain_s = self.engine_step(decoding, 0.0, 0.0).seconds;
             let mean_s = with_chunk * chunk.seconds + (1.0 - with_chunk) * plain_s;
-            StepMix { chunk, mean_s, plain_s, with_chunk, prefill_tokens, chunks, room }
+            StepMix { chunk, mean_s, plain_s, with_chunk, prefill_tokens, chunks, chunks_weighted, room }
         };
         // The share decoding is the share of its time a request decodes; the budget caps it.
-        let mut decoding = c * (o - 1.0) / o;
+        let mut decoding = c * od / (od + 1.0);
         for _ in 0..16 {
             let m = at(decoding);
-            let next = c * (o - 1.0) * m.mean_s / (m.chunks * m.chunk.seconds + (o - 1.0) * m.mean_s);
-            decoding = next.min(budget * (o - 1.0) / (i + o - 1.0));
+            let next = c * od * m.mean_s / (m.chunks * m.chunk.seconds + od * m.mean_s);
+            decoding = next.min(budget * od / (i + od));
         }
         let m = at(decoding);
         let tpot_s = m.mean_s;
-        let requests_per_s = decoding / (o - 1.0) / tpot_s;
+        let requests_per_s = decoding / od / tpot_s;
         let e2e_s = c / requests_per_s;
         Steady {
             concurrency: c,
@@ -575,12 +607,82 @@ impl<'a> ServingCx<'a> {
             requests_per_s,
             chunk: m.chunk,
             tpot_s,
-            ttft_s: e2e_s - (o - 1.0) * tpot_s,
+            ttft_s: e2e_s - od * tpot_s,
             e2e_s,
             plain_s: m.plain_s,
             chunk_share: m.with_chunk,
             prefill_load: (m.prefill_tokens / m.room).min(1.0),
-            prompt_s: m.chunks * m.chunk.seconds,
+            prompt_s: m.chunks_weighted * m.chunk.seconds,
+            room: m.room,
+        }
+    }
+
+    /// The [`PERCENTILES`] of the time to first token, of the time between two tokens of a
+    /// request, and of the end-to-end latency in the steady state `st`, s. The first token: each
+    /// kind of request's chunk steps (and the queueing beyond them when prompts pace the engine)
+    /// after the wait ([`Steady::wait_quantile_s`]), over the mix of kinds. Between tokens: a
+    /// step with a chunk ([`Steady::chunk_share`] of them) or without. End to end: the first
+    /// token, then the kind's generated tokens at the mean time per token (over many tokens the
+    /// steps average out).
+    pub fn percentiles(&self, st: &Steady, poisson: bool) -> Percentiles {
+        let chunks = |i: f64| (i / st.room).ceil();
+        let extra = (st.ttft_s - self.mean(|i, _| chunks(i)) * st.chunk.seconds).max(0.0);
+        let first = |i: f64| chunks(i) * st.chunk.seconds + extra;
+        let kinds: Vec<(f64, f64, f64)> = self
+            .classes
+            .iter()
+            .map(|c| {
+                let (i, o) = (c.input_tokens as f64, c.output_tokens as f64);
+                (c.share, first(i), first(i) + (o - 1.0).max(0.0) * st.tpot_s)
+            })
+            .collect();
+        let (mean_wait, rho) = (st.mean_wait_s(poisson), st.prefill_load);
+        // The share of requests done by `t` (`at`: their first token, or their last).
+        let done_by = |t: f64, at: &dyn Fn(&(f64, f64, f64)) -> f64| -> f64 {
+            kinds
+                .iter()
+                .map(|k| {
+                    let w = t - at(k);
+                    let waited = if w < 0.0 {
+                        0.0
+                    } else if mean_wait > 0.0 {
+                        1.0 - rho * (-w * rho / mean_wait).exp()
+                    } else {
+                        1.0
+                    };
+                    k.0 * waited
+                })
+                .sum()
+        };
+        let quantile = |q: f64, at: &dyn Fn(&(f64, f64, f64)) -> f64| -> f64 {
+            let (mut lo, mut hi) =
+                kinds.iter().map(at).fold((f64::INFINITY, 0.0_f64), |(a, b), x| (a.min(x), b.max(x)));
+            lo = lo.min(hi);
+            hi += st.wait_quantile_s(1.0 - 1e-9, poisson);
+            for _ in 0..100 {
+                let mid = 0.5 * (lo + hi);
+                if done_by(mid, at) < q {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+            hi
+        };
+        let (slow, fast) = (st.chunk.seconds.max(st.plain_s), st.chunk.seconds.min(st.plain_s));
+        let slow_share = if st.chunk.seconds >= st.plain_s { st.chunk_share } else { 1.0 - st.chunk_share };
+        Percentiles {
+            ttft_s: PERCENTILES.map(|q| quantile(q, &|k| k.1)),
+            tpot_s: PERCENTILES.map(|q| {
+                if st.tpot_s <= 0.0 {
+                    0.0
+                } else if q <= 1.0 - slow_share {
+                    fast
+                } else {
+                    slow
+                }
+            }),
+            e2e_s: PERCENTILES.map(|q| quantile(q, &|k| k.2)),
         }
     }
 
@@ -591,7 +693,7 @@ impl<'a> ServingCx<'a> {
         let pass = Pass {
             prefill_tokens: prefill_tokens / groups,
             decode_tokens: decoding / groups,
-            context: self.input as f64 + self.output as f64 / 2.0,
+            context: self.in_flight_mean(|i, o| i + o / 2.0),
         };
         let layer = self.layer(pass);
         let rows = (decoding + finishing) / groups;
@@ -686,7 +788,11 @@ impl<'a> ServingCx<'a> {
 
     /// Model FLOPs of one request: its prefill and every decode step.
     fn request_flops(&self) -> f64 {
-        self.prefill_flops() + (1..self.output).map(|i| self.decode_flops(i)).sum::<f64>()
+        let one = |c: &RequestClass| {
+            self.prefill_flops_of(c.input_tokens)
+                + (1..c.output_tokens).map(|i| self.decode_flops_of(c.input_tokens, i)).sum::<f64>()
+        };
+        self.classes.iter().map(|c| c.share * one(c)).sum()
     }
 }
 
@@ -717,7 +823,7 @@ pub fn evaluate(sv: &ServingCx) -> Report {
         let poisson = cx.setup.request_rate.is_some() && most.is_none();
         let wait_s = st.mean_wait_s(poisson);
         if most.is_none() {
-            percentiles = Some(st.percentiles(poisson));
+            percentiles = Some(sv.percentiles(&st, poisson));
         }
         let (ops, schedule) = sv.step_timeline(&st.chunk);
         let figures = (st.ttft_s + wait_s, st.tpot_s, st.e2e_s + wait_s, st.requests_per_s, st.concurrency);
@@ -736,7 +842,7 @@ pub fn evaluate(sv: &ServingCx) -> Report {
     limits.extend(memory.does_not_fit());
     limits.extend(overloaded);
     let requests_per_s = requests_per_s_per_replica * replicas as f64;
-    let tokens_per_s = requests_per_s * sv.output as f64;
+    let tokens_per_s = requests_per_s * sv.mean(|_, o| o);
     let d = &cx.d;
     let request_flops = sv.request_flops();
     let (input, output) = d.edge_params();
@@ -802,6 +908,7 @@ pub fn evaluate(sv: &ServingCx) -> Report {
         kv_page_tokens: cx.setup.kv_page_tokens,
         request_rate: cx.setup.request_rate.filter(|_| inflight),
         percentiles,
+        request_mix: cx.setup.request_mix.clone(),
     });
     r.limits = limits;
     r
@@ -1255,7 +1362,7 @@ mod tests {
         let s = inflight(64, json!({}));
         let sv = ServingCx::new(&s).expect("serving");
         let mut st = sv.steady(sv.concurrency());
-        let full = st.percentiles(false);
+        let full = sv.percentiles(&st, false);
         // At full load nothing waits: every request's first token at the mean; between tokens,
         // a step with a prompt chunk or one without.
         assert!(full.ttft_s.iter().all(|t| *t == st.ttft_s) && full.e2e_s.iter().all(|t| *t == st.e2e_s));
@@ -1280,6 +1387,68 @@ mod tests {
         assert!(busy.ttft_s[2] > light.ttft_s[2], "{busy:?} vs {light:?}");
         assert_eq!(at(2.0), None);
         assert_eq!(crate::engine::evaluate(&llama70(4, 8, json!({}))).serving.expect("serving").percentiles, None);
+    }
+
+    #[test]
+    fn a_request_mix_is_served_at_its_mean_and_spreads_the_latencies() {
+        // Three short chats for one long document: 3/4 of the requests 256/128 tokens, 1/4
+        // 4,096/512.
+        let mix = |extra: serde_json::Value| {
+            let mut task = json!({"request_mix": "256/128:3, 4096/512:1", "input_tokens": null, "output_tokens": null});
+            if let (Some(t), serde_json::Value::Object(x)) = (task.as_object_mut(), extra) {
+                t.extend(x);
+            }
+            let mut s = inflight(64, task);
+            s.task.setup.input_tokens = None;
+            s.task.setup.output_tokens = None;
+            s
+        };
+        let s = mix(json!({}));
+        assert_eq!(s.task.setup.request_mix.len(), 2);
+        let sv = ServingCx::new(&s).expect("serving");
+        // The report's lengths are the means: (3 x 256 + 4096) / 4 = 1,216 and 224.
+        assert_eq!((sv.input, sv.output), (1216, 224));
+        let r = crate::engine::evaluate(&s);
+        let out = r.serving.as_ref().expect("serving");
+        assert!((out.output_tokens_per_s - out.requests_per_s * 224.0).abs() < 1e-9 * out.output_tokens_per_s);
+        assert_eq!(r.tokens_per_s(&s), Some(r.throughput_samples_per_s * 224.0));
+        // A request in flight is more often a long one: it stays longer.
+        let shares = sv.in_flight_shares();
+        assert!((shares[1] - 512.0 / (3.0 * 128.0 + 512.0)).abs() < 1e-12, "{shares:?}");
+        assert!((sv.held_tokens() - (shares[0] * (256.0 + 63.5) + shares[1] * (4096.0 + 255.5) + 7.5)).abs() < 1e-9);
+        // The first tokens and the end-to-end latencies spread over the kinds: the chats'
+        // median, the documents' 90th and 99th percentiles.
+        let p = out.percentiles.as_ref().expect("percentiles");
+        assert!(p.ttft_s[0] < p.ttft_s[2] && p.e2e_s[0] < 0.5 * p.e2e_s[2], "{p:?}");
+        // One kind of request is the same as no mix.
+        let one = mix(json!({"request_mix": "1024/256"}));
+        let plain = inflight(64, json!({}));
+        let (a, b) = (crate::engine::evaluate(&one).serving, crate::engine::evaluate(&plain).serving);
+        let (a, b) = (a.expect("serving"), b.expect("serving"));
+        assert!(
+            (a.e2e_s - b.e2e_s).abs() < 1e-12 * b.e2e_s
+                && (a.output_tokens_per_s - b.output_tokens_per_s).abs() < 1e-9 * b.output_tokens_per_s
+        );
+        assert_eq!(a.percentiles, b.percentiles);
+        // Mixes that cannot be read or served are refused on the field.
+        for (mix_text, words) in [
+            ("256/128, 4096", "\"4096\" is not a kind of request"),
+            ("256/0", "not a kind"),
+            (" , ", "no kind of request"),
+            ("1/1:0", "not a kind"),
+        ] {
+            let e = RequestClass::parse_mix(mix_text).expect_err(mix_text);
+            assert!(e.contains(words), "{mix_text}: {e}");
+        }
+        let mut static_mix = llama70(4, 8, json!({}));
+        static_mix.task.setup.request_mix = s.task.setup.request_mix.clone();
+        let errors = super::super::rules::check(&static_mix);
+        assert!(errors.iter().any(|e| e.field == "task.request_mix" && e.message.contains("in-flight")), "{errors:?}");
+        assert!(
+            errors.iter().any(|e| e.field == "task.request_mix" && e.message.contains("clear the prompt")),
+            "{errors:?}"
+        );
+        assert_eq!(RequestClass::mix_text(&s.task.setup.request_mix), "256/128:75, 4096/512:25");
     }
 
     #[test]
