@@ -165,7 +165,7 @@ fn file_names(doc: &str) -> Vec<&str> {
 }
 
 /// Rule: every file the code map names exists: a path from the root as given, a bare name as
-/// the tail of some file's path (`mod.rs`, `accuracy/floor.rs`).
+/// some file's path or the tail of one (`scripts/csp.mjs`, `mod.rs`, `accuracy/floor.rs`).
 fn code_map_paths_exist(doc: &str, files: &[String]) -> Vec<String> {
     file_names(doc)
         .into_iter()
@@ -174,7 +174,7 @@ fn code_map_paths_exist(doc: &str, files: &[String]) -> Vec<String> {
             let exists = if from_root {
                 files.iter().any(|f| f == name || f.starts_with(&format!("{}/", name.trim_end_matches('/'))))
             } else {
-                files.iter().any(|f| f.ends_with(&format!("/{name}")))
+                files.iter().any(|f| f == name || f.ends_with(&format!("/{name}")))
             };
             !exists
         })
