@@ -17,6 +17,18 @@ async function figures(page) {
   return { ttft: await v('ttft'), tpot: await v('tpot'), tokens: await v('output-tokens'), maxBatch: inflight ? null : await v('max-batch'), inFlight: inflight ? await v('in-flight') : null };
 }
 
+/// Types `text` into the field `selector` and leaves it, as a person does.
+async function enter(page, selector, text) {
+  await page.fill(selector, text);
+  await page.press(selector, 'Tab');
+}
+
+/// Starts the explorer's search and waits until it has finished.
+async function searchAll(page) {
+  await page.click('#explore-start');
+  await page.waitForFunction(() => document.querySelector('#explore-status')?.dataset.finished === 'true', null, { timeout: 60000 });
+}
+
 async function matchesCli(page, what) {
   const want = cli(bin, scenarioOfLink(await page.locator('#share-link').inputValue())).serving;
   const got = await figures(page);
@@ -78,8 +90,7 @@ await runTest('serving', dist, async ({ server, browser }) => {
   // requests in flight (Little's law) and a faster token; at ten times it is overloaded.
   const fullRate = Number(await page.locator('#throughput').getAttribute('data-value'));
   const half = (fullRate / 2).toPrecision(4);
-  await page.fill('#f-task-request_rate', half);
-  await page.press('#f-task-request_rate', 'Tab');
+  await enter(page, '#f-task-request_rate', half);
   await page.locator('#serving-batching', { hasText: 'on average' }).waitFor({ timeout: 5000 });
   const atHalf = await matchesCli(page, `in flight at ${half} requests/s`);
   check(atHalf.inFlight < inflight.inFlight && atHalf.tpot < inflight.tpot && close(Number(await page.locator('#throughput').getAttribute('data-value')), Number(half), 1e-6),
@@ -93,12 +104,10 @@ await runTest('serving', dist, async ({ server, browser }) => {
   check(same(pct.ttft, wantPct.ttft) && same(pct.between, wantPct.between_tokens) && same(pct.e2e, wantPct.e2e) && pct.ttft[2] > pct.ttft[0],
     `percentiles as the CLI's: first token ${pct.ttft.map((x) => (x * 1e3).toFixed(0)).join(' / ')} ms, between tokens ${pct.between.map((x) => (x * 1e3).toFixed(1)).join(' / ')} ms`);
   await page.locator('#serving-percentiles').screenshot({ path: join(shots, 'serving-percentiles.png') });
-  await page.fill('#f-task-request_rate', String(Math.round(fullRate * 10)));
-  await page.press('#f-task-request_rate', 'Tab');
+  await enter(page, '#f-task-request_rate', String(Math.round(fullRate * 10)));
   await page.locator('#limit-overloaded').waitFor({ timeout: 5000 });
   check(/^Overloaded: requests arrive at/.test(await page.locator('#limit-overloaded').textContent()), 'ten times the rate: overloaded, said so');
-  await page.fill('#f-task-request_rate', '');
-  await page.press('#f-task-request_rate', 'Tab');
+  await enter(page, '#f-task-request_rate', '');
   await page.locator('#limit-overloaded').waitFor({ state: 'detached', timeout: 5000 });
   await settled(page);
   await page.locator('.headline').first().screenshot({ path: join(shots, 'serving-inflight-headline.png') });
@@ -107,26 +116,21 @@ await runTest('serving', dist, async ({ server, browser }) => {
   // clear them); then the figures are the mix's, as the CLI computes them, and the latencies
   // spread over its kinds.
   const [inputBefore, outputBefore] = [await page.inputValue('#f-task-input_tokens'), await page.inputValue('#f-task-output_tokens')];
-  await page.fill('#f-task-request_mix', '256/128:3, 4096/512:1');
-  await page.press('#f-task-request_mix', 'Tab');
+  await enter(page, '#f-task-request_mix', '256/128:3, 4096/512:1');
   const mixField = page.locator('.field', { has: page.locator('#f-task-request_mix') });
   await mixField.locator('.error-msg').waitFor({ timeout: 5000 });
   check(/clear the prompt and generated tokens/.test(await mixField.locator('.error-msg').textContent()), `a mix with fixed lengths says what to clear: ${await mixField.locator('.error-msg').textContent()}`);
   for (const id of ['#f-task-input_tokens', '#f-task-output_tokens']) {
-    await page.fill(id, '');
-    await page.press(id, 'Tab');
+    await enter(page, id, '');
   }
   await page.locator('#serving-batching', { hasText: 'Requests: 75.0% of 256 prompt + 128 generated tokens, 25.0% of 4096 prompt + 512 generated tokens' }).waitFor({ timeout: 5000 });
   await matchesCli(page, 'a request mix');
   const e2eMix = await pageRow('p-e2e');
   check(e2eMix[2] > 2 * e2eMix[0], `the mix spreads the end-to-end latency: median ${e2eMix[0].toFixed(2)} s, 99th ${e2eMix[2].toFixed(2)} s`);
   await page.locator('#serving-percentiles').screenshot({ path: join(shots, 'serving-mix-percentiles.png') });
-  await page.fill('#f-task-request_mix', '');
-  await page.press('#f-task-request_mix', 'Tab');
-  await page.fill('#f-task-input_tokens', inputBefore);
-  await page.press('#f-task-input_tokens', 'Tab');
-  await page.fill('#f-task-output_tokens', outputBefore);
-  await page.press('#f-task-output_tokens', 'Tab');
+  await enter(page, '#f-task-request_mix', '');
+  await enter(page, '#f-task-input_tokens', inputBefore);
+  await enter(page, '#f-task-output_tokens', outputBefore);
   await page.locator('#serving-batching', { hasText: 'Requests:' }).waitFor({ state: 'detached', timeout: 5000 });
   await page.selectOption('#f-task-batching', 'static');
   await page.locator('#serving-batching', { hasText: 'Static batching' }).waitFor({ timeout: 5000 });
@@ -135,22 +139,17 @@ await runTest('serving', dist, async ({ server, browser }) => {
   await page.click('nav >> text=Explorer');
   check(await page.locator('#explore-latency').isVisible(), 'the explorer offers a latency limit for serving');
   await page.uncheck('#explore-codesign');
-  await page.fill('#explore-batches', '4, 16, 64');
-  await page.press('#explore-batches', 'Tab');
-  await page.fill('#explore-latency', '30');
-  await page.press('#explore-latency', 'Tab');
-  await page.click('#explore-start');
-  await page.waitForFunction(() => document.querySelector('#explore-status')?.dataset.finished === 'true', null, { timeout: 60000 });
+  await enter(page, '#explore-batches', '4, 16, 64');
+  await enter(page, '#explore-latency', '30');
+  await searchAll(page);
   const best = (await page.locator('#best-plan').textContent()).trim();
   const tpot = Number(await page.locator('#best-plan').getAttribute('data-tpot'));
   check(/tp \d/.test(best) && tpot > 0 && tpot <= 0.030, `the best serving plan meets 30 ms per token: ${best} at ${(tpot * 1e3).toFixed(1)} ms`);
   // A first-token limit too: the best plan meets both, and the table shows both latencies.
   const ttftFree = Number(await page.locator('#best-plan').getAttribute('data-ttft'));
   const ttftLimitMs = Math.round(ttftFree * 1e3 / 2);
-  await page.fill('#explore-ttft', String(ttftLimitMs));
-  await page.press('#explore-ttft', 'Tab');
-  await page.click('#explore-start');
-  await page.waitForFunction(() => document.querySelector('#explore-status')?.dataset.finished === 'true', null, { timeout: 60000 });
+  await enter(page, '#explore-ttft', String(ttftLimitMs));
+  await searchAll(page);
   await page.locator('#best-plan').waitFor({ timeout: 5000 });
   const ttft = Number(await page.locator('#best-plan').getAttribute('data-ttft'));
   const tpot2 = Number(await page.locator('#best-plan').getAttribute('data-tpot'));
@@ -160,21 +159,16 @@ await runTest('serving', dist, async ({ server, browser }) => {
   await page.screenshot({ path: join(shots, 'serving-explorer.png'), fullPage: true });
   // Number formats: a format that is not one says so, naming the field; listed formats are
   // tried on every plan, each plan names its pair, the best is the CLI's, and "apply" sets it.
-  await page.fill('#explore-ttft', '');
-  await page.press('#explore-ttft', 'Tab');
-  await page.fill('#explore-weight-formats', 'fp16, fp4');
-  await page.press('#explore-weight-formats', 'Tab');
+  await enter(page, '#explore-ttft', '');
+  await enter(page, '#explore-weight-formats', 'fp16, fp4');
   await page.click('#explore-start');
   const formatProblem = page.locator('.explorer-settings .error-msg');
   await formatProblem.waitFor({ timeout: 5000 });
   check(/^Weight formats to try: "fp4" is not a number format: use fp16, bf16, fp8, int8, int4\.$/.test((await formatProblem.textContent()).trim()),
     `a format that is not one is named: ${(await formatProblem.textContent()).trim()}`);
-  await page.fill('#explore-weight-formats', 'fp16, fp8, int4');
-  await page.press('#explore-weight-formats', 'Tab');
-  await page.fill('#explore-kv-formats', 'fp16, fp8');
-  await page.press('#explore-kv-formats', 'Tab');
-  await page.click('#explore-start');
-  await page.waitForFunction(() => document.querySelector('#explore-status')?.dataset.finished === 'true', null, { timeout: 60000 });
+  await enter(page, '#explore-weight-formats', 'fp16, fp8, int4');
+  await enter(page, '#explore-kv-formats', 'fp16, fp8');
+  await searchAll(page);
   await page.locator('#best-plan').waitFor({ timeout: 5000 });
   const formatRows = await page.locator('#ranked-plans tbody tr').allTextContents();
   const pairs = new Set(formatRows.map((r) => (r.match(/(FP16|FP8|INT4) weights, (FP16|FP8) KV cache/) ?? [''])[0]).filter(Boolean));
