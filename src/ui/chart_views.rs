@@ -6,7 +6,7 @@ use super::background::use_background;
 use super::canvas::{self, Canvas, Draw};
 use super::charts::{self, Theme, TimelineGeometry};
 use super::dom;
-use super::state::{Action, Evaluated};
+use super::state::{Action, Evaluated, ServingMark};
 use super::sweep::{self, SweepTask};
 use super::timeline::Lanes;
 use crate::engine::ops::Category;
@@ -183,6 +183,8 @@ pub(super) fn sweep_chart(p: &SweepProps) -> Html {
 pub(super) struct ServingProps {
     pub(super) good: Rc<Evaluated>,
     pub(super) width: u32,
+    /// What a source measured for this scenario, when it is a serving figure: drawn as a line.
+    pub(super) measured: Option<(ServingMark, Rc<str>)>,
 }
 
 /// LLM serving: output tokens/s against time per output token, one point per batch, evaluated
@@ -195,14 +197,14 @@ pub(super) fn serving_chart(p: &ServingProps) -> Html {
     });
     let version = *use_memo((p.good.clone(), points.is_some()), |_| canvas::next_version());
     let placed = (*use_memo(version, |_| Rc::new(canvas::PlacedPoints::default()))).clone();
-    let drawn = (curve.clone(), placed.clone());
+    let drawn = (curve.clone(), placed.clone(), p.measured.as_ref().map(|m| m.0));
     let draw: Draw = Rc::new(move |c, t| match drawn.0.as_ref() {
-        Some(points) => charts::serving(c, t, points, &drawn.1),
+        Some(points) => charts::serving(c, t, points, drawn.2, &drawn.1),
         None => charts::message(c, t, 260, COMPUTING),
     });
     let said: Vec<String> = curve.as_ref().as_ref().map_or(Vec::new(), |pts| sweep::serve_sentences(pts));
     let pick = canvas::point_pick(placed, said);
-    let rows: Vec<Vec<String>> = curve
+    let mut rows: Vec<Vec<String>> = curve
         .iter()
         .flatten()
         .map(|p| {
@@ -214,8 +216,15 @@ pub(super) fn serving_chart(p: &ServingProps) -> Html {
             ]
         })
         .collect();
+    if let Some((mark, source)) = &p.measured {
+        let (tpot, tokens) = match *mark {
+            ServingMark::OutputTokensPerS(x) => ("-".to_owned(), units::si(x, "tokens/s")),
+            ServingMark::TimePerTokenS(x) => (units::duration(x), "-".to_owned()),
+        };
+        rows.push(vec![format!("measured ({source})"), tpot, tokens, String::new()]);
+    }
     html! {
-        <Canvas id="chart-serving" label={AttrValue::from("Output tokens per second against time per output token, one point per batch size; the ringed point is the current batch.")} {draw} {version} width={p.width} {pick}>
+        <Canvas id="chart-serving" label={AttrValue::from(if p.measured.is_some() { "Output tokens per second against time per output token, one point per batch size; the ringed point is the current batch; the dashed line is what the source measured." } else { "Output tokens per second against time per output token, one point per batch size; the ringed point is the current batch." })} {draw} {version} width={p.width} {pick}>
             { numbers(&["batch", "time per output token", "output tokens/s", "fits"], &rows) }
         </Canvas>
     }

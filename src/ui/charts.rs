@@ -5,6 +5,7 @@
 //! One job: drawing the charts.
 
 use super::canvas::PlacedPoints;
+use super::state::ServingMark;
 use super::sweep::{Point, ServePoint};
 use super::timeline::Lanes;
 use crate::engine::ops::{Category, Stream};
@@ -16,6 +17,7 @@ use plotters::coord::ranged1d::ValueFormatter;
 use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters_canvas::CanvasBackend;
 use web_sys::HtmlCanvasElement;
 
@@ -430,11 +432,17 @@ pub fn serving(
     canvas: &HtmlCanvasElement,
     theme: &Theme,
     points: &[ServePoint],
+    measured: Option<ServingMark>,
     placed: &PlacedPoints,
 ) -> Result<(), String> {
     let root = area(canvas, theme, 260)?;
-    let ymax = points.iter().map(|p| p.tokens_per_s).fold(0.0, f64::max) * 1.15;
-    let xmax = points.iter().map(|p| p.tpot_s * 1e3).fold(0.0, f64::max) * 1.1;
+    let (measured_tokens, measured_ms) = match measured {
+        Some(ServingMark::OutputTokensPerS(x)) => (x, 0.0),
+        Some(ServingMark::TimePerTokenS(x)) => (0.0, x * 1e3),
+        None => (0.0, 0.0),
+    };
+    let ymax = points.iter().map(|p| p.tokens_per_s).fold(measured_tokens, f64::max) * 1.15;
+    let xmax = points.iter().map(|p| p.tpot_s * 1e3).fold(measured_ms, f64::max) * 1.1;
     if points.is_empty() || ymax <= 0.0 || xmax <= 0.0 {
         root.draw(&Text::new("no serving point", (theme.px(10.0) as i32, theme.px(30.0) as i32), theme.font(13.0)))
             .map_err(err)?;
@@ -469,6 +477,34 @@ pub fn serving(
                 .draw_series([Circle::new(at, theme.px(7.0), theme.text().stroke_width(theme.px(2.0)))])
                 .map_err(err)?;
         }
+    }
+    // What the source measured: a dashed line across the chart at its figure.
+    let orange = color((213, 94, 0));
+    let dashed = |from: (f64, f64), to: (f64, f64)| {
+        let n = 24;
+        (0..n).filter(|k| k % 2 == 0).map(move |k| {
+            let at = |k: usize| {
+                let f = k as f64 / n as f64;
+                (from.0 + f * (to.0 - from.0), from.1 + f * (to.1 - from.1))
+            };
+            PathElement::new(vec![at(k), at(k + 1)], orange.stroke_width(theme.px(2.0)))
+        })
+    };
+    match measured {
+        Some(ServingMark::OutputTokensPerS(y)) => {
+            chart.draw_series(dashed((0.0, y), (xmax, y))).map_err(err)?;
+            let label = format!("measured: {}", units::si(y, "tokens/s"));
+            // At the right end, above the line: clear of the curve's small batches on the left.
+            let style = theme.font(12.0).color(&orange).pos(Pos::new(HPos::Right, VPos::Bottom));
+            chart.draw_series([Text::new(label, (xmax * 0.99, y), style)]).map_err(err)?;
+        }
+        Some(ServingMark::TimePerTokenS(x)) => {
+            let x = x * 1e3;
+            chart.draw_series(dashed((x, 0.0), (x, ymax))).map_err(err)?;
+            let label = format!("measured: {}", units::duration(x / 1e3));
+            chart.draw_series([Text::new(label, (x, ymax * 0.95), theme.font(12.0).color(&orange))]).map_err(err)?;
+        }
+        None => {}
     }
     place_points(chart.plotting_area(), points.iter().map(|p| Some((p.tpot_s * 1e3, p.tokens_per_s))), theme, placed);
     root.present().map_err(err)
@@ -647,10 +683,7 @@ pub fn pareto(canvas: &HtmlCanvasElement, theme: &Theme, sc: &Scatter) -> Result
     }
     if beyond > 0 {
         let text = format!("{beyond} plans beyond, up to {} \u{2192}", x_fmt(all_xmax));
-        let style = theme.font(11.0).pos(plotters::style::text_anchor::Pos::new(
-            plotters::style::text_anchor::HPos::Right,
-            plotters::style::text_anchor::VPos::Bottom,
-        ));
+        let style = theme.font(11.0).pos(Pos::new(HPos::Right, VPos::Bottom));
         chart.draw_series([Text::new(text, (edge, ymax * 0.03), style)]).map_err(err)?;
     }
     if let Some(x) = limit_x {

@@ -41,7 +41,7 @@ pub(super) fn results(state: &State, d: &Dispatch, width: u32) -> Html {
             { if good.report.serving.is_some() { html! {
                 <div class="card charts" id="serving">
                     <h2>{ "Serving: throughput against latency" }</h2>
-                    <ServingChart good={good.clone()} width={width} />
+                    <ServingChart good={good.clone()} width={width} measured={state.yardstick.as_ref().and_then(|y| y.serving.map(|m| (m, Rc::<str>::from(y.source.as_str()))))} />
                     <p class="help">{ if good.report.serving.as_ref().is_some_and(|sv| sv.batching == Batching::InFlight) {
                         "Each point is one batch: the most requests the engine keeps in flight. More requests share each weight read: more tokens per second, but each step, and so each request's next token, takes longer; past what the KV cache holds the engine admits no more, and past what the step's token budget prefills, prompts wait."
                     } else {

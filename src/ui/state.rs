@@ -139,6 +139,16 @@ pub struct Yardstick {
     pub predicted: Option<String>,
     /// `(predicted - measured) / measured`.
     pub difference: Option<f64>,
+    /// A serving measurement the throughput-latency chart can draw: output tokens/s over the
+    /// cluster, or a time per output token.
+    pub serving: Option<ServingMark>,
+}
+
+/// A measured serving figure on the axes of the throughput-latency chart.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ServingMark {
+    OutputTokensPerS(f64),
+    TimePerTokenS(f64),
 }
 
 /// What the page says when a scenario no longer fits in an address.
@@ -831,6 +841,7 @@ mod tests {
             measured: "1.000".into(),
             predicted: Some("0.9000".into()),
             difference: Some(-0.1),
+            serving: None,
         };
         let opened = s.next(Action::LoadMeasured(s.doc.clone(), y.clone()));
         assert_eq!((opened.view, opened.yardstick.as_ref()), (View::Calculator, Some(&y)));

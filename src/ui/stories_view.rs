@@ -127,6 +127,7 @@ fn story_card(s: &Story, d: &Callback<Action>, width: u32) -> Html {
         measured: show(rep.metric, rep.value, &rep.unit),
         predicted: s.predicted.map(|p| show(rep.metric, p, &rep.unit)),
         difference: s.difference(),
+        serving: None,
     };
     let open = |doc: crate::doc::Doc, view: View, yardstick: Option<Yardstick>| {
         let d = d.clone();

@@ -7,7 +7,7 @@ use super::background::use_background;
 use super::canvas::{Canvas, Draw};
 use super::charts;
 use super::dom;
-use super::state::{Action, Yardstick};
+use super::state::{Action, ServingMark, Yardstick};
 use crate::accuracy::{self, Metric, RowResult, RunSet, Stats};
 use crate::doc::Doc;
 use crate::{share, units};
@@ -428,6 +428,11 @@ fn table(rows: &[RowResult], d: &Callback<Action>) -> Html {
                 measured: value(r.measured),
                 predicted: r.predicted.map(value),
                 difference: r.error,
+                serving: match r.metric {
+                    Some(Metric::OutputTokensPerS) => Some(ServingMark::OutputTokensPerS(r.measured)),
+                    Some(Metric::DecodeMsPerToken) => Some(ServingMark::TimePerTokenS(r.measured / 1e3)),
+                    _ => None,
+                },
             };
             Callback::from(move |_| d.emit(Action::LoadMeasured(doc.clone(), measured.clone())))
         });

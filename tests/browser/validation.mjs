@@ -4,7 +4,7 @@
 // the validation computed, its link reproduces it, and the page works on a phone.
 //
 // Usage: node tests/browser/validation.mjs [DIST_DIR] [MADMAX_BIN]
-import { watchedPage, check, shots, scenarioOfLink, cli, close, canvasInked, openCalculator, runTest } from './lib.mjs';
+import { watchedPage, check, shots, scenarioOfLink, cli, close, canvasInked, openCalculator, runTest, settled } from './lib.mjs';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 
@@ -189,6 +189,25 @@ await runTest('validation', dist, async ({ server, browser }) => {
   check(await page.locator('#mode-default').isChecked(), 'on the default model');
   const cliIt = cli(bin, scenarioOfLink(link)).iteration_ms / 1000;
   check(close(cliIt, iteration), `the row's link is the same scenario (CLI ${cliIt} s)`);
+
+  // A serving row opens with what it measured drawn on the throughput-latency chart: a dashed
+  // line, listed in the chart's numbers.
+  await page.click('nav >> text=Validation');
+  const served = page.locator('#validation-rows tr[data-id="vllm-2192-llama2-70b-tp4-custom"]');
+  await served.getByRole('button').click();
+  await page.locator('#chart-serving').waitFor({ timeout: 5000 });
+  const servingFigure = page.locator('figure', { has: page.locator('#chart-serving') });
+  const measuredRow = servingFigure.locator('tr', { hasText: 'measured (vLLM pull request #2192' });
+  await measuredRow.waitFor({ state: 'attached', timeout: 20000 });
+  const servingLabel = await page.locator('#chart-serving').getAttribute('aria-label');
+  check(/1\.12 k tokens\/s/.test(await measuredRow.textContent()) && /dashed line is what the source measured/.test(servingLabel),
+    `the serving chart draws what vLLM measured: ${(await measuredRow.textContent()).trim()}`);
+  await settled(page);
+  await servingFigure.screenshot({ path: join(shots, 'validation-serving-measured.png') });
+  await page.goBack();
+  await page.locator('#validation-rows').waitFor();
+  await page.goBack();
+  await page.locator('#iteration-time').waitFor();
 
   // The row's link, opened fresh, shows the same.
   const fresh = await watchedPage(await browser.newContext({ viewport: { width: 1280, height: 900 } }), server.url);
