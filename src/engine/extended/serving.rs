@@ -786,13 +786,20 @@ impl<'a> ServingCx<'a> {
         (self.steady(hi), None)
     }
 
-    /// Model FLOPs of one request: its prefill and every decode step.
+    /// Model FLOPs of one request: its prefill and every decode step, over the mix.
     fn request_flops(&self) -> f64 {
-        let one = |c: &RequestClass| {
-            self.prefill_flops_of(c.input_tokens)
-                + (1..c.output_tokens).map(|i| self.decode_flops_of(c.input_tokens, i)).sum::<f64>()
-        };
-        self.classes.iter().map(|c| c.share * one(c)).sum()
+        self.classes.iter().map(|c| c.share * self.request_flops_of(c.input_tokens, c.output_tokens)).sum()
+    }
+
+    /// Model FLOPs of a request of `input` prompt and `output` generated tokens: the prefill and
+    /// decode steps 1 to `output - 1` ([`ServingCx::decode_flops`]), whose sum is linear in the
+    /// step, so it is taken in closed form: a million-token answer costs no more to count.
+    fn request_flops_of(&self, input: u64, output: u64) -> f64 {
+        let steps = output.saturating_sub(1) as f64;
+        // decode_flops_of(input, i) = first + slope x (i - 1), for i = 1 ..= steps.
+        let first = self.decode_flops_of(input, 1);
+        let slope = self.decode_flops_of(input, 2) - first;
+        self.prefill_flops_of(input) + steps * first + slope * steps * (steps - 1.0) / 2.0
     }
 }
 
@@ -1387,6 +1394,17 @@ mod tests {
         assert!(busy.ttft_s[2] > light.ttft_s[2], "{busy:?} vs {light:?}");
         assert_eq!(at(2.0), None);
         assert_eq!(crate::engine::evaluate(&llama70(4, 8, json!({}))).serving.expect("serving").percentiles, None);
+    }
+
+    #[test]
+    fn a_requests_flops_in_closed_form_are_the_sum_over_its_decode_steps() {
+        let s = llama70(4, 8, json!({}));
+        let sv = ServingCx::new(&s).expect("serving");
+        for (input, output) in [(1024, 256), (7, 1), (1, 2), (300, 1000)] {
+            let summed = sv.prefill_flops_of(input) + (1..output).map(|i| sv.decode_flops_of(input, i)).sum::<f64>();
+            let closed = sv.request_flops_of(input, output);
+            assert!((closed - summed).abs() <= 1e-12 * summed, "{input}/{output}: {closed} vs {summed}");
+        }
     }
 
     #[test]
