@@ -449,13 +449,18 @@ impl<'a> ServingCx<'a> {
     }
 
     /// Decode steps `first` to `last` together: their (compute, communication) time, s. Only
-    /// attention depends on the step (its context grows by one token each time), so one pass
-    /// sums it and the rest is counted once per step.
+    /// attention depends on the step (its context grows by one token each time), and linearly:
+    /// its score FLOPs and its KV-cache reads are both proportional to the context, so their
+    /// roofline is too. Its sum over the steps is taken in closed form (a million-token answer
+    /// costs a run of steps no more than one step), the rest counted once per step.
     pub fn decode_steps(&self, first: u64, last: u64) -> (f64, f64) {
         let layers = self.cx.d.layers as f64;
         let n = (last + 1).saturating_sub(first) as f64;
-        let one = self.decode_layer((self.input + first) as f64);
-        let attn: f64 = (first..=last).map(|i| self.decode_attn_s((self.input + i) as f64)).sum();
+        let ctx = (self.input + first) as f64;
+        let one = self.decode_layer(ctx);
+        let at_first = self.decode_attn_s(ctx);
+        let per_token = self.decode_attn_s(ctx + 1.0) - at_first;
+        let attn = n * at_first + per_token * n * (n - 1.0) / 2.0;
         (
             n * (layers * one.ffn_s + self.logits_s()) + layers * attn,
             n * (layers * one.comm_s + self.hops_s(self.batch)),
@@ -1394,6 +1399,25 @@ mod tests {
         assert!(busy.ttft_s[2] > light.ttft_s[2], "{busy:?} vs {light:?}");
         assert_eq!(at(2.0), None);
         assert_eq!(crate::engine::evaluate(&llama70(4, 8, json!({}))).serving.expect("serving").percentiles, None);
+    }
+
+    #[test]
+    fn a_run_of_decode_steps_in_closed_form_is_the_sum_of_its_steps() {
+        // Bound by reading the KV cache (a batch of 1) and by the score FLOPs (a batch of 512 at
+        // a long context): either way attention grows linearly with the context.
+        for batch in [1, 512] {
+            let s = llama70(4, batch, json!({"input_tokens": 3000, "output_tokens": 1000}));
+            let sv = ServingCx::new(&s).expect("serving");
+            let (first, last) = (5, 700);
+            let layers = 80.0;
+            let one = sv.decode_layer((3000 + first) as f64);
+            let attn: f64 = (first..=last).map(|i| sv.decode_attn_s((3000 + i) as f64)).sum();
+            let n = (last + 1 - first) as f64;
+            let summed = n * (layers * one.ffn_s + sv.logits_s()) + layers * attn;
+            let (closed, _) = sv.decode_steps(first, last);
+            assert!((closed - summed).abs() <= 1e-12 * summed, "batch {batch}: {closed} vs {summed}");
+            assert_eq!(sv.decode_steps(first, first).0, sv.decode_step(first).0);
+        }
     }
 
     #[test]
