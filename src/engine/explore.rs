@@ -148,7 +148,7 @@ pub fn searches_emb_sharding(s: &Scenario) -> bool {
 /// Whether a search of `space` tries number formats for this scenario: LLM serving in the
 /// default model, with formats to try ([`Space::formats`]).
 pub fn searches_formats(s: &Scenario, space: &Space) -> bool {
-    serves_in_default_model(s) && space.formats.pairs(&s.task.setup).is_some()
+    serves_in_default_model(s) && !(space.formats.weights.is_empty() && space.formats.kv.is_empty())
 }
 
 /// True for LLM serving in the default model: its plans run with number formats.
@@ -448,6 +448,17 @@ fn default_plans(base: &Scenario, space: &Space, d: &Dims) -> Vec<Candidate> {
     let cps = powers(if seq >= 8192 { 8 } else { 1 }, |c| seq.is_multiple_of(c));
     let eps = powers(if d.is_moe() { d.experts as u64 } else { 1 }, |e| (d.experts as u64).is_multiple_of(e));
     let pps = powers(d.layers.min(64), |_| true);
+    // The settings every plan runs with, unless the training knobs are tried: the scenario's,
+    // or, when a serving search lists formats, the scenario's in each pair of them.
+    let knobs = space.knobs && searches_settings(base);
+    let own = &base.task.setup;
+    let fixed: Vec<Setup> = match space.formats.pairs(own).filter(|_| searches_formats(base, space)) {
+        Some(pairs) => pairs
+            .into_iter()
+            .map(|(weight_format, kv_format)| Setup { weight_format, kv_format, ..own.clone() })
+            .collect(),
+        None => vec![own.clone()],
+    };
     let mut out = Vec::new();
     for &pp in &pps {
         for &ep in &eps {
@@ -498,19 +509,10 @@ fn default_plans(base: &Scenario, space: &Space, d: &Dims) -> Vec<Candidate> {
                             let mut candidate = base.clone();
                             candidate.task.plan.transformer = Some(spec);
                             candidate.task.plan.local_transformer_batch = Some(local);
-                            let knobs = space.knobs && searches_settings(base);
-                            let own = &base.task.setup;
                             let setups = if knobs {
                                 knob_settings(own, PlanShape::of(&spec, local, d.layers))
-                            } else if let Some(pairs) =
-                                space.formats.pairs(own).filter(|_| searches_formats(base, space))
-                            {
-                                pairs
-                                    .into_iter()
-                                    .map(|(weight_format, kv_format)| Setup { weight_format, kv_format, ..own.clone() })
-                                    .collect()
                             } else {
-                                vec![own.clone()]
+                                fixed.clone()
                             };
                             // Distinct degrees, batches and settings make distinct plans: no
                             // duplicate check.

@@ -14,7 +14,7 @@
 use super::calibration::{
     GRAPH_KERNEL_OVERHEAD_S, GRAPH_MAX_TOKENS, KERNELS_PER_BLOCK, KERNEL_OVERHEAD_S, WORKSPACE_BYTES,
 };
-use super::collective::{engine_all_reduce, time_s, Collective};
+use super::collective::{engine_all_reduce, time_s, AllReduceKernel, Collective};
 use super::iteration::{self, name, Timeline};
 use super::training::TrainingCx;
 use crate::engine::ops::{Block, OpKind, OpName, Phase};
@@ -211,20 +211,11 @@ impl<'a> ServingCx<'a> {
         self.classes.iter().map(|c| c.share * f(c.input_tokens as f64, c.output_tokens as f64)).sum()
     }
 
-    /// Each kind's share of the requests in flight: a request stays in flight about as many
-    /// steps as it generates tokens, so long answers are over-represented.
-    fn in_flight_shares(&self) -> Vec<f64> {
-        let total = self.mean(|_, o| o);
-        self.classes.iter().map(|c| c.share * c.output_tokens as f64 / total).collect()
-    }
-
-    /// The mean over the requests in flight of `f` ([`ServingCx::in_flight_shares`]).
+    /// The mean over the requests in flight of `f`: a request stays in flight about as many
+    /// steps as it generates tokens, so each kind counts by its share times its output (long
+    /// answers are over-represented).
     fn in_flight_mean(&self, f: impl Fn(f64, f64) -> f64) -> f64 {
-        self.classes
-            .iter()
-            .zip(self.in_flight_shares())
-            .map(|(c, w)| w * f(c.input_tokens as f64, c.output_tokens as f64))
-            .sum()
+        self.mean(|i, o| o * f(i, o)) / self.mean(|_, o| o)
     }
 
     /// A prompt token's prompt length, on average: long prompts have more tokens.
@@ -260,15 +251,22 @@ impl<'a> ServingCx<'a> {
         (flops / self.rate).max(bytes / self.cx.hbm_bytes_per_s)
     }
 
+    /// One tensor-parallel all-reduce of `tokens` activations, s, and the kernel that runs it:
+    /// the engine's fastest ([`engine_all_reduce`]), or NCCL's without its own kernels.
+    fn tp_all_reduce(&self, tokens: f64) -> (f64, AllReduceKernel) {
+        let cx = &self.cx;
+        let bytes = tokens * cx.d.hidden * cx.d.elem_bytes;
+        if cx.setup.custom_all_reduce {
+            engine_all_reduce(bytes, cx.lay.tp, &cx.links, cx.setup.collective)
+        } else {
+            (time_s(Collective::AllReduce, bytes, cx.lay.tp, &cx.links, cx.setup.collective), AllReduceKernel::Nccl)
+        }
+    }
+
     fn comm(&self, tokens: f64) -> f64 {
         let cx = &self.cx;
         let act = tokens * cx.d.hidden * cx.d.elem_bytes;
-        let tp = 2.0
-            * if cx.setup.custom_all_reduce {
-                engine_all_reduce(act, cx.lay.tp, &cx.links, cx.setup.collective).0
-            } else {
-                time_s(Collective::AllReduce, act, cx.lay.tp, &cx.links, cx.setup.collective)
-            };
+        let tp = 2.0 * self.tp_all_reduce(tokens).0;
         let moe = if cx.d.is_moe() {
             2.0 * time_s(Collective::AllToAll, act * cx.d.active, cx.lay.ep, &cx.links, cx.setup.collective)
         } else {
@@ -280,12 +278,10 @@ impl<'a> ServingCx<'a> {
     /// How a tensor-parallel all-reduce of `tokens` activations is explained: its formula, and
     /// which kernel the engine runs for it when it has its own.
     fn all_reduce_words(&self, tokens: f64) -> (&'static str, Option<&'static str>) {
-        let cx = &self.cx;
-        if !cx.setup.custom_all_reduce {
+        if !self.cx.setup.custom_all_reduce {
             return ("2 (tp-1)/tp x tokens x h x e / B_nvl + latency (NCCL)", None);
         }
-        let bytes = tokens * cx.d.hidden * cx.d.elem_bytes;
-        let (_, kernel) = engine_all_reduce(bytes, cx.lay.tp, &cx.links, cx.setup.collective);
+        let (_, kernel) = self.tp_all_reduce(tokens);
         (
             "fastest of NCCL (2 (tp-1)/tp x bytes / B_nvl + a hop per GPU), one-shot ((tp-1) x bytes / B_nvl + one phase) and two-shot (2 (tp-1)/tp x bytes / B_nvl + two phases), bytes = tokens x h x e",
             Some(kernel.words()),
@@ -1455,7 +1451,8 @@ mod tests {
         assert!((out.output_tokens_per_s - out.requests_per_s * 224.0).abs() < 1e-9 * out.output_tokens_per_s);
         assert_eq!(r.tokens_per_s(&s), Some(r.throughput_samples_per_s * 224.0));
         // A request in flight is more often a long one: it stays longer.
-        let shares = sv.in_flight_shares();
+        let kind = |input: f64| sv.in_flight_mean(|i, _| if i == input { 1.0 } else { 0.0 });
+        let shares = [kind(256.0), kind(4096.0)];
         assert!((shares[1] - 512.0 / (3.0 * 128.0 + 512.0)).abs() < 1e-12, "{shares:?}");
         assert!((sv.held_tokens() - (shares[0] * (256.0 + 63.5) + shares[1] * (4096.0 + 255.5) + 7.5)).abs() < 1e-9);
         // The first tokens and the end-to-end latencies spread over the kinds: the chats'
