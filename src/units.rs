@@ -63,7 +63,8 @@ pub fn duration(s: f64) -> String {
     }
 }
 
-/// Bytes in decimal GB (1e9), as vendors quote memory: `40.0 GB`, `1.14 GB`, `512 MB`.
+/// Bytes in decimal GB (1e9), the page's and the CLI's unit: `40.0 GB`, `1.14 GB`, `512 MB`
+/// (datasheets' "80 GB" are GiB: [`gib`] says those).
 pub fn bytes(b: f64) -> String {
     si(b, "B")
 }

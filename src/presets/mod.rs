@@ -281,6 +281,23 @@ mod tests {
     use crate::engine::validate;
 
     #[test]
+    fn gpu_memory_is_what_the_gpu_reports_in_the_datasheets_gib() {
+        // "80GB" on a datasheet is 80 GiB of HBM; nvidia-smi's total is that less what the
+        // driver keeps (81,559 MiB on an H100 SXM). Decimal GB would make a run that fits look
+        // 7% short of memory.
+        let p = all().expect("presets parse");
+        for g in &p.gpus {
+            let gb = g
+                .label
+                .split_whitespace()
+                .find_map(|w| w.trim_end_matches(")").strip_suffix("GB")?.parse::<f64>().ok());
+            let gb = gb.unwrap_or_else(|| panic!("{}: no memory size in its label", g.label));
+            let share = g.mem_cap / (gb * (1u64 << 30) as f64);
+            assert!((0.99..=1.0).contains(&share), "{}: {share}", g.label);
+        }
+    }
+
+    #[test]
     fn the_shipped_data_parses_and_every_scenario_validates() {
         let p = all().expect("presets parse");
         assert!(p.models.len() >= 39 && p.systems.len() >= 33 + 8 && p.gpus.len() >= 8);

@@ -346,7 +346,7 @@ pub fn system_fields() -> Vec<Field> {
         number(S, "i8_ops", "Peak INT8", "TOP/s", 1e12, "Per-GPU peak for 1-byte models: 624 (A100), 1979 (H100 SXM)."),
         Field { kind: Kind::OptionalNumber, default: "none: no FP8 tensor cores", ..number(S, "fp8_flops", "Peak FP8", "TFLOP/s", 1e12, "Dense FP8 tensor-core peak per GPU, for FP8 training: 1979 (H100, H200), 4500 (B200), 2615 (MI300X). Empty on GPUs without FP8 (A100 and older), which then refuse FP8 training.") },
         number(S, "flops_util", "Compute utilisation", "", 1.0, "Share of peak FLOP/s that GEMMs reach: 0.705 in the MAD-Max calibration (ZionEX, an end-to-end figure, which the presets carry); the default model's validation uses 0.80 on A100s and 0.75 on H100s (whose best matmul reaches a smaller share of peak), as it counts the other kernels itself."),
-        number(S, "mem_cap", "HBM capacity", "GB", 1e9, "Memory per GPU: 40 or 80 (A100), 80 (H100), 141 (H200), 192 (MI300X)."),
+        number(S, "mem_cap", "HBM capacity", "GB", 1e9, "Memory per GPU in GB (10^9 bytes), as nvidia-smi's total: a datasheet's \"80 GB\" is 80 GiB, 85.9 GB, less what the driver keeps (85.5 on an H100 SXM). A100 40 GB: 42.9; H200: 151; MI300X: 206."),
         number(S, "mem_bw", "HBM bandwidth", "GB/s", 1e9, "Memory bandwidth per GPU: 1555 (A100 40GB), 3350 (H100 SXM). Embedding lookups are bound by it."),
         number(S, "mem_bw_util", "HBM utilisation", "", 1.0, "Share of HBM bandwidth reached: 0.836 in the MAD-Max calibration."),
         number(S, "num_nvlinks", "NVLinks per GPU", "", 1.0, "Links per GPU within a node: 12 (A100), 18 (H100); PCIe-only GPUs: 1 link at PCIe speed."),

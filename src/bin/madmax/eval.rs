@@ -289,10 +289,11 @@ fn text_report(s: &Scenario, r: &Report) -> String {
     let what = if r.mode == madmax::engine::scenario::Mode::Default { "Memory per GPU" } else { "Weights per GPU" };
     let _ = writeln!(
         o,
-        "{what:<21} {} ({}) of {} HBM{}",
+        "{what:<21} {} ({}) of {} ({}) HBM{}",
         units::bytes(r.memory.total_bytes),
         parts.join(", "),
         units::bytes(r.memory.capacity_bytes),
+        units::gib(r.memory.capacity_bytes),
         if r.memory.fits() { "" } else { ": DOES NOT FIT" }
     );
     for l in &r.limits {
