@@ -2,9 +2,10 @@
 // playwright-core, the CLI for reference numbers, and failure bookkeeping.
 import { chromium } from 'playwright-core';
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync, mkdirSync } from 'node:fs';
+import { mkdtempSync, writeFileSync, mkdirSync, existsSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, extname, normalize } from 'node:path';
+import http from 'node:http';
 import net from 'node:net';
 
 export const shots = process.env.SHOTS ?? 'target/screenshots';
@@ -54,6 +55,38 @@ export async function serve(dist) {
   });
   await waitForServer(port);
   return { url: `http://127.0.0.1:${port}/`, port, stop: () => server.kill() };
+}
+
+const TYPES = {
+  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.css': 'text/css', '.wasm': 'application/wasm',
+  '.svg': 'image/svg+xml', '.json': 'application/json',
+};
+
+/// Serves `dist` as a static host that serves precompressed copies does: a file's `.br` copy
+/// (or `.gz`) when the browser accepts that encoding, with `Content-Encoding`; returns
+/// { url, stop }.
+export async function serveCompressed(dist) {
+  const server = http.createServer((req, res) => {
+    const path = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname)).replace(/^\/+/, '');
+    let file = join(dist, path === '' || path.endsWith('/') ? `${path}index.html` : path);
+    if (!file.startsWith(normalize(dist)) || !existsSync(file) || !statSync(file).isFile()) {
+      res.writeHead(404).end();
+      return;
+    }
+    const accepts = req.headers['accept-encoding'] ?? '';
+    const headers = { 'Content-Type': TYPES[extname(file)] ?? 'application/octet-stream', 'Cache-Control': 'no-store' };
+    for (const [enc, ext] of [['br', '.br'], ['gzip', '.gz']]) {
+      if (accepts.includes(enc) && existsSync(`${file}${ext}`)) {
+        file = `${file}${ext}`;
+        headers['Content-Encoding'] = enc;
+        break;
+      }
+    }
+    res.writeHead(200, headers).end(readFileSync(file));
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address();
+  return { url: `http://127.0.0.1:${port}/`, port, stop: () => server.close() };
 }
 
 export async function launch() {

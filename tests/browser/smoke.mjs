@@ -3,7 +3,7 @@
 // page's own scenario (from its share link), then MAD-Max paper mode against the golden case.
 //
 // Usage: node tests/browser/smoke.mjs [DIST_DIR] [MADMAX_BIN]
-import { watchedPage, check, shots, cli, scenarioOfLink, close, runTest, settled } from './lib.mjs';
+import { watchedPage, check, shots, cli, scenarioOfLink, close, runTest, settled, serveCompressed } from './lib.mjs';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -103,6 +103,21 @@ await runTest('smoke', dist, async ({ server, browser }) => {
       && brotliDecompressSync(readFileSync(join(dist, `${f}.br`))).equals(data);
   });
   check(compressible.length >= 5 && copiesMatch, `precompressed copies (.gz, .br) of ${compressible.length} files match them`);
+  // Served that way (the Brotli copy with Content-Encoding), the page runs and shows the same
+  // iteration time.
+  const host = await serveCompressed(dist);
+  try {
+    const served = await (await browser.newContext()).newPage();
+    const encodings = [];
+    served.on('response', (r) => encodings.push(r.headers()['content-encoding'] ?? 'none'));
+    await served.goto(host.url);
+    await served.locator('#iteration-time').waitFor({ timeout: 20000 });
+    check(await served.locator('#iteration-time').getAttribute('data-value') === String(await seconds())
+      && encodings.length >= 4 && encodings.every((e) => e === 'br'),
+    `from a host that serves the Brotli copies, the page shows the same result (${encodings.length} responses: ${[...new Set(encodings)].join(', ')})`);
+  } finally {
+    host.stop();
+  }
   const framer = await (await browser.newContext()).newPage();
   await framer.setContent(`<iframe id="f" src="${server.url}" width="800" height="400"></iframe>`);
   const frame = await (await framer.locator('#f').elementHandle()).contentFrame();
