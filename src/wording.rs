@@ -1,6 +1,7 @@
 //! Sentences the CLI and the page both say, so that they say them the same way. Pure text from
 //! the engine's results; the engine itself never formats.
 
+use crate::engine::critical::CriticalPath;
 use crate::engine::explore::Outcome;
 use crate::engine::report::{Limit, Report, Serving};
 use crate::engine::scenario::Batching;
@@ -15,6 +16,23 @@ pub fn timeline_span(r: &Report) -> &'static str {
         Some(Batching::Static) => "batch",
         Some(Batching::InFlight) => "engine step",
     }
+}
+
+/// What the critical path of a report's timeline runs through, as a clause after its length:
+/// "computation 10.2 s, communication 2.31 s (1.23 k of 5 k ops; the others could take longer
+/// without delaying the iteration)". Idle time (pipeline bubble, input wait) is named only
+/// when there is some.
+pub fn critical_path(r: &Report, cp: &CriticalPath) -> String {
+    let t = cp.time(&r.timeline);
+    let idle = if t.idle_s > 0.0 { format!(", idle {}", units::duration(t.idle_s)) } else { String::new() };
+    format!(
+        "computation {}, communication {}{idle} ({} of {} ops; the others could take longer without delaying the {})",
+        units::duration(t.computation_s),
+        units::duration(t.communication_s),
+        units::count(cp.ops.len() as f64),
+        units::count(r.timeline.len() as f64),
+        timeline_span(r)
+    )
 }
 
 /// How the serving figures were obtained, as a sentence: a static batch, or in-flight

@@ -7,6 +7,7 @@
 //!
 //! Units everywhere: seconds, bytes, FLOPs (counts), FLOP/s, bytes/s.
 
+pub mod critical;
 pub mod explore;
 pub mod extended;
 pub mod num;

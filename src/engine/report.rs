@@ -215,6 +215,12 @@ impl Report {
         self.timeline.iter().filter(move |op| op.name.stream() == s)
     }
 
+    /// The timeline's critical path and every op's slack (computed on demand: O(ops)). MAD-Max
+    /// paper mode's timeline ran with the phase barrier (SPEC Q21), the default model's without.
+    pub fn critical_path(&self) -> super::critical::CriticalPath {
+        super::critical::critical_path(&self.timeline, self.mode == Mode::Reference)
+    }
+
     /// Exposed share of all communication time, 0..1 (0 when there is no communication).
     pub fn exposed_share(&self) -> f64 {
         let sum = self.exposed_comm_s + self.overlapped_comm_s;

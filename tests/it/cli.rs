@@ -60,6 +60,7 @@ fn eval_prints_a_readable_report_with_units() {
         "Exposed communication",
         "Overlapped",
         "Iteration time",
+        "Critical path",
         "samples/s",
         "Weights per GPU",
     ] {
@@ -82,6 +83,30 @@ fn eval_timeline_lists_every_op_of_both_streams() {
         assert_eq!(g.first().map(|o| &o[0]), w.first().map(|o| &o[0]));
         assert_eq!(g.last().map(|o| &o[0]), w.last().map(|o| &o[0]));
     }
+}
+
+#[test]
+fn eval_timeline_gives_each_op_its_slack() {
+    // FSDP on 2,048 GPUs: weight gathers run ahead of the computation, some with room to spare.
+    let path = data_dir().join("reference/cases/llm__llama2_70b__dc_A_2048__llm_train.json");
+    let o = madmax(&["eval", "--json", "--timeline", path.to_str().expect("utf-8 path")]);
+    assert!(o.status.success());
+    let got = stdout_json(&o);
+    // None on the critical path, whose ops take the whole iteration, as the JSON summary
+    // splits it.
+    assert_eq!(got["timeline"]["format"], "[name, t_start_s, duration_s, slack_s]");
+    let ops: Vec<&Value> =
+        ["computation", "communication"].iter().flat_map(|l| got["timeline"][*l].as_array().expect("lane")).collect();
+    let num = |v: &Value| v.as_f64().expect("number");
+    assert!(ops.iter().all(|o| num(&o[3]) >= 0.0));
+    let critical: Vec<&&Value> = ops.iter().filter(|o| num(&o[3]) == 0.0).collect();
+    let on_path: f64 = critical.iter().map(|o| num(&o[2])).sum::<f64>() * 1e3;
+    let cp = &got["critical_path"];
+    let split = num(&cp["computation_ms"]) + num(&cp["communication_ms"]) + num(&cp["idle_ms"]);
+    let iteration = num(&got["iteration_ms"]);
+    assert!((split - iteration).abs() < 1e-9 * iteration, "{split} vs {iteration}");
+    assert!(critical.len() >= cp["ops"].as_u64().expect("ops") as usize && on_path >= iteration * (1.0 - 1e-9));
+    assert!(critical.len() < ops.len(), "some op has slack");
 }
 
 /// Runs `eval --json` on text and checks the rejection contract; returns the error's field.

@@ -53,6 +53,26 @@ fn check(name: &str, r: &Report) {
     assert!((r.throughput_samples_per_s - want).abs() <= 1e-9 * want, "{name}: throughput");
     assert!(r.memory.total_bytes.is_finite() && r.memory.total_bytes >= 0.0, "{name}: memory");
     assert!(r.memory.parts.iter().all(|p| p.1 >= 0.0), "{name}: a negative memory part");
+    critical_path_explains_the_end(name, r);
+}
+
+/// The critical path's ops, end to end, take the whole timeline: the scheduler starts every op
+/// when something it waits for ends, so no wait is left over; no op has negative slack, and
+/// none on the path has any.
+fn critical_path_explains_the_end(name: &str, r: &Report) {
+    let cp = r.critical_path();
+    let end = r.timeline.iter().map(|op| op.end_s()).fold(0.0, f64::max);
+    let tol = 1e-9 * end.max(1e-30);
+    let t = cp.time(&r.timeline);
+    let path = t.computation_s + t.communication_s + t.idle_s;
+    assert!((path + cp.wait_s - end).abs() <= tol, "{name}: path {t:?} + wait {} != end {end}", cp.wait_s);
+    // The path's communication is the end less its computation and idle time, so at least the
+    // exposed communication (the end less all of it): more where computation has slack.
+    assert!(t.communication_s + tol >= r.exposed_comm_s, "{name}: less communication on the path than exposed");
+    assert!(cp.wait_s <= tol, "{name}: {} s of the path is waiting", cp.wait_s);
+    assert!(cp.slack_s.iter().all(|s| *s >= 0.0), "{name}: negative slack");
+    assert!(cp.ops.iter().all(|&i| cp.slack_s[i as usize] == 0.0), "{name}: slack on the path");
+    assert!(cp.ops.windows(2).all(|w| w[0] < w[1]), "{name}: the path goes back in emission order");
 }
 
 fn inputs(path: &std::path::Path, mode: &str) -> Value {

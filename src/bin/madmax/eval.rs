@@ -3,6 +3,7 @@
 
 use crate::args::EvalArgs;
 use crate::io::{input_failed, load, out_json};
+use madmax::engine::critical::CriticalPath;
 use madmax::engine::ops::Stream;
 use madmax::engine::report::Report;
 use madmax::engine::{evaluate, Scenario};
@@ -18,7 +19,7 @@ pub fn run(a: &EvalArgs) -> ExitCode {
             if a.json {
                 let mut v = report_json(&scenario, &report);
                 if a.timeline {
-                    v["timeline"] = timeline_json(&report);
+                    v["timeline"] = timeline_json(&report, &report.critical_path());
                 }
                 out_json(&v);
             } else {
@@ -65,6 +66,14 @@ fn report_json(s: &Scenario, r: &Report) -> Value {
         "fits": r.memory.fits(),
         "limits": limits,
     });
+    let cp = r.critical_path();
+    let path = cp.time(&r.timeline);
+    v["critical_path"] = json!({
+        "ops": cp.ops.len(),
+        "computation_ms": ms(path.computation_s),
+        "communication_ms": ms(path.communication_s),
+        "idle_ms": ms(path.idle_s),
+    });
     v["mfu"] = json!(r.mfu(s));
     v["tokens_per_s"] = json!(r.tokens_per_s(s));
     if let Some(u) = &r.utilization {
@@ -100,12 +109,18 @@ fn report_json(s: &Scenario, r: &Report) -> Value {
     v
 }
 
-fn timeline_json(r: &Report) -> Value {
+/// Every op of both streams with its slack (0 on the critical path).
+fn timeline_json(r: &Report, cp: &CriticalPath) -> Value {
     let lane = |s: Stream| -> Vec<Value> {
-        r.stream(s).map(|op| json!([op.name.to_string(), op.start_s, op.duration_s])).collect()
+        r.timeline
+            .iter()
+            .zip(&cp.slack_s)
+            .filter(|(op, _)| op.name.stream() == s)
+            .map(|(op, slack)| json!([op.name.to_string(), op.start_s, op.duration_s, slack]))
+            .collect()
     };
     json!({
-        "format": "[name, t_start_s, duration_s]",
+        "format": "[name, t_start_s, duration_s, slack_s]",
         "computation": lane(Stream::Computation),
         "communication": lane(Stream::Communication),
     })
@@ -219,6 +234,8 @@ fn text_report(s: &Scenario, r: &Report) -> String {
         );
     }
     let _ = writeln!(o, "Iteration time        {}", units::duration(r.iteration_s));
+    let cp = r.critical_path();
+    let _ = writeln!(o, "Critical path         {}", madmax::wording::critical_path(r, &cp));
     // Requests when serving; tokens for language models (generated ones when serving).
     let unit = if r.serving.is_some() { "requests/s" } else { "samples/s" };
     let tokens = r.tokens_per_s(s).map_or(String::new(), |t| format!(" ({})", units::si(t, "tokens/s")));

@@ -23,7 +23,9 @@ Usage:
       FILE holds {\"model\": {...}, \"system\": {...}, \"task\": {...}} in the MAD-Max config
       format, or is a golden case file (configs under \"inputs\"). Use - for standard input.
       --json       print one JSON object (times in ms, throughput in samples/s)
-      --timeline   with --json, add every op of both streams: [name, start_s, duration_s]
+      --timeline   with --json, add every op of both streams: [name, start_s, duration_s,
+                   slack_s] (slack: how much later the op could end without delaying the
+                   end; 0 on the critical path)
       --mode       which model evaluates FILE: the default model, or MAD-Max paper mode
                    (reference). Without it, task.mode decides; a MAD-Max config without a
                    mode key is evaluated in reference mode, as the paper's code would
