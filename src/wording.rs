@@ -18,21 +18,39 @@ pub fn timeline_span(r: &Report) -> &'static str {
     }
 }
 
-/// What the critical path of a report's timeline runs through, as a clause after its length:
-/// "computation 10.2 s, communication 2.31 s (1.23 k of 5 k ops; the others could take longer
-/// without delaying the iteration)". Idle time (pipeline bubble, input wait) is named only
-/// when there is some.
+/// What the critical path of a report's timeline runs through, as a clause: "computation
+/// 10.2 s, communication 2.31 s (1.23 k of 5 k ops; the others could take longer without
+/// delaying the iteration)". Idle time (pipeline bubble, input wait) is named only when there
+/// is some.
 pub fn critical_path(r: &Report, cp: &CriticalPath) -> String {
     let t = cp.time(&r.timeline);
     let idle = if t.idle_s > 0.0 { format!(", idle {}", units::duration(t.idle_s)) } else { String::new() };
+    let ops = if cp.ops.len() < r.timeline.len() {
+        format!(
+            "{} of {} ops; the others could take longer without delaying the {}",
+            units::count(cp.ops.len() as f64),
+            units::count(r.timeline.len() as f64),
+            timeline_span(r)
+        )
+    } else {
+        format!("all {} ops: each waits for the one before it", units::count(r.timeline.len() as f64))
+    };
     format!(
-        "computation {}, communication {}{idle} ({} of {} ops; the others could take longer without delaying the {})",
+        "computation {}, communication {}{idle} ({ops})",
         units::duration(t.computation_s),
-        units::duration(t.communication_s),
-        units::count(cp.ops.len() as f64),
-        units::count(r.timeline.len() as f64),
-        timeline_span(r)
+        units::duration(t.communication_s)
     )
+}
+
+/// What an op's slack means, as a sentence: on the critical path, or how much later it could
+/// end without delaying the iteration (or batch, or engine step).
+pub fn slack(slack_s: f64, r: &Report) -> String {
+    let span = timeline_span(r);
+    if slack_s > 0.0 {
+        format!("Slack {}: it could end that much later without delaying the {span}.", units::duration(slack_s))
+    } else {
+        format!("On the critical path: each microsecond it takes longer, the {span} takes longer too.")
+    }
 }
 
 /// How the serving figures were obtained, as a sentence: a static batch, or in-flight
@@ -215,6 +233,28 @@ mod tests {
         );
         slow.over_tpot = false;
         assert_eq!(misfit_mark(&slow).as_deref(), Some("over the latency limit: first token after 2.50 s"));
+    }
+
+    #[test]
+    fn the_critical_path_says_what_it_runs_through_and_an_op_its_slack() {
+        let raw = crate::presets::default_scenario().expect("the default scenario");
+        let r = crate::engine::evaluate(&crate::engine::validate(&raw).expect("valid"));
+        let cp = r.critical_path();
+        let said = critical_path(&r, &cp);
+        assert!(said.starts_with("computation ") && said.contains(", communication "), "{said}");
+        assert!(said.contains(&format!(" of {} ops; the others could take longer", r.timeline.len())), "{said}");
+        let t = cp.time(&r.timeline);
+        assert_eq!(said.contains("idle"), t.idle_s > 0.0, "{said}");
+        // A timeline whose every op waits for the one before: no others to speak of.
+        let mut all = cp.clone();
+        all.ops = (0..r.timeline.len() as u32).collect();
+        assert!(critical_path(&r, &all)
+            .ends_with(&format!("(all {} ops: each waits for the one before it)", r.timeline.len())));
+        assert_eq!(
+            slack(0.0, &r),
+            "On the critical path: each microsecond it takes longer, the iteration takes longer too."
+        );
+        assert_eq!(slack(0.0125, &r), "Slack 12.5 ms: it could end that much later without delaying the iteration.");
     }
 
     #[test]

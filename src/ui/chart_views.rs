@@ -252,7 +252,7 @@ pub(super) fn timeline_chart(p: &TimelineProps) -> Html {
         let lanes = lanes.clone();
         use_effect_with((p.good.clone(), p.selected, p.width), move |(good, selected, _)| {
             if let Some(c) = canvas.cast::<HtmlCanvasElement>() {
-                match charts::timeline(&c, &Theme::current(), &good.report, &lanes, *selected) {
+                match charts::timeline(&c, &Theme::current(), &good.report, &lanes, &good.critical, *selected) {
                     Ok(g) => {
                         *geometry.borrow_mut() = g;
                         problem.set(None);
@@ -300,7 +300,8 @@ pub(super) fn timeline_chart(p: &TimelineProps) -> Html {
         Some(html! {
             <div class="tooltip" role="status" style={format!("left:{}px;top:{}px", x + 12.0, y + 12.0)}>
                 <strong>{ op.name.to_string() }</strong><br/>
-                { format!("{}: starts {}, lasts {}", op.name.category().label(), units::duration(op.start_s), units::duration(op.duration_s)) }
+                { format!("{}: starts {}, lasts {}", op.name.category().label(), units::duration(op.start_s), units::duration(op.duration_s)) }<br/>
+                { crate::wording::slack(p.good.critical.slack_s.get(i).copied().unwrap_or(0.0), &p.good.report) }
             </div>
         })
     });
@@ -313,8 +314,9 @@ pub(super) fn timeline_chart(p: &TimelineProps) -> Html {
         })
     };
     let r = &p.good.report;
+    let path = format!("Critical path: {}.", crate::wording::critical_path(r, &p.good.critical));
     let label = format!(
-        "Timeline of {} ops: computation {} busy, communication {} busy, iteration {}.",
+        "Timeline of {} ops: computation {} busy, communication {} busy, iteration {}. {path}",
         r.timeline.len(),
         units::duration(r.compute_s),
         units::duration(r.comm_s),
@@ -326,6 +328,10 @@ pub(super) fn timeline_chart(p: &TimelineProps) -> Html {
             { tooltip.unwrap_or_default() }
             { problem.as_ref().map(|e| html! { <p class="error-msg">{ e }</p> }).unwrap_or_default() }
             <button class="link png" onclick={save}>{ "PNG" }</button>
+            <figcaption class="help" id="critical-path">
+                <span class="critical-key" aria-hidden="true"></span>
+                { format!("The dark line along the lanes is the critical path, the chain of ops that sets the {}'s length (each waits for the one before it): {}", crate::wording::timeline_span(r), crate::wording::critical_path(r, &p.good.critical)) }
+            </figcaption>
         </figure>
     }
 }

@@ -7,7 +7,8 @@
 use super::canvas::PlacedPoints;
 use super::state::ServingMark;
 use super::sweep::{Point, ServePoint};
-use super::timeline::Lanes;
+use super::timeline::{critical_bars, Lanes};
+use crate::engine::critical::CriticalPath;
 use crate::engine::ops::{Category, Stream};
 use crate::engine::report::{MemPart, Report};
 use crate::stories::ScalePoint;
@@ -221,12 +222,14 @@ impl TimelineGeometry {
 }
 
 /// The two streams over one iteration, coloured by kind: ops a pixel wide or more as
-/// themselves, narrower ones merged ([`Lanes::bars`]).
+/// themselves, narrower ones merged ([`Lanes::bars`]); the critical path as a line in the
+/// text colour along each lane's outer edge ([`critical_bars`]).
 pub fn timeline(
     canvas: &HtmlCanvasElement,
     theme: &Theme,
     r: &Report,
     lanes: &Lanes,
+    critical: &CriticalPath,
     selected: Option<usize>,
 ) -> Result<TimelineGeometry, String> {
     let root = area(canvas, theme, 170)?;
@@ -250,6 +253,16 @@ pub fn timeline(
         .draw_series(bars.iter().map(|b| {
             let (y0, y1) = lane(b.stream);
             Rectangle::new([(b.start_s * scale, y0), (b.end_s * scale, y1)], color(category_rgb(b.category)).filled())
+        }))
+        .map_err(err)?;
+    let edge = |s: Stream| match s {
+        Stream::Computation => (1.91, 1.99),
+        Stream::Communication => (0.01, 0.09),
+    };
+    chart
+        .draw_series(critical_bars(r, critical, (xr.end - xr.start) as f64).iter().map(|b| {
+            let (y0, y1) = edge(b.stream);
+            Rectangle::new([(b.start_s * scale, y0), (b.end_s * scale, y1)], theme.text().filled())
         }))
         .map_err(err)?;
     if let Some(o) = selected.and_then(|i| r.timeline.get(i)) {

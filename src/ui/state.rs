@@ -7,6 +7,7 @@
 use super::fields::{Field, Kind};
 use super::plan;
 use crate::doc::{Config, Doc};
+use crate::engine::critical::CriticalPath;
 use crate::engine::scenario::{Family, Mode, Scenario, TaskKind};
 use crate::engine::{evaluate, validate, FieldError, Report};
 use crate::presets;
@@ -74,6 +75,9 @@ pub struct Evaluated {
     pub doc: Doc,
     pub scenario: Scenario,
     pub report: Report,
+    /// The timeline's critical path and each op's slack (the timeline chart marks it, the
+    /// explain view says it).
+    pub critical: CriticalPath,
 }
 
 /// The same evaluation: two evaluations are equal when they are one (the page compares them on
@@ -88,7 +92,8 @@ impl Evaluated {
     fn new(doc: Doc, scenario: Scenario, report: Report) -> Evaluated {
         use std::sync::atomic::{AtomicU64, Ordering};
         static NEXT: AtomicU64 = AtomicU64::new(1);
-        Evaluated { serial: NEXT.fetch_add(1, Ordering::Relaxed), doc, scenario, report }
+        let critical = report.critical_path();
+        Evaluated { serial: NEXT.fetch_add(1, Ordering::Relaxed), doc, scenario, report, critical }
     }
 }
 

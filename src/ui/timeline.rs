@@ -4,6 +4,7 @@
 //! few thousand bars; pointing finds the op under the pointer by binary search. Plain Rust,
 //! tested natively; `charts.rs` draws the bars.
 
+use crate::engine::critical::CriticalPath;
 use crate::engine::ops::{Category, Op, Stream};
 use crate::engine::report::Report;
 
@@ -112,6 +113,38 @@ impl Lanes {
     }
 }
 
+/// The critical path as bars along each lane, when the iteration spans `width_px` pixels: the
+/// path's ops on one stream merge into one bar while less than a pixel lies between them, so a
+/// path of a million ops draws at most a few bars per pixel.
+pub fn critical_bars(r: &Report, cp: &CriticalPath, width_px: f64) -> Vec<Bar> {
+    let px_s = r.iteration_s.max(0.0) / width_px.max(1.0);
+    let mut runs: [Option<(f64, f64)>; 2] = [None, None];
+    let mut out = Vec::new();
+    for &i in &cp.ops {
+        let Some(op) = r.timeline.get(i as usize) else { continue };
+        if op.duration_s <= 0.0 {
+            continue;
+        }
+        let stream = op.name.stream();
+        let run = &mut runs[stream as usize];
+        match run {
+            Some((_, end)) if op.start_s - *end < px_s => *end = op.end_s(),
+            _ => {
+                if let Some((start_s, end_s)) = run.replace((op.start_s, op.end_s())) {
+                    out.push(Bar { stream, start_s, end_s, category: Category::Idle });
+                }
+            }
+        }
+    }
+    for (k, run) in runs.into_iter().enumerate() {
+        if let Some((start_s, end_s)) = run {
+            let stream = if k == 0 { Stream::Computation } else { Stream::Communication };
+            out.push(Bar { stream, start_s, end_s, category: Category::Idle });
+        }
+    }
+    out
+}
+
 /// The longest op of each kind (block, op kind, pass), longest first (the earlier op on a tie):
 /// a first answer to "what takes the time", in one pass over the timeline.
 pub fn longest_of_each_kind(r: &Report) -> Vec<usize> {
@@ -165,6 +198,34 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn the_critical_path_draws_as_few_bars_covering_its_ops() {
+        let s = State::initial();
+        let g = s.good.as_ref().expect("good");
+        let (r, cp) = (&g.report, &g.critical);
+        assert!(cp.ops.len() > 10, "{}", cp.ops.len());
+        // Wide enough for every op: a bar per stretch of one stream.
+        let bars = critical_bars(r, cp, 1e12);
+        let switches = cp
+            .ops
+            .windows(2)
+            .filter(|w| r.timeline[w[0] as usize].name.stream() != r.timeline[w[1] as usize].name.stream());
+        assert!(bars.len() <= switches.count() + 2, "{} bars", bars.len());
+        // Every op of the path lies in a bar of its stream; the bars of a stream do not overlap.
+        for &i in &cp.ops {
+            let op = &r.timeline[i as usize];
+            let mid = op.start_s + op.duration_s / 2.0;
+            assert!(
+                op.duration_s <= 0.0
+                    || bars.iter().any(|b| b.stream == op.name.stream() && b.start_s <= mid && mid <= b.end_s),
+                "{} not drawn",
+                op.name
+            );
+        }
+        // At 100 pixels, a bar or two per pixel per stream at most.
+        assert!(critical_bars(r, cp, 100.0).len() <= 2 * 2 * 100);
     }
 
     #[test]

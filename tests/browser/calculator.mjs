@@ -28,6 +28,10 @@ async function matchesCli(page, what) {
   const gotRuns = (await runs.count()) ? (await runs.textContent()).trim() : null;
   const wantRuns = cliLine(bin, scenarioOfLink(link), 'Runs like this');
   check(gotRuns === wantRuns, `${what}: runs like this: ${gotRuns}`);
+  // The timeline's critical path: what it runs through, as the CLI says it.
+  const wantPath = cliLine(bin, scenarioOfLink(link), 'Critical path');
+  const gotPath = (await page.locator('#critical-path').textContent()).trim();
+  check(wantPath !== null && gotPath.endsWith(`: ${wantPath}`), `${what}: the critical path as the CLI says it: ${gotPath}`);
   return got;
 }
 
@@ -82,9 +86,13 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   const tl = page.locator('#chart-timeline');
   const box = await tl.boundingBox();
   await page.mouse.move(box.x + box.width * 0.5, box.y + box.height * 0.45);
-  check(await page.locator('.tooltip').isVisible(), 'pointing at the timeline shows an op tooltip');
+  const tip = await page.locator('.tooltip').textContent().catch(() => '');
+  check(/On the critical path|Slack \d/.test(tip), `pointing at the timeline shows an op tooltip with its slack: ${tip}`);
   await page.mouse.click(box.x + box.width * 0.5, box.y + box.height * 0.45);
   await page.locator('#op-formula').waitFor({ timeout: 5000 });
+  const slack = await page.locator('#op-slack').textContent();
+  check(slack === tip.slice(tip.length - slack.length), `the explain view says the op's slack as the tooltip did: ${slack}`);
+  await page.locator('figure.timeline').screenshot({ path: join(shots, 'timeline-critical-path.png') });
   const formula = await page.locator('#op-formula').textContent();
   check(/=.*=/.test(formula), `clicking an op explains it: ${formula.trim().slice(0, 90)}`);
   await page.locator('#op-details').screenshot({ path: join(shots, 'explain.png') });
