@@ -53,6 +53,38 @@ pub fn slack(slack_s: f64, r: &Report) -> String {
     }
 }
 
+/// What op `i` of a report's timeline would save at twice its speed, alone and with every op
+/// of its kind (the same block, op and pass: every layer's, every micro-batch's), as a sentence
+/// with the iteration time each would give (replayed through the scheduler: an op with slack
+/// saves nothing until its slack is used up). `None` when there is no such op.
+pub fn twice_as_fast(r: &Report, i: usize) -> Option<String> {
+    let op = r.timeline.get(i)?;
+    let kind = |o: &crate::engine::ops::Op| {
+        (o.name.block, o.name.kind, o.name.phase) == (op.name.block, op.name.kind, op.name.phase)
+    };
+    let end = r.end_with(|_, o| o.duration_s);
+    let alone = r.end_with(|k, o| if k == i { o.duration_s / 2.0 } else { o.duration_s });
+    let all = r.end_with(|_, o| if kind(o) { o.duration_s / 2.0 } else { o.duration_s });
+    let change = |t: f64| {
+        if end - t > end * 1e-9 {
+            format!("{} ({} less, {})", units::duration(t), units::duration(end - t), units::percent((t - end) / end))
+        } else {
+            format!("{}, no shorter", units::duration(t))
+        }
+    };
+    let span = timeline_span(r);
+    let count = r.timeline.iter().filter(|o| kind(o)).count();
+    Some(if count > 1 {
+        format!(
+            "At twice its speed, this op alone: the {span} would take {}; with every op of its kind ({count} ops, the same block, op and pass), {}.",
+            change(alone),
+            change(all)
+        )
+    } else {
+        format!("At twice its speed, this op: the {span} would take {}.", change(alone))
+    })
+}
+
 /// How the serving figures were obtained, as a sentence: a static batch, or in-flight
 /// batching's steady state with the requests the KV cache admits.
 pub fn batching(sv: &Serving) -> String {
@@ -255,6 +287,30 @@ mod tests {
             "On the critical path: each microsecond it takes longer, the iteration takes longer too."
         );
         assert_eq!(slack(0.0125, &r), "Slack 12.5 ms: it could end that much later without delaying the iteration.");
+    }
+
+    #[test]
+    fn twice_as_fast_says_what_an_op_and_its_kind_would_save() {
+        let raw = crate::presets::default_scenario().expect("the default scenario");
+        let r = crate::engine::evaluate(&crate::engine::validate(&raw).expect("valid"));
+        let cp = r.critical_path();
+        // An op with slack saves nothing alone; the longest op on the path saves time.
+        let idle =
+            (0..r.timeline.len()).find(|&i| cp.slack_s[i] > 0.0 && r.timeline[i].duration_s > 0.0).expect("slack");
+        let said = twice_as_fast(&r, idle).expect("an op");
+        assert!(
+            said.starts_with("At twice its speed, this op") && said.contains("the iteration would take "),
+            "{said}"
+        );
+        assert!(said.contains(", no shorter"), "{said}");
+        let busy = cp
+            .ops
+            .iter()
+            .map(|&i| i as usize)
+            .max_by(|a, b| r.timeline[*a].duration_s.total_cmp(&r.timeline[*b].duration_s));
+        let said = twice_as_fast(&r, busy.expect("a path")).expect("an op");
+        assert!(said.contains(" less, -") && said.contains(" ops, the same block, op and pass)"), "{said}");
+        assert_eq!(twice_as_fast(&r, r.timeline.len()), None);
     }
 
     #[test]

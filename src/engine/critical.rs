@@ -11,7 +11,7 @@
 //! critical-path method's total float, Kelley and Walker 1959).
 
 use super::ops::{Op, OpKind, Stream};
-use super::schedule::later;
+use super::schedule::{later, Scheduler};
 use serde::Serialize;
 
 /// What [`critical_path`] finds.
@@ -65,12 +65,12 @@ pub fn critical_path(timeline: &[Op], phase_barrier: bool) -> CriticalPath {
     if n == 0 {
         return CriticalPath::default();
     }
-    // Each op's predecessors other than its dependencies: the op before it on its stream and,
+    // Each op's predecessors besides its dependencies: the op before it on its stream, and,
     // the first time a stream runs in a new phase under the barrier, the op that ended the
-    // previous phase last.
+    // previous phase last (a few ops: kept as (op, predecessor) pairs in emission order).
     const NONE: u32 = u32::MAX;
     let mut prev_on_stream = vec![NONE; n];
-    let mut after_barrier = vec![NONE; n];
+    let mut after_barrier: Vec<(u32, u32)> = Vec::new();
     let mut last = [NONE; 2];
     let mut pending = [NONE; 2];
     for (i, op) in timeline.iter().enumerate() {
@@ -81,14 +81,13 @@ pub fn critical_path(timeline: &[Op], phase_barrier: bool) -> CriticalPath {
         }
         let lane = op.name.stream() as usize;
         prev_on_stream[i] = last[lane];
-        after_barrier[i] = std::mem::replace(&mut pending[lane], NONE);
+        if pending[lane] != NONE {
+            after_barrier.push((i as u32, std::mem::replace(&mut pending[lane], NONE)));
+        }
         last[lane] = i as u32;
     }
-    let preds = |i: usize| {
-        let op = &timeline[i];
-        let mut ids = op.deps.ids().chain([prev_on_stream[i], after_barrier[i]]).filter(|&j| j != NONE);
-        std::array::from_fn::<_, 4, _>(|_| ids.next())
-    };
+    let barrier_pred =
+        |i: usize| after_barrier.binary_search_by_key(&(i as u32), |p| p.0).map_or(NONE, |k| after_barrier[k].1);
 
     // The path: from the op that ends last, back through the predecessor that ends last.
     let end_s = timeline.iter().map(Op::end_s).fold(f64::NEG_INFINITY, later);
@@ -98,9 +97,11 @@ pub fn critical_path(timeline: &[Op], phase_barrier: bool) -> CriticalPath {
     loop {
         ops.push(at as u32);
         let start = timeline[at].start_s;
-        let binding = preds(at)
-            .into_iter()
-            .flatten()
+        let binding = timeline[at]
+            .deps
+            .ids()
+            .chain([prev_on_stream[at], barrier_pred(at)])
+            .filter(|&j| j != NONE)
             .max_by(|&a, &b| timeline[a as usize].end_s().total_cmp(&timeline[b as usize].end_s()).then(a.cmp(&b)));
         match binding {
             Some(p) => {
@@ -116,35 +117,50 @@ pub fn critical_path(timeline: &[Op], phase_barrier: bool) -> CriticalPath {
     ops.reverse();
 
     // Slack: the latest each op may end is the earliest latest start of the ops that wait for
-    // it. Every predecessor comes earlier in emission order, so one backward pass settles it.
-    let mut latest_end = vec![end_s; n];
+    // it. Every predecessor comes earlier in emission order, so one backward pass settles it;
+    // the vector then turns into the slack in place.
+    let mut latest = vec![end_s; n];
+    let mut barriers = after_barrier.iter().rev().peekable();
     for j in (0..n).rev() {
-        let latest_start = latest_end[j] - timeline[j].duration_s;
-        for p in preds(j).into_iter().flatten() {
-            let p = p as usize;
-            if latest_start < latest_end[p] {
-                latest_end[p] = latest_start;
+        let latest_start = latest[j] - timeline[j].duration_s;
+        let mut bound = |p: u32| {
+            if p != NONE && latest_start < latest[p as usize] {
+                latest[p as usize] = latest_start;
             }
+        };
+        for p in timeline[j].deps.ids() {
+            bound(p);
+        }
+        bound(prev_on_stream[j]);
+        if let Some(&(_, p)) = barriers.next_if(|b| b.0 as usize == j) {
+            bound(p);
         }
     }
     // Differences of sums of many durations: a slack within rounding of the end is none.
     let rounding = end_s.abs() * 1e-12;
-    let mut slack_s: Vec<f64> = timeline
-        .iter()
-        .zip(&latest_end)
-        .map(|(op, &latest)| {
-            let s = latest - op.end_s();
-            if s > rounding {
-                s
-            } else {
-                0.0
-            }
-        })
-        .collect();
-    for &i in &ops {
-        slack_s[i as usize] = 0.0;
+    for (l, op) in latest.iter_mut().zip(timeline) {
+        let s = *l - op.end_s();
+        *l = if s > rounding { s } else { 0.0 };
     }
-    CriticalPath { ops, wait_s, end_s, slack_s }
+    for &i in &ops {
+        latest[i as usize] = 0.0;
+    }
+    CriticalPath { ops, wait_s, end_s, slack_s: latest }
+}
+
+/// When `timeline` would end if each op took `duration_s(index, op)` instead, s: the same ops
+/// in the same order through the same scheduler ([`Scheduler`]), each starting when its stream
+/// is free and its dependencies have ended (and, with `phase_barrier`, its phase has begun).
+/// Answers "what if this op, or every op of its kind, were faster". O(ops).
+pub fn end_with(timeline: &[Op], phase_barrier: bool, duration_s: impl Fn(usize, &Op) -> f64) -> f64 {
+    let mut s = if phase_barrier { Scheduler::with_phase_barrier() } else { Scheduler::without_barrier() };
+    let mut ends = Vec::with_capacity(timeline.len());
+    for (i, op) in timeline.iter().enumerate() {
+        let ready_s = op.deps.ids().filter_map(|d| ends.get(d as usize).copied()).fold(0.0, later);
+        let d = duration_s(i, op);
+        ends.push(s.place(op.name, d, ready_s) + d);
+    }
+    s.finish().end_s
 }
 
 #[cfg(test)]
@@ -180,6 +196,31 @@ mod tests {
         // ag1 (2..4) could end at 5, when c1 may start at the latest: 1 s of slack.
         assert_eq!(cp.slack_s, vec![0.0, 0.0, 1.0, 0.0, 0.0, 0.0]);
         assert_eq!(cp.time(&ops), PathTime { computation_s: 7.0, communication_s: 6.0, idle_s: 0.0 });
+    }
+
+    #[test]
+    fn replaying_with_other_durations_moves_the_end_as_the_path_says() {
+        use Block::*;
+        use OpKind::*;
+        use Phase::*;
+        let mut b = GraphBuilder::new(2, 8);
+        let ag0 = n(Attn, 0, Forward, WeightAllGather);
+        let ag1 = n(Attn, 1, Forward, WeightAllGather);
+        b.emit(ag0, 2.0, &[]);
+        b.emit(n(Attn, 0, Forward, Compute), 3.0, &[Dep::Op(ag0)]);
+        b.emit(ag1, 2.0, &[]);
+        b.emit(n(Attn, 1, Forward, Compute), 3.0, &[Dep::Op(ag1)]);
+        b.emit(n(Attn, 1, Forward, ActAllReduce), 4.0, &[Dep::Op(n(Attn, 1, Forward, Compute))]);
+        b.emit(n(Attn, 1, Backward, Compute), 1.0, &[]);
+        let (ops, built) = b.finish();
+        let same = |_: usize, o: &Op| o.duration_s;
+        assert_eq!(end_with(&ops, true, same), built.end_s);
+        // Half of ag1 (1 s of slack) changes nothing; half of c1 (on the path) saves 1.5 s.
+        let half = |k: usize| move |i: usize, o: &Op| if i == k { o.duration_s / 2.0 } else { o.duration_s };
+        assert_eq!(end_with(&ops, true, half(2)), 13.0);
+        assert_eq!(end_with(&ops, true, half(3)), 11.5);
+        // Slower by more than its slack, ag1 moves the end by the rest: 3 s more is 2 s later.
+        assert_eq!(end_with(&ops, true, |i, o| if i == 2 { o.duration_s + 3.0 } else { o.duration_s }), 15.0);
     }
 
     #[test]

@@ -221,6 +221,12 @@ impl Report {
         super::critical::critical_path(&self.timeline, self.mode == Mode::Reference)
     }
 
+    /// When the timeline would end if each op took `duration_s(index, op)`, s: the same ops
+    /// through the same scheduler ([`super::critical::end_with`]).
+    pub fn end_with(&self, duration_s: impl Fn(usize, &Op) -> f64) -> f64 {
+        super::critical::end_with(&self.timeline, self.mode == Mode::Reference, duration_s)
+    }
+
     /// Exposed share of all communication time, 0..1 (0 when there is no communication).
     pub fn exposed_share(&self) -> f64 {
         let sum = self.exposed_comm_s + self.overlapped_comm_s;

@@ -242,6 +242,16 @@ pub(super) struct TimelineProps {
 pub(super) fn timeline_chart(p: &TimelineProps) -> Html {
     let canvas = use_node_ref();
     let lanes = use_memo(p.good.clone(), |g| Lanes::new(&g.report));
+    // The critical path, found in a task of its own after the chart is first drawn.
+    let found = super::background::use_background(
+        p.good.clone(),
+        |g| vec![g.clone()],
+        |g| {
+            g.critical();
+        },
+    )
+    .is_some();
+    let critical = if found { p.good.critical_if_found() } else { None };
     let geometry = use_mut_ref(TimelineGeometry::default);
     let hover = use_state(|| None::<(usize, f64, f64)>);
     let problem = use_state(|| None::<String>);
@@ -250,9 +260,10 @@ pub(super) fn timeline_chart(p: &TimelineProps) -> Html {
         let geometry = geometry.clone();
         let problem = problem.clone();
         let lanes = lanes.clone();
-        use_effect_with((p.good.clone(), p.selected, p.width), move |(good, selected, _)| {
+        use_effect_with((p.good.clone(), p.selected, p.width, found), move |(good, selected, _, found)| {
             if let Some(c) = canvas.cast::<HtmlCanvasElement>() {
-                match charts::timeline(&c, &Theme::current(), &good.report, &lanes, &good.critical, *selected) {
+                let critical = if *found { good.critical_if_found() } else { None };
+                match charts::timeline(&c, &Theme::current(), &good.report, &lanes, critical, *selected) {
                     Ok(g) => {
                         *geometry.borrow_mut() = g;
                         problem.set(None);
@@ -301,7 +312,7 @@ pub(super) fn timeline_chart(p: &TimelineProps) -> Html {
             <div class="tooltip" role="status" style={format!("left:{}px;top:{}px", x + 12.0, y + 12.0)}>
                 <strong>{ op.name.to_string() }</strong><br/>
                 { format!("{}: starts {}, lasts {}", op.name.category().label(), units::duration(op.start_s), units::duration(op.duration_s)) }<br/>
-                { crate::wording::slack(p.good.critical.slack_s.get(i).copied().unwrap_or(0.0), &p.good.report) }
+                { critical.and_then(|c| c.slack_s.get(i)).map(|s| crate::wording::slack(*s, &p.good.report)).unwrap_or_default() }
             </div>
         })
     });
@@ -314,9 +325,10 @@ pub(super) fn timeline_chart(p: &TimelineProps) -> Html {
         })
     };
     let r = &p.good.report;
-    let path = format!("Critical path: {}.", crate::wording::critical_path(r, &p.good.critical));
+    let path =
+        critical.map(|c| format!(" Critical path: {}.", crate::wording::critical_path(r, c))).unwrap_or_default();
     let label = format!(
-        "Timeline of {} ops: computation {} busy, communication {} busy, iteration {}. {path}",
+        "Timeline of {} ops: computation {} busy, communication {} busy, iteration {}.{path}",
         r.timeline.len(),
         units::duration(r.compute_s),
         units::duration(r.comm_s),
@@ -328,10 +340,12 @@ pub(super) fn timeline_chart(p: &TimelineProps) -> Html {
             { tooltip.unwrap_or_default() }
             { problem.as_ref().map(|e| html! { <p class="error-msg">{ e }</p> }).unwrap_or_default() }
             <button class="link png" onclick={save}>{ "PNG" }</button>
-            <figcaption class="help" id="critical-path">
-                <span class="critical-key" aria-hidden="true"></span>
-                { format!("The dark line along the lanes is the critical path, the chain of ops that sets the {}'s length (each waits for the one before it): {}", crate::wording::timeline_span(r), crate::wording::critical_path(r, &p.good.critical)) }
-            </figcaption>
+            { critical.map(|c| html! {
+                <figcaption class="help" id="critical-path">
+                    <span class="critical-key" aria-hidden="true"></span>
+                    { format!("The dark line along the lanes is the critical path, the chain of ops that sets the {}'s length (each waits for the one before it): {}", crate::wording::timeline_span(r), crate::wording::critical_path(r, c)) }
+                </figcaption>
+            }).unwrap_or_default() }
         </figure>
     }
 }

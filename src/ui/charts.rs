@@ -222,14 +222,14 @@ impl TimelineGeometry {
 }
 
 /// The two streams over one iteration, coloured by kind: ops a pixel wide or more as
-/// themselves, narrower ones merged ([`Lanes::bars`]); the critical path as a line in the
-/// text colour along each lane's outer edge ([`critical_bars`]).
+/// themselves, narrower ones merged ([`Lanes::bars`]); the critical path, once found, as a
+/// line in the text colour along each lane's outer edge ([`critical_bars`]).
 pub fn timeline(
     canvas: &HtmlCanvasElement,
     theme: &Theme,
     r: &Report,
     lanes: &Lanes,
-    critical: &CriticalPath,
+    critical: Option<&CriticalPath>,
     selected: Option<usize>,
 ) -> Result<TimelineGeometry, String> {
     let root = area(canvas, theme, 170)?;
@@ -259,12 +259,14 @@ pub fn timeline(
         Stream::Computation => (1.91, 1.99),
         Stream::Communication => (0.01, 0.09),
     };
-    chart
-        .draw_series(critical_bars(r, critical, (xr.end - xr.start) as f64).iter().map(|b| {
-            let (y0, y1) = edge(b.stream);
-            Rectangle::new([(b.start_s * scale, y0), (b.end_s * scale, y1)], theme.text().filled())
-        }))
-        .map_err(err)?;
+    if let Some(cp) = critical {
+        chart
+            .draw_series(critical_bars(r, cp, (xr.end - xr.start) as f64).iter().map(|b| {
+                let (y0, y1) = edge(b.stream);
+                Rectangle::new([(b.start_s * scale, y0), (b.end_s * scale, y1)], theme.text().filled())
+            }))
+            .map_err(err)?;
+    }
     if let Some(o) = selected.and_then(|i| r.timeline.get(i)) {
         let (y0, y1) = lane(o.name.stream());
         let mark = theme.text().stroke_width(theme.px(2.0));

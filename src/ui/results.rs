@@ -404,7 +404,8 @@ fn op_details(state: &State, g: &Evaluated) -> Html {
         <div class="explain" id="op-details">
             <h3><code>{ op.name.to_string() }</code>{ format!(": {}", e.what) }</h3>
             <p>{ format!("starts at {}, lasts {}, ends at {}", units::duration(op.start_s), units::duration(op.duration_s), units::duration(op.end_s())) }</p>
-            <p id="op-slack">{ crate::wording::slack(state.selected_op.and_then(|i| g.critical.slack_s.get(i)).copied().unwrap_or(0.0), &g.report) }</p>
+            <p id="op-slack">{ state.selected_op.and_then(|i| g.critical().slack_s.get(i)).map(|s| crate::wording::slack(*s, &g.report)).unwrap_or_default() }</p>
+            <p id="op-what-if">{ state.selected_op.and_then(|i| crate::wording::twice_as_fast(&g.report, i)).unwrap_or_default() }</p>
             <p class="formula"><code>{ e.formula }</code></p>
             <p class="formula" id="op-formula">{ format!("= {substituted} = {}", units::duration(e.seconds)) }</p>
             <table class="terms">

@@ -13,6 +13,7 @@ use crate::engine::{evaluate, validate, FieldError, Report};
 use crate::presets;
 use crate::share::{self, ShareError};
 use serde_json::{json, Value};
+use std::cell::OnceCell;
 use std::rc::Rc;
 
 /// Which page is shown.
@@ -76,8 +77,9 @@ pub struct Evaluated {
     pub scenario: Scenario,
     pub report: Report,
     /// The timeline's critical path and each op's slack (the timeline chart marks it, the
-    /// explain view says it).
-    pub critical: CriticalPath,
+    /// explain view says it): found on first use, which the timeline chart makes a background
+    /// task of its own, so that a timeline of a million ops does not lengthen the evaluation's.
+    critical: OnceCell<CriticalPath>,
 }
 
 /// The same evaluation: two evaluations are equal when they are one (the page compares them on
@@ -92,8 +94,17 @@ impl Evaluated {
     fn new(doc: Doc, scenario: Scenario, report: Report) -> Evaluated {
         use std::sync::atomic::{AtomicU64, Ordering};
         static NEXT: AtomicU64 = AtomicU64::new(1);
-        let critical = report.critical_path();
-        Evaluated { serial: NEXT.fetch_add(1, Ordering::Relaxed), doc, scenario, report, critical }
+        Evaluated { serial: NEXT.fetch_add(1, Ordering::Relaxed), doc, scenario, report, critical: OnceCell::new() }
+    }
+
+    /// The timeline's critical path and each op's slack (computed on the first call).
+    pub fn critical(&self) -> &CriticalPath {
+        self.critical.get_or_init(|| self.report.critical_path())
+    }
+
+    /// The critical path if a call to [`Evaluated::critical`] has found it.
+    pub fn critical_if_found(&self) -> Option<&CriticalPath> {
+        self.critical.get()
     }
 }
 

@@ -204,7 +204,7 @@ mod tests {
     fn the_critical_path_draws_as_few_bars_covering_its_ops() {
         let s = State::initial();
         let g = s.good.as_ref().expect("good");
-        let (r, cp) = (&g.report, &g.critical);
+        let (r, cp) = (&g.report, g.critical());
         assert!(cp.ops.len() > 10, "{}", cp.ops.len());
         // Wide enough for every op: a bar per stretch of one stream.
         let bars = critical_bars(r, cp, 1e12);

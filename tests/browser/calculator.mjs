@@ -93,6 +93,10 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   const slack = await page.locator('#op-slack').textContent();
   check(slack === tip.slice(tip.length - slack.length), `the explain view says the op's slack as the tooltip did: ${slack}`);
   await page.locator('figure.timeline').screenshot({ path: join(shots, 'timeline-critical-path.png') });
+  // What the op would save at twice its speed: an op on the path saves some of the iteration.
+  const whatIf = await page.locator('#op-what-if').textContent();
+  check(/^At twice its speed, this op/.test(whatIf) && (!slack.startsWith('On the critical path') || / less, -/.test(whatIf)),
+    `the explain view says what the op at twice its speed would save: ${whatIf}`);
   const formula = await page.locator('#op-formula').textContent();
   check(/=.*=/.test(formula), `clicking an op explains it: ${formula.trim().slice(0, 90)}`);
   await page.locator('#op-details').screenshot({ path: join(shots, 'explain.png') });

@@ -73,6 +73,28 @@ fn critical_path_explains_the_end(name: &str, r: &Report) {
     assert!(cp.slack_s.iter().all(|s| *s >= 0.0), "{name}: negative slack");
     assert!(cp.ops.iter().all(|&i| cp.slack_s[i as usize] == 0.0), "{name}: slack on the path");
     assert!(cp.ops.windows(2).all(|w| w[0] < w[1]), "{name}: the path goes back in emission order");
+    // Replayed with the same durations, the timeline ends where it ends. The end is the longest
+    // chain of durations, so halving an op with slack leaves it, and halving one on the path
+    // saves at most half the op.
+    let same = r.end_with(|_, op| op.duration_s);
+    assert!((same - end).abs() <= tol, "{name}: replayed {same} vs {end}");
+    let half = |k: usize| r.end_with(move |i, op| if i == k { op.duration_s / 2.0 } else { op.duration_s });
+    let longest_on_path = cp
+        .ops
+        .iter()
+        .map(|&i| i as usize)
+        .max_by(|a, b| r.timeline[*a].duration_s.total_cmp(&r.timeline[*b].duration_s));
+    if let Some(k) = longest_on_path {
+        let t = half(k);
+        assert!(t <= end + tol && t >= end - r.timeline[k].duration_s / 2.0 - tol, "{name}: halving {k}: {t} vs {end}");
+    }
+    if let Some(k) = (0..r.timeline.len())
+        .filter(|&i| cp.slack_s[i] > 0.0)
+        .max_by(|a, b| r.timeline[*a].duration_s.total_cmp(&r.timeline[*b].duration_s))
+    {
+        let t = half(k);
+        assert!((t - end).abs() <= tol, "{name}: halving {k} with slack {} moved the end: {t} vs {end}", cp.slack_s[k]);
+    }
 }
 
 fn inputs(path: &std::path::Path, mode: &str) -> Value {
