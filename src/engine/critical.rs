@@ -149,11 +149,11 @@ pub fn critical_path(timeline: &[Op], phase_barrier: bool) -> CriticalPath {
 }
 
 /// When `timeline` would end if each op took `duration_s(index, op)` instead, s: the same ops
-/// in the same order through the same scheduler ([`Scheduler`]), each starting when its stream
-/// is free and its dependencies have ended (and, with `phase_barrier`, its phase has begun).
-/// Answers "what if this op, or every op of its kind, were faster". O(ops).
-pub fn end_with(timeline: &[Op], phase_barrier: bool, duration_s: impl Fn(usize, &Op) -> f64) -> f64 {
-    let mut s = if phase_barrier { Scheduler::with_phase_barrier() } else { Scheduler::without_barrier() };
+/// in the same order through `s`, a fresh scheduler of the kind that placed them (each op
+/// starts when its stream is free and its dependencies have ended, and with MAD-Max's barrier
+/// when its phase has begun). Answers "what if this op, or every op of its kind, were faster".
+/// O(ops).
+pub fn end_with(timeline: &[Op], mut s: Scheduler, duration_s: impl Fn(usize, &Op) -> f64) -> f64 {
     let mut ends = Vec::with_capacity(timeline.len());
     for (i, op) in timeline.iter().enumerate() {
         let ready_s = op.deps.ids().filter_map(|d| ends.get(d as usize).copied()).fold(0.0, later);
@@ -168,7 +168,7 @@ mod tests {
     use super::*;
     use crate::engine::ops::tests::name as n;
     use crate::engine::ops::{Block, OpKind, Phase};
-    use crate::engine::reference::graph::{Dep, GraphBuilder};
+    use crate::engine::reference::graph::{scheduler, Dep, GraphBuilder};
 
     #[test]
     fn the_path_runs_through_what_binds_and_the_rest_has_slack() {
@@ -214,13 +214,13 @@ mod tests {
         b.emit(n(Attn, 1, Backward, Compute), 1.0, &[]);
         let (ops, built) = b.finish();
         let same = |_: usize, o: &Op| o.duration_s;
-        assert_eq!(end_with(&ops, true, same), built.end_s);
+        assert_eq!(end_with(&ops, scheduler(), same), built.end_s);
         // Half of ag1 (1 s of slack) changes nothing; half of c1 (on the path) saves 1.5 s.
         let half = |k: usize| move |i: usize, o: &Op| if i == k { o.duration_s / 2.0 } else { o.duration_s };
-        assert_eq!(end_with(&ops, true, half(2)), 13.0);
-        assert_eq!(end_with(&ops, true, half(3)), 11.5);
+        assert_eq!(end_with(&ops, scheduler(), half(2)), 13.0);
+        assert_eq!(end_with(&ops, scheduler(), half(3)), 11.5);
         // Slower by more than its slack, ag1 moves the end by the rest: 3 s more is 2 s later.
-        assert_eq!(end_with(&ops, true, |i, o| if i == 2 { o.duration_s + 3.0 } else { o.duration_s }), 15.0);
+        assert_eq!(end_with(&ops, scheduler(), |i, o| if i == 2 { o.duration_s + 3.0 } else { o.duration_s }), 15.0);
     }
 
     #[test]

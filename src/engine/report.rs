@@ -224,7 +224,11 @@ impl Report {
     /// When the timeline would end if each op took `duration_s(index, op)`, s: the same ops
     /// through the same scheduler ([`super::critical::end_with`]).
     pub fn end_with(&self, duration_s: impl Fn(usize, &Op) -> f64) -> f64 {
-        super::critical::end_with(&self.timeline, self.mode == Mode::Reference, duration_s)
+        let scheduler = match self.mode {
+            Mode::Reference => super::reference::graph::scheduler(),
+            Mode::Default => super::schedule::Scheduler::without_barrier(),
+        };
+        super::critical::end_with(&self.timeline, scheduler, duration_s)
     }
 
     /// Exposed share of all communication time, 0..1 (0 when there is no communication).

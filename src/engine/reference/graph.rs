@@ -8,6 +8,12 @@
 use crate::engine::ops::{Block, Deps, Op, OpKind, OpName, Phase, Stream};
 use crate::engine::schedule::{later, Schedule, Scheduler};
 
+/// The scheduler MAD-Max's timelines run on: a new phase waits for both streams (SPEC Q21).
+/// Replaying a reference-mode timeline ([`crate::engine::Report::end_with`]) takes it too.
+pub fn scheduler() -> Scheduler {
+    Scheduler::with_phase_barrier()
+}
+
 /// A dependency as written in a model's op list: a name, the family of an embedding's
 /// communication ops (the reference's loose pattern `EMB_f_c` / `EMB_b_c`, SPEC Q30), or
 /// nothing (a placeholder that keeps dependency lists of fixed length).
@@ -52,7 +58,7 @@ impl GraphBuilder {
         let width = max_layers as usize + 2 * PAD as usize;
         GraphBuilder {
             ops: Vec::with_capacity(capacity),
-            scheduler: Scheduler::with_phase_barrier(),
+            scheduler: scheduler(),
             latest: vec![0; 2 + NAMEABLE_PAIRS * 2 * width],
             width,
         }
