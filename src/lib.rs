@@ -18,6 +18,7 @@ pub mod accuracy;
 pub mod doc;
 pub mod engine;
 pub mod input;
+pub mod paper;
 pub mod presets;
 pub mod share;
 pub mod stories;

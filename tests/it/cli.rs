@@ -563,3 +563,41 @@ fn a_validated_kind_of_run_gives_the_range_its_published_kind_measured() {
     let paper = out(&["eval", "-"], &inputs("reference", 0.705));
     assert!(!paper.contains("Runs like this"), "{paper}");
 }
+
+#[test]
+fn paper_computes_the_findings_on_the_workload_suite_beside_the_papers() {
+    let o = madmax(&["paper", "--json", "--mode", "reference"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v = stdout_json(&o);
+    let f = &v[0];
+    assert_eq!((v.as_array().map(Vec::len), f["mode"].as_str()), (Some(1), Some("reference")));
+    let n = f["workloads"].as_u64().expect("workloads");
+    assert!(n >= 60, "{n}");
+    let all = &f["exposed"]["all"];
+    let share = |k: &str| all[k].as_f64().expect("share");
+    assert!(
+        0.0 <= share("min")
+            && share("min") <= share("median")
+            && share("median") <= share("max")
+            && share("max") <= 1.0
+    );
+    assert_eq!(all["workloads"].as_u64(), Some(n));
+    // Every workload is either compared or said why not.
+    let s = &f["speedups"];
+    let count = |k: &str| s[k]["workloads"].as_u64().unwrap_or(0) + s[k].as_array().map_or(0, |a| a.len() as u64);
+    let compared = count("training") + count("inference");
+    let apart = count("own_plan_cannot_run") + count("nothing_fits") + count("too_big");
+    assert_eq!(compared + apart, n);
+    assert!(s["training"]["min"].as_f64().expect("speed-up") >= 1.0);
+    assert_eq!(f["codesign"].as_array().map(Vec::len), Some(16));
+    // The text says what the paper reported next to each analysis.
+    let text = String::from_utf8_lossy(&madmax(&["paper", "--mode", "reference"]).stdout).into_owned();
+    for want in [
+        "The paper: 14.0 % to 32.0 % of GPU hours",
+        "the paper: up to 2.24x",
+        "the paper: up to 5.27x",
+        "NIC bandwidth      x8",
+    ] {
+        assert!(text.contains(want), "{want:?} not in:\n{text}");
+    }
+}

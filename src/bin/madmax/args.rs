@@ -62,7 +62,14 @@ pub enum Command {
     Eval(EvalArgs),
     Explore(ExploreArgs),
     Validate(ValidateArgs),
-    Stories { json: bool },
+    Stories {
+        json: bool,
+    },
+    /// `madmax paper [--json] [--mode M]`: the paper's findings; `mode` `None`: both models.
+    Paper {
+        json: bool,
+        mode: Option<Mode>,
+    },
     Bench(BenchArgs),
     Help,
     Version,
@@ -87,6 +94,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, Usage>
                 "explore" => explore(&mut p),
                 "validate" => validate(&mut p),
                 "stories" => stories(&mut p),
+                "paper" => paper(&mut p),
                 "bench" => bench(&mut p),
                 other => Err(Usage(format!("unknown command '{other}'"))),
             }
@@ -236,6 +244,19 @@ fn stories(p: &mut Parser) -> Result<Command, Usage> {
     Ok(Command::Stories { json })
 }
 
+fn paper(p: &mut Parser) -> Result<Command, Usage> {
+    const CMD: &str = "paper";
+    let (mut json, mut m) = (false, None);
+    while let Some(a) = next(p, CMD)? {
+        match a {
+            Arg::Long("json") => json = true,
+            Arg::Long("mode") => m = Some(mode(p, CMD)?),
+            other => return Err(unexpected(CMD, &other)),
+        }
+    }
+    Ok(Command::Paper { json, mode: m })
+}
+
 fn bench(p: &mut Parser) -> Result<Command, Usage> {
     const CMD: &str = "bench";
     let (mut dir, mut min_ms, mut explore_dir) = (None, 20.0, None);
@@ -298,6 +319,12 @@ mod tests {
             Ok(Command::Validate(ValidateArgs { files: vec!["a.csv".into(), "-".into()], json: true }))
         );
         assert_eq!(parsed(&["stories"]), Ok(Command::Stories { json: false }));
+        assert_eq!(parsed(&["paper"]), Ok(Command::Paper { json: false, mode: None }));
+        assert_eq!(
+            parsed(&["paper", "--json", "--mode", "reference"]),
+            Ok(Command::Paper { json: true, mode: Some(Mode::Reference) })
+        );
+        assert_eq!(problem(&["paper", "--mode", "both"]), "paper: --mode takes default or reference");
         assert_eq!(
             parsed(&["bench", "cases", "--min-ms", "1", "--explore", "ex"]),
             Ok(Command::Bench(BenchArgs { dir: "cases".into(), min_ms: 1.0, explore_dir: Some("ex".into()) }))

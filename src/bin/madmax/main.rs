@@ -1,7 +1,7 @@
 //! The `madmax` command line: a thin face over the engine. It parses arguments into a typed
 //! command ([`args`]), reads files, prints reports and times the engine; it computes nothing
 //! itself. One module per command ([`eval`], [`explore`], [`validate`], [`stories`],
-//! [`bench`]); [`io`] is what they read and write.
+//! [`paper`], [`bench`]); [`io`] is what they read and write.
 
 use args::{Command, Usage};
 use std::process::ExitCode;
@@ -12,6 +12,7 @@ mod args;
 mod bench;
 mod eval;
 mod explore;
+mod paper;
 mod stories;
 mod validate;
 
@@ -67,6 +68,17 @@ Usage:
       the library of famous runs: for each story, what its source reported, what the model
       predicts for the same setting and the signed difference, with the citation.
       --json: [{id, title, metric, unit, reported, predicted, difference, citation}]
+  madmax paper [--json] [--mode default|reference]
+      the MAD-Max paper's findings, computed on its workload suite (the scenario presets taken
+      from the reference's golden cases) in both models, or the one --mode names: exposed
+      communication as a share of iteration time (so of GPU hours), overall, per model family
+      and per GPU generation; the speed-up the explorer finds over each workload's own plan
+      (the best plan that fits at the same global batch), for training and for inference;
+      and co-design what-ifs (compute, HBM bandwidth, NVLink, NIC at x0.5 to x8, each
+      workload's own plan); each beside what the paper reported. Seconds in the default
+      model (one plan search per workload).
+      --json: [{mode, workloads, exposed, speedups, codesign}], one per model (shares 0..1,
+      speed-ups and co-design as ratios)
   madmax bench DIR [--min-ms N] [--explore DIR]
       time validate + evaluate on every case file in DIR and compare with the reference's own
       time (the case's ref_wall_s.median): N ms of repetitions per case (default 20), spread
@@ -85,6 +97,7 @@ fn main() -> ExitCode {
         Ok(Command::Explore(a)) => explore::run(&a),
         Ok(Command::Validate(a)) => validate::run(&a),
         Ok(Command::Stories { json }) => stories::run(json),
+        Ok(Command::Paper { json, mode }) => paper::run(json, mode),
         Ok(Command::Bench(a)) => bench::run(&a),
         Ok(Command::Version) => {
             outln!("madmax {}", env!("CARGO_PKG_VERSION"));

@@ -1,0 +1,291 @@
+//! The MAD-Max paper's findings, computed live on its workload suite: the scenario presets
+//! taken from the reference's golden cases (its models, systems and tasks), in either model.
+//! Three analyses, each beside what the paper reported: exposed communication as a share of
+//! iteration time (every GPU of a synchronous step waits alike, so it is that share of the
+//! run's GPU hours), the speed-up the explorer finds over each workload's own plan, and
+//! co-design what-ifs (one resource scaled, each workload's own plan). Pure: the faces format.
+
+use crate::engine::explore::{self, Resource, Space};
+use crate::engine::scenario::{Mode, Scenario, TaskKind};
+use crate::engine::{evaluate, validate, RawFile, RawValue};
+use crate::presets;
+use serde::Serialize;
+
+/// What the paper reported (Hsia et al., "MAD-Max Beyond Single-Node", ISCA 2024, abstract):
+/// 14-32% of GPU hours of large training jobs are communication no computation hides, measured
+/// on production traces; better strategies raise throughput up to 2.24x in pre-training and
+/// 5.27x in inference.
+pub const PAPER_EXPOSED_SHARE: (f64, f64) = (0.14, 0.32);
+/// See [`PAPER_EXPOSED_SHARE`].
+pub const PAPER_PRETRAIN_SPEEDUP: f64 = 2.24;
+/// See [`PAPER_EXPOSED_SHARE`].
+pub const PAPER_INFERENCE_SPEEDUP: f64 = 5.27;
+
+/// The factors a co-design what-if scales a resource by.
+pub const FACTORS: [f64; 4] = [0.5, 2.0, 4.0, 8.0];
+
+/// The resources the co-design what-ifs scale (memory capacity changes only which plans fit,
+/// and each workload keeps its own plan here).
+pub const RESOURCES: [Resource; 4] =
+    [Resource::Compute, Resource::HbmBandwidth, Resource::NvlinkBandwidth, Resource::NicBandwidth];
+
+/// One workload of the suite.
+#[derive(Clone, Debug)]
+pub struct Workload {
+    /// The scenario preset's id (the golden case's name).
+    pub id: String,
+    /// The model family, as MAD-Max configs name it (`LLM`, `DLRM_MoE`, ...).
+    pub family: &'static str,
+    /// The GPU generation of its system, from its 16-bit peak: `V100`, `A100` or `H100`.
+    pub gpu: &'static str,
+    pub scenario: Scenario,
+}
+
+/// The workload suite in `mode`: every scenario preset taken from a golden case whose configs
+/// the mode accepts.
+pub fn workloads(mode: Mode) -> Result<Vec<Workload>, String> {
+    let p = presets::all().map_err(str::to_owned)?;
+    let mut out = Vec::new();
+    for sp in p.scenarios.iter().filter(|s| s.source.starts_with("MAD-Max golden case")) {
+        let [model, system, task] = p.configs(sp).ok_or(format!("{}: a missing preset", sp.id))?;
+        let file = serde_json::json!({ "model": model, "system": system, "task": task });
+        let mut raw = serde_json::from_value::<RawFile>(file).map_err(|e| e.to_string())?.into_scenario()?;
+        if let Some(t) = raw.task.as_mut() {
+            t.mode = Some(RawValue::Str(mode.config_name().into()));
+        }
+        let Ok(scenario) = validate(&raw) else { continue };
+        let gpu = match scenario.system.f16_flops_per_s {
+            f if f < 200e12 => "V100",
+            f if f < 500e12 => "A100",
+            _ => "H100",
+        };
+        out.push(Workload { id: sp.id.clone(), family: scenario.model.arch.family().config_name(), gpu, scenario });
+    }
+    Ok(out)
+}
+
+/// How a figure spreads over workloads.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Spread {
+    pub workloads: usize,
+    pub min: f64,
+    pub median: f64,
+    pub max: f64,
+    /// The workloads at the two ends.
+    pub lowest: String,
+    pub highest: String,
+}
+
+impl Spread {
+    /// The spread of `(workload, value)` pairs; `None` when there are none.
+    pub fn of(values: &[(String, f64)]) -> Option<Spread> {
+        let mut v: Vec<&(String, f64)> = values.iter().filter(|x| x.1.is_finite()).collect();
+        v.sort_by(|a, b| a.1.total_cmp(&b.1));
+        let n = v.len();
+        let (first, last) = (v.first()?, v.last()?);
+        let median = if n % 2 == 1 { v[n / 2].1 } else { (v[n / 2 - 1].1 + v[n / 2].1) / 2.0 };
+        Some(Spread {
+            workloads: n,
+            min: first.1,
+            median,
+            max: last.1,
+            lowest: first.0.clone(),
+            highest: last.0.clone(),
+        })
+    }
+}
+
+/// A spread over one group of workloads (a family, a GPU generation).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Group {
+    pub name: String,
+    pub spread: Spread,
+}
+
+/// Exposed communication as a share of iteration time.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Exposed {
+    pub all: Spread,
+    pub by_family: Vec<Group>,
+    pub by_gpu: Vec<Group>,
+}
+
+/// The explorer's speed-ups over each workload's own plan (the best plan that fits at the same
+/// global batch, over the given plan's throughput).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Speedups {
+    /// Pre-training and fine-tuning workloads.
+    pub training: Option<Spread>,
+    pub inference: Option<Spread>,
+    /// Workloads whose own plan does not fit in HBM or misses a latency limit (a speed-up over
+    /// a plan that cannot run means nothing).
+    pub own_plan_cannot_run: Vec<String>,
+    /// Workloads with no plan that fits.
+    pub nothing_fits: Vec<String>,
+    /// Workloads whose search would be too big to run.
+    pub too_big: Vec<String>,
+}
+
+/// One co-design what-if: every workload's own plan on hardware with one resource scaled.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct WhatIf {
+    pub resource: &'static str,
+    pub factor: f64,
+    /// Throughput over the workload's own at 1x.
+    pub speedup: Spread,
+}
+
+/// The three analyses in one model.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Findings {
+    /// The model, named as `task.mode` names it (`reference`, `default`).
+    #[serde(serialize_with = "mode_name")]
+    pub mode: Mode,
+    pub workloads: usize,
+    pub exposed: Exposed,
+    pub speedups: Speedups,
+    pub codesign: Vec<WhatIf>,
+}
+
+fn mode_name<S: serde::Serializer>(m: &Mode, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(m.config_name())
+}
+
+/// The findings on the workload suite in `mode`: about 70 evaluations per what-if and one
+/// explorer search per workload (seconds natively in the default model).
+pub fn findings(mode: Mode) -> Result<Findings, String> {
+    let suite = workloads(mode)?;
+    findings_of(mode, &suite).ok_or_else(|| "no workload of the suite runs in this model".to_owned())
+}
+
+/// [`findings`] over given workloads; `None` when there are none.
+pub fn findings_of(mode: Mode, suite: &[Workload]) -> Option<Findings> {
+    let reports: Vec<_> = suite.iter().map(|w| evaluate(&w.scenario)).collect();
+    let share = |i: usize| {
+        let r = &reports[i];
+        if r.iteration_s > 0.0 {
+            r.exposed_comm_s.max(0.0) / r.iteration_s
+        } else {
+            0.0
+        }
+    };
+    let pairs = |keep: &dyn Fn(&Workload) -> bool| -> Vec<(String, f64)> {
+        suite.iter().enumerate().filter(|(_, w)| keep(w)).map(|(i, w)| (w.id.clone(), share(i))).collect()
+    };
+    let groups = |key: fn(&Workload) -> &'static str| -> Vec<Group> {
+        let mut names: Vec<&'static str> = suite.iter().map(key).collect();
+        names.sort_unstable();
+        names.dedup();
+        names
+            .into_iter()
+            .filter_map(|n| Some(Group { name: n.to_owned(), spread: Spread::of(&pairs(&|w| key(w) == n))? }))
+            .collect()
+    };
+    let exposed =
+        Exposed { all: Spread::of(&pairs(&|_| true))?, by_family: groups(|w| w.family), by_gpu: groups(|w| w.gpu) };
+
+    let mut training = Vec::new();
+    let mut inference = Vec::new();
+    let (mut own_plan_cannot_run, mut nothing_fits, mut too_big) = (Vec::new(), Vec::new(), Vec::new());
+    for w in suite {
+        let id = w.id.clone();
+        match explore::search(&w.scenario, &Space::fixed_global(&w.scenario)) {
+            Err(_) => too_big.push(id),
+            Ok(s) => match s.speedup {
+                Some(x) if w.scenario.task.kind == TaskKind::Inference => inference.push((id, x)),
+                Some(x) => training.push((id, x)),
+                None if !(s.baseline.fits() && s.baseline.meets_limit()) => own_plan_cannot_run.push(id),
+                None => nothing_fits.push(id),
+            },
+        }
+    }
+    let speedups = Speedups {
+        training: Spread::of(&training),
+        inference: Spread::of(&inference),
+        own_plan_cannot_run,
+        nothing_fits,
+        too_big,
+    };
+
+    let mut codesign = Vec::new();
+    for r in RESOURCES {
+        for f in FACTORS {
+            let ratios: Vec<(String, f64)> = suite
+                .iter()
+                .zip(&reports)
+                .filter_map(|(w, base)| {
+                    let after = evaluate(&explore::scaled(&w.scenario, r, f)?);
+                    Some((w.id.clone(), after.throughput_samples_per_s / base.throughput_samples_per_s))
+                })
+                .collect();
+            if let Some(speedup) = Spread::of(&ratios) {
+                codesign.push(WhatIf { resource: r.label(), factor: f, speedup });
+            }
+        }
+    }
+    Some(Findings { mode, workloads: suite.len(), exposed, speedups, codesign })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_suite_is_the_papers_workloads_in_both_models() {
+        let reference = workloads(Mode::Reference).expect("presets");
+        assert!(reference.len() >= 60, "{}", reference.len());
+        assert!(reference.iter().all(|w| w.scenario.task.mode == Mode::Reference));
+        let families: Vec<&str> = reference.iter().map(|w| w.family).collect();
+        for f in ["LLM", "DLRM", "ViT"] {
+            assert!(families.contains(&f), "{f}: {families:?}");
+        }
+        for g in ["V100", "A100", "H100"] {
+            assert!(reference.iter().any(|w| w.gpu == g), "{g}");
+        }
+        let default = workloads(Mode::Default).expect("presets");
+        assert!(default.len() >= 60 && default.iter().all(|w| w.scenario.task.mode == Mode::Default));
+    }
+
+    #[test]
+    fn a_spread_names_its_ends_and_takes_the_middle() {
+        let v = |x: &[(&str, f64)]| x.iter().map(|(n, v)| (n.to_string(), *v)).collect::<Vec<_>>();
+        let s = Spread::of(&v(&[("b", 0.3), ("a", 0.1), ("c", 0.2), ("d", 0.5)])).expect("values");
+        assert_eq!((s.workloads, s.min, s.median, s.max), (4, 0.1, 0.25, 0.5));
+        assert_eq!((s.lowest.as_str(), s.highest.as_str()), ("a", "d"));
+        assert_eq!(Spread::of(&[]), None);
+    }
+
+    #[test]
+    fn findings_on_a_few_workloads_hold_together() {
+        // A few workloads in each model: shares within 0..1, speed-ups of at least 1 (the own
+        // plan is one of those searched), more of any resource never slower.
+        for mode in [Mode::Reference, Mode::Default] {
+            let suite: Vec<Workload> = workloads(mode).expect("presets").into_iter().step_by(12).collect();
+            let f = findings_of(mode, &suite).expect("workloads");
+            assert_eq!(f.workloads, suite.len());
+            let e = &f.exposed.all;
+            assert!(e.min >= 0.0 && e.max <= 1.0 && e.min <= e.median && e.median <= e.max, "{e:?}");
+            assert_eq!(f.exposed.by_family.iter().map(|g| g.spread.workloads).sum::<usize>(), suite.len());
+            assert_eq!(f.exposed.by_gpu.iter().map(|g| g.spread.workloads).sum::<usize>(), suite.len());
+            let s = &f.speedups;
+            let compared =
+                [&s.training, &s.inference].iter().filter_map(|x| x.as_ref()).map(|x| x.workloads).sum::<usize>();
+            assert_eq!(compared + s.own_plan_cannot_run.len() + s.nothing_fits.len() + s.too_big.len(), suite.len());
+            assert!([&s.training, &s.inference].iter().filter_map(|x| x.as_ref()).all(|x| x.min >= 1.0));
+            assert_eq!(f.codesign.len(), RESOURCES.len() * FACTORS.len());
+            for w in &f.codesign {
+                let x = &w.speedup;
+                if w.factor > 1.0 {
+                    assert!(
+                        x.min >= 1.0 - 1e-12 && x.max <= w.factor * (1.0 + 1e-9),
+                        "{} x{}: {x:?}",
+                        w.resource,
+                        w.factor
+                    );
+                } else {
+                    assert!(x.max <= 1.0 + 1e-12, "{} x{}: {x:?}", w.resource, w.factor);
+                }
+            }
+        }
+    }
+}
