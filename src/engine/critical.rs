@@ -170,13 +170,13 @@ mod tests {
     use crate::engine::ops::{Block, OpKind, Phase};
     use crate::engine::reference::graph::{scheduler, Dep, GraphBuilder};
 
-    #[test]
-    fn the_path_runs_through_what_binds_and_the_rest_has_slack() {
+    /// Two attention layers' forward passes, each waiting for its weights' all-gather, the
+    /// second's output all-reduced, then (after MAD-Max's barrier) one backward op. comm: ag0
+    /// 0..2, ag1 2..4, ar1 8..12; comp: c0 2..5, c1 5..8, backward 12..13.
+    fn two_layers() -> (Vec<Op>, crate::engine::schedule::Schedule) {
         use Block::*;
         use OpKind::*;
         use Phase::*;
-        // comm: ag0 0..2, ag1 2..4, ar1 8..12; comp: c0 2..5, c1 5..8; then the barrier and
-        // the backward op 12..13.
         let mut b = GraphBuilder::new(2, 8);
         let ag0 = n(Attn, 0, Forward, WeightAllGather);
         let ag1 = n(Attn, 1, Forward, WeightAllGather);
@@ -186,7 +186,12 @@ mod tests {
         b.emit(n(Attn, 1, Forward, Compute), 3.0, &[Dep::Op(ag1)]);
         b.emit(n(Attn, 1, Forward, ActAllReduce), 4.0, &[Dep::Op(n(Attn, 1, Forward, Compute))]);
         b.emit(n(Attn, 1, Backward, Compute), 1.0, &[]);
-        let (ops, built) = b.finish();
+        b.finish()
+    }
+
+    #[test]
+    fn the_path_runs_through_what_binds_and_the_rest_has_slack() {
+        let (ops, built) = two_layers();
         let cp = critical_path(&ops, true);
         // ag0 -> c0 -> c1 -> ar1 -> (barrier) -> backward: 2 + 3 + 3 + 4 + 1 = 13.
         assert_eq!(cp.ops, vec![0, 1, 3, 4, 5]);
@@ -200,19 +205,7 @@ mod tests {
 
     #[test]
     fn replaying_with_other_durations_moves_the_end_as_the_path_says() {
-        use Block::*;
-        use OpKind::*;
-        use Phase::*;
-        let mut b = GraphBuilder::new(2, 8);
-        let ag0 = n(Attn, 0, Forward, WeightAllGather);
-        let ag1 = n(Attn, 1, Forward, WeightAllGather);
-        b.emit(ag0, 2.0, &[]);
-        b.emit(n(Attn, 0, Forward, Compute), 3.0, &[Dep::Op(ag0)]);
-        b.emit(ag1, 2.0, &[]);
-        b.emit(n(Attn, 1, Forward, Compute), 3.0, &[Dep::Op(ag1)]);
-        b.emit(n(Attn, 1, Forward, ActAllReduce), 4.0, &[Dep::Op(n(Attn, 1, Forward, Compute))]);
-        b.emit(n(Attn, 1, Backward, Compute), 1.0, &[]);
-        let (ops, built) = b.finish();
+        let (ops, built) = two_layers();
         let same = |_: usize, o: &Op| o.duration_s;
         assert_eq!(end_with(&ops, scheduler(), same), built.end_s);
         // Half of ag1 (1 s of slack) changes nothing; half of c1 (on the path) saves 1.5 s.

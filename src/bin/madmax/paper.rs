@@ -29,26 +29,17 @@ pub fn run(json: bool, mode: Option<Mode>) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// A spread of shares: `median 12.3 % (0 % to 68.1 %, highest: id)`.
-fn shares(s: &Spread) -> String {
-    format!(
-        "median {} ({} to {}; highest {})",
-        units::percent(s.median),
-        units::percent(s.min),
-        units::percent(s.max),
-        s.highest
-    )
+/// A spread with each figure shown by `show`: `median 12.3 % (0 % to 68.1 %; highest id)`.
+fn spread(s: &Spread, show: fn(f64) -> String) -> String {
+    format!("median {} ({} to {}; highest {})", show(s.median), show(s.min), show(s.max), s.highest)
 }
 
-/// A spread of ratios: `median 1.23x (1.00x to 2.50x; highest id)`.
+fn shares(s: &Spread) -> String {
+    spread(s, units::percent)
+}
+
 fn ratios(s: &Spread) -> String {
-    format!(
-        "median {}x ({}x to {}x; highest {})",
-        units::sig3(s.median),
-        units::sig3(s.min),
-        units::sig3(s.max),
-        s.highest
-    )
+    spread(s, |x| format!("{}x", units::sig3(x)))
 }
 
 fn text(f: &Findings) -> String {
