@@ -1,6 +1,7 @@
 //! What the page exports, as text: the results and the op timeline as CSV, the headline
 //! figures derived from a report (throughput in tokens, model FLOPs utilisation). Plain Rust.
 
+use crate::engine::critical::CriticalPath;
 use crate::engine::ops::{Category, Stream};
 use crate::engine::report::Report;
 use crate::engine::scenario::Scenario;
@@ -34,17 +35,18 @@ pub fn results_csv(s: &Scenario, r: &Report) -> String {
     o
 }
 
-/// The op timeline as CSV: `stream,op,start_s,duration_s,end_s,category`.
-pub fn timeline_csv(r: &Report) -> String {
-    let mut o = String::from("stream,op,start_s,duration_s,end_s,category\n");
-    for op in &r.timeline {
+/// The op timeline as CSV: `stream,op,start_s,duration_s,end_s,category,slack_s` (slack: how
+/// much later the op could end without delaying the end; 0 on the critical path).
+pub fn timeline_csv(r: &Report, critical: &CriticalPath) -> String {
+    let mut o = String::from("stream,op,start_s,duration_s,end_s,category,slack_s\n");
+    for (op, slack) in r.timeline.iter().zip(&critical.slack_s) {
         let stream = match op.name.stream() {
             Stream::Computation => "computation",
             Stream::Communication => "communication",
         };
         let _ = writeln!(
             o,
-            "{stream},{},{},{},{},{}",
+            "{stream},{},{},{},{},{},{slack}",
             op.name,
             op.start_s,
             op.duration_s,
@@ -68,8 +70,11 @@ mod tests {
         assert!(csv.starts_with("quantity,value,unit\n"));
         assert!(csv.contains(&format!("iteration time,{},s", g.report.iteration_s)));
         assert!(csv.contains("tokens/s"));
-        let t = timeline_csv(&g.report);
+        let t = timeline_csv(&g.report, g.critical());
         assert_eq!(t.lines().count(), g.report.timeline.len() + 1);
+        // Each op's slack closes its line: none on the critical path, some off it.
+        let none = t.lines().skip(1).filter(|l| l.ends_with(",0")).count();
+        assert!(none >= g.critical().ops.len() && none < g.report.timeline.len(), "{none}");
         // The default model names each micro-batch's ops.
         assert!(t.contains("computation,Attn0_f. mb1,"), "{}", &t[..t.len().min(600)]);
     }

@@ -519,7 +519,7 @@ pub(super) fn import_export(state: &State, d: &Dispatch) -> Html {
     };
     let export_timeline = Callback::from(move |_| {
         if let Some(g) = &good {
-            dom::download_text("madmax-timeline.csv", "text/csv", &export::timeline_csv(&g.report));
+            dom::download_text("madmax-timeline.csv", "text/csv", &export::timeline_csv(&g.report, g.critical()));
         }
     });
     let link = state.link().map_or_else(

@@ -4,6 +4,7 @@
 // Usage: node tests/browser/calculator.mjs [DIST_DIR] [MADMAX_BIN]
 import { watchedPage, check, shots, cli, cliLine, scenarioOfLink, close, canvasInked, runTest, settled, pointAt, steps } from './lib.mjs';
 import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 
 const dist = process.argv[2] ?? 'dist';
@@ -332,6 +333,15 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   const imported = await shown(page);
   check(close(imported.iteration_s, golden.results.iteration_ms / 1000) && close(imported.throughput, golden.results.throughput),
     `imported GPT-4 1.8T configs give the reference's ${golden.results.iteration_ms / 1000} s`);
+  // Its op timeline as CSV: every op with its slack, as the CLI gives them.
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('text=Op timeline (CSV)')]);
+  const rows = readFileSync(await download.path(), 'utf8').trim().split('\n');
+  const timeline = JSON.parse(execFileSync(bin, ['eval', '--json', '--timeline', caseFile]).toString()).timeline;
+  const cliSlack = new Map([...timeline.computation, ...timeline.communication].map((o) => [o[0], o[3]]));
+  const csvSlack = rows.slice(1).map((l) => l.split(',')).map((c) => [c[1], Number(c[6])]);
+  check(rows[0] === 'stream,op,start_s,duration_s,end_s,category,slack_s' && csvSlack.length === cliSlack.size
+    && csvSlack.every(([name, s]) => close(s, cliSlack.get(name)) || Math.abs(s - cliSlack.get(name)) < 1e-12),
+  `the op timeline CSV gives every op's slack as the CLI does (${csvSlack.length} ops, ${csvSlack.filter((x) => x[1] === 0).length} on the critical path)`);
   await page.fill('#import-text', '{"not": "a config"}');
   await page.click('#import-button');
   check(/Could not import/.test(await page.locator('.notice').textContent()), 'a bad paste explains itself');
