@@ -42,6 +42,7 @@ test-browser:
 	node tests/browser/serving.mjs dist target/release/madmax
 	node tests/browser/validation.mjs dist target/release/madmax
 	node tests/browser/stories.mjs dist target/release/madmax
+	node tests/browser/paper.mjs dist target/release/madmax
 	node tests/browser/a11y.mjs dist
 
 ## check-reference: the shared, independent checker of the CLI contract (when ../shared exists)

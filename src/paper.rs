@@ -160,17 +160,74 @@ pub fn findings(mode: Mode) -> Result<Findings, String> {
 
 /// [`findings`] over given workloads; `None` when there are none.
 pub fn findings_of(mode: Mode, suite: &[Workload]) -> Option<Findings> {
-    let reports: Vec<_> = suite.iter().map(|w| evaluate(&w.scenario)).collect();
-    let share = |i: usize| {
-        let r = &reports[i];
-        if r.iteration_s > 0.0 {
-            r.exposed_comm_s.max(0.0) / r.iteration_s
-        } else {
-            0.0
-        }
-    };
+    let measured: Vec<Measured> = suite
+        .iter()
+        .map(|w| {
+            let search = explore::search(&w.scenario, &Space::fixed_global(&w.scenario));
+            Measured::of(w, compared(search.as_ref().ok()))
+        })
+        .collect();
+    summarize(mode, suite, &measured)
+}
+
+/// How a workload's own plan compares with the best the explorer finds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Compared {
+    /// The best plan that fits over the own plan, in throughput (at least 1).
+    Speedup(f64),
+    /// The own plan does not fit in HBM or misses a latency limit.
+    OwnPlanCannotRun,
+    NothingFits,
+    /// The search would be too big to run.
+    TooBig,
+}
+
+/// What a finished search (`None`: too big to run) says about a workload's own plan.
+pub fn compared(search: Option<&explore::Summary>) -> Compared {
+    match search {
+        None => Compared::TooBig,
+        Some(s) => match s.speedup {
+            Some(x) => Compared::Speedup(x),
+            None if !(s.baseline.fits() && s.baseline.meets_limit()) => Compared::OwnPlanCannotRun,
+            None => Compared::NothingFits,
+        },
+    }
+}
+
+/// One workload's figures: what [`summarize`] gathers over the suite.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Measured {
+    /// Exposed communication over iteration time, 0..1.
+    pub exposed_share: f64,
+    pub compared: Compared,
+    /// Throughput at each co-design point ([`RESOURCES`] x [`FACTORS`], in that order) over
+    /// the workload's own; `None` where the scaled system is not a cluster.
+    pub codesign: Vec<Option<f64>>,
+}
+
+impl Measured {
+    /// The workload's exposed share and co-design ratios (its own plan evaluated 17 times),
+    /// with what its search found.
+    pub fn of(w: &Workload, compared: Compared) -> Measured {
+        let base = evaluate(&w.scenario);
+        let exposed_share = if base.iteration_s > 0.0 { base.exposed_comm_s.max(0.0) / base.iteration_s } else { 0.0 };
+        let codesign = RESOURCES
+            .iter()
+            .flat_map(|&r| FACTORS.iter().map(move |&f| (r, f)))
+            .map(|(r, f)| {
+                let after = evaluate(&explore::scaled(&w.scenario, r, f)?);
+                Some(after.throughput_samples_per_s / base.throughput_samples_per_s)
+            })
+            .collect();
+        Measured { exposed_share, compared, codesign }
+    }
+}
+
+/// The findings over `suite` from each workload's [`Measured`] (in the same order); `None`
+/// when there are none.
+pub fn summarize(mode: Mode, suite: &[Workload], measured: &[Measured]) -> Option<Findings> {
     let pairs = |keep: &dyn Fn(&Workload) -> bool| -> Vec<(String, f64)> {
-        suite.iter().enumerate().filter(|(_, w)| keep(w)).map(|(i, w)| (w.id.clone(), share(i))).collect()
+        suite.iter().zip(measured).filter(|(w, _)| keep(w)).map(|(w, m)| (w.id.clone(), m.exposed_share)).collect()
     };
     let groups = |key: fn(&Workload) -> &'static str| -> Vec<Group> {
         let mut names: Vec<&'static str> = suite.iter().map(key).collect();
@@ -187,16 +244,14 @@ pub fn findings_of(mode: Mode, suite: &[Workload]) -> Option<Findings> {
     let mut training = Vec::new();
     let mut inference = Vec::new();
     let (mut own_plan_cannot_run, mut nothing_fits, mut too_big) = (Vec::new(), Vec::new(), Vec::new());
-    for w in suite {
+    for (w, m) in suite.iter().zip(measured) {
         let id = w.id.clone();
-        match explore::search(&w.scenario, &Space::fixed_global(&w.scenario)) {
-            Err(_) => too_big.push(id),
-            Ok(s) => match s.speedup {
-                Some(x) if w.scenario.task.kind == TaskKind::Inference => inference.push((id, x)),
-                Some(x) => training.push((id, x)),
-                None if !(s.baseline.fits() && s.baseline.meets_limit()) => own_plan_cannot_run.push(id),
-                None => nothing_fits.push(id),
-            },
+        match m.compared {
+            Compared::Speedup(x) if w.scenario.task.kind == TaskKind::Inference => inference.push((id, x)),
+            Compared::Speedup(x) => training.push((id, x)),
+            Compared::OwnPlanCannotRun => own_plan_cannot_run.push(id),
+            Compared::NothingFits => nothing_fits.push(id),
+            Compared::TooBig => too_big.push(id),
         }
     }
     let speedups = Speedups {
@@ -207,22 +262,18 @@ pub fn findings_of(mode: Mode, suite: &[Workload]) -> Option<Findings> {
         too_big,
     };
 
-    let mut codesign = Vec::new();
-    for r in RESOURCES {
-        for f in FACTORS {
+    let points = RESOURCES.iter().flat_map(|&r| FACTORS.iter().map(move |&f| (r, f)));
+    let codesign = points
+        .enumerate()
+        .filter_map(|(k, (r, f))| {
             let ratios: Vec<(String, f64)> = suite
                 .iter()
-                .zip(&reports)
-                .filter_map(|(w, base)| {
-                    let after = evaluate(&explore::scaled(&w.scenario, r, f)?);
-                    Some((w.id.clone(), after.throughput_samples_per_s / base.throughput_samples_per_s))
-                })
+                .zip(measured)
+                .filter_map(|(w, m)| Some((w.id.clone(), m.codesign.get(k).copied()??)))
                 .collect();
-            if let Some(speedup) = Spread::of(&ratios) {
-                codesign.push(WhatIf { resource: r.label(), factor: f, speedup });
-            }
-        }
-    }
+            Some(WhatIf { resource: r.label(), factor: f, speedup: Spread::of(&ratios)? })
+        })
+        .collect();
     Some(Findings { mode, workloads: suite.len(), exposed, speedups, codesign })
 }
 

@@ -216,6 +216,7 @@ fn app() -> Html {
                     { tab(View::Explorer, "Explorer") }
                     { tab(View::Learn, "Learn") }
                     { tab(View::Validation, "Validation") }
+                    { tab(View::Paper, "Findings") }
                 </nav>
                 { match state.mode() {
                     ModelMode::Reference => html! { <span class="mode" id="mode-badge" title="The MAD-Max reference model (Hsia et al., ISCA 2024), reproduced exactly, quirks included.">{ "MAD-Max paper mode" }</span> },
@@ -234,6 +235,7 @@ fn app() -> Html {
                     View::Validation => html! {
                         <super::validation_view::ValidationView dispatch={dispatch.clone()} width={*width} initial={state.runs_filter.clone()} />
                     },
+                    View::Paper => html! { <super::paper_view::PaperView /> },
                 }
             }
             <footer class="foot">

@@ -31,6 +31,8 @@ mod inputs;
 #[cfg(target_arch = "wasm32")]
 mod learn_view;
 #[cfg(target_arch = "wasm32")]
+mod paper_view;
+#[cfg(target_arch = "wasm32")]
 mod results;
 #[cfg(target_arch = "wasm32")]
 mod stories_view;

@@ -25,10 +25,12 @@ pub enum View {
     Learn,
     /// Predicted vs measured for every shipped measured run.
     Validation,
+    /// The MAD-Max paper's findings on its workload suite, in both models.
+    Paper,
 }
 
 impl View {
-    pub const ALL: [View; 4] = [View::Calculator, View::Explorer, View::Learn, View::Validation];
+    pub const ALL: [View; 5] = [View::Calculator, View::Explorer, View::Learn, View::Validation, View::Paper];
 
     /// The view's name in the page address (`?view=...`).
     pub fn name(self) -> &'static str {
@@ -37,6 +39,7 @@ impl View {
             View::Explorer => "explorer",
             View::Learn => "learn",
             View::Validation => "validation",
+            View::Paper => "paper",
         }
     }
 

@@ -45,6 +45,9 @@ await runTest('a11y', dist, async ({ server, browser }) => {
     await page.click('nav >> text=Validation');
     await page.locator('#validation-rows').waitFor({ timeout: 10000 });
     await audit(page, `validation (${scheme})`);
+    await page.click('nav >> text=Findings');
+    await page.waitForFunction(() => document.querySelector('#paper-status')?.dataset.finished === 'true', null, { timeout: 600000 });
+    await audit(page, `findings (${scheme})`);
     await ctx.close();
   }
 });

@@ -1,0 +1,263 @@
+//! The findings view (`?view=paper`): the MAD-Max paper's findings computed on its workload
+//! suite in both models ([`crate::paper`], the numbers `madmax paper` prints), beside what the
+//! paper reported. The work (an explorer search per workload, plans a few at a time) runs in
+//! slices of about 12 ms once the view first opens, and goes on while another view is shown.
+
+use crate::engine::explore::Space;
+use crate::engine::scenario::Mode;
+use crate::paper::{self, Compared, Findings, Measured, Spread, Workload};
+use crate::ui::explorer::{Baseline, Job};
+use crate::units;
+use gloo::timers::callback::Timeout;
+use std::cell::RefCell;
+use yew::prelude::*;
+
+/// One model's run over the suite.
+struct Run {
+    mode: Mode,
+    suite: Vec<Workload>,
+    measured: Vec<Measured>,
+    /// The search of the next workload, once started.
+    job: Option<Job>,
+}
+
+impl Run {
+    fn done(&self) -> bool {
+        self.measured.len() >= self.suite.len()
+    }
+
+    /// Works on the next workload until `deadline_ms` (ms since the epoch): a few plans of its
+    /// search, or, once the search has ended, its own plan's figures.
+    fn step(&mut self, deadline_ms: f64) {
+        let Some(w) = self.suite.get(self.measured.len()) else { return };
+        let job = match self.job.as_mut() {
+            Some(j) => j,
+            None => match Job::new(&w.scenario, &Space::fixed_global(&w.scenario), false) {
+                Ok(j) => self.job.insert(j),
+                Err(_) => {
+                    self.measured.push(Measured::of(w, Compared::TooBig));
+                    return;
+                }
+            },
+        };
+        while !job.finished() && js_sys::Date::now() < deadline_ms {
+            job.step(1);
+        }
+        if job.finished() {
+            let compared = paper::compared(Some(&job.summary(Baseline::Yours)));
+            self.measured.push(Measured::of(w, compared));
+            self.job = None;
+        }
+    }
+}
+
+#[derive(Default)]
+struct Session {
+    runs: Vec<Run>,
+    problem: Option<String>,
+    started: bool,
+    /// Redraws the view while it is on screen.
+    redraw: Option<Callback<()>>,
+}
+
+thread_local! {
+    static SESSION: RefCell<Session> = RefCell::new(Session::default());
+}
+
+/// Starts the runs once per page: paper mode first (it takes well under a second), then the
+/// default model.
+fn start() {
+    let begin = SESSION.with(|s| {
+        let mut s = s.borrow_mut();
+        if s.started {
+            return false;
+        }
+        s.started = true;
+        for mode in [Mode::Reference, Mode::Default] {
+            match paper::workloads(mode) {
+                Ok(suite) => s.runs.push(Run { mode, suite, measured: Vec::new(), job: None }),
+                Err(e) => s.problem = Some(e),
+            }
+        }
+        true
+    });
+    if begin {
+        schedule();
+    }
+}
+
+fn schedule() {
+    Timeout::new(0, move || {
+        let deadline = js_sys::Date::now() + 12.0;
+        let (more, redraw) = SESSION.with(|s| {
+            let mut s = s.borrow_mut();
+            if let Some(run) = s.runs.iter_mut().find(|r| !r.done()) {
+                while !run.done() && js_sys::Date::now() < deadline {
+                    run.step(deadline);
+                }
+            }
+            (s.runs.iter().any(|r| !r.done()), s.redraw.clone())
+        });
+        if let Some(r) = redraw {
+            r.emit(());
+        }
+        if more {
+            schedule();
+        }
+    })
+    .forget();
+}
+
+#[function_component(PaperView)]
+pub fn paper_view() -> Html {
+    let version = use_state(|| 0u64);
+    {
+        let version = version.clone();
+        use_effect_with((), move |_| {
+            let redraw = Callback::from(move |_| version.set(js_sys::Date::now() as u64));
+            SESSION.with(|s| s.borrow_mut().redraw = Some(redraw));
+            start();
+            || SESSION.with(|s| s.borrow_mut().redraw = None)
+        });
+    }
+    SESSION.with(|s| view(&s.borrow()))
+}
+
+fn view(s: &Session) -> Html {
+    let total: usize = s.runs.iter().map(|r| r.suite.len()).sum();
+    let done: usize = s.runs.iter().map(|r| r.measured.len().min(r.suite.len())).sum();
+    let finished = !s.runs.is_empty() && done == total;
+    let findings: Vec<Findings> =
+        s.runs.iter().filter(|r| r.done()).filter_map(|r| paper::summarize(r.mode, &r.suite, &r.measured)).collect();
+    let status = if finished {
+        format!("Computed on {total} workload runs (each workload in both models).")
+    } else {
+        format!("Computing: {done} of {total} workload runs (each workload's plans searched in both models)…")
+    };
+    html! {
+        <main class="paper-view">
+            <section class="card">
+                <h2>{ "The paper's findings, computed here" }</h2>
+                <p class="help">{ "MAD-Max (Hsia et al., ISCA 2024) reports that 14-32% of the GPU hours of large training jobs are communication that no computation hides, and that better parallelization strategies raise throughput up to 2.24x in pre-training and 5.27x in inference. Below, the same three questions on its workload suite: the scenario presets taken from the reference's golden cases (its models, systems and tasks), in MAD-Max paper mode and in the default model, one iteration each. The paper measured production traces; these are configurations, unweighted, so the shares are not the same population." }</p>
+                <p id="paper-status" class="help" role="status" data-finished={finished.to_string()}>{ status }</p>
+                { s.problem.as_ref().map(|p| html! { <p class="error-msg">{ p }</p> }).unwrap_or_default() }
+            </section>
+            { if findings.is_empty() { html! {} } else { html! { <>
+                { exposed(&findings) }
+                { speedups(&findings) }
+                { codesign(&findings) }
+            </> } } }
+        </main>
+    }
+}
+
+/// A column head per model.
+fn heads(findings: &[Findings]) -> Html {
+    findings.iter().map(|f| html! { <th scope="col">{ model(f.mode) }</th> }).collect::<Html>()
+}
+
+fn model(m: Mode) -> &'static str {
+    match m {
+        Mode::Reference => "MAD-Max paper mode",
+        Mode::Default => "default model",
+    }
+}
+
+/// `median 61 % (0 % to 99.8 %)` with the workload at the top in the title.
+fn cell(s: Option<&Spread>, show: fn(f64) -> String, id: String) -> Html {
+    match s {
+        Some(s) => html! {
+            <td id={id} data-median={s.median.to_string()} title={format!("{} workloads; highest: {}; lowest: {}", s.workloads, s.highest, s.lowest)}>
+                { format!("{} ({} to {})", show(s.median), show(s.min), show(s.max)) }
+            </td>
+        },
+        None => html! { <td id={id}>{ "none compared" }</td> },
+    }
+}
+
+fn ratio(x: f64) -> String {
+    format!("{}x", units::sig3(x))
+}
+
+fn exposed(findings: &[Findings]) -> Html {
+    let Some(first) = findings.first() else { return html! {} };
+    let mut rows: Vec<(String, String)> = vec![("all".into(), "all workloads".into())];
+    rows.extend(first.exposed.by_family.iter().chain(&first.exposed.by_gpu).map(|g| (g.name.clone(), g.name.clone())));
+    let spread = |f: &Findings, key: &str| -> Option<Spread> {
+        if key == "all" {
+            return Some(f.exposed.all.clone());
+        }
+        f.exposed.by_family.iter().chain(&f.exposed.by_gpu).find(|g| g.name == key).map(|g| g.spread.clone())
+    };
+    html! {
+        <section class="card">
+            <h3>{ "Exposed communication, as a share of iteration time" }</h3>
+            <p class="help">{ "Every GPU of a synchronous step waits alike, so this is also the share of the run's GPU hours that communication no computation hides. Median over the workloads, with the range; point at a figure for the workloads at its ends." }</p>
+            <div class="table-wrap">
+                <table class="ranked" id="paper-exposed">
+                    <thead><tr><th scope="col">{ "workloads" }</th>{ heads(findings) }</tr></thead>
+                    <tbody>{ for rows.iter().map(|(key, label)| html! {
+                        <tr><th scope="row">{ label }</th>
+                            { for findings.iter().map(|f| cell(spread(f, key).as_ref(), units::percent, format!("exposed-{}-{}", f.mode.config_name(), key))) }
+                        </tr>
+                    }) }</tbody>
+                </table>
+            </div>
+            <p class="help">{ format!("The paper: {} to {} of GPU hours, on production traces of large training jobs.", units::percent(paper::PAPER_EXPOSED_SHARE.0), units::percent(paper::PAPER_EXPOSED_SHARE.1)) }</p>
+        </section>
+    }
+}
+
+fn speedups(findings: &[Findings]) -> Html {
+    let not_compared = |f: &Findings| {
+        let s = &f.speedups;
+        format!(
+            "{}: {} not compared ({} whose own plan cannot run, {} where no plan fits, {} too big to search).",
+            model(f.mode),
+            s.own_plan_cannot_run.len() + s.nothing_fits.len() + s.too_big.len(),
+            s.own_plan_cannot_run.len(),
+            s.nothing_fits.len(),
+            s.too_big.len()
+        )
+    };
+    html! {
+        <section class="card">
+            <h3>{ "What a better plan gains" }</h3>
+            <p class="help">{ "The explorer's best plan that fits, at the workload's own global batch, over the workload's own plan. Median over the workloads, with the range." }</p>
+            <div class="table-wrap">
+                <table class="ranked" id="paper-speedups">
+                    <thead><tr><th scope="col">{ "task" }</th>{ heads(findings) }<th scope="col">{ "the paper" }</th></tr></thead>
+                    <tbody>
+                        <tr><th scope="row">{ "pre-training, fine-tuning" }</th>
+                            { for findings.iter().map(|f| cell(f.speedups.training.as_ref(), ratio, format!("speedup-{}-training", f.mode.config_name()))) }
+                            <td>{ format!("up to {}x", paper::PAPER_PRETRAIN_SPEEDUP) }</td></tr>
+                        <tr><th scope="row">{ "inference" }</th>
+                            { for findings.iter().map(|f| cell(f.speedups.inference.as_ref(), ratio, format!("speedup-{}-inference", f.mode.config_name()))) }
+                            <td>{ format!("up to {}x", paper::PAPER_INFERENCE_SPEEDUP) }</td></tr>
+                    </tbody>
+                </table>
+            </div>
+            { for findings.iter().map(|f| html! { <p class="help">{ not_compared(f) }</p> }) }
+        </section>
+    }
+}
+
+fn codesign(findings: &[Findings]) -> Html {
+    let Some(first) = findings.first() else { return html! {} };
+    html! {
+        <section class="card">
+            <h3>{ "Co-design: one resource scaled" }</h3>
+            <p class="help">{ "Throughput with one resource of every GPU (or link) scaled, over the workload's own, each workload keeping its own plan. Median over the workloads, with the range." }</p>
+            <div class="table-wrap">
+                <table class="ranked" id="paper-codesign">
+                    <thead><tr><th scope="col">{ "resource" }</th>{ heads(findings) }</tr></thead>
+                    <tbody>{ for first.codesign.iter().enumerate().map(|(k, w)| html! {
+                        <tr><th scope="row">{ format!("{} x{}", w.resource, w.factor) }</th>
+                            { for findings.iter().map(|f| cell(f.codesign.get(k).map(|x| &x.speedup), ratio, format!("codesign-{}-{k}", f.mode.config_name()))) }
+                        </tr>
+                    }) }</tbody>
+                </table>
+            </div>
+        </section>
+    }
+}

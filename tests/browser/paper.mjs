@@ -1,0 +1,53 @@
+// End-to-end test of the findings view (headless Chromium): opened by its address, it computes
+// the MAD-Max paper's findings on the workload suite in both models and shows the same numbers
+// as `madmax paper --json`; it says what the paper reported next to each; a phone shows it
+// without sideways scrolling of the page. Screenshots: paper-desktop.png, paper-phone.png.
+//
+// Usage: node tests/browser/paper.mjs [DIST_DIR] [MADMAX_BIN]
+import { watchedPage, check, shots, close, runTest } from './lib.mjs';
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+
+const dist = process.argv[2] ?? 'dist';
+const bin = process.argv[3] ?? 'target/release/madmax';
+const fromCli = JSON.parse(execFileSync(bin, ['paper', '--json'], { maxBuffer: 1 << 26 }).toString());
+
+await runTest('paper', dist, async ({ server, browser }) => {
+  const page = await watchedPage(await browser.newContext({ viewport: { width: 1280, height: 900 } }), server.url);
+  await page.goto(`${server.url}?view=paper`);
+  await page.locator('#paper-status').waitFor({ timeout: 20000 });
+  check(await page.locator('nav button.current').textContent() === 'Findings', 'the address opens the findings view');
+  // The searches run in slices; the view says how far they are until they end.
+  await page.waitForFunction(() => document.querySelector('#paper-status')?.dataset.finished === 'true', null, { timeout: 600000 });
+  const status = await page.locator('#paper-status').textContent();
+  check(/^Computed on \d+ workload runs/.test(status), `the view says what it computed: ${status}`);
+  const median = async (id) => Number(await page.locator(`#${id}`).getAttribute('data-median'));
+  for (const f of fromCli) {
+    const m = f.mode;
+    const exposed = await median(`exposed-${m}-all`);
+    check(close(exposed, f.exposed.all.median), `${m}: exposed share ${exposed} as the CLI's ${f.exposed.all.median}`);
+    for (const g of f.exposed.by_family) {
+      const got = await median(`exposed-${m}-${g.name}`);
+      check(close(got, g.spread.median), `${m}: ${g.name} exposed share ${got} as the CLI's ${g.spread.median}`);
+    }
+    const training = await median(`speedup-${m}-training`);
+    check(close(training, f.speedups.training.median), `${m}: training speed-up ${training} as the CLI's ${f.speedups.training.median}`);
+    for (const [k, w] of f.codesign.entries()) {
+      const got = await median(`codesign-${m}-${k}`);
+      check(close(got, w.speedup.median), `${m}: ${w.resource} x${w.factor} ${got} as the CLI's ${w.speedup.median}`);
+    }
+  }
+  const text = await page.locator('main').textContent();
+  check(/The paper: 14.0 % to 32.0 % of GPU hours/.test(text) && /up to 2.24x/.test(text) && /up to 5.27x/.test(text),
+    'each analysis says what the paper reported');
+  check(page.problems.length === 0, `no console errors or outside requests: ${page.problems.join('; ')}`);
+  await page.screenshot({ path: join(shots, 'paper-desktop.png'), fullPage: true });
+
+  // A phone: the tables scroll inside their card, the page does not.
+  const phone = await (await browser.newContext({ viewport: { width: 390, height: 844 }, colorScheme: 'dark' })).newPage();
+  await phone.goto(`${server.url}?view=paper`);
+  await phone.waitForFunction(() => document.querySelector('#paper-status')?.dataset.finished === 'true', null, { timeout: 600000 });
+  const wide = await phone.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  check(wide <= 1, `on a phone the page does not scroll sideways (${wide} px)`);
+  await phone.screenshot({ path: join(shots, 'paper-phone.png'), fullPage: true });
+});
