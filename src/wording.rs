@@ -33,7 +33,7 @@ pub fn critical_path(r: &Report, cp: &CriticalPath) -> String {
             timeline_span(r)
         )
     } else {
-        format!("all {} ops: each waits for the one before it", units::count(r.timeline.len() as f64))
+        format!("all {} ops", units::count(r.timeline.len() as f64))
     };
     format!(
         "computation {}, communication {}{idle} ({ops})",
@@ -280,8 +280,7 @@ mod tests {
         // A timeline whose every op waits for the one before: no others to speak of.
         let mut all = cp.clone();
         all.ops = (0..r.timeline.len() as u32).collect();
-        assert!(critical_path(&r, &all)
-            .ends_with(&format!("(all {} ops: each waits for the one before it)", r.timeline.len())));
+        assert!(critical_path(&r, &all).ends_with(&format!("(all {} ops)", r.timeline.len())));
         assert_eq!(
             slack(0.0, &r),
             "On the critical path: each microsecond it takes longer, the iteration takes longer too."
