@@ -23,6 +23,10 @@ pub struct ModelPreset {
     pub id: String,
     pub label: String,
     pub source: String,
+    /// For a MAD-Max reference config: how it compares with the published model it is named
+    /// after (as published, or how it differs), or that there is none to compare with.
+    #[serde(default)]
+    pub versus_published: Option<String>,
     /// A MAD-Max model config.
     pub config: Map<String, Value>,
 }
@@ -279,6 +283,22 @@ pub fn default_scenario() -> Result<RawScenario, String> {
 mod tests {
     use super::*;
     use crate::engine::validate;
+
+    #[test]
+    fn every_reference_model_says_how_it_compares_with_the_published_one() {
+        let p = all().expect("presets parse");
+        for m in p.models.iter().filter(|m| m.source.starts_with("MAD-Max reference config")) {
+            let v = m.versus_published.as_deref().unwrap_or_else(|| panic!("{}: no comparison", m.id));
+            assert!(v.ends_with('.') && v.len() > 40, "{}: {v}", m.id);
+        }
+        // The two the issue names: ViT-H's 4 layers, DINOv2-B's 18.
+        let said = |id: &str| p.model(id).and_then(|m| m.versus_published.clone()).unwrap_or_default();
+        assert!(said("vit_h").contains("4 layers where it has 32"), "{}", said("vit_h"));
+        assert!(said("dinov2_b").contains("18 layers where it has 12"), "{}", said("dinov2_b"));
+        // Each says what its config holds: the layer counts it quotes are the config's.
+        let layers = |id: &str| p.model(id).and_then(|m| m.config["num_transformer_layers"].as_u64()).unwrap_or(0);
+        assert_eq!((layers("vit_h"), layers("dinov2_b")), (4, 18));
+    }
 
     #[test]
     fn gpu_memory_is_what_the_gpu_reports_in_the_datasheets_gib() {

@@ -241,7 +241,8 @@ pub(super) fn model_form(state: &State, d: &Dispatch) -> Html {
                         </optgroup>
                     }) }
                 </select>
-                <p class="help">{ "The model family decides which fields follow: DLRMs (MLPs and embedding tables), LLMs (with or without mixture of experts), vision transformers. Dimensions are the MAD-Max reference configs." }</p>
+                <p class="help">{ "The model family decides which fields follow: DLRMs (MLPs and embedding tables), LLMs (with or without mixture of experts), vision transformers. Presets are the MAD-Max reference configs and published architectures." }</p>
+                { p.model(&current).and_then(|m| m.versus_published.as_ref()).map(|v| html! { <p class="help" id="model-versus">{ v }</p> }).unwrap_or_default() }
             </div>
             { error_line(state.error_for("model.type").map(|e| e.message.as_str())) }
             { for family.map(fields::model_fields).unwrap_or_default().into_iter().map(|f| input(state, d, f)) }

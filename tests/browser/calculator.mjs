@@ -274,6 +274,9 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   check(await page.locator('#f-model-num_tables').isVisible(), 'DLRM fields are shown');
   await page.selectOption('#model-preset', 'vit_h');
   check(await page.locator('#f-model-patch_dim').isVisible(), 'ViT fields replace them');
+  // A reference config named after a published model says how it differs from it.
+  const versus = await page.locator('#model-versus').textContent().catch(() => '');
+  check(/^Differs from the published ViT-H\/14 .*4 layers where it has 32/.test(versus), `the ViT-H preset says how it differs from the published model: ${versus}`);
   check(!(await page.locator('.stale-banner').isVisible()), 'the ViT task was built for the cluster');
   await matchesCli(page, 'ViT-H on ZionEX-128');
 
