@@ -21,8 +21,12 @@ pub const PAPER_PRETRAIN_SPEEDUP: f64 = 2.24;
 /// See [`PAPER_EXPOSED_SHARE`].
 pub const PAPER_INFERENCE_SPEEDUP: f64 = 5.27;
 
-/// The factors a co-design what-if scales a resource by.
-pub const FACTORS: [f64; 4] = [0.5, 2.0, 4.0, 8.0];
+/// The factors a co-design what-if scales a resource by: the explorer's, less 1 (each
+/// workload's own figures are the 1).
+pub const FACTORS: [f64; 4] = {
+    let f = explore::CODESIGN_FACTORS;
+    [f[0], f[2], f[3], f[4]]
+};
 
 /// The resources the co-design what-ifs scale (memory capacity changes only which plans fit,
 /// and each workload keeps its own plan here).
@@ -324,6 +328,9 @@ mod tests {
             assert_eq!(compared + s.own_plan_cannot_run.len() + s.nothing_fits.len() + s.too_big.len(), suite.len());
             assert!([&s.training, &s.inference].iter().filter_map(|x| x.as_ref()).all(|x| x.min >= 1.0));
             assert_eq!(f.codesign.len(), RESOURCES.len() * FACTORS.len());
+            // The explorer's factors but 1 (the workload's own figures).
+            let others: Vec<f64> = explore::CODESIGN_FACTORS.into_iter().filter(|x| *x != 1.0).collect();
+            assert_eq!(FACTORS.to_vec(), others);
             for w in &f.codesign {
                 let x = &w.speedup;
                 if w.factor > 1.0 {

@@ -62,6 +62,7 @@ pub fn twice_as_fast(r: &Report, i: usize) -> Option<String> {
     let kind = |o: &crate::engine::ops::Op| {
         (o.name.block, o.name.kind, o.name.phase) == (op.name.block, op.name.kind, op.name.phase)
     };
+    // Replayed unchanged too, so that the three ends differ only by what changed.
     let end = r.end_with(|_, o| o.duration_s);
     let alone = r.end_with(|k, o| if k == i { o.duration_s / 2.0 } else { o.duration_s });
     let all = r.end_with(|_, o| if kind(o) { o.duration_s / 2.0 } else { o.duration_s });

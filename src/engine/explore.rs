@@ -813,6 +813,9 @@ pub fn speedup(ranked: &[Outcome], baseline: &Outcome) -> Option<f64> {
         .then(|| (best.throughput_samples_per_s / baseline.throughput_samples_per_s).max(1.0))
 }
 
+/// The factors a co-design what-if scales a resource by (1: the cluster as it is).
+pub const CODESIGN_FACTORS: [f64; 5] = [0.5, 1.0, 2.0, 4.0, 8.0];
+
 /// A hardware resource a co-design what-if scales.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum Resource {

@@ -215,20 +215,24 @@ impl Report {
         self.timeline.iter().filter(move |op| op.name.stream() == s)
     }
 
-    /// The timeline's critical path and every op's slack (computed on demand: O(ops)). MAD-Max
-    /// paper mode's timeline ran with the phase barrier (SPEC Q21), the default model's without.
+    /// A fresh scheduler of the kind that placed the timeline: MAD-Max's, with the phase
+    /// barrier (SPEC Q21), in paper mode; the default model's, without it.
+    fn scheduler(&self) -> super::schedule::Scheduler {
+        match self.mode {
+            Mode::Reference => super::reference::graph::scheduler(),
+            Mode::Default => super::schedule::Scheduler::without_barrier(),
+        }
+    }
+
+    /// The timeline's critical path and every op's slack (computed on demand: O(ops)).
     pub fn critical_path(&self) -> super::critical::CriticalPath {
-        super::critical::critical_path(&self.timeline, self.mode == Mode::Reference)
+        super::critical::critical_path(&self.timeline, self.scheduler().has_phase_barrier())
     }
 
     /// When the timeline would end if each op took `duration_s(index, op)`, s: the same ops
     /// through the same scheduler ([`super::critical::end_with`]).
     pub fn end_with(&self, duration_s: impl Fn(usize, &Op) -> f64) -> f64 {
-        let scheduler = match self.mode {
-            Mode::Reference => super::reference::graph::scheduler(),
-            Mode::Default => super::schedule::Scheduler::without_barrier(),
-        };
-        super::critical::end_with(&self.timeline, scheduler, duration_s)
+        super::critical::end_with(&self.timeline, self.scheduler(), duration_s)
     }
 
     /// Exposed share of all communication time, 0..1 (0 when there is no communication).

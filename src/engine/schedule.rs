@@ -94,6 +94,11 @@ impl Scheduler {
         start
     }
 
+    /// Whether a new phase waits for both streams (MAD-Max's barrier, SPEC Q21).
+    pub fn has_phase_barrier(&self) -> bool {
+        self.barrier
+    }
+
     /// The totals and the end time of everything placed so far.
     pub fn finish(&self) -> Schedule {
         let t = self.totals;

@@ -242,16 +242,17 @@ pub(super) struct TimelineProps {
 pub(super) fn timeline_chart(p: &TimelineProps) -> Html {
     let canvas = use_node_ref();
     let lanes = use_memo(p.good.clone(), |g| Lanes::new(&g.report));
-    // The critical path, found in a task of its own after the chart is first drawn.
-    let found = super::background::use_background(
+    // The critical path, found in a task of its own after the chart is first drawn (which
+    // draws the chart again).
+    super::background::use_background(
         p.good.clone(),
         |g| vec![g.clone()],
         |g| {
             g.critical();
         },
-    )
-    .is_some();
-    let critical = if found { p.good.critical_if_found() } else { None };
+    );
+    let critical = p.good.critical_if_found();
+    let found = critical.is_some();
     let geometry = use_mut_ref(TimelineGeometry::default);
     let hover = use_state(|| None::<(usize, f64, f64)>);
     let problem = use_state(|| None::<String>);
@@ -260,10 +261,10 @@ pub(super) fn timeline_chart(p: &TimelineProps) -> Html {
         let geometry = geometry.clone();
         let problem = problem.clone();
         let lanes = lanes.clone();
-        use_effect_with((p.good.clone(), p.selected, p.width, found), move |(good, selected, _, found)| {
+        use_effect_with((p.good.clone(), p.selected, p.width, found), move |(good, selected, _, _)| {
             if let Some(c) = canvas.cast::<HtmlCanvasElement>() {
-                let critical = if *found { good.critical_if_found() } else { None };
-                match charts::timeline(&c, &Theme::current(), &good.report, &lanes, critical, *selected) {
+                match charts::timeline(&c, &Theme::current(), &good.report, &lanes, good.critical_if_found(), *selected)
+                {
                     Ok(g) => {
                         *geometry.borrow_mut() = g;
                         problem.set(None);

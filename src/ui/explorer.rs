@@ -24,7 +24,7 @@ pub fn verdict(o: &Outcome) -> String {
 }
 
 /// Factors each co-design resource is scaled by.
-pub const FACTORS: [f64; 5] = [0.5, 1.0, 2.0, 4.0, 8.0];
+pub use explore::CODESIGN_FACTORS as FACTORS;
 
 /// Where a unit of work's result goes.
 #[derive(Clone, Copy, Debug, PartialEq)]

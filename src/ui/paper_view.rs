@@ -19,6 +19,8 @@ struct Run {
     measured: Vec<Measured>,
     /// The search of the next workload, once started.
     job: Option<Job>,
+    /// The findings, once every workload is measured (summarized once, not on every redraw).
+    findings: Option<Findings>,
 }
 
 impl Run {
@@ -30,23 +32,26 @@ impl Run {
     /// search, or, once the search has ended, its own plan's figures.
     fn step(&mut self, deadline_ms: f64) {
         let Some(w) = self.suite.get(self.measured.len()) else { return };
-        let job = match self.job.as_mut() {
-            Some(j) => j,
+        let compared = match self.job.as_mut() {
             None => match Job::new(&w.scenario, &Space::fixed_global(&w.scenario), false) {
-                Ok(j) => self.job.insert(j),
-                Err(_) => {
-                    self.measured.push(Measured::of(w, Compared::TooBig));
-                    return;
+                Ok(j) => {
+                    self.job = Some(j);
+                    None
                 }
+                Err(_) => Some(Compared::TooBig),
             },
+            Some(job) => {
+                while !job.finished() && js_sys::Date::now() < deadline_ms {
+                    job.step(1);
+                }
+                job.finished().then(|| paper::compared(Some(&job.summary(Baseline::Yours))))
+            }
         };
-        while !job.finished() && js_sys::Date::now() < deadline_ms {
-            job.step(1);
-        }
-        if job.finished() {
-            let compared = paper::compared(Some(&job.summary(Baseline::Yours)));
-            self.measured.push(Measured::of(w, compared));
-            self.job = None;
+        let Some(compared) = compared else { return };
+        self.measured.push(Measured::of(w, compared));
+        self.job = None;
+        if self.done() {
+            self.findings = paper::summarize(self.mode, &self.suite, &self.measured);
         }
     }
 }
@@ -75,7 +80,7 @@ fn start() {
         s.started = true;
         for mode in [Mode::Reference, Mode::Default] {
             match paper::workloads(mode) {
-                Ok(suite) => s.runs.push(Run { mode, suite, measured: Vec::new(), job: None }),
+                Ok(suite) => s.runs.push(Run { mode, suite, measured: Vec::new(), job: None, findings: None }),
                 Err(e) => s.problem = Some(e),
             }
         }
@@ -127,8 +132,7 @@ fn view(s: &Session) -> Html {
     let total: usize = s.runs.iter().map(|r| r.suite.len()).sum();
     let done: usize = s.runs.iter().map(|r| r.measured.len().min(r.suite.len())).sum();
     let finished = !s.runs.is_empty() && done == total;
-    let findings: Vec<Findings> =
-        s.runs.iter().filter(|r| r.done()).filter_map(|r| paper::summarize(r.mode, &r.suite, &r.measured)).collect();
+    let findings: Vec<Findings> = s.runs.iter().filter_map(|r| r.findings.clone()).collect();
     let status = if finished {
         format!("Computed on {total} workload runs (each workload in both models).")
     } else {
