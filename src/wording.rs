@@ -2,7 +2,7 @@
 //! the engine's results; the engine itself never formats.
 
 use crate::engine::critical::CriticalPath;
-use crate::engine::explore::Outcome;
+use crate::engine::explore::{Outcome, SettingsSearched};
 use crate::engine::report::{Limit, Report, Serving};
 use crate::engine::scenario::Batching;
 use crate::units;
@@ -158,6 +158,22 @@ pub fn cannot_run(o: &Outcome) -> Option<String> {
     }
 }
 
+/// What a staged search tried the training settings on, as a sentence; `None` when it tried
+/// them on every plan or does not try them.
+pub fn settings_searched(settings: SettingsSearched) -> Option<String> {
+    let SettingsSearched::Best(best) = settings else { return None };
+    let tried = match best {
+        0 => "no plan could be tried with other settings within the search's budget".to_owned(),
+        1 => "the most promising plan with every one".to_owned(),
+        n => {
+            format!("the {n} most promising (in turn the fastest that fit and the fastest that do not) with every one")
+        }
+    };
+    Some(format!(
+        "Trying every micro-batch, recomputation, ZeRO stage and schedule on every plan would take more than one search may: each plan ran with the task's own settings, and {tried}."
+    ))
+}
+
 /// A short mark for a ranked plan that cannot run ("does not fit in HBM"); `None` when it can.
 pub fn misfit_mark(o: &Outcome) -> Option<String> {
     if o.memory_bytes > o.capacity_bytes {
@@ -240,6 +256,18 @@ pub fn capitalised(text: &str) -> String {
 mod tests {
     use super::*;
     use crate::engine::explore::{search, Space};
+
+    #[test]
+    fn a_staged_search_says_how_many_plans_it_tried_every_setting_on() {
+        assert_eq!(settings_searched(SettingsSearched::Every), None);
+        assert_eq!(settings_searched(SettingsSearched::NotApplicable), None);
+        let some = settings_searched(SettingsSearched::Best(32)).expect("a sentence");
+        assert!(some.contains("each plan ran with the task's own settings, and the 32 most promising"), "{some}");
+        let one = settings_searched(SettingsSearched::Best(1)).expect("a sentence");
+        assert!(one.contains("and the most promising plan with every one."), "{one}");
+        let none = settings_searched(SettingsSearched::Best(0)).expect("a sentence");
+        assert!(none.contains("no plan could be tried with other settings"), "{none}");
+    }
 
     #[test]
     fn a_plan_that_cannot_run_says_why_and_one_that_can_says_nothing() {

@@ -55,9 +55,12 @@ pub struct Job {
     cancelled: bool,
     /// Number of plans of the main search (the first items of the queue).
     main_plans: usize,
-    /// Whether the best plans of the main search have been queued again with the overlap
-    /// options ([`explore::refinements`]), right after the main search.
-    refined: bool,
+    /// The passes queued after the main search so far: 1 once its most promising plans are
+    /// queued with every setting (a staged search, [`explore::settings_pass`]), 2 once its
+    /// best plans are queued with the overlap options ([`explore::refinements`]).
+    passes: u8,
+    /// Plans the settings pass tries every setting on.
+    settings_plans: usize,
     /// Why the what-ifs were not run although asked for: together with the main search they
     /// would take more than one search may.
     pub codesign_skipped: Option<TooBig>,
@@ -112,7 +115,8 @@ impl Job {
             co,
             cancelled: false,
             main_plans,
-            refined: false,
+            passes: 0,
+            settings_plans: 0,
             codesign_skipped,
         })
     }
@@ -142,23 +146,30 @@ impl Job {
         done
     }
 
-    /// Once the main search is done: its best plans again with the overlap options, as
-    /// [`explore::search`] does, queued before the what-ifs.
+    /// Each time the main search's queue is done, its next pass, as [`explore::search`] runs
+    /// them, queued before the what-ifs: the settings pass of a staged search, then the best
+    /// plans with the overlap options.
     fn refine_when_due(&mut self) {
-        if self.refined || self.next < self.main_plans {
-            return;
+        while self.passes < 2 && self.next >= self.main_plans {
+            self.passes += 1;
+            let base = &self.scenarios[0];
+            let more = if self.passes == 1 {
+                let (more, plans) = explore::settings_pass(base, &self.ranked(), &self.space);
+                self.settings_plans = plans;
+                more
+            } else {
+                explore::refinements(base, &self.ranked(), &self.space)
+            };
+            self.main_plans += more.len();
+            let at = self.next;
+            self.queue.splice(at..at, more.into_iter().map(|c| (0, c, Slot::Main)));
         }
-        self.refined = true;
-        let more = explore::refinements(&self.scenarios[0], &self.ranked(), &self.space);
-        self.main_plans += more.len();
-        let at = self.next;
-        self.queue.splice(at..at, more.into_iter().map(|c| (0, c, Slot::Main)));
     }
 
-    /// Whether the plans are also tried with the training settings ([`explore::planned_fitted`]
-    /// may have turned them off).
-    pub fn settings_searched(&self) -> bool {
-        self.space.knobs
+    /// Which plans are also tried with the training settings ([`explore::planned_fitted`]
+    /// may have staged the search).
+    pub fn settings_searched(&self) -> explore::SettingsSearched {
+        explore::settings_searched(&self.scenarios[0], &self.space, self.settings_plans)
     }
 
     pub fn cancel(&mut self) {
@@ -193,7 +204,10 @@ impl Job {
 
     /// The summary against a baseline (over the results so far).
     pub fn summary(&self, baseline: Baseline) -> explore::Summary {
-        let mut s = explore::summarize(&self.scenarios[0], self.ranked(), &self.space);
+        let mut s = explore::Summary {
+            settings: self.settings_searched(),
+            ..explore::summarize(&self.scenarios[0], self.ranked(), &self.space)
+        };
         let plain = |st: Strategy| {
             s.ranked.iter().find(|o| {
                 let one = |sp: &Option<Spec>| {
@@ -331,6 +345,26 @@ mod tests {
         assert!(done == total && total > before, "{before} planned, {total} evaluated");
         assert_eq!(job.summary(Baseline::Yours), search);
         assert!(job.ranked().iter().any(|o| o.setup.overlap_grad_reduce || o.setup.overlap_tp_comm));
+    }
+
+    #[test]
+    fn a_chunked_staged_search_equals_the_one_shot_search() {
+        // A staged search (LLaMA2-70B staged on purpose, as too big a search would be): its
+        // settings pass is queued when the first pass is done, then the overlap pass, as
+        // explore::search runs them.
+        let s = State::initial();
+        let base = &s.good.as_ref().expect("good").scenario;
+        let space = Space { knobs: false, staged: true, ..Space::fixed_global(base) };
+        let mut job = Job::new(base, &space, false).expect("within budget");
+        let (_, first) = job.progress();
+        while !job.finished() {
+            job.step(37);
+        }
+        let (done, total) = job.progress();
+        assert!(done == total && total > first, "{first} planned, {total} evaluated");
+        let search = explore::search(base, &space).expect("within budget");
+        assert!(matches!(search.settings, explore::SettingsSearched::Best(n) if n > 0), "{:?}", search.settings);
+        assert_eq!(job.summary(Baseline::Yours), search);
     }
 
     #[test]

@@ -320,7 +320,7 @@ fn settings_card(
         <div class="card explorer-settings">
             <h2>{ format!("Explore plans for {} on {} GPUs", sc.model.name, sc.system.num_devices) }</h2>
             <p class="help">{ if crate::engine::uses_default_model(sc) {
-                "Default model: every N-D plan of tensor (within a node, dividing the heads), context (long sequences), expert (MoE), data (plain, fully sharded, or, without a pipeline, hybrid: sharded within a node and replicated across nodes) and pipeline parallelism, nested as Megatron ranks GPUs; in training each is tried with up to four micro-batch sizes (at least one micro-batch per pipeline stage), no, selective or full recomputation (a heavier one only where a lighter one does not fit), ZeRO stage 0 or 1 with plain data parallelism (and 2 without a pipeline), sequence parallelism with tensor parallelism, and the plain or the interleaved pipeline schedule (2 to 8 chunks per GPU, where they split every stage's layers evenly), and the best 16 plans that fit are tried again with the overlap options (gradients reduced during the backward pass, tensor-parallel communication overlapped with GEMMs); recommendation models split their embedding tables table-, row- or column-wise wherever tables are spread over GPUs; serving plans run in the scenario's number formats, or in each pair of the weight and KV-cache formats you list. Plans that do not fit in HBM (weights, gradients, optimizer states, activations) are shown greyed, not hidden, and never ranked above one that fits."
+                "Default model: every N-D plan of tensor (within a node, dividing the heads), context (long sequences), expert (MoE), data (plain, fully sharded, or, without a pipeline, hybrid: sharded within a node and replicated across nodes) and pipeline parallelism, nested as Megatron ranks GPUs; in training each is tried with up to four micro-batch sizes (at least one micro-batch per pipeline stage), no, selective or full recomputation (a heavier one only where a lighter one does not fit), ZeRO stage 0 or 1 with plain data parallelism (and 2 without a pipeline), sequence parallelism with tensor parallelism, and the plain or the interleaved pipeline schedule (2 to 8 chunks per GPU, where they split every stage's layers evenly), and the best 16 plans that fit are tried again with the overlap options (gradients reduced during the backward pass, tensor-parallel communication overlapped with GEMMs); where every setting on every plan would take more than one search may (large mixtures of experts), each plan runs first with the task's own settings and the 32 most promising with every one; recommendation models split their embedding tables table-, row- or column-wise wherever tables are spread over GPUs; serving plans run in the scenario's number formats, or in each pair of the weight and KV-cache formats you list. Plans that do not fit in HBM (weights, gradients, optimizer states, activations) are shown greyed, not hidden, and never ranked above one that fits."
             } else {
                 "MAD-Max paper mode: every plan MAD-Max accepts: each component's strategies (ddp, fsdp, tp, pp; ddp or mp for embeddings) over all GPUs, or within a node x across nodes; global batches that agree. Plans whose weights do not fit in HBM are shown greyed, not hidden."
             } }</p>
@@ -417,11 +417,7 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
             j.ranked().len(),
             total - j.ranked().len(),
             elapsed_ms.round(),
-            if explore::searches_settings(base) && !j.settings_searched() {
-                " Each plan ran with the task's own micro-batch, recomputation, ZeRO stage and schedule: trying them all would take more than one search may."
-            } else {
-                ""
-            },
+            crate::wording::settings_searched(j.settings_searched()).map_or(String::new(), |n| format!(" {n}")),
             j.codesign_skipped
                 .as_ref()
                 .map_or(String::new(), |t| format!(" Hardware what-ifs not run: with them, {t}."))

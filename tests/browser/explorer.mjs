@@ -155,6 +155,32 @@ await runTest('explorer', dist, async ({ server, browser }) => {
   check(applied.task.emb_sharding === cliDlrm.best.task.emb_sharding,
     `"apply" sets the table sharding: ${applied.task.emb_sharding}`);
 
+  // A model with too many plans to try every setting on each (GPT-4 1.8T, MoE, on 2,048
+  // H100s): the search runs in two passes, says so, and ranks what the CLI ranks.
+  const moeCase = JSON.parse(readFileSync('tests/data/reference/cases/llm_moe__gpt4_1.8t__cloud_A_h100.80_2048__llm_train.json', 'utf8')).inputs;
+  moeCase.task.mode = 'default';
+  const moe = await watchedPage(await browser.newContext({ viewport: { width: 1280, height: 900 } }), server.url);
+  await moe.goto(server.url + linkOf(moeCase));
+  await moe.locator('#iteration-time').waitFor({ timeout: 20000 });
+  await settled(moe);
+  const cliMoe = cliExplore(scenarioOfLink(await moe.locator('#share-link').inputValue()));
+  await moe.click('nav >> text=Explorer');
+  await moe.uncheck('#explore-codesign');
+  await moe.click('#explore-start');
+  const moeMs = await waitFinished(moe);
+  const moeStatus = await moe.locator('#explore-status').textContent();
+  const moeBest = Number(await moe.locator('#best-plan').getAttribute('data-throughput'));
+  check(cliMoe.settings_searched === false && moeStatus.includes(`and the ${cliMoe.settings_searched_plans} most promising`),
+    `a staged search says what it tried every setting on: ${moeStatus}`);
+  check(cliMoe.best.fits && close(moeBest, cliMoe.best.throughput) && (await moe.locator('#best-plan').textContent()).trim() === cliMoe.best.plan,
+    `staged: the best plan is the CLI's: ${cliMoe.best.plan}, ${moeBest} samples/s in ${moeMs} ms`);
+  await moe.click('#apply-best');
+  await moe.locator('#iteration-time').waitFor();
+  await settled(moe);
+  const moeApplied = scenarioOfLink(await moe.locator('#share-link').inputValue());
+  check(moeApplied.task.micro_batch === cliMoe.best.task.micro_batch && moeApplied.task.recompute === cliMoe.best.task.recompute,
+    `"apply" sets the settings the second pass chose: micro-batch ${moeApplied.task.micro_batch}, ${moeApplied.task.recompute} recomputation`);
+
   // Phone width: the explorer stays usable.
   const phone = await watchedPage(await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2 }), server.url);
   await phone.goto(server.url);
@@ -167,6 +193,6 @@ await runTest('explorer', dist, async ({ server, browser }) => {
   check(overflow <= 1, `no sideways scrolling on a phone (overflow ${overflow} px)`);
   await phone.screenshot({ path: join(shots, 'explorer-phone.png'), fullPage: true });
 
-  for (const p of [page, misfit, dlrm, phone]) for (const problem of p.problems) check(false, problem);
+  for (const p of [page, misfit, dlrm, moe, phone]) for (const problem of p.problems) check(false, problem);
   console.log(`explorer: full plan search for LLaMA2-70B on 2,048 GPUs took ${searchMs.toFixed(0)} ms in the browser (${cliBest.plans_evaluated} plans)`);
 });

@@ -270,15 +270,21 @@ fn explore_says_when_the_given_plan_cannot_run_and_quotes_no_speed_up_over_it() 
         String::from_utf8_lossy(&madmax(&["explore", path.to_str().expect("utf-8"), "--mode", "default"]).stdout)
             .into_owned();
     assert!(text.trim_end().ends_with("and no plan searched fits either"), "{text}");
-    // Training a model with too many plans to try every setting: the search still runs, with
-    // the task's own settings, and says so.
+    // Training a model with too many plans to try every setting on each: the search runs in
+    // two passes, the settings tried on the most promising plans, and says so.
     let path = data_dir().join("reference/cases/llm_moe__gpt4_1.8t__cloud_A_h100.80_2048__llm_train.json");
     let path = path.to_str().expect("utf-8");
     let o = madmax(&["explore", path, "--mode", "default"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(String::from_utf8_lossy(&o.stdout).contains("each with the task's own micro-batch"));
     let v = stdout_json(&madmax(&["explore", path, "--mode", "default", "--json"]));
     assert_eq!(v["settings_searched"], false);
+    let tried = v["settings_searched_plans"].as_u64().expect("a count");
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains(&format!("each plan ran with the task's own settings, and the {tried} most promising")),
+        "{text}"
+    );
+    assert!(v["best"]["fits"].as_bool().expect("fits") && v["best"]["task"]["micro_batch"].is_u64(), "{v}");
     let v = stdout_json(&madmax(&[
         "explore",
         data_dir().join("reference/cases/llm__llama2_70b__dc_A_2048__llm_train.json").to_str().expect("utf-8"),
@@ -287,6 +293,7 @@ fn explore_says_when_the_given_plan_cannot_run_and_quotes_no_speed_up_over_it() 
         "--json",
     ]));
     assert_eq!(v["settings_searched"], true);
+    assert!(v["settings_searched_plans"].is_null());
 }
 
 #[test]
@@ -599,5 +606,19 @@ fn paper_computes_the_findings_on_the_workload_suite_beside_the_papers() {
         "NIC bandwidth      x8",
     ] {
         assert!(text.contains(want), "{want:?} not in:\n{text}");
+    }
+}
+
+#[test]
+fn the_explorer_help_quotes_the_searchs_own_limits() {
+    // The usage text and the explorer page say how many plans each pass tries; they quote the
+    // constants the search uses.
+    use madmax::engine::explore::{REFINED_PLANS, SETTINGS_PASS_PLANS};
+    let usage = String::from_utf8_lossy(&madmax(&["--help"]).stdout).replace("\n      ", " ");
+    let page = std::fs::read_to_string(env!("CARGO_MANIFEST_DIR").to_owned() + "/src/ui/explorer_view.rs")
+        .expect("the explorer view's source");
+    for text in [&usage, &page] {
+        assert!(text.contains(&format!("best {REFINED_PLANS} ")), "{text}");
+        assert!(text.contains(&format!("the {SETTINGS_PASS_PLANS} most promising with every one")), "{text}");
     }
 }

@@ -57,7 +57,11 @@ pub fn run(a: &ExploreArgs) -> ExitCode {
             "baseline": outcome_json(&summary.baseline),
             "best": summary.ranked.first().map(outcome_json),
             "speedup": summary.speedup,
-            "settings_searched": summary.settings_searched && explore::searches_settings(&scenario),
+            "settings_searched": summary.settings == explore::SettingsSearched::Every,
+            "settings_searched_plans": match summary.settings {
+                explore::SettingsSearched::Best(n) => Some(n),
+                _ => None,
+            },
             "plans_evaluated": summary.ranked.len(),
             "plans": summary.ranked.iter().take(a.top).map(outcome_json).collect::<Vec<_>>(),
         });
@@ -71,10 +75,8 @@ pub fn run(a: &ExploreArgs) -> ExitCode {
         summary.ranked.len(),
         units::duration(elapsed)
     );
-    if explore::searches_settings(&scenario) && !summary.settings_searched {
-        outln!(
-            "(each with the task's own micro-batch, recomputation, ZeRO stage and schedule: trying them all would take more than one search may)"
-        );
+    if let Some(note) = madmax::wording::settings_searched(summary.settings) {
+        outln!("({note})");
     }
     let b = &summary.baseline;
     let memory = if madmax::engine::uses_default_model(&scenario) { "memory" } else { "weights" };

@@ -41,7 +41,9 @@ Usage:
       parallelism with tensor parallelism, and 1 to 8 pipeline chunks per GPU where they
       split the stages evenly, the best 16 that fit then tried with the overlap options
       (gradients reduced during the backward pass, tensor-parallel communication overlapped
-      with GEMMs); for recommendation models, embedding tables split over GPUs
+      with GEMMs), or, where every setting on every plan would take more than one search
+      may (large mixtures of experts), each plan first with the task's own settings and the
+      32 most promising with every one; for recommendation models, embedding tables split over GPUs
       table-, row- or column-wise); for LLM serving,
       --max-tpot-ms marks plans slower than MS per output token as infeasible, and
       --max-ttft-ms plans whose first token comes after MS, and --weight-formats and
