@@ -235,7 +235,7 @@ fn app() -> Html {
                     View::Validation => html! {
                         <super::validation_view::ValidationView dispatch={dispatch.clone()} width={*width} initial={state.runs_filter.clone()} />
                     },
-                    View::Paper => html! { <super::paper_view::PaperView /> },
+                    View::Paper => html! { <super::paper_view::PaperView width={*width} /> },
                 }
             }
             <footer class="foot">

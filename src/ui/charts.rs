@@ -966,3 +966,174 @@ pub fn scaling(canvas: &HtmlCanvasElement, theme: &Theme, points: &[ScalePoint])
     legend_box(&mut chart, theme, SeriesLabelPosition::LowerRight)?;
     root.present().map_err(err)
 }
+
+/// A strip chart's content: rows of items, each item a value from 0 to 1 (shown as a
+/// percentage) in one of the series (their legend is the page's); a shaded reference band
+/// with its label.
+pub struct Strips<'a> {
+    pub title: &'a str,
+    pub rows: &'a [String],
+    pub series: &'a [&'a str],
+    /// `(row, series, value)`.
+    pub points: &'a [(usize, usize, f64)],
+    pub band: Option<(f64, f64, &'a str)>,
+    /// Where the drawing leaves the points on the canvas, for pointing at them.
+    pub placed: Option<&'a PlacedPoints>,
+}
+
+/// A strip chart: one row per group, every item a mark at its value, the series of a row
+/// side by side (the first above, the next below, told apart by colour and shape), each
+/// series' median a vertical tick, and the reference band shaded behind. Marks of equal value
+/// spread a little up and down so that a crowd reads as one.
+pub fn strips(canvas: &HtmlCanvasElement, theme: &Theme, st: &Strips) -> Result<(), String> {
+    let n = st.rows.len().max(1);
+    let root = area(canvas, theme, 70 + 44 * n as u32)?;
+    let mut chart = ChartBuilder::on(&root)
+        .margin(theme.px(8.0))
+        .margin_right(theme.px(22.0))
+        .caption(st.title, theme.font(15.0))
+        .x_label_area_size(theme.px(36.0))
+        .y_label_area_size(theme.px(132.0))
+        .build_cartesian_2d(0.0..1.0, -0.5..(n as f64 - 0.5))
+        .map_err(err)?;
+    // Rows are centred on whole numbers, the first at the top, where the axis puts its labels.
+    let rows = st.rows;
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .y_labels(n)
+        .y_label_formatter(&|y| {
+            let i = y.round();
+            if (y - i).abs() < 0.01 && i >= 0.0 && (i as usize) < n {
+                rows.get(n - 1 - i as usize).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
+        })
+        .x_labels(6)
+        .x_label_formatter(&|x| format!("{:.0} %", x * 100.0))
+        .x_desc("share of iteration time")
+        .themed(theme)
+        .draw()
+        .map_err(err)?;
+    if let Some((lo, hi, label)) = st.band {
+        let shade = color(SERIES_RGB[4]).mix(0.22).filled();
+        chart.draw_series([Rectangle::new([(lo, -0.5), (hi, n as f64 - 0.5)], shade)]).map_err(err)?;
+        let style = theme.font(11.0).pos(Pos::new(HPos::Center, VPos::Top));
+        chart.draw_series([Text::new(label.to_owned(), ((lo + hi) / 2.0, n as f64 - 0.52), style)]).map_err(err)?;
+    }
+    // Each series' lane in its row; items spread +/-0.08 around it, deterministically (the
+    // golden ratio's fractional parts).
+    let lane = |row: usize, series: usize| (n - 1 - row) as f64 + if series.is_multiple_of(2) { 0.2 } else { -0.2 };
+    let y_of = |row: usize, series: usize, k: usize| lane(row, series) + ((k as f64 * 0.618_034).fract() - 0.5) * 0.16;
+    let at: Vec<(f64, f64)> =
+        st.points.iter().enumerate().map(|(k, &(row, series, v))| (v.clamp(0.0, 1.0), y_of(row, series, k))).collect();
+    for si in 0..st.series.len() {
+        let (rgb, triangle) = series_marker(si);
+        let c = color(rgb);
+        let pts = st.points.iter().zip(&at).filter(|(p, _)| p.1 == si).map(|(_, &xy)| xy);
+        let r = theme.px(3.5);
+        let t = theme.px(5.0);
+        if triangle {
+            chart.draw_series(pts.map(|p| TriangleMarker::new(p, t, c.mix(0.8).filled()))).map_err(err)?;
+        } else {
+            chart.draw_series(pts.map(|p| Circle::new(p, r, c.mix(0.7).filled()))).map_err(err)?;
+        }
+        // Each row's median, a tick in the text's colour across the series' lane.
+        let stroke = theme.text().stroke_width(theme.px(2.5));
+        for row in 0..n {
+            let mut v: Vec<f64> = st.points.iter().filter(|p| p.0 == row && p.1 == si).map(|p| p.2).collect();
+            if v.is_empty() {
+                continue;
+            }
+            v.sort_by(f64::total_cmp);
+            let m = v.len();
+            let median = if m % 2 == 1 { v[m / 2] } else { (v[m / 2 - 1] + v[m / 2]) / 2.0 };
+            let y = lane(row, si);
+            chart.draw_series([PathElement::new(vec![(median, y - 0.17), (median, y + 0.17)], stroke)]).map_err(err)?;
+        }
+    }
+    if let Some(placed) = st.placed {
+        place_points(chart.plotting_area(), at.iter().map(|&p| Some(p)), theme, placed);
+    }
+    // The legend is the page's, under the chart: marks fill every corner.
+    root.present().map_err(err)
+}
+
+/// One line of a scaling chart: its name and, per factor, `(factor, median, low, high)`.
+pub type FactorLine = (String, Vec<(f64, f64, f64, f64)>);
+
+/// Throughput ratio against a scale factor, both on log2 axes (labelled x0.5, x1, x2, ...):
+/// one line per resource through its medians, the range over workloads a thin bar at each
+/// point (nudged apart so that lines do not hide each other's), and the 1x line.
+pub fn factor_lines(
+    canvas: &HtmlCanvasElement,
+    theme: &Theme,
+    title: &str,
+    lines: &[FactorLine],
+    placed: Option<&PlacedPoints>,
+) -> Result<(), String> {
+    let root = area(canvas, theme, 280)?;
+    let values = lines.iter().flat_map(|l| l.1.iter().flat_map(|p| [p.1, p.2, p.3])).filter(|v| *v > 0.0);
+    let (lo, hi) = values.fold((1.0f64, 1.0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    let factors = lines.iter().flat_map(|l| l.1.iter().map(|p| p.0)).filter(|f| *f > 0.0);
+    let (f0, f1) = factors.fold((1.0f64, 1.0f64), |(a, b), f| (a.min(f), b.max(f)));
+    let (y0, y1) = (lo.log2().floor() - 0.1, hi.log2().ceil() + 0.1);
+    let mut chart = ChartBuilder::on(&root)
+        .margin(theme.px(10.0))
+        .caption(title, theme.font(15.0))
+        .x_label_area_size(theme.px(38.0))
+        .y_label_area_size(theme.px(52.0))
+        .build_cartesian_2d((f0.log2() - 0.3)..(f1.log2() + 0.3), y0..y1)
+        .map_err(err)?;
+    // Powers of two print exactly: 0.5, 1, 2, 8.
+    let power = |suffix: &'static str, prefix: &'static str| {
+        move |v: &f64| {
+            if (v - v.round()).abs() < 1e-9 {
+                format!("{prefix}{}{suffix}", 2f64.powi(v.round() as i32))
+            } else {
+                String::new()
+            }
+        }
+    };
+    chart
+        .configure_mesh()
+        .x_desc("resource scaled by (log scale)")
+        .y_desc("throughput ratio (log scale)")
+        .x_labels(((f1.log2() - f0.log2()).round() as usize + 2).min(12))
+        .y_labels(((y1 - y0).round() as usize + 2).min(12))
+        .x_label_formatter(&power("", "x"))
+        .y_label_formatter(&power("x", ""))
+        .themed(theme)
+        .draw()
+        .map_err(err)?;
+    let ink = theme.text().stroke_width(theme.px(1.0));
+    let x_span = (f0.log2() - 0.3, f1.log2() + 0.3);
+    chart.draw_series([PathElement::new(vec![(x_span.0, 0.0), (x_span.1, 0.0)], ink)]).map_err(err)?;
+    let dash = theme.px(16.0) as i32;
+    let mut at = Vec::new();
+    for (i, (name, pts)) in lines.iter().enumerate() {
+        let (rgb, _) = series_marker(i);
+        let c = color(rgb);
+        let nudge = (i as f64 - (lines.len() as f64 - 1.0) / 2.0) * 0.05;
+        let xy: Vec<(f64, f64)> = pts.iter().map(|p| (p.0.log2() + nudge, p.1.max(1e-12).log2())).collect();
+        for p in pts {
+            let x = p.0.log2() + nudge;
+            let bar = vec![(x, p.2.max(1e-12).log2()), (x, p.3.max(1e-12).log2())];
+            chart.draw_series([PathElement::new(bar, c.mix(0.45).stroke_width(theme.px(2.0)))]).map_err(err)?;
+        }
+        chart
+            .draw_series(LineSeries::new(xy.iter().copied(), c.stroke_width(theme.px(2.0))))
+            .map_err(err)?
+            .label(name.as_str())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + dash, y)], c.stroke_width(3)));
+        let r = theme.px(3.5);
+        chart.draw_series(xy.iter().map(|&p| Circle::new(p, r, c.filled()))).map_err(err)?;
+        at.extend(xy);
+    }
+    if let Some(placed) = placed {
+        place_points(chart.plotting_area(), at.into_iter().map(Some), theme, placed);
+    }
+    legend_box(&mut chart, theme, SeriesLabelPosition::UpperLeft)?;
+    root.present().map_err(err)
+}

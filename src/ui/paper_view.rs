@@ -6,10 +6,13 @@
 use crate::engine::explore::Space;
 use crate::engine::scenario::Mode;
 use crate::paper::{self, Compared, Findings, Measured, Spread, Workload};
+use crate::ui::canvas::{point_pick, Canvas, Draw, PlacedPoints};
+use crate::ui::charts::{self, FactorLine, Strips};
 use crate::ui::explorer::{Baseline, Job};
 use crate::units;
 use gloo::timers::callback::Timeout;
 use std::cell::RefCell;
+use std::rc::Rc;
 use yew::prelude::*;
 
 /// One model's run over the suite.
@@ -113,8 +116,14 @@ fn schedule() {
     .forget();
 }
 
+#[derive(Properties, PartialEq)]
+pub struct Props {
+    /// The page's width, CSS px: the charts redraw when it changes.
+    pub width: u32,
+}
+
 #[function_component(PaperView)]
-pub fn paper_view() -> Html {
+pub fn paper_view(p: &Props) -> Html {
     let version = use_state(|| 0u64);
     {
         let version = version.clone();
@@ -125,10 +134,10 @@ pub fn paper_view() -> Html {
             || SESSION.with(|s| s.borrow_mut().redraw = None)
         });
     }
-    SESSION.with(|s| view(&s.borrow()))
+    SESSION.with(|s| view(&s.borrow(), p.width))
 }
 
-fn view(s: &Session) -> Html {
+fn view(s: &Session, width: u32) -> Html {
     let total: usize = s.runs.iter().map(|r| r.suite.len()).sum();
     let done: usize = s.runs.iter().map(|r| r.measured.len().min(r.suite.len())).sum();
     let finished = !s.runs.is_empty() && done == total;
@@ -147,9 +156,9 @@ fn view(s: &Session) -> Html {
                 { s.problem.as_ref().map(|p| html! { <p class="error-msg">{ p }</p> }).unwrap_or_default() }
             </section>
             { if findings.is_empty() { html! {} } else { html! { <>
-                { exposed(&findings) }
+                { exposed(&findings, exposed_chart(s, &findings, width, done)) }
                 { speedups(&findings) }
-                { codesign(&findings) }
+                { codesign(&findings, width, done) }
             </> } } }
         </main>
     }
@@ -183,7 +192,66 @@ fn ratio(x: f64) -> String {
     format!("{}x", units::sig3(x))
 }
 
-fn exposed(findings: &[Findings]) -> Html {
+/// Every workload's exposed share, a row per model family and a mark per workload in each
+/// model whose run is done, beside the paper's range.
+fn exposed_chart(s: &Session, findings: &[Findings], width: u32, version: usize) -> Html {
+    let Some(first) = findings.first() else { return html! {} };
+    let rows: Vec<String> = first.exposed.by_family.iter().map(|g| g.name.clone()).collect();
+    let runs: Vec<&Run> = s.runs.iter().filter(|r| r.findings.is_some()).collect();
+    let series: Vec<&'static str> = runs.iter().map(|r| model(r.mode)).collect();
+    let names = series.clone();
+    let mut points = Vec::new();
+    let mut said = Vec::new();
+    for (si, r) in runs.iter().enumerate() {
+        for (w, m) in r.suite.iter().zip(&r.measured) {
+            let Some(row) = rows.iter().position(|f| f == w.family) else { continue };
+            points.push((row, si, m.exposed_share));
+            said.push(format!(
+                "{}: {} of iteration time exposed ({})",
+                w.id,
+                units::percent(m.exposed_share),
+                model(r.mode)
+            ));
+        }
+    }
+    let placed = Rc::new(PlacedPoints::default());
+    let pick = point_pick(placed.clone(), said);
+    let band = (paper::PAPER_EXPOSED_SHARE.0, paper::PAPER_EXPOSED_SHARE.1, "the paper");
+    let draw: Draw = Rc::new(move |c, theme| {
+        let series: Vec<&str> = series.to_vec();
+        charts::strips(
+            c,
+            theme,
+            &Strips {
+                title: "Exposed communication per workload",
+                rows: &rows,
+                series: &series,
+                points: &points,
+                band: Some(band),
+                placed: Some(&placed),
+            },
+        )
+    });
+    let legend = names.iter().enumerate().map(|(i, name)| {
+        let ((r, g, b), triangle) = charts::series_marker(i);
+        let side = if i % 2 == 0 { "upper" } else { "lower" };
+        html! {
+            <li><span class="swatch" style={format!("color: rgb({r}, {g}, {b})")}>{ if triangle { "\u{25b2}" } else { "\u{25cf}" } }</span>{ format!("{name} ({side} marks of each row; tick: median)") }</li>
+        }
+    });
+    html! {
+        <>
+            <Canvas id="chart-paper-exposed" {draw} version={version as u64} {width} {pick}
+                label="Exposed communication as a share of iteration time, one mark per workload and model, by model family, with the paper's 14-32% range shaded; the table below gives the medians and ranges." />
+            <ul class="chart-legend" id="paper-exposed-legend" aria-hidden="true">
+                { for legend }
+                <li><span class="swatch" style={format!("color: {}", charts::css(charts::SERIES_RGB[4]))}>{ "\u{25a0}" }</span>{ "the paper: 14-32 % of GPU hours, production traces" }</li>
+            </ul>
+        </>
+    }
+}
+
+fn exposed(findings: &[Findings], chart: Html) -> Html {
     let Some(first) = findings.first() else { return html! {} };
     let mut rows: Vec<(String, String)> = vec![("all".into(), "all workloads".into())];
     rows.extend(first.exposed.by_family.iter().chain(&first.exposed.by_gpu).map(|g| (g.name.clone(), g.name.clone())));
@@ -196,7 +264,8 @@ fn exposed(findings: &[Findings]) -> Html {
     html! {
         <section class="card">
             <h3>{ "Exposed communication, as a share of iteration time" }</h3>
-            <p class="help">{ "Every GPU of a synchronous step waits alike, so this is also the share of the run's GPU hours that communication no computation hides. Median over the workloads, with the range; point at a figure for the workloads at its ends." }</p>
+            <p class="help">{ "Every GPU of a synchronous step waits alike, so this is also the share of the run's GPU hours that communication no computation hides. Each mark is one workload (point at it for which), each tick a median; the table gives the median over the workloads with the range (point at a figure for the workloads at its ends)." }</p>
+            { chart }
             <div class="table-wrap">
                 <table class="ranked" id="paper-exposed">
                     <thead><tr><th scope="col">{ "workloads" }</th>{ heads(findings) }</tr></thead>
@@ -246,12 +315,49 @@ fn speedups(findings: &[Findings]) -> Html {
     }
 }
 
-fn codesign(findings: &[Findings]) -> Html {
+/// A model's co-design what-ifs as lines: per resource, the median ratio at each factor (1 at
+/// x1, the workload's own hardware), the range as a bar.
+fn codesign_chart(f: &Findings, width: u32, version: usize) -> Html {
+    let mut lines: Vec<FactorLine> = Vec::new();
+    for w in &f.codesign {
+        let point = (w.factor, w.speedup.median, w.speedup.min, w.speedup.max);
+        match lines.iter_mut().find(|l| l.0 == w.resource) {
+            Some(l) => l.1.push(point),
+            None => lines.push((w.resource.to_owned(), vec![(1.0, 1.0, 1.0, 1.0), point])),
+        }
+    }
+    for l in &mut lines {
+        l.1.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    let said: Vec<String> = lines
+        .iter()
+        .flat_map(|(name, pts)| {
+            pts.iter().map(move |p| {
+                if p.0 == 1.0 {
+                    format!("{name} x1: each workload's own hardware")
+                } else {
+                    format!("{name} x{}: median {} ({} to {})", p.0, ratio(p.1), ratio(p.2), ratio(p.3))
+                }
+            })
+        })
+        .collect();
+    let placed = Rc::new(PlacedPoints::default());
+    let pick = point_pick(placed.clone(), said);
+    let title = model(f.mode);
+    let draw: Draw = Rc::new(move |c, theme| charts::factor_lines(c, theme, title, &lines, Some(&placed)));
+    html! {
+        <Canvas id={format!("chart-paper-codesign-{}", f.mode.config_name())} {draw} version={version as u64} {width} {pick}
+            label={format!("Co-design in the {title}: throughput ratio against the factor each resource is scaled by, medians as lines and ranges as bars; the table below gives every figure.")} />
+    }
+}
+
+fn codesign(findings: &[Findings], width: u32, version: usize) -> Html {
     let Some(first) = findings.first() else { return html! {} };
     html! {
         <section class="card">
             <h3>{ "Co-design: one resource scaled" }</h3>
-            <p class="help">{ "Throughput with one resource of every GPU (or link) scaled, over the workload's own, each workload keeping its own plan. Median over the workloads, with the range." }</p>
+            <p class="help">{ "Throughput with one resource of every GPU (or link) scaled, over the workload's own, each workload keeping its own plan: a line per resource through the medians over the workloads, a bar for their range (point at a mark for its figures)." }</p>
+            <div class="paper-figures">{ for findings.iter().map(|f| codesign_chart(f, width, version)) }</div>
             <div class="table-wrap">
                 <table class="ranked" id="paper-codesign">
                     <thead><tr><th scope="col">{ "resource" }</th>{ heads(findings) }</tr></thead>

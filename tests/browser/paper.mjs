@@ -4,7 +4,7 @@
 // without sideways scrolling of the page. Screenshots: paper-desktop.png, paper-phone.png.
 //
 // Usage: node tests/browser/paper.mjs [DIST_DIR] [MADMAX_BIN]
-import { watchedPage, check, shots, close, runTest } from './lib.mjs';
+import { watchedPage, check, shots, close, runTest, canvasInked, pointAt } from './lib.mjs';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 
@@ -37,6 +37,18 @@ await runTest('paper', dist, async ({ server, browser }) => {
       check(close(got, w.speedup.median), `${m}: ${w.resource} x${w.factor} ${got} as the CLI's ${w.speedup.median}`);
     }
   }
+  // The figures: every workload's exposed share by family, and the co-design lines per model;
+  // pointing at a mark names it.
+  for (const id of ['chart-paper-exposed', ...fromCli.map((f) => `chart-paper-codesign-${f.mode}`)]) {
+    check(await canvasInked(page, id) > 500, `figure ${id} is drawn`);
+  }
+  const grid = (n) => Array.from({ length: n }, (_, i) => 0.08 + (0.9 * i) / n);
+  const marks = await pointAt(page, 'chart-paper-exposed', { xs: grid(60), ys: grid(30), first: true });
+  check(marks.length === 1 && / of iteration time exposed \((MAD-Max paper mode|default model)\)$/.test(marks[0]),
+    `pointing at a mark names its workload and share: ${marks[0]}`);
+  const lines = await pointAt(page, `chart-paper-codesign-${fromCli[0].mode}`, { xs: grid(50), ys: grid(30), first: true });
+  check(lines.length === 1 && /^(compute|HBM bandwidth|NVLink bandwidth|NIC bandwidth) x[\d.]+: (median|each workload)/.test(lines[0]),
+    `pointing at a co-design point gives its figures: ${lines[0]}`);
   const text = await page.locator('main').textContent();
   check(/The paper: 14.0 % to 32.0 % of GPU hours/.test(text) && /up to 2.24x/.test(text) && /up to 5.27x/.test(text),
     'each analysis says what the paper reported');
