@@ -121,6 +121,10 @@ pub struct Speedups {
     /// Pre-training and fine-tuning workloads.
     pub training: Option<Spread>,
     pub inference: Option<Spread>,
+    /// The workloads where the best plan gains most ([`LARGEST_GAINS`] of training and of
+    /// inference, largest first, each at least 1%): what their own plan and the best one are,
+    /// so that an outlier explains itself.
+    pub largest: Vec<Gain>,
     /// Workloads whose own plan does not fit in HBM or misses a latency limit (a speed-up over
     /// a plan that cannot run means nothing).
     pub own_plan_cannot_run: Vec<String>,
@@ -128,6 +132,19 @@ pub struct Speedups {
     pub nothing_fits: Vec<String>,
     /// Workloads whose search would be too big to run.
     pub too_big: Vec<String>,
+}
+
+/// How many of the largest gains [`Speedups::largest`] lists, of training and of inference.
+pub const LARGEST_GAINS: usize = 3;
+
+/// A workload where a better plan gains much: the speed-up and the two plans.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Gain {
+    pub workload: String,
+    /// `training` or `inference`.
+    pub task: &'static str,
+    pub speedup: f64,
+    pub plans: Plans,
 }
 
 /// One co-design what-if: every workload's own plan on hardware with one resource scaled.
@@ -168,17 +185,18 @@ pub fn findings_of(mode: Mode, suite: &[Workload]) -> Option<Findings> {
         .iter()
         .map(|w| {
             let search = explore::search(&w.scenario, &Space::fixed_global(&w.scenario));
-            Measured::of(w, compared(search.as_ref().ok()))
+            Measured::of(w, compared(&w.scenario, search.as_ref().ok()))
         })
         .collect();
     summarize(mode, suite, &measured)
 }
 
 /// How a workload's own plan compares with the best the explorer finds.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Compared {
-    /// The best plan that fits over the own plan, in throughput (at least 1).
-    Speedup(f64),
+    /// The best plan that fits over the own plan, in throughput (at least 1), and the two
+    /// plans.
+    Speedup(f64, Plans),
     /// The own plan does not fit in HBM or misses a latency limit.
     OwnPlanCannotRun,
     NothingFits,
@@ -186,14 +204,37 @@ pub enum Compared {
     TooBig,
 }
 
-/// What a finished search (`None`: too big to run) says about a workload's own plan.
-pub fn compared(search: Option<&explore::Summary>) -> Compared {
+/// A workload's own plan and the best plan that fits, each described as the explorer does,
+/// with its throughput.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Plans {
+    pub own: String,
+    pub own_samples_per_s: f64,
+    /// The share of the own plan's communication that no computation hides, 0..1.
+    pub own_exposed_share: f64,
+    pub best: String,
+    pub best_samples_per_s: f64,
+    pub best_exposed_share: f64,
+}
+
+/// What a finished search of `base` (`None`: too big to run) says about its own plan.
+pub fn compared(base: &Scenario, search: Option<&explore::Summary>) -> Compared {
     match search {
         None => Compared::TooBig,
-        Some(s) => match s.speedup {
-            Some(x) => Compared::Speedup(x),
-            None if !(s.baseline.fits() && s.baseline.meets_limit()) => Compared::OwnPlanCannotRun,
-            None => Compared::NothingFits,
+        Some(s) => match (s.speedup, s.ranked.first()) {
+            (Some(x), Some(best)) => Compared::Speedup(
+                x,
+                Plans {
+                    own: explore::describe_outcome(base, &s.baseline),
+                    own_samples_per_s: s.baseline.throughput_samples_per_s,
+                    own_exposed_share: s.baseline.exposed_share,
+                    best: explore::describe_outcome(base, best),
+                    best_samples_per_s: best.throughput_samples_per_s,
+                    best_exposed_share: best.exposed_share,
+                },
+            ),
+            _ if !(s.baseline.fits() && s.baseline.meets_limit()) => Compared::OwnPlanCannotRun,
+            _ => Compared::NothingFits,
         },
     }
 }
@@ -247,20 +288,34 @@ pub fn summarize(mode: Mode, suite: &[Workload], measured: &[Measured]) -> Optio
 
     let mut training = Vec::new();
     let mut inference = Vec::new();
+    let mut gains: [Vec<Gain>; 2] = [Vec::new(), Vec::new()];
     let (mut own_plan_cannot_run, mut nothing_fits, mut too_big) = (Vec::new(), Vec::new(), Vec::new());
     for (w, m) in suite.iter().zip(measured) {
         let id = w.id.clone();
-        match m.compared {
-            Compared::Speedup(x) if w.scenario.task.kind == TaskKind::Inference => inference.push((id, x)),
-            Compared::Speedup(x) => training.push((id, x)),
+        match &m.compared {
+            Compared::Speedup(x, plans) => {
+                let serving = w.scenario.task.kind == TaskKind::Inference;
+                if serving { &mut inference } else { &mut training }.push((id.clone(), *x));
+                let task = if serving { "inference" } else { "training" };
+                gains[usize::from(serving)].push(Gain { workload: id, task, speedup: *x, plans: plans.clone() });
+            }
             Compared::OwnPlanCannotRun => own_plan_cannot_run.push(id),
             Compared::NothingFits => nothing_fits.push(id),
             Compared::TooBig => too_big.push(id),
         }
     }
+    let largest = gains
+        .into_iter()
+        .flat_map(|mut g| {
+            g.sort_by(|a, b| b.speedup.total_cmp(&a.speedup));
+            // A gain under 1% is no gain to explain.
+            g.into_iter().filter(|x| x.speedup >= 1.01).take(LARGEST_GAINS)
+        })
+        .collect();
     let speedups = Speedups {
         training: Spread::of(&training),
         inference: Spread::of(&inference),
+        largest,
         own_plan_cannot_run,
         nothing_fits,
         too_big,
@@ -328,6 +383,20 @@ mod tests {
             assert_eq!(compared + s.own_plan_cannot_run.len() + s.nothing_fits.len() + s.too_big.len(), suite.len());
             assert!([&s.training, &s.inference].iter().filter_map(|x| x.as_ref()).all(|x| x.min >= 1.0));
             assert_eq!(f.codesign.len(), RESOURCES.len() * FACTORS.len());
+            // The largest gains: at most LARGEST_GAINS per task, largest first, the first the
+            // spread's maximum, each the ratio of its plans' throughputs.
+            for (task, spread) in [("training", &s.training), ("inference", &s.inference)] {
+                let gains: Vec<&Gain> = s.largest.iter().filter(|g| g.task == task).collect();
+                assert!(gains.len() <= LARGEST_GAINS && gains.windows(2).all(|w| w[0].speedup >= w[1].speedup));
+                let max = spread.as_ref().map(|x| x.max).filter(|x| *x >= 1.01);
+                assert_eq!(gains.first().map(|g| g.speedup), max, "{task}");
+                assert!(gains.iter().all(|g| g.speedup >= 1.01));
+                for g in gains {
+                    let ratio = g.plans.best_samples_per_s / g.plans.own_samples_per_s;
+                    assert!((g.speedup - ratio.max(1.0)).abs() <= 1e-9 * ratio, "{g:?}");
+                    assert!(!g.plans.own.is_empty() && !g.plans.best.is_empty());
+                }
+            }
             // The explorer's factors but 1 (the workload's own figures).
             let others: Vec<f64> = explore::CODESIGN_FACTORS.into_iter().filter(|x| *x != 1.0).collect();
             assert_eq!(FACTORS.to_vec(), others);

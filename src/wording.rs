@@ -5,6 +5,7 @@ use crate::engine::critical::CriticalPath;
 use crate::engine::explore::{Outcome, SettingsSearched};
 use crate::engine::report::{Limit, Report, Serving};
 use crate::engine::scenario::Batching;
+use crate::paper::Gain;
 use crate::units;
 
 /// What a report's timeline spans, as a noun: an "iteration" of training, a static serving
@@ -174,6 +175,25 @@ pub fn settings_searched(settings: SettingsSearched) -> Option<String> {
     ))
 }
 
+/// Where a better plan gains much, as a sentence: the speed-up, the workload and both plans
+/// with their throughput (samples/s; requests/s in inference).
+pub fn gain(g: &Gain) -> String {
+    let unit = if g.task == "inference" { "requests/s" } else { "samples/s" };
+    let p = &g.plans;
+    format!(
+        "{}x on {} ({}): its own plan, {}, runs {}, {} of its communication exposed; the best plan that fits, {}, runs {}, {} exposed.",
+        units::sig3(g.speedup),
+        g.workload,
+        g.task,
+        p.own,
+        units::si(p.own_samples_per_s, unit),
+        units::percent(p.own_exposed_share),
+        p.best,
+        units::si(p.best_samples_per_s, unit),
+        units::percent(p.best_exposed_share)
+    )
+}
+
 /// A short mark for a ranked plan that cannot run ("does not fit in HBM"); `None` when it can.
 pub fn misfit_mark(o: &Outcome) -> Option<String> {
     if o.memory_bytes > o.capacity_bytes {
@@ -256,6 +276,25 @@ pub fn capitalised(text: &str) -> String {
 mod tests {
     use super::*;
     use crate::engine::explore::{search, Space};
+
+    #[test]
+    fn a_gain_names_the_workload_and_both_plans() {
+        let plans = crate::paper::Plans {
+            own: "MLP ddp 64".into(),
+            own_samples_per_s: 9310.0,
+            own_exposed_share: 0.999,
+            best: "MLP ddp 8 x pp 8".into(),
+            best_samples_per_s: 1.56e6,
+            best_exposed_share: 0.726,
+        };
+        let g = Gain { workload: "dlrm_x".into(), task: "training", speedup: 167.4, plans };
+        assert_eq!(
+            gain(&g),
+            "167x on dlrm_x (training): its own plan, MLP ddp 64, runs 9.31 k samples/s, 99.9 % of its communication exposed; the best plan that fits, MLP ddp 8 x pp 8, runs 1.56 M samples/s, 72.6 % exposed."
+        );
+        let served = Gain { task: "inference", ..g };
+        assert!(gain(&served).contains("requests/s"));
+    }
 
     #[test]
     fn a_staged_search_says_how_many_plans_it_tried_every_setting_on() {

@@ -47,7 +47,7 @@ impl Run {
                 while !job.finished() && js_sys::Date::now() < deadline_ms {
                     job.step(1);
                 }
-                job.finished().then(|| paper::compared(Some(&job.summary(Baseline::Yours))))
+                job.finished().then(|| paper::compared(&w.scenario, Some(&job.summary(Baseline::Yours))))
             }
         };
         let Some(compared) = compared else { return };
@@ -311,6 +311,14 @@ fn speedups(findings: &[Findings]) -> Html {
                 </table>
             </div>
             { for findings.iter().map(|f| html! { <p class="help">{ not_compared(f) }</p> }) }
+            <h4>{ "Where a better plan gains most" }</h4>
+            <p class="help">{ "An outlier says more with its plans: the workload's own plan and the best that fits, in each model." }</p>
+            { for findings.iter().map(|f| html! { <>
+                <p class="gains-model">{ model(f.mode) }</p>
+                <ul class="gains" id={format!("gains-{}", f.mode.config_name())}>
+                    { for f.speedups.largest.iter().map(|g| html! { <li data-speedup={g.speedup.to_string()}>{ crate::wording::gain(g) }</li> }) }
+                </ul>
+            </> }) }
         </section>
     }
 }

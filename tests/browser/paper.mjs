@@ -32,6 +32,9 @@ await runTest('paper', dist, async ({ server, browser }) => {
     }
     const training = await median(`speedup-${m}-training`);
     check(close(training, f.speedups.training.median), `${m}: training speed-up ${training} as the CLI's ${f.speedups.training.median}`);
+    const gains = await page.locator(`#gains-${m} li`).evaluateAll((li) => li.map((x) => Number(x.dataset.speedup)));
+    check(gains.length === f.speedups.largest.length && gains.every((g, i) => close(g, f.speedups.largest[i].speedup)),
+      `${m}: the largest gains as the CLI's: ${gains.map((g) => g.toFixed(2)).join(', ')}`);
     for (const [k, w] of f.codesign.entries()) {
       const got = await median(`codesign-${m}-${k}`);
       check(close(got, w.speedup.median), `${m}: ${w.resource} x${w.factor} ${got} as the CLI's ${w.speedup.median}`);

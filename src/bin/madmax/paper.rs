@@ -87,6 +87,12 @@ fn text(f: &Findings) -> String {
             }
         }
     }
+    if !s.largest.is_empty() {
+        let _ = writeln!(o, "  where a better plan gains most:");
+        for g in &s.largest {
+            let _ = writeln!(o, "    {}", madmax::wording::gain(g));
+        }
+    }
     for (list, why) in [
         (&s.own_plan_cannot_run, "own plan cannot run (it does not fit in HBM or misses a latency limit)"),
         (&s.nothing_fits, "no plan fits"),
