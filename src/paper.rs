@@ -166,6 +166,17 @@ pub struct Findings {
     pub exposed: Exposed,
     pub speedups: Speedups,
     pub codesign: Vec<WhatIf>,
+    /// HBM capacity what-ifs: how many workloads' own plans fit at each of the explorer's
+    /// factors (more memory changes which plans fit, not how fast one runs).
+    pub capacity: Vec<Capacity>,
+}
+
+/// How many workloads' own plans fit in HBM scaled by `factor`, of those evaluated.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Capacity {
+    pub factor: f64,
+    pub fit: usize,
+    pub workloads: usize,
 }
 
 fn mode_name<S: serde::Serializer>(m: &Mode, s: S) -> Result<S::Ok, S::Error> {
@@ -248,10 +259,13 @@ pub struct Measured {
     /// Throughput at each co-design point ([`RESOURCES`] x [`FACTORS`], in that order) over
     /// the workload's own; `None` where the scaled system is not a cluster.
     pub codesign: Vec<Option<f64>>,
+    /// Whether the own plan fits in HBM scaled by each of [`explore::CODESIGN_FACTORS`];
+    /// `None` where the scaled system is not a cluster.
+    pub fits_at: Vec<Option<bool>>,
 }
 
 impl Measured {
-    /// The workload's exposed share and co-design ratios (its own plan evaluated 17 times),
+    /// The workload's exposed share and co-design ratios (its own plan evaluated 22 times),
     /// with what its search found.
     pub fn of(w: &Workload, compared: Compared) -> Measured {
         let base = evaluate(&w.scenario);
@@ -264,7 +278,14 @@ impl Measured {
                 Some(after.throughput_samples_per_s / base.throughput_samples_per_s)
             })
             .collect();
-        Measured { exposed_share, compared, codesign }
+        let fits_at = explore::CODESIGN_FACTORS
+            .iter()
+            .map(|&f| {
+                let r = evaluate(&explore::scaled(&w.scenario, Resource::HbmCapacity, f)?);
+                Some(r.memory.total_bytes <= r.memory.capacity_bytes)
+            })
+            .collect();
+        Measured { exposed_share, compared, codesign, fits_at }
     }
 }
 
@@ -333,7 +354,15 @@ pub fn summarize(mode: Mode, suite: &[Workload], measured: &[Measured]) -> Optio
             Some(WhatIf { resource: r.label(), factor: f, speedup: Spread::of(&ratios)? })
         })
         .collect();
-    Some(Findings { mode, workloads: suite.len(), exposed, speedups, codesign })
+    let capacity = explore::CODESIGN_FACTORS
+        .iter()
+        .enumerate()
+        .map(|(k, &factor)| {
+            let at: Vec<bool> = measured.iter().filter_map(|m| m.fits_at.get(k).copied().flatten()).collect();
+            Capacity { factor, fit: at.iter().filter(|f| **f).count(), workloads: at.len() }
+        })
+        .collect();
+    Some(Findings { mode, workloads: suite.len(), exposed, speedups, codesign, capacity })
 }
 
 #[cfg(test)]
@@ -383,6 +412,13 @@ mod tests {
             assert_eq!(compared + s.own_plan_cannot_run.len() + s.nothing_fits.len() + s.too_big.len(), suite.len());
             assert!([&s.training, &s.inference].iter().filter_map(|x| x.as_ref()).all(|x| x.min >= 1.0));
             assert_eq!(f.codesign.len(), RESOURCES.len() * FACTORS.len());
+            // More memory never makes a plan stop fitting; at x1 the own plans that fit are
+            // those compared or where nothing else fits.
+            assert_eq!(f.capacity.len(), explore::CODESIGN_FACTORS.len());
+            assert!(f.capacity.windows(2).all(|w| w[0].fit <= w[1].fit && w[0].factor < w[1].factor));
+            let at_1 = f.capacity.iter().find(|c| c.factor == 1.0).expect("x1");
+            assert_eq!(at_1.workloads, suite.len());
+            assert!(at_1.fit + s.own_plan_cannot_run.len() >= suite.len() - s.too_big.len(), "{at_1:?}");
             // The largest gains: at most LARGEST_GAINS per task, largest first, the first the
             // spread's maximum, each the ratio of its plans' throughputs.
             for (task, spread) in [("training", &s.training), ("inference", &s.inference)] {

@@ -366,6 +366,21 @@ fn codesign(findings: &[Findings], width: u32, version: usize) -> Html {
             <h3>{ "Co-design: one resource scaled" }</h3>
             <p class="help">{ "Throughput with one resource of every GPU (or link) scaled, over the workload's own, each workload keeping its own plan: a line per resource through the medians over the workloads, a bar for their range (point at a mark for its figures)." }</p>
             <div class="paper-figures">{ for findings.iter().map(|f| codesign_chart(f, width, version)) }</div>
+            <p class="help">{ "HBM capacity changes which plans fit, not how fast one runs: the workloads whose own plan fits with each GPU's memory scaled." }</p>
+            <div class="table-wrap">
+                <table class="ranked" id="paper-capacity">
+                    <thead><tr><th scope="col">{ "own plans that fit" }</th>
+                        { for first.capacity.iter().map(|c| html! { <th scope="col">{ format!("HBM x{}", c.factor) }</th> }) }
+                    </tr></thead>
+                    <tbody>{ for findings.iter().map(|f| html! {
+                        <tr><th scope="row">{ model(f.mode) }</th>
+                            { for f.capacity.iter().enumerate().map(|(k, c)| html! {
+                                <td id={format!("capacity-{}-{k}", f.mode.config_name())} data-fit={c.fit.to_string()}>{ format!("{} of {}", c.fit, c.workloads) }</td>
+                            }) }
+                        </tr>
+                    }) }</tbody>
+                </table>
+            </div>
             <div class="table-wrap">
                 <table class="ranked" id="paper-codesign">
                     <thead><tr><th scope="col">{ "resource" }</th>{ heads(findings) }</tr></thead>

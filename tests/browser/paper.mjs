@@ -35,6 +35,8 @@ await runTest('paper', dist, async ({ server, browser }) => {
     const gains = await page.locator(`#gains-${m} li`).evaluateAll((li) => li.map((x) => Number(x.dataset.speedup)));
     check(gains.length === f.speedups.largest.length && gains.every((g, i) => close(g, f.speedups.largest[i].speedup)),
       `${m}: the largest gains as the CLI's: ${gains.map((g) => g.toFixed(2)).join(', ')}`);
+    const fits = await Promise.all(f.capacity.map((_, k) => page.locator(`#capacity-${m}-${k}`).getAttribute('data-fit')));
+    check(fits.every((x, k) => Number(x) === f.capacity[k].fit), `${m}: own plans that fit with HBM scaled as the CLI's: ${fits.join(', ')}`);
     for (const [k, w] of f.codesign.entries()) {
       const got = await median(`codesign-${m}-${k}`);
       check(close(got, w.speedup.median), `${m}: ${w.resource} x${w.factor} ${got} as the CLI's ${w.speedup.median}`);

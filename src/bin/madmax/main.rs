@@ -76,10 +76,11 @@ Usage:
       communication as a share of iteration time (so of GPU hours), overall, per model family
       and per GPU generation; the speed-up the explorer finds over each workload's own plan
       (the best plan that fits at the same global batch), for training and for inference,
-      with the three largest gains of each and both their plans; and co-design what-ifs (compute, HBM bandwidth, NVLink, NIC at x0.5 to x8, each
-      workload's own plan); each beside what the paper reported. Seconds in the default
-      model (one plan search per workload).
-      --json: [{mode, workloads, exposed, speedups, codesign}], one per model (shares 0..1,
+      with the three largest gains of each and both their plans; and co-design what-ifs
+      (compute, HBM bandwidth, NVLink, NIC at x0.5 to x8, each workload's own plan; HBM
+      capacity: how many own plans fit); each beside what the paper reported. Seconds in
+      the default model (one plan search per workload).
+      --json: [{mode, workloads, exposed, speedups, codesign, capacity}], one per model (shares 0..1,
       speed-ups and co-design as ratios)
   madmax bench DIR [--min-ms N] [--explore DIR]
       time validate + evaluate on every case file in DIR and compare with the reference's own

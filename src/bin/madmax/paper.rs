@@ -107,5 +107,11 @@ fn text(f: &Findings) -> String {
     for w in &f.codesign {
         let _ = writeln!(o, "  {:<18} x{:<4} {}", w.resource, w.factor, ratios(&w.speedup));
     }
+    let fits: Vec<String> = f.capacity.iter().map(|c| format!("x{} {} of {}", c.factor, c.fit, c.workloads)).collect();
+    let _ = writeln!(
+        o,
+        "  HBM capacity changes which plans fit, not how fast one runs; own plans that fit: {}",
+        fits.join(", ")
+    );
     o
 }
