@@ -112,6 +112,10 @@ pub struct Exposed {
     pub all: Spread,
     pub by_family: Vec<Group>,
     pub by_gpu: Vec<Group>,
+    /// The share over all workloads weighted by their GPU count, 0..1: the share of the
+    /// suite's GPU hours if every workload ran for the same time (a job's GPU hours grow with
+    /// its GPUs; the unweighted median counts a 8-GPU job as much as a 2,048-GPU one).
+    pub gpu_weighted: f64,
 }
 
 /// The explorer's speed-ups over each workload's own plan (the best plan that fits at the same
@@ -304,8 +308,14 @@ pub fn summarize(mode: Mode, suite: &[Workload], measured: &[Measured]) -> Optio
             .filter_map(|n| Some(Group { name: n.to_owned(), spread: Spread::of(&pairs(&|w| key(w) == n))? }))
             .collect()
     };
-    let exposed =
-        Exposed { all: Spread::of(&pairs(&|_| true))?, by_family: groups(|w| w.family), by_gpu: groups(|w| w.gpu) };
+    let gpus = |w: &Workload| w.scenario.system.num_devices as f64;
+    let weighted: f64 = suite.iter().zip(measured).map(|(w, m)| gpus(w) * m.exposed_share).sum();
+    let exposed = Exposed {
+        all: Spread::of(&pairs(&|_| true))?,
+        by_family: groups(|w| w.family),
+        by_gpu: groups(|w| w.gpu),
+        gpu_weighted: weighted / suite.iter().map(gpus).sum::<f64>().max(1.0),
+    };
 
     let mut training = Vec::new();
     let mut inference = Vec::new();
@@ -404,6 +414,8 @@ mod tests {
             assert_eq!(f.workloads, suite.len());
             let e = &f.exposed.all;
             assert!(e.min >= 0.0 && e.max <= 1.0 && e.min <= e.median && e.median <= e.max, "{e:?}");
+            let w = f.exposed.gpu_weighted;
+            assert!(e.min <= w && w <= e.max, "weighted {w} outside {e:?}");
             assert_eq!(f.exposed.by_family.iter().map(|g| g.spread.workloads).sum::<usize>(), suite.len());
             assert_eq!(f.exposed.by_gpu.iter().map(|g| g.spread.workloads).sum::<usize>(), suite.len());
             let s = &f.speedups;

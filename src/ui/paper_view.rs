@@ -269,11 +269,18 @@ fn exposed(findings: &[Findings], chart: Html) -> Html {
             <div class="table-wrap">
                 <table class="ranked" id="paper-exposed">
                     <thead><tr><th scope="col">{ "workloads" }</th>{ heads(findings) }</tr></thead>
-                    <tbody>{ for rows.iter().map(|(key, label)| html! {
-                        <tr><th scope="row">{ label }</th>
-                            { for findings.iter().map(|f| cell(spread(f, key).as_ref(), units::percent, format!("exposed-{}-{}", f.mode.config_name(), key))) }
+                    <tbody>
+                        { for rows.iter().map(|(key, label)| html! {
+                            <tr><th scope="row">{ label }</th>
+                                { for findings.iter().map(|f| cell(spread(f, key).as_ref(), units::percent, format!("exposed-{}-{}", f.mode.config_name(), key))) }
+                            </tr>
+                        }) }
+                        <tr><th scope="row" title="A job's GPU hours grow with its GPUs: this is the share of the suite's GPU hours if every workload ran for the same time.">{ "all, weighted by GPUs" }</th>
+                            { for findings.iter().map(|f| html! {
+                                <td id={format!("exposed-{}-weighted", f.mode.config_name())} data-value={f.exposed.gpu_weighted.to_string()}>{ units::percent(f.exposed.gpu_weighted) }</td>
+                            }) }
                         </tr>
-                    }) }</tbody>
+                    </tbody>
                 </table>
             </div>
             <p class="help">{ format!("The paper: {} to {} of GPU hours, on production traces of large training jobs.", units::percent(paper::PAPER_EXPOSED_SHARE.0), units::percent(paper::PAPER_EXPOSED_SHARE.1)) }</p>

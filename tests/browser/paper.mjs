@@ -30,6 +30,8 @@ await runTest('paper', dist, async ({ server, browser }) => {
       const got = await median(`exposed-${m}-${g.name}`);
       check(close(got, g.spread.median), `${m}: ${g.name} exposed share ${got} as the CLI's ${g.spread.median}`);
     }
+    const weighted = Number(await page.locator(`#exposed-${m}-weighted`).getAttribute('data-value'));
+    check(close(weighted, f.exposed.gpu_weighted), `${m}: exposed share weighted by GPUs ${weighted} as the CLI's ${f.exposed.gpu_weighted}`);
     const training = await median(`speedup-${m}-training`);
     check(close(training, f.speedups.training.median), `${m}: training speed-up ${training} as the CLI's ${f.speedups.training.median}`);
     const gains = await page.locator(`#gains-${m} li`).evaluateAll((li) => li.map((x) => Number(x.dataset.speedup)));

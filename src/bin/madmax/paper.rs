@@ -59,12 +59,19 @@ fn text(f: &Findings) -> String {
     let _ =
         writeln!(o, "\nExposed communication, as a share of iteration time (every GPU waits alike: of GPU hours too)");
     let _ = writeln!(o, "  {:<22} {:>2} workloads  {}", "all", e.all.workloads, shares(&e.all));
+    let _ = writeln!(
+        o,
+        "  {:<22} {:>2} workloads  {}",
+        "weighted by GPUs",
+        e.all.workloads,
+        units::percent(e.gpu_weighted)
+    );
     for g in e.by_family.iter().chain(&e.by_gpu) {
         let _ = writeln!(o, "  {:<22} {:>2} workloads  {}", g.name, g.spread.workloads, shares(&g.spread));
     }
     let _ = writeln!(
         o,
-        "  The paper: {} to {} of GPU hours in large training jobs, measured on production traces; these are configs, one iteration each, unweighted.",
+        "  The paper: {} to {} of GPU hours in large training jobs, measured on production traces; these are configs, one iteration each, unweighted but for the line weighted by GPU count.",
         units::percent(lo),
         units::percent(hi)
     );
