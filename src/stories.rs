@@ -194,6 +194,10 @@ fn read_cluster(v: &Value) -> Result<Cluster, String> {
         nic_ports_per_node: count(v, "nic_ports_per_node")?,
         nic_gbit_s: number(v, "nic_gbit_s")?,
         fabric,
+        link_latency_ms: match v.get("link_latency_ms") {
+            None => 0.0,
+            Some(_) => number(v, "link_latency_ms")?,
+        },
         source: String::new(),
     })
 }
@@ -506,5 +510,28 @@ mod tests {
         // Halving the bytes each host sends can at most double a communication-bound step.
         let up = story.predicted.expect("speed-up");
         assert!(up > 1.0 && up <= 2.0, "{up}");
+    }
+
+    #[test]
+    fn homes_across_a_city_pay_their_latency_on_every_network_step() {
+        // FusionAI's 1 Gb/s PCs, then the same 10 ms apart: the same system but for the link
+        // latency, and every ZeRO-3 gather and reduction across 50 PCs pays 49 hops of it each
+        // way, so the step is at least that much slower.
+        let spec = specs().expect("parse").into_iter().find(|s| s.id == "fusionai").expect("story");
+        let story = compute(spec).expect("computes");
+        let (near, far) = (&story.variants[0], &story.variants[1]);
+        assert_eq!(far.doc.system.get("nic_latency_s"), Some(&Value::from(0.01)));
+        let mut same = far.doc.system.clone();
+        same.remove("nic_latency_s");
+        same.insert("name".into(), near.doc.system["name"].clone());
+        assert_eq!(same, near.doc.system);
+        let (near, far) = (near.report.as_ref().expect("runs"), far.report.as_ref().expect("runs"));
+        // At least one gather of the weights per layer forward (32 layers) crosses 49 hops.
+        assert!(
+            far.iteration_s - near.iteration_s >= 32.0 * 49.0 * 0.01,
+            "{} vs {}",
+            far.iteration_s,
+            near.iteration_s
+        );
     }
 }

@@ -146,6 +146,9 @@ pub fn expectation(s: &Scenario, r: &Report) -> Option<Expectation> {
         Arch::Vit(_) => return unknown("vision transformers"),
         _ => return unknown("recommendation models (DLRM)"),
     }
+    if s.system.nic_latency_s > 0.0 {
+        return unknown("nodes far apart (every published run is on one datacenter network)");
+    }
     if !matches!(s.task.kind, TaskKind::Pretrain) {
         return unknown("fine-tuning (the published runs are pre-training)");
     }
@@ -332,6 +335,11 @@ mod tests {
         assert!(unknown("current__dlrm_a__mi300x_128__fsdp_mp").contains("recommendation models"));
         assert!(unknown("current__llama_7b__rtx4090_8_10gbe__finetune").contains("fine-tuning"));
         assert!(unknown("current__vit_l__rtx3080_8_1gbe__ddp").contains("vision transformers"));
+        // Nodes far apart: no published run was on such a network.
+        let (s, _) = preset_with(presets::DEFAULT_SCENARIO, "default", "full");
+        let far = Scenario { system: System { nic_latency_s: 0.01, ..s.system.clone() }, ..s.clone() };
+        let Some(Expectation::Unknown(why)) = expectation(&far, &evaluate(&far)) else { panic!("far apart") };
+        assert!(why.contains("nodes far apart"), "{why}");
         let (s, r) = preset(presets::DEFAULT_SCENARIO, "reference");
         assert_eq!(expectation(&s, &r), None);
         // Without recomputation it needs twice the 40 GB: no range for a plan that cannot run.

@@ -250,6 +250,8 @@ pub struct RawSystem {
     pub ibroce_bw: Field,
     pub ibroce_util: Field,
     pub ar_perc_intra: Field,
+    // the default model's link latency (MAD-Max ignores it)
+    pub nic_latency_s: Field,
 }
 
 /// A MAD-Max task config (`task_cfgs/*/*.json`, SPEC section 2.3). The task class is chosen by

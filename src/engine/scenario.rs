@@ -623,6 +623,11 @@ pub struct System {
     pub ibroce_util: f64,
     /// Share of the multi-node all-reduce bandwidth mix taken from the intra-node bandwidth.
     pub ar_perc_intra: f64,
+    /// One-way latency each hop between nodes adds to a datacenter network's, s (config key
+    /// `nic_latency_s`, optional, 0 by default): the distance of a wide-area link between
+    /// sites or homes. The default model adds it to every network step of a collective and
+    /// to every point-to-point transfer between nodes; MAD-Max has no latency term.
+    pub nic_latency_s: f64,
 }
 
 impl System {

@@ -572,6 +572,20 @@ fn read_system(v: &mut Reader, s: &RawSystem) -> Option<System> {
             None
         }
     });
+    let nic_latency_s = match &s.nic_latency_s {
+        None | Some(RawValue::Null) => Some(0.0),
+        f => v.number(f, at("system", "nic_latency_s"), &"optional").map(|n| n.f64()).and_then(|n| {
+            if (0.0..=MAX_NIC_LATENCY_S).contains(&n) {
+                Some(n)
+            } else {
+                v.push(FieldError::new(
+                    "system.nic_latency_s",
+                    format!("must be a latency from 0 to {MAX_NIC_LATENCY_S} s (0: a datacenter network), got {n}"),
+                ));
+                None
+            }
+        }),
+    };
     let (devices, nodes) = (devices?, nodes?);
     if devices % nodes != 0 {
         v.push(
@@ -623,8 +637,13 @@ fn read_system(v: &mut Reader, s: &RawSystem) -> Option<System> {
         ibroce_bw_bytes_per_s: port_bw?,
         ibroce_util: iu?,
         ar_perc_intra: pi?,
+        nic_latency_s: nic_latency_s?,
     })
 }
+
+/// The longest link latency a system may state, s: a geostationary satellite hop is about
+/// 0.25 s; 10 s is past any network.
+const MAX_NIC_LATENCY_S: f64 = 10.0;
 
 /// The largest divisor of `n` that is at most `k` (1 at least): a legal degree, count or batch
 /// near the one asked for, for messages that say the fix.
@@ -979,5 +998,17 @@ mod tests {
             serde_json::json!({"num_devices": 8, "num_nodes": 1, "ar_perc_intra": 0.5}),
         );
         assert!(said.iter().any(|m| m.contains("set 1, got 0.5")), "{said:?}");
+    }
+
+    #[test]
+    fn a_link_latency_is_optional_and_must_be_a_latency() {
+        assert!(problems(serde_json::json!({}), serde_json::json!({"nic_latency_s": 0.02})).is_empty());
+        assert!(problems(serde_json::json!({}), serde_json::json!({"nic_latency_s": null})).is_empty());
+        for bad in [serde_json::json!(-1), serde_json::json!(11), serde_json::json!("far")] {
+            let said = problems(serde_json::json!({}), serde_json::json!({ "nic_latency_s": bad }));
+            assert!(said.len() == 1 && said[0].starts_with("system.nic_latency_s"), "{said:?}");
+        }
+        let said = problems(serde_json::json!({}), serde_json::json!({"nic_latency_s": -1}));
+        assert!(said[0].contains("must be a latency from 0 to 10 s (0: a datacenter network), got -1"), "{said:?}");
     }
 }

@@ -103,6 +103,10 @@ pub struct Cluster {
     /// Line rate per NIC port, Gb/s in each direction (as vendors quote it).
     pub nic_gbit_s: f64,
     pub fabric: Fabric,
+    /// One-way latency each hop between nodes adds, ms (0: a datacenter network; the
+    /// system's `nic_latency_s`).
+    #[serde(default)]
+    pub link_latency_ms: f64,
     #[serde(default)]
     pub source: String,
 }
@@ -126,7 +130,11 @@ impl Cluster {
             Fabric::Consumer => CONSUMER_UTIL,
         };
         let nic = (self.nic_ports_per_node, self.nic_gbit_s);
-        Ok(system_config(&self.label, gpu, self.gpus_per_node, self.nodes, nic, util))
+        let mut cfg = system_config(&self.label, gpu, self.gpus_per_node, self.nodes, nic, util);
+        if self.link_latency_ms > 0.0 {
+            cfg.insert("nic_latency_s".into(), (self.link_latency_ms / 1e3).into());
+        }
+        Ok(cfg)
     }
 }
 

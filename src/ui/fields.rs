@@ -356,6 +356,7 @@ pub fn system_fields() -> Vec<Field> {
         number(S, "ibroce_bw", "Speed per NIC", "Gb/s", NIC_SCALE, "Line rate of each port, one direction, as vendors quote it: 200 (HDR), 400 (NDR), 10 or 1 (Ethernet)."),
         number(S, "ibroce_util", "NIC utilisation", "", 1.0, "Share of NIC bandwidth collectives reach: 0.56 in the MAD-Max calibration."),
         number(S, "ar_perc_intra", "All-reduce intra share", "", 1.0, "MAD-Max mixes intra- and inter-node bandwidth for cluster-wide all-reduces with this weight: 0.2746 (ZionEX); 1 on a single node."),
+        Field { kind: Kind::OptionalNumber, default: "0: a datacenter network", ..number(S, "nic_latency_s", "Link latency", "ms", 1e-3, "One-way latency each hop between nodes adds, for nodes far apart: about 0.1-1 ms between buildings, 5-20 ms across a city or between homes, 30-80 ms across a continent. The default model adds it to every network step of a collective (a ring over m nodes takes m - 1 of them each way) and to every transfer between pipeline stages; empty or 0 is a datacenter network, whose switch hops NCCL's latency already counts. MAD-Max paper mode has no latency term.") },
     ]
 }
 

@@ -122,6 +122,13 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   check(/128 GPUs \(16 nodes x 8\)/.test(summary), `summary follows the cluster: ${summary}`);
   const h100 = await matchesCli(page, 'H100, 16 nodes');
   check(h100.iteration_s !== first.iteration_s, 'the iteration time changed');
+  // Nodes far apart: a link latency in ms slows every collective across them, as the CLI says.
+  await type(page, '#f-system-nic_latency_s', '10');
+  const far = await matchesCli(page, 'H100, 16 nodes 10 ms apart');
+  check(scenarioOfLink(await page.locator('#share-link').inputValue()).system.nic_latency_s === 0.01
+    && far.iteration_s > h100.iteration_s, `a 10 ms link latency is 0.01 s in the link and slows the step: ${h100.iteration_s} -> ${far.iteration_s} s`);
+  await type(page, '#f-system-nic_latency_s', '');
+  check((await shown(page)).iteration_s === h100.iteration_s, 'clearing the latency gives a datacenter network again');
   // The results stay in view next to the hardware fields just edited: their column fills the
   // window and scrolls by itself (back at its top, the headline shows).
   const pane = await page.locator('section.outputs').evaluate((e) => {

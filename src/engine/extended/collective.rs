@@ -55,6 +55,22 @@ pub struct Links {
     pub intra_bytes_per_s: f64,
     /// A GPU's share of its node's NIC bandwidth, one direction, bytes/s.
     pub inter_bytes_per_s: f64,
+    /// Latency every hop between nodes adds to the protocol's own, s
+    /// ([`crate::engine::scenario::System::nic_latency_s`]).
+    pub inter_latency_s: f64,
+}
+
+impl Links {
+    /// A GPU's links on `sys`, after the utilisation factors: NVLink per GPU, and its share of
+    /// its node's NICs (every GPU of a node communicates at once in a data-parallel step).
+    pub fn of(sys: &crate::engine::scenario::System) -> Links {
+        Links {
+            intra_bytes_per_s: sys.num_nvlinks * (sys.bw_per_nvlink_bytes_per_s / 2.0) * sys.nvlink_util,
+            inter_bytes_per_s: sys.num_ibroce_ports * (sys.ibroce_bw_bytes_per_s / 2.0) * sys.ibroce_util
+                / sys.devices_per_node() as f64,
+            inter_latency_s: sys.nic_latency_s,
+        }
+    }
 }
 
 /// The time of a collective, s: a launch cost plus, per stage, `steps x alpha + bytes /
@@ -131,7 +147,7 @@ impl AllReduceKernel {
 fn transfer_s(c: Collective, bytes: f64, g: Group, links: &Links, alg: Algorithm, p: &Protocol) -> f64 {
     let share = if c == Collective::AllReduce { p.all_reduce_bw_share } else { p.gather_bw_share };
     let (bi, bx) = (links.intra_bytes_per_s * share, links.inter_bytes_per_s * share);
-    let (nvl_step_s, nic_step_s) = (p.nvlink_step_s, p.nic_step_s);
+    let (nvl_step_s, nic_step_s) = (p.nvlink_step_s, p.nic_step_s + links.inter_latency_s);
     let d = g.size as f64;
     let k = g.per_node.clamp(1, g.size) as f64;
     let m = g.nodes() as f64;
@@ -202,7 +218,7 @@ mod tests {
     use super::super::calibration::{NIC_STEP_S, NVLINK_STEP_S};
     use super::*;
 
-    const LINKS: Links = Links { intra_bytes_per_s: 200e9, inter_bytes_per_s: 10e9 };
+    const LINKS: Links = Links { intra_bytes_per_s: 200e9, inter_bytes_per_s: 10e9, inter_latency_s: 0.0 };
 
     fn close(a: f64, b: f64) {
         assert!((a - b).abs() <= 1e-12 * b.abs().max(1e-9), "{a} vs {b}");
@@ -302,7 +318,7 @@ mod tests {
     fn engine_all_reduce_matches_a_published_h100_benchmark() {
         // vLLM PR #24111, 4 H100 SXM (NVLink 450 GB/s each way; nvlink_util 0.6667): the fastest
         // of its all-reduce kernels (custom one-/two-stage, NCCL, symmetric memory) per size, us.
-        let h100 = Links { intra_bytes_per_s: 18.0 * 25e9 * 0.6667, inter_bytes_per_s: 50e9 };
+        let h100 = Links { intra_bytes_per_s: 18.0 * 25e9 * 0.6667, inter_bytes_per_s: 50e9, inter_latency_s: 0.0 };
         let g = Group { size: 4, per_node: 4 };
         let mib = 1024.0 * 1024.0;
         for (size_mib, best_us) in [(0.5, 10.0), (1.0, 15.0), (1.5, 19.0), (2.0, 22.0), (3.0, 25.0), (4.0, 29.0)] {
@@ -357,5 +373,27 @@ mod tests {
         // An explicit ring pays network latency only on the hops that cross nodes.
         let ring = time_s(Collective::AllReduce, tiny, Group { size: 16, per_node: 8 }, &LINKS, Algorithm::Ring);
         close(ring, LL.base_s + 2.0 * (15.0 / 16.0 * tiny / (80e9 * 0.25) + LL.nic_step_s + 14.0 * LL.nvlink_step_s));
+    }
+
+    #[test]
+    fn a_wide_area_link_adds_its_latency_to_every_network_step() {
+        // 16 GPUs on 2 nodes of 8, then on 16 nodes of 1: an all-reduce's ring and two-level
+        // paths cross the network 2 (m - 1) times, a transfer between nodes once, one within a
+        // node never.
+        let far = Links { inter_latency_s: 0.02, ..LINKS };
+        for (g, crossings) in [(Group { size: 16, per_node: 8 }, 2.0), (Group { size: 16, per_node: 1 }, 30.0)] {
+            for alg in [Algorithm::Ring, Algorithm::Hierarchical] {
+                for bytes in [1e3, 1e9] {
+                    let extra = time_s(Collective::AllReduce, bytes, g, &far, alg)
+                        - time_s(Collective::AllReduce, bytes, g, &LINKS, alg);
+                    close(extra, crossings * 0.02);
+                }
+            }
+        }
+        let across = Group { size: 2, per_node: 1 };
+        let p2p = |l: &Links, g| time_s(Collective::PointToPoint, 1e6, g, l, Algorithm::Ring);
+        close(p2p(&far, across) - p2p(&LINKS, across), 0.02);
+        let within = Group { size: 2, per_node: 2 };
+        assert_eq!(p2p(&far, within), p2p(&LINKS, within));
     }
 }

@@ -121,11 +121,7 @@ impl<'a> DlrmCx<'a> {
             (Some(d), Some(spec)) => Some((d, Layout::of(spec, per_node))),
             _ => None,
         };
-        let links = Links {
-            intra_bytes_per_s: sys.num_nvlinks * (sys.bw_per_nvlink_bytes_per_s / 2.0) * sys.nvlink_util,
-            inter_bytes_per_s: sys.num_ibroce_ports * (sys.ibroce_bw_bytes_per_s / 2.0) * sys.ibroce_util
-                / per_node as f64,
-        };
+        let links = Links::of(sys);
         let e = s.model.bytes_per_dense_param.f64();
         let peak = match e as i64 {
             8 => sys.f64_flops_per_s,

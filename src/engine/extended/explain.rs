@@ -2,7 +2,7 @@
 //! timeline, the formula, each term with its value and unit, and the result.
 
 use super::calibration::{ADAM_BYTES_PER_PARAM, HOST_BLOCK_S, NIC_STEP_S, NVLINK_STEP_S};
-use super::collective::Group;
+use super::collective::{Group, Links};
 use super::training::TrainingCx;
 use crate::engine::ops::{Block, OpKind, OpName, Phase};
 use crate::engine::reference::explain::{Explanation, Term, Unit};
@@ -12,13 +12,18 @@ fn term(symbol: &'static str, meaning: &'static str, value: f64, unit: Unit) -> 
     Term { symbol, meaning, value, unit }
 }
 
-fn group_terms(g: Group, links: (f64, f64)) -> Vec<Term> {
+fn group_terms(g: Group, links: &Links) -> Vec<Term> {
     let mut t = vec![
         term("d", "ranks in the group", g.size as f64, Unit::Count),
         term("k", "ranks of the group per node", g.per_node as f64, Unit::Count),
     ];
     if g.within_node() {
-        t.push(term("B_nvl", "NVLink bandwidth per GPU, one direction, after utilisation", links.0, Unit::BytesPerS));
+        t.push(term(
+            "B_nvl",
+            "NVLink bandwidth per GPU, one direction, after utilisation",
+            links.intra_bytes_per_s,
+            Unit::BytesPerS,
+        ));
         t.push(term(
             "alpha",
             "latency per step within a node (NCCL's Simple protocol; smaller messages take LL128 or LL, with less latency and less bandwidth, when that is faster)",
@@ -26,17 +31,22 @@ fn group_terms(g: Group, links: (f64, f64)) -> Vec<Term> {
             Unit::Seconds,
         ));
     } else {
-        t.push(term("B_nvl", "NVLink bandwidth per GPU, one direction, after utilisation", links.0, Unit::BytesPerS));
+        t.push(term(
+            "B_nvl",
+            "NVLink bandwidth per GPU, one direction, after utilisation",
+            links.intra_bytes_per_s,
+            Unit::BytesPerS,
+        ));
         t.push(term(
             "B_nic",
             "a GPU's share of its node's NICs, one direction, after utilisation",
-            links.1,
+            links.inter_bytes_per_s,
             Unit::BytesPerS,
         ));
         t.push(term(
             "alpha",
-            "latency per step across nodes (NCCL's Simple protocol; small messages take LL, with less latency and a quarter of the bandwidth, when that is faster)",
-            NIC_STEP_S,
+            "latency per step across nodes (NCCL's Simple protocol, plus the system's link latency; small messages take LL, with less latency and a quarter of the bandwidth, when that is faster)",
+            NIC_STEP_S + links.inter_latency_s,
             Unit::Seconds,
         ));
     }
@@ -49,7 +59,6 @@ pub fn explain(cx: &TrainingCx, op: &OpName) -> Option<Explanation> {
     let layer = op.layer.max(0) as u64;
     let t = cx.layer_times(layer);
     let pass = if op.phase == Phase::Forward { "forward" } else { "backward" };
-    let links = (cx.links.intra_bytes_per_s, cx.links.inter_bytes_per_s);
     let alg = cx.setup.collective.config_name();
     let tokens = term("T", "tokens per GPU per micro-batch (micro-batch x sequence / cp)", cx.tokens, Unit::Count);
     let tp = term("tp", "tensor-parallel degree", cx.lay.tp.size as f64, Unit::Count);
@@ -171,7 +180,7 @@ pub fn explain(cx: &TrainingCx, op: &OpName) -> Option<Explanation> {
         }
         (OpKind::ActAllReduce | OpKind::ActAllGather | OpKind::ActReduceScatter, _) => {
             let mut terms = vec![term("S", "activations of the micro-batch: T x h x e", act_bytes, Unit::Bytes)];
-            terms.extend(group_terms(cx.lay.tp, links));
+            terms.extend(group_terms(cx.lay.tp, &cx.links));
             let seconds = if op.phase == Phase::Backward && cx.setup.recompute == Recompute::Full {
                 2.0 * t.tp_comm_s
             } else {
@@ -188,7 +197,7 @@ pub fn explain(cx: &TrainingCx, op: &OpName) -> Option<Explanation> {
         (OpKind::WeightAllGather, Block::Optimizer) => {
             let (dense, expert) = cx.stage_params(cx.stage);
             let mut terms = vec![term("P", "parameters on this GPU", dense + expert, Unit::Params)];
-            terms.extend(group_terms(cx.lay.dense_dp, links));
+            terms.extend(group_terms(cx.lay.dense_dp, &cx.links));
             Explanation {
                 what: "ZeRO-1/2: gather the weights the other data-parallel ranks updated".into(),
                 formula: "(d-1)/d x P x e / bandwidth + latency",
@@ -205,7 +214,7 @@ pub fn explain(cx: &TrainingCx, op: &OpName) -> Option<Explanation> {
                 layer_bytes,
                 Unit::Bytes,
             )];
-            terms.extend(group_terms(cx.zero3_group(), links));
+            terms.extend(group_terms(cx.zero3_group(), &cx.links));
             Explanation {
                 what: format!("ZeRO-3 / FSDP all-gather of layer {layer}'s weights ({pass})"),
                 formula: "(d-1)/d x W / bandwidth + latency: within the node over NVLink, then 1/k of it over the NICs; a ring of d-1 hops, m-1 of them between nodes (14 us each, 3.4 us over NVLink), as NCCL runs it",
@@ -224,7 +233,7 @@ pub fn explain(cx: &TrainingCx, op: &OpName) -> Option<Explanation> {
                 term("P", "parameters on this GPU", dense + expert, Unit::Params),
                 term("e", "bytes per gradient (4 with fp32 gradients)", cx.grad_bytes(), Unit::BytesPerElement),
             ];
-            terms.extend(group_terms(cx.lay.dense_dp, links));
+            terms.extend(group_terms(cx.lay.dense_dp, &cx.links));
             Explanation {
                 what: "Data-parallel gradient synchronisation after the backward pass".into(),
                 formula: "P x e bytes with the chosen algorithm; see the collective model",
@@ -235,7 +244,7 @@ pub fn explain(cx: &TrainingCx, op: &OpName) -> Option<Explanation> {
         }
         (OpKind::GradAllReduce | OpKind::GradReduceScatter, _) => {
             let mut terms = vec![];
-            terms.extend(group_terms(cx.lay.dense_dp, links));
+            terms.extend(group_terms(cx.lay.dense_dp, &cx.links));
             Explanation {
                 what: format!("Gradients of layer {layer} reduced over the data-parallel ranks ({alg})"),
                 formula: "all-reduce (ZeRO 0/1) or reduce-scatter (ZeRO 2/3) of the layer's gradients",
@@ -253,7 +262,7 @@ pub fn explain(cx: &TrainingCx, op: &OpName) -> Option<Explanation> {
                 act_bytes * cx.d.active * cx.d.capacity_factor,
                 Unit::Bytes,
             )];
-            terms.extend(group_terms(cx.lay.ep, links));
+            terms.extend(group_terms(cx.lay.ep, &cx.links));
             Explanation {
                 what: format!("Expert-parallel all-to-all of layer {layer} ({})", if op.kind == OpKind::MoeDispatch { "dispatch" } else { "combine" }),
                 formula: "max(S (k-1)/d / B_nvl, S (d-k)/d / B_nic) + latency",
@@ -264,7 +273,7 @@ pub fn explain(cx: &TrainingCx, op: &OpName) -> Option<Explanation> {
         }
         (OpKind::KvRing, _) => {
             let mut terms = vec![term("cp", "context-parallel degree", cx.lay.cp.size as f64, Unit::Count)];
-            terms.extend(group_terms(cx.lay.cp, links));
+            terms.extend(group_terms(cx.lay.cp, &cx.links));
             Explanation {
                 what: format!(
                     "Ring attention of layer {layer}: keys and values passed around the context-parallel ring ({pass})"

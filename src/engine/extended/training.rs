@@ -85,11 +85,7 @@ impl<'a> TrainingCx<'a> {
         let sys = &s.system;
         let per_node = sys.devices_per_node();
         let lay = Layout::of(spec, per_node);
-        let links = Links {
-            intra_bytes_per_s: sys.num_nvlinks * (sys.bw_per_nvlink_bytes_per_s / 2.0) * sys.nvlink_util,
-            inter_bytes_per_s: sys.num_ibroce_ports * (sys.ibroce_bw_bytes_per_s / 2.0) * sys.ibroce_util
-                / per_node as f64,
-        };
+        let links = Links::of(sys);
         let peak = crate::engine::report::peak_flops_per_s(s);
         let setup = &s.task.setup;
         let local_batch = s.task.plan.local_transformer_batch.unwrap_or(1);
