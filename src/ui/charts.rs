@@ -719,8 +719,14 @@ pub fn pareto(canvas: &HtmlCanvasElement, theme: &Theme, sc: &Scatter) -> Result
 /// (factor, speed-up) bars.
 pub type SpeedupGroup = (&'static str, &'static str, Vec<(f64, Option<f64>)>);
 
-/// Grouped bars: for each resource, the speed-up of the best plan at each scale factor.
-pub fn codesign(canvas: &HtmlCanvasElement, theme: &Theme, groups: &[SpeedupGroup]) -> Result<(), String> {
+/// Grouped bars: for each resource, the speed-up of the best plan at each scale factor;
+/// `placed` gets where each bar landed (groups in order, bars with a speed-up only).
+pub fn codesign(
+    canvas: &HtmlCanvasElement,
+    theme: &Theme,
+    groups: &[SpeedupGroup],
+    placed: &super::canvas::Placed,
+) -> Result<(), String> {
     let root = area(canvas, theme, 260)?;
     let ymax = groups.iter().flat_map(|g| g.2.iter().filter_map(|p| p.1)).fold(1.0, f64::max) * 1.12;
     let n = groups.len().max(1);
@@ -754,14 +760,18 @@ pub fn codesign(canvas: &HtmlCanvasElement, theme: &Theme, groups: &[SpeedupGrou
         .draw()
         .map_err(err)?;
     let mut bars = Vec::new();
+    let mut at = Vec::new();
     for (gi, (_, _, pts)) in groups.iter().enumerate() {
         let w = 0.8 / pts.len().max(1) as f64;
         for (pi, (factor, up)) in pts.iter().enumerate() {
             let Some(up) = up else { continue };
             let x0 = gi as f64 - 0.4 + pi as f64 * w;
             bars.push(Rectangle::new([(x0, 0.0), (x0 + w * 0.9, *up)], factor_rgb(*factor).filled()));
+            let area = chart.plotting_area();
+            at.push(css_rect(area.map_coordinate(&(x0, 0.0)), area.map_coordinate(&(x0 + w * 0.9, *up)), theme));
         }
     }
+    *placed.borrow_mut() = at;
     chart.draw_series(bars).map_err(err)?;
     let one = theme.text().stroke_width(theme.px(1.0));
     chart.draw_series([PathElement::new(vec![(-0.5, 1.0), (n as f64 - 0.5, 1.0)], one)]).map_err(err)?;
@@ -822,6 +832,7 @@ pub fn predicted_vs_measured(
     theme: &Theme,
     points: &[(f64, f64, usize)],
     series: &[String],
+    placed: &PlacedPoints,
 ) -> Result<(), String> {
     let root = area(canvas, theme, 520)?;
     let values = points.iter().flat_map(|p| [p.0, p.1]).filter(|v| *v > 0.0 && v.is_finite());
@@ -880,6 +891,8 @@ pub fn predicted_vs_measured(
             chart.draw_series(pts.iter().map(|&p| Circle::new(p, r, c.mix(0.75).filled()))).map_err(err)?;
         }
     }
+    let drawn = |p: &(f64, f64, usize)| (p.0 > 0.0 && p.1 > 0.0).then(|| (p.0.log10(), p.1.log10()));
+    place_points(chart.plotting_area(), points.iter().map(drawn), theme, placed);
     // The legend is the page's, under the chart: drawn here it covered the points on a phone.
     root.present().map_err(err)
 }
@@ -893,7 +906,14 @@ pub fn series_marker(i: usize) -> ((u8, u8, u8), bool) {
 /// Scaling: speed-up over the smallest GPU count against GPUs (log-log, axes linear in log2
 /// and labelled at powers of two), weak and strong scaling, and the ideal line
 /// `speed-up = GPUs / smallest count`, dashed.
-pub fn scaling(canvas: &HtmlCanvasElement, theme: &Theme, points: &[ScalePoint]) -> Result<(), String> {
+/// `placed` gets where the points landed: the weak-scaling points, then the strong ones, each
+/// where the series has a figure.
+pub fn scaling(
+    canvas: &HtmlCanvasElement,
+    theme: &Theme,
+    points: &[ScalePoint],
+    placed: &PlacedPoints,
+) -> Result<(), String> {
     let root = area(canvas, theme, 260)?;
     let n0 = points.first().map_or(1, |p| p.gpus.max(1)) as f64;
     let n1 = points.last().map_or(1, |p| p.gpus.max(1)) as f64;
@@ -940,6 +960,7 @@ pub fn scaling(canvas: &HtmlCanvasElement, theme: &Theme, points: &[ScalePoint])
         ("weak scaling (same batch per GPU)", SERIES_RGB[0], weak),
         ("strong scaling (same global batch)", SERIES_RGB[1], strong),
     ];
+    let mut at = Vec::new();
     for (label, rgb, get) in series {
         let pts: Vec<(f64, f64)> = points.iter().filter_map(|p| Some((p.gpus as f64, get(p)?))).collect();
         let Some(&(first_n, t0)) = pts.first() else { continue };
@@ -954,7 +975,9 @@ pub fn scaling(canvas: &HtmlCanvasElement, theme: &Theme, points: &[ScalePoint])
             .label(label)
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + dash, y)], c.stroke_width(3)));
         chart.draw_series(rel.iter().map(|&p| Circle::new(p, r, c.filled()))).map_err(err)?;
+        at.extend(rel);
     }
+    place_points(chart.plotting_area(), at.into_iter().map(Some), theme, placed);
     // The ideal line, dashed so that a curve on it still shows it.
     let (on, off) = (theme.px(6.0), theme.px(5.0));
     chart

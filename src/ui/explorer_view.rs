@@ -578,6 +578,15 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
             (r.label(), r.short_label(), pts)
         })
         .collect();
+    // Pointing at a co-design bar gives its point's figures (the bars in the groups' order).
+    let co_said: Vec<String> = groups
+        .iter()
+        .flat_map(|(name, _, pts)| {
+            pts.iter().filter_map(move |(f, up)| Some(format!("{name} x{f}: {:.2}x the best plan today", (*up)?)))
+        })
+        .collect();
+    let co_placed = Rc::new(super::canvas::Placed::default());
+    let co_pick = super::canvas::bar_pick(co_placed.clone(), co_said);
     // Cost and time at each cluster size (best plan there).
     let sizes: Vec<(f64, f64, f64)> = co
         .iter()
@@ -588,6 +597,22 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
             Some((p.gpus as f64, c.time_s / 3600.0, c.usd))
         })
         .collect();
+    // Pointing at a cluster size names its GPUs, time and cost (the same in both charts).
+    let sizes_said: Vec<String> = sizes
+        .iter()
+        .map(|s| {
+            format!(
+                "{} GPUs: {} to train, {}",
+                s.0,
+                units::duration(s.1 * 3600.0),
+                format!("$ {}", units::count(s.2.round()))
+            )
+        })
+        .collect();
+    let (gpus_placed, cost_placed) =
+        (Rc::new(super::canvas::PlacedPoints::default()), Rc::new(super::canvas::PlacedPoints::default()));
+    let gpus_pick = super::canvas::point_pick(gpus_placed.clone(), sizes_said.clone());
+    let cost_pick = super::canvas::point_pick(cost_placed.clone(), sizes_said);
     let time_front = |pts: &[(f64, f64, bool)]| -> Vec<usize> {
         // Fewest resources for the least time: sort by x, keep points that lower the time.
         let mut idx: Vec<usize> = (0..pts.len()).collect();
@@ -685,28 +710,28 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
             { if !co.is_empty() { html! {
                 <>
                     <div class="card charts">
-                        <Canvas id="chart-codesign" version={v} width={width} draw={Rc::new(move |c: &HtmlCanvasElement, t: &Theme| charts::codesign(c, t, &groups)) as Draw} />
+                        <Canvas id="chart-codesign" version={v} width={width} pick={co_pick} draw={Rc::new(move |c: &HtmlCanvasElement, t: &Theme| charts::codesign(c, t, &groups, &co_placed)) as Draw} />
                         <p class="help">{ "Bars from light to dark: x0.5, x1, x2, x4, x8 of one resource (on a narrow screen: FLOPs compute, HBM/s bandwidth, HBM capacity, NVLink, NIC, GPUs), everything else unchanged; speed-up of the best plan at that point, re-searched, over the best plan today. Cluster size keeps the global batch (strong scaling)." }</p>
                         { co_table }
                     </div>
                     <div class="card charts pair">
-                        <Canvas id="chart-pareto-gpus" version={v} width={width} draw={Rc::new(move |c: &HtmlCanvasElement, t: &Theme| charts::pareto(c, t, &charts::Scatter {
+                        <Canvas id="chart-pareto-gpus" version={v} width={width} pick={gpus_pick} draw={Rc::new(move |c: &HtmlCanvasElement, t: &Theme| charts::pareto(c, t, &charts::Scatter {
                             title: "Time to train vs GPUs",
                             axes: ("GPUs", "hours"),
                             points: &gpus_time,
                             front: &f_gpu,
                             formats: (&|x| format!("{}", x.round()), &|y| units::sig3(y)),
                             limit_x: None,
-                            placed: None,
+                            placed: Some(&gpus_placed),
                         })) as Draw} />
-                        <Canvas id="chart-pareto-cost" version={v} width={width} draw={Rc::new(move |c: &HtmlCanvasElement, t: &Theme| charts::pareto(c, t, &charts::Scatter {
+                        <Canvas id="chart-pareto-cost" version={v} width={width} pick={cost_pick} draw={Rc::new(move |c: &HtmlCanvasElement, t: &Theme| charts::pareto(c, t, &charts::Scatter {
                             title: "Time to train vs cost",
                             axes: ("dollars", "hours"),
                             points: &cost_time,
                             front: &f_cost,
                             formats: (&|x| units::si(x, "").trim().to_owned(), &|y| units::sig3(y)),
                             limit_x: None,
-                            placed: None,
+                            placed: Some(&cost_placed),
                         })) as Draw} />
                     </div>
                 </>

@@ -2,7 +2,7 @@
 //! what the model predicts and the difference, its what-ifs, a scaling chart where it has one,
 //! its assumptions and citations, and buttons that open it in the calculator or the explorer.
 
-use super::canvas::{Canvas, Draw};
+use super::canvas::{point_pick, Canvas, Draw, PlacedPoints};
 use super::charts;
 use super::dom;
 use super::state::{Action, View, Yardstick};
@@ -214,7 +214,22 @@ fn story_card(s: &Story, d: &Callback<Action>, width: u32) -> Html {
 fn scaling_chart(id: &str, points: &[ScalePoint], width: u32) -> Html {
     // The stories do not change while the page is open: one version is enough.
     let pts = points.to_vec();
-    let draw: Draw = Rc::new(move |c, theme| charts::scaling(c, theme, &pts));
+    // Pointing at a point gives its throughput and efficiency, in the order the chart places
+    // them: weak scaling, then strong, where each has a figure.
+    let weak: fn(&ScalePoint) -> Option<f64> = |p| p.weak;
+    let strong: fn(&ScalePoint) -> Option<f64> = |p| p.strong;
+    let mut said = Vec::new();
+    for (what, get) in [("weak scaling", weak), ("strong scaling", strong)] {
+        let series: Vec<(u64, f64)> = points.iter().filter_map(|p| Some((p.gpus, get(p)?))).collect();
+        let Some(&(n0, t0)) = series.first() else { continue };
+        for &(n, t) in &series {
+            let eff = units::percent((t / n as f64) / (t0 / n0.max(1) as f64));
+            said.push(format!("{what}, {n} GPUs: {}, {eff} efficiency", units::si(t, "samples/s")));
+        }
+    }
+    let placed = Rc::new(PlacedPoints::default());
+    let pick = point_pick(placed.clone(), said);
+    let draw: Draw = Rc::new(move |c, theme| charts::scaling(c, theme, &pts, &placed));
     let first = points.first().map_or(1, |x| x.gpus.max(1)) as f64;
     let efficiency = |x: &ScalePoint, t: Option<f64>, t0: Option<f64>| -> String {
         match (t, t0) {
@@ -224,7 +239,7 @@ fn scaling_chart(id: &str, points: &[ScalePoint], width: u32) -> Html {
     };
     let (w0, s0) = (points.first().and_then(|x| x.weak), points.first().and_then(|x| x.strong));
     html! {
-            <Canvas id={format!("chart-scaling-{id}")} {draw} version={0} {width}
+            <Canvas id={format!("chart-scaling-{id}")} {draw} version={0} {width} {pick}
                 label="Speed-up against GPU count, with the ideal linear line; the table below gives every point.">
             <details class="chart-data">
                 <summary>{ "The numbers" }</summary>

@@ -387,20 +387,31 @@ fn order(filter: &UseStateHandle<Filter>) -> Html {
 /// Predicted against measured for the rows shown, one colour per source (every source keeps
 /// its colour when others are filtered out).
 fn chart(rows: &[RowResult], sources: Vec<String>, filter: &Filter, width: u32) -> Html {
-    let points: Vec<(f64, f64, usize)> = rows
+    let shown: Vec<(&RowResult, (f64, f64, usize))> = rows
         .iter()
-        .filter_map(|r| Some((r.measured, r.predicted?, sources.iter().position(|s| *s == r.source)?)))
+        .filter_map(|r| Some((r, (r.measured, r.predicted?, sources.iter().position(|s| *s == r.source)?))))
         .collect();
+    let points: Vec<(f64, f64, usize)> = shown.iter().map(|x| x.1).collect();
+    // Pointing at a point names its row and both figures.
+    let said: Vec<String> = shown
+        .iter()
+        .map(|(r, (m, p, _))| {
+            let error = r.error.map_or(String::new(), |e| format!(", {:+.1} %", e * 100.0));
+            format!("{}: measured {}, predicted {}{error}", r.id, units::sig3(*m), units::sig3(*p))
+        })
+        .collect();
+    let placed = Rc::new(super::canvas::PlacedPoints::default());
+    let pick = super::canvas::point_pick(placed.clone(), said);
     // The filters decide which rows are drawn.
     let key = [&filter.source, &filter.gpu, &filter.parallelism]
         .iter()
         .fold(points.len() as u64, |h, s| s.bytes().fold(h, |h, b| h.wrapping_mul(31).wrapping_add(b as u64)));
     let shown: Vec<bool> = (0..sources.len()).map(|i| points.iter().any(|p| p.2 == i)).collect();
     let names = sources.clone();
-    let draw: Draw = Rc::new(move |c, theme| charts::predicted_vs_measured(c, theme, &points, &sources));
+    let draw: Draw = Rc::new(move |c, theme| charts::predicted_vs_measured(c, theme, &points, &sources, &placed));
     html! {
         <>
-            <Canvas id="chart-validation" {draw} version={key} {width}
+            <Canvas id="chart-validation" {draw} version={key} {width} {pick}
                 label="Predicted against measured for the rows shown, log-log, with the line where they are equal and a band of plus or minus 10 percent. The table below lists every point." />
             <ul class="chart-legend" id="validation-legend" aria-hidden="true">
                 <li><span class="swatch line"></span>{ "predicted = measured (shaded: \u{b1}10 %)" }</li>

@@ -92,6 +92,13 @@ await runTest('explorer', dist, async ({ server, browser }) => {
   const bestPlan = (await page.locator('#best-plan').textContent()).trim();
   check(barTip.startsWith(`1. ${bestPlan}: `) && /samples\/s.*GB per GPU/.test(barTip), `pointing at the first bar names the best plan: ${barTip.slice(0, 140)}`);
   await page.locator('.card', { has: page.locator('#chart-ranked') }).screenshot({ path: join(shots, 'explorer-ranked-tip.png') });
+  // Every other chart answers too: a co-design bar, a cluster size in either Pareto chart.
+  const [coTip = ''] = await pointAt(page, 'chart-codesign', { xs: steps(0.1, 0.95, 0.01), ys: steps(0.3, 0.85, 0.05), first: true });
+  check(/^(compute|HBM bandwidth|HBM capacity|NVLink bandwidth|NIC bandwidth|cluster size) x[\d.]+: [\d.]+x the best plan today$/.test(coTip), `pointing at a co-design bar gives its speed-up: ${coTip}`);
+  for (const id of ['chart-pareto-gpus', 'chart-pareto-cost']) {
+    const [sizeTip = ''] = await pointAt(page, id, { xs: steps(0.1, 0.98, 0.01), ys: steps(0.1, 0.9, 0.04), first: true });
+    check(/^\d+ GPUs: .+ to train, \$ [\d.,]+( [kMGT])?$/.test(sizeTip), `pointing at a cluster size in ${id} names it: ${sizeTip}`);
+  }
   await page.mouse.move(0, 0);
 
   // Apply the best plan: the calculator shows its numbers.

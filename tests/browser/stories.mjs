@@ -5,7 +5,7 @@
 // Screenshots of every story go to target/screenshots/story-<id>.png.
 //
 // Usage: node tests/browser/stories.mjs [DIST_DIR] [MADMAX_BIN]
-import { watchedPage, check, shots, scenarioOfLink, cli, close, canvasInked, openCalculator, runTest } from './lib.mjs';
+import { watchedPage, check, shots, scenarioOfLink, cli, close, canvasInked, openCalculator, runTest, pointAt, steps } from './lib.mjs';
 import { readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -48,6 +48,8 @@ await runTest('stories', dist, async ({ server, browser }) => {
     }
     if (spec.scaling) {
       check(await canvasInked(page, `chart-scaling-${spec.id}`) > 1500, `${spec.id}: the scaling chart is drawn`);
+      const [scaleTip = ''] = await pointAt(page, `chart-scaling-${spec.id}`, { xs: steps(0.05, 0.98, 0.01), ys: steps(0.1, 0.9, 0.05), first: true });
+      check(/^(weak|strong) scaling, \d+ GPUs: .*samples\/s, [\d.]+ % efficiency$/.test(scaleTip), `${spec.id}: pointing at a point gives its figures: ${scaleTip}`);
     }
     await card.screenshot({ path: join(shots, `story-${spec.id}.png`) });
   }

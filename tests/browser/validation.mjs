@@ -4,7 +4,7 @@
 // the validation computed, its link reproduces it, and the page works on a phone.
 //
 // Usage: node tests/browser/validation.mjs [DIST_DIR] [MADMAX_BIN]
-import { watchedPage, check, shots, scenarioOfLink, cli, close, canvasInked, openCalculator, runTest, settled } from './lib.mjs';
+import { watchedPage, check, shots, scenarioOfLink, cli, close, canvasInked, openCalculator, runTest, settled, pointAt, steps } from './lib.mjs';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 
@@ -104,6 +104,9 @@ await runTest('validation', dist, async ({ server, browser }) => {
   const floorJson = cliAll.floor;
   check(floorText.includes(`on any of the ${floorJson.pairs} such pairs here`), `the page counts the ${floorJson.pairs} same-work pairs`);
   check(await canvasInked(page, 'chart-validation') > 2000, 'the predicted-vs-measured chart is drawn');
+  const [pointTip = ''] = await pointAt(page, 'chart-validation', { xs: steps(0.1, 0.95, 0.01), ys: steps(0.1, 0.9, 0.02), first: true });
+  check(/^[\w.-]+: measured [\d.]+ ?\S*, predicted [\d.]+ ?\S*, [+-][\d.]+ %$/.test(pointTip), `pointing at a run names its row and both figures: ${pointTip}`);
+  await page.mouse.move(0, 0);
   // Measured over predicted time per kind of plan and GPU, recomputed here from the CLI's rows:
   // nearest-rank 10th, 50th and 90th percentiles of kinds with 20 runs or more.
   const groups = new Map();
