@@ -600,14 +600,7 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
     // Pointing at a cluster size names its GPUs, time and cost (the same in both charts).
     let sizes_said: Vec<String> = sizes
         .iter()
-        .map(|s| {
-            format!(
-                "{} GPUs: {} to train, {}",
-                s.0,
-                units::duration(s.1 * 3600.0),
-                format!("$ {}", units::count(s.2.round()))
-            )
-        })
+        .map(|s| format!("{} GPUs: {} to train, $ {}", s.0, units::duration(s.1 * 3600.0), units::count(s.2.round())))
         .collect();
     let (gpus_placed, cost_placed) =
         (Rc::new(super::canvas::PlacedPoints::default()), Rc::new(super::canvas::PlacedPoints::default()));
