@@ -23,6 +23,22 @@ async function waitFinished(page) {
   return Number(await page.locator('#explore-status').getAttribute('data-ms'));
 }
 
+/// A golden case opened in the default model, searched without what-ifs: the page, the
+/// CLI's search of the page's own scenario, and the search's time.
+async function searchCase(browser, server, name) {
+  const inputs = JSON.parse(readFileSync(`tests/data/reference/cases/${name}.json`, 'utf8')).inputs;
+  inputs.task.mode = 'default';
+  const page = await watchedPage(await browser.newContext({ viewport: { width: 1280, height: 900 } }), server.url);
+  await page.goto(server.url + linkOf(inputs));
+  await page.locator('#iteration-time').waitFor({ timeout: 20000 });
+  await settled(page);
+  const fromCli = cliExplore(scenarioOfLink(await page.locator('#share-link').inputValue()));
+  await page.click('nav >> text=Explorer');
+  await page.uncheck('#explore-codesign');
+  await page.click('#explore-start');
+  return { page, fromCli, ms: await waitFinished(page) };
+}
+
 await runTest('explorer', dist, async ({ server, browser }) => {
   const page = await openCalculator(browser, server.url, server.url);
   // The page opens on the default model: its search covers N-D plans.
@@ -140,17 +156,7 @@ await runTest('explorer', dist, async ({ server, browser }) => {
 
   // A recommendation model in the default model: the search tries each way of sharding the
   // tables (table-, row-, column-wise), names it in every plan, and "apply" sets it.
-  const dlrmCase = JSON.parse(readFileSync('tests/data/reference/cases/dlrm__dlrm_a__cloud_A_h100.80_64__dlrm_pre_fsdp_ddp_mp_64x8.json', 'utf8')).inputs;
-  dlrmCase.task.mode = 'default';
-  const dlrm = await watchedPage(await browser.newContext({ viewport: { width: 1280, height: 900 } }), server.url);
-  await dlrm.goto(server.url + linkOf(dlrmCase));
-  await dlrm.locator('#iteration-time').waitFor({ timeout: 20000 });
-  await settled(dlrm);
-  const cliDlrm = cliExplore(scenarioOfLink(await dlrm.locator('#share-link').inputValue()));
-  await dlrm.click('nav >> text=Explorer');
-  await dlrm.uncheck('#explore-codesign');
-  await dlrm.click('#explore-start');
-  await waitFinished(dlrm);
+  const { page: dlrm, fromCli: cliDlrm } = await searchCase(browser, server, 'dlrm__dlrm_a__cloud_A_h100.80_64__dlrm_pre_fsdp_ddp_mp_64x8');
   const rows = await dlrm.locator('#ranked-plans tbody tr').allTextContents();
   const kinds = ['table', 'row', 'column'].filter((k) => rows.some((r) => r.includes(`${k}-wise sharding`)));
   check(kinds.length === 3 && (await dlrm.locator('#best-plan').textContent()).trim() === cliDlrm.best.plan,
@@ -164,17 +170,7 @@ await runTest('explorer', dist, async ({ server, browser }) => {
 
   // A model with too many plans to try every setting on each (GPT-4 1.8T, MoE, on 2,048
   // H100s): the search runs in two passes, says so, and ranks what the CLI ranks.
-  const moeCase = JSON.parse(readFileSync('tests/data/reference/cases/llm_moe__gpt4_1.8t__cloud_A_h100.80_2048__llm_train.json', 'utf8')).inputs;
-  moeCase.task.mode = 'default';
-  const moe = await watchedPage(await browser.newContext({ viewport: { width: 1280, height: 900 } }), server.url);
-  await moe.goto(server.url + linkOf(moeCase));
-  await moe.locator('#iteration-time').waitFor({ timeout: 20000 });
-  await settled(moe);
-  const cliMoe = cliExplore(scenarioOfLink(await moe.locator('#share-link').inputValue()));
-  await moe.click('nav >> text=Explorer');
-  await moe.uncheck('#explore-codesign');
-  await moe.click('#explore-start');
-  const moeMs = await waitFinished(moe);
+  const { page: moe, fromCli: cliMoe, ms: moeMs } = await searchCase(browser, server, 'llm_moe__gpt4_1.8t__cloud_A_h100.80_2048__llm_train');
   const moeStatus = await moe.locator('#explore-status').textContent();
   const moeBest = Number(await moe.locator('#best-plan').getAttribute('data-throughput'));
   check(cliMoe.settings_searched === false && moeStatus.includes(`and the ${cliMoe.settings_searched_plans} most promising`),
