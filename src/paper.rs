@@ -21,6 +21,15 @@ pub const PAPER_PRETRAIN_SPEEDUP: f64 = 2.24;
 /// See [`PAPER_EXPOSED_SHARE`].
 pub const PAPER_INFERENCE_SPEEDUP: f64 = 5.27;
 
+/// Why the exposed shares here differ from the paper's, in a sentence both faces print.
+pub const WHY_EXPOSED: &str = "Why the shares differ from the paper's: it measured production traces of large training jobs, weighted by the GPU hours they ran; these are the reference's configurations, one iteration each, several of them set up to show a communication limit (recommendation models replicating large tables, FSDP over thousands of GPUs), so most of them expose more.";
+
+/// Why the speed-ups here differ from the paper's.
+pub const WHY_SPEEDUP: &str = "Why they differ from the paper's: its 2.24x and 5.27x are its largest gains; here are the median and the range over every workload whose own plan can run, each against its plan as configured. Gains far past 2.24x come from configurations that replicate large embedding tables (the largest gains below say which). The default model counts activations and optimizer states in memory, so more own plans cannot run there than in MAD-Max paper mode, which counts weights only.";
+
+/// Why the co-design what-ifs are read per workload.
+pub const WHY_CODESIGN: &str = "Each workload keeps its own plan here, so a resource helps only as far as that plan uses it; the explorer's hardware what-ifs re-search the plan, one scenario at a time.";
+
 /// The factors a co-design what-if scales a resource by: the explorer's, less 1 (each
 /// workload's own figures are the 1).
 pub const FACTORS: [f64; 4] = {

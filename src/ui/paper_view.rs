@@ -284,6 +284,7 @@ fn exposed(findings: &[Findings], chart: Html) -> Html {
                 </table>
             </div>
             <p class="help">{ format!("The paper: {} to {} of GPU hours, on production traces of large training jobs.", units::percent(paper::PAPER_EXPOSED_SHARE.0), units::percent(paper::PAPER_EXPOSED_SHARE.1)) }</p>
+            <p class="help why">{ paper::WHY_EXPOSED }</p>
         </section>
     }
 }
@@ -318,6 +319,7 @@ fn speedups(findings: &[Findings]) -> Html {
                 </table>
             </div>
             { for findings.iter().map(|f| html! { <p class="help">{ not_compared(f) }</p> }) }
+            <p class="help why">{ paper::WHY_SPEEDUP }</p>
             <h4>{ "Where a better plan gains most" }</h4>
             <p class="help">{ "An outlier says more with its plans: the workload's own plan and the best that fits, in each model." }</p>
             { for findings.iter().map(|f| html! { <>
@@ -373,6 +375,7 @@ fn codesign(findings: &[Findings], width: u32, version: usize) -> Html {
             <h3>{ "Co-design: one resource scaled" }</h3>
             <p class="help">{ "Throughput with one resource of every GPU (or link) scaled, over the workload's own, each workload keeping its own plan: a line per resource through the medians over the workloads, a bar for their range (point at a mark for its figures)." }</p>
             <div class="paper-figures">{ for findings.iter().map(|f| codesign_chart(f, width, version)) }</div>
+            <p class="help why">{ paper::WHY_CODESIGN }</p>
             <p class="help">{ "HBM capacity changes which plans fit, not how fast one runs: the workloads whose own plan fits with each GPU's memory scaled." }</p>
             <div class="table-wrap">
                 <table class="ranked" id="paper-capacity">

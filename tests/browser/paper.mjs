@@ -59,6 +59,10 @@ await runTest('paper', dist, async ({ server, browser }) => {
   const text = await page.locator('main').textContent();
   check(/The paper: 14.0 % to 32.0 % of GPU hours/.test(text) && /up to 2.24x/.test(text) && /up to 5.27x/.test(text),
     'each analysis says what the paper reported');
+  const whys = await page.locator('.why').allTextContents();
+  const cliText = execFileSync(bin, ['paper', '--mode', 'default']).toString();
+  check(whys.length === 3 && whys.every((w) => w.startsWith('Why') || w.startsWith('Each workload')) && whys.every((w) => cliText.includes(w)),
+    `each analysis says why it differs from the paper, as the CLI does: ${whys.map((w) => w.slice(0, 40)).join(' | ')}`);
   check(page.problems.length === 0, `no console errors or outside requests: ${page.problems.join('; ')}`);
   await page.screenshot({ path: join(shots, 'paper-desktop.png'), fullPage: true });
 

@@ -604,6 +604,9 @@ fn paper_computes_the_findings_on_the_workload_suite_beside_the_papers() {
         "the paper: up to 2.24x",
         "the paper: up to 5.27x",
         "NIC bandwidth      x8",
+        madmax::paper::WHY_EXPOSED,
+        madmax::paper::WHY_SPEEDUP,
+        madmax::paper::WHY_CODESIGN,
     ] {
         assert!(text.contains(want), "{want:?} not in:\n{text}");
     }

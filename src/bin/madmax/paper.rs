@@ -75,6 +75,7 @@ fn text(f: &Findings) -> String {
         units::percent(lo),
         units::percent(hi)
     );
+    let _ = writeln!(o, "  {}", paper::WHY_EXPOSED);
     let s = &f.speedups;
     let _ = writeln!(
         o,
@@ -100,6 +101,7 @@ fn text(f: &Findings) -> String {
             let _ = writeln!(o, "    {}", madmax::wording::gain(g));
         }
     }
+    let _ = writeln!(o, "  {}", paper::WHY_SPEEDUP);
     for (list, why) in [
         (&s.own_plan_cannot_run, "own plan cannot run (it does not fit in HBM or misses a latency limit)"),
         (&s.nothing_fits, "no plan fits"),
@@ -120,5 +122,6 @@ fn text(f: &Findings) -> String {
         "  HBM capacity changes which plans fit, not how fast one runs; own plans that fit: {}",
         fits.join(", ")
     );
+    let _ = writeln!(o, "  {}", paper::WHY_CODESIGN);
     o
 }
