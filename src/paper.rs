@@ -57,8 +57,27 @@ pub struct Workload {
 /// The workload suite in `mode`: every scenario preset taken from a golden case whose configs
 /// the mode accepts.
 pub fn workloads(mode: Mode) -> Result<Vec<Workload>, String> {
+    suite(mode).map(|s| s.0)
+}
+
+/// A golden case's scenario preset that a model refuses, and why.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Refused {
+    pub workload: String,
+    /// The first problem validation names (`task.transformer_parallel_degree: ...`).
+    pub why: String,
+}
+
+/// The golden cases' scenario presets that `mode` refuses (the default model checks plans
+/// against rules MAD-Max's code does not have, such as tensor parallelism dividing the heads).
+pub fn refused(mode: Mode) -> Result<Vec<Refused>, String> {
+    suite(mode).map(|s| s.1)
+}
+
+fn suite(mode: Mode) -> Result<(Vec<Workload>, Vec<Refused>), String> {
     let p = presets::all().map_err(str::to_owned)?;
     let mut out = Vec::new();
+    let mut refused = Vec::new();
     for sp in p.scenarios.iter().filter(|s| s.source.starts_with("MAD-Max golden case")) {
         let [model, system, task] = p.configs(sp).ok_or(format!("{}: a missing preset", sp.id))?;
         let file = serde_json::json!({ "model": model, "system": system, "task": task });
@@ -66,7 +85,14 @@ pub fn workloads(mode: Mode) -> Result<Vec<Workload>, String> {
         if let Some(t) = raw.task.as_mut() {
             t.mode = Some(RawValue::Str(mode.config_name().into()));
         }
-        let Ok(scenario) = validate(&raw) else { continue };
+        let scenario = match validate(&raw) {
+            Ok(s) => s,
+            Err(problems) => {
+                let why = problems.first().map_or_else(|| "refused".to_owned(), |e| e.to_string());
+                refused.push(Refused { workload: sp.id.clone(), why });
+                continue;
+            }
+        };
         let gpu = match scenario.system.f16_flops_per_s {
             f if f < 200e12 => "V100",
             f if f < 500e12 => "A100",
@@ -74,7 +100,7 @@ pub fn workloads(mode: Mode) -> Result<Vec<Workload>, String> {
         };
         out.push(Workload { id: sp.id.clone(), family: scenario.model.arch.family().config_name(), gpu, scenario });
     }
-    Ok(out)
+    Ok((out, refused))
 }
 
 /// How a figure spreads over workloads.
@@ -176,6 +202,8 @@ pub struct Findings {
     #[serde(serialize_with = "mode_name")]
     pub mode: Mode,
     pub workloads: usize,
+    /// The suite's workloads this model refuses, so not among `workloads`.
+    pub refused: Vec<Refused>,
     pub exposed: Exposed,
     pub speedups: Speedups,
     pub codesign: Vec<WhatIf>,
@@ -381,7 +409,8 @@ pub fn summarize(mode: Mode, suite: &[Workload], measured: &[Measured]) -> Optio
             Capacity { factor, fit: at.iter().filter(|f| **f).count(), workloads: at.len() }
         })
         .collect();
-    Some(Findings { mode, workloads: suite.len(), exposed, speedups, codesign, capacity })
+    let refused = refused(mode).unwrap_or_default();
+    Some(Findings { mode, workloads: suite.len(), refused, exposed, speedups, codesign, capacity })
 }
 
 #[cfg(test)]
@@ -402,6 +431,18 @@ mod tests {
         }
         let default = workloads(Mode::Default).expect("presets");
         assert!(default.len() >= 60 && default.iter().all(|w| w.scenario.task.mode == Mode::Default));
+        // Every golden-case preset is a workload or refused, saying why, in each model.
+        for (mode, suite) in [(Mode::Reference, &reference), (Mode::Default, &default)] {
+            let no = refused(mode).expect("presets");
+            let cases = presets::all()
+                .expect("presets")
+                .scenarios
+                .iter()
+                .filter(|s| s.source.starts_with("MAD-Max golden case"))
+                .count();
+            assert_eq!(suite.len() + no.len(), cases, "{mode:?}");
+            assert!(no.iter().all(|r| r.why.contains(": ") && !suite.iter().any(|w| w.id == r.workload)), "{no:?}");
+        }
     }
 
     #[test]

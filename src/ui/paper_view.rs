@@ -154,6 +154,9 @@ fn view(s: &Session, width: u32) -> Html {
                 <p class="help">{ "MAD-Max (Hsia et al., ISCA 2024) reports that 14-32% of the GPU hours of large training jobs are communication that no computation hides, and that better parallelization strategies raise throughput up to 2.24x in pre-training and 5.27x in inference. Below, the same three questions on its workload suite: the scenario presets taken from the reference's golden cases (its models, systems and tasks), in MAD-Max paper mode and in the default model, one iteration each. The paper measured production traces; these are configurations, unweighted, so the shares are not the same population." }</p>
                 <p id="paper-status" class="help" role="status" data-finished={finished.to_string()}>{ status }</p>
                 { s.problem.as_ref().map(|p| html! { <p class="error-msg">{ p }</p> }).unwrap_or_default() }
+                { for findings.iter().flat_map(|f| f.refused.iter().map(move |r| html! {
+                    <p class="help refused">{ format!("Not run in the {}: {} ({}).", model(f.mode), r.workload, r.why) }</p>
+                })) }
             </section>
             { if findings.is_empty() { html! {} } else { html! { <>
                 { exposed(&findings, exposed_chart(s, &findings, width, done)) }

@@ -59,6 +59,10 @@ await runTest('paper', dist, async ({ server, browser }) => {
   const text = await page.locator('main').textContent();
   check(/The paper: 14.0 % to 32.0 % of GPU hours/.test(text) && /up to 2.24x/.test(text) && /up to 5.27x/.test(text),
     'each analysis says what the paper reported');
+  const refused = await page.locator('.refused').allTextContents();
+  const cliRefused = fromCli.flatMap((f) => f.refused);
+  check(refused.length === cliRefused.length && cliRefused.every((r, i) => refused[i].includes(r.workload) && refused[i].includes(r.why)),
+    `the workloads a model refuses are named with why, as the CLI's: ${refused.join(' | ')}`);
   const whys = await page.locator('.why').allTextContents();
   const cliText = execFileSync(bin, ['paper', '--mode', 'default']).toString();
   check(whys.length === 3 && whys.every((w) => w.startsWith('Why') || w.startsWith('Each workload')) && whys.every((w) => cliText.includes(w)),

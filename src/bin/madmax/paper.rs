@@ -54,6 +54,9 @@ fn text(f: &Findings) -> String {
         "The paper's findings in {model}, on its workload suite ({} workloads: the scenario presets taken from the reference's golden cases)",
         f.workloads
     );
+    for r in &f.refused {
+        let _ = writeln!(o, "  not run, this model refuses {}: {}", r.workload, r.why);
+    }
     let e = &f.exposed;
     let (lo, hi) = paper::PAPER_EXPOSED_SHARE;
     let _ =
