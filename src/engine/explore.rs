@@ -11,9 +11,11 @@
 //! One job: finding and ranking plans (the co-design what-ifs re-run the same search).
 
 use super::extended::{self, shape::Dims};
+use super::raw::{RawScenario, RawValue};
 use super::reference::rules;
 use super::report::Report;
 use super::scenario::{EmbSharding, Family, Level, Plan, Precision, Recompute, Scenario, Setup, Spec, Strategy};
+use super::validate::{validate, FieldError};
 use super::{evaluate, uses_default_model};
 use serde::Serialize;
 
@@ -859,6 +861,50 @@ pub fn planned_fitted(base: &Scenario, space: &Space) -> Result<(Space, Vec<Cand
     }
 }
 
+/// A scenario whose own transformer plan breaks the default model's rules (tensor parallelism
+/// that does not divide the heads, degrees that do not multiply to the GPUs, ...), with that
+/// plan replaced by plain data parallelism over every GPU at the same global batch (its local
+/// batch times its data-parallel degrees), so that a search can still start from it; and the
+/// first problem with the plan. `None` when anything else is wrong, the plan is not a
+/// transformer's in the default model, or the global batch does not split over the GPUs.
+pub fn rescued(raw: &RawScenario) -> Option<(Scenario, FieldError)> {
+    let problems = validate(raw).err()?;
+    let first = problems.first()?.clone();
+    if !problems.iter().all(|e| e.field.starts_with("task.transformer_parallel")) {
+        return None;
+    }
+    let task = raw.task.as_ref()?;
+    let int = |v: &RawValue| match v {
+        RawValue::Int(i) => u64::try_from(*i).ok(),
+        _ => None,
+    };
+    let (Some(RawValue::List(names)), Some(RawValue::List(degrees))) =
+        (&task.transformer_parallel, &task.transformer_parallel_degree)
+    else {
+        return None;
+    };
+    let mut replicas = 1u64;
+    for (name, degree) in names.iter().zip(degrees) {
+        if let RawValue::Str(n) = name {
+            if matches!(n.as_ref(), "ddp" | "fsdp" | "ep") {
+                replicas = replicas.checked_mul(int(degree)?)?;
+            }
+        }
+    }
+    let global = int(task.local_transformer_bs.as_ref()?)?.checked_mul(replicas)?;
+    let gpus = int(raw.system.as_ref()?.num_devices.as_ref()?)?;
+    if gpus == 0 || !global.is_multiple_of(gpus) {
+        return None;
+    }
+    let mut plain = raw.clone();
+    let t = plain.task.as_mut()?;
+    t.transformer_parallel = Some(RawValue::List(vec![RawValue::Str("ddp".into())]));
+    t.transformer_parallel_degree = Some(RawValue::List(vec![RawValue::Int(i128::from(gpus))]));
+    t.local_transformer_bs = Some(RawValue::Int(i128::from(global / gpus)));
+    let s = validate(&plain).ok()?;
+    (uses_default_model(&s) && s.task.plan.transformer.is_some()).then_some((s, first))
+}
+
 /// Searches every plan of [`planned_fitted`] at once (the CLI; the page runs [`plans`] in
 /// chunks), or says why the search is too big to run.
 pub fn search(base: &Scenario, space: &Space) -> Result<Summary, TooBig> {
@@ -1416,5 +1462,34 @@ mod tests {
         let best = |x: &Summary| x.ranked.first().filter(|o| o.fits()).map(|o| o.throughput_samples_per_s);
         let (full, staged) = (best(&full).expect("fits"), best(&r).expect("fits"));
         assert!(staged >= 0.98 * full && staged <= full * (1.0 + 1e-12), "staged {staged} vs full {full}");
+    }
+
+    #[test]
+    fn a_plan_the_default_model_refuses_is_searched_from_data_parallelism_at_its_global_batch() {
+        // LLaMA-13B's golden case asks tensor parallelism of 16 over 40 heads: the default
+        // model refuses it, MAD-Max's rules accept it.
+        let case = include_str!(
+            "../../tests/data/reference/cases/llm__llama_13b__cloud_A_h100.80_128__llm_pre_fsdp_tp_128x8_bs1.json"
+        );
+        let mut raw = serde_json::from_str::<RawFile>(case).expect("case").into_scenario().expect("case");
+        assert!(rescued(&raw).is_none(), "paper mode accepts the plan: nothing to rescue");
+        if let Some(t) = raw.task.as_mut() {
+            t.mode = Some(RawValue::Str("default".into()));
+        }
+        let (s, problem) = rescued(&raw).expect("rescued");
+        assert_eq!(problem.field, "task.transformer_parallel_degree");
+        assert!(problem.message.contains("does not divide the 40 attention heads"), "{}", problem.message);
+        // fsdp 8 x tp 16 at 16 sequences per GPU: a global batch of 128, now ddp 128 x 1.
+        let t = s.task.plan.transformer.expect("a transformer plan");
+        assert_eq!((t.levels().len(), t.levels()[0].strategy, t.levels()[0].degree), (1, Strategy::Ddp, 128));
+        assert_eq!((s.task.plan.local_transformer_batch, scenario_global_batch(&s)), (Some(1), 128));
+        // The search runs from there and finds plans the rules accept.
+        let r = search(&s, &Space::fixed_global(&s)).expect("within budget");
+        assert!(r.ranked.first().is_some_and(Outcome::fits));
+        // Anything else wrong is not rescued.
+        if let Some(m) = raw.model.as_mut() {
+            m.num_transformer_layers = Some(RawValue::Int(0));
+        }
+        assert!(rescued(&raw).is_none());
     }
 }

@@ -625,3 +625,32 @@ fn the_explorer_help_quotes_the_searchs_own_limits() {
         assert!(text.contains(&format!("the {SETTINGS_PASS_PLANS} most promising with every one")), "{text}");
     }
 }
+
+#[test]
+fn explore_searches_anyway_when_the_default_model_refuses_the_plan_and_says_so_first() {
+    // Tensor parallelism of 16 over LLaMA-13B's 40 heads: eval refuses it in the default model;
+    // explore searches from data parallelism at the same global batch, quotes no speed-up
+    // over a plan that cannot be set up, and says why first.
+    let case = data_dir().join("reference/cases/llm__llama_13b__cloud_A_h100.80_128__llm_pre_fsdp_tp_128x8_bs1.json");
+    let path = case.to_str().expect("utf-8");
+    assert_eq!(madmax(&["eval", path, "--mode", "default"]).status.code(), Some(2));
+    let o = madmax(&["explore", path, "--mode", "default"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    let second = text.lines().nth(1).unwrap_or_default();
+    assert!(
+        second.starts_with(
+            "your plan cannot run in this model (task.transformer_parallel_degree: tensor parallelism of 16"
+        ) && second.ends_with("every plan was searched at its global batch of 128"),
+        "{text}"
+    );
+    assert!(text.contains("The best plan that fits: ") && !text.contains("speed-up"), "{text}");
+    let v = stdout_json(&madmax(&["explore", path, "--mode", "default", "--json"]));
+    assert!(v["baseline"].is_null() && v["speedup"].is_null(), "{v}");
+    assert_eq!(v["own_plan_problem"]["field"], "task.transformer_parallel_degree");
+    assert_eq!(v["best"]["fits"], true);
+    assert_eq!(v["best"]["global_batch"], 128);
+    // A problem that is not the plan's still stops it.
+    let bad = madmax_stdin(&["explore", "-", "--mode", "default"], br#"{"model": {}, "system": {}, "task": {}}"#);
+    assert_eq!(bad.status.code(), Some(2));
+}

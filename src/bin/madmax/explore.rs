@@ -2,7 +2,7 @@
 //! ranked by throughput, with the task's own plan first.
 
 use crate::args::ExploreArgs;
-use crate::io::{input_failed, load, out_json};
+use crate::io::{input_failed, load_raw, out_json, InputError};
 use madmax::units;
 use serde_json::json;
 use std::process::ExitCode;
@@ -11,9 +11,18 @@ use std::time::Instant;
 /// `madmax explore`: the plans for a scenario's model on its cluster, ranked.
 pub fn run(a: &ExploreArgs) -> ExitCode {
     use madmax::engine::explore::{self, Space};
-    let scenario = match load(&a.file, a.mode) {
-        Ok(s) => s,
+    let raw = match load_raw(&a.file, a.mode) {
+        Ok(r) => r,
         Err(e) => return input_failed(&e, a.json),
+    };
+    // A transformer plan the default model's rules refuse: search anyway, from data
+    // parallelism at the same global batch, and say first that the own plan cannot run.
+    let (scenario, own_plan_problem) = match madmax::engine::validate(&raw) {
+        Ok(s) => (s, None),
+        Err(errors) => match explore::rescued(&raw) {
+            Some((s, problem)) => (s, Some(problem)),
+            None => return input_failed(&InputError::from_fields(&errors), a.json),
+        },
     };
     let mut space = match a.local_batches.clone() {
         Some(l) => Space::local(l),
@@ -53,10 +62,13 @@ pub fn run(a: &ExploreArgs) -> ExitCode {
         })
     };
     if a.json {
+        // A plan that cannot be set up is no baseline: none, and no speed-up over it.
+        let rescued = own_plan_problem.is_some();
         let v = json!({
-            "baseline": outcome_json(&summary.baseline),
+            "baseline": (!rescued).then(|| outcome_json(&summary.baseline)),
+            "own_plan_problem": own_plan_problem.as_ref().map(|e| json!({"field": e.field, "error": e.message})),
             "best": summary.ranked.first().map(outcome_json),
-            "speedup": summary.speedup,
+            "speedup": summary.speedup.filter(|_| !rescued),
             "settings_searched": summary.settings == explore::SettingsSearched::Every,
             "settings_searched_plans": match summary.settings {
                 explore::SettingsSearched::Best(n) => Some(n),
@@ -80,14 +92,20 @@ pub fn run(a: &ExploreArgs) -> ExitCode {
     }
     let b = &summary.baseline;
     let memory = if madmax::engine::uses_default_model(&scenario) { "memory" } else { "weights" };
-    outln!(
-        "your plan:  {}  ->  {}, {memory} {} of {} per GPU{}",
-        explore::describe_outcome(&scenario, b),
-        speed(b),
-        units::bytes(b.memory_bytes),
-        units::bytes(b.capacity_bytes),
-        misfit(b)
-    );
+    match &own_plan_problem {
+        Some(e) => outln!(
+            "your plan cannot run in this model ({e}): every plan was searched at its global batch of {}",
+            b.global_batch
+        ),
+        None => outln!(
+            "your plan:  {}  ->  {}, {memory} {} of {} per GPU{}",
+            explore::describe_outcome(&scenario, b),
+            speed(b),
+            units::bytes(b.memory_bytes),
+            units::bytes(b.capacity_bytes),
+            misfit(b)
+        ),
+    }
     outln!();
     // Serving plans show their latencies where training plans show iteration and exposure.
     let serving = b.tpot_s.is_some();
@@ -122,6 +140,18 @@ pub fn run(a: &ExploreArgs) -> ExitCode {
     }
     outln!();
     let best = summary.ranked.first().filter(|o| o.fits());
+    if own_plan_problem.is_some() {
+        match best {
+            Some(best) => outln!(
+                "The best plan that fits: {}, {}, {memory} {} per GPU.",
+                explore::describe_outcome(&scenario, best),
+                speed(best),
+                units::bytes(best.memory_bytes)
+            ),
+            None => outln!("no plan searched fits in HBM"),
+        }
+        return ExitCode::SUCCESS;
+    }
     match (best, summary.speedup) {
         (Some(best), Some(x)) if x > 1.0 => {
             outln!("best speed-up over your plan: {x:.2}x ({})", explore::describe_outcome(&scenario, best))

@@ -147,11 +147,20 @@ pub fn parse_scenario(text: &str) -> Result<RawScenario, InputError> {
 
 /// Reads, parses and validates a scenario file; `mode` overrides the file's `task.mode`.
 pub fn load(path: &str, mode: Option<madmax::engine::scenario::Mode>) -> Result<Scenario, InputError> {
+    let raw = load_raw(path, mode)?;
+    validate(&raw).map_err(|errors| InputError::from_fields(&errors))
+}
+
+/// The scenario file's configs, not yet validated, with `mode` (when given) as its task's.
+pub fn load_raw(
+    path: &str,
+    mode: Option<madmax::engine::scenario::Mode>,
+) -> Result<madmax::engine::RawScenario, InputError> {
     let mut raw = read_scenario(path)?;
     if let (Some(m), Some(task)) = (mode, raw.task.as_mut()) {
         task.mode = Some(madmax::engine::RawValue::Str(m.config_name().into()));
     }
-    validate(&raw).map_err(|errors| InputError::from_fields(&errors))
+    Ok(raw)
 }
 
 /// Says why a scenario file cannot be evaluated, on standard error and, with `json`, as

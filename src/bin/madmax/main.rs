@@ -50,8 +50,10 @@ Usage:
       --kv-formats (lists of fp16, bf16, fp8, int8, int4) try every plan with each pair of
       weight and KV-cache formats (one list alone: the task's other format)
       (global batch fixed at the task's own unless --local-batches is given), rank them by
-      throughput, and show the best against the task's own plan; plans whose memory does
-      not fit in HBM are listed, marked. A search takes at most 100,000 plans and 50 million
+      throughput, and show the best against the task's own plan (when the default model's
+      rules refuse that plan, it says why and searches from data parallelism at the same
+      global batch, quoting no speed-up); plans whose memory does not fit in HBM are listed,
+      marked. A search takes at most 100,000 plans and 50 million
       timeline ops (exit 2 saying how to shrink it); --local-batches at most 64 values
   madmax validate [FILE.csv ...] [--json]
       predict every row of CSVs of measured runs (schema of validation/SOURCES.md; - reads
