@@ -54,12 +54,6 @@ pub struct Workload {
     pub scenario: Scenario,
 }
 
-/// The workload suite in `mode`: every scenario preset taken from a golden case whose configs
-/// the mode accepts.
-pub fn workloads(mode: Mode) -> Result<Vec<Workload>, String> {
-    suite(mode).map(|s| s.0)
-}
-
 /// A golden case's scenario preset that a model refuses, and why.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Refused {
@@ -68,13 +62,18 @@ pub struct Refused {
     pub why: String,
 }
 
-/// The golden cases' scenario presets that `mode` refuses (the default model checks plans
-/// against rules MAD-Max's code does not have, such as tensor parallelism dividing the heads).
-pub fn refused(mode: Mode) -> Result<Vec<Refused>, String> {
-    suite(mode).map(|s| s.1)
+/// The workload suite in one model.
+#[derive(Clone, Debug)]
+pub struct Suite {
+    /// Every scenario preset taken from a golden case whose configs the model accepts.
+    pub workloads: Vec<Workload>,
+    /// Those it refuses (the default model checks plans against rules MAD-Max's code does not
+    /// have, such as tensor parallelism dividing the heads).
+    pub refused: Vec<Refused>,
 }
 
-fn suite(mode: Mode) -> Result<(Vec<Workload>, Vec<Refused>), String> {
+/// The workload suite in `mode`.
+pub fn suite(mode: Mode) -> Result<Suite, String> {
     let p = presets::all().map_err(str::to_owned)?;
     let mut out = Vec::new();
     let mut refused = Vec::new();
@@ -100,7 +99,7 @@ fn suite(mode: Mode) -> Result<(Vec<Workload>, Vec<Refused>), String> {
         };
         out.push(Workload { id: sp.id.clone(), family: scenario.model.arch.family().config_name(), gpu, scenario });
     }
-    Ok((out, refused))
+    Ok(Suite { workloads: out, refused })
 }
 
 /// How a figure spreads over workloads.
@@ -227,12 +226,12 @@ fn mode_name<S: serde::Serializer>(m: &Mode, s: S) -> Result<S::Ok, S::Error> {
 /// The findings on the workload suite in `mode`: about 70 evaluations per what-if and one
 /// explorer search per workload (seconds natively in the default model).
 pub fn findings(mode: Mode) -> Result<Findings, String> {
-    let suite = workloads(mode)?;
-    findings_of(mode, &suite).ok_or_else(|| "no workload of the suite runs in this model".to_owned())
+    let s = suite(mode)?;
+    findings_of(mode, &s.workloads, &s.refused).ok_or_else(|| "no workload of the suite runs in this model".to_owned())
 }
 
-/// [`findings`] over given workloads; `None` when there are none.
-pub fn findings_of(mode: Mode, suite: &[Workload]) -> Option<Findings> {
+/// [`findings`] over given workloads (and the suite's `refused`); `None` when there are none.
+pub fn findings_of(mode: Mode, suite: &[Workload], refused: &[Refused]) -> Option<Findings> {
     let measured: Vec<Measured> = suite
         .iter()
         .map(|w| {
@@ -240,7 +239,7 @@ pub fn findings_of(mode: Mode, suite: &[Workload]) -> Option<Findings> {
             Measured::of(w, compared(&w.scenario, search.as_ref().ok()))
         })
         .collect();
-    summarize(mode, suite, &measured)
+    summarize(mode, suite, refused, &measured)
 }
 
 /// How a workload's own plan compares with the best the explorer finds.
@@ -332,7 +331,7 @@ impl Measured {
 
 /// The findings over `suite` from each workload's [`Measured`] (in the same order); `None`
 /// when there are none.
-pub fn summarize(mode: Mode, suite: &[Workload], measured: &[Measured]) -> Option<Findings> {
+pub fn summarize(mode: Mode, suite: &[Workload], refused: &[Refused], measured: &[Measured]) -> Option<Findings> {
     let pairs = |keep: &dyn Fn(&Workload) -> bool| -> Vec<(String, f64)> {
         suite.iter().zip(measured).filter(|(w, _)| keep(w)).map(|(w, m)| (w.id.clone(), m.exposed_share)).collect()
     };
@@ -409,7 +408,7 @@ pub fn summarize(mode: Mode, suite: &[Workload], measured: &[Measured]) -> Optio
             Capacity { factor, fit: at.iter().filter(|f| **f).count(), workloads: at.len() }
         })
         .collect();
-    let refused = refused(mode).unwrap_or_default();
+    let refused = refused.to_vec();
     Some(Findings { mode, workloads: suite.len(), refused, exposed, speedups, codesign, capacity })
 }
 
@@ -419,7 +418,9 @@ mod tests {
 
     #[test]
     fn the_suite_is_the_papers_workloads_in_both_models() {
-        let reference = workloads(Mode::Reference).expect("presets");
+        let (reference, default) = (suite(Mode::Reference).expect("presets"), suite(Mode::Default).expect("presets"));
+        let reference_refused = reference.refused;
+        let reference = reference.workloads;
         assert!(reference.len() >= 60, "{}", reference.len());
         assert!(reference.iter().all(|w| w.scenario.task.mode == Mode::Reference));
         let families: Vec<&str> = reference.iter().map(|w| w.family).collect();
@@ -429,11 +430,13 @@ mod tests {
         for g in ["V100", "A100", "H100"] {
             assert!(reference.iter().any(|w| w.gpu == g), "{g}");
         }
-        let default = workloads(Mode::Default).expect("presets");
-        assert!(default.len() >= 60 && default.iter().all(|w| w.scenario.task.mode == Mode::Default));
+        assert!(
+            default.workloads.len() >= 60 && default.workloads.iter().all(|w| w.scenario.task.mode == Mode::Default)
+        );
         // Every golden-case preset is a workload or refused, saying why, in each model.
-        for (mode, suite) in [(Mode::Reference, &reference), (Mode::Default, &default)] {
-            let no = refused(mode).expect("presets");
+        for (mode, suite, no) in
+            [(Mode::Reference, &reference, &reference_refused), (Mode::Default, &default.workloads, &default.refused)]
+        {
             let cases = presets::all()
                 .expect("presets")
                 .scenarios
@@ -459,8 +462,10 @@ mod tests {
         // A few workloads in each model: shares within 0..1, speed-ups of at least 1 (the own
         // plan is one of those searched), more of any resource never slower.
         for mode in [Mode::Reference, Mode::Default] {
-            let suite: Vec<Workload> = workloads(mode).expect("presets").into_iter().step_by(12).collect();
-            let f = findings_of(mode, &suite).expect("workloads");
+            let all = super::suite(mode).expect("presets");
+            let suite: Vec<Workload> = all.workloads.into_iter().step_by(12).collect();
+            let f = findings_of(mode, &suite, &all.refused).expect("workloads");
+            assert_eq!(f.refused, all.refused);
             assert_eq!(f.workloads, suite.len());
             let e = &f.exposed.all;
             assert!(e.min >= 0.0 && e.max <= 1.0 && e.min <= e.median && e.median <= e.max, "{e:?}");

@@ -332,19 +332,18 @@ pub const SETTINGS_PASS_PLANS: usize = 32;
 /// (`ranked`, best first, each plan with the scenario's own settings), its most promising
 /// parallel plans each with every other setting [`knob_settings`] tries, at most
 /// [`SETTINGS_PASS_PLANS`] of them and as many as keep the whole search within
-/// [`MAX_SEARCH_OPS`] and [`MAX_PLANS`]. Plans are taken in turn from those that fit and
+/// [`MAX_SEARCH_OPS`] (of which the first pass spent `spent_ops`, as [`planned_fitted`] counted
+/// them) and [`MAX_PLANS`]. Plans are taken in turn from those that fit and
 /// those that do not, fastest first: recomputation or smaller micro-batches can make a plan
 /// fit, and more micro-batches can shrink a pipeline's bubble, so a plan that does not fit
 /// with the scenario's settings may be the best with others. Returns the candidates and how
 /// many parallel plans they try; nothing unless the space is staged.
-pub fn settings_pass(base: &Scenario, ranked: &[Outcome], space: &Space) -> (Vec<Candidate>, usize) {
+pub fn settings_pass(base: &Scenario, ranked: &[Outcome], space: &Space, spent_ops: u64) -> (Vec<Candidate>, usize) {
     if !(space.staged && searches_settings(base)) {
         return (Vec::new(), 0);
     }
     let layers = Dims::of(&base.model).map_or(0, |d| d.layers);
-    let first: Vec<Candidate> =
-        ranked.iter().map(|o| Candidate { plan: o.plan.clone(), setup: o.setup.clone() }).collect();
-    let mut budget = MAX_SEARCH_OPS.saturating_sub(cost(base, &first));
+    let mut budget = MAX_SEARCH_OPS.saturating_sub(spent_ops);
     let (fit, misfit): (Vec<&Outcome>, Vec<&Outcome>) = ranked.iter().partition(|o| o.fits());
     let mut order = Vec::with_capacity(ranked.len());
     for i in 0..fit.len().max(misfit.len()) {
@@ -865,10 +864,10 @@ pub fn planned_fitted(base: &Scenario, space: &Space) -> Result<(Space, Vec<Cand
 /// that does not divide the heads, degrees that do not multiply to the GPUs, ...), with that
 /// plan replaced by plain data parallelism over every GPU at the same global batch (its local
 /// batch times its data-parallel degrees), so that a search can still start from it; and the
-/// first problem with the plan. `None` when anything else is wrong, the plan is not a
-/// transformer's in the default model, or the global batch does not split over the GPUs.
-pub fn rescued(raw: &RawScenario) -> Option<(Scenario, FieldError)> {
-    let problems = validate(raw).err()?;
+/// first of its `problems` (what validation said of `raw`). `None` when anything else is
+/// wrong (or nothing), the plan is not a transformer's in the default model, or the global
+/// batch does not split over the GPUs.
+pub fn rescued(raw: &RawScenario, problems: &[FieldError]) -> Option<(Scenario, FieldError)> {
     let first = problems.first()?.clone();
     if !problems.iter().all(|e| e.field.starts_with("task.transformer_parallel")) {
         return None;
@@ -908,11 +907,11 @@ pub fn rescued(raw: &RawScenario) -> Option<(Scenario, FieldError)> {
 /// Searches every plan of [`planned_fitted`] at once (the CLI; the page runs [`plans`] in
 /// chunks), or says why the search is too big to run.
 pub fn search(base: &Scenario, space: &Space) -> Result<Summary, TooBig> {
-    let (space, list, _) = planned_fitted(base, space)?;
+    let (space, list, spent_ops) = planned_fitted(base, space)?;
     let space = &space;
     let mut ranked: Vec<Outcome> = list.iter().map(|p| evaluate_plan(base, p, space)).collect();
     rank(&mut ranked);
-    let (settings, settings_plans) = settings_pass(base, &ranked, space);
+    let (settings, settings_plans) = settings_pass(base, &ranked, space, spent_ops);
     ranked.extend(settings.iter().map(|p| evaluate_plan(base, p, space)));
     rank(&mut ranked);
     let refined: Vec<Outcome> =
@@ -1472,11 +1471,15 @@ mod tests {
             "../../tests/data/reference/cases/llm__llama_13b__cloud_A_h100.80_128__llm_pre_fsdp_tp_128x8_bs1.json"
         );
         let mut raw = serde_json::from_str::<RawFile>(case).expect("case").into_scenario().expect("case");
-        assert!(rescued(&raw).is_none(), "paper mode accepts the plan: nothing to rescue");
+        assert!(
+            validate(&raw).is_ok() && rescued(&raw, &[]).is_none(),
+            "paper mode accepts the plan: nothing to rescue"
+        );
         if let Some(t) = raw.task.as_mut() {
             t.mode = Some(RawValue::Str("default".into()));
         }
-        let (s, problem) = rescued(&raw).expect("rescued");
+        let problems = validate(&raw).expect_err("the default model refuses the plan");
+        let (s, problem) = rescued(&raw, &problems).expect("rescued");
         assert_eq!(problem.field, "task.transformer_parallel_degree");
         assert!(problem.message.contains("does not divide the 40 attention heads"), "{}", problem.message);
         // fsdp 8 x tp 16 at 16 sequences per GPU: a global batch of 128, now ddp 128 x 1.
@@ -1490,6 +1493,6 @@ mod tests {
         if let Some(m) = raw.model.as_mut() {
             m.num_transformer_layers = Some(RawValue::Int(0));
         }
-        assert!(rescued(&raw).is_none());
+        assert!(rescued(&raw, &validate(&raw).expect_err("no layers")).is_none());
     }
 }

@@ -114,6 +114,13 @@ fn area(canvas: &HtmlCanvasElement, theme: &Theme, css_height: u32) -> Result<Ar
     Ok(backend.into_drawing_area())
 }
 
+/// The index an axis value stands for when the data sit on whole numbers (groups, rows): the
+/// whole number within 0.01 of it, if it is not negative.
+fn whole_index(v: f64) -> Option<usize> {
+    let i = v.round();
+    ((v - i).abs() < 0.01 && i >= 0.0).then_some(i as usize)
+}
+
 fn err<E: std::fmt::Debug>(e: E) -> String {
     format!("the chart could not be drawn ({e:?})")
 }
@@ -746,14 +753,7 @@ pub fn codesign(
         .configure_mesh()
         .disable_x_mesh()
         .x_labels(n)
-        .x_label_formatter(&|x| {
-            let i = x.round();
-            if (x - i).abs() < 0.01 && i >= 0.0 {
-                names.get(i as usize).cloned().unwrap_or_default()
-            } else {
-                String::new()
-            }
-        })
+        .x_label_formatter(&|x| whole_index(*x).and_then(|i| names.get(i).cloned()).unwrap_or_default())
         .y_desc("speed-up (x)")
         .y_label_formatter(&|y| format!("{y:.1}"))
         .themed(theme)
@@ -1026,12 +1026,7 @@ pub fn strips(canvas: &HtmlCanvasElement, theme: &Theme, st: &Strips) -> Result<
         .disable_y_mesh()
         .y_labels(n)
         .y_label_formatter(&|y| {
-            let i = y.round();
-            if (y - i).abs() < 0.01 && i >= 0.0 && (i as usize) < n {
-                rows.get(n - 1 - i as usize).cloned().unwrap_or_default()
-            } else {
-                String::new()
-            }
+            whole_index(*y).and_then(|i| rows.get(n.checked_sub(i + 1)?).cloned()).unwrap_or_default()
         })
         .x_labels(6)
         .x_label_formatter(&|x| format!("{:.0} %", x * 100.0))

@@ -61,6 +61,8 @@ pub struct Job {
     passes: u8,
     /// Plans the settings pass tries every setting on.
     settings_plans: usize,
+    /// Timeline ops the main search's first pass takes ([`explore::planned_fitted`]).
+    main_ops: u64,
     /// Why the what-ifs were not run although asked for: together with the main search they
     /// would take more than one search may.
     pub codesign_skipped: Option<TooBig>,
@@ -72,7 +74,8 @@ impl Job {
     /// what-ifs (saying so) when they would take the whole past that.
     pub fn new(base: &Scenario, space: &Space, codesign: bool) -> Result<Job, TooBig> {
         let mut scenarios = vec![base.clone()];
-        let (space, main, mut budget) = explore::planned_fitted(base, space)?;
+        let (space, main, main_ops) = explore::planned_fitted(base, space)?;
+        let mut budget = main_ops;
         let space = &space;
         let mut queue: Vec<(usize, Candidate, Slot)> = main.into_iter().map(|p| (0, p, Slot::Main)).collect();
         let main_plans = queue.len();
@@ -117,6 +120,7 @@ impl Job {
             main_plans,
             passes: 0,
             settings_plans: 0,
+            main_ops,
             codesign_skipped,
         })
     }
@@ -154,7 +158,7 @@ impl Job {
             self.passes += 1;
             let base = &self.scenarios[0];
             let more = if self.passes == 1 {
-                let (more, plans) = explore::settings_pass(base, &self.ranked(), &self.space);
+                let (more, plans) = explore::settings_pass(base, &self.ranked(), &self.space, self.main_ops);
                 self.settings_plans = plans;
                 more
             } else {

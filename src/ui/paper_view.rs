@@ -19,6 +19,8 @@ use yew::prelude::*;
 struct Run {
     mode: Mode,
     suite: Vec<Workload>,
+    /// The suite's presets this model refuses.
+    refused: Vec<paper::Refused>,
     measured: Vec<Measured>,
     /// The search of the next workload, once started.
     job: Option<Job>,
@@ -54,7 +56,7 @@ impl Run {
         self.measured.push(Measured::of(w, compared));
         self.job = None;
         if self.done() {
-            self.findings = paper::summarize(self.mode, &self.suite, &self.measured);
+            self.findings = paper::summarize(self.mode, &self.suite, &self.refused, &self.measured);
         }
     }
 }
@@ -82,8 +84,15 @@ fn start() {
         }
         s.started = true;
         for mode in [Mode::Reference, Mode::Default] {
-            match paper::workloads(mode) {
-                Ok(suite) => s.runs.push(Run { mode, suite, measured: Vec::new(), job: None, findings: None }),
+            match paper::suite(mode) {
+                Ok(suite) => s.runs.push(Run {
+                    mode,
+                    suite: suite.workloads,
+                    refused: suite.refused,
+                    measured: Vec::new(),
+                    job: None,
+                    findings: None,
+                }),
                 Err(e) => s.problem = Some(e),
             }
         }
@@ -221,7 +230,6 @@ fn exposed_chart(s: &Session, findings: &[Findings], width: u32, version: usize)
     let pick = point_pick(placed.clone(), said);
     let band = (paper::PAPER_EXPOSED_SHARE.0, paper::PAPER_EXPOSED_SHARE.1, "the paper");
     let draw: Draw = Rc::new(move |c, theme| {
-        let series: Vec<&str> = series.to_vec();
         charts::strips(
             c,
             theme,

@@ -19,7 +19,7 @@ pub fn run(a: &ExploreArgs) -> ExitCode {
     // parallelism at the same global batch, and say first that the own plan cannot run.
     let (scenario, own_plan_problem) = match madmax::engine::validate(&raw) {
         Ok(s) => (s, None),
-        Err(errors) => match explore::rescued(&raw) {
+        Err(errors) => match explore::rescued(&raw, &errors) {
             Some((s, problem)) => (s, Some(problem)),
             None => return input_failed(&InputError::from_fields(&errors), a.json),
         },
