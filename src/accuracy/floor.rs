@@ -248,6 +248,7 @@ mod tests {
             notes: String::new(),
             set: None,
             citation: String::new(),
+            recommendation: false,
             scenario: Some(json!({
                 "model": {"name": "m"},
                 "task": {"name": id, "micro_batch": micro, "local_transformer_bs": 64, "transformer_parallel": levels},

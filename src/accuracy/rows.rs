@@ -445,11 +445,87 @@ fn task_config(r: &Row, kind: &str, levels: &[(&str, u64)], n: u64, local: u64, 
     with_keys(task, extra)
 }
 
-/// The scenario of a row (training or serving, by the header) and the defaults it used.
+/// The scenario of a row (LLM training, LLM serving or recommendation training, by the
+/// header) and the defaults it used.
 pub(super) fn row_scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
-    if r.header.iter().any(|h| h == "input_len") {
+    if r.has("input_len") {
         inference_scenario(r)
+    } else if is_recommendation(r) {
+        recommendation_scenario(r)
     } else {
         scenario(r)
     }
+}
+
+/// Whether a row is of the recommendation schema (SOURCES.md section 7): a DLRM's MLP widths
+/// and tables instead of a transformer's.
+pub(super) fn is_recommendation(r: &Row) -> bool {
+    r.has("top_mlp_widths")
+}
+
+/// Builds the scenario of one recommendation row: a DLRM of the row's MLP widths and tables,
+/// trained the way NVIDIA's and TorchRec's DLRMs train on one node or more: every table whole
+/// on one GPU (table-wise model parallelism over all GPUs, pooled embeddings exchanged by
+/// all-to-all) and the MLPs data-parallel over all GPUs.
+fn recommendation_scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
+    let tables = r.positive("tables")?;
+    let rows = r.positive("rows_total")?;
+    // 4-byte dense weights run at the A100's TF32 tensor-core peak (the presets' f32 figure);
+    // fp16 is automatic mixed precision (16-bit GEMMs).
+    let dense_bytes = match r.get("dtype") {
+        "fp16" => 2,
+        "tf32" => 4,
+        other => return Err(format!("dtype \"{}\" is not fp16 or tf32", short(other))),
+    };
+    let model = json!({
+        "name": r.get("model"),
+        "type": "DLRM",
+        "bytes_per_nonemb_param": dense_bytes,
+        "bytes_per_emb_param": r.positive("emb_bytes")?,
+        "num_bot_mlp_layers": r.get("bot_mlp_widths").split('-').count().saturating_sub(1),
+        "num_top_mlp_layers": r.get("top_mlp_widths").split('-').count(),
+        // Paper mode's square layers; the default model reads the widths.
+        "mlp_dim": r.get("top_mlp_widths").split('-').filter_map(|w| w.parse::<u64>().ok()).max().unwrap_or(1),
+        "bot_mlp_widths": r.get("bot_mlp_widths"),
+        "top_mlp_widths": r.get("top_mlp_widths"),
+        "num_tables": tables,
+        "entries_per_table": rows.div_ceil(tables),
+        "emb_dim": r.positive("emb_dim")?,
+        "pooling_size": r.positive("pooling")?,
+    });
+    let gpu_cell = r.get("gpu");
+    let gpu = &row_gpu(gpu_cell)?;
+    let n = r.positive("n_gpus")?;
+    let per_node = r.positive("gpus_per_node")?.min(n);
+    if n % per_node != 0 {
+        return Err(format!("{n} GPUs do not fill nodes of {per_node}"));
+    }
+    let nodes = n / per_node;
+    let nic_gbit = r.number("nic_gbits_s_per_node")?;
+    let mut system = presets::system_config(
+        r.get("model"),
+        gpu,
+        per_node,
+        nodes,
+        (per_node, nic_gbit / per_node as f64),
+        row_util(gpu_cell),
+    );
+    system.insert("num_nvlinks".into(), json!(r.number("nvlink_gbytes_s")? * 1e9 / gpu.bw_per_nvlink));
+    let global = r.need("global_batch")?;
+    if global % n != 0 {
+        return Err(format!("global batch {global} does not split over {n} GPUs"));
+    }
+    let task = json!({
+        "name": r.get("id"),
+        "type": "pretrain",
+        "mode": "default",
+        "mlp_parallel": ["ddp"],
+        "mlp_parallel_degree": [n],
+        "emb_parallel": ["mp"],
+        "emb_parallel_degree": [n],
+        "local_mlp_bs": global / n,
+        "local_emb_bs": global,
+        "emb_sharding": "table",
+    });
+    Ok((json!({ "model": model, "system": Value::Object(system), "task": task }), Vec::new()))
 }

@@ -202,6 +202,10 @@ pub struct RawModel {
     pub entries_per_table: Field,
     pub emb_dim: Field,
     pub pooling_size: Field,
+    /// Optional (the default model): the bottom MLP's input features and layer widths.
+    pub bot_mlp_widths: Field,
+    /// Optional (the default model): the top MLP's layer widths.
+    pub top_mlp_widths: Field,
     // MoE
     pub num_experts: Field,
     pub num_active_experts: Field,

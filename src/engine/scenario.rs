@@ -517,18 +517,54 @@ impl fmt::Display for Family {
     }
 }
 
-/// DLRM dimensions: square MLP layers and pooled embedding tables.
+/// DLRM dimensions: MLP layers and pooled embedding tables.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Dlrm {
     pub bot_mlp_layers: u64,
     pub top_mlp_layers: u64,
-    /// Every MLP layer is a `mlp_dim x mlp_dim` GEMM.
+    /// Every MLP layer is a `mlp_dim x mlp_dim` GEMM (MAD-Max's MLPs; the default model uses
+    /// [`Dlrm::widths`] instead when given).
     pub mlp_dim: u64,
     pub num_tables: u64,
     pub entries_per_table: u64,
     pub emb_dim: u64,
     /// Lookups per table per sample.
     pub pooling_size: u64,
+    /// The MLPs' real layer widths (the default model only; paper mode keeps square layers).
+    pub widths: Option<MlpWidths>,
+}
+
+/// The layer widths of a DLRM's MLPs, as the DLRM reference code's `--arch-mlp-bot` and
+/// `--arch-mlp-top` give them (Naumov et al. 2019): the bottom MLP from its dense input features
+/// through each layer's output (`13-512-256-128`), the top MLP by each layer's output
+/// (`1024-1024-512-256-1`); its input is the feature interaction's output.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct MlpWidths {
+    /// Input features, then each bottom layer's output width; the last equals `emb_dim` (the
+    /// dot interaction pairs it with the embeddings).
+    pub bottom: Vec<u64>,
+    /// Each top layer's output width.
+    pub top: Vec<u64>,
+}
+
+impl Dlrm {
+    /// Layer `l` of the bottom (`top` false) or top MLP: (input width, output width). Without
+    /// [`Dlrm::widths`], `(mlp_dim, mlp_dim)`. The top MLP's first layer takes the interaction's
+    /// output: the `F (F - 1) / 2` dot products of the `F = tables + 1` vectors, and the bottom
+    /// MLP's output beside them (Naumov et al. 2019, section 3).
+    pub fn mlp_layer(&self, top: bool, l: u64) -> (u64, u64) {
+        let Some(w) = &self.widths else { return (self.mlp_dim, self.mlp_dim) };
+        let at = |v: &[u64], i: u64| v.get(i as usize).copied().unwrap_or(0);
+        match (top, l) {
+            (false, l) => (at(&w.bottom, l), at(&w.bottom, l + 1)),
+            (true, 0) => {
+                let f = self.num_tables.saturating_add(1);
+                let pairs = f.saturating_mul(f.saturating_sub(1)) / 2;
+                (pairs.saturating_add(self.emb_dim), at(&w.top, 0))
+            }
+            (true, l) => (at(&w.top, l - 1), at(&w.top, l)),
+        }
+    }
 }
 
 /// Mixture-of-experts: every top-MLP (DLRM) or feed-forward (LLM) layer has `experts` experts,

@@ -325,6 +325,47 @@ impl Reader {
         }
     }
 
+    /// An optional list of layer widths: whole numbers from 1, as a list (`[13, 512, 256]`) or
+    /// as text the way the DLRM reference code's `--arch-mlp-bot` takes them (`13-512-256`;
+    /// commas and spaces also separate). `Some(None)` when absent.
+    fn widths(&mut self, f: &Field, path: At) -> Option<Option<Vec<u64>>> {
+        let Some(value) = f else { return Some(None) };
+        let bad = |v: &mut Reader, what: String| {
+            v.push(FieldError::new(
+                path.to_string(),
+                format!("{what}: give layer widths such as 13-512-256-128 or [13, 512, 256, 128]"),
+            ));
+            None
+        };
+        let widths: Vec<u64> = match value {
+            RawValue::List(items) => {
+                let mut out = Vec::with_capacity(items.len());
+                for (i, item) in items.iter().enumerate() {
+                    out.push(self.count_value(item, path.item(i), 1, MAX_COUNT)?);
+                }
+                out
+            }
+            RawValue::Str(text) => {
+                let mut out = Vec::new();
+                for part in text.split(['-', ',', ' ']).filter(|p| !p.is_empty()) {
+                    match part.parse::<u64>() {
+                        Ok(w) if (1..=MAX_COUNT).contains(&w) => out.push(w),
+                        _ => return bad(self, format!("\"{}\" is not a width from 1 to {MAX_COUNT}", short(part))),
+                    }
+                }
+                out
+            }
+            other => return bad(self, format!("got {} ({other})", other.kind())),
+        };
+        if widths.is_empty() {
+            return bad(self, "is empty".into());
+        }
+        if widths.len() as u64 > MAX_LAYERS + 1 {
+            return bad(self, format!("has {} widths; at most {} are supported", widths.len(), MAX_LAYERS + 1));
+        }
+        Some(Some(widths))
+    }
+
     /// An optional flag: `default` when absent.
     fn optional_flag(&mut self, f: &Field, path: At, default: bool) -> Option<bool> {
         match f {
@@ -399,7 +440,7 @@ fn read_model(v: &mut Reader, m: &RawModel) -> Option<Model> {
     let dim = |v: &mut Reader, f: &Field, key: &str| v.count(f, at("model", key), &why, 1, MAX_COUNT);
     let arch = match family {
         Family::Dlrm | Family::DlrmMoe | Family::DlrmTransformer => {
-            let dlrm = Dlrm {
+            let mut dlrm = Dlrm {
                 bot_mlp_layers: layers(v, &m.num_bot_mlp_layers, "num_bot_mlp_layers").unwrap_or(0),
                 top_mlp_layers: layers(v, &m.num_top_mlp_layers, "num_top_mlp_layers").unwrap_or(0),
                 mlp_dim: dim(v, &m.mlp_dim, "mlp_dim").unwrap_or(0),
@@ -407,7 +448,9 @@ fn read_model(v: &mut Reader, m: &RawModel) -> Option<Model> {
                 entries_per_table: dim(v, &m.entries_per_table, "entries_per_table").unwrap_or(0),
                 emb_dim: dim(v, &m.emb_dim, "emb_dim").unwrap_or(0),
                 pooling_size: dim(v, &m.pooling_size, "pooling_size").unwrap_or(0),
+                widths: None,
             };
+            dlrm.widths = read_widths(v, m, &dlrm);
             match family {
                 Family::Dlrm => Arch::Dlrm(dlrm),
                 Family::DlrmMoe => Arch::DlrmMoe(dlrm, read_moe(v, m, &why)?),
@@ -439,6 +482,66 @@ fn read_model(v: &mut Reader, m: &RawModel) -> Option<Model> {
     };
     let shape = read_shape(v, m, &arch);
     Some(Model { name, bytes_per_dense_param: dense?, bytes_per_emb_param: emb?, arch, shape: shape? })
+}
+
+/// A DLRM's optional layer widths (`bot_mlp_widths` and `top_mlp_widths`, both or neither),
+/// checked against the layer counts and the embedding width they must agree with.
+fn read_widths(v: &mut Reader, m: &RawModel, d: &Dlrm) -> Option<MlpWidths> {
+    let bottom = v.widths(&m.bot_mlp_widths, at("model", "bot_mlp_widths"));
+    let top = v.widths(&m.top_mlp_widths, at("model", "top_mlp_widths"));
+    let (bottom, top) = match (bottom?, top?) {
+        (Some(b), Some(t)) => (b, t),
+        (None, None) => return None,
+        (b, _) => {
+            let (missing, given) =
+                if b.is_none() { ("bot_mlp_widths", "top_mlp_widths") } else { ("top_mlp_widths", "bot_mlp_widths") };
+            v.push(FieldError::new(
+                format!("model.{missing}"),
+                format!("missing: {given} is given, and the two MLPs' widths go together (leave both out for square layers of mlp_dim)"),
+            ));
+            return None;
+        }
+    };
+    let mut ok = true;
+    let bottom_layers = bottom.len() as u64 - 1;
+    if bottom_layers == 0 {
+        v.push(FieldError::new(
+            "model.bot_mlp_widths",
+            "needs the input features and at least one layer's width, such as 13-512-256-128",
+        ));
+        ok = false;
+    } else if d.bot_mlp_layers > 0 && bottom_layers != d.bot_mlp_layers {
+        v.push(FieldError::new(
+            "model.bot_mlp_widths",
+            format!(
+                "gives {bottom_layers} layer(s) (input features first, then each layer's width) but num_bot_mlp_layers is {}: make them agree",
+                d.bot_mlp_layers
+            ),
+        ));
+        ok = false;
+    } else if d.emb_dim > 0 && bottom.last() != Some(&d.emb_dim) {
+        v.push(FieldError::new(
+            "model.bot_mlp_widths",
+            format!(
+                "ends at {} but the embeddings are {} wide: the dot interaction pairs the bottom MLP's output with each embedding, so its last width must be emb_dim",
+                bottom.last().copied().unwrap_or(0),
+                d.emb_dim
+            ),
+        ));
+        ok = false;
+    }
+    if d.top_mlp_layers > 0 && top.len() as u64 != d.top_mlp_layers {
+        v.push(FieldError::new(
+            "model.top_mlp_widths",
+            format!(
+                "gives {} layer width(s) but num_top_mlp_layers is {}: make them agree",
+                top.len(),
+                d.top_mlp_layers
+            ),
+        ));
+        ok = false;
+    }
+    ok.then_some(MlpWidths { bottom, top })
 }
 
 /// The default model's transformer details; absent keys take their defaults.
@@ -998,6 +1101,68 @@ mod tests {
             serde_json::json!({"num_devices": 8, "num_nodes": 1, "ar_perc_intra": 0.5}),
         );
         assert!(said.iter().any(|m| m.contains("set 1, got 0.5")), "{said:?}");
+    }
+
+    /// What validation says of a Criteo-sized DLRM (3 bottom, 5 top layers, 128-wide
+    /// embeddings) with these model keys.
+    fn dlrm_problems(keys: serde_json::Value) -> Vec<String> {
+        let mut v: serde_json::Value = serde_json::from_str(include_str!(
+            "../../tests/data/reference/cases/dlrm__dlrm_a__zionex_128__dlrm_train.json"
+        ))
+        .expect("case");
+        let base = serde_json::json!({"num_bot_mlp_layers": 3, "num_top_mlp_layers": 5, "emb_dim": 128});
+        for k in [base, keys] {
+            if let (Some(m), Some(k)) = (v["inputs"]["model"].as_object_mut(), k.as_object()) {
+                m.extend(k.clone());
+            }
+        }
+        let raw = serde_json::from_value::<RawFile>(v).expect("case").into_scenario().expect("case");
+        validate(&raw).err().unwrap_or_default().iter().map(|e| e.to_string()).collect()
+    }
+
+    #[test]
+    fn mlp_widths_are_optional_go_together_and_agree_with_the_model() {
+        let ok = serde_json::json!({"bot_mlp_widths": "13-512-256-128", "top_mlp_widths": "1024-1024-512-256-1"});
+        assert!(dlrm_problems(ok).is_empty());
+        let list =
+            serde_json::json!({"bot_mlp_widths": [13, 512, 256, 128], "top_mlp_widths": [1024, 1024, 512, 256, 1]});
+        assert!(dlrm_problems(list).is_empty());
+        assert!(dlrm_problems(serde_json::json!({})).is_empty());
+        let cases = [
+            (
+                serde_json::json!({"bot_mlp_widths": "13-512-256-128"}),
+                "model.top_mlp_widths: missing: bot_mlp_widths is given",
+            ),
+            (
+                serde_json::json!({"bot_mlp_widths": "13-512-128", "top_mlp_widths": "1024-1024-512-256-1"}),
+                "gives 2 layer(s) (input features first, then each layer's width) but num_bot_mlp_layers is 3",
+            ),
+            (
+                serde_json::json!({"bot_mlp_widths": "13-512-256-64", "top_mlp_widths": "1024-1024-512-256-1"}),
+                "ends at 64 but the embeddings are 128 wide",
+            ),
+            (
+                serde_json::json!({"bot_mlp_widths": "13-512-256-128", "top_mlp_widths": "1024-1"}),
+                "gives 2 layer width(s) but num_top_mlp_layers is 5",
+            ),
+            (
+                serde_json::json!({"bot_mlp_widths": "13-wide-128", "top_mlp_widths": "1024-1024-512-256-1"}),
+                "model.bot_mlp_widths: \"wide\" is not a width from 1",
+            ),
+            (
+                serde_json::json!({"bot_mlp_widths": [13, 0, 256, 128], "top_mlp_widths": "1024-1024-512-256-1"}),
+                "model.bot_mlp_widths[1]: must be at least 1, got 0",
+            ),
+            (
+                serde_json::json!({"bot_mlp_widths": 13, "top_mlp_widths": "1"}),
+                "give layer widths such as 13-512-256-128",
+            ),
+            (serde_json::json!({"bot_mlp_widths": "", "top_mlp_widths": "1"}), "model.bot_mlp_widths: is empty"),
+        ];
+        for (keys, says) in cases {
+            let said = dlrm_problems(keys.clone());
+            assert!(said.iter().any(|m| m.contains(says)), "{keys}: {said:?}");
+        }
     }
 
     #[test]

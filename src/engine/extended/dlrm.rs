@@ -163,32 +163,57 @@ impl<'a> DlrmCx<'a> {
         self.mlp.tp.size as f64
     }
 
-    /// Forward FLOPs per sample of one MLP layer: `2 d^2`, times the active experts in a MoE
-    /// top MLP (plus its router).
-    pub fn mlp_layer_flops(&self, top: bool) -> f64 {
-        let d = self.m.mlp_dim as f64;
-        match (top, self.moe) {
-            (true, Some((x, k))) => 2.0 * d * d * k + 2.0 * d * x,
-            _ => 2.0 * d * d,
+    /// Layers of the bottom (`top` false) or top MLP.
+    fn mlp_layers(&self, top: bool) -> u64 {
+        if top {
+            self.m.top_mlp_layers
+        } else {
+            self.m.bot_mlp_layers
         }
     }
 
-    /// Weights of one MLP layer (all experts of a MoE top layer).
-    pub fn mlp_layer_params(&self, top: bool) -> f64 {
-        let d = self.m.mlp_dim as f64;
-        match (top, self.moe) {
-            (true, Some((x, _))) => (d * d + d) * x + d * x,
-            _ => d * d + d,
+    /// `f` summed over the layers of one MLP. Square layers (no [`Dlrm::widths`]) are all
+    /// alike: layers x `f(0)`, as before the widths existed.
+    fn mlp_sum(&self, top: bool, f: impl Fn(u64) -> f64) -> f64 {
+        let n = self.mlp_layers(top);
+        match self.m.widths {
+            None => n as f64 * f(0),
+            Some(_) => (0..n).map(f).sum(),
         }
     }
 
-    /// One MLP layer's forward pass on this GPU, s: GEMMs at the FLOP rate, bias and ReLU at
-    /// HBM speed.
-    pub fn mlp_fwd_s(&self, top: bool) -> f64 {
+    /// Layer `l`'s (input, output) widths ([`Dlrm::mlp_layer`]).
+    fn widths(&self, top: bool, l: u64) -> (f64, f64) {
+        let (i, o) = self.m.mlp_layer(top, l);
+        (i as f64, o as f64)
+    }
+
+    /// Forward FLOPs per sample of MLP layer `l`: `2 i o` for `i` inputs and `o` outputs (`2 d^2`
+    /// for square layers), times the active experts in a MoE top MLP (plus its router).
+    pub fn mlp_layer_flops(&self, top: bool, l: u64) -> f64 {
+        let (i, o) = self.widths(top, l);
+        match (top, self.moe) {
+            (true, Some((x, k))) => 2.0 * i * o * k + 2.0 * i * x,
+            _ => 2.0 * i * o,
+        }
+    }
+
+    /// Weights of MLP layer `l` (all experts of a MoE top layer).
+    pub fn mlp_layer_params(&self, top: bool, l: u64) -> f64 {
+        let (i, o) = self.widths(top, l);
+        match (top, self.moe) {
+            (true, Some((x, _))) => (i * o + o) * x + i * x,
+            _ => i * o + o,
+        }
+    }
+
+    /// MLP layer `l`'s forward pass on this GPU, s: GEMMs at the FLOP rate, bias and ReLU of
+    /// its outputs at HBM speed.
+    pub fn mlp_fwd_s(&self, top: bool, l: u64) -> f64 {
         let b = self.local_batch;
-        let d = self.m.mlp_dim as f64;
-        b * self.mlp_layer_flops(top) / self.tp() / self.flops_per_s
-            + b * d * self.e * MLP_ELEMENTWISE_PASSES / self.tp() / self.hbm_bytes_per_s
+        let o = self.widths(top, l).1;
+        b * self.mlp_layer_flops(top, l) / self.tp() / self.flops_per_s
+            + b * o * self.e * MLP_ELEMENTWISE_PASSES / self.tp() / self.hbm_bytes_per_s
     }
 
     /// Which backward work an MLP layer does: (activation gradients, weight gradients).
@@ -208,30 +233,31 @@ impl<'a> DlrmCx<'a> {
 
     pub fn mlp_bwd_s(&self, top: bool, l: u64) -> f64 {
         let (a, w) = self.mlp_backward(top, l);
-        (a as u8 + w as u8) as f64 * self.mlp_fwd_s(top)
+        (a as u8 + w as u8) as f64 * self.mlp_fwd_s(top, l)
     }
 
-    /// A tensor-parallel all-reduce of an MLP pair's activations, s (Megatron pairs a
-    /// column-split layer with a row-split one: one all-reduce per two layers).
-    pub fn mlp_tp_s(&self) -> f64 {
-        self.coll(Collective::AllReduce, self.local_batch * self.m.mlp_dim as f64 * self.e, self.mlp.tp)
+    /// A tensor-parallel all-reduce of an MLP pair's activations (the outputs of layer `l`, the
+    /// pair's second), s (Megatron pairs a column-split layer with a row-split one: one
+    /// all-reduce per two layers).
+    pub fn mlp_tp_s(&self, top: bool, l: u64) -> f64 {
+        self.coll(Collective::AllReduce, self.local_batch * self.widths(top, l).1 * self.e, self.mlp.tp)
     }
 
-    /// The weights of one MLP layer on this GPU (after tensor parallelism), bytes.
-    fn mlp_layer_bytes(&self, top: bool) -> f64 {
-        self.mlp_layer_params(top) / self.tp() * self.e
+    /// The weights of MLP layer `l` on this GPU (after tensor parallelism), bytes.
+    fn mlp_layer_bytes(&self, top: bool, l: u64) -> f64 {
+        self.mlp_layer_params(top, l) / self.tp() * self.e
     }
 
-    /// FSDP all-gather of one MLP layer's weights, s.
-    pub fn mlp_gather_s(&self, top: bool) -> f64 {
-        self.coll(Collective::AllGather, self.mlp_layer_bytes(top), self.mlp.fsdp)
+    /// FSDP all-gather of MLP layer `l`'s weights, s.
+    pub fn mlp_gather_s(&self, top: bool, l: u64) -> f64 {
+        self.coll(Collective::AllGather, self.mlp_layer_bytes(top, l), self.mlp.fsdp)
     }
 
-    /// Gradient synchronisation of one MLP layer, s: reduce-scatter over the fsdp ranks, then
+    /// Gradient synchronisation of MLP layer `l`, s: reduce-scatter over the fsdp ranks, then
     /// all-reduce of the (sharded) gradient over the ddp ranks. Sized by what this GPU holds
     /// whatever the level order (Q13).
-    pub fn mlp_grad_s(&self, top: bool) -> f64 {
-        let bytes = self.mlp_layer_bytes(top);
+    pub fn mlp_grad_s(&self, top: bool, l: u64) -> f64 {
+        let bytes = self.mlp_layer_bytes(top, l);
         let rs = self.coll(Collective::ReduceScatter, bytes, self.mlp.fsdp);
         rs + self.coll(Collective::AllReduce, bytes / self.mlp.fsdp.size as f64, self.mlp.ddp)
     }
@@ -343,19 +369,18 @@ impl<'a> DlrmCx<'a> {
     pub fn final_grad_s(&self) -> f64 {
         let m = self.m;
         let tr_layers = self.tr.as_ref().map_or(0, |(d, _)| d.layers);
-        (0..m.top_mlp_layers).filter(|l| self.mlp_backward(true, *l).1).map(|_| self.mlp_grad_s(true)).sum::<f64>()
+        (0..m.top_mlp_layers).filter(|l| self.mlp_backward(true, *l).1).map(|l| self.mlp_grad_s(true, l)).sum::<f64>()
             + (0..m.bot_mlp_layers)
                 .filter(|l| self.mlp_backward(false, *l).1)
-                .map(|_| self.mlp_grad_s(false))
+                .map(|l| self.mlp_grad_s(false, l))
                 .sum::<f64>()
             + tr_layers as f64 * self.tr_grad_s()
     }
 
     /// Dense weights on this GPU: (MLPs, transformer), elements.
     fn dense_params_local(&self) -> (f64, f64) {
-        let m = self.m;
-        let mlp = (m.bot_mlp_layers as f64 * self.mlp_layer_params(false)
-            + m.top_mlp_layers as f64 * self.mlp_layer_params(true))
+        let mlp = (self.mlp_sum(false, |l| self.mlp_layer_params(false, l))
+            + self.mlp_sum(true, |l| self.mlp_layer_params(true, l)))
             / self.tp();
         let tr = self.tr.as_ref().map_or(0.0, |(d, lay)| {
             let (a, f) = d.layer_params();
@@ -390,11 +415,17 @@ impl<'a> DlrmCx<'a> {
             (0.0, 0.0)
         };
         let m = self.m;
-        let d = m.mlp_dim as f64;
         let b = self.local_batch;
         let layers = (m.bot_mlp_layers + m.top_mlp_layers) as f64;
+        // Each layer keeps its output and its activation's (two tensors of its width).
+        let widths = match m.widths {
+            None => m.mlp_dim as f64 * layers,
+            Some(_) => {
+                self.mlp_sum(false, |l| self.widths(false, l).1) + self.mlp_sum(true, |l| self.widths(true, l).1)
+            }
+        };
         let mut activations =
-            b * d * self.e * layers * 2.0 + b * ((m.num_tables + 1) as f64 * m.emb_dim as f64) * self.e * 2.0;
+            b * widths * self.e * 2.0 + b * ((m.num_tables + 1) as f64 * m.emb_dim as f64) * self.e * 2.0;
         if let Some((dm, lay)) = &self.tr {
             let (o, i, sc) = dm.stored_bytes();
             activations += b * dm.seq * (o + (i + sc) / lay.tp.size as f64) * dm.layers as f64;
@@ -418,8 +449,8 @@ impl<'a> DlrmCx<'a> {
         let m = self.m;
         let f = (m.num_tables + 1) as f64;
         let tr = self.tr.as_ref().map_or(0.0, |(d, _)| d.layers as f64 * d.layer_flops().total() * d.seq);
-        m.bot_mlp_layers as f64 * self.mlp_layer_flops(false)
-            + m.top_mlp_layers as f64 * self.mlp_layer_flops(true)
+        self.mlp_sum(false, |l| self.mlp_layer_flops(false, l))
+            + self.mlp_sum(true, |l| self.mlp_layer_flops(true, l))
             + f * (f - 1.0) * m.emb_dim as f64
             + tr
     }
@@ -451,16 +482,16 @@ impl<'a> DlrmCx<'a> {
             for l in 0..layers {
                 let entry = *compute;
                 let ag = if fsdp {
-                    tl.push(name(block, l, f, OpKind::WeightAllGather, 0), self.mlp_gather_s(top), &[lag])
+                    tl.push(name(block, l, f, OpKind::WeightAllGather, 0), self.mlp_gather_s(top, l), &[lag])
                 } else {
                     None
                 };
                 lag = entry;
-                let c = tl.push(name(block, l, f, OpKind::Compute, 0), self.mlp_fwd_s(top), &[*compute, *gate, ag]);
+                let c = tl.push(name(block, l, f, OpKind::Compute, 0), self.mlp_fwd_s(top, l), &[*compute, *gate, ag]);
                 *compute = c.or(*compute);
                 *gate = None;
                 if tp_pairs && (l % 2 == 1 || l + 1 == layers) {
-                    *gate = tl.push(name(block, l, f, OpKind::ActAllReduce, 0), self.mlp_tp_s(), &[c]);
+                    *gate = tl.push(name(block, l, f, OpKind::ActAllReduce, 0), self.mlp_tp_s(top, l), &[c]);
                 }
             }
         };
@@ -499,14 +530,14 @@ impl<'a> DlrmCx<'a> {
                     }
                     let entry = *compute;
                     let ag = if fsdp {
-                        tl.push(name(block, l, b, OpKind::WeightAllGather, 0), self.mlp_gather_s(top), &[lag])
+                        tl.push(name(block, l, b, OpKind::WeightAllGather, 0), self.mlp_gather_s(top, l), &[lag])
                     } else {
                         None
                     };
                     lag = entry;
                     if tp_pairs && (l % 2 == 1 || l + 1 == layers) {
                         *gate = tl
-                            .push(name(block, l, b, OpKind::ActAllReduce, 0), self.mlp_tp_s(), &[*compute, *gate])
+                            .push(name(block, l, b, OpKind::ActAllReduce, 0), self.mlp_tp_s(top, l), &[*compute, *gate])
                             .or(*gate);
                     }
                     let c = tl.push(name(block, l, b, OpKind::Compute, 0), t, &[*compute, *gate, ag]);
@@ -514,7 +545,7 @@ impl<'a> DlrmCx<'a> {
                     *gate = None;
                     if self.mlp_backward(top, l).1 && (overlap || fsdp) {
                         let kind = if fsdp { OpKind::GradReduceScatter } else { OpKind::GradAllReduce };
-                        grads.push(tl.push(name(block, l, b, kind, 0), self.mlp_grad_s(top), &[c]));
+                        grads.push(tl.push(name(block, l, b, kind, 0), self.mlp_grad_s(top, l), &[c]));
                     }
                 }
             };
@@ -569,9 +600,9 @@ pub fn evaluate(cx: &DlrmCx) -> Report {
     let g = cx.global_batch as f64;
     let work = Work {
         layers: vec![LayerWork {
-            label: "MLP layer",
-            local_flops: cx.mlp_layer_flops(false) * cx.local_batch,
-            global_flops: cx.mlp_layer_flops(false) * g,
+            label: if m.widths.is_some() { "MLP layer (mean)" } else { "MLP layer" },
+            local_flops: mlp_layer_mean_flops(cx) * cx.local_batch,
+            global_flops: mlp_layer_mean_flops(cx) * g,
         }],
         local_total_flops: per_sample * cx.local_batch,
         global_total_flops: per_sample * g,
@@ -607,6 +638,19 @@ pub fn evaluate(cx: &DlrmCx) -> Report {
     });
     r.limits = limits;
     r
+}
+
+/// Forward FLOPs per sample of an MLP layer: every layer's with square layers, the mean over
+/// both MLPs' layers with [`Dlrm::widths`].
+fn mlp_layer_mean_flops(cx: &DlrmCx) -> f64 {
+    match cx.m.widths {
+        None => cx.mlp_layer_flops(false, 0),
+        Some(_) => {
+            let layers = (cx.m.bot_mlp_layers + cx.m.top_mlp_layers).max(1) as f64;
+            (cx.mlp_sum(false, |l| cx.mlp_layer_flops(false, l)) + cx.mlp_sum(true, |l| cx.mlp_layer_flops(true, l)))
+                / layers
+        }
+    }
 }
 
 /// Explains an op of a DLRM-family default-model timeline.
@@ -645,7 +689,8 @@ pub fn explain(cx: &DlrmCx, op: &OpName) -> Option<Explanation> {
         ),
         (OpKind::Compute, Block::MlpBot | Block::MlpTop) => {
             let (a, w) = cx.mlp_backward(top, l);
-            let mut terms = vec![term("FLOPs", "forward FLOPs of the layer per sample (2 d^2; MoE: active experts)", cx.mlp_layer_flops(top), Unit::Flops), b, tp, rate, hbm];
+            let (i, o) = cx.widths(top, l);
+            let mut terms = vec![term("in", "the layer's input width", i, Unit::Count), term("out", "the layer's output width", o, Unit::Count), term("FLOPs", "forward FLOPs of the layer per sample (2 x in x out; MoE: active experts)", cx.mlp_layer_flops(top, l), Unit::Flops), b, tp, rate, hbm];
             if !fwd {
                 terms.push(term("g", "gradient passes: activations + weights, where they are needed", (a as u8 + w as u8) as f64, Unit::Count));
             }
@@ -653,29 +698,29 @@ pub fn explain(cx: &DlrmCx, op: &OpName) -> Option<Explanation> {
                 format!("{} MLP layer {l}, {pass} pass", if top { "Top" } else { "Bottom" }),
                 if fwd { "B x FLOPs / tp / F + bias and ReLU at HBM speed" } else { "g x forward" },
                 terms,
-                if fwd { cx.mlp_fwd_s(top) } else { cx.mlp_bwd_s(top, l) },
+                if fwd { cx.mlp_fwd_s(top, l) } else { cx.mlp_bwd_s(top, l) },
                 if fwd { None } else { Some("Frozen layers compute no weight gradients; layers with nothing trainable below pass no gradient down (MAD-Max charges both, quirk Q22).") },
             )
         }
         (OpKind::ActAllReduce, Block::MlpBot | Block::MlpTop) => (
             format!("Tensor-parallel all-reduce after MLP layers {}-{l} ({pass})", l.saturating_sub(1)),
-            "2 (tp-1)/tp x B x d x e / bandwidth + latency, once per column/row-split pair",
-            vec![b, term("d", "MLP width", cx.m.mlp_dim as f64, Unit::Count), tp],
-            cx.mlp_tp_s(),
+            "2 (tp-1)/tp x B x out x e / bandwidth + latency, once per column/row-split pair",
+            vec![b, term("out", "the pair's output width", cx.widths(top, l).1, Unit::Count), tp],
+            cx.mlp_tp_s(top, l),
             None,
         ),
         (OpKind::WeightAllGather, Block::MlpBot | Block::MlpTop) => (
             format!("FSDP all-gather of MLP layer {l}'s weights ({pass})"),
             "(d-1)/d x layer bytes / bandwidth + latency",
             vec![term("fsdp", "fully sharded degree", cx.mlp.fsdp.size as f64, Unit::Count)],
-            cx.mlp_gather_s(top),
+            cx.mlp_gather_s(top, l),
             None,
         ),
         (OpKind::GradAllReduce | OpKind::GradReduceScatter, Block::MlpBot | Block::MlpTop) => (
             format!("Gradient synchronisation of MLP layer {l}"),
             "reduce-scatter over fsdp ranks + all-reduce of the shard over ddp ranks",
             vec![term("fsdp", "fully sharded degree", cx.mlp.fsdp.size as f64, Unit::Count), term("ddp", "replicating degree", cx.mlp.ddp.size as f64, Unit::Count)],
-            cx.mlp_grad_s(top),
+            cx.mlp_grad_s(top, l),
             Some("Sized by the weights this GPU holds, whatever the level order (MAD-Max's depends on it, quirk Q13)."),
         ),
         (OpKind::Compute, Block::Interaction) => (
@@ -717,4 +762,65 @@ pub fn explain(cx: &DlrmCx, op: &OpName) -> Option<Explanation> {
         _ => return None,
     };
     Some(Explanation { what, formula, terms, seconds, note })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{validate, RawFile};
+
+    /// DLRM-A pre-training on 64 H100s in the default model, with `keys` added to its model.
+    fn scenario(keys: serde_json::Value) -> Scenario {
+        let mut v: serde_json::Value = serde_json::from_str(include_str!(
+            "../../../tests/data/reference/cases/dlrm__dlrm_a__cloud_A_h100.80_64__dlrm_pre_fsdp_ddp_mp_64x8.json"
+        ))
+        .expect("case");
+        v["inputs"]["task"]["mode"] = serde_json::json!("default");
+        if let (Some(m), Some(keys)) = (v["inputs"]["model"].as_object_mut(), keys.as_object()) {
+            m.extend(keys.clone());
+        }
+        let raw = serde_json::from_value::<RawFile>(v).expect("case").into_scenario().expect("case");
+        validate(&raw).expect("valid")
+    }
+
+    /// NVIDIA's DLRM for Criteo: 13 dense features, 26 tables of 128-wide rows.
+    fn criteo() -> serde_json::Value {
+        serde_json::json!({
+            "num_bot_mlp_layers": 3, "num_top_mlp_layers": 5, "num_tables": 26, "emb_dim": 128, "pooling_size": 1,
+            "bot_mlp_widths": "13-512-256-128", "top_mlp_widths": [1024, 1024, 512, 256, 1],
+        })
+    }
+
+    #[test]
+    fn real_widths_set_each_layers_flops_weights_and_activations() {
+        let s = scenario(criteo());
+        let cx = DlrmCx::new(&s).expect("a DLRM");
+        let layers: [(f64, f64); 8] = [
+            (13.0, 512.0),
+            (512.0, 256.0),
+            (256.0, 128.0),
+            // 27 vectors: 351 pairwise dot products beside the bottom MLP's 128 outputs.
+            (479.0, 1024.0),
+            (1024.0, 1024.0),
+            (1024.0, 512.0),
+            (512.0, 256.0),
+            (256.0, 1.0),
+        ];
+        let flops: f64 = layers.iter().map(|(i, o)| 2.0 * i * o).sum::<f64>() + 27.0 * 26.0 * 128.0;
+        assert_eq!(cx.flops_per_sample(), flops);
+        let params: f64 = layers.iter().map(|(i, o)| i * o + o).sum();
+        assert_eq!(cx.dense_params_local().0, params / cx.tp());
+        // The thin last layer costs its own GEMM, not a square one's.
+        assert!(cx.mlp_fwd_s(true, 4) < cx.mlp_fwd_s(true, 1) / 100.0);
+        // Square layers of the same model (no widths) compute more: 8 layers of 3994^2.
+        let square = scenario(serde_json::json!({"num_bot_mlp_layers": 3, "num_top_mlp_layers": 5}));
+        let sq = DlrmCx::new(&square).expect("a DLRM");
+        assert_eq!(sq.mlp_layer_flops(false, 0), 2.0 * 3994.0 * 3994.0);
+        assert!(evaluate(&sq).iteration_s > evaluate(&cx).iteration_s);
+        // The explain view names the layer's widths.
+        let op = OpName { block: Block::MlpTop, layer: 0, phase: Phase::Forward, kind: OpKind::Compute, micro: 0 };
+        let e = explain(&cx, &op).expect("explained");
+        assert!(e.terms.iter().any(|t| t.symbol == "in" && t.value == 479.0), "{:?}", e.terms);
+        assert_eq!(e.seconds, cx.mlp_fwd_s(true, 0));
+    }
 }
