@@ -1,9 +1,10 @@
-//! Validation of the default model against published measured runs: reads the training and
-//! inference CSV schemas of `validation/*.csv` (see `src/presets/data/validation/SOURCES.md`; the
-//! header decides which), builds a scenario per row, predicts the row's metric and compares.
-//! Pure: CSV text in, figures out. The measured runs ship with the app ([`TRAINING_CSV`],
-//! [`ADDED_CSV`], [`INFERENCE_CSV`], [`ADDED_INFERENCE_CSV`]); the validation page and `madmax validate` read the same
-//! text.
+//! Validation of the default model against published measured runs: reads the LLM training,
+//! LLM serving and recommendation CSV schemas of `validation/*.csv` (see
+//! `src/presets/data/validation/SOURCES.md`; the header decides which), builds a scenario per
+//! row, predicts the row's metric and compares. Pure: CSV text in, figures out. The measured
+//! runs ship with the app ([`TRAINING_CSV`], [`ADDED_CSV`], [`RECOMMENDATION_CSV`],
+//! [`INFERENCE_CSV`], [`ADDED_INFERENCE_CSV`]); the validation page and `madmax validate` read
+//! the same text.
 //!
 //! Hardware comes from the GPU presets (datasheet peaks) with the row's NVLink and NIC figures;
 //! the achievable fractions of peak are the default model's calibration
@@ -118,10 +119,10 @@ pub fn recommendation_note() -> Option<String> {
     ))
 }
 
-/// What the calculator tells users about the default model's accuracy on training runs. A test
+/// What the calculator tells users about the default model's accuracy on LLM training runs. A test
 /// recomputes it from the shipped rows ([`accuracy_note`]), so it cannot go stale; it is a
 /// constant only so the calculator does not predict 200 runs to print it.
-pub const ACCURACY_NOTE: &str = "Median error 8% on the 521 published training runs of its calibration set (runs some choice of the model looked at). On 211 runs held out from every choice (BLOOM 176B, MT-NLG 530B, small GPTs on one node, FP8 training on H100s) the median error is 7%, and it predicts faster than measured on 127 of them: it tends to be optimistic.";
+pub const ACCURACY_NOTE: &str = "Median error 8% on the 521 published LLM training runs of its calibration set (runs some choice of the model looked at). On 211 runs held out from every choice (BLOOM 176B, MT-NLG 530B, small GPTs on one node, FP8 training on H100s) the median error is 7%, and it predicts faster than measured on 127 of them: it tends to be optimistic.";
 
 /// [`ACCURACY_NOTE`] as the shipped rows make it now.
 pub fn accuracy_note() -> Option<String> {
@@ -138,7 +139,7 @@ pub fn accuracy_note() -> Option<String> {
         ""
     };
     Some(format!(
-        "Median error {:.0}% on the {} published training runs of its calibration set (runs some choice of the model looked at). On {} runs held out from every choice (BLOOM 176B, MT-NLG 530B, small GPTs on one node, FP8 training on H100s) the median error is {:.0}%, and it predicts faster than measured on {faster} of them{advice}.",
+        "Median error {:.0}% on the {} published LLM training runs of its calibration set (runs some choice of the model looked at). On {} runs held out from every choice (BLOOM 176B, MT-NLG 530B, small GPTs on one node, FP8 training on H100s) the median error is {:.0}%, and it predicts faster than measured on {faster} of them{advice}.",
         fit.all.median_abs_error * 100.0,
         fit.all.rows,
         held_stats.all.rows,

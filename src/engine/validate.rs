@@ -327,7 +327,7 @@ impl Reader {
 
     /// An optional list of layer widths: whole numbers from 1, as a list (`[13, 512, 256]`) or
     /// as text the way the DLRM reference code's `--arch-mlp-bot` takes them (`13-512-256`;
-    /// commas and spaces also separate). `Some(None)` when absent.
+    /// commas, spaces and brackets also separate). `Some(None)` when absent.
     fn widths(&mut self, f: &Field, path: At) -> Option<Option<Vec<u64>>> {
         let Some(value) = f else { return Some(None) };
         let bad = |v: &mut Reader, what: String| {
@@ -347,7 +347,8 @@ impl Reader {
             }
             RawValue::Str(text) => {
                 let mut out = Vec::new();
-                for part in text.split(['-', ',', ' ']).filter(|p| !p.is_empty()) {
+                // Brackets too: a list shown as text ("[13,512,256,128]") reads back the same.
+                for part in text.split(['-', ',', ' ', '[', ']']).filter(|p| !p.is_empty()) {
                     match part.parse::<u64>() {
                         Ok(w) if (1..=MAX_COUNT).contains(&w) => out.push(w),
                         _ => return bad(self, format!("\"{}\" is not a width from 1 to {MAX_COUNT}", short(part))),
@@ -1127,6 +1128,9 @@ mod tests {
         let list =
             serde_json::json!({"bot_mlp_widths": [13, 512, 256, 128], "top_mlp_widths": [1024, 1024, 512, 256, 1]});
         assert!(dlrm_problems(list).is_empty());
+        let shown =
+            serde_json::json!({"bot_mlp_widths": "[13,512,256,128]", "top_mlp_widths": "1024, 1024, 512, 256, 1"});
+        assert!(dlrm_problems(shown).is_empty());
         assert!(dlrm_problems(serde_json::json!({})).is_empty());
         let cases = [
             (

@@ -214,6 +214,14 @@ pub const YES_NO: &[(&str, &str)] = &[("true", "yes"), ("false", "no")];
 
 /// The default model's model fields (MAD-Max paper mode ignores them).
 pub fn default_model_fields(family: Family) -> Vec<Field> {
+    if family.is_dlrm() {
+        return vec![
+            extra(M, "bot_mlp_widths", "Bottom MLP widths", Kind::OptionalText, "every layer as wide as the MLP width",
+                "The bottom MLP's input features, then each layer's output width, as the DLRM code's --arch-mlp-bot takes them: 13-512-256-128 in NVIDIA's DLRM for Criteo (13 dense features). The last width must equal the embedding width (the dot interaction pairs them), and the widths after the first count the bottom layers. Give both MLPs' widths or neither; paper mode always times square layers of the MLP width."),
+            extra(M, "top_mlp_widths", "Top MLP widths", Kind::OptionalText, "every layer as wide as the MLP width",
+                "Each top layer's output width, as --arch-mlp-top takes them: 1024-1024-512-256-1 in NVIDIA's DLRM (its last layer gives one click probability). The first layer reads the interaction's output: the dot product of every pair of the tables' embeddings and the bottom MLP's output, beside that output (479 values for 26 tables of 128)."),
+        ];
+    }
     let mut v = vec![
         extra(M, "num_kv_heads", "Key/value heads", Kind::OptionalCount, "as many as attention heads",
             "Grouped-query attention shares each key/value head among several query heads: 8 in LLaMA2-70B and LLaMA 3, as many as the attention heads in GPT-3. Fewer K/V heads mean smaller K/V projections and a smaller context-parallel ring. Leave empty for plain multi-head attention."),

@@ -247,7 +247,7 @@ pub(super) fn model_form(state: &State, d: &Dispatch) -> Html {
             { error_line(state.error_for("model.type").map(|e| e.message.as_str())) }
             { for family.map(fields::model_fields).unwrap_or_default().into_iter().map(|f| input(state, d, f)) }
             { match family {
-                Some(f) if state.mode() == ModelMode::Default && !f.is_dlrm() => html! {
+                Some(f) if state.mode() == ModelMode::Default => html! {
                     <fieldset class="spec" id="default-model-details">
                         <legend>{ "Architecture details (default model)" }</legend>
                         { for fields::default_model_fields(f).into_iter().map(|x| input(state, d, x)) }

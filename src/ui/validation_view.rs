@@ -387,9 +387,16 @@ fn order(filter: &UseStateHandle<Filter>) -> Html {
 /// Predicted against measured for the rows shown, one colour per source (every source keeps
 /// its colour when others are filtered out).
 fn chart(rows: &[RowResult], sources: Vec<String>, filter: &Filter, width: u32) -> Html {
+    // Samples/s (a DLRM's tens of millions) in millions, so that they sit among the other rows'
+    // figures instead of stretching the axes over four more decades.
+    let millions = |r: &RowResult| r.metric == Some(Metric::SamplesPerS);
+    let plotted = |r: &RowResult, x: f64| if millions(r) { x / 1e6 } else { x };
     let shown: Vec<(&RowResult, (f64, f64, usize))> = rows
         .iter()
-        .filter_map(|r| Some((r, (r.measured, r.predicted?, sources.iter().position(|s| *s == r.source)?))))
+        .filter_map(|r| {
+            let series = sources.iter().position(|s| *s == r.source)?;
+            Some((r, (plotted(r, r.measured), plotted(r, r.predicted?), series)))
+        })
         .collect();
     let points: Vec<(f64, f64, usize)> = shown.iter().map(|x| x.1).collect();
     // Pointing at a point names its row and both figures.
@@ -397,7 +404,8 @@ fn chart(rows: &[RowResult], sources: Vec<String>, filter: &Filter, width: u32) 
         .iter()
         .map(|(r, (m, p, _))| {
             let error = r.error.map_or(String::new(), |e| format!(", {:+.1} %", e * 100.0));
-            format!("{}: measured {}, predicted {}{error}", r.id, units::sig3(*m), units::sig3(*p))
+            let unit = if millions(r) { " M samples/s" } else { "" };
+            format!("{}: measured {}{unit}, predicted {}{unit}{error}", r.id, units::sig3(*m), units::sig3(*p))
         })
         .collect();
     let placed = Rc::new(super::canvas::PlacedPoints::default());
@@ -406,6 +414,7 @@ fn chart(rows: &[RowResult], sources: Vec<String>, filter: &Filter, width: u32) 
     let key = [&filter.source, &filter.gpu, &filter.parallelism]
         .iter()
         .fold(points.len() as u64, |h, s| s.bytes().fold(h, |h, b| h.wrapping_mul(31).wrapping_add(b as u64)));
+    let any_millions = shown.iter().any(|(r, _)| millions(r));
     let shown: Vec<bool> = (0..sources.len()).map(|i| points.iter().any(|p| p.2 == i)).collect();
     let names = sources.clone();
     let draw: Draw = Rc::new(move |c, theme| charts::predicted_vs_measured(c, theme, &points, &sources, &placed));
@@ -415,6 +424,9 @@ fn chart(rows: &[RowResult], sources: Vec<String>, filter: &Filter, width: u32) 
                 label="Predicted against measured for the rows shown, log-log, with the line where they are equal and a band of plus or minus 10 percent. The table below lists every point." />
             <ul class="chart-legend" id="validation-legend" aria-hidden="true">
                 <li><span class="swatch line"></span>{ "predicted = measured (shaded: \u{b1}10 %)" }</li>
+                if any_millions {
+                    <li id="validation-millions">{ "samples/s (recommendation models) in millions" }</li>
+                }
                 { for names.iter().enumerate().filter(|(i, _)| shown[*i]).map(|(i, name)| {
                     let ((r, g, b), triangle) = charts::series_marker(i);
                     html! {

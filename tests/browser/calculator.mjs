@@ -276,9 +276,22 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   // Presets and families: a DLRM run, then a ViT model on the same cluster.
   await page.selectOption('#scenario', 'dlrm__dlrm_a__zionex_128__dlrm_train');
   await matchesCli(page, 'DLRM-A preset');
-  check(/No published run validates the default model on recommendation models/.test(await page.locator('#runs-like-this').textContent().catch(() => '')),
-    'a DLRM run says its accuracy is unknown');
+  check(/published recommendation-model runs .* read its DLRM throughput as an upper bound/.test(await page.locator('#runs-like-this').textContent().catch(() => '')),
+    'a DLRM run says what the published DLRM runs say of its accuracy');
   check(await page.locator('#f-model-num_tables').isVisible(), 'DLRM fields are shown');
+  // NVIDIA's DLRM: its MLPs' real widths, shown, edited, refused with the fix, then restored.
+  await page.selectOption('#scenario', 'current__dlrm_criteo__zionex_8__mp_ddp');
+  check(await page.locator('#f-model-bot_mlp_widths').inputValue() === '13-512-256-128'
+    && await page.locator('#f-model-top_mlp_widths').inputValue() === '1024-1024-512-256-1', 'the DLRM preset shows its MLP widths');
+  const criteo = await matchesCli(page, "NVIDIA's DLRM on 8 A100s");
+  await type(page, '#f-model-top_mlp_widths', '1024-1');
+  const widthsError = (await page.locator('.field.invalid').first().innerText().catch(() => '')).replace(/\s+/g, ' ');
+  check(/top_mlp_widths|Top MLP widths/.test(widthsError) && /num_top_mlp_layers is 5: make them agree/.test(widthsError),
+    `two top widths for five layers are refused, naming the field and the fix: ${widthsError}`);
+  check((await shown(page)).throughput === criteo.throughput, 'the last good result stays while the widths are wrong');
+  await type(page, '#f-model-top_mlp_widths', '4096-4096-512-256-1');
+  const wider = await matchesCli(page, 'wider top MLP');
+  check(wider.throughput < criteo.throughput, `wider top layers run fewer samples/s (${wider.throughput} < ${criteo.throughput})`);
   await page.selectOption('#model-preset', 'vit_h');
   check(await page.locator('#f-model-patch_dim').isVisible(), 'ViT fields replace them');
   // A reference config named after a published model says how it differs from it.
