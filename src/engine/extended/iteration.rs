@@ -250,7 +250,20 @@ impl TrainingCx<'_> {
     fn stage_work(&self) -> (u64, Vec<LayerTimes>, Vec<std::ops::Range<u64>>) {
         let (first, per_chunk) = self.drawn_layers();
         let last = self.stage_layers(self.stage).end;
-        let times: Vec<LayerTimes> = (first..last).map(|l| self.layer_times(l)).collect();
+        // A layer's durations depend on the layer only through the backward work it does
+        // (`layer_times`), so runs of alike layers share one computation: the explorer builds
+        // thousands of stages, each of tens of layers.
+        let mut times: Vec<LayerTimes> = Vec::with_capacity((last - first) as usize);
+        let mut previous: Option<((bool, bool), LayerTimes)> = None;
+        for l in first..last {
+            let work = self.backward_work(l);
+            let t = match previous {
+                Some((w, t)) if w == work => t,
+                _ => self.layer_times(l),
+            };
+            previous = Some((work, t));
+            times.push(t);
+        }
         let chunks = (0..self.chunks)
             .map(|c| (first + c * per_chunk).min(last)..(first + (c + 1) * per_chunk).min(last))
             .filter(|r| !r.is_empty())
@@ -510,6 +523,25 @@ mod tests {
             sys.extend(h);
         }
         checked(d)
+    }
+
+    #[test]
+    fn alike_layers_share_their_durations_exactly() {
+        // Pre-training, and fine-tuning with the embeddings frozen and layers 10 and up frozen:
+        // layer 0 then passes no gradient down, 1-9 train, 10-31 pass gradients only.
+        let pretrain = json!({"transformer_parallel": ["tp", "pp"], "transformer_parallel_degree": [4, 2]});
+        let finetune = json!({"type": "finetune", "freeze_emb": true, "freeze_transformer": false,
+            "min_frozen_layer": 10, "transformer_parallel": ["tp"], "transformer_parallel_degree": [8]});
+        for task in [pretrain, finetune] {
+            let s = scenario(8, task.clone());
+            let cx = TrainingCx::new(&s).expect("transformer");
+            let (first, times, _) = cx.stage_work();
+            let each: Vec<LayerTimes> = (first..first + times.len() as u64).map(|l| cx.layer_times(l)).collect();
+            assert_eq!(times, each, "{task}");
+            if task.get("type").is_some() {
+                assert!(times.windows(2).any(|w| w[0] != w[1]), "{task}: the frozen layers differ");
+            }
+        }
     }
 
     #[test]
