@@ -192,21 +192,7 @@ fn scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
             "dropout": dropout,
         }),
     )?;
-    let gpu_cell = r.get("gpu");
-    let gpu = &row_gpu(gpu_cell)?;
-    let n = r.positive("n_gpus")?;
-    let per_node = r.positive("gpus_per_node")?.min(n);
-    if n % per_node != 0 {
-        return Err(format!("{n} GPUs do not fill nodes of {per_node}"));
-    }
-    let nodes = n / per_node;
-    let nic_gbit = r.number("nic_gbits_s_per_node")?;
-    let util = row_util(gpu_cell);
-    // One NIC port per GPU carrying the node's total (the split does not matter to the model).
-    let mut system =
-        presets::system_config(r.get("model"), gpu, per_node, nodes, (per_node, nic_gbit / per_node as f64), util);
-    let nvlink = r.number("nvlink_gbytes_s")?;
-    system.insert("num_nvlinks".into(), json!(nvlink * 1e9 / gpu.bw_per_nvlink));
+    let (system, n) = row_system(r, Some(r.number("nic_gbits_s_per_node")?))?;
 
     let (tp, pp, dp) = (r.positive("tp")?, r.positive("pp")?, r.positive("dp")?);
     let cp = r.positive_or("cp", 1)?;
@@ -285,6 +271,25 @@ fn scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
     Ok((json!({ "model": model, "system": Value::Object(system), "task": task }), defaults))
 }
 
+/// A row's cluster (its `gpu` on the preset's datasheet, `n_gpus` in nodes of `gpus_per_node`,
+/// its `nvlink_gbytes_s`, the GPU family's fractions of peak) and its GPU count. The network:
+/// `nic_gbit_per_node` spread over one port per GPU (the split does not matter to the model),
+/// or, where the schema does not state it (serving), one 200 Gb/s port per GPU.
+fn row_system(r: &Row, nic_gbit_per_node: Option<f64>) -> Result<(serde_json::Map<String, Value>, u64), String> {
+    let gpu_cell = r.get("gpu");
+    let gpu = &row_gpu(gpu_cell)?;
+    let n = r.positive("n_gpus")?;
+    let per_node = r.positive("gpus_per_node")?.min(n);
+    if n % per_node != 0 {
+        return Err(format!("{n} GPUs do not fill nodes of {per_node}"));
+    }
+    let per_port = nic_gbit_per_node.map_or(200.0, |g| g / per_node as f64);
+    let mut system =
+        presets::system_config(r.get("model"), gpu, per_node, n / per_node, (per_node, per_port), row_util(gpu_cell));
+    system.insert("num_nvlinks".into(), json!(r.number("nvlink_gbytes_s")? * 1e9 / gpu.bw_per_nvlink));
+    Ok((system, n))
+}
+
 /// Which FLOP count a `tflops_per_gpu` row's source divided by its time (the `flops_basis`
 /// column).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -343,17 +348,8 @@ fn inference_scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
     let ffn_kind = if r.get("ffn_kind").is_empty() { "gelu" } else { r.get("ffn_kind") };
     let kv = r.count("kv_heads")?.unwrap_or(heads);
     let model = llm_config(r, (r.need("layers")?, heads, kv, input + output, ffn_kind), json!({}))?;
-    let gpu_cell = r.get("gpu");
-    let gpu = &row_gpu(gpu_cell)?;
-    let n = r.need("n_gpus")?;
-    let per_node = r.need("gpus_per_node")?.min(n).max(1);
-    if n % per_node != 0 {
-        return Err(format!("{n} GPUs do not fill nodes of {per_node}"));
-    }
-    let util = row_util(gpu_cell);
-    // Serving rows do not state the network; one 200 Gb/s port per GPU is assumed.
-    let mut system = presets::system_config(r.get("model"), gpu, per_node, n / per_node, (per_node, 200.0), util);
-    system.insert("num_nvlinks".into(), json!(r.number("nvlink_gbytes_s")? * 1e9 / gpu.bw_per_nvlink));
+    // Serving rows do not state the network.
+    let (system, n) = row_system(r, None)?;
     let (tp, pp) = (r.positive("tp")?, r.positive("pp")?);
     if tp.saturating_mul(pp) != n {
         return Err(format!("tp x pp = {} but n_gpus = {n}", tp * pp));
@@ -493,24 +489,7 @@ fn recommendation_scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
         "emb_dim": r.positive("emb_dim")?,
         "pooling_size": r.positive("pooling")?,
     });
-    let gpu_cell = r.get("gpu");
-    let gpu = &row_gpu(gpu_cell)?;
-    let n = r.positive("n_gpus")?;
-    let per_node = r.positive("gpus_per_node")?.min(n);
-    if n % per_node != 0 {
-        return Err(format!("{n} GPUs do not fill nodes of {per_node}"));
-    }
-    let nodes = n / per_node;
-    let nic_gbit = r.number("nic_gbits_s_per_node")?;
-    let mut system = presets::system_config(
-        r.get("model"),
-        gpu,
-        per_node,
-        nodes,
-        (per_node, nic_gbit / per_node as f64),
-        row_util(gpu_cell),
-    );
-    system.insert("num_nvlinks".into(), json!(r.number("nvlink_gbytes_s")? * 1e9 / gpu.bw_per_nvlink));
+    let (system, n) = row_system(r, Some(r.number("nic_gbits_s_per_node")?))?;
     let global = r.need("global_batch")?;
     if global % n != 0 {
         return Err(format!("global batch {global} does not split over {n} GPUs"));
