@@ -85,9 +85,8 @@ fn training_rows() -> Option<Vec<RowResult>> {
 
 /// What the calculator and the CLI say about a recommendation model's predicted throughput: on
 /// every published run of one (NVIDIA's DLRM in PyTorch and TensorFlow on one and eight A100s,
-/// all held out) the model
-/// predicted more samples/s than was measured. A test recomputes it from the shipped rows
-/// ([`recommendation_note`]).
+/// all held out) the model predicted more samples/s than was measured. A test recomputes it
+/// from the shipped rows ([`recommendation_note`]).
 pub const RECOMMENDATION_NOTE: &str = "On the 16 published recommendation-model runs it was checked against (NVIDIA's DLRM in PyTorch and TensorFlow on one and eight A100s, held out), the default model predicted 12% to 113% more samples/s than measured (median 58%): read its DLRM throughput as an upper bound.";
 
 /// [`RECOMMENDATION_NOTE`] as the shipped rows make it now.
@@ -179,8 +178,8 @@ pub const INFERENCE_CSV: &str = include_str!("presets/data/validation/inference.
 pub const ADDED_INFERENCE_CSV: &str = include_str!("presets/data/validation/added_inference.csv");
 
 /// Published measured training runs of recommendation models madmax added: NVIDIA's DLRM on
-/// A100s, in PyTorch and in TensorFlow 2 (SOURCES.md section 7). Their schema names a DLRM's MLP widths and tables instead of a
-/// transformer's, and has the `set` column.
+/// A100s, in PyTorch and in TensorFlow 2 (SOURCES.md section 7). Their schema names a DLRM's MLP
+/// widths and tables instead of a transformer's, and has the `set` column.
 pub const RECOMMENDATION_CSV: &str = include_str!("presets/data/validation/recommendation.csv");
 
 /// Every shipped row, training then serving, predicted now, each with its set.

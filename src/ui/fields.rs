@@ -162,7 +162,12 @@ const TOP: Field = count(
     "Top MLP layers",
     "Dense layers after the feature interaction: 10 in DLRM-A. Must be even with tensor-parallel MLPs.",
 );
-const MLP_DIM: Field = count(M, "mlp_dim", "MLP width", "Width of every (square) MLP layer: 3994 in DLRM-A.");
+const MLP_DIM: Field = count(
+    M,
+    "mlp_dim",
+    "MLP width",
+    "Width of every (square) MLP layer: 3994 in DLRM-A. In the default model, the bottom and top MLP widths under Architecture details replace it when given.",
+);
 const TABLES: Field = count(M, "num_tables", "Embedding tables", "Number of sparse-feature tables: 4096 in DLRM-A.");
 const ROWS: Field =
     count(M, "entries_per_table", "Rows per table", "Entries in each embedding table: 2,080,000 in DLRM-A.");
