@@ -451,7 +451,7 @@ fn read_model(v: &mut Reader, m: &RawModel) -> Option<Model> {
                 pooling_size: dim(v, &m.pooling_size, "pooling_size").unwrap_or(0),
                 widths: None,
             };
-            dlrm.widths = read_widths(v, m, &dlrm);
+            dlrm.widths = read_widths(v, m);
             match family {
                 Family::Dlrm => Arch::Dlrm(dlrm),
                 Family::DlrmMoe => Arch::DlrmMoe(dlrm, read_moe(v, m, &why)?),
@@ -485,64 +485,17 @@ fn read_model(v: &mut Reader, m: &RawModel) -> Option<Model> {
     Some(Model { name, bytes_per_dense_param: dense?, bytes_per_emb_param: emb?, arch, shape: shape? })
 }
 
-/// A DLRM's optional layer widths (`bot_mlp_widths` and `top_mlp_widths`, both or neither),
-/// checked against the layer counts and the embedding width they must agree with.
-fn read_widths(v: &mut Reader, m: &RawModel, d: &Dlrm) -> Option<MlpWidths> {
+/// A DLRM's optional layer widths (`bot_mlp_widths`, `top_mlp_widths`), read as written; a side
+/// not given is empty. Whether they agree with the model (both given, as many as its layers, the
+/// bottom ending at the embedding width) is the default model's rule
+/// (`extended::rules::check`): paper mode does not use them, and its form does not show them.
+fn read_widths(v: &mut Reader, m: &RawModel) -> Option<MlpWidths> {
     let bottom = v.widths(&m.bot_mlp_widths, at("model", "bot_mlp_widths"));
     let top = v.widths(&m.top_mlp_widths, at("model", "top_mlp_widths"));
-    let (bottom, top) = match (bottom?, top?) {
-        (Some(b), Some(t)) => (b, t),
-        (None, None) => return None,
-        (b, _) => {
-            let (missing, given) =
-                if b.is_none() { ("bot_mlp_widths", "top_mlp_widths") } else { ("top_mlp_widths", "bot_mlp_widths") };
-            v.push(FieldError::new(
-                format!("model.{missing}"),
-                format!("missing: {given} is given, and the two MLPs' widths go together (leave both out for square layers of mlp_dim)"),
-            ));
-            return None;
-        }
-    };
-    let mut ok = true;
-    let bottom_layers = bottom.len() as u64 - 1;
-    if bottom_layers == 0 {
-        v.push(FieldError::new(
-            "model.bot_mlp_widths",
-            "needs the input features and at least one layer's width, such as 13-512-256-128",
-        ));
-        ok = false;
-    } else if d.bot_mlp_layers > 0 && bottom_layers != d.bot_mlp_layers {
-        v.push(FieldError::new(
-            "model.bot_mlp_widths",
-            format!(
-                "gives {bottom_layers} layer(s) (input features first, then each layer's width) but num_bot_mlp_layers is {}: make them agree",
-                d.bot_mlp_layers
-            ),
-        ));
-        ok = false;
-    } else if d.emb_dim > 0 && bottom.last() != Some(&d.emb_dim) {
-        v.push(FieldError::new(
-            "model.bot_mlp_widths",
-            format!(
-                "ends at {} but the embeddings are {} wide: the dot interaction pairs the bottom MLP's output with each embedding, so its last width must be emb_dim",
-                bottom.last().copied().unwrap_or(0),
-                d.emb_dim
-            ),
-        ));
-        ok = false;
+    match (bottom?, top?) {
+        (None, None) => None,
+        (bottom, top) => Some(MlpWidths { bottom: bottom.unwrap_or_default(), top: top.unwrap_or_default() }),
     }
-    if d.top_mlp_layers > 0 && top.len() as u64 != d.top_mlp_layers {
-        v.push(FieldError::new(
-            "model.top_mlp_widths",
-            format!(
-                "gives {} layer width(s) but num_top_mlp_layers is {}: make them agree",
-                top.len(),
-                d.top_mlp_layers
-            ),
-        ));
-        ok = false;
-    }
-    ok.then_some(MlpWidths { bottom, top })
 }
 
 /// The default model's transformer details; absent keys take their defaults.
@@ -1105,12 +1058,13 @@ mod tests {
     }
 
     /// What validation says of a Criteo-sized DLRM (3 bottom, 5 top layers, 128-wide
-    /// embeddings) with these model keys.
-    fn dlrm_problems(keys: serde_json::Value) -> Vec<String> {
+    /// embeddings) with these model keys, in `mode` ("default" or "reference").
+    fn dlrm_problems_in(mode: &str, keys: serde_json::Value) -> Vec<String> {
         let mut v: serde_json::Value = serde_json::from_str(include_str!(
             "../../tests/data/reference/cases/dlrm__dlrm_a__zionex_128__dlrm_train.json"
         ))
         .expect("case");
+        v["inputs"]["task"]["mode"] = serde_json::json!(mode);
         let base = serde_json::json!({"num_bot_mlp_layers": 3, "num_top_mlp_layers": 5, "emb_dim": 128});
         for k in [base, keys] {
             if let (Some(m), Some(k)) = (v["inputs"]["model"].as_object_mut(), k.as_object()) {
@@ -1119,6 +1073,10 @@ mod tests {
         }
         let raw = serde_json::from_value::<RawFile>(v).expect("case").into_scenario().expect("case");
         validate(&raw).err().unwrap_or_default().iter().map(|e| e.to_string()).collect()
+    }
+
+    fn dlrm_problems(keys: serde_json::Value) -> Vec<String> {
+        dlrm_problems_in("default", keys)
     }
 
     #[test]
@@ -1167,6 +1125,12 @@ mod tests {
             let said = dlrm_problems(keys.clone());
             assert!(said.iter().any(|m| m.contains(says)), "{keys}: {said:?}");
         }
+        // Paper mode uses square layers: widths that disagree with the layer counts are no error
+        // there (its form does not show them); only unreadable ones are.
+        let disagree = serde_json::json!({"bot_mlp_widths": "13-512-128", "top_mlp_widths": "1024-1"});
+        assert!(dlrm_problems_in("reference", disagree).is_empty());
+        let unreadable = serde_json::json!({"bot_mlp_widths": "13-wide-128", "top_mlp_widths": "1"});
+        assert_eq!(dlrm_problems_in("reference", unreadable).len(), 1);
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! names the field and the fix. (Reference mode has its own rules: MAD-Max's.)
 
 use super::shape::Dims;
-use crate::engine::scenario::{Scenario, Spec, Strategy};
+use crate::engine::scenario::{Arch, Dlrm, Scenario, Spec, Strategy};
 use crate::engine::validate::{divisor_at_most, FieldError};
 
 /// Most ops one default-model timeline may hold ([`timeline_ops`]): a timeline of the last
@@ -22,6 +22,9 @@ pub fn check(s: &Scenario) -> Vec<FieldError> {
     let mut errors = Vec::new();
     fp8(&mut errors, s);
     if s.model.arch.family().is_dlrm() {
+        if let Arch::Dlrm(m) | Arch::DlrmMoe(m, _) | Arch::DlrmTransformer(m, _) = &s.model.arch {
+            widths_agree(&mut errors, m);
+        }
         let plan = &s.task.plan;
         let dense = &[Strategy::Ddp, Strategy::Fsdp, Strategy::Tp][..];
         for (key, spec, allowed) in [
@@ -256,6 +259,58 @@ fn grouped(n: u64) -> String {
 
 /// The rules every spec follows: allowed strategies, each at most once, degrees multiplying to
 /// the GPU count.
+/// A DLRM's layer widths, when given, are both given and agree with the model: the bottom's input
+/// and one width per bottom layer, ending at the embedding width (the dot interaction pairs the
+/// bottom MLP's output with each embedding), and one width per top layer.
+fn widths_agree(errors: &mut Vec<FieldError>, d: &Dlrm) {
+    let Some(w) = &d.widths else { return };
+    for (missing, given, side) in
+        [("bot_mlp_widths", "top_mlp_widths", &w.bottom), ("top_mlp_widths", "bot_mlp_widths", &w.top)]
+    {
+        if side.is_empty() {
+            errors.push(FieldError::new(
+                format!("model.{missing}"),
+                format!("missing: {given} is given, and the two MLPs' widths go together (leave both out for square layers of mlp_dim)"),
+            ));
+            return;
+        }
+    }
+    let bottom_layers = w.bottom.len() as u64 - 1;
+    if bottom_layers == 0 {
+        errors.push(FieldError::new(
+            "model.bot_mlp_widths",
+            "needs the input features and at least one layer's width, such as 13-512-256-128",
+        ));
+    } else if bottom_layers != d.bot_mlp_layers {
+        errors.push(FieldError::new(
+            "model.bot_mlp_widths",
+            format!(
+                "gives {bottom_layers} layer(s) (input features first, then each layer's width) but num_bot_mlp_layers is {}: make them agree",
+                d.bot_mlp_layers
+            ),
+        ));
+    } else if w.bottom.last() != Some(&d.emb_dim) {
+        errors.push(FieldError::new(
+            "model.bot_mlp_widths",
+            format!(
+                "ends at {} but the embeddings are {} wide: the dot interaction pairs the bottom MLP's output with each embedding, so its last width must be emb_dim",
+                w.bottom.last().copied().unwrap_or(0),
+                d.emb_dim
+            ),
+        ));
+    }
+    if w.top.len() as u64 != d.top_mlp_layers {
+        errors.push(FieldError::new(
+            "model.top_mlp_widths",
+            format!(
+                "gives {} layer width(s) but num_top_mlp_layers is {}: make them agree",
+                w.top.len(),
+                d.top_mlp_layers
+            ),
+        ));
+    }
+}
+
 fn levels(errors: &mut Vec<FieldError>, key: &str, spec: &Spec, allowed: &[Strategy], n: u64) {
     for (i, l) in spec.levels().iter().enumerate() {
         if !allowed.contains(&l.strategy) {
