@@ -2,7 +2,7 @@
 //! pre-training scenario of a dense LLM on A100s or H100s, the spread of measured against
 //! predicted time over the shipped runs with the same kinds of parallelism on the same GPU
 //! ([`BANDS`]), turned into an expected range of iteration time; for a recommendation model,
-//! what the published DLRM runs say ([`super::RECOMMENDATION_NOTE`]); for anything else the
+//! what the published DLRM runs on as many GPUs say ([`super::RECOMMENDATION_NOTES`]); for anything else the
 //! shipped runs do not cover, a sentence saying its accuracy is unknown.
 //!
 //! The runs were predicted at the default model's calibrated fractions of peak (`family_util`), so
@@ -145,7 +145,10 @@ pub fn expectation(s: &Scenario, r: &Report) -> Option<Expectation> {
         Arch::Llm(_) => {}
         Arch::LlmMoe(..) => return unknown("mixture-of-experts LLMs"),
         Arch::Vit(_) => return unknown("vision transformers"),
-        _ => return Some(Expectation::Unknown(super::RECOMMENDATION_NOTE.into())),
+        _ => {
+            let several = s.system.num_devices > 1;
+            return Some(Expectation::Unknown(super::RECOMMENDATION_NOTES[several as usize].into()));
+        }
     }
     if s.system.nic_latency_s > 0.0 {
         return unknown("nodes far apart (every published run is on one datacenter network)");
@@ -334,7 +337,7 @@ mod tests {
         assert!(unknown("current__llama2_70b__h100_sxm_128__tp_ddp").contains("TP+DP plans on H100s"));
         assert!(unknown("current__gpt3_175b__b200_128__tp_ddp").contains("this GPU"));
         // Recommendation models: what the published DLRM runs say, not a band.
-        assert_eq!(unknown("current__dlrm_a__mi300x_128__fsdp_mp"), super::super::RECOMMENDATION_NOTE);
+        assert_eq!(unknown("current__dlrm_a__mi300x_128__fsdp_mp"), super::super::RECOMMENDATION_NOTES[1]);
         assert!(unknown("current__llama_7b__rtx4090_8_10gbe__finetune").contains("fine-tuning"));
         assert!(unknown("current__vit_l__rtx3080_8_1gbe__ddp").contains("vision transformers"));
         // Nodes far apart: no published run was on such a network.
