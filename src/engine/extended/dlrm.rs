@@ -417,13 +417,9 @@ impl<'a> DlrmCx<'a> {
         let m = self.m;
         let b = self.local_batch;
         let layers = (m.bot_mlp_layers + m.top_mlp_layers) as f64;
-        // Each layer keeps its output and its activation's (two tensors of its width).
-        let widths = match m.widths {
-            None => m.mlp_dim as f64 * layers,
-            Some(_) => {
-                self.mlp_sum(false, |l| self.widths(false, l).1) + self.mlp_sum(true, |l| self.widths(true, l).1)
-            }
-        };
+        // Each layer keeps its output and its activation's (two tensors of its width). Square
+        // layers sum whole numbers, exactly as `mlp_dim x layers` did.
+        let widths = self.mlp_sum(false, |l| self.widths(false, l).1) + self.mlp_sum(true, |l| self.widths(true, l).1);
         let mut activations =
             b * widths * self.e * 2.0 + b * ((m.num_tables + 1) as f64 * m.emb_dim as f64) * self.e * 2.0;
         if let Some((dm, lay)) = &self.tr {
