@@ -17,10 +17,10 @@ use super::report::Report;
 use super::scenario::{EmbSharding, Family, Level, Plan, Precision, Recompute, Scenario, Setup, Spec, Strategy};
 use super::validate::{validate, FieldError};
 use super::{evaluate, uses_default_model};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// How local batches are chosen.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Batches {
     /// Every plan processes this many samples per iteration; local batches follow from each
     /// plan's data-parallel degrees (plans where they do not divide evenly are skipped).
@@ -31,7 +31,7 @@ pub enum Batches {
 }
 
 /// What a search covers.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Space {
     pub batches: Batches,
     /// LLM serving: plans whose time per output token exceeds this are infeasible, s.
@@ -51,7 +51,7 @@ pub struct Space {
 }
 
 /// The number formats a serving search tries ([`Space::formats`]).
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Formats {
     pub weights: Vec<Precision>,
     pub kv: Vec<Precision>,
@@ -131,7 +131,7 @@ impl Space {
 
 /// A plan the explorer evaluates: the parallel plan and the settings it runs with (the
 /// scenario's, with the explorer's knobs applied).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Candidate {
     pub plan: Plan,
     pub setup: Setup,
@@ -945,7 +945,7 @@ pub fn speedup(ranked: &[Outcome], baseline: &Outcome) -> Option<f64> {
 pub const CODESIGN_FACTORS: [f64; 5] = [0.5, 1.0, 2.0, 4.0, 8.0];
 
 /// A hardware resource a co-design what-if scales.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Resource {
     /// Peak FLOP/s of every precision.
     Compute,

@@ -8,7 +8,7 @@
 //! One job: the types of a validated scenario and what they derive.
 
 use super::num::Num;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::sync::Arc;
 
@@ -149,7 +149,7 @@ impl Mode {
 
 /// How a training step runs, in the default model (reference mode ignores all of it). Every
 /// field has a default, so a MAD-Max task config is complete without them.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Setup {
     /// Samples per micro-batch; `None`: the whole local batch in one micro-batch, or one sample
     /// per micro-batch when there is a pipeline (it needs several to fill its stages).
@@ -222,7 +222,7 @@ pub struct Setup {
 }
 
 /// One kind of request in a serving mix ([`Setup::request_mix`]).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RequestClass {
     pub input_tokens: u64,
     pub output_tokens: u64,
@@ -273,7 +273,7 @@ impl RequestClass {
 }
 
 /// How an LLM serving engine batches requests.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Batching {
     /// One batch of requests starts together, prefills together and decodes until the longest
     /// is done (FasterTransformer, early Hugging Face serving).
@@ -296,7 +296,7 @@ impl Batching {
 }
 
 /// A number format for weights or the KV cache in serving.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Precision {
     Fp16,
     Bf16,
@@ -342,7 +342,7 @@ impl Precision {
 }
 
 /// How a DLRM's model-parallel embedding levels split the tables (TorchRec's sharding types).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum EmbSharding {
     /// Whole tables per GPU; pooled embeddings travel by all-to-all (MAD-Max's mp).
     Table,
@@ -397,7 +397,7 @@ impl Default for Setup {
 }
 
 /// Activation recomputation (Korthikanti et al. 2022).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Recompute {
     /// Keep every activation.
     None,
@@ -418,7 +418,7 @@ impl Recompute {
 }
 
 /// How a collective moves its bytes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Algorithm {
     /// One ring over every member: bandwidth-optimal, latency grows with the group.
     Ring,
@@ -722,7 +722,7 @@ pub struct Freeze {
 }
 
 /// How each component is parallelized, and the per-device batch sizes.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
     /// MLP spec (DLRM families only).
     pub mlp: Option<Spec>,
@@ -775,15 +775,25 @@ impl Serialize for Spec {
     }
 }
 
+/// A spec read back from its list of levels (the explorer's workers receive plans this way);
+/// more than [`MAX_LEVELS`] levels is an error.
+impl<'de> Deserialize<'de> for Spec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Spec, D::Error> {
+        let levels = Vec::<Level>::deserialize(d)?;
+        Spec::new(&levels)
+            .ok_or_else(|| serde::de::Error::custom(format!("{} levels: at most {MAX_LEVELS}", levels.len())))
+    }
+}
+
 /// One level of a parallel spec.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Level {
     pub strategy: Strategy,
     pub degree: u64,
 }
 
 /// A parallelization strategy (SPEC 2.3).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Strategy {
     /// Data parallel: replicate weights, all-reduce gradients.
     Ddp,

@@ -4,7 +4,9 @@
 //! natively; the page only schedules `step` calls and draws.
 
 use crate::engine::explore::{self, Candidate, Outcome, Resource, Space, TooBig};
-use crate::engine::scenario::{Scenario, Spec, Strategy};
+use crate::engine::scenario::{Scenario, Spec, Strategy, TaskKind};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// What the best plan is compared with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -21,6 +23,18 @@ pub enum Baseline {
 /// not fit, or that it misses the latency limit.
 pub fn verdict(o: &Outcome) -> String {
     crate::wording::misfit_mark(o).map_or(String::new(), |m| format!(" ({m})"))
+}
+
+/// The scenario a search explores: the calculator's, as pre-training or inference when the
+/// explorer's task setting (`pretrain`, `inference`) says so, else as it is (`own`).
+pub fn searched(s: &Scenario, task: &str) -> Scenario {
+    let mut base = s.clone();
+    match task {
+        "pretrain" => base.task.kind = TaskKind::Pretrain,
+        "inference" => base.task.kind = TaskKind::Inference,
+        _ => {}
+    }
+    base
 }
 
 /// Factors each co-design resource is scaled by.
@@ -44,12 +58,31 @@ pub struct CoPoint {
     pub best: Option<Outcome>,
 }
 
-/// A search in progress (or done, or cancelled).
+/// One evaluation of a search: the plan, the index of the scenario it runs on ([`Job::scenarios`]:
+/// the base, then each what-if) and its place in the search's queue.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Item {
+    pub at: usize,
+    pub scenario: usize,
+    pub candidate: Candidate,
+}
+
+/// A search in progress (or done, or cancelled). Its evaluations can run anywhere (here, or in
+/// the page's workers): [`Job::hand_out`] gives them out, [`Job::accept`] takes their outcomes
+/// back in any order, and the job applies them in queue order, so the result is the same as
+/// [`explore::search`]'s however the work was split.
 pub struct Job {
     scenarios: Vec<Scenario>,
+    /// The what-ifs of `scenarios[1..]`, in order.
+    what_ifs: Vec<(Resource, f64)>,
     space: Space,
     queue: Vec<(usize, Candidate, Slot)>,
+    /// Queue items applied so far.
     next: usize,
+    /// Queue items handed out so far (`next` and after: out, their outcomes not yet applied).
+    handed: usize,
+    /// Outcomes back from items handed out, by queue place, waiting for the ones before them.
+    arrived: BTreeMap<usize, Outcome>,
     main: Vec<Outcome>,
     co: Vec<CoPoint>,
     cancelled: bool,
@@ -80,6 +113,7 @@ impl Job {
         let mut queue: Vec<(usize, Candidate, Slot)> = main.into_iter().map(|p| (0, p, Slot::Main)).collect();
         let main_plans = queue.len();
         let mut co = Vec::new();
+        let mut done_what_ifs = Vec::new();
         let mut codesign_skipped = None;
         if codesign {
             let mut what_ifs = Vec::new();
@@ -106,14 +140,18 @@ impl Job {
                     let si = scenarios.len();
                     queue.extend(list.into_iter().map(|p| (si, p, Slot::Co(idx))));
                     scenarios.push(s);
+                    done_what_ifs.push((r, f));
                 }
             }
         }
         Ok(Job {
             scenarios,
+            what_ifs: done_what_ifs,
             space: space.clone(),
             queue,
             next: 0,
+            handed: 0,
+            arrived: BTreeMap::new(),
             main: Vec::with_capacity(main_plans),
             co,
             cancelled: false,
@@ -125,14 +163,52 @@ impl Job {
         })
     }
 
-    /// Evaluates up to `n` more plans; returns how many it did.
+    /// Evaluates up to `n` more plans here; returns how many it did (fewer at the end of a
+    /// pass, when the plans out elsewhere must come back first).
     pub fn step(&mut self, n: usize) -> usize {
-        let mut done = 0;
+        let items = self.hand_out(n);
+        for it in &items {
+            let o = self.evaluate(it);
+            self.accept(it.at, o);
+        }
+        items.len()
+    }
+
+    /// Evaluates one item handed out ([`Job::hand_out`]) here.
+    pub fn evaluate(&self, it: &Item) -> Outcome {
+        explore::evaluate_plan(&self.scenarios[it.scenario], &it.candidate, &self.space)
+    }
+
+    /// Hands out up to `n` evaluations not yet handed out, in queue order. A pass of the main
+    /// search is queued only once every plan before it is back (it starts from their ranking),
+    /// so at the end of a pass this gives out nothing until the plans out are accepted.
+    pub fn hand_out(&mut self, n: usize) -> Vec<Item> {
         self.refine_when_due();
-        while done < n && !self.cancelled && self.next < self.queue.len() {
-            let (si, candidate, slot) = &self.queue[self.next];
-            let o = explore::evaluate_plan(&self.scenarios[*si], candidate, &self.space);
-            match *slot {
+        if self.cancelled {
+            return Vec::new();
+        }
+        let end = if self.passes < 2 { self.main_plans } else { self.queue.len() };
+        let to = end.min(self.handed.saturating_add(n));
+        let items = (self.handed..to)
+            .map(|at| {
+                let (scenario, candidate, _) = &self.queue[at];
+                Item { at, scenario: *scenario, candidate: candidate.clone() }
+            })
+            .collect::<Vec<_>>();
+        self.handed = self.handed.max(to);
+        items
+    }
+
+    /// Takes back the outcome of the item at queue place `at`; outcomes are applied in queue
+    /// order, as they would be had one thread evaluated them all. Ignored once cancelled, and
+    /// for a place not handed out or already applied.
+    pub fn accept(&mut self, at: usize, o: Outcome) {
+        if self.cancelled || at < self.next || at >= self.handed {
+            return;
+        }
+        self.arrived.insert(at, o);
+        while let Some(o) = self.arrived.remove(&self.next) {
+            match self.queue[self.next].2 {
                 Slot::Main => self.main.push(o),
                 Slot::Co(i) => {
                     let p = &mut self.co[i];
@@ -144,10 +220,24 @@ impl Job {
                 }
             }
             self.next += 1;
-            done += 1;
             self.refine_when_due();
         }
-        done
+    }
+
+    /// The scenarios the items run on: the searched one, then each what-if of
+    /// [`Job::what_ifs`], in order.
+    pub fn scenarios(&self) -> &[Scenario] {
+        &self.scenarios
+    }
+
+    /// The co-design what-ifs queued (each resource and factor), in the order of
+    /// [`Job::scenarios`] after the first.
+    pub fn what_ifs(&self) -> &[(Resource, f64)] {
+        &self.what_ifs
+    }
+
+    pub fn space(&self) -> &Space {
+        &self.space
     }
 
     /// Each time the main search's queue is done, its next pass, as [`explore::search`] runs
@@ -165,6 +255,7 @@ impl Job {
                 explore::refinements(base, &self.ranked(), &self.space)
             };
             self.main_plans += more.len();
+            // Nothing after `next` is out: `hand_out` stops at the pass's end.
             let at = self.next;
             self.queue.splice(at..at, more.into_iter().map(|c| (0, c, Slot::Main)));
         }
@@ -385,6 +476,36 @@ mod tests {
         o.over_tpot = true;
         o.tpot_s = Some(0.05);
         assert!(verdict(&o).starts_with(" (over the latency limit: 50"), "{}", verdict(&o));
+    }
+
+    #[test]
+    fn a_pass_is_handed_out_only_once_the_one_before_is_back() {
+        // The main search's plans, then nothing until they are back: the next pass starts from
+        // their ranking. Outcomes taken back out of order, twice, or for places never handed out
+        // change nothing.
+        let s = State::initial();
+        let base = &s.good.as_ref().expect("good").scenario;
+        let space = Space::fixed_global(base);
+        let mut job = Job::new(base, &space, false).expect("within budget");
+        let (_, main) = job.progress();
+        let all = job.hand_out(usize::MAX);
+        assert_eq!(all.len(), main);
+        assert!(job.hand_out(5).is_empty(), "the overlap pass waits for the main search");
+        let outcomes: Vec<Outcome> = all.iter().map(|it| job.evaluate(it)).collect();
+        job.accept(main + 3, outcomes[0].clone());
+        for (it, o) in all.iter().zip(&outcomes).rev() {
+            job.accept(it.at, o.clone());
+            job.accept(it.at, o.clone());
+        }
+        assert_eq!(job.progress().0, main);
+        let refinements = job.hand_out(usize::MAX);
+        assert!(!refinements.is_empty() && refinements[0].at == main, "{}", refinements.len());
+        for it in &refinements {
+            let o = job.evaluate(it);
+            job.accept(it.at, o);
+        }
+        assert!(job.finished());
+        assert_eq!(job.summary(Baseline::Yours), explore::search(base, &space).expect("within budget"));
     }
 
     #[test]
