@@ -6,13 +6,14 @@
 use super::canvas::{Canvas, Draw};
 use super::charts::{self, Theme};
 use super::explorer::{self, CostInputs, Job, FACTORS};
+use super::pool::Offload;
 use super::state::{Action, Evaluated};
 use crate::engine::explore::{self, Formats, Outcome, Resource, Space};
 use crate::engine::report;
-use crate::engine::scenario::{Scenario, TaskKind};
+use crate::engine::scenario::Scenario;
 use crate::{presets, units};
 use gloo::timers::callback::Timeout;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use web_sys::{HtmlCanvasElement, HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
@@ -76,10 +77,16 @@ struct Session {
     problem: Option<String>,
     /// The scenario the calculator had when the search started.
     searched: Option<Scenario>,
+    /// The running search's use of the page's workers.
+    offload: Option<Offload>,
+    /// Workers the last finished search ran on (0: the page itself).
+    threads: usize,
     /// Redraws the explorer while it is on screen.
     redraw: Option<Callback<()>>,
     /// Counts changes, so the charts know when to draw again.
     version: u64,
+    /// When the explorer was last drawn, ms since the epoch.
+    drawn_ms: f64,
 }
 
 thread_local! {
@@ -89,11 +96,19 @@ thread_local! {
 /// Reads or changes the session; the explorer is drawn again afterwards (outside the borrow,
 /// since drawing reads it).
 fn change<R>(f: impl FnOnce(&mut Session) -> R) -> R {
+    update(|s| (f(s), true))
+}
+
+/// Changes the session; `f` also says whether to draw the explorer again.
+fn update<R>(f: impl FnOnce(&mut Session) -> (R, bool)) -> R {
     let (out, redraw) = SESSION.with(|s| {
         let mut s = s.borrow_mut();
-        let out = f(&mut s);
-        s.version += 1;
-        (out, s.redraw.clone())
+        let (out, draw) = f(&mut s);
+        if draw {
+            s.version += 1;
+            s.drawn_ms = js_sys::Date::now();
+        }
+        (out, s.redraw.clone().filter(|_| draw))
     });
     if let Some(r) = redraw {
         r.emit(());
@@ -101,23 +116,44 @@ fn change<R>(f: impl FnOnce(&mut Session) -> R) -> R {
     out
 }
 
-/// Runs the search in slices of about 12 ms, yielding to the browser between them; it goes on
-/// while another view is on screen.
+/// How often a running search redraws its progress and partial results, ms: drawing them
+/// takes the page tens of ms, which would otherwise delay the workers' next batches.
+const REDRAW_MS: f64 = 250.0;
+
+thread_local! {
+    /// Whether a turn of the search is already scheduled.
+    static SCHEDULED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Schedules a turn of the search: the page's workers' answers taken back and more handed to
+/// them, or, when no worker can take it, slices of about 12 ms on the page, yielding to the
+/// browser between them. It goes on while another view is on screen.
 fn schedule() {
+    if SCHEDULED.with(|s| s.replace(true)) {
+        return;
+    }
     Timeout::new(0, move || {
+        SCHEDULED.with(|s| s.set(false));
         let t0 = js_sys::Date::now();
-        let more = change(|s| {
-            let Some(j) = s.job.as_mut() else { return false };
-            // One plan at a time: a slice ends within one evaluation of 12 ms.
-            while js_sys::Date::now() - t0 < 12.0 && !j.finished() {
-                j.step(1);
+        let again = update(|s| {
+            let Some(j) = s.job.as_mut() else { return (false, true) };
+            let busy = s.offload.as_ref().map_or(0, |o| o.turn(j));
+            if busy == 0 {
+                // One plan at a time: a slice ends within one evaluation of 12 ms.
+                while js_sys::Date::now() - t0 < 12.0 && !j.finished() {
+                    j.step(1);
+                }
             }
             if j.finished() {
                 s.clock.1 = js_sys::Date::now();
+                s.threads = s.offload.as_ref().map_or(0, Offload::workers);
+                s.offload = None;
             }
-            !j.finished()
+            let draw = j.finished() || js_sys::Date::now() - s.drawn_ms >= REDRAW_MS;
+            // With workers busy, their answers wake the search.
+            (busy == 0 && !j.finished(), draw)
         });
-        if more {
+        if again {
             schedule();
         }
     })
@@ -132,12 +168,7 @@ fn edit_settings(f: impl FnOnce(&mut Settings)) {
 /// Starts a search of `good`'s scenario with the session's settings.
 fn start_search(good: &Evaluated) {
     let settings = SESSION.with(|s| s.borrow().settings.clone());
-    let mut base = good.scenario.clone();
-    match settings.task.as_str() {
-        "pretrain" => base.task.kind = TaskKind::Pretrain,
-        "inference" => base.task.kind = TaskKind::Inference,
-        _ => {}
-    }
+    let base = explorer::searched(&good.scenario, &settings.task);
     let problem = |text: &str| change(|s| s.problem = Some(text.to_owned()));
     // A latency limit in ms: empty is none, anything but a positive number is a problem.
     let limit_s = |text: &str| -> Result<Option<f64>, ()> {
@@ -182,6 +213,7 @@ fn start_search(good: &Evaluated) {
         s.searched = Some(good.scenario.clone());
         match job {
             Ok(j) => {
+                s.offload = Some(Offload::new(&j, good.doc.to_json(), &settings.task, schedule));
                 s.job = Some(j);
                 s.problem = None;
                 s.clock = (js_sys::Date::now(), 0.0);
@@ -190,6 +222,7 @@ fn start_search(good: &Evaluated) {
             Err(too_big) => {
                 s.problem = Some(format!("Not searched: {too_big}."));
                 s.job = None;
+                s.offload = None;
                 false
             }
         }
@@ -204,6 +237,7 @@ pub fn explorer_view(p: &ExplorerProps) -> Html {
     // Drawn again when the session changes, while on screen.
     let update = use_force_update();
     use_effect_with((), move |_| {
+        super::pool::warm();
         SESSION.with(|s| s.borrow_mut().redraw = Some(Callback::from(move |_| update.force_update())));
         || SESSION.with(|s| s.borrow_mut().redraw = None)
     });
@@ -220,6 +254,7 @@ pub fn explorer_view(p: &ExplorerProps) -> Html {
             if let Some(j) = s.job.as_mut() {
                 j.cancel();
             }
+            s.offload = None;
             s.clock.1 = js_sys::Date::now();
         })
     });
@@ -239,7 +274,7 @@ pub fn explorer_view(p: &ExplorerProps) -> Html {
                         { if changed { html! {
                             <div class="card"><p class="help" id="explore-earlier" role="status">{ "These results are for the scenario as it was when you searched; it has changed since (an edit or an applied plan). Search again to explore the current one." }</p></div>
                         } } else { html! {} } }
-                        { results(j, &s.settings, s.clock, &p.dispatch, s.version, p.width) }
+                        { results(j, &s.settings, (s.clock, s.threads), &p.dispatch, s.version, p.width) }
                     </>
                 }
             }
@@ -404,7 +439,14 @@ fn settings_card(
     }
 }
 
-fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick: u64, width: u32) -> Html {
+fn results(
+    j: &Job,
+    s: &Settings,
+    (clock, threads): ((f64, f64), usize),
+    d: &Callback<Action>,
+    tick: u64,
+    width: u32,
+) -> Html {
     let (done, total) = j.progress();
     let base = j.base();
     let summary = j.summary(s.baseline);
@@ -413,10 +455,15 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
         format!("Cancelled after {done} of {total} evaluations ({} ms). Partial results below.", elapsed_ms.round())
     } else if j.finished() {
         format!(
-            "Searched {} plans and {} what-if evaluations in {} ms.{}{}",
+            "Searched {} plans and {} what-if evaluations in {} ms {}.{}{}",
             j.ranked().len(),
             total - j.ranked().len(),
             elapsed_ms.round(),
+            match threads {
+                0 => "on the page's own thread".to_owned(),
+                1 => "on 1 worker thread".to_owned(),
+                n => format!("on {n} worker threads"),
+            },
             crate::wording::settings_searched(j.settings_searched()).map_or(String::new(), |n| format!(" {n}")),
             j.codesign_skipped
                 .as_ref()
@@ -653,7 +700,7 @@ fn results(j: &Job, s: &Settings, clock: (f64, f64), d: &Callback<Action>, tick:
     let progress = html! {
         <div class="card">
             <progress id="explore-progress" max={total.to_string()} value={done.to_string()}></progress>
-            <p id="explore-status" class="help" data-ms={elapsed_ms.to_string()} data-finished={j.finished().to_string()}>{ status }</p>
+            <p id="explore-status" class="help" data-ms={elapsed_ms.to_string()} data-finished={j.finished().to_string()} data-threads={threads.to_string()}>{ status }</p>
         </div>
     };
     // Charts are drawn once the search ends (redrawing them at every slice would slow it).

@@ -6,6 +6,7 @@ pub mod explorer;
 pub mod export;
 pub mod fields;
 pub mod lessons;
+pub mod offload;
 pub mod pick;
 pub mod plan;
 pub mod state;
@@ -32,6 +33,8 @@ mod inputs;
 mod learn_view;
 #[cfg(target_arch = "wasm32")]
 mod paper_view;
+#[cfg(target_arch = "wasm32")]
+mod pool;
 #[cfg(target_arch = "wasm32")]
 mod results;
 #[cfg(target_arch = "wasm32")]
