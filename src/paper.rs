@@ -7,7 +7,7 @@
 
 use crate::engine::explore::{self, Resource, Space};
 use crate::engine::scenario::{Mode, Scenario, TaskKind};
-use crate::engine::{evaluate, validate, RawFile, RawValue};
+use crate::engine::{evaluate, validate, RawFile};
 use crate::presets;
 use serde::Serialize;
 
@@ -52,6 +52,9 @@ pub struct Workload {
     /// The GPU generation of its system, from its 16-bit peak: `V100`, `A100` or `H100`.
     pub gpu: &'static str,
     pub scenario: Scenario,
+    /// The scenario as a MAD-Max file (`{"model", "system", "task"}`, the task's mode set),
+    /// from which `scenario` was validated.
+    pub file: serde_json::Value,
 }
 
 /// A golden case's scenario preset that a model refuses, and why.
@@ -79,11 +82,9 @@ pub fn suite(mode: Mode) -> Result<Suite, String> {
     let mut refused = Vec::new();
     for sp in p.scenarios.iter().filter(|s| s.source.starts_with("MAD-Max golden case")) {
         let [model, system, task] = p.configs(sp).ok_or(format!("{}: a missing preset", sp.id))?;
-        let file = serde_json::json!({ "model": model, "system": system, "task": task });
-        let mut raw = serde_json::from_value::<RawFile>(file).map_err(|e| e.to_string())?.into_scenario()?;
-        if let Some(t) = raw.task.as_mut() {
-            t.mode = Some(RawValue::Str(mode.config_name().into()));
-        }
+        let mut file = serde_json::json!({ "model": model, "system": system, "task": task });
+        file["task"]["mode"] = serde_json::Value::from(mode.config_name());
+        let raw = serde_json::from_value::<RawFile>(file.clone()).map_err(|e| e.to_string())?.into_scenario()?;
         let scenario = match validate(&raw) {
             Ok(s) => s,
             Err(problems) => {
@@ -97,7 +98,13 @@ pub fn suite(mode: Mode) -> Result<Suite, String> {
             f if f < 500e12 => "A100",
             _ => "H100",
         };
-        out.push(Workload { id: sp.id.clone(), family: scenario.model.arch.family().config_name(), gpu, scenario });
+        out.push(Workload {
+            id: sp.id.clone(),
+            family: scenario.model.arch.family().config_name(),
+            gpu,
+            scenario,
+            file,
+        });
     }
     Ok(Suite { workloads: out, refused })
 }
@@ -423,6 +430,11 @@ mod tests {
         let reference = reference.workloads;
         assert!(reference.len() >= 60, "{}", reference.len());
         assert!(reference.iter().all(|w| w.scenario.task.mode == Mode::Reference));
+        // Each workload's file is its scenario (the page's workers build it from the file).
+        for w in reference.iter().chain(&default.workloads) {
+            let raw = serde_json::from_value::<RawFile>(w.file.clone()).expect("file").into_scenario().expect("raw");
+            assert_eq!(validate(&raw).as_ref(), Ok(&w.scenario), "{}", w.id);
+        }
         let families: Vec<&str> = reference.iter().map(|w| w.family).collect();
         for f in ["LLM", "DLRM", "ViT"] {
             assert!(families.contains(&f), "{f}: {families:?}");

@@ -9,9 +9,10 @@ use crate::paper::{self, Compared, Findings, Measured, Spread, Workload};
 use crate::ui::canvas::{point_pick, Canvas, Draw, PlacedPoints};
 use crate::ui::charts::{self, FactorLine, Strips};
 use crate::ui::explorer::{Baseline, Job};
+use crate::ui::pool::Offload;
 use crate::units;
 use gloo::timers::callback::Timeout;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use yew::prelude::*;
 
@@ -22,8 +23,8 @@ struct Run {
     /// The suite's presets this model refuses.
     refused: Vec<paper::Refused>,
     measured: Vec<Measured>,
-    /// The search of the next workload, once started.
-    job: Option<Job>,
+    /// The search of the next workload, once started, and its use of the page's workers.
+    job: Option<(Job, Offload)>,
     /// The findings, once every workload is measured (summarized once, not on every redraw).
     findings: Option<Findings>,
 }
@@ -33,31 +34,38 @@ impl Run {
         self.measured.len() >= self.suite.len()
     }
 
-    /// Works on the next workload until `deadline_ms` (ms since the epoch): a few plans of its
-    /// search, or, once the search has ended, its own plan's figures.
-    fn step(&mut self, deadline_ms: f64) {
-        let Some(w) = self.suite.get(self.measured.len()) else { return };
+    /// Works on the next workload until `deadline_ms` (ms since the epoch): starts its search,
+    /// or takes back what the workers did and hands them more, or (when no worker can take it)
+    /// evaluates a few plans here; once the search has ended, measures the workload's own plan.
+    /// Returns true while the page's workers are busy with the search (they wake the view).
+    fn step(&mut self, deadline_ms: f64) -> bool {
+        let Some(w) = self.suite.get(self.measured.len()) else { return false };
         let compared = match self.job.as_mut() {
             None => match Job::new(&w.scenario, &Space::fixed_global(&w.scenario), false) {
                 Ok(j) => {
-                    self.job = Some(j);
+                    let offload = Offload::new(&j, w.file.clone(), "as-configured", schedule);
+                    self.job = Some((j, offload));
                     None
                 }
                 Err(_) => Some(Compared::TooBig),
             },
-            Some(job) => {
+            Some((job, offload)) => {
+                if offload.turn(job) > 0 {
+                    return true;
+                }
                 while !job.finished() && js_sys::Date::now() < deadline_ms {
                     job.step(1);
                 }
                 job.finished().then(|| paper::compared(&w.scenario, Some(&job.summary(Baseline::Yours))))
             }
         };
-        let Some(compared) = compared else { return };
+        let Some(compared) = compared else { return false };
         self.measured.push(Measured::of(w, compared));
         self.job = None;
         if self.done() {
             self.findings = paper::summarize(self.mode, &self.suite, &self.refused, &self.measured);
         }
+        false
     }
 }
 
@@ -68,6 +76,8 @@ struct Session {
     started: bool,
     /// Redraws the view while it is on screen.
     redraw: Option<Callback<()>>,
+    /// When the view was last redrawn, ms since the epoch.
+    drawn_ms: f64,
 }
 
 thread_local! {
@@ -103,22 +113,46 @@ fn start() {
     }
 }
 
+thread_local! {
+    /// Whether a turn of the runs is already scheduled.
+    static SCHEDULED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// How often the view redraws while the runs go on, ms.
+const REDRAW_MS: f64 = 250.0;
+
+/// Schedules a turn of the runs: slices of about 12 ms between the browser's tasks, except
+/// while the page's workers search, whose answers schedule the next turn.
 fn schedule() {
+    if SCHEDULED.with(|s| s.replace(true)) {
+        return;
+    }
     Timeout::new(0, move || {
+        SCHEDULED.with(|s| s.set(false));
         let deadline = js_sys::Date::now() + 12.0;
-        let (more, redraw) = SESSION.with(|s| {
+        let (more, waiting, redraw) = SESSION.with(|s| {
             let mut s = s.borrow_mut();
+            let mut waiting = false;
             if let Some(run) = s.runs.iter_mut().find(|r| !r.done()) {
                 while !run.done() && js_sys::Date::now() < deadline {
-                    run.step(deadline);
+                    waiting = run.step(deadline);
+                    if waiting {
+                        break;
+                    }
                 }
             }
-            (s.runs.iter().any(|r| !r.done()), s.redraw.clone())
+            let more = s.runs.iter().any(|r| !r.done());
+            let now = js_sys::Date::now();
+            let draw = !more || now - s.drawn_ms >= REDRAW_MS;
+            if draw {
+                s.drawn_ms = now;
+            }
+            (more, waiting, s.redraw.clone().filter(|_| draw))
         });
         if let Some(r) = redraw {
             r.emit(());
         }
-        if more {
+        if more && !waiting {
             schedule();
         }
     })
