@@ -267,11 +267,23 @@ impl<'a> DlrmCx<'a> {
         self.global_batch as f64 / self.emb.replicas.size as f64
     }
 
-    /// Bytes this GPU reads from its embedding shard per iteration.
+    /// The share of the tables the busiest GPU of a shard group holds: table-wise, whole
+    /// tables, so `ceil(T / g)` of the `T` tables (26 tables on 8 GPUs: 4 on the busiest, not
+    /// 3.25; on 64 GPUs: 1, not 0.41), and the group runs at the pace of that GPU; row- and
+    /// column-wise, an even `1 / g` of every table.
+    pub fn table_share(&self) -> f64 {
+        let g = self.emb.shard.size.max(1);
+        match self.setup.emb_sharding {
+            EmbSharding::Table => self.m.num_tables.div_ceil(g) as f64 / self.m.num_tables.max(1) as f64,
+            EmbSharding::Row | EmbSharding::Column => 1.0 / g as f64,
+        }
+    }
+
+    /// Bytes the busiest GPU of the shard group reads from its embedding shard per iteration.
     pub fn lookup_bytes(&self) -> f64 {
         let m = self.m;
         let all = self.emb_samples() * (m.num_tables as f64 * m.pooling_size as f64 * m.emb_dim as f64) * self.eb;
-        all / self.emb.shard.size as f64
+        all * self.table_share()
     }
 
     /// The lookups (forward) of this GPU's shard, s: memory-bound.
@@ -287,14 +299,15 @@ impl<'a> DlrmCx<'a> {
         EMB_BACKWARD_PASSES * self.emb_fwd_s()
     }
 
-    /// Pooled embeddings this GPU produces per iteration, bytes: table-wise and column-wise
-    /// send their share to the samples' owners; row-wise produces partial pools of every table.
+    /// Pooled embeddings the busiest GPU produces per iteration, bytes: table-wise and
+    /// column-wise send their share to the samples' owners; row-wise produces partial pools of
+    /// every table.
     pub fn pooled_bytes(&self) -> f64 {
         let m = self.m;
         let all = self.emb_samples() * (m.num_tables as f64 * m.emb_dim as f64) * self.eb;
         match self.setup.emb_sharding {
             EmbSharding::Row => all,
-            EmbSharding::Table | EmbSharding::Column => all / self.emb.shard.size as f64,
+            EmbSharding::Table | EmbSharding::Column => all * self.table_share(),
         }
     }
 
@@ -307,10 +320,10 @@ impl<'a> DlrmCx<'a> {
         }
     }
 
-    /// Embedding weights on this GPU (its shard), elements.
+    /// Embedding weights on the busiest GPU (its shard), elements.
     pub fn emb_params_local(&self) -> f64 {
         let m = self.m;
-        (m.num_tables as f64 * m.entries_per_table as f64 * m.emb_dim as f64) / self.emb.shard.size as f64
+        (m.num_tables as f64 * m.entries_per_table as f64 * m.emb_dim as f64) * self.table_share()
     }
 
     /// All-reduce of replicated tables' gradients over the ddp replicas, s: the whole shard's
@@ -408,7 +421,7 @@ impl<'a> DlrmCx<'a> {
         let emb = self.emb_params_local();
         let weights = dense * self.e + emb * self.eb;
         let (grads, opt) = if self.trains {
-            let emb_rows = (self.m.num_tables as f64 * self.m.entries_per_table as f64) / self.emb.shard.size as f64;
+            let emb_rows = (self.m.num_tables as f64 * self.m.entries_per_table as f64) * self.table_share();
             let emb_state = if self.freeze.emb { 0.0 } else { emb_rows * EMB_STATE_BYTES_PER_ROW };
             (dense * self.e, dense * OPTIMIZER_BYTES_PER_PARAM + emb_state)
         } else {
@@ -818,5 +831,33 @@ mod tests {
         let e = explain(&cx, &op).expect("explained");
         assert!(e.terms.iter().any(|t| t.symbol == "in" && t.value == 479.0), "{:?}", e.terms);
         assert_eq!(e.seconds, cx.mlp_fwd_s(true, 0));
+    }
+
+    #[test]
+    fn table_wise_sharding_runs_at_its_busiest_gpus_pace() {
+        // 26 whole tables over a shard group they do not divide: the busiest GPU holds
+        // ceil(26 / g) of them, reads and sends their lookups and stores their rows.
+        let s = scenario(criteo());
+        let table = DlrmCx::new(&s).expect("a DLRM");
+        let g = table.emb.shard.size;
+        assert!(g > 1 && 26 % g != 0, "{g}");
+        let busiest = 26u64.div_ceil(g) as f64;
+        assert_eq!(table.table_share(), busiest / 26.0);
+        let mut by_column = s.clone();
+        by_column.task.setup.emb_sharding = EmbSharding::Column;
+        let column = DlrmCx::new(&by_column).expect("a DLRM");
+        assert_eq!(column.table_share(), 1.0 / g as f64);
+        let ratio = busiest * g as f64 / 26.0;
+        assert!(ratio > 1.0);
+        for (t, c) in [
+            (table.lookup_bytes(), column.lookup_bytes()),
+            (table.pooled_bytes(), column.pooled_bytes()),
+            (table.emb_params_local(), column.emb_params_local()),
+        ] {
+            assert!((t / c - ratio).abs() < 1e-12, "{t} / {c} against {ratio}");
+        }
+        let (rt, rc) = (evaluate(&table), evaluate(&column));
+        assert!(rt.memory.total_bytes > rc.memory.total_bytes);
+        assert!(rt.iteration_s > rc.iteration_s, "{} against {}", rt.iteration_s, rc.iteration_s);
     }
 }
