@@ -87,9 +87,12 @@ await runTest('smoke', dist, async ({ server, browser }) => {
     'markup in a shared scenario is shown as text, never inserted as HTML');
 
   // The crash notice's test hook is in test builds only (tests/browser/crash.mjs runs it there):
-  // the shipped WebAssembly does not hold it, and `#test-panic` does nothing.
-  const wasm = readdirSync(dist).filter((f) => f.endsWith('.wasm')).map((f) => readFileSync(join(dist, f)));
-  check(wasm.length === 1 && !wasm[0].includes('test panic requested'), 'the shipped site has no test hook');
+  // the shipped WebAssembly (the page's and the explorer's worker's) does not hold it, and
+  // `#test-panic` does nothing.
+  const wasmFiles = readdirSync(dist).filter((f) => f.endsWith('.wasm'));
+  const wasm = wasmFiles.map((f) => readFileSync(join(dist, f)));
+  check(wasmFiles.length === 2 && wasmFiles.some((f) => f.startsWith('madmax-worker')) && wasm.every((w) => !w.includes('test panic requested')),
+    `the shipped site has no test hook (${wasmFiles.join(', ')})`);
   // Hosts that read _headers forbid framing; the page refuses to run in a frame anyway.
   const headers = readFileSync(join(dist, '_headers'), 'utf8');
   check(headers.includes(`Content-Security-Policy: ${csp}; frame-ancestors 'none'`) && /X-Frame-Options: DENY/.test(headers),
