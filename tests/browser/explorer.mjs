@@ -190,28 +190,29 @@ await runTest('explorer', dist, async ({ server, browser }) => {
   check(moeApplied.task.micro_batch === cliMoe.best.task.micro_batch && moeApplied.task.recompute === cliMoe.best.task.recompute,
     `"apply" sets the settings the second pass chose: micro-batch ${moeApplied.task.micro_batch}, ${moeApplied.task.recompute} recomputation`);
 
+  /// A fresh page on the opening scenario, searched without what-ifs (`prepare` runs first).
+  async function searchOpening(context, prepare = async () => {}) {
+    const p = await watchedPage(context, server.url);
+    await prepare(p);
+    await p.goto(server.url);
+    await p.locator('#iteration-time').waitFor({ timeout: 20000 });
+    await p.click('nav >> text=Explorer');
+    await p.uncheck('#explore-codesign');
+    await p.click('#explore-start');
+    await waitFinished(p);
+    return p;
+  }
+
   // Phone width: the explorer stays usable.
-  const phone = await watchedPage(await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2 }), server.url);
-  await phone.goto(server.url);
-  await phone.locator('#iteration-time').waitFor({ timeout: 20000 });
-  await phone.click('nav >> text=Explorer');
-  await phone.uncheck('#explore-codesign');
-  await phone.click('#explore-start');
-  await waitFinished(phone);
+  const phone = await searchOpening(await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2 }));
   const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   check(overflow <= 1, `no sideways scrolling on a phone (overflow ${overflow} px)`);
   await phone.screenshot({ path: join(shots, 'explorer-phone.png'), fullPage: true });
 
   // Where the workers cannot start (their script is missing, as on a host that did not copy
   // it), the search runs on the page itself and finds the same plan.
-  const alone = await watchedPage(await browser.newContext({ viewport: { width: 1280, height: 900 } }), server.url);
-  await alone.route('**/madmax-worker_loader.js', (r) => r.fulfill({ status: 404, body: 'not here' }));
-  await alone.goto(server.url);
-  await alone.locator('#iteration-time').waitFor({ timeout: 20000 });
-  await alone.click('nav >> text=Explorer');
-  await alone.uncheck('#explore-codesign');
-  await alone.click('#explore-start');
-  await waitFinished(alone);
+  const alone = await searchOpening(await browser.newContext({ viewport: { width: 1280, height: 900 } }),
+    (p) => p.route('**/madmax-worker_loader.js', (r) => r.fulfill({ status: 404, body: 'not here' })));
   const aloneStatus = await alone.locator('#explore-status').textContent();
   check(aloneStatus.includes("on the page's own thread") && (await alone.locator('#best-plan').textContent()).trim() === cliBest.best.plan
     && close(Number(await alone.locator('#best-plan').getAttribute('data-throughput')), cliBest.best.throughput),
