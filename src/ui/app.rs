@@ -143,21 +143,15 @@ fn app() -> Html {
             move || drop(listener)
         });
     }
-    // Each view opens where the user left it: its scroll position is kept as they scroll and
-    // restored when they come back to it.
+    // Each view opens where the user left it. The component runs before the new view is drawn,
+    // so the page still shows the view being left: its scroll position is read then, not from
+    // scroll events, which arrive a frame late and could be credited to the next view.
     {
         let scrolled = use_mut_ref(|| [0.0f64; View::ALL.len()]);
         let shown = use_mut_ref(|| state.view);
-        {
-            let (scrolled, shown) = (scrolled.clone(), shown.clone());
-            use_effect_with((), move |_| {
-                let listener = dom::window().map(|w| {
-                    gloo::events::EventListener::new(&w, "scroll", move |_| {
-                        scrolled.borrow_mut()[shown.borrow().index()] = dom::scroll_y()
-                    })
-                });
-                move || drop(listener)
-            });
+        let leaving = *shown.borrow();
+        if leaving != state.view {
+            scrolled.borrow_mut()[leaving.index()] = dom::scroll_y();
         }
         use_effect_with(state.view, move |view| {
             // Not on the first drawing: a link to a story scrolls to it.
