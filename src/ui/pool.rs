@@ -228,7 +228,6 @@ impl Offload {
             let workers = p.slots.iter().filter(|s| s.usable()).count().max(1);
             let mut busy = 0;
             for slot in p.slots.iter_mut().filter(|s| s.usable()) {
-                let mine = slot.out.iter().any(|(s, _)| *s == self.search);
                 while !self.local.get() && slot.out.len() < IN_FLIGHT && !job.finished() {
                     // Small enough that every worker gets several batches (and a cancel waits
                     // for a few at most), large enough that messages cost little.
@@ -247,7 +246,8 @@ impl Offload {
                     let _ = slot.worker.post_message(&JsValue::from_str(&text));
                     slot.out.push_back((self.search, items));
                 }
-                if mine || slot.out.iter().any(|(s, _)| *s == self.search) {
+                // Busy with this search: batches of it were out before, or went out now.
+                if slot.out.iter().any(|(s, _)| *s == self.search) {
                     busy += 1;
                 }
             }
