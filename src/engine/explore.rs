@@ -301,23 +301,73 @@ fn overlap_variants(setup: &Setup, shape: PlanShape) -> Vec<Setup> {
     out
 }
 
+/// The other placements of `spec`'s levels on nodes of `per_node` GPUs: each order of its
+/// levels with tensor parallelism kept innermost (its collectives sit between every layer's
+/// GEMMs, so it gains most from NVLink), one order per distinct set of groups it places
+/// ([`Layout`](extended::layout::Layout)) other than `spec`'s own, in a stable order. Megatron-LM
+/// ranks data parallelism inside the pipeline; putting the pipeline inside instead keeps its
+/// point-to-point transfers on NVLink and sends the gradient reduction over the NICs, which
+/// pays off when the gradients are few or overlapped.
+pub fn placements(spec: &Spec, per_node: u64) -> Vec<Spec> {
+    use extended::layout::Layout;
+    let (inner, rest): (Vec<Level>, Vec<Level>) = spec.levels().iter().partition(|l| l.strategy == Strategy::Tp);
+    let mut seen = vec![Layout::of(spec, per_node)];
+    let mut out = Vec::new();
+    for order in permutations(rest.len()) {
+        let levels: Vec<Level> = inner.iter().copied().chain(order.iter().map(|&i| rest[i])).collect();
+        let Some(other) = Spec::new(&levels) else { continue };
+        let layout = Layout::of(&other, per_node);
+        if !seen.contains(&layout) {
+            seen.push(layout);
+            out.push(other);
+        }
+    }
+    out
+}
+
+/// Every order of `0..n`, in lexicographic order.
+fn permutations(n: usize) -> Vec<Vec<usize>> {
+    if n == 0 {
+        return vec![Vec::new()];
+    }
+    let mut out = Vec::new();
+    for first in 0..n {
+        for rest in permutations(n - 1) {
+            let mut order = vec![first];
+            order.extend(rest.into_iter().map(|i| if i >= first { i + 1 } else { i }));
+            out.push(order);
+        }
+    }
+    out
+}
+
 /// The second pass of a search that tries the training settings ([`searches_settings`],
 /// [`Space::knobs`]): the best [`REFINED_PLANS`] plans that fit, of `ranked` (best first), each
-/// with the other combinations of the overlap options ([`overlap_variants`]) that the rules
-/// allow. Overlap moves time, not memory, so only the fastest plans are worth the try: trying
-/// them on every plan would take up to four times as long.
+/// with the other combinations of the overlap options ([`overlap_variants`]) and the other
+/// placements of its levels on the nodes ([`placements`], each with the plan's own overlap
+/// options and the others) that the rules allow. Overlap and placement move time, not memory,
+/// so only the fastest plans are worth the try: trying them on every plan would take several
+/// times as long.
 pub fn refinements(base: &Scenario, ranked: &[Outcome], space: &Space) -> Vec<Candidate> {
     if !((space.knobs || space.staged) && searches_settings(base)) {
         return Vec::new();
     }
     let layers = Dims::of(&base.model).map_or(0, |d| d.layers);
+    let per_node = base.system.devices_per_node();
     let mut out = Vec::new();
     for o in ranked.iter().filter(|o| o.fits()).take(REFINED_PLANS) {
         let (Some(t), Some(local)) = (&o.plan.transformer, o.plan.local_transformer_batch) else { continue };
-        for setup in overlap_variants(&o.setup, PlanShape::of(t, local, layers)) {
-            let c = Candidate { plan: o.plan.clone(), setup };
-            if extended::rules::check(&with(base, &c)).is_empty() {
-                out.push(c);
+        let shape = PlanShape::of(t, local, layers);
+        let setups: Vec<Setup> = std::iter::once(o.setup.clone()).chain(overlap_variants(&o.setup, shape)).collect();
+        let own = std::iter::once(*t).chain(placements(t, per_node));
+        for (i, spec) in own.enumerate() {
+            let plan = Plan { transformer: Some(spec), ..o.plan.clone() };
+            // The plan's own placement with its own settings is already ranked.
+            for setup in setups.iter().skip(usize::from(i == 0)) {
+                let c = Candidate { plan: plan.clone(), setup: setup.clone() };
+                if extended::rules::check(&with(base, &c)).is_empty() {
+                    out.push(c);
+                }
             }
         }
     }
@@ -1063,7 +1113,24 @@ pub fn describe_outcome(s: &Scenario, o: &Outcome) -> String {
     if o.setup.overlap_tp_comm && transformer(Strategy::Tp) {
         text += ", tensor-parallel communication overlapped with GEMMs";
     }
+    if let Some((inner, outer)) = o.plan.transformer.as_ref().and_then(out_of_megatron_order) {
+        text += &format!(", {inner} nested inside {outer} (Megatron-LM nests {outer} inside {inner})");
+    }
     text
+}
+
+/// The first two neighbouring levels of `spec` (innermost first) that Megatron-LM nests the
+/// other way round (its order, innermost first: tp, cp, ep, data parallel, pp), if any.
+fn out_of_megatron_order(spec: &Spec) -> Option<(Strategy, Strategy)> {
+    let rank = |s: Strategy| match s {
+        Strategy::Tp => 0,
+        Strategy::Cp => 1,
+        Strategy::Ep => 2,
+        Strategy::Fsdp => 3,
+        Strategy::Ddp | Strategy::Mp => 4,
+        Strategy::Pp => 5,
+    };
+    spec.levels().windows(2).find(|w| rank(w[0].strategy) > rank(w[1].strategy)).map(|w| (w[0].strategy, w[1].strategy))
 }
 
 /// A short description of a plan: `transformer tp 8 x ddp 256, embeddings ddp 2048, batch 8`
@@ -1152,16 +1219,26 @@ mod tests {
         let mut first: Vec<Outcome> = plans(&s, &space).iter().map(|c| evaluate_plan(&s, c, &space)).collect();
         rank(&mut first);
         let more = refinements(&s, &first, &space);
-        // Only the best plans that fit, each with its other overlap combinations (up to three).
+        // Only the best plans that fit, each with its other overlap combinations (up to three)
+        // and each other placement of its levels with every overlap combination.
         let refined: Vec<&Outcome> = first.iter().filter(|o| o.fits()).take(REFINED_PLANS).collect();
-        assert!(!more.is_empty() && more.len() <= 3 * refined.len());
-        assert!(more.iter().all(|c| refined.iter().any(|o| o.plan == c.plan && o.setup != c.setup)));
-        assert!(more.iter().all(|c| refined.iter().any(|o| o.plan == c.plan
-            && Setup {
+        let same_but_overlap = |o: &Outcome, c: &Candidate| {
+            Setup {
                 overlap_grad_reduce: o.setup.overlap_grad_reduce,
                 overlap_tp_comm: o.setup.overlap_tp_comm,
                 ..c.setup.clone()
-            } == o.setup)));
+            } == o.setup
+        };
+        let placed = |o: &Outcome, c: &Candidate| {
+            let (Some(t), Some(u)) = (&o.plan.transformer, &c.plan.transformer) else { return false };
+            Plan { transformer: o.plan.transformer, ..c.plan.clone() } == o.plan
+                && placements(t, s.system.devices_per_node()).contains(u)
+        };
+        assert!(more.iter().all(|c| refined
+            .iter()
+            .any(|o| same_but_overlap(o, c) && ((o.plan == c.plan && o.setup != c.setup) || placed(o, c)))));
+        let moved = more.iter().filter(|c| refined.iter().any(|o| placed(o, c))).count();
+        assert!(moved > 0 && more.len() - moved <= 3 * refined.len(), "{moved} of {}", more.len());
         // The search ranks them with the rest: never worse than without them.
         let r = search(&s, &space).expect("within budget");
         assert_eq!(r.ranked.len(), first.len() + more.len());
@@ -1171,6 +1248,49 @@ mod tests {
         let o = r.ranked.iter().find(|o| o.setup.overlap_tp_comm).expect("a plan that overlaps");
         assert!(describe_outcome(&s, o).contains("tensor-parallel communication overlapped with GEMMs"));
         assert_eq!(crate::doc::plan_task_keys(&s, o)["overlap_tp_comm"], true);
+        // A placement Megatron-LM would not choose says so, and applying it keeps its order.
+        let o =
+            r.ranked.iter().find(|o| o.plan.transformer.as_ref().is_some_and(|t| out_of_megatron_order(t).is_some()));
+        let o = o.expect("a plan placed otherwise than Megatron-LM's order");
+        let (inner, outer) = o.plan.transformer.as_ref().and_then(out_of_megatron_order).expect("out of order");
+        assert!(describe_outcome(&s, o)
+            .ends_with(&format!(", {inner} nested inside {outer} (Megatron-LM nests {outer} inside {inner})")));
+        let keys = crate::doc::plan_task_keys(&s, o);
+        let order: Vec<&str> = o
+            .plan
+            .transformer
+            .as_ref()
+            .map_or(vec![], |t| t.levels().iter().map(|l| l.strategy.config_name()).collect());
+        assert_eq!(keys["transformer_parallel"], serde_json::json!(order));
+    }
+
+    fn levels(list: &[(Strategy, u64)]) -> Spec {
+        let l: Vec<Level> = list.iter().map(|&(strategy, degree)| Level { strategy, degree }).collect();
+        Spec::new(&l).expect("few levels")
+    }
+
+    #[test]
+    fn placements_keep_tensor_parallelism_innermost_and_differ_in_what_shares_a_node() {
+        use crate::engine::extended::layout::Layout;
+        use Strategy::{Ddp, Pp, Tp};
+        // tp 4 x ddp 16 x pp 2 on 8-GPU nodes: Megatron-LM's order puts data-parallel pairs in
+        // a node; the one other placement puts the two pipeline stages there instead.
+        let megatron = levels(&[(Tp, 4), (Ddp, 16), (Pp, 2)]);
+        let other = placements(&megatron, 8);
+        assert_eq!(other, vec![levels(&[(Tp, 4), (Pp, 2), (Ddp, 16)])]);
+        let (a, b) = (Layout::of(&megatron, 8), Layout::of(&other[0], 8));
+        assert!(!a.pp.within_node() && b.pp.within_node() && a.dp.per_node == 2 && b.dp.per_node == 1);
+        // When tensor parallelism fills the node, every order places the rest the same way.
+        assert!(placements(&levels(&[(Tp, 8), (Ddp, 16), (Pp, 2)]), 8).is_empty());
+        // Tensor parallelism stays innermost even where the plan lists it elsewhere; every
+        // placement is a distinct layout, and none is the plan's own.
+        let many = placements(&levels(&[(Ddp, 4), (Tp, 2), (Strategy::Cp, 2), (Pp, 4)]), 8);
+        assert!(!many.is_empty() && many.iter().all(|p| p.levels()[0] == Level { strategy: Tp, degree: 2 }));
+        let own = Layout::of(&levels(&[(Ddp, 4), (Tp, 2), (Strategy::Cp, 2), (Pp, 4)]), 8);
+        let layouts: Vec<Layout> = many.iter().map(|p| Layout::of(p, 8)).collect();
+        assert!(layouts.iter().enumerate().all(|(i, l)| *l != own && !layouts[..i].contains(l)));
+        assert_eq!(permutations(3).len(), 6);
+        assert_eq!(permutations(0), vec![Vec::<usize>::new()]);
     }
 
     #[test]
@@ -1422,10 +1542,11 @@ mod tests {
         let r = search(&s, &space).expect("runs in two passes");
         let SettingsSearched::Best(tried) = r.settings else { panic!("staged: {:?}", r.settings) };
         assert!((1..=SETTINGS_PASS_PLANS).contains(&tried), "{tried}");
-        // Exactly that many parallel plans ran with other settings, and the whole search kept
-        // to one search's budget.
+        // Exactly that many parallel plans ran with other settings (besides the other
+        // placements of the best ones), and the whole search kept to one search's budget.
+        let megatron = |p: &Plan| p.transformer.as_ref().is_some_and(|t| out_of_megatron_order(t).is_none());
         let mut distinct: Vec<&Plan> = Vec::new();
-        for o in r.ranked.iter().filter(|o| o.setup != s.task.setup) {
+        for o in r.ranked.iter().filter(|o| o.setup != s.task.setup && megatron(&o.plan)) {
             if !distinct.contains(&&o.plan) {
                 distinct.push(&o.plan);
             }

@@ -129,6 +129,12 @@ await runTest('explorer', dist, async ({ server, browser }) => {
   await page.locator('#iteration-time').waitFor();
   const shown = Number(await page.locator('#iteration-time').getAttribute('data-value'));
   check(close(shown, bestIteration), `applied: the calculator shows ${shown} s, the explorer said ${bestIteration} s`);
+  // The levels' order is the plan's placement on the nodes: applying keeps it (the opening
+  // scenario's best plan puts the pipeline inside data parallelism, not in Megatron-LM's order).
+  const listed = (/^transformer ((?:\w+ \d+(?: x )?)+)/.exec(bestPlan)?.[1] ?? '').split(' x ').map((l) => l.split(' ')[0]);
+  const appliedOrder = scenarioOfLink(await page.locator('#share-link').inputValue()).task.transformer_parallel;
+  check(listed.length > 1 && JSON.stringify(appliedOrder) === JSON.stringify(listed),
+    `"apply" keeps the plan's placement: ${JSON.stringify(appliedOrder)} (${bestPlan.split(', ').pop()})`);
   const appliedSays = await page.locator('.notice').innerText();
   check(/^Plan applied: [\d.]+ samples\/s \(was [\d.]+ samples\/s, [\d.]+x\), iteration/.test(appliedSays), `"apply" says before and after: ${appliedSays.slice(0, 120)}`);
   // Back from the applied plan: the search is still there, marked as made for the scenario
