@@ -36,7 +36,7 @@ async function freePort() {
 }
 
 async function waitForServer(port) {
-  for (let i = 0; i < 100; i++) {
+  for (let i = 0; i < 600; i++) {
     const ok = await new Promise((resolve) => {
       const c = net.connect(port, '127.0.0.1', () => { c.end(); resolve(true); });
       c.on('error', () => resolve(false));

@@ -83,7 +83,7 @@ await runTest('stories', dist, async ({ server, browser }) => {
   await fresh.waitForFunction(() => {
     const r = document.getElementById('story-firecaffe')?.getBoundingClientRect();
     return r && r.top >= -5 && r.top < 300;
-  }, null, { timeout: 10000 }).catch(() => {});
+  }, null, { timeout: 30000 }).catch(() => {});
   const box = await fresh.locator('#story-firecaffe').boundingBox();
   check(box && box.y >= -5 && box.y < 300, `a story's link shows that story (top at ${Math.round(box?.y)} px)`);
 

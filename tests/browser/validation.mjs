@@ -173,7 +173,7 @@ await runTest('validation', dist, async ({ server, browser }) => {
   await page.locator('#iteration-time').waitFor();
   await page.goForward();
   await page.locator('#validation-rows').waitFor();
-  await page.waitForFunction(() => Math.abs(window.scrollY - 1500) < 2, null, { timeout: 5000 }).catch(() => {});
+  await page.waitForFunction(() => Math.abs(window.scrollY - 1500) < 2, null, { timeout: 30000 }).catch(() => {});
   const y = await page.evaluate(() => window.scrollY);
   check(await page.locator('#filter-order').inputValue() === 'worst' && (await rowsOnPage(page))[0].id === worst.id && Math.abs(y - 1500) < 2,
     `Back to the calculator and Forward again keep the validation page's order (largest error first) and the place on the page (${y} px)`);
