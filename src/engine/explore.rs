@@ -545,8 +545,10 @@ fn powers(max: u64, keep: impl Fn(u64) -> bool) -> Vec<u64> {
 /// The default model's plans for a transformer: tensor parallelism within a node, context
 /// parallelism for long sequences, expert parallelism for MoE, pipelines up to 64 stages, and
 /// the rest data parallel: plain, fully sharded, or (without a pipeline) hybrid: sharded
-/// within a node, replicated across nodes. Levels nest as Megatron ranks GPUs: tensor innermost, then context, expert,
-/// data (sharded, then replicated), and pipeline outermost.
+/// within a node, replicated across nodes. In training, levels nest as Megatron ranks GPUs: tensor innermost, then context, expert,
+/// data (sharded, then replicated), and pipeline outermost ([`refinements`] tries the best plans
+/// in the other [`placements`]); in serving, the replicas go outermost (they never communicate),
+/// so a pipeline's stages share a node where they fit.
 fn default_plans(base: &Scenario, space: &Space, d: &Dims) -> Vec<Candidate> {
     let sys = &base.system;
     let (n, total) = (sys.devices_per_node(), sys.num_devices);
@@ -591,13 +593,21 @@ fn default_plans(base: &Scenario, space: &Space, d: &Dims) -> Vec<Candidate> {
                     }
                     for &shard in &shards {
                         let mut levels = Vec::new();
+                        // Training nests as Megatron-LM ranks GPUs; serving replicas never talk
+                        // to each other, so they go outermost and a pipeline's stages share a
+                        // node where they can.
+                        let (inner, outer) = if base.task.kind.trains() {
+                            ((Strategy::Ddp, dp / shard), (Strategy::Pp, pp))
+                        } else {
+                            ((Strategy::Pp, pp), (Strategy::Ddp, dp / shard))
+                        };
                         for (strategy, degree) in [
                             (Strategy::Tp, tp),
                             (Strategy::Cp, cp),
                             (Strategy::Ep, ep),
                             (Strategy::Fsdp, shard),
-                            (Strategy::Ddp, dp / shard),
-                            (Strategy::Pp, pp),
+                            inner,
+                            outer,
                         ] {
                             if degree > 1 {
                                 levels.push(Level { strategy, degree });
@@ -1267,6 +1277,28 @@ mod tests {
     fn levels(list: &[(Strategy, u64)]) -> Spec {
         let l: Vec<Level> = list.iter().map(|&(strategy, degree)| Level { strategy, degree }).collect();
         Spec::new(&l).expect("few levels")
+    }
+
+    #[test]
+    fn serving_replicas_go_outermost_so_pipeline_stages_share_a_node() {
+        use crate::engine::extended::layout::Layout;
+        let mut s = scenario(include_str!(
+            "../../tests/data/reference/cases/llm__llama_65b__cloud_A_h100.80_512__llm_inf_fsdp_512x8_bs1.json"
+        ));
+        s.task.mode = crate::engine::scenario::Mode::Default;
+        let per_node = s.system.devices_per_node();
+        let piped: Vec<Spec> = plans(&s, &Space::fixed_global(&s))
+            .into_iter()
+            .filter_map(|c| c.plan.transformer)
+            .filter(|t| t.product_of(&[Strategy::Pp]) > 1 && t.product_of(&[Strategy::Ddp]) > 1)
+            .collect();
+        assert!(!piped.is_empty());
+        for t in &piped {
+            let last = t.levels().last().map(|l| l.strategy);
+            assert_eq!(last, Some(Strategy::Ddp), "{t}: replicas outermost");
+            let fits_a_node = t.product_of(&[Strategy::Tp, Strategy::Pp]) <= per_node;
+            assert!(!fits_a_node || Layout::of(t, per_node).pp.within_node(), "{t}: the stages share a node");
+        }
     }
 
     #[test]
