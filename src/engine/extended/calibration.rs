@@ -160,7 +160,18 @@ pub struct Protocol {
     pub gather_bw_share: f64,
     /// Used only by groups within one node.
     pub within_node_only: bool,
+    /// The share of the tree all-reduce's bandwidth NCCL's tuner keeps at each message size
+    /// (`treeCorrectionFactor`: trees fall short of their model at medium sizes), per power of
+    /// two from 64 B to 128 MB; 1 beyond.
+    pub tree_correction: [f64; 22],
+    /// A tree hop's latency across nodes, s (NCCL's tuner's network latency for trees: each hop
+    /// forwards a chunk, so Simple's is long).
+    pub tree_nic_step_s: f64,
 }
+
+/// The share of the two-level path's bandwidth a tree all-reduce gets: NCCL's tuner charges
+/// trees 0.9 of the channels' bus bandwidth (`src/graph/tuning.cc`).
+pub const TREE_BW_SHARE: f64 = 0.9;
 
 /// NCCL's protocols, bandwidth first. Simple: the full bandwidth at the highest latency. LL128:
 /// 120 of every 128 bytes are payload (NCCL charges 0.92 of the bandwidth), lower hop latency,
@@ -178,6 +189,11 @@ pub const PROTOCOLS: [Protocol; 3] = [
         all_reduce_bw_share: 1.0,
         gather_bw_share: 1.0,
         within_node_only: false,
+        tree_correction: [
+            0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.8, 0.7, 0.6, 0.6, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.6, 0.6, 0.7, 0.8,
+            0.9,
+        ],
+        tree_nic_step_s: 50e-6,
     },
     Protocol {
         name: "LL128",
@@ -187,6 +203,11 @@ pub const PROTOCOLS: [Protocol; 3] = [
         all_reduce_bw_share: 0.92,
         gather_bw_share: 0.92,
         within_node_only: true,
+        tree_correction: [
+            1.0, 1.0, 1.0, 1.0, 1.0, 0.9, 0.8, 0.8, 0.8, 0.7, 0.6, 0.6, 0.6, 0.5, 0.6, 0.6, 0.7, 0.7, 0.8, 0.9, 0.9,
+            1.0,
+        ],
+        tree_nic_step_s: 8.5e-6,
     },
     Protocol {
         name: "LL",
@@ -196,6 +217,11 @@ pub const PROTOCOLS: [Protocol; 3] = [
         all_reduce_bw_share: 0.25,
         gather_bw_share: 1.0 / 3.0,
         within_node_only: false,
+        tree_correction: [
+            1.0, 1.0, 1.0, 1.0, 0.9, 0.8, 0.7, 0.7, 0.7, 0.7, 0.6, 0.5, 0.4, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.0,
+            1.0,
+        ],
+        tree_nic_step_s: 5e-6,
     },
 ];
 

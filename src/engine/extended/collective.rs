@@ -10,7 +10,7 @@
 
 use super::calibration::{
     Protocol, COLLECTIVE_BASE_S, CUSTOM_ALL_REDUCE_BASE_S, CUSTOM_ALL_REDUCE_MAX_BYTES, CUSTOM_ALL_REDUCE_PEER_S,
-    PROTOCOLS,
+    PROTOCOLS, TREE_BW_SHARE,
 };
 use crate::engine::scenario::Algorithm;
 
@@ -166,11 +166,17 @@ fn transfer_s(c: Collective, bytes: f64, g: Group, links: &Links, alg: Algorithm
             let inter = if m > 1.0 { bytes * (d - k) / d / bx + (m - 1.0) * nic_step_s } else { 0.0 };
             intra.max(inter)
         }
+        Collective::AllReduce if alg == Algorithm::Tree && !g.within_node() => tree_all_reduce_s(bytes, g, links, p),
+        // NCCL builds trees to cross nodes and runs only all-reduces on them: within a node, and
+        // for all-gathers and reduce-scatters, a tree asked for runs as NCCL's default path.
+        Collective::AllReduce | Collective::AllGather | Collective::ReduceScatter if alg == Algorithm::Tree => {
+            transfer_s(c, bytes, g, links, Algorithm::Hierarchical, p)
+        }
         Collective::AllReduce | Collective::AllGather | Collective::ReduceScatter => {
             // An all-reduce is a reduce-scatter then an all-gather: twice the traffic.
             let twice = if c == Collective::AllReduce { 2.0 } else { 1.0 };
             if m <= 1.0 {
-                return twice * ((d - 1.0) / d * bytes / bi + steps(alg, d) * nvl_step_s);
+                return twice * ((d - 1.0) / d * bytes / bi + (d - 1.0) * nvl_step_s);
             }
             // A ring through every member, node after node, has d - 1 hops, m - 1 of them across
             // nodes: NCCL's ring latency (`src/graph/tuning.cc`), which grows with the group.
@@ -192,25 +198,35 @@ fn transfer_s(c: Collective, bytes: f64, g: Group, links: &Links, alg: Algorithm
                 // the path the utilisation constants were measured on.
                 return intra_bytes_s + inter_bytes_s + ring_hops_s;
             }
-            let intra = twice * (intra_bytes_s + steps(alg, k) * nvl_step_s);
+            let intra = twice * (intra_bytes_s + (k - 1.0) * nvl_step_s);
             let inter = if alg == Algorithm::InNetwork && c == Collective::AllReduce {
                 // The switch reduces: each host sends its share once and receives the sum
                 // once, instead of 2 (m-1)/m of it each way.
                 share / bx + 2.0 * nic_step_s
             } else {
-                twice * (inter_bytes_s + steps(alg, m) * nic_step_s)
+                twice * (inter_bytes_s + (m - 1.0) * nic_step_s)
             };
             intra + inter
         }
     }
 }
 
-/// Latency steps of one reduce-scatter or all-gather over `n` ranks.
-fn steps(alg: Algorithm, n: f64) -> f64 {
-    match alg {
-        Algorithm::Tree => n.log2().ceil().max(1.0),
-        _ => n - 1.0,
-    }
+/// A tree all-reduce across nodes as NCCL's tuner costs it (`src/graph/tuning.cc`): a chain
+/// through each node's GPUs and a double binary tree across nodes, reduced up and broadcast
+/// down (2 (k - 1) hops over NVLink, 2 ceil(log2 m) across nodes at the tree's network hop
+/// latency), moving the two-level path's bytes at [`TREE_BW_SHARE`] of the protocol's
+/// bandwidth, less at medium sizes (`tree_correction`). Its log latency pays across many nodes;
+/// its bandwidth, never.
+fn tree_all_reduce_s(bytes: f64, g: Group, links: &Links, p: &Protocol) -> f64 {
+    let k = g.per_node.clamp(1, g.size) as f64;
+    let m = g.nodes() as f64;
+    // NCCL's index: log2 of the size in 64-byte units, rounded down.
+    let size_class = (bytes / 64.0).max(1.0).log2().floor() as usize;
+    let correction = p.tree_correction.get(size_class).copied().unwrap_or(1.0);
+    let share = p.all_reduce_bw_share * TREE_BW_SHARE * correction;
+    let (bi, bx) = (links.intra_bytes_per_s * share, links.inter_bytes_per_s * share);
+    let hops_s = 2.0 * ((k - 1.0) * p.nvlink_step_s + m.log2().ceil() * (p.tree_nic_step_s + links.inter_latency_s));
+    hops_s + 2.0 * ((k - 1.0) / k * bytes / bi + (m - 1.0) / m * bytes / k / bx)
 }
 
 #[cfg(test)]
@@ -264,7 +280,42 @@ mod tests {
         let ring = time_s(Collective::AllReduce, tiny, g, &LINKS, Algorithm::Ring);
         let tree = time_s(Collective::AllReduce, tiny, g, &LINKS, Algorithm::Tree);
         close(ring, LL.base_s + 2.0 * (1023.0 / 1024.0 * tiny / (10e9 * 0.25) + 1023.0 * LL.nic_step_s));
+        // Up and down a tree of 1,024 nodes: 2 x 10 network hops at the tree's hop latency.
+        let tree_bw = 10e9 * 0.25 * TREE_BW_SHARE * LL.tree_correction[0];
+        close(tree, LL.base_s + 2.0 * 10.0 * LL.tree_nic_step_s + 2.0 * 1023.0 / 1024.0 * tiny / tree_bw);
         assert!(tree < ring / 50.0, "tree {tree} ring {ring}");
+    }
+
+    #[test]
+    fn trees_lose_bandwidth_and_only_all_reduce_as_nccl_runs_them() {
+        let nodes = Group { size: 32, per_node: 8 };
+        // A gradient bucket across 4 nodes: the tree's 0.9 of the bandwidth makes it slower
+        // than the two-level path; within a node a chain is never faster than the ring.
+        let big = 1e9;
+        let tree = time_s(Collective::AllReduce, big, nodes, &LINKS, Algorithm::Tree);
+        let two_level = time_s(Collective::AllReduce, big, nodes, &LINKS, Algorithm::Hierarchical);
+        assert!(tree > two_level && tree < two_level / 0.85, "tree {tree} two-level {two_level}");
+        // Within a node NCCL builds no tree: the ring's time.
+        let node = Group { size: 8, per_node: 8 };
+        for bytes in [1e3, 1e6, 1e9] {
+            let asked = time_s(Collective::AllReduce, bytes, node, &LINKS, Algorithm::Tree);
+            close(asked, time_s(Collective::AllReduce, bytes, node, &LINKS, Algorithm::Ring));
+        }
+        // Medium messages lose more (NCCL's correction): 1 MiB is size class 14, half for Simple.
+        let simple = PROTOCOLS[0];
+        assert_eq!(simple.tree_correction[14], 0.5);
+        let mib = 1024.0 * 1024.0;
+        let t = tree_all_reduce_s(mib, nodes, &LINKS, &simple);
+        let bw = |b: f64| b * TREE_BW_SHARE * 0.5;
+        let hops = 2.0 * (7.0 * simple.nvlink_step_s + 2.0 * simple.tree_nic_step_s);
+        close(t, hops + 2.0 * (7.0 / 8.0 * mib / bw(200e9) + 3.0 / 4.0 * mib / 8.0 / bw(10e9)));
+        // All-gathers and reduce-scatters asked to run as trees run as NCCL runs them anyway.
+        for c in [Collective::AllGather, Collective::ReduceScatter] {
+            close(
+                time_s(c, big, nodes, &LINKS, Algorithm::Tree),
+                time_s(c, big, nodes, &LINKS, Algorithm::Hierarchical),
+            );
+        }
     }
 
     #[test]
