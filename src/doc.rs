@@ -177,6 +177,7 @@ pub fn plan_task_keys(
         m.insert("virtual_stages".into(), json!(o.setup.virtual_stages));
         m.insert("overlap_grad_reduce".into(), json!(o.setup.overlap_grad_reduce));
         m.insert("overlap_tp_comm".into(), json!(o.setup.overlap_tp_comm));
+        m.insert("collective".into(), json!(o.setup.collective.config_name()));
     }
     m
 }

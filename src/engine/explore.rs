@@ -14,7 +14,9 @@ use super::extended::{self, shape::Dims};
 use super::raw::{RawScenario, RawValue};
 use super::reference::rules;
 use super::report::Report;
-use super::scenario::{EmbSharding, Family, Level, Plan, Precision, Recompute, Scenario, Setup, Spec, Strategy};
+use super::scenario::{
+    Algorithm, EmbSharding, Family, Level, Plan, Precision, Recompute, Scenario, Setup, Spec, Strategy,
+};
 use super::validate::{validate, FieldError};
 use super::{evaluate, uses_default_model};
 use serde::{Deserialize, Serialize};
@@ -341,13 +343,27 @@ fn permutations(n: usize) -> Vec<Vec<usize>> {
     out
 }
 
+/// `setup` with each other collective algorithm NCCL can be asked for (`NCCL_ALGO`: ring, tree,
+/// and the two-level path), on a cluster of more than one node; in-network aggregation needs
+/// switches that reduce, so it is tried only where the scenario has it.
+fn algorithm_variants(setup: &Setup, base: &Scenario) -> Vec<Setup> {
+    if base.system.num_devices <= base.system.devices_per_node() {
+        return Vec::new();
+    }
+    [Algorithm::Hierarchical, Algorithm::Ring, Algorithm::Tree]
+        .into_iter()
+        .filter(|&a| a != setup.collective)
+        .map(|collective| Setup { collective, ..setup.clone() })
+        .collect()
+}
+
 /// The second pass of a search that tries the training settings ([`searches_settings`],
 /// [`Space::knobs`]): the best [`REFINED_PLANS`] plans that fit, of `ranked` (best first), each
-/// with the other combinations of the overlap options ([`overlap_variants`]) and the other
-/// placements of its levels on the nodes ([`placements`], each with the plan's own overlap
-/// options and the others) that the rules allow. Overlap and placement move time, not memory,
-/// so only the fastest plans are worth the try: trying them on every plan would take several
-/// times as long.
+/// with the other combinations of the overlap options ([`overlap_variants`]), the other
+/// collective algorithms ([`algorithm_variants`]) and the other placements of its levels on the
+/// nodes ([`placements`], each with all of those) that the rules allow. These move time, not
+/// memory, so only the fastest plans are worth the try: trying them on every plan would take
+/// several times as long.
 pub fn refinements(base: &Scenario, ranked: &[Outcome], space: &Space) -> Vec<Candidate> {
     if !((space.knobs || space.staged) && searches_settings(base)) {
         return Vec::new();
@@ -358,7 +374,10 @@ pub fn refinements(base: &Scenario, ranked: &[Outcome], space: &Space) -> Vec<Ca
     for o in ranked.iter().filter(|o| o.fits()).take(REFINED_PLANS) {
         let (Some(t), Some(local)) = (&o.plan.transformer, o.plan.local_transformer_batch) else { continue };
         let shape = PlanShape::of(t, local, layers);
-        let setups: Vec<Setup> = std::iter::once(o.setup.clone()).chain(overlap_variants(&o.setup, shape)).collect();
+        let setups: Vec<Setup> = std::iter::once(o.setup.clone())
+            .chain(overlap_variants(&o.setup, shape))
+            .chain(algorithm_variants(&o.setup, base))
+            .collect();
         let own = std::iter::once(*t).chain(placements(t, per_node));
         for (i, spec) in own.enumerate() {
             let plan = Plan { transformer: Some(spec), ..o.plan.clone() };
@@ -1123,6 +1142,14 @@ pub fn describe_outcome(s: &Scenario, o: &Outcome) -> String {
     if o.setup.overlap_tp_comm && transformer(Strategy::Tp) {
         text += ", tensor-parallel communication overlapped with GEMMs";
     }
+    if o.setup.collective != s.task.setup.collective {
+        text += match o.setup.collective {
+            Algorithm::Ring => ", ring collectives",
+            Algorithm::Tree => ", tree all-reduces across nodes",
+            Algorithm::Hierarchical => ", two-level collectives (node, then network)",
+            Algorithm::InNetwork => ", all-reduces summed in the network",
+        };
+    }
     if let Some((inner, outer)) = o.plan.transformer.as_ref().and_then(out_of_megatron_order) {
         text += &format!(", {inner} nested inside {outer} (Megatron-LM nests {outer} inside {inner})");
     }
@@ -1230,14 +1257,16 @@ mod tests {
         rank(&mut first);
         let more = refinements(&s, &first, &space);
         // Only the best plans that fit, each with its other overlap combinations (up to three)
-        // and each other placement of its levels with every overlap combination.
+        // or another collective algorithm (two), and each other placement of its levels with
+        // each of those.
         let refined: Vec<&Outcome> = first.iter().filter(|o| o.fits()).take(REFINED_PLANS).collect();
         let same_but_overlap = |o: &Outcome, c: &Candidate| {
-            Setup {
+            let overlap = Setup {
                 overlap_grad_reduce: o.setup.overlap_grad_reduce,
                 overlap_tp_comm: o.setup.overlap_tp_comm,
                 ..c.setup.clone()
-            } == o.setup
+            } == o.setup;
+            overlap || Setup { collective: o.setup.collective, ..c.setup.clone() } == o.setup
         };
         let placed = |o: &Outcome, c: &Candidate| {
             let (Some(t), Some(u)) = (&o.plan.transformer, &c.plan.transformer) else { return false };
@@ -1248,7 +1277,11 @@ mod tests {
             .iter()
             .any(|o| same_but_overlap(o, c) && ((o.plan == c.plan && o.setup != c.setup) || placed(o, c)))));
         let moved = more.iter().filter(|c| refined.iter().any(|o| placed(o, c))).count();
-        assert!(moved > 0 && more.len() - moved <= 3 * refined.len(), "{moved} of {}", more.len());
+        assert!(moved > 0 && more.len() - moved <= 5 * refined.len(), "{moved} of {}", more.len());
+        for algorithm in [Algorithm::Ring, Algorithm::Tree] {
+            assert!(more.iter().any(|c| c.setup.collective == algorithm), "{algorithm:?} is tried");
+        }
+        assert!(more.iter().all(|c| c.setup.collective != Algorithm::InNetwork), "it needs switches that reduce");
         // The search ranks them with the rest: never worse than without them.
         let r = search(&s, &space).expect("within budget");
         assert_eq!(r.ranked.len(), first.len() + more.len());
@@ -1266,6 +1299,11 @@ mod tests {
         assert!(describe_outcome(&s, o)
             .ends_with(&format!(", {inner} nested inside {outer} (Megatron-LM nests {outer} inside {inner})")));
         let keys = crate::doc::plan_task_keys(&s, o);
+        assert_eq!(keys["collective"], o.setup.collective.config_name());
+        // Another collective algorithm says which, and applying it sets it.
+        let tree = r.ranked.iter().find(|o| o.setup.collective == Algorithm::Tree).expect("a plan with trees");
+        assert!(describe_outcome(&s, tree).contains(", tree all-reduces across nodes"));
+        assert_eq!(crate::doc::plan_task_keys(&s, tree)["collective"], "tree");
         let order: Vec<&str> = o
             .plan
             .transformer
