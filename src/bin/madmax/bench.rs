@@ -125,7 +125,7 @@ pub fn run(a: &BenchArgs) -> ExitCode {
             let sweep_s = start.elapsed().as_secs_f64();
             outln!("explorer, default model: {name}: {}", time_search(&s, min_ms));
             outln!(
-                "  best plan that fits {:.1} samples/s; a brute-force sweep of every setting in Megatron-LM's placement, {} plans ({}), finds {:.1}: {:.3}x",
+                "  best plan that fits {:.1} samples/s; a brute-force sweep of every setting in Megatron-LM's placement with the scenario's collective algorithm, {} plans ({}), finds {:.1}: {:.3}x",
                 found,
                 sweep.len(),
                 units::duration(sweep_s),
