@@ -611,27 +611,25 @@ fn default_plans(base: &Scenario, space: &Space, d: &Dims) -> Vec<Candidate> {
                         }
                     }
                     for &shard in &shards {
-                        let mut levels = Vec::new();
+                        let degree = |s: Strategy| match s {
+                            Strategy::Tp => tp,
+                            Strategy::Cp => cp,
+                            Strategy::Ep => ep,
+                            Strategy::Fsdp => shard,
+                            Strategy::Ddp => dp / shard,
+                            Strategy::Pp => pp,
+                            Strategy::Mp => 1,
+                        };
                         // Training nests as Megatron-LM ranks GPUs; serving replicas never talk
                         // to each other, so they go outermost and a pipeline's stages share a
                         // node where they can.
-                        let (inner, outer) = if base.task.kind.trains() {
-                            ((Strategy::Ddp, dp / shard), (Strategy::Pp, pp))
-                        } else {
-                            ((Strategy::Pp, pp), (Strategy::Ddp, dp / shard))
-                        };
-                        for (strategy, degree) in [
-                            (Strategy::Tp, tp),
-                            (Strategy::Cp, cp),
-                            (Strategy::Ep, ep),
-                            (Strategy::Fsdp, shard),
-                            inner,
-                            outer,
-                        ] {
-                            if degree > 1 {
-                                levels.push(Level { strategy, degree });
-                            }
+                        let mut order = MEGATRON_ORDER;
+                        if !base.task.kind.trains() {
+                            order.swap(4, 5);
                         }
+                        let mut levels: Vec<Level> =
+                            order.iter().map(|&strategy| Level { strategy, degree: degree(strategy) }).collect();
+                        levels.retain(|l| l.degree > 1);
                         if levels.is_empty() {
                             levels.push(Level { strategy: Strategy::Ddp, degree: 1 });
                         }
@@ -1156,16 +1154,17 @@ pub fn describe_outcome(s: &Scenario, o: &Outcome) -> String {
     text
 }
 
+/// How Megatron-LM ranks GPUs, innermost (consecutive GPUs) first: tensor, context, expert,
+/// data (sharded, then replicated) and pipeline parallelism.
+const MEGATRON_ORDER: [Strategy; 6] =
+    [Strategy::Tp, Strategy::Cp, Strategy::Ep, Strategy::Fsdp, Strategy::Ddp, Strategy::Pp];
+
 /// The first two neighbouring levels of `spec` (innermost first) that Megatron-LM nests the
-/// other way round (its order, innermost first: tp, cp, ep, data parallel, pp), if any.
+/// other way round ([`MEGATRON_ORDER`]), if any.
 fn out_of_megatron_order(spec: &Spec) -> Option<(Strategy, Strategy)> {
-    let rank = |s: Strategy| match s {
-        Strategy::Tp => 0,
-        Strategy::Cp => 1,
-        Strategy::Ep => 2,
-        Strategy::Fsdp => 3,
-        Strategy::Ddp | Strategy::Mp => 4,
-        Strategy::Pp => 5,
+    let rank = |s: Strategy| {
+        let s = if s == Strategy::Mp { Strategy::Ddp } else { s };
+        MEGATRON_ORDER.iter().position(|&m| m == s)
     };
     spec.levels().windows(2).find(|w| rank(w[0].strategy) > rank(w[1].strategy)).map(|w| (w[0].strategy, w[1].strategy))
 }
@@ -1260,7 +1259,7 @@ mod tests {
         // or another collective algorithm (two), and each other placement of its levels with
         // each of those.
         let refined: Vec<&Outcome> = first.iter().filter(|o| o.fits()).take(REFINED_PLANS).collect();
-        let same_but_overlap = |o: &Outcome, c: &Candidate| {
+        let one_knob_apart = |o: &Outcome, c: &Candidate| {
             let overlap = Setup {
                 overlap_grad_reduce: o.setup.overlap_grad_reduce,
                 overlap_tp_comm: o.setup.overlap_tp_comm,
@@ -1275,7 +1274,7 @@ mod tests {
         };
         assert!(more.iter().all(|c| refined
             .iter()
-            .any(|o| same_but_overlap(o, c) && ((o.plan == c.plan && o.setup != c.setup) || placed(o, c)))));
+            .any(|o| one_knob_apart(o, c) && ((o.plan == c.plan && o.setup != c.setup) || placed(o, c)))));
         let moved = more.iter().filter(|c| refined.iter().any(|o| placed(o, c))).count();
         assert!(moved > 0 && more.len() - moved <= 5 * refined.len(), "{moved} of {}", more.len());
         for algorithm in [Algorithm::Ring, Algorithm::Tree] {
@@ -1299,17 +1298,17 @@ mod tests {
         assert!(describe_outcome(&s, o)
             .ends_with(&format!(", {inner} nested inside {outer} (Megatron-LM nests {outer} inside {inner})")));
         let keys = crate::doc::plan_task_keys(&s, o);
-        assert_eq!(keys["collective"], o.setup.collective.config_name());
-        // Another collective algorithm says which, and applying it sets it.
-        let tree = r.ranked.iter().find(|o| o.setup.collective == Algorithm::Tree).expect("a plan with trees");
-        assert!(describe_outcome(&s, tree).contains(", tree all-reduces across nodes"));
-        assert_eq!(crate::doc::plan_task_keys(&s, tree)["collective"], "tree");
         let order: Vec<&str> = o
             .plan
             .transformer
             .as_ref()
             .map_or(vec![], |t| t.levels().iter().map(|l| l.strategy.config_name()).collect());
         assert_eq!(keys["transformer_parallel"], serde_json::json!(order));
+        assert_eq!(keys["collective"], o.setup.collective.config_name());
+        // Another collective algorithm says which, and applying it sets it.
+        let tree = r.ranked.iter().find(|o| o.setup.collective == Algorithm::Tree).expect("a plan with trees");
+        assert!(describe_outcome(&s, tree).contains(", tree all-reduces across nodes"));
+        assert_eq!(crate::doc::plan_task_keys(&s, tree)["collective"], "tree");
     }
 
     fn levels(list: &[(Strategy, u64)]) -> Spec {
