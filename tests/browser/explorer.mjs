@@ -195,6 +195,9 @@ await runTest('explorer', dist, async ({ server, browser }) => {
   const moeApplied = scenarioOfLink(await moe.locator('#share-link').inputValue());
   check(moeApplied.task.micro_batch === cliMoe.best.task.micro_batch && moeApplied.task.recompute === cliMoe.best.task.recompute,
     `"apply" sets the settings the second pass chose: micro-batch ${moeApplied.task.micro_batch}, ${moeApplied.task.recompute} recomputation`);
+  check(JSON.stringify(moeApplied.task.transformer_parallel) === JSON.stringify(cliMoe.best.task.transformer_parallel)
+    && moeApplied.task.collective === cliMoe.best.task.collective,
+    `"apply" sets the placement and the collective algorithm the CLI's best plan has: ${JSON.stringify(moeApplied.task.transformer_parallel)}, ${moeApplied.task.collective}`);
 
   /// A fresh page on the opening scenario, searched without what-ifs (`prepare` runs first).
   async function searchOpening(context, prepare = async () => {}) {

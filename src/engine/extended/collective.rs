@@ -166,6 +166,7 @@ fn transfer_s(c: Collective, bytes: f64, g: Group, links: &Links, alg: Algorithm
             let inter = if m > 1.0 { bytes * (d - k) / d / bx + (m - 1.0) * nic_step_s } else { 0.0 };
             intra.max(inter)
         }
+        // NCCL's trees: all-reduces across nodes only.
         Collective::AllReduce if alg == Algorithm::Tree && !g.within_node() => tree_all_reduce_s(bytes, g, links, p),
         // NCCL builds trees to cross nodes and runs only all-reduces on them: within a node, and
         // for all-gathers and reduce-scatters, a tree asked for runs as NCCL's default path.
@@ -213,7 +214,7 @@ fn transfer_s(c: Collective, bytes: f64, g: Group, links: &Links, alg: Algorithm
 
 /// A tree all-reduce across nodes as NCCL's tuner costs it (`src/graph/tuning.cc`): a chain
 /// through each node's GPUs and a double binary tree across nodes, reduced up and broadcast
-/// down (2 (k - 1) hops over NVLink, 2 ceil(log2 m) across nodes at the tree's network hop
+/// down (2 (k - 1) hops over NVLink, 2 floor(log2 m) across nodes at the tree's network hop
 /// latency), moving the two-level path's bytes at [`TREE_BW_SHARE`] of the protocol's
 /// bandwidth, less at medium sizes (`tree_correction`). Its log latency pays across many nodes;
 /// its bandwidth, never.
@@ -225,7 +226,8 @@ fn tree_all_reduce_s(bytes: f64, g: Group, links: &Links, p: &Protocol) -> f64 {
     let correction = p.tree_correction.get(size_class).copied().unwrap_or(1.0);
     let share = p.all_reduce_bw_share * TREE_BW_SHARE * correction;
     let (bi, bx) = (links.intra_bytes_per_s * share, links.inter_bytes_per_s * share);
-    let hops_s = 2.0 * ((k - 1.0) * p.nvlink_step_s + m.log2().ceil() * (p.tree_nic_step_s + links.inter_latency_s));
+    // NCCL's tuner counts floor(log2 m) network hops each way (its `log2i`).
+    let hops_s = 2.0 * ((k - 1.0) * p.nvlink_step_s + m.log2().floor() * (p.tree_nic_step_s + links.inter_latency_s));
     hops_s + 2.0 * ((k - 1.0) / k * bytes / bi + (m - 1.0) / m * bytes / k / bx)
 }
 
