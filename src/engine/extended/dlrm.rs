@@ -22,6 +22,7 @@ use super::calibration::{
     OPTIMIZER_BYTES_PER_PARAM, WORKSPACE_BYTES,
 };
 use super::collective::{time_s, Collective, Group, Links};
+use super::gemm::Gemm;
 use super::iteration::{self, name, Timeline};
 use super::layout::Layout;
 use super::shape::Dims;
@@ -207,13 +208,38 @@ impl<'a> DlrmCx<'a> {
         }
     }
 
-    /// MLP layer `l`'s forward pass on this GPU, s: GEMMs at the FLOP rate, bias and ReLU of
-    /// its outputs at HBM speed.
-    pub fn mlp_fwd_s(&self, top: bool, l: u64) -> f64 {
+    /// MLP layer `l`'s GEMMs on this GPU, each with how many alike run: the layer's GEMM
+    /// (`B` samples x `in` -> `out`; a MoE top layer: each of the `x` experts on its share
+    /// `B k / x` of the samples, and the router), split by tensor parallelism as Megatron-LM
+    /// pairs layers (even layers split their outputs, odd layers their inputs).
+    pub fn mlp_gemms(&self, top: bool, l: u64) -> [(Gemm, f64); 2] {
         let b = self.local_batch;
+        let (i, o) = self.widths(top, l);
+        let tp = self.tp();
+        let split = |g: Gemm| if l.is_multiple_of(2) { Gemm { n: g.n / tp, ..g } } else { Gemm { k: g.k / tp, ..g } };
+        match (top, self.moe) {
+            (true, Some((x, k))) => [(split(Gemm { m: b * k / x, n: o, k: i }), x), (Gemm { m: b, n: x, k: i }, 1.0)],
+            _ => [(split(Gemm { m: b, n: o, k: i }), 1.0), (Gemm::NONE, 0.0)],
+        }
+    }
+
+    /// Time of `gemms` run forward (`pass` the identity), or their activation or weight
+    /// gradients, on this GPU, s ([`Gemm::time_s`]: thin and small GEMMs run under the FLOP
+    /// rate).
+    fn gemms_s(&self, gemms: [(Gemm, f64); 2], pass: impl Fn(Gemm) -> Gemm) -> f64 {
+        gemms.iter().map(|(g, n)| n * pass(*g).time_s(self.e, self.flops_per_s, self.hbm_bytes_per_s)).sum()
+    }
+
+    /// MLP layer `l`'s forward pass on this GPU, s: its GEMMs by their shapes
+    /// ([`DlrmCx::mlp_gemms`]), bias and ReLU of its outputs at HBM speed.
+    pub fn mlp_fwd_s(&self, top: bool, l: u64) -> f64 {
+        self.gemms_s(self.mlp_gemms(top, l), |g| g) + self.mlp_elementwise_s(top, l)
+    }
+
+    /// Bias and ReLU of MLP layer `l`'s outputs (one pass), s: HBM-bound.
+    fn mlp_elementwise_s(&self, top: bool, l: u64) -> f64 {
         let o = self.widths(top, l).1;
-        b * self.mlp_layer_flops(top, l) / self.tp() / self.flops_per_s
-            + b * o * self.e * MLP_ELEMENTWISE_PASSES / self.tp() / self.hbm_bytes_per_s
+        self.local_batch * o * self.e * MLP_ELEMENTWISE_PASSES / self.tp() / self.hbm_bytes_per_s
     }
 
     /// Which backward work an MLP layer does: (activation gradients, weight gradients).
@@ -231,9 +257,16 @@ impl<'a> DlrmCx<'a> {
         }
     }
 
+    /// MLP layer `l`'s backward pass on this GPU, s: the activation-gradient GEMMs
+    /// ([`Gemm::dgrad`]) and the weight-gradient GEMMs ([`Gemm::wgrad`]) where they are needed
+    /// ([`DlrmCx::mlp_backward`]), each with the ReLU's gradient pass at HBM speed.
     pub fn mlp_bwd_s(&self, top: bool, l: u64) -> f64 {
         let (a, w) = self.mlp_backward(top, l);
-        (a as u8 + w as u8) as f64 * self.mlp_fwd_s(top, l)
+        let gemms = self.mlp_gemms(top, l);
+        let elementwise = self.mlp_elementwise_s(top, l);
+        let dgrad = if a { self.gemms_s(gemms, |g| g.dgrad()) + elementwise } else { 0.0 };
+        let wgrad = if w { self.gemms_s(gemms, |g| g.wgrad()) + elementwise } else { 0.0 };
+        dgrad + wgrad
     }
 
     /// A tensor-parallel all-reduce of an MLP pair's activations (the outputs of layer `l`, the
@@ -705,7 +738,11 @@ pub fn explain(cx: &DlrmCx, op: &OpName) -> Option<Explanation> {
             }
             (
                 format!("{} MLP layer {l}, {pass} pass", if top { "Top" } else { "Bottom" }),
-                if fwd { "B x FLOPs / tp / F + bias and ReLU at HBM speed" } else { "g x forward" },
+                if fwd {
+                    "the GEMM (B x in -> out / tp) by its shape: B x FLOPs / tp / F, more for a short inner dimension, at least its matrices read and written at B_mem; + bias and ReLU at B_mem"
+                } else {
+                    "the activation-gradient GEMM (inner dimension out) and the weight-gradient GEMM (inner dimension B), each by its shape, + the ReLU's gradient at B_mem, for the g passes needed"
+                },
                 terms,
                 if fwd { cx.mlp_fwd_s(top, l) } else { cx.mlp_bwd_s(top, l) },
                 if fwd { None } else { Some("Frozen layers compute no weight gradients; layers with nothing trainable below pass no gradient down (MAD-Max charges both, quirk Q22).") },
@@ -776,6 +813,7 @@ pub fn explain(cx: &DlrmCx, op: &OpName) -> Option<Explanation> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::extended::calibration::GEMM_REFERENCE_DIM;
     use crate::engine::{validate, RawFile};
 
     /// DLRM-A pre-training on 64 H100s in the default model, with `keys` added to its model.
@@ -819,8 +857,34 @@ mod tests {
         assert_eq!(cx.flops_per_sample(), flops);
         let params: f64 = layers.iter().map(|(i, o)| i * o + o).sum();
         assert_eq!(cx.dense_params_local().0, params / cx.tp());
-        // The thin last layer costs its own GEMM, not a square one's.
-        assert!(cx.mlp_fwd_s(true, 4) < cx.mlp_fwd_s(true, 1) / 100.0);
+        // Each layer is its own GEMM, costed by its shape: the thin last layer (one output)
+        // is bound by reading its inputs, and the 13-wide first layer by writing its outputs;
+        // both run far under the FLOP rate that the 1024 x 1024 layer nearly reaches.
+        let b = cx.local_batch;
+        let rate = |top: bool, l: u64| {
+            let (g, n) = cx.mlp_gemms(top, l)[0];
+            assert_eq!((n, cx.mlp_gemms(top, l)[1].1), (1.0, 0.0), "one GEMM, no router");
+            g.flops() / g.time_s(cx.e, cx.flops_per_s, cx.hbm_bytes_per_s)
+        };
+        let (thin, _) = cx.mlp_gemms(true, 4)[0];
+        assert_eq!((thin.m, thin.n, thin.k), (b, 1.0, 256.0));
+        let read = (b * 256.0 + 256.0 + b) * cx.e / cx.hbm_bytes_per_s;
+        assert_eq!(thin.time_s(cx.e, cx.flops_per_s, cx.hbm_bytes_per_s), read);
+        // 1024 x 1024: the output write's share of the gemm module, e F / (2 B) (1/k - 1/R).
+        let share = cx.e * cx.flops_per_s / (2.0 * cx.hbm_bytes_per_s) * (1.0 / 1024.0 - 1.0 / GEMM_REFERENCE_DIM);
+        assert!(b % 128.0 == 0.0 && (0.1..0.3).contains(&share), "{b} {share}");
+        assert!((cx.flops_per_s / rate(true, 1) - 1.0 - share).abs() < 1e-9);
+        assert!(rate(false, 0) < 0.2 * cx.flops_per_s && rate(true, 4) < 0.01 * cx.flops_per_s);
+        assert!(cx.mlp_fwd_s(true, 4) < cx.mlp_fwd_s(true, 1) / 10.0);
+        // Backward: the activation and weight gradients of each GEMM, by their own shapes
+        // (the first layer passes no gradient to the input features).
+        let (g0, _) = cx.mlp_gemms(false, 0)[0];
+        let at = |g: Gemm| g.time_s(cx.e, cx.flops_per_s, cx.hbm_bytes_per_s);
+        let ew = b * 512.0 * cx.e * MLP_ELEMENTWISE_PASSES / cx.hbm_bytes_per_s;
+        assert_eq!(cx.mlp_bwd_s(false, 0), at(g0.wgrad()) + ew);
+        let (g1, _) = cx.mlp_gemms(false, 1)[0];
+        let ew = b * 256.0 * cx.e * MLP_ELEMENTWISE_PASSES / cx.hbm_bytes_per_s;
+        assert_eq!(cx.mlp_bwd_s(false, 1), at(g1.dgrad()) + ew + at(g1.wgrad()) + ew);
         // Square layers of the same model (no widths) compute more: 8 layers of 3994^2.
         let square = scenario(serde_json::json!({"num_bot_mlp_layers": 3, "num_top_mlp_layers": 5}));
         let sq = DlrmCx::new(&square).expect("a DLRM");
