@@ -3,6 +3,7 @@
 //! a difference with the reason. Reference mode keeps the bugs (the golden tests pin it).
 
 use crate::support::{case_files, data_dir, raw_of, read_json};
+use madmax::engine::extended::dlrm::DlrmCx;
 use madmax::engine::ops::{Block, Category, OpKind, Phase};
 use madmax::engine::report::{Limit, MemPart, Report};
 use madmax::engine::scenario::Mode;
@@ -325,7 +326,18 @@ fn q22_dlrm_frozen_top_mlp_computes_no_weight_gradients() {
     let top_bwd = |r: &Report| busy(r, |b, k, p| b == Block::MlpTop && k == OpKind::Compute && p == Phase::Backward);
     assert_eq!(top_bwd(&run(&ft, "reference")), top_bwd(&run(&pre, "reference")));
     let (f, p) = (top_bwd(&run(&ft, "default")), top_bwd(&run(&pre, "default")));
-    assert!((f / p - 0.5).abs() < 0.01, "frozen top MLP: activation gradients only ({f} vs {p})");
+    // The default model runs only the activation-gradient pass of each frozen layer (the layers
+    // below train), and both passes when the layer trains.
+    let mut v = ft.clone();
+    v["inputs"]["task"]["mode"] = json!("default");
+    let s = validate(&raw_of(&v)).expect("valid");
+    let cx = DlrmCx::new(&s).expect("a DLRM");
+    let layers = 0..cx.m.top_mlp_layers;
+    let passes: Vec<(f64, f64)> = layers.map(|l| cx.mlp_grad_passes_s(true, l)).collect();
+    let (dgrad, wgrad): (f64, f64) = (passes.iter().map(|x| x.0).sum(), passes.iter().map(|x| x.1).sum());
+    assert!((f / dgrad - 1.0).abs() < 1e-9, "frozen top MLP: activation gradients only ({f} vs {dgrad})");
+    assert!((p / (dgrad + wgrad) - 1.0).abs() < 1e-9, "trained top MLP: both passes ({p})");
+    assert!(wgrad > 0.0 && f < p);
 }
 
 #[test]

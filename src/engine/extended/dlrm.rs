@@ -257,16 +257,21 @@ impl<'a> DlrmCx<'a> {
         }
     }
 
-    /// MLP layer `l`'s backward pass on this GPU, s: the activation-gradient GEMMs
-    /// ([`Gemm::dgrad`]) and the weight-gradient GEMMs ([`Gemm::wgrad`]) where they are needed
-    /// ([`DlrmCx::mlp_backward`]), each with the ReLU's gradient pass at HBM speed.
-    pub fn mlp_bwd_s(&self, top: bool, l: u64) -> f64 {
-        let (a, w) = self.mlp_backward(top, l);
+    /// MLP layer `l`'s two gradient passes on this GPU, s: (activation gradients: the
+    /// [`Gemm::dgrad`] GEMMs, weight gradients: the [`Gemm::wgrad`] GEMMs), each with the
+    /// ReLU's gradient pass at HBM speed, whether or not the layer needs them.
+    pub fn mlp_grad_passes_s(&self, top: bool, l: u64) -> (f64, f64) {
         let gemms = self.mlp_gemms(top, l);
         let elementwise = self.mlp_elementwise_s(top, l);
-        let dgrad = if a { self.gemms_s(gemms, |g| g.dgrad()) + elementwise } else { 0.0 };
-        let wgrad = if w { self.gemms_s(gemms, |g| g.wgrad()) + elementwise } else { 0.0 };
-        dgrad + wgrad
+        (self.gemms_s(gemms, |g| g.dgrad()) + elementwise, self.gemms_s(gemms, |g| g.wgrad()) + elementwise)
+    }
+
+    /// MLP layer `l`'s backward pass on this GPU, s: the gradient passes it needs
+    /// ([`DlrmCx::mlp_backward`], [`DlrmCx::mlp_grad_passes_s`]).
+    pub fn mlp_bwd_s(&self, top: bool, l: u64) -> f64 {
+        let (a, w) = self.mlp_backward(top, l);
+        let (dgrad, wgrad) = self.mlp_grad_passes_s(top, l);
+        f64::from(u8::from(a)) * dgrad + f64::from(u8::from(w)) * wgrad
     }
 
     /// A tensor-parallel all-reduce of an MLP pair's activations (the outputs of layer `l`, the
@@ -881,6 +886,7 @@ mod tests {
         let (g0, _) = cx.mlp_gemms(false, 0)[0];
         let at = |g: Gemm| g.time_s(cx.e, cx.flops_per_s, cx.hbm_bytes_per_s);
         let ew = b * 512.0 * cx.e * MLP_ELEMENTWISE_PASSES / cx.hbm_bytes_per_s;
+        assert_eq!(cx.mlp_grad_passes_s(false, 0), (at(g0.dgrad()) + ew, at(g0.wgrad()) + ew));
         assert_eq!(cx.mlp_bwd_s(false, 0), at(g0.wgrad()) + ew);
         let (g1, _) = cx.mlp_gemms(false, 1)[0];
         let ew = b * 256.0 * cx.e * MLP_ELEMENTWISE_PASSES / cx.hbm_bytes_per_s;
