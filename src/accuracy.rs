@@ -121,7 +121,7 @@ pub fn recommendation_note(several: bool) -> Option<String> {
         )
     };
     let mut gpus: Vec<u64> = rows.iter().map(|r| r.n_gpus).collect();
-    gpus.sort_unstable();
+    crate::engine::order::sort(&mut gpus);
     gpus.dedup();
     let gpus = gpus.iter().map(u64::to_string).collect::<Vec<_>>().join(" and ");
     let plural = if several { "GPUs" } else { "GPU" };

@@ -125,7 +125,7 @@ impl Spread {
     /// The spread of `(workload, value)` pairs; `None` when there are none.
     pub fn of(values: &[(String, f64)]) -> Option<Spread> {
         let mut v: Vec<&(String, f64)> = values.iter().filter(|x| x.1.is_finite()).collect();
-        v.sort_by(|a, b| a.1.total_cmp(&b.1));
+        crate::engine::order::sort_by(&mut v, |a, b| a.1.total_cmp(&b.1));
         let n = v.len();
         let (first, last) = (v.first()?, v.last()?);
         let median = if n % 2 == 1 { v[n / 2].1 } else { (v[n / 2 - 1].1 + v[n / 2].1) / 2.0 };
@@ -344,7 +344,7 @@ pub fn summarize(mode: Mode, suite: &[Workload], refused: &[Refused], measured: 
     };
     let groups = |key: fn(&Workload) -> &'static str| -> Vec<Group> {
         let mut names: Vec<&'static str> = suite.iter().map(key).collect();
-        names.sort_unstable();
+        crate::engine::order::sort(&mut names);
         names.dedup();
         names
             .into_iter()
@@ -381,7 +381,7 @@ pub fn summarize(mode: Mode, suite: &[Workload], refused: &[Refused], measured: 
     let largest = gains
         .into_iter()
         .flat_map(|mut g| {
-            g.sort_by(|a, b| b.speedup.total_cmp(&a.speedup));
+            crate::engine::order::sort_by(&mut g, |a, b| b.speedup.total_cmp(&a.speedup));
             // A gain under 1% is no gain to explain.
             g.into_iter().filter(|x| x.speedup >= 1.01).take(LARGEST_GAINS)
         })

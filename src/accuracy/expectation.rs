@@ -59,13 +59,13 @@ pub fn bands_in(rows: &[RowResult]) -> Option<Vec<Band<String>>> {
             None => groups.push((key, vec![ratio])),
         }
     }
-    groups.sort_by(|a, b| a.0.cmp(&b.0));
+    crate::engine::order::sort_by(&mut groups, |a, b| a.0.cmp(&b.0));
     let mut out = Vec::new();
     for ((parallelism, gpu), mut v) in groups {
         if v.len() < MIN_RUNS {
             continue;
         }
-        v.sort_by(f64::total_cmp);
+        crate::engine::order::sort_f64(&mut v);
         let at = |p: f64| (v[(p * (v.len() - 1) as f64).round() as usize] * 100.0).round() / 100.0;
         out.push(Band { parallelism, gpu, runs: v.len(), low: at(0.1), median: at(0.5), high: at(0.9) });
     }

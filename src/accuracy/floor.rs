@@ -143,7 +143,7 @@ impl SameWork {
                 (if higher { a > b } else { a < b }) || (a == b && x.row < best.row)
             };
             let mut by_micro: Vec<usize> = (0..runs.len()).collect();
-            by_micro.sort_by_key(|&i| (runs[i].micro, runs[i].row));
+            crate::engine::order::sort_by_key(&mut by_micro, |&i| (runs[i].micro, runs[i].row));
             // For each member: the fastest member with a smaller micro-batch.
             let mut partner: Vec<Option<Member>> = vec![None; runs.len()];
             let mut best: Option<Member> = None;

@@ -38,7 +38,7 @@ fn stats_of<'a>(rows: impl Iterator<Item = &'a RowResult>, error: impl Fn(&RowRe
     if errs.is_empty() {
         return None;
     }
-    errs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    crate::engine::order::sort_by(&mut errs, |a, b| a.0.total_cmp(&b.0));
     let n = errs.len();
     let median = if n % 2 == 1 { errs[n / 2].0 } else { (errs[n / 2 - 1].0 + errs[n / 2].0) / 2.0 };
     let (max, worst) = errs[n - 1];

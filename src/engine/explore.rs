@@ -118,7 +118,7 @@ impl Space {
 
     /// These local batches (each once); the global batch is whatever results.
     pub fn local(mut batches: Vec<u64>) -> Space {
-        batches.sort_unstable();
+        super::order::sort(&mut batches);
         batches.dedup();
         Space {
             batches: Batches::Local(batches),
@@ -831,7 +831,7 @@ fn with(base: &Scenario, c: &Candidate) -> Scenario {
 
 /// Sorts outcomes best first: plans that fit by throughput, then those that do not.
 pub fn rank(outcomes: &mut [Outcome]) {
-    outcomes.sort_by(|a, b| {
+    super::order::sort_by(outcomes, |a, b| {
         b.fits().cmp(&a.fits()).then(b.throughput_samples_per_s.total_cmp(&a.throughput_samples_per_s))
     });
 }

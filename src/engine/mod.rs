@@ -12,6 +12,7 @@ pub mod explore;
 pub mod extended;
 pub mod num;
 pub mod ops;
+pub mod order;
 pub mod raw;
 pub mod reference;
 pub mod report;

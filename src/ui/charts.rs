@@ -1064,7 +1064,7 @@ pub fn strips(canvas: &HtmlCanvasElement, theme: &Theme, st: &Strips) -> Result<
             if v.is_empty() {
                 continue;
             }
-            v.sort_by(f64::total_cmp);
+            crate::engine::order::sort_f64(&mut v);
             let m = v.len();
             let median = if m % 2 == 1 { v[m / 2] } else { (v[m / 2 - 1] + v[m / 2]) / 2.0 };
             let y = lane(row, si);

@@ -369,7 +369,7 @@ pub fn costs(throughput: f64, gpus: u64, c: &CostInputs) -> Costs {
 /// memory.
 pub fn memory_pareto(outcomes: &[Outcome]) -> Vec<usize> {
     let mut idx: Vec<usize> = (0..outcomes.len()).collect();
-    idx.sort_by(|a, b| {
+    crate::engine::order::sort_by(&mut idx, |a, b| {
         outcomes[*a]
             .memory_bytes
             .total_cmp(&outcomes[*b].memory_bytes)

@@ -656,7 +656,7 @@ fn results(
     let time_front = |pts: &[(f64, f64, bool)]| -> Vec<usize> {
         // Fewest resources for the least time: sort by x, keep points that lower the time.
         let mut idx: Vec<usize> = (0..pts.len()).collect();
-        idx.sort_by(|a, b| pts[*a].0.total_cmp(&pts[*b].0));
+        crate::engine::order::sort_by(&mut idx, |a, b| pts[*a].0.total_cmp(&pts[*b].0));
         let mut best = f64::INFINITY;
         idx.into_iter()
             .filter(|&i| {

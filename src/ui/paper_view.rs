@@ -389,7 +389,7 @@ fn codesign_chart(f: &Findings, width: u32, version: usize) -> Html {
         }
     }
     for l in &mut lines {
-        l.1.sort_by(|a, b| a.0.total_cmp(&b.0));
+        crate::engine::order::sort_by(&mut l.1, |a, b| a.0.total_cmp(&b.0));
     }
     let said: Vec<String> = lines
         .iter()

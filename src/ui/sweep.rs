@@ -76,7 +76,7 @@ pub fn vs_gpus(doc: &Doc, task: SweepTask) -> Vec<Probe> {
         .filter(|&n| n >= 1)
         .collect();
     counts.push(nodes);
-    counts.sort_unstable();
+    crate::engine::order::sort(&mut counts);
     counts.dedup();
     counts
         .into_iter()
@@ -110,7 +110,7 @@ pub fn vs_batch(doc: &Doc, task: SweepTask) -> Vec<Probe> {
 /// batches follow), in batch order.
 fn batch_probes(doc: &Doc, f: Family, key: &str, b: u64, mut sizes: Vec<u64>) -> Vec<Probe> {
     sizes.push(b);
-    sizes.sort_unstable();
+    crate::engine::order::sort(&mut sizes);
     sizes.dedup();
     sizes
         .into_iter()
@@ -225,7 +225,7 @@ pub fn serving_curve(probes: &[Probe], points: &[Option<ServePoint>]) -> Vec<Ser
     if !out.iter().any(|p| p.current) {
         if let Some(q) = own.and_then(|(_, q)| *q) {
             out.push(q);
-            out.sort_by_key(|p| p.batch);
+            crate::engine::order::sort_by_key(&mut out, |p| p.batch);
         }
     }
     out

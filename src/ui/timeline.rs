@@ -40,7 +40,7 @@ impl Lanes {
         // searches, and is skipped when a pass finds them in order.
         for lane in [&mut lanes.computation, &mut lanes.communication] {
             if !lane.windows(2).all(|w| start(&w[0]) <= start(&w[1])) {
-                lane.sort_by(|a, b| start(a).total_cmp(&start(b)));
+                crate::engine::order::sort_by(lane, |a, b| start(a).total_cmp(&start(b)));
             }
         }
         lanes
@@ -160,7 +160,9 @@ pub fn longest_of_each_kind(r: &Report) -> Vec<usize> {
         }
     }
     let mut out: Vec<usize> = best.into_iter().filter(|j| *j != usize::MAX).collect();
-    out.sort_by(|a, b| r.timeline[*b].duration_s.total_cmp(&r.timeline[*a].duration_s).then(a.cmp(b)));
+    crate::engine::order::sort_by(&mut out, |a, b| {
+        r.timeline[*b].duration_s.total_cmp(&r.timeline[*a].duration_s).then(a.cmp(b))
+    });
     out
 }
 

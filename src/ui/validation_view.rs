@@ -165,7 +165,7 @@ fn validation_table(p: &TableProps) -> Html {
     let mut kept: Vec<RowResult> = rows.iter().filter(|r| filter.keeps(r)).cloned().collect();
     if filter.worst_first {
         let abs = |r: &RowResult| r.error.map_or(f64::INFINITY, f64::abs);
-        kept.sort_by(|a, b| abs(b).total_cmp(&abs(a)));
+        crate::engine::order::sort_by(&mut kept, |a, b| abs(b).total_cmp(&abs(a)));
     }
     let shown = Rc::new(kept);
     let listed = if filter.all_rows { shown.len() } else { shown.len().min(TABLE_ROWS) };
@@ -339,7 +339,9 @@ fn misses(rows: &[RowResult]) -> String {
     if !held.is_empty() {
         let total = rows.iter().filter(|r| r.held_out() && r.error.is_some()).count();
         let faster = held.iter().filter(|r| r.error.is_some_and(|e| e < 0.0)).count();
-        held.sort_by(|a, b| b.error.map_or(0.0, f64::abs).total_cmp(&a.error.map_or(0.0, f64::abs)));
+        crate::engine::order::sort_by(&mut held, |a, b| {
+            b.error.map_or(0.0, f64::abs).total_cmp(&a.error.map_or(0.0, f64::abs))
+        });
         let named: Vec<&str> = held.iter().take(3).map(|r| r.id.as_str()).collect();
         text += &format!(
             " Held out: {} of {total} rows beyond 25%, {} predicted faster than measured (worst: {}). On those runs time went somewhere the model has no term for; expect it to be optimistic on similar jobs (order by largest error to see them).",

@@ -204,13 +204,32 @@ fn repository_files() -> Vec<String> {
     out
 }
 
+/// Rule: the crate sorts through `engine::order` only. Every `sort_by` of its own element type
+/// or closure instantiates the standard library's sort again in the WebAssembly (about 76 KB
+/// over the page's twenty call sites before `order` existed).
+fn one_sort_routine(path: &str, text: &str) -> Vec<String> {
+    if path == "src/engine/order.rs" {
+        return Vec::new();
+    }
+    code_lines(text)
+        .filter(|(_, l)| {
+            let c = uncommented(l);
+            [".sort(", ".sort_by(", ".sort_by_key(", ".sort_unstable", ".sort_by_cached_key("]
+                .iter()
+                .any(|p| c.contains(p))
+        })
+        .map(|(n, l)| format!("{path}:{n}: sort through engine::order, not the slice's own sort: {}", l.trim()))
+        .collect()
+}
+
 /// A rule over one source file: its path from the root and its text, to its violations.
 type Rule = fn(&str, &str) -> Vec<String>;
 
 #[test]
 fn the_code_keeps_its_invariants() {
-    let rules: [Rule; 5] = [
+    let rules: [Rule; 6] = [
         engine_is_pure,
+        one_sort_routine,
         constants_in_calibration,
         no_unwrap,
         long_files_say_their_job,
@@ -256,6 +275,11 @@ fn each_rule_catches_a_planted_violation() {
     assert!(reference_machinery_stays_in_reference("src/engine/reference/dlrm.rs", builder).is_empty());
     let barrier = "let s = Scheduler::with_phase_barrier();";
     assert_eq!(reference_machinery_stays_in_reference("src/engine/extended/serving.rs", barrier).len(), 1);
+
+    assert_eq!(one_sort_routine("src/ui/sweep.rs", "    sizes.sort_unstable();").len(), 1);
+    assert_eq!(one_sort_routine("src/paper.rs", "v.sort_by(|a, b| a.1.total_cmp(&b.1));").len(), 1);
+    assert!(one_sort_routine("src/paper.rs", "crate::engine::order::sort_by(&mut v, f64::total_cmp);").is_empty());
+    assert!(one_sort_routine("src/engine/order.rs", "order.sort_by(|a, b| cmp(*a, *b));").is_empty());
 
     let long = "fn f() {}\n".repeat(LONG_FILE_LINES + 1);
     assert_eq!(long_files_say_their_job("src/x.rs", &format!("//! Many things.\n{long}")).len(), 1);

@@ -186,7 +186,7 @@ fn json_files(dir: &str) -> Result<Vec<std::path::PathBuf>, String> {
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .collect();
-    paths.sort();
+    madmax::engine::order::sort(&mut paths);
     Ok(paths)
 }
 

@@ -93,7 +93,7 @@ pub fn run(a: &ValidateArgs) -> ExitCode {
         }
     }
     let mut defaults: Vec<&str> = rows.iter().flat_map(|r| r.defaults.iter().map(String::as_str)).collect();
-    defaults.sort_unstable();
+    madmax::engine::order::sort(&mut defaults);
     defaults.dedup();
     if !defaults.is_empty() {
         outln!("\nDefaults for blank cells:");
