@@ -184,129 +184,180 @@ impl<'de> Visitor<'de> for RawVisitor {
 /// A field of a raw config: absent, `null`, or a value as given.
 pub type Field = Option<RawValue>;
 
-/// A MAD-Max model config (`model_cfgs/*/*.json`). Which fields are required depends on `type`
-/// (SPEC section 2.1).
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct RawModel {
-    pub name: Field,
-    #[serde(rename = "type")]
-    pub kind: Field,
-    pub bytes_per_nonemb_param: Field,
-    pub bytes_per_emb_param: Field,
+/// Defines a raw config: a struct of [`Field`]s, each read from the key named beside it, and its
+/// `Deserialize` (any keys, each read once; unknown keys ignored, `null` as absent). Written
+/// by hand, not derived: serde's derive expands every field's reading inline, about 77 KB of
+/// the page's WebAssembly for the three configs; here the fields are filled by one shared
+/// function ([`fill`]) from the map [`RawValue`] already reads.
+macro_rules! raw_config {
+    ($(#[$meta:meta])* $name:ident, $what:literal; $($(#[$doc:meta])* $field:ident = $key:literal,)*) => {
+        $(#[$meta])*
+        #[derive(Clone, Debug, Default)]
+        pub struct $name {
+            $($(#[$doc])* pub $field: Field,)*
+        }
+
+        impl Slots for $name {
+            fn slot(&mut self, key: &str) -> Option<&mut Field> {
+                match key {
+                    $($key => Some(&mut self.$field),)*
+                    _ => None,
+                }
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<$name, D::Error> {
+                let mut config = $name::default();
+                fill(RawValue::deserialize(d)?, $what, &mut config).map_err(de::Error::custom)?;
+                Ok(config)
+            }
+        }
+    };
+}
+
+/// A raw config's fields by key.
+trait Slots {
+    /// The field read from `key`; `None` for a key the config does not read.
+    fn slot(&mut self, key: &str) -> Option<&mut Field>;
+}
+
+/// Fills `config` from an object of keys: each key the config reads once (`null` is absent),
+/// others ignored. Anything but an object is refused, as is a key given twice.
+fn fill(value: RawValue, what: &str, config: &mut dyn Slots) -> Result<(), String> {
+    let RawValue::Map(entries) = value else {
+        return Err(format!("got {value} for the {what} config, not an object of keys and values"));
+    };
+    let mut seen: Vec<&str> = Vec::new();
+    for (key, v) in &entries {
+        if let Some(slot) = config.slot(key) {
+            if seen.contains(&key.as_str()) {
+                return Err(format!("duplicate field `{key}`"));
+            }
+            seen.push(key);
+            *slot = (*v != RawValue::Null).then(|| v.clone());
+        }
+    }
+    Ok(())
+}
+
+raw_config! {
+    /// A MAD-Max model config (`model_cfgs/*/*.json`). Which fields are required depends on `type`
+    /// (SPEC section 2.1).
+    RawModel, "model";
+    name = "name",
+    kind = "type",
+    bytes_per_nonemb_param = "bytes_per_nonemb_param",
+    bytes_per_emb_param = "bytes_per_emb_param",
     // DLRM family
-    pub num_bot_mlp_layers: Field,
-    pub num_top_mlp_layers: Field,
-    pub mlp_dim: Field,
-    pub num_tables: Field,
-    pub entries_per_table: Field,
-    pub emb_dim: Field,
-    pub pooling_size: Field,
+    num_bot_mlp_layers = "num_bot_mlp_layers",
+    num_top_mlp_layers = "num_top_mlp_layers",
+    mlp_dim = "mlp_dim",
+    num_tables = "num_tables",
+    entries_per_table = "entries_per_table",
+    emb_dim = "emb_dim",
+    pooling_size = "pooling_size",
     /// Optional (the default model): the bottom MLP's input features and layer widths.
-    pub bot_mlp_widths: Field,
+    bot_mlp_widths = "bot_mlp_widths",
     /// Optional (the default model): the top MLP's layer widths.
-    pub top_mlp_widths: Field,
+    top_mlp_widths = "top_mlp_widths",
     // MoE
-    pub num_experts: Field,
-    pub num_active_experts: Field,
+    num_experts = "num_experts",
+    num_active_experts = "num_active_experts",
     // transformers
-    pub num_transformer_layers: Field,
-    pub num_transformer_heads: Field,
-    pub attention_dim: Field,
-    pub transformer_fc_dim: Field,
-    pub transformer_seq_len: Field,
+    num_transformer_layers = "num_transformer_layers",
+    num_transformer_heads = "num_transformer_heads",
+    attention_dim = "attention_dim",
+    transformer_fc_dim = "transformer_fc_dim",
+    transformer_seq_len = "transformer_seq_len",
     // ViT
-    pub image_size: Field,
-    pub patch_dim: Field,
+    image_size = "image_size",
+    patch_dim = "patch_dim",
     // default model only (MAD-Max ignores these keys)
-    pub num_kv_heads: Field,
-    pub ffn_kind: Field,
-    pub tied_embeddings: Field,
-    pub attention: Field,
-    pub causal: Field,
-    pub capacity_factor: Field,
-    pub dropout: Field,
+    num_kv_heads = "num_kv_heads",
+    ffn_kind = "ffn_kind",
+    tied_embeddings = "tied_embeddings",
+    attention = "attention",
+    causal = "causal",
+    capacity_factor = "capacity_factor",
+    dropout = "dropout",
 }
 
-/// A MAD-Max system config (`system_cfgs/*/*.json`, SPEC section 2.2).
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct RawSystem {
-    pub name: Field,
-    #[serde(rename = "type")]
-    pub kind: Field,
-    pub num_devices: Field,
-    pub num_nodes: Field,
-    pub f64_flops: Field,
-    pub f32_flops: Field,
-    pub f16_flops: Field,
-    pub i8_ops: Field,
+raw_config! {
+    /// A MAD-Max system config (`system_cfgs/*/*.json`, SPEC section 2.2).
+    RawSystem, "system";
+    name = "name",
+    kind = "type",
+    num_devices = "num_devices",
+    num_nodes = "num_nodes",
+    f64_flops = "f64_flops",
+    f32_flops = "f32_flops",
+    f16_flops = "f16_flops",
+    i8_ops = "i8_ops",
     /// Optional: absent on GPUs without FP8 tensor cores.
-    pub fp8_flops: Field,
-    pub flops_util: Field,
-    pub mem_cap: Field,
-    pub mem_bw: Field,
-    pub mem_bw_util: Field,
-    pub num_nvlinks: Field,
-    pub bw_per_nvlink: Field,
-    pub nvlink_util: Field,
-    pub num_ibroce_ports: Field,
-    pub ibroce_bw: Field,
-    pub ibroce_util: Field,
-    pub ar_perc_intra: Field,
+    fp8_flops = "fp8_flops",
+    flops_util = "flops_util",
+    mem_cap = "mem_cap",
+    mem_bw = "mem_bw",
+    mem_bw_util = "mem_bw_util",
+    num_nvlinks = "num_nvlinks",
+    bw_per_nvlink = "bw_per_nvlink",
+    nvlink_util = "nvlink_util",
+    num_ibroce_ports = "num_ibroce_ports",
+    ibroce_bw = "ibroce_bw",
+    ibroce_util = "ibroce_util",
+    ar_perc_intra = "ar_perc_intra",
     // the default model's link latency (MAD-Max ignores it)
-    pub nic_latency_s: Field,
+    nic_latency_s = "nic_latency_s",
 }
 
-/// A MAD-Max task config (`task_cfgs/*/*.json`, SPEC section 2.3). The task class is chosen by
-/// the model's type, not by anything here.
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct RawTask {
-    pub name: Field,
-    #[serde(rename = "type")]
-    pub kind: Field,
-    pub mlp_parallel: Field,
-    pub mlp_parallel_degree: Field,
-    pub emb_parallel: Field,
-    pub emb_parallel_degree: Field,
-    pub transformer_parallel: Field,
-    pub transformer_parallel_degree: Field,
-    pub local_mlp_bs: Field,
-    pub local_emb_bs: Field,
-    pub local_transformer_bs: Field,
-    pub freeze_top_mlp: Field,
-    pub freeze_bot_mlp: Field,
-    pub freeze_emb: Field,
-    pub freeze_transformer: Field,
-    pub min_frozen_layer: Field,
+raw_config! {
+    /// A MAD-Max task config (`task_cfgs/*/*.json`, SPEC section 2.3). The task class is chosen by
+    /// the model's type, not by anything here.
+    RawTask, "task";
+    name = "name",
+    kind = "type",
+    mlp_parallel = "mlp_parallel",
+    mlp_parallel_degree = "mlp_parallel_degree",
+    emb_parallel = "emb_parallel",
+    emb_parallel_degree = "emb_parallel_degree",
+    transformer_parallel = "transformer_parallel",
+    transformer_parallel_degree = "transformer_parallel_degree",
+    local_mlp_bs = "local_mlp_bs",
+    local_emb_bs = "local_emb_bs",
+    local_transformer_bs = "local_transformer_bs",
+    freeze_top_mlp = "freeze_top_mlp",
+    freeze_bot_mlp = "freeze_bot_mlp",
+    freeze_emb = "freeze_emb",
+    freeze_transformer = "freeze_transformer",
+    min_frozen_layer = "min_frozen_layer",
     // which model evaluates the run, and the default model's settings (MAD-Max ignores these)
-    pub mode: Field,
-    pub micro_batch: Field,
-    pub virtual_stages: Field,
-    pub zero_stage: Field,
-    pub recompute: Field,
-    pub sequence_parallel: Field,
-    pub collective: Field,
-    pub overlap_grad_reduce: Field,
-    pub overlap_param_gather: Field,
-    pub overlap_tp_comm: Field,
-    pub fused_loss: Field,
-    pub fp8: Field,
-    pub fp32_grads: Field,
-    pub data_loader_samples_per_s: Field,
-    pub emb_sharding: Field,
-    pub input_tokens: Field,
-    pub output_tokens: Field,
-    pub weight_format: Field,
-    pub kv_format: Field,
-    pub batching: Field,
-    pub kv_page_tokens: Field,
-    pub step_tokens: Field,
-    pub request_rate: Field,
-    pub cuda_graphs: Field,
-    pub custom_all_reduce: Field,
-    pub request_mix: Field,
+    mode = "mode",
+    micro_batch = "micro_batch",
+    virtual_stages = "virtual_stages",
+    zero_stage = "zero_stage",
+    recompute = "recompute",
+    sequence_parallel = "sequence_parallel",
+    collective = "collective",
+    overlap_grad_reduce = "overlap_grad_reduce",
+    overlap_param_gather = "overlap_param_gather",
+    overlap_tp_comm = "overlap_tp_comm",
+    fused_loss = "fused_loss",
+    fp8 = "fp8",
+    fp32_grads = "fp32_grads",
+    data_loader_samples_per_s = "data_loader_samples_per_s",
+    emb_sharding = "emb_sharding",
+    input_tokens = "input_tokens",
+    output_tokens = "output_tokens",
+    weight_format = "weight_format",
+    kv_format = "kv_format",
+    batching = "batching",
+    kv_page_tokens = "kv_page_tokens",
+    step_tokens = "step_tokens",
+    request_rate = "request_rate",
+    cuda_graphs = "cuda_graphs",
+    custom_all_reduce = "custom_all_reduce",
+    request_mix = "request_mix",
 }
 
 /// The three configs of one run. `None` means the config is absent (or `null`).
@@ -343,3 +394,39 @@ impl RawFile {
 
 /// Why a file with configs both at its top level and under `inputs` is refused.
 pub const BOTH_INPUTS: &str = "the file has configs both at its top level (model, system or task) and under \"inputs\" (a case file); keep one of the two";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_config_reads_its_keys_once_ignores_others_and_takes_null_as_absent() {
+        let text = r#"{"name": "m", "type": "LLM", "num_kv_heads": null, "comment": [1, 2], "attention_dim": 4096}"#;
+        let m: RawModel = serde_json::from_str(text).expect("a model");
+        assert_eq!(m.name, Some(RawValue::Str(Arc::from("m"))));
+        assert_eq!(m.kind, Some(RawValue::Str(Arc::from("LLM"))), "`type` fills `kind`");
+        assert_eq!(m.attention_dim, Some(RawValue::Int(4096)));
+        assert_eq!((m.num_kv_heads, m.emb_dim), (None, None), "null and missing are alike");
+        // The same from a JSON value (the page's path) as from text (the CLI's).
+        let value: serde_json::Value = serde_json::from_str(text).expect("JSON");
+        let from_value: RawModel = serde_json::from_value(value).expect("a model");
+        assert_eq!(
+            format!("{from_value:?}"),
+            format!("{:?}", serde_json::from_str::<RawModel>(text).expect("a model"))
+        );
+    }
+
+    #[test]
+    fn a_config_that_is_not_an_object_or_repeats_a_key_is_refused() {
+        let e = serde_json::from_str::<RawTask>("[1, 2]").expect_err("a list");
+        assert!(e.to_string().starts_with("got [1, 2] for the task config, not an object"), "{e}");
+        let e = serde_json::from_str::<RawSystem>(r#"{"num_nodes": 1, "num_nodes": 2}"#).expect_err("twice");
+        assert!(e.to_string().starts_with("duplicate field `num_nodes`"), "{e}");
+        // A key the config does not read may repeat: it is ignored.
+        assert!(serde_json::from_str::<RawSystem>(r#"{"x": 1, "x": 2}"#).is_ok());
+        // A file's absent or null config is `None`.
+        let f: RawFile = serde_json::from_str(r#"{"model": null, "task": {"name": "t"}}"#).expect("a file");
+        assert!(f.model.is_none() && f.system.is_none());
+        assert_eq!(f.task.and_then(|t| t.name), Some(RawValue::Str(Arc::from("t"))));
+    }
+}
