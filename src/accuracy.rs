@@ -34,11 +34,13 @@ pub use rows::{gpu_family, gpu_label, megatron_flops};
 pub use stats::{summarize, Stats, Summary};
 
 /// The published measured training runs that ship with madmax (a copy of the shared set).
+#[cfg(not(target_arch = "wasm32"))]
 pub const TRAINING_CSV: &str = include_str!("presets/data/validation/training.csv");
 /// Published measured training runs madmax added to the shared set (vTrain's single-node runs,
 /// MosaicML's MPT benchmarks, BLOOM 176B, MT-NLG 530B): the schema of [`TRAINING_CSV`] plus an
 /// `attention` column and a `set` column that says which set each row belongs to ([`RunSet`]).
 /// SOURCES.md section 5 says which choices each calibration row informed.
+#[cfg(not(target_arch = "wasm32"))]
 pub const ADDED_CSV: &str = include_str!("presets/data/validation/added.csv");
 
 /// Which set a measured run belongs to: the `set` column of a CSV, or for the shipped copies of
@@ -77,6 +79,7 @@ impl RunSet {
 
 /// Every shipped LLM training row, predicted now, each in its set ([`shipped`] less the serving
 /// and the recommendation rows).
+#[cfg(not(target_arch = "wasm32"))]
 fn training_rows() -> Option<Vec<RowResult>> {
     let rows: Vec<RowResult> =
         shipped().into_iter().filter(|r| r.metric.is_some_and(Metric::is_training) && !r.recommendation).collect();
@@ -96,6 +99,7 @@ pub const RECOMMENDATION_NOTES: [&str; 2] = [
 
 /// [`RECOMMENDATION_NOTES`]`[several as usize]` as the shipped rows make it now: the runs on one
 /// GPU, or on more than one.
+#[cfg(not(target_arch = "wasm32"))]
 pub fn recommendation_note(several: bool) -> Option<String> {
     let rows: Vec<RowResult> =
         shipped().into_iter().filter(|r| r.recommendation && r.error.is_some() && (r.n_gpus > 1) == several).collect();
@@ -137,6 +141,7 @@ pub fn recommendation_note(several: bool) -> Option<String> {
 pub const ACCURACY_NOTE: &str = "Median error 8% on the 521 published LLM training runs of its calibration set (runs some choice of the model looked at). On 211 runs held out from every choice (BLOOM 176B, MT-NLG 530B, small GPTs on one node, FP8 training on H100s) the median error is 7%, and it predicts faster than measured on 127 of them: it tends to be optimistic.";
 
 /// [`ACCURACY_NOTE`] as the shipped rows make it now.
+#[cfg(not(target_arch = "wasm32"))]
 pub fn accuracy_note() -> Option<String> {
     let rows = training_rows()?;
     let (held, fit): (Vec<RowResult>, Vec<RowResult>) = rows.into_iter().partition(RowResult::held_out);
@@ -168,6 +173,7 @@ pub const TP8_HOST_NOTE: &str = "On the 29 published runs like this (small GPTs 
 
 /// [`TP8_HOST_NOTE`] as the shipped rows make it now: vTrain's single-node runs with 8-way
 /// tensor parallelism and nothing else.
+#[cfg(not(target_arch = "wasm32"))]
 pub fn tp8_host_note() -> Option<String> {
     let rows = training_rows()?;
     let errors: Vec<f64> =
@@ -184,22 +190,27 @@ pub fn tp8_host_note() -> Option<String> {
 }
 
 /// The published measured serving runs that ship with madmax (a copy of the shared set).
+#[cfg(not(target_arch = "wasm32"))]
 pub const INFERENCE_CSV: &str = include_str!("presets/data/validation/inference.csv");
 /// Published measured serving runs madmax added: the schema of [`INFERENCE_CSV`] plus a `set`
 /// column and the engine's `cuda_graphs` and `custom_all_reduce` (SOURCES.md section 6).
+#[cfg(not(target_arch = "wasm32"))]
 pub const ADDED_INFERENCE_CSV: &str = include_str!("presets/data/validation/added_inference.csv");
 
 /// Published measured training runs of recommendation models madmax added: NVIDIA's DLRM on
 /// A100s, in PyTorch and in TensorFlow 2 (SOURCES.md section 7). Their schema names a DLRM's MLP
 /// widths and tables instead of a transformer's, and has the `set` column.
+#[cfg(not(target_arch = "wasm32"))]
 pub const RECOMMENDATION_CSV: &str = include_str!("presets/data/validation/recommendation.csv");
 
 /// Every shipped row, training then serving, predicted now, each with its set.
+#[cfg(not(target_arch = "wasm32"))]
 pub fn shipped() -> Vec<RowResult> {
     shipped_rows().iter().map(ShippedRow::predict).collect()
 }
 
 /// The shipped row `id`, predicted now (and no other).
+#[cfg(not(target_arch = "wasm32"))]
 pub fn shipped_row(id: &str) -> Option<RowResult> {
     shipped_rows().into_iter().find(|r| r.id() == id).map(|r| r.predict())
 }
@@ -225,10 +236,24 @@ impl ShippedRow {
     }
 }
 
-/// Every shipped row in the order of [`shipped`], read from the CSVs.
+/// The shipped CSVs' file names, in the order their rows are listed. The CLI and the tests
+/// embed the files ([`shipped_rows`]); the page fetches them by these names from beside
+/// itself when a view first needs them (`ui::fetched`), which keeps 40 KB (gzip) of text out of
+/// its WebAssembly.
+pub const SHIPPED_FILES: [&str; 5] =
+    ["training.csv", "added.csv", "recommendation.csv", "inference.csv", "added_inference.csv"];
+
+/// Every shipped row in the order of [`shipped`], read from the embedded CSVs.
+#[cfg(not(target_arch = "wasm32"))]
 pub fn shipped_rows() -> Vec<ShippedRow> {
+    rows_of(&[TRAINING_CSV, ADDED_CSV, RECOMMENDATION_CSV, INFERENCE_CSV, ADDED_INFERENCE_CSV])
+}
+
+/// The rows of CSVs of measured runs (the shipped ones: the texts of [`SHIPPED_FILES`], in that
+/// order), read but not predicted.
+pub fn rows_of(csvs: &[&str]) -> Vec<ShippedRow> {
     let mut out = Vec::new();
-    for csv in [TRAINING_CSV, ADDED_CSV, RECOMMENDATION_CSV, INFERENCE_CSV, ADDED_INFERENCE_CSV] {
+    for csv in csvs {
         let mut records = Records::new(csv);
         let Some(header) = records.next() else { continue };
         let header: std::rc::Rc<[String]> = header.into();
@@ -902,6 +927,24 @@ mod tests {
                 panic!("{} / {}: no prediction", p.larger.id, p.smaller.id)
             };
             assert!(larger <= smaller * (1.0 + 1e-9), "{} {larger} s vs {} {smaller} s", p.larger.id, p.smaller.id);
+        }
+    }
+
+    #[test]
+    fn the_page_fetches_the_files_the_cli_embeds_in_the_same_order() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let html = std::fs::read_to_string(root.join("index.html")).expect("index.html");
+        let embedded = [TRAINING_CSV, ADDED_CSV, RECOMMENDATION_CSV, INFERENCE_CSV, ADDED_INFERENCE_CSV];
+        let stories = ("src/presets/data/stories.json".to_owned(), crate::stories::STORIES_FILE);
+        let csvs = SHIPPED_FILES.iter().map(|f| (format!("src/presets/data/validation/{f}"), *f));
+        for (path, name) in csvs.chain([stories]) {
+            // Trunk copies the file to the page's folder under its own name, which the page fetches.
+            assert!(html.contains(&format!("rel=\"copy-file\" href=\"{path}\"")), "index.html copies {path}");
+            assert!(path.ends_with(&format!("/{name}")), "{path} is served as {name}");
+        }
+        for (f, text) in SHIPPED_FILES.iter().zip(embedded) {
+            let on_disk = std::fs::read_to_string(root.join("src/presets/data/validation").join(f)).expect("a CSV");
+            assert_eq!(on_disk, text, "{f} is the embedded CSV of the same place in the order");
         }
     }
 

@@ -3,7 +3,7 @@
 //! what the source reported, what the model predicts and the difference. Pure: the stories are
 //! data (`presets/data/stories.json`), the numbers come from the engine.
 
-use crate::accuracy;
+use crate::accuracy::{RowResult, ShippedRow};
 use crate::doc::Doc;
 use crate::engine::{evaluate, validate, Report};
 use crate::presets::{self, Cluster, Fabric};
@@ -130,10 +130,19 @@ impl Story {
     }
 }
 
+/// The stories' file name: the CLI and the tests embed it ([`specs`]); the page fetches it from
+/// beside itself when the library is first shown (`ui::fetched`).
+pub const STORIES_FILE: &str = "stories.json";
+
 /// The shipped stories, or why the data could not be read (a defect the tests catch).
+#[cfg(not(target_arch = "wasm32"))]
 pub fn specs() -> Result<Vec<StorySpec>, String> {
-    let v: Value =
-        serde_json::from_str(include_str!("presets/data/stories.json")).map_err(|e| format!("stories.json: {e}"))?;
+    specs_of(include_str!("presets/data/stories.json"))
+}
+
+/// The stories of a `stories.json` text, or why it could not be read.
+pub fn specs_of(json: &str) -> Result<Vec<StorySpec>, String> {
+    let v: Value = serde_json::from_str(json).map_err(|e| format!("stories.json: {e}"))?;
     v.as_array()
         .ok_or("stories.json: not a list")?
         .iter()
@@ -280,8 +289,20 @@ fn read_story(v: &Value) -> Result<StorySpec, String> {
 }
 
 /// Every shipped story, computed now.
+#[cfg(not(target_arch = "wasm32"))]
 pub fn all() -> Result<Vec<Story>, String> {
-    specs()?.into_iter().map(compute).collect()
+    all_of(include_str!("presets/data/stories.json"), &crate::accuracy::shipped_rows())
+}
+
+/// Every story of a `stories.json` text, computed now; stories built on a measured run take it
+/// from `rows` (the shipped rows, [`crate::accuracy::rows_of`]).
+pub fn all_of(json: &str, rows: &[ShippedRow]) -> Result<Vec<Story>, String> {
+    specs_of(json)?.into_iter().map(|spec| compute(spec, rows)).collect()
+}
+
+/// The measured run `id` of `rows`, predicted now.
+fn row(rows: &[ShippedRow], id: &str) -> Option<RowResult> {
+    rows.iter().find(|r| r.id() == id).map(ShippedRow::predict)
 }
 
 fn outcome(label: &str, doc: Doc) -> Outcome {
@@ -296,11 +317,11 @@ fn object(v: &Value, key: &str) -> Option<Map<String, Value>> {
 }
 
 /// The base scenario's doc and label.
-fn base_doc(spec: &StorySpec) -> Result<(Doc, String), String> {
+fn base_doc(spec: &StorySpec, rows: &[ShippedRow]) -> Result<(Doc, String), String> {
     let p = presets::all()?;
     match &spec.base {
         Base::Row { validation_row } => {
-            let row = accuracy::shipped_row(validation_row).ok_or(format!("no validation row {validation_row}"))?;
+            let row = row(rows, validation_row).ok_or(format!("no validation row {validation_row}"))?;
             let v = row.scenario.as_ref().ok_or(format!("validation row {validation_row} was skipped"))?;
             let (Some(m), Some(s), Some(t)) = (object(v, "model"), object(v, "system"), object(v, "task")) else {
                 return Err(format!("validation row {validation_row} has no scenario"));
@@ -335,8 +356,8 @@ fn variant_doc(base: &Doc, v: &VariantSpec) -> Result<Doc, String> {
 }
 
 /// Computes a story: base, variants, scaling sweep and the predicted figure.
-pub fn compute(spec: StorySpec) -> Result<Story, String> {
-    let (doc, label) = base_doc(&spec)?;
+pub fn compute(spec: StorySpec, rows: &[ShippedRow]) -> Result<Story, String> {
+    let (doc, label) = base_doc(&spec, rows)?;
     let base = outcome(&label, doc);
     let variants = spec
         .variants
@@ -344,18 +365,25 @@ pub fn compute(spec: StorySpec) -> Result<Story, String> {
         .map(|v| variant_doc(&base.doc, v).map(|d| outcome(&v.label, d)))
         .collect::<Result<Vec<_>, String>>()?;
     let scaling = spec.scaling.as_ref().map(|s| scale(&base.doc, s)).unwrap_or_default();
-    let predicted = predict(&spec, &base, &variants, &scaling);
+    let measured_run = match &spec.base {
+        Base::Row { validation_row } => row(rows, validation_row),
+        _ => None,
+    };
+    let predicted = predict(&spec, &base, &variants, &scaling, measured_run);
     Ok(Story { spec, base, variants, scaling, predicted })
 }
 
 /// The model's figure for the story's reported metric.
-fn predict(spec: &StorySpec, base: &Outcome, variants: &[Outcome], scaling: &[ScalePoint]) -> Option<f64> {
+fn predict(
+    spec: &StorySpec,
+    base: &Outcome,
+    variants: &[Outcome],
+    scaling: &[ScalePoint],
+    measured_run: Option<RowResult>,
+) -> Option<f64> {
     let throughput = |o: &Outcome| o.report.as_ref().ok().map(|r| r.throughput_samples_per_s);
     match spec.reported.metric {
-        Metric::ValidationRow => match &spec.base {
-            Base::Row { validation_row } => accuracy::shipped_row(validation_row).and_then(|r| r.predicted),
-            _ => None,
-        },
+        Metric::ValidationRow => measured_run.and_then(|r| r.predicted),
         Metric::Mfu => base.report.as_ref().ok()?.utilization.as_ref().map(|u| u.mfu),
         Metric::SamplesPerS => throughput(base),
         Metric::ParamsB => base.report.as_ref().ok().map(|r| r.model.params / 1e9),
@@ -437,6 +465,7 @@ fn at_size(base: &Doc, n: u64, strong: bool) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::accuracy;
 
     #[test]
     fn every_story_computes_and_cites_its_source() {
@@ -470,7 +499,7 @@ mod tests {
     #[test]
     fn the_megatron_story_is_its_validation_row() {
         let spec = specs().expect("parse").into_iter().find(|s| s.id == "megatron-1t").expect("story");
-        let story = compute(spec).expect("computes");
+        let story = compute(spec, &accuracy::shipped_rows()).expect("computes");
         let row = accuracy::shipped_row("megatron-t1-1008b").expect("row");
         assert_eq!(story.predicted, row.predicted);
         assert_eq!(story.difference(), row.error);
@@ -479,7 +508,7 @@ mod tests {
     #[test]
     fn paper_mode_reproduces_the_dlrm_number_the_story_quotes() {
         let spec = specs().expect("parse").into_iter().find(|s| s.id == "dlrm-a-zionex").expect("story");
-        let story = compute(spec).expect("computes");
+        let story = compute(spec, &accuracy::shipped_rows()).expect("computes");
         let paper = story.variants[0].report.as_ref().expect("paper mode");
         assert_eq!(paper.throughput_samples_per_s, story.spec.reported.value);
     }
@@ -487,7 +516,7 @@ mod tests {
     #[test]
     fn weak_scaling_keeps_the_batch_per_gpu_and_strong_scaling_the_global_batch() {
         let spec = specs().expect("parse").into_iter().find(|s| s.id == "firecaffe").expect("story");
-        let (doc, _) = base_doc(&spec).expect("doc");
+        let (doc, _) = base_doc(&spec, &accuracy::shipped_rows()).expect("doc");
         let pts = scale(&doc, &ScalingSpec { gpus: vec![1, 8, 128], weak_only: false, strong_only: false });
         let (w, s) = (pts.iter().map(|p| p.weak.expect("weak")), pts.iter().map(|p| p.strong.expect("strong")));
         let (w, s): (Vec<f64>, Vec<f64>) = (w.collect(), s.collect());
@@ -503,7 +532,7 @@ mod tests {
     #[test]
     fn a_what_if_changes_only_what_it_names() {
         let spec = specs().expect("parse").into_iter().find(|s| s.id == "switchml").expect("story");
-        let story = compute(spec).expect("computes");
+        let story = compute(spec, &accuracy::shipped_rows()).expect("computes");
         let (b, v) = (&story.base.doc, &story.variants[0].doc);
         assert_eq!((&b.model, &b.system), (&v.model, &v.system));
         assert_eq!(v.task.get("collective"), Some(&Value::String("in_network".into())));
@@ -518,7 +547,7 @@ mod tests {
         // latency, and every ZeRO-3 gather and reduction across 50 PCs pays 49 hops of it each
         // way, so the step is at least that much slower.
         let spec = specs().expect("parse").into_iter().find(|s| s.id == "fusionai").expect("story");
-        let story = compute(spec).expect("computes");
+        let story = compute(spec, &accuracy::shipped_rows()).expect("computes");
         let (near, far) = (&story.variants[0], &story.variants[1]);
         assert_eq!(far.doc.system.get("nic_latency_s"), Some(&Value::from(0.01)));
         let mut same = far.doc.system.clone();

@@ -5,7 +5,9 @@
 use super::canvas::{point_pick, Canvas, Draw, PlacedPoints};
 use super::charts;
 use super::dom;
+use super::fetched::{self, Fetched, Loading};
 use super::state::{Action, View, Yardstick};
+use crate::accuracy;
 use crate::engine::report::{Limit, Report};
 use crate::stories::{self, Metric, Outcome, ScalePoint, Story};
 use crate::{share, units};
@@ -73,9 +75,32 @@ fn limits(o: &Outcome) -> Html {
     html! { <><br /><span class="warn-text">{ words.join("; ") }</span></> }
 }
 
+/// The library: its data fetched ([`fetched::use_data`]) the first time, then the stories.
 #[function_component(StoriesSection)]
 pub fn stories_section(p: &Props) -> Html {
-    let stories = use_memo((), |_| stories::all());
+    let status = match fetched::use_data() {
+        Loading::Ready(data) => return html! { <Library {data} dispatch={p.dispatch.clone()} width={p.width} /> },
+        Loading::Failed(e) => html! { <p class="error-msg" role="alert" id="stories-failed">{ e }</p> },
+        Loading::Pending => html! { <p role="status" id="stories-loading">{ "Loading the library of famous runs..." }</p> },
+    };
+    html! {
+        <section class="stories" aria-labelledby="stories-title">
+            <h2 id="stories-title">{ "Famous runs" }</h2>
+            { status }
+        </section>
+    }
+}
+
+#[derive(Properties, PartialEq)]
+struct LibraryProps {
+    data: Fetched,
+    dispatch: Callback<Action>,
+    width: u32,
+}
+
+#[function_component(Library)]
+fn library(p: &LibraryProps) -> Html {
+    let stories = use_memo(p.data.clone(), |d| stories::all_of(&d.0.stories, &accuracy::rows_of(&d.0.csv_texts())));
     // A link to `#story-<id>` scrolls to the story once the library is drawn.
     use_effect_with((), |_| {
         let hash = dom::window().and_then(|w| w.location().hash().ok()).unwrap_or_default();

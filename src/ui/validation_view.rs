@@ -7,6 +7,7 @@ use super::background::use_background;
 use super::canvas::{Canvas, Draw};
 use super::charts;
 use super::dom;
+use super::fetched::{self, Fetched, Loading};
 use super::state::{Action, ServingMark, Yardstick};
 use crate::accuracy::{self, Metric, RowResult, RunSet, Stats};
 use crate::doc::Doc;
@@ -111,31 +112,59 @@ thread_local! {
     static FILTER: std::cell::RefCell<Filter> = std::cell::RefCell::new(Filter::default());
 }
 
-/// The page: the shipped rows, predicted a few at a time in the background the first time (736
-/// predictions would block the page for a third of a second), then the table.
+/// The page: the shipped rows, fetched ([`fetched::use_data`]) the first time, then predicted
+/// ([`PredictedRows`]).
 #[function_component(ValidationView)]
 pub fn validation_view(p: &Props) -> Html {
-    let cached = SHIPPED.with(|c| c.borrow().clone());
-    let computed = use_background(
-        cached.is_some(),
-        |cached| if *cached { Vec::new() } else { accuracy::shipped_rows() },
-        accuracy::ShippedRow::predict,
-    );
-    let rows = cached.or_else(|| {
-        let rows = computed?;
-        SHIPPED.with(|c| *c.borrow_mut() = Some(rows.clone()));
-        Some(rows)
-    });
-    match rows {
-        Some(rows) => html! {
+    let data = fetched::use_data();
+    if let Some(rows) = SHIPPED.with(|c| c.borrow().clone()) {
+        return html! {
             <ValidationTable {rows} dispatch={p.dispatch.clone()} width={p.width} initial={p.initial.clone()} />
+        };
+    }
+    match data {
+        Loading::Ready(data) => html! {
+            <PredictedRows {data} dispatch={p.dispatch.clone()} width={p.width} initial={p.initial.clone()} />
         },
-        None => html! {
-            <main class="validation"><section class="card">
-                <h2 id="validation-title">{ "Can you trust it? The default model against measured runs" }</h2>
-                <p role="status" id="validation-computing">{ "Predicting every published run that ships with madmax..." }</p>
-            </section></main>
-        },
+        Loading::Failed(e) => waiting(html! { <p class="error-msg" role="alert" id="validation-failed">{ e }</p> }),
+        Loading::Pending => waiting(html! {
+            <p role="status" id="validation-computing">{ "Loading the published runs that ship with madmax..." }</p>
+        }),
+    }
+}
+
+#[derive(Properties, PartialEq)]
+struct RowsProps {
+    data: Fetched,
+    dispatch: Callback<Action>,
+    width: u32,
+    initial: Option<(String, &'static str)>,
+}
+
+/// The fetched rows, predicted a few at a time in the background (736 predictions would block
+/// the page for a third of a second), then the table; kept for the next visit.
+#[function_component(PredictedRows)]
+fn predicted_rows(p: &RowsProps) -> Html {
+    let computed =
+        use_background(p.data.clone(), |d| accuracy::rows_of(&d.0.csv_texts()), accuracy::ShippedRow::predict);
+    match computed {
+        Some(rows) => {
+            SHIPPED.with(|c| *c.borrow_mut() = Some(rows.clone()));
+            html! { <ValidationTable {rows} dispatch={p.dispatch.clone()} width={p.width} initial={p.initial.clone()} /> }
+        }
+        None => waiting(html! {
+            <p role="status" id="validation-computing">{ "Predicting every published run that ships with madmax..." }</p>
+        }),
+    }
+}
+
+/// The page while the rows are on their way: its title and `status`.
+fn waiting(status: Html) -> Html {
+    html! {
+        <main class="validation"><section class="card">
+            <h2 id="validation-title">{ "Can you trust it? The default model against measured runs" }</h2>
+            { status }
+        </section></main>
     }
 }
 

@@ -59,7 +59,7 @@ export async function serve(dist) {
 
 const TYPES = {
   '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.css': 'text/css', '.wasm': 'application/wasm',
-  '.svg': 'image/svg+xml', '.json': 'application/json',
+  '.svg': 'image/svg+xml', '.json': 'application/json', '.csv': 'text/csv; charset=utf-8',
 };
 
 /// Serves `dist` as a static host that serves precompressed copies does: a file's `.br` copy

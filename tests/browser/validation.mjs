@@ -1,7 +1,8 @@
 // End-to-end test of the validation page (headless Chromium): every shipped measured run shows
 // the same predicted value and error as `madmax validate --json`, the summary agrees, the
 // filters narrow the table and the chart, a row opens in the calculator with the iteration time
-// the validation computed, its link reproduces it, and the page works on a phone.
+// the validation computed, its link reproduces it, and the page works on a phone. The runs are
+// fetched only when the page is opened, and a file that cannot be fetched is named.
 //
 // Usage: node tests/browser/validation.mjs [DIST_DIR] [MADMAX_BIN]
 import { watchedPage, check, shots, scenarioOfLink, cli, close, canvasInked, openCalculator, runTest, settled, pointAt, steps } from './lib.mjs';
@@ -36,8 +37,14 @@ await runTest('validation', dist, async ({ server, browser }) => {
   const calibrated = want.filter((r) => r.set === 'calibration' && llm(r)).length;
   check(help.includes(`${calibrated} published LLM training runs of its calibration set`) && help.includes(`On ${held.length} runs held out`) && help.includes(`median error is ${heldMedian}`),
     `the calculator states the model's accuracy, held-out runs included (median ${heldMedian}): ${help.slice(-200)}`);
+  // The measured runs are not part of the calculator: they are fetched when a view needs them.
+  const fetched = [];
+  page.on('request', (r) => { if (/\.(csv|json)$/.test(new URL(r.url()).pathname)) fetched.push(new URL(r.url()).pathname); });
+  check(fetched.length === 0, 'the calculator fetches no measured runs');
   await page.click('#to-validation');
-  await page.locator('#validation-rows').waitFor({ timeout: 10000 });
+  await page.locator('#validation-rows').waitFor({ timeout: 30000 });
+  check(['training.csv', 'added.csv', 'recommendation.csv', 'inference.csv', 'added_inference.csv'].every((f) => fetched.includes(`/${f}`)),
+    `the validation page fetches the five CSVs of measured runs (${fetched.join(', ')})`);
   check(page.url().includes('view=validation'), 'the address names the validation view');
   await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
   await page.click('#copy-link');
@@ -251,6 +258,20 @@ await runTest('validation', dist, async ({ server, browser }) => {
   check(overflow <= 1, `on a phone the page does not scroll sideways (${overflow} px)`);
   check(await canvasInked(phone, 'chart-validation') > 2000, 'on a phone the chart is drawn');
   await phone.locator('.validation').screenshot({ path: join(shots, 'validation-phone.png') });
+
+  // A file that cannot be fetched: the page says which and what to do, and the calculator
+  // works as before. (Its own page: the failed request is logged as a console error.)
+  const broken = await (await browser.newContext()).newPage();
+  await broken.route('**/added.csv', (route) => route.fulfill({ status: 404, body: 'gone' }));
+  await broken.goto(`${server.url}?view=validation`);
+  const failure = await broken.locator('#validation-failed').innerText({ timeout: 30000 });
+  check(/added\.csv/.test(failure) && /HTTP 404/.test(failure) && /reload/.test(failure), `a missing file is named, with what to do: "${failure}"`);
+  await broken.goto(`${server.url}?view=learn`);
+  const storiesFailure = await broken.locator('#stories-failed').innerText({ timeout: 30000 });
+  check(/added\.csv/.test(storiesFailure), `the library says so too: "${storiesFailure}"`);
+  await broken.goto(server.url);
+  await broken.locator('#iteration-time').waitFor({ timeout: 30000 });
+  check(/\d/.test(await broken.locator('#iteration-time').innerText()), 'the calculator still computes');
 
   for (const p of [page, fresh, phone]) check(p.problems.length === 0, `no console errors or outside requests: ${p.problems}`);
 });
