@@ -25,23 +25,19 @@ mod csv;
 mod expectation;
 mod floor;
 mod rows;
+mod shipped;
 mod stats;
 pub use csv::{parse_csv, Records};
 pub use expectation::{bands_in, expectation, Band, Expectation, BANDS, MIN_RUNS};
 pub use floor::{floor, same_work_pairs, sentence as floor_sentence, Floor, Pair, Run, SameWork};
 use rows::{flops_basis, row_scenario, FlopsBasis, Row, GIB};
 pub use rows::{gpu_family, gpu_label, megatron_flops};
+pub use shipped::{rows_of, ShippedRow, SHIPPED_FILES};
+#[cfg(not(target_arch = "wasm32"))]
+pub use shipped::{
+    shipped, shipped_row, shipped_rows, ADDED_CSV, ADDED_INFERENCE_CSV, INFERENCE_CSV, RECOMMENDATION_CSV, TRAINING_CSV,
+};
 pub use stats::{summarize, Stats, Summary};
-
-/// The published measured training runs that ship with madmax (a copy of the shared set).
-#[cfg(not(target_arch = "wasm32"))]
-pub const TRAINING_CSV: &str = include_str!("presets/data/validation/training.csv");
-/// Published measured training runs madmax added to the shared set (vTrain's single-node runs,
-/// MosaicML's MPT benchmarks, BLOOM 176B, MT-NLG 530B): the schema of [`TRAINING_CSV`] plus an
-/// `attention` column and a `set` column that says which set each row belongs to ([`RunSet`]).
-/// SOURCES.md section 5 says which choices each calibration row informed.
-#[cfg(not(target_arch = "wasm32"))]
-pub const ADDED_CSV: &str = include_str!("presets/data/validation/added.csv");
 
 /// Which set a measured run belongs to: the `set` column of a CSV, or for the shipped copies of
 /// the shared set (no such column) the calibration set.
@@ -187,79 +183,6 @@ pub fn tp8_host_note() -> Option<String> {
             most * 100.0
         )
     })
-}
-
-/// The published measured serving runs that ship with madmax (a copy of the shared set).
-#[cfg(not(target_arch = "wasm32"))]
-pub const INFERENCE_CSV: &str = include_str!("presets/data/validation/inference.csv");
-/// Published measured serving runs madmax added: the schema of [`INFERENCE_CSV`] plus a `set`
-/// column and the engine's `cuda_graphs` and `custom_all_reduce` (SOURCES.md section 6).
-#[cfg(not(target_arch = "wasm32"))]
-pub const ADDED_INFERENCE_CSV: &str = include_str!("presets/data/validation/added_inference.csv");
-
-/// Published measured training runs of recommendation models madmax added: NVIDIA's DLRM on
-/// A100s, in PyTorch and in TensorFlow 2 (SOURCES.md section 7). Their schema names a DLRM's MLP
-/// widths and tables instead of a transformer's, and has the `set` column.
-#[cfg(not(target_arch = "wasm32"))]
-pub const RECOMMENDATION_CSV: &str = include_str!("presets/data/validation/recommendation.csv");
-
-/// Every shipped row, training then serving, predicted now, each with its set.
-#[cfg(not(target_arch = "wasm32"))]
-pub fn shipped() -> Vec<RowResult> {
-    shipped_rows().iter().map(ShippedRow::predict).collect()
-}
-
-/// The shipped row `id`, predicted now (and no other).
-#[cfg(not(target_arch = "wasm32"))]
-pub fn shipped_row(id: &str) -> Option<RowResult> {
-    shipped_rows().into_iter().find(|r| r.id() == id).map(|r| r.predict())
-}
-
-/// A shipped row read but not yet predicted, so that the page can predict the rows a few at a
-/// time ([`shipped`] predicts them all).
-#[derive(Clone, Debug, PartialEq)]
-pub struct ShippedRow {
-    header: std::rc::Rc<[String]>,
-    cells: Vec<String>,
-}
-
-impl ShippedRow {
-    pub fn id(&self) -> &str {
-        Row { header: &self.header, cells: &self.cells }.get("id")
-    }
-
-    /// The row's prediction; a shipped row without a `set` cell (the shared set's) is
-    /// calibration.
-    pub fn predict(&self) -> RowResult {
-        let r = row_result(&Row { header: &self.header, cells: &self.cells });
-        RowResult { set: r.set.or(Some(RunSet::Calibration)), ..r }
-    }
-}
-
-/// The shipped CSVs' file names, in the order their rows are listed. The CLI and the tests
-/// embed the files ([`shipped_rows`]); the page fetches them by these names from beside
-/// itself when a view first needs them (`ui::fetched`), which keeps 40 KB (gzip) of text out of
-/// its WebAssembly.
-pub const SHIPPED_FILES: [&str; 5] =
-    ["training.csv", "added.csv", "recommendation.csv", "inference.csv", "added_inference.csv"];
-
-/// Every shipped row in the order of [`shipped`], read from the embedded CSVs.
-#[cfg(not(target_arch = "wasm32"))]
-pub fn shipped_rows() -> Vec<ShippedRow> {
-    rows_of(&[TRAINING_CSV, ADDED_CSV, RECOMMENDATION_CSV, INFERENCE_CSV, ADDED_INFERENCE_CSV])
-}
-
-/// The rows of CSVs of measured runs (the shipped ones: the texts of [`SHIPPED_FILES`], in that
-/// order), read but not predicted.
-pub fn rows_of(csvs: &[&str]) -> Vec<ShippedRow> {
-    let mut out = Vec::new();
-    for csv in csvs {
-        let mut records = Records::new(csv);
-        let Some(header) = records.next() else { continue };
-        let header: std::rc::Rc<[String]> = header.into();
-        out.extend(records.map(|cells| ShippedRow { header: header.clone(), cells }));
-    }
-    out
 }
 
 /// What a row of measured runs measured: its `metric` cell, one of the schema's (SOURCES.md).

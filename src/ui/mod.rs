@@ -26,9 +26,9 @@ mod charts;
 #[cfg(target_arch = "wasm32")]
 mod dom;
 #[cfg(target_arch = "wasm32")]
-mod fetched;
-#[cfg(target_arch = "wasm32")]
 mod explorer_view;
+#[cfg(target_arch = "wasm32")]
+mod fetched;
 #[cfg(target_arch = "wasm32")]
 mod inputs;
 #[cfg(target_arch = "wasm32")]

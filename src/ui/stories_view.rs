@@ -81,7 +81,9 @@ pub fn stories_section(p: &Props) -> Html {
     let status = match fetched::use_data() {
         Loading::Ready(data) => return html! { <Library {data} dispatch={p.dispatch.clone()} width={p.width} /> },
         Loading::Failed(e) => html! { <p class="error-msg" role="alert" id="stories-failed">{ e }</p> },
-        Loading::Pending => html! { <p role="status" id="stories-loading">{ "Loading the library of famous runs..." }</p> },
+        Loading::Pending => {
+            html! { <p role="status" id="stories-loading">{ "Loading the library of famous runs..." }</p> }
+        }
     };
     html! {
         <section class="stories" aria-labelledby="stories-title">
