@@ -16,8 +16,9 @@ thread_local! {
 }
 
 /// Says on the page how many background runs are in progress (`<html data-pending="0">` once
-/// the page has settled): a state tests and benchmarks wait for instead of a time.
-fn count(delta: isize) {
+/// the page has settled): a state tests and benchmarks wait for instead of a time. A fetch
+/// of the page's data counts as one (`fetched.rs`).
+pub fn count(delta: isize) {
     let n = PENDING.with(|p| {
         let n = p.get().saturating_add_signed(delta);
         p.set(n);

@@ -5,6 +5,7 @@
 //! [`stories::STORIES_FILE`]). A file that cannot be fetched leaves that view with a message
 //! saying which and what to do; nothing else on the page depends on them.
 
+use super::background;
 use crate::accuracy;
 use crate::stories;
 use std::cell::RefCell;
@@ -73,6 +74,8 @@ pub fn use_data() -> Loading {
                     w.len() == 1
                 });
                 if first {
+                    // The page is not settled while its data is on the way.
+                    background::count(1);
                     wasm_bindgen_futures::spawn_local(async {
                         let outcome = match fetch_all().await {
                             Ok(data) => Loading::Ready(Fetched(Rc::new(data))),
@@ -82,6 +85,9 @@ pub fn use_data() -> Loading {
                         for wake in WAITING.with(|w| std::mem::take(&mut *w.borrow_mut())) {
                             wake.emit(outcome.clone());
                         }
+                        // After the views woken have drawn and started predicting (their
+                        // own background runs), so that the page never reads settled between.
+                        gloo::timers::callback::Timeout::new(0, || background::count(-1)).forget();
                     });
                 }
             }
