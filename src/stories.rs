@@ -300,11 +300,6 @@ pub fn all_of(json: &str, rows: &[ShippedRow]) -> Result<Vec<Story>, String> {
     specs_of(json)?.into_iter().map(|spec| compute(spec, rows)).collect()
 }
 
-/// The measured run `id` of `rows`, predicted now.
-fn row(rows: &[ShippedRow], id: &str) -> Option<RowResult> {
-    rows.iter().find(|r| r.id() == id).map(ShippedRow::predict)
-}
-
 fn outcome(label: &str, doc: Doc) -> Outcome {
     let report = validate(&doc.to_raw())
         .map(|s| evaluate(&s))
@@ -316,12 +311,12 @@ fn object(v: &Value, key: &str) -> Option<Map<String, Value>> {
     v.get(key)?.as_object().cloned()
 }
 
-/// The base scenario's doc and label.
-fn base_doc(spec: &StorySpec, rows: &[ShippedRow]) -> Result<(Doc, String), String> {
+/// The base scenario's doc and label; `measured_run` is the base's row when it is one.
+fn base_doc(spec: &StorySpec, measured_run: Option<&RowResult>) -> Result<(Doc, String), String> {
     let p = presets::all()?;
     match &spec.base {
         Base::Row { validation_row } => {
-            let row = row(rows, validation_row).ok_or(format!("no validation row {validation_row}"))?;
+            let row = measured_run.ok_or(format!("no validation row {validation_row}"))?;
             let v = row.scenario.as_ref().ok_or(format!("validation row {validation_row} was skipped"))?;
             let (Some(m), Some(s), Some(t)) = (object(v, "model"), object(v, "system"), object(v, "task")) else {
                 return Err(format!("validation row {validation_row} has no scenario"));
@@ -357,7 +352,12 @@ fn variant_doc(base: &Doc, v: &VariantSpec) -> Result<Doc, String> {
 
 /// Computes a story: base, variants, scaling sweep and the predicted figure.
 pub fn compute(spec: StorySpec, rows: &[ShippedRow]) -> Result<Story, String> {
-    let (doc, label) = base_doc(&spec, rows)?;
+    // A story built on a measured run predicts that row once.
+    let measured_run = match &spec.base {
+        Base::Row { validation_row } => rows.iter().find(|r| r.id() == validation_row).map(ShippedRow::predict),
+        _ => None,
+    };
+    let (doc, label) = base_doc(&spec, measured_run.as_ref())?;
     let base = outcome(&label, doc);
     let variants = spec
         .variants
@@ -365,10 +365,6 @@ pub fn compute(spec: StorySpec, rows: &[ShippedRow]) -> Result<Story, String> {
         .map(|v| variant_doc(&base.doc, v).map(|d| outcome(&v.label, d)))
         .collect::<Result<Vec<_>, String>>()?;
     let scaling = spec.scaling.as_ref().map(|s| scale(&base.doc, s)).unwrap_or_default();
-    let measured_run = match &spec.base {
-        Base::Row { validation_row } => row(rows, validation_row),
-        _ => None,
-    };
     let predicted = predict(&spec, &base, &variants, &scaling, measured_run);
     Ok(Story { spec, base, variants, scaling, predicted })
 }
@@ -516,7 +512,7 @@ mod tests {
     #[test]
     fn weak_scaling_keeps_the_batch_per_gpu_and_strong_scaling_the_global_batch() {
         let spec = specs().expect("parse").into_iter().find(|s| s.id == "firecaffe").expect("story");
-        let (doc, _) = base_doc(&spec, &accuracy::shipped_rows()).expect("doc");
+        let (doc, _) = base_doc(&spec, None).expect("doc");
         let pts = scale(&doc, &ScalingSpec { gpus: vec![1, 8, 128], weak_only: false, strong_only: false });
         let (w, s) = (pts.iter().map(|p| p.weak.expect("weak")), pts.iter().map(|p| p.strong.expect("strong")));
         let (w, s): (Vec<f64>, Vec<f64>) = (w.collect(), s.collect());
