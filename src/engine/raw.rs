@@ -184,13 +184,13 @@ impl<'de> Visitor<'de> for RawVisitor {
 /// A field of a raw config: absent, `null`, or a value as given.
 pub type Field = Option<RawValue>;
 
-/// Defines a raw config: a struct of [`Field`]s, each read from the key named beside it, and its
-/// `Deserialize` (any keys, each read once; unknown keys ignored, `null` as absent). Written
-/// by hand, not derived: serde's derive expands every field's reading inline, about 77 KB of
-/// the page's WebAssembly for the three configs; here the fields are filled by one shared
-/// function ([`fill`]) from the map [`RawValue`] already reads.
+/// Defines a raw config: a struct of [`Field`]s, each read from the key of its name (or the key
+/// written beside it: `kind = "type"`), and its `Deserialize` (any keys, each read once; unknown
+/// keys ignored, `null` as absent). Written by hand, not derived: serde's derive expands every
+/// field's reading inline, about 77 KB of the page's WebAssembly for the three configs; here the
+/// fields are filled by one shared function ([`fill`]) from the map [`RawValue`] already reads.
 macro_rules! raw_config {
-    ($(#[$meta:meta])* $name:ident, $what:literal; $($(#[$doc:meta])* $field:ident = $key:literal,)*) => {
+    ($(#[$meta:meta])* $name:ident, $what:literal; $($(#[$doc:meta])* $field:ident $(= $key:literal)?,)*) => {
         $(#[$meta])*
         #[derive(Clone, Debug, Default)]
         pub struct $name {
@@ -199,10 +199,10 @@ macro_rules! raw_config {
 
         impl Slots for $name {
             fn slot(&mut self, key: &str) -> Option<&mut Field> {
-                match key {
-                    $($key => Some(&mut self.$field),)*
-                    _ => None,
-                }
+                $(if key == config_key!($field $($key)?) {
+                    return Some(&mut self.$field);
+                })*
+                None
             }
         }
 
@@ -213,6 +213,16 @@ macro_rules! raw_config {
                 Ok(config)
             }
         }
+    };
+}
+
+/// A raw config field's key: the one written beside it, or its name.
+macro_rules! config_key {
+    ($field:ident) => {
+        stringify!($field)
+    };
+    ($field:ident $key:literal) => {
+        $key
     };
 }
 
@@ -228,14 +238,14 @@ fn fill(value: RawValue, what: &str, config: &mut dyn Slots) -> Result<(), Strin
     let RawValue::Map(entries) = value else {
         return Err(format!("got {value} for the {what} config, not an object of keys and values"));
     };
-    let mut seen: Vec<&str> = Vec::new();
-    for (key, v) in &entries {
-        if let Some(slot) = config.slot(key) {
-            if seen.contains(&key.as_str()) {
+    let mut seen: Vec<String> = Vec::new();
+    for (key, v) in entries {
+        if let Some(slot) = config.slot(&key) {
+            if seen.contains(&key) {
                 return Err(format!("duplicate field `{key}`"));
             }
+            *slot = (v != RawValue::Null).then_some(v);
             seen.push(key);
-            *slot = (*v != RawValue::Null).then(|| v.clone());
         }
     }
     Ok(())
@@ -245,119 +255,119 @@ raw_config! {
     /// A MAD-Max model config (`model_cfgs/*/*.json`). Which fields are required depends on `type`
     /// (SPEC section 2.1).
     RawModel, "model";
-    name = "name",
+    name,
     kind = "type",
-    bytes_per_nonemb_param = "bytes_per_nonemb_param",
-    bytes_per_emb_param = "bytes_per_emb_param",
+    bytes_per_nonemb_param,
+    bytes_per_emb_param,
     // DLRM family
-    num_bot_mlp_layers = "num_bot_mlp_layers",
-    num_top_mlp_layers = "num_top_mlp_layers",
-    mlp_dim = "mlp_dim",
-    num_tables = "num_tables",
-    entries_per_table = "entries_per_table",
-    emb_dim = "emb_dim",
-    pooling_size = "pooling_size",
+    num_bot_mlp_layers,
+    num_top_mlp_layers,
+    mlp_dim,
+    num_tables,
+    entries_per_table,
+    emb_dim,
+    pooling_size,
     /// Optional (the default model): the bottom MLP's input features and layer widths.
-    bot_mlp_widths = "bot_mlp_widths",
+    bot_mlp_widths,
     /// Optional (the default model): the top MLP's layer widths.
-    top_mlp_widths = "top_mlp_widths",
+    top_mlp_widths,
     // MoE
-    num_experts = "num_experts",
-    num_active_experts = "num_active_experts",
+    num_experts,
+    num_active_experts,
     // transformers
-    num_transformer_layers = "num_transformer_layers",
-    num_transformer_heads = "num_transformer_heads",
-    attention_dim = "attention_dim",
-    transformer_fc_dim = "transformer_fc_dim",
-    transformer_seq_len = "transformer_seq_len",
+    num_transformer_layers,
+    num_transformer_heads,
+    attention_dim,
+    transformer_fc_dim,
+    transformer_seq_len,
     // ViT
-    image_size = "image_size",
-    patch_dim = "patch_dim",
+    image_size,
+    patch_dim,
     // default model only (MAD-Max ignores these keys)
-    num_kv_heads = "num_kv_heads",
-    ffn_kind = "ffn_kind",
-    tied_embeddings = "tied_embeddings",
-    attention = "attention",
-    causal = "causal",
-    capacity_factor = "capacity_factor",
-    dropout = "dropout",
+    num_kv_heads,
+    ffn_kind,
+    tied_embeddings,
+    attention,
+    causal,
+    capacity_factor,
+    dropout,
 }
 
 raw_config! {
     /// A MAD-Max system config (`system_cfgs/*/*.json`, SPEC section 2.2).
     RawSystem, "system";
-    name = "name",
+    name,
     kind = "type",
-    num_devices = "num_devices",
-    num_nodes = "num_nodes",
-    f64_flops = "f64_flops",
-    f32_flops = "f32_flops",
-    f16_flops = "f16_flops",
-    i8_ops = "i8_ops",
+    num_devices,
+    num_nodes,
+    f64_flops,
+    f32_flops,
+    f16_flops,
+    i8_ops,
     /// Optional: absent on GPUs without FP8 tensor cores.
-    fp8_flops = "fp8_flops",
-    flops_util = "flops_util",
-    mem_cap = "mem_cap",
-    mem_bw = "mem_bw",
-    mem_bw_util = "mem_bw_util",
-    num_nvlinks = "num_nvlinks",
-    bw_per_nvlink = "bw_per_nvlink",
-    nvlink_util = "nvlink_util",
-    num_ibroce_ports = "num_ibroce_ports",
-    ibroce_bw = "ibroce_bw",
-    ibroce_util = "ibroce_util",
-    ar_perc_intra = "ar_perc_intra",
+    fp8_flops,
+    flops_util,
+    mem_cap,
+    mem_bw,
+    mem_bw_util,
+    num_nvlinks,
+    bw_per_nvlink,
+    nvlink_util,
+    num_ibroce_ports,
+    ibroce_bw,
+    ibroce_util,
+    ar_perc_intra,
     // the default model's link latency (MAD-Max ignores it)
-    nic_latency_s = "nic_latency_s",
+    nic_latency_s,
 }
 
 raw_config! {
     /// A MAD-Max task config (`task_cfgs/*/*.json`, SPEC section 2.3). The task class is chosen by
     /// the model's type, not by anything here.
     RawTask, "task";
-    name = "name",
+    name,
     kind = "type",
-    mlp_parallel = "mlp_parallel",
-    mlp_parallel_degree = "mlp_parallel_degree",
-    emb_parallel = "emb_parallel",
-    emb_parallel_degree = "emb_parallel_degree",
-    transformer_parallel = "transformer_parallel",
-    transformer_parallel_degree = "transformer_parallel_degree",
-    local_mlp_bs = "local_mlp_bs",
-    local_emb_bs = "local_emb_bs",
-    local_transformer_bs = "local_transformer_bs",
-    freeze_top_mlp = "freeze_top_mlp",
-    freeze_bot_mlp = "freeze_bot_mlp",
-    freeze_emb = "freeze_emb",
-    freeze_transformer = "freeze_transformer",
-    min_frozen_layer = "min_frozen_layer",
+    mlp_parallel,
+    mlp_parallel_degree,
+    emb_parallel,
+    emb_parallel_degree,
+    transformer_parallel,
+    transformer_parallel_degree,
+    local_mlp_bs,
+    local_emb_bs,
+    local_transformer_bs,
+    freeze_top_mlp,
+    freeze_bot_mlp,
+    freeze_emb,
+    freeze_transformer,
+    min_frozen_layer,
     // which model evaluates the run, and the default model's settings (MAD-Max ignores these)
-    mode = "mode",
-    micro_batch = "micro_batch",
-    virtual_stages = "virtual_stages",
-    zero_stage = "zero_stage",
-    recompute = "recompute",
-    sequence_parallel = "sequence_parallel",
-    collective = "collective",
-    overlap_grad_reduce = "overlap_grad_reduce",
-    overlap_param_gather = "overlap_param_gather",
-    overlap_tp_comm = "overlap_tp_comm",
-    fused_loss = "fused_loss",
-    fp8 = "fp8",
-    fp32_grads = "fp32_grads",
-    data_loader_samples_per_s = "data_loader_samples_per_s",
-    emb_sharding = "emb_sharding",
-    input_tokens = "input_tokens",
-    output_tokens = "output_tokens",
-    weight_format = "weight_format",
-    kv_format = "kv_format",
-    batching = "batching",
-    kv_page_tokens = "kv_page_tokens",
-    step_tokens = "step_tokens",
-    request_rate = "request_rate",
-    cuda_graphs = "cuda_graphs",
-    custom_all_reduce = "custom_all_reduce",
-    request_mix = "request_mix",
+    mode,
+    micro_batch,
+    virtual_stages,
+    zero_stage,
+    recompute,
+    sequence_parallel,
+    collective,
+    overlap_grad_reduce,
+    overlap_param_gather,
+    overlap_tp_comm,
+    fused_loss,
+    fp8,
+    fp32_grads,
+    data_loader_samples_per_s,
+    emb_sharding,
+    input_tokens,
+    output_tokens,
+    weight_format,
+    kv_format,
+    batching,
+    kv_page_tokens,
+    step_tokens,
+    request_rate,
+    cuda_graphs,
+    custom_all_reduce,
+    request_mix,
 }
 
 /// The three configs of one run. `None` means the config is absent (or `null`).

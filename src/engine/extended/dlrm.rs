@@ -271,7 +271,7 @@ impl<'a> DlrmCx<'a> {
     pub fn mlp_bwd_s(&self, top: bool, l: u64) -> f64 {
         let (a, w) = self.mlp_backward(top, l);
         let (dgrad, wgrad) = self.mlp_grad_passes_s(top, l);
-        f64::from(u8::from(a)) * dgrad + f64::from(u8::from(w)) * wgrad
+        (if a { dgrad } else { 0.0 }) + if w { wgrad } else { 0.0 }
     }
 
     /// A tensor-parallel all-reduce of an MLP pair's activations (the outputs of layer `l`, the
