@@ -203,6 +203,9 @@ pub enum Metric {
     TtftMs,
     /// Serving: time per output token, ms.
     DecodeMsPerToken,
+    /// Serving: one static batch from its prompts to its last token (the prefill, then a decode
+    /// step per further token), ms.
+    LatencyMs,
     /// Serving: output tokens/s of the whole deployment.
     OutputTokensPerS,
     /// Serving: output tokens/s per GPU.
@@ -212,7 +215,7 @@ pub enum Metric {
 }
 
 impl Metric {
-    pub const ALL: [Metric; 10] = [
+    pub const ALL: [Metric; 11] = [
         Metric::IterationS,
         Metric::TflopsPerGpu,
         Metric::Mfu,
@@ -220,6 +223,7 @@ impl Metric {
         Metric::PrefillMs,
         Metric::TtftMs,
         Metric::DecodeMsPerToken,
+        Metric::LatencyMs,
         Metric::OutputTokensPerS,
         Metric::OutputTokensPerSPerGpu,
         Metric::SamplesPerS,
@@ -235,6 +239,7 @@ impl Metric {
             Metric::PrefillMs => "prefill_ms",
             Metric::TtftMs => "ttft_ms",
             Metric::DecodeMsPerToken => "decode_ms_per_token",
+            Metric::LatencyMs => "latency_ms",
             Metric::OutputTokensPerS => "output_tokens_per_s",
             Metric::OutputTokensPerSPerGpu => "output_tokens_per_s_per_gpu",
             Metric::SamplesPerS => "samples_per_s",
@@ -256,6 +261,7 @@ impl Metric {
             Metric::PrefillMs => "prefill (ms)",
             Metric::TtftMs => "time to first token (ms)",
             Metric::DecodeMsPerToken => "decode (ms/token)",
+            Metric::LatencyMs => "batch latency (ms)",
             Metric::OutputTokensPerS => "output tokens/s",
             Metric::OutputTokensPerSPerGpu => "output tokens/s per GPU",
             Metric::SamplesPerS => "samples/s",
@@ -382,6 +388,7 @@ fn predict(r: &Row, metric: Metric, doc: &Value) -> Result<Prediction, String> {
         Metric::Hfu => utilization()?.hfu,
         Metric::PrefillMs | Metric::TtftMs => serving()?.ttft_s * 1e3,
         Metric::DecodeMsPerToken => serving()?.tpot_s * 1e3,
+        Metric::LatencyMs => serving()?.e2e_s * 1e3,
         Metric::OutputTokensPerS => serving()?.output_tokens_per_s,
         Metric::OutputTokensPerSPerGpu => serving()?.output_tokens_per_s_per_gpu,
         Metric::SamplesPerS => report.throughput_samples_per_s,
@@ -568,6 +575,28 @@ mod tests {
             (r[0].metric, r[0].skipped.as_deref()),
             (None, Some("metric \"furlongs\" is not one this schema defines"))
         );
+    }
+
+    #[test]
+    fn a_batch_latency_is_the_prefill_and_a_decode_step_per_further_token() {
+        let head = "id,source,model,layers,hidden,heads,kv_heads,ffn_hidden,ffn_kind,vocab,gpu,gpus_per_node,nvlink_gbytes_s,n_gpus,tp,pp,dtype,batch,input_len,output_len,metric,measured\n";
+        let row = |metric: &str| {
+            format!("{metric},src,m,24,2048,16,16,8192,gelu,51200,a100-80g,8,600,2,2,1,fp16,16,128,32,{metric},1.0\n")
+        };
+        let out = run(&[
+            head,
+            &row("latency_ms"),
+            &row("prefill_ms"),
+            &row("decode_ms_per_token"),
+            &row("output_tokens_per_s"),
+        ]
+        .concat())
+        .expect("parses");
+        let p: Vec<f64> = out.iter().map(|r| r.predicted.unwrap_or_else(|| panic!("{:?}", r.skipped))).collect();
+        assert!((p[0] - (p[1] + 31.0 * p[2])).abs() < 1e-9 * p[0], "{p:?}");
+        // The same batch's throughput: 16 requests of 32 tokens in that time.
+        assert!((p[3] - 16.0 * 32.0 / (p[0] / 1e3)).abs() < 1e-9 * p[3], "{p:?}");
+        assert!(!Metric::LatencyMs.higher_is_faster() && !Metric::LatencyMs.is_training());
     }
 
     #[test]
@@ -874,10 +903,14 @@ mod tests {
     #[test]
     fn every_shipped_row_carries_the_scenario_it_predicted() {
         let rows = shipped();
-        assert_eq!(rows.len(), 756);
+        assert_eq!(rows.len(), 1076);
         assert!(rows.iter().all(|r| r.set.is_some()), "every shipped row has a set");
         let held: Vec<&str> = rows.iter().filter(|r| r.held_out()).map(|r| r.id.as_str()).collect();
-        assert_eq!(held.len(), 211);
+        assert_eq!(held.len(), 531);
+        // FasterTransformer's GPT guide: every latency it prints that ran, held out, each a
+        // static batch's latency.
+        let guide: Vec<&RowResult> = rows.iter().filter(|r| r.id.starts_with("ftguide-")).collect();
+        assert!(guide.len() == 320 && guide.iter().all(|r| r.held_out() && r.metric == Some(Metric::LatencyMs)));
         assert!(held.contains(&"bloom-176b-384") && held.contains(&"mtnlg-530b-2240"));
         assert!(held.iter().all(|id| !id.starts_with("vtrain-m") && !id.starts_with("ft-")));
         // Of MosaicML's runs only the FP8 ones, added after FP8 training was modelled.

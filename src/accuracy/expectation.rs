@@ -130,7 +130,8 @@ pub enum Expectation {
 }
 
 /// What the published runs say about `s` (evaluated as `r`); `None` in MAD-Max paper mode, for
-/// inference (whose published runs are the four serving rows) and for a plan like the published
+/// inference (its published runs are measured as latencies and token rates, not iteration
+/// times: the validation page reports them) and for a plan like the published
 /// runs that does not fit in memory or waits for its data loader (no published run did).
 pub fn expectation(s: &Scenario, r: &Report) -> Option<Expectation> {
     if s.task.mode != Mode::Default || matches!(s.task.kind, TaskKind::Inference) {
