@@ -2,7 +2,8 @@
 //! pre-training scenario of a dense LLM on A100s or H100s, the spread of measured against
 //! predicted time over the shipped runs with the same kinds of parallelism on the same GPU
 //! ([`BANDS`]), turned into an expected range of iteration time; for a recommendation model,
-//! what the published DLRM runs on as many GPUs say ([`super::RECOMMENDATION_NOTES`]); for anything else the
+//! what the published DLRM runs on as many GPUs say ([`super::RECOMMENDATION_NOTES`]); for LLM
+//! serving, what the published serving runs say ([`super::SERVING_NOTE`]); for anything else the
 //! shipped runs do not cover, a sentence saying its accuracy is unknown.
 //!
 //! The runs were predicted at the default model's calibrated fractions of peak (`family_util`), so
@@ -129,12 +130,11 @@ pub enum Expectation {
     Unknown(String),
 }
 
-/// What the published runs say about `s` (evaluated as `r`); `None` in MAD-Max paper mode, for
-/// inference (its published runs are measured as latencies and token rates, not iteration
-/// times: the validation page reports them) and for a plan like the published
+/// What the published runs say about `s` (evaluated as `r`); `None` in MAD-Max paper mode and
+/// for a plan like the published
 /// runs that does not fit in memory or waits for its data loader (no published run did).
 pub fn expectation(s: &Scenario, r: &Report) -> Option<Expectation> {
-    if s.task.mode != Mode::Default || matches!(s.task.kind, TaskKind::Inference) {
+    if s.task.mode != Mode::Default {
         return None;
     }
     let unknown = |what: &str| {
@@ -143,6 +143,9 @@ pub fn expectation(s: &Scenario, r: &Report) -> Option<Expectation> {
         )))
     };
     match &s.model.arch {
+        Arch::Llm(_) if matches!(s.task.kind, TaskKind::Inference) => {
+            return Some(Expectation::Unknown(super::SERVING_NOTE.into()))
+        }
         Arch::Llm(_) => {}
         Arch::LlmMoe(..) => return unknown("mixture-of-experts LLMs"),
         Arch::Vit(_) => return unknown("vision transformers"),
@@ -327,7 +330,7 @@ mod tests {
     }
 
     #[test]
-    fn what_no_shipped_run_covers_says_so_and_paper_mode_and_serving_say_nothing() {
+    fn what_no_shipped_run_covers_says_so_and_paper_mode_says_nothing() {
         let unknown = |id: &str| {
             let (s, r) = preset(id, "default");
             match expectation(&s, &r) {
@@ -364,7 +367,9 @@ mod tests {
         let r = evaluate(&slow);
         assert!(r.limits.iter().any(|l| matches!(l, Limit::InputBound { .. })), "{:?}", r.limits);
         assert_eq!(expectation(&slow, &r), None);
-        let (s, r) = preset("current__llama2_70b__h200_sxm_128__inference", "default");
+        // LLM serving: what the published serving runs say, whatever the plan.
+        assert_eq!(unknown("current__llama2_70b__h200_sxm_128__inference"), super::super::SERVING_NOTE);
+        let (s, r) = preset("current__llama2_70b__h200_sxm_128__inference", "reference");
         assert_eq!(expectation(&s, &r), None);
     }
 

@@ -569,6 +569,12 @@ fn a_validated_kind_of_run_gives_the_range_its_published_kind_measured() {
     assert!(at_080.contains(&range) && at_080.contains(&format!("(median {:.2}\u{d7}).\n", band.median)), "{at_080}");
     let paper = out(&["eval", "-"], &inputs("reference", 0.705));
     assert!(!paper.contains("Runs like this"), "{paper}");
+    // LLM serving in the default model: what the published serving runs say.
+    let case = read_json(&data_dir().join("reference/cases/llm__llama_65b__cloud_C_a100.40m_2048__llm_inference.json"));
+    let mut serving = serde_json::json!({"model": case["inputs"]["model"], "system": case["inputs"]["system"], "task": case["inputs"]["task"]});
+    serving["task"]["mode"] = serde_json::json!("default");
+    let text = out(&["eval", "-"], &serving.to_string());
+    assert!(text.contains(&format!("Runs like this        {}\n", madmax::accuracy::SERVING_NOTE)), "{text}");
 }
 
 #[test]
