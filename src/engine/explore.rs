@@ -447,18 +447,45 @@ pub fn settings_pass(base: &Scenario, ranked: &[Outcome], space: &Space, spent_o
 /// with [`every_setting`] where the explorer tries settings, evaluated and ranked best first.
 /// Tens of times the explorer's work: for checking the explorer, not for the page.
 pub fn brute_force(base: &Scenario, space: &Space) -> Vec<Outcome> {
+    sweep(base, space, false)
+}
+
+/// [`brute_force`] with every placement of each plan's levels on the nodes ([`placements`]) and
+/// every collective algorithm ([`algorithm_variants`]) as well, for every setting: the whole
+/// decision space the explorer searches in stages. Hundreds of times the explorer's work.
+pub fn brute_force_everywhere(base: &Scenario, space: &Space) -> Vec<Outcome> {
+    sweep(base, space, true)
+}
+
+fn sweep(base: &Scenario, space: &Space, everywhere: bool) -> Vec<Outcome> {
     let knobs = space.knobs && searches_settings(base);
     let layers = Dims::of(&base.model).map_or(0, |d| d.layers);
+    let per_node = base.system.devices_per_node();
     let mut out = Vec::new();
     for c in plans(base, &Space { knobs: false, ..space.clone() }) {
         let setups = match (&c.plan.transformer, c.plan.local_transformer_batch) {
             (Some(t), Some(local)) if knobs => every_setting(&base.task.setup, PlanShape::of(t, local, layers)),
             _ => vec![c.setup.clone()],
         };
-        for setup in setups {
-            let candidate = Candidate { plan: c.plan.clone(), setup };
-            if extended::rules::check(&with(base, &candidate)).is_empty() {
-                out.push(evaluate_plan(base, &candidate, space));
+        let setups: Vec<Setup> = if everywhere && knobs {
+            setups
+                .into_iter()
+                .flat_map(|s| algorithm_variants(&s, base).into_iter().chain(std::iter::once(s)))
+                .collect()
+        } else {
+            setups
+        };
+        let specs: Vec<Option<Spec>> = match &c.plan.transformer {
+            Some(t) if everywhere && knobs => std::iter::once(*t).chain(placements(t, per_node)).map(Some).collect(),
+            t => vec![*t],
+        };
+        for spec in specs {
+            let plan = Plan { transformer: spec, ..c.plan.clone() };
+            for setup in &setups {
+                let candidate = Candidate { plan: plan.clone(), setup: setup.clone() };
+                if extended::rules::check(&with(base, &candidate)).is_empty() {
+                    out.push(evaluate_plan(base, &candidate, space));
+                }
             }
         }
     }

@@ -1,6 +1,9 @@
 //! The explorer against a brute-force sweep, on the scenarios of `tests/data/explore/` (the
 //! ones `madmax bench` times): its best plan that fits is within 2% of the best plan that
-//! fits among every setting the sweep tries ([`explore::every_setting`]).
+//! fits among every setting the sweep tries ([`explore::every_setting`]), and on all but the
+//! largest, among every setting with every placement of the levels on the nodes and every
+//! collective algorithm as well ([`explore::brute_force_everywhere`]), which the explorer only
+//! tries on its best plans.
 
 use crate::support::data_dir;
 use madmax::engine::explore::{self, Outcome, Space};
@@ -30,6 +33,10 @@ fn best_fitting(ranked: &[Outcome]) -> Option<&Outcome> {
     ranked.first().filter(|o| o.fits())
 }
 
+/// The scenario whose sweep of every placement and algorithm is too long for a test (962,631
+/// plans, 79 s on one core): it is swept in Megatron-LM's placement with its own algorithm.
+const SWEPT_IN_ONE_PLACEMENT: &str = "llama3_70b_h100_512";
+
 #[test]
 fn the_explorer_finds_within_2_percent_of_a_brute_force_sweep() {
     let all = scenarios("explore");
@@ -37,15 +44,18 @@ fn the_explorer_finds_within_2_percent_of_a_brute_force_sweep() {
     for (name, s) in all {
         let space = Space::fixed_global(&s);
         let search = explore::search(&s, &space).expect("within budget");
-        let sweep = explore::brute_force(&s, &space);
+        let everywhere = name != SWEPT_IN_ONE_PLACEMENT;
+        let sweep =
+            if everywhere { explore::brute_force_everywhere(&s, &space) } else { explore::brute_force(&s, &space) };
         let (Some(found), Some(brute)) = (best_fitting(&search.ranked), best_fitting(&sweep)) else {
             panic!("{name}: a plan fits in both");
         };
         let ratio = found.throughput_samples_per_s / brute.throughput_samples_per_s;
         println!(
-            "{name}: explorer {:.1} samples/s ({} plans), brute force {:.1} ({} plans): {ratio:.3}x\n  explorer: {}\n  sweep:    {}",
+            "{name}: explorer {:.1} samples/s ({} plans), brute force{} {:.1} ({} plans): {ratio:.3}x\n  explorer: {}\n  sweep:    {}",
             found.throughput_samples_per_s,
             search.ranked.len(),
+            if everywhere { " with every placement and algorithm" } else { "" },
             brute.throughput_samples_per_s,
             sweep.len(),
             explore::describe_outcome(&s, found),
@@ -53,6 +63,21 @@ fn the_explorer_finds_within_2_percent_of_a_brute_force_sweep() {
         );
         assert!(ratio >= 0.98, "{name}: {ratio}");
     }
+}
+
+/// The wider sweep is the narrower one and more: every placement and every collective algorithm
+/// of every plan and setting, so its best plan is at least as fast.
+#[test]
+fn the_sweep_everywhere_holds_the_sweep_in_one_placement() {
+    let (name, s) = scenarios("explore").into_iter().find(|(n, _)| n == "llama2_70b_dc_a_2048").expect("scenario");
+    let space = Space::fixed_global(&s);
+    let (narrow, wide) = (explore::brute_force(&s, &space), explore::brute_force_everywhere(&s, &space));
+    assert!(wide.len() > 4 * narrow.len(), "{name}: {} against {}", wide.len(), narrow.len());
+    let key = |o: &Outcome| format!("{:?} {:?}", o.plan, o.setup);
+    let wide_keys: std::collections::BTreeSet<String> = wide.iter().map(key).collect();
+    assert!(narrow.iter().all(|o| wide_keys.contains(&key(o))), "{name}: every narrow plan is in the wide sweep");
+    let best = |v: &[Outcome]| best_fitting(v).map(|o| o.throughput_samples_per_s).expect("a plan fits");
+    assert!(best(&wide) >= best(&narrow));
 }
 
 #[test]
