@@ -219,6 +219,26 @@ await runTest('validation', dist, async ({ server, browser }) => {
     `the serving chart draws what vLLM measured: ${(await measuredRow.textContent()).trim()}`);
   await settled(page);
   await servingFigure.screenshot({ path: join(shots, 'validation-serving-measured.png') });
+  // A static batch's measured latency is drawn as the tokens/s it makes: the batch's generated
+  // tokens over that time.
+  await page.click('nav >> text=Validation');
+  const ftId = 'ftguide-20b-tp2-b16-i128-o20';
+  const ftWant = want.find((w) => w.id === ftId);
+  await page.locator(`#validation-rows tr[data-id="${ftId}"]`).getByRole('button').click();
+  await page.locator('#chart-serving').waitFor({ timeout: 5000 });
+  check((await page.locator('#yardstick').innerText()).includes('Batch latency (ms) measured'), 'the calculator names the row\'s metric');
+  const ftRow = servingFigure.locator('tr', { hasText: 'measured (NVIDIA FasterTransformer GPT guide' });
+  await ftRow.waitFor({ state: 'attached', timeout: 20000 });
+  const ftText = (await ftRow.textContent()).trim();
+  const ftRate = /([\d.]+) (k )?tokens\/s/.exec(ftText);
+  const rate = ftRate ? Number(ftRate[1]) * (ftRate[2] ? 1e3 : 1) : NaN;
+  check(close(rate, 16 * 20 / (ftWant.measured / 1e3), 5e-3), `the serving chart draws FasterTransformer's latency as tokens/s: ${ftText}`);
+  await settled(page);
+  await servingFigure.screenshot({ path: join(shots, 'validation-serving-latency.png') });
+  await page.goBack();
+  await page.locator('#validation-rows').waitFor();
+  await page.goBack();
+  await page.locator('#chart-serving').waitFor();
   await page.goBack();
   await page.locator('#validation-rows').waitFor();
   await page.goBack();
