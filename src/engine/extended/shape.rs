@@ -11,6 +11,8 @@
 use super::calibration::{
     DROPOUT_PASSES, FLASH1_EFFICIENCY, FLASH1_H100_EFFICIENCY, FLASH2_EFFICIENCY, HIDDEN_PASSES, SCORE_ELEMENT_PASSES,
 };
+use super::gemm::Gemm;
+use crate::engine::ops::Block;
 use crate::engine::scenario::{Arch, Attention, Ffn, Model};
 
 /// A transformer's dimensions as the default model uses them.
@@ -203,6 +205,31 @@ impl Dims {
         let (attn, expert) = self.layer_params();
         let (input, output) = self.edge_params();
         self.layers as f64 * (attn + expert * self.experts) + input + output
+    }
+
+    /// The GEMMs of a block's forward pass over `t` tokens on one GPU of `tp`-way tensor and
+    /// `ep`-way expert parallelism, each with how many times it runs. Attention: the fused Q, K,
+    /// V projection (column-parallel: `n` split by tp) and the output projection (row-parallel:
+    /// `k` split by tp); its score GEMMs are timed apart ([`Dims::layer_timed_flops`]).
+    /// Feed-forward: the first matrix (or the gate and up matrices together, SwiGLU) and the
+    /// second, once per expert this GPU holds that the tokens visit (all of them unless the
+    /// tokens are fewer, as in decoding), on the tokens routed to it, and the router.
+    /// Shoeybi et al. 2019 (Megatron-LM) for the splits.
+    pub fn block_gemms(&self, block: Block, t: f64, tp: f64, ep: f64) -> [(Gemm, f64); 3] {
+        let h = self.hidden;
+        if block == Block::Attn {
+            let qkv = Gemm { m: t, n: self.qkv_width() / tp, k: h };
+            let proj = Gemm { m: t, n: h, k: h / tp };
+            return [(qkv, 1.0), (proj, 1.0), (Gemm::NONE, 0.0)];
+        }
+        let f = self.ffn / tp;
+        let routed = t * self.active * self.capacity_factor;
+        let local_experts = (self.experts / ep).min(routed);
+        let m = routed / local_experts;
+        let up = Gemm { m, n: (self.ffn_kind.matrices() - 1) as f64 * f, k: h };
+        let down = Gemm { m, n: h, k: f };
+        let router = if self.is_moe() { Gemm { m: t, n: self.experts, k: h } } else { Gemm::NONE };
+        [(up, local_experts), (down, local_experts), (router, 1.0)]
     }
 
     /// Element-wise bytes per token of one layer's forward pass outside the tensor-parallel

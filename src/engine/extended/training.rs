@@ -186,27 +186,9 @@ impl<'a> TrainingCx<'a> {
     }
 
     /// The GEMMs of a block's forward pass over `t` tokens on one GPU, each with how many times
-    /// it runs. Attention: the fused Q, K, V projection (column-parallel: `n` split by tp) and
-    /// the output projection (row-parallel: `k` split by tp); its score GEMMs are timed apart
-    /// ([`TrainingCx::score_gemm_s`]). Feed-forward: the first matrix (or the gate and up matrices
-    /// together, SwiGLU) and the second, once per expert this GPU holds that the tokens visit
-    /// (all of them unless the tokens are fewer, as in decoding), on the tokens routed to it,
-    /// and the router.
+    /// it runs ([`Dims::block_gemms`] at this plan's tensor and expert parallelism).
     pub fn block_gemms_of(&self, block: Block, t: f64) -> [(Gemm, f64); 3] {
-        let (h, tp) = (self.d.hidden, self.tp());
-        if block == Block::Attn {
-            let qkv = Gemm { m: t, n: self.d.qkv_width() / tp, k: h };
-            let proj = Gemm { m: t, n: h, k: h / tp };
-            return [(qkv, 1.0), (proj, 1.0), (Gemm::NONE, 0.0)];
-        }
-        let f = self.d.ffn / tp;
-        let routed = t * self.d.active * self.d.capacity_factor;
-        let local_experts = (self.d.experts / self.lay.ep.size as f64).min(routed);
-        let m = routed / local_experts;
-        let up = Gemm { m, n: (self.d.ffn_kind.matrices() - 1) as f64 * f, k: h };
-        let down = Gemm { m, n: h, k: f };
-        let router = if self.d.is_moe() { Gemm { m: t, n: self.d.experts, k: h } } else { Gemm::NONE };
-        [(up, local_experts), (down, local_experts), (router, 1.0)]
+        self.d.block_gemms(block, t, self.tp(), self.lay.ep.size as f64)
     }
 
     /// A block's GEMM time for one micro-batch without its attention scores, s: (forward,
