@@ -9,7 +9,9 @@
 //! - mixture-of-experts top MLPs compute the active experts and need no all-to-all when every
 //!   GPU holds every expert (Q19);
 //! - frozen parts compute no weight gradients, and nothing below them runs backward unless it
-//!   trains (Q22); memory counts training state and is checked (Q23).
+//!   trains (Q22); memory counts training state and is checked (Q23);
+//! - every MLP layer and DLRM_Transformer's transformer layers are GEMMs costed by their shapes
+//!   (`super::gemm`), not FLOPs at one rate.
 //!
 //! Embedding tables can be split table-wise (MAD-Max's mp), row-wise or column-wise over the mp
 //! levels (TorchRec's sharding types), or replicated by ddp levels. Sources: Naumov et al. 2019
@@ -226,14 +228,14 @@ impl<'a> DlrmCx<'a> {
     /// Time of `gemms` run forward (`pass` the identity), or their activation or weight
     /// gradients, on this GPU, s ([`Gemm::time_s`]: thin and small GEMMs run under the FLOP
     /// rate).
-    fn gemms_s(&self, gemms: [(Gemm, f64); 2], pass: impl Fn(Gemm) -> Gemm) -> f64 {
+    fn gemms_s(&self, gemms: &[(Gemm, f64)], pass: impl Fn(Gemm) -> Gemm) -> f64 {
         gemms.iter().map(|(g, n)| n * pass(*g).time_s(self.e, self.flops_per_s, self.hbm_bytes_per_s)).sum()
     }
 
     /// MLP layer `l`'s forward pass on this GPU, s: its GEMMs by their shapes
     /// ([`DlrmCx::mlp_gemms`]), bias and ReLU of its outputs at HBM speed.
     pub fn mlp_fwd_s(&self, top: bool, l: u64) -> f64 {
-        self.gemms_s(self.mlp_gemms(top, l), |g| g) + self.mlp_elementwise_s(top, l)
+        self.gemms_s(&self.mlp_gemms(top, l), |g| g) + self.mlp_elementwise_s(top, l)
     }
 
     /// Bias and ReLU of MLP layer `l`'s outputs (one pass), s: HBM-bound.
@@ -263,7 +265,7 @@ impl<'a> DlrmCx<'a> {
     pub fn mlp_grad_passes_s(&self, top: bool, l: u64) -> (f64, f64) {
         let gemms = self.mlp_gemms(top, l);
         let elementwise = self.mlp_elementwise_s(top, l);
-        (self.gemms_s(gemms, |g| g.dgrad()) + elementwise, self.gemms_s(gemms, |g| g.wgrad()) + elementwise)
+        (self.gemms_s(&gemms, |g| g.dgrad()) + elementwise, self.gemms_s(&gemms, |g| g.wgrad()) + elementwise)
     }
 
     /// MLP layer `l`'s backward pass on this GPU, s: the gradient passes it needs
@@ -384,23 +386,35 @@ impl<'a> DlrmCx<'a> {
     }
 
     /// One transformer layer's forward and backward pass (DLRM_Transformer), and its
-    /// tensor-parallel all-reduce, s.
+    /// tensor-parallel all-reduce, s, costed as the LLM model costs a layer: each GEMM by its
+    /// shape ([`Dims::block_gemms`], the backward's activation- and weight-gradient GEMMs by
+    /// theirs), the attention scores at their kernel's rate, element-wise work at HBM speed. A
+    /// frozen transformer runs only the activation-gradient pass, and only when something below
+    /// it trains.
     pub fn tr_layer_s(&self) -> (f64, f64, f64) {
         let Some((d, lay)) = &self.tr else { return (0.0, 0.0, 0.0) };
         let tokens = self.local_batch * d.seq;
         let tp = lay.tp.size as f64;
-        let fwd = tokens * d.layer_timed_flops().total() / tp / self.flops_per_s
-            + tokens * (2.0 * d.hidden_bytes() + d.score_bytes() / tp + d.ffn_act_bytes() / tp) / self.hbm_bytes_per_s;
-        let passes = if !self.trains {
+        let gemms: Vec<(Gemm, f64)> =
+            [Block::Attn, Block::Fc].into_iter().flat_map(|b| d.block_gemms(b, tokens, tp, 1.0)).collect();
+        let scores = tokens * d.layer_timed_flops().attn_scores / tp / self.flops_per_s;
+        let ew =
+            tokens * (2.0 * d.hidden_bytes() + d.score_bytes() / tp + d.ffn_act_bytes() / tp) / self.hbm_bytes_per_s;
+        let pass = |f: fn(&Gemm) -> Gemm| self.gemms_s(&gemms, |g| f(&g)) + scores + ew;
+        let (fwd, dgrad, wgrad) = (pass(|g| *g), pass(Gemm::dgrad), pass(Gemm::wgrad));
+        let bwd = if !self.trains {
             0.0
         } else if self.freeze.transformer {
-            // Only activation gradients, and only when something below trains.
-            (!self.freeze.bot_mlp || !self.freeze.emb) as u8 as f64
+            if !self.freeze.bot_mlp || !self.freeze.emb {
+                dgrad
+            } else {
+                0.0
+            }
         } else {
-            2.0
+            dgrad + wgrad
         };
         let ar = self.coll(Collective::AllReduce, tokens * d.hidden * self.e, lay.tp);
-        (fwd, passes * fwd, ar)
+        (fwd, bwd, ar)
     }
 
     /// Gradient synchronisation of one transformer layer, s.
@@ -785,7 +799,7 @@ pub fn explain(cx: &DlrmCx, op: &OpName) -> Option<Explanation> {
             let (f, bw, ar) = cx.tr_layer_s();
             (
                 format!("Transformer layer {l} over the embeddings ({pass})"),
-                "GEMMs (attention with its s^2 terms, feed-forward) at the FLOP rate + element-wise at HBM speed; two tensor-parallel all-reduces",
+                "GEMMs by their shapes (QKV, output projection, feed-forward; backward: activation- and weight-gradient GEMMs) + attention scores + element-wise at HBM speed; two tensor-parallel all-reduces",
                 vec![b, rate, hbm],
                 match (op.kind, fwd) {
                     (OpKind::ActAllReduce, _) => 2.0 * ar,
@@ -841,6 +855,41 @@ mod tests {
             "num_bot_mlp_layers": 3, "num_top_mlp_layers": 5, "num_tables": 26, "emb_dim": 128, "pooling_size": 1,
             "bot_mlp_widths": "13-512-256-128", "top_mlp_widths": [1024, 1024, 512, 256, 1],
         })
+    }
+
+    /// A DLRM_Transformer pre-training case (fp32, 8 GPUs) with its transformer's width and
+    /// feed-forward width set.
+    fn transformer(hidden: u64, ffn: u64) -> Scenario {
+        let mut v: serde_json::Value = serde_json::from_str(include_str!(
+            "../../../tests/data/reference/cases/dlrm_transformer__dlrm_a_transformer__zionex_8__dt_pre_ddp_8x8.json"
+        ))
+        .expect("case");
+        v["inputs"]["task"]["mode"] = serde_json::json!("default");
+        v["inputs"]["model"]["attention_dim"] = serde_json::json!(hidden);
+        v["inputs"]["model"]["transformer_fc_dim"] = serde_json::json!(ffn);
+        let raw = serde_json::from_value::<RawFile>(v).expect("case").into_scenario().expect("case");
+        validate(&raw).expect("valid")
+    }
+
+    #[test]
+    fn transformer_layers_cost_their_gemms_by_shape() {
+        // Against the layer at the flat FLOP rate (its GEMM and score FLOPs at the GEMM rate,
+        // the same element-wise work): a narrow layer's thin GEMMs run under the rate, a wide
+        // layer's near it.
+        let ratio = |hidden: u64| {
+            let s = transformer(hidden, 4 * hidden);
+            let cx = DlrmCx::new(&s).expect("a DLRM");
+            let (d, _) = cx.tr.as_ref().expect("a transformer");
+            let tokens = cx.local_batch * d.seq;
+            let ew = tokens * (2.0 * d.hidden_bytes() + d.score_bytes() + d.ffn_act_bytes()) / cx.hbm_bytes_per_s;
+            let flat = tokens * d.layer_timed_flops().total() / cx.flops_per_s + ew;
+            let (fwd, bwd, _) = cx.tr_layer_s();
+            // Pre-training runs both gradient passes, each about as long as the forward pass.
+            assert!(bwd > 1.5 * fwd && bwd < 3.0 * fwd, "{hidden}: {fwd} s forward, {bwd} s backward");
+            fwd / flat
+        };
+        let (narrow, wide) = (ratio(128), ratio(8192));
+        assert!(narrow > 1.1 && (wide - 1.0).abs() < 0.05 && narrow > wide, "narrow {narrow}, wide {wide}");
     }
 
     #[test]
