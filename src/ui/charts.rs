@@ -879,17 +879,9 @@ pub fn predicted_vs_measured(
         .draw_series([PathElement::new(vec![(lo, lo), (hi, hi)], theme.text().stroke_width(theme.px(1.5)))])
         .map_err(err)?;
     for i in 0..series.len() {
-        let (rgb, triangle) = series_marker(i);
-        let c = color(rgb);
-        let pts: Vec<(f64, f64)> =
-            points.iter().filter(|p| p.2 == i && p.0 > 0.0 && p.1 > 0.0).map(|p| (p.0.log10(), p.1.log10())).collect();
-        if triangle {
-            let t = theme.px(5.0);
-            chart.draw_series(pts.iter().map(|&p| TriangleMarker::new(p, t, c.mix(0.85).filled()))).map_err(err)?;
-        } else {
-            let r = theme.px(3.5);
-            chart.draw_series(pts.iter().map(|&p| Circle::new(p, r, c.mix(0.75).filled()))).map_err(err)?;
-        }
+        let (rgb, shape) = series_marker(i);
+        let pts = points.iter().filter(|p| p.2 == i && p.0 > 0.0 && p.1 > 0.0).map(|p| (p.0.log10(), p.1.log10()));
+        draw_markers(&mut chart, pts, shape, theme.px(3.5), color(rgb).mix(0.8).filled())?;
     }
     let drawn = |p: &(f64, f64, usize)| (p.0 > 0.0 && p.1 > 0.0).then(|| (p.0.log10(), p.1.log10()));
     place_points(chart.plotting_area(), points.iter().map(drawn), theme, placed);
@@ -897,10 +889,58 @@ pub fn predicted_vs_measured(
     root.present().map_err(err)
 }
 
-/// The marker of data series `i`: its colour, and whether it is a triangle (past the palette
-/// the colours come round again as triangles, not circles).
-pub fn series_marker(i: usize) -> ((u8, u8, u8), bool) {
-    (SERIES_RGB[i % SERIES_RGB.len()], i >= SERIES_RGB.len())
+/// The shape of a data series' markers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    Circle,
+    Triangle,
+    Square,
+    Diamond,
+}
+
+impl Shape {
+    /// The character a legend shows for it.
+    pub fn glyph(self) -> &'static str {
+        match self {
+            Shape::Circle => "\u{25cf}",
+            Shape::Triangle => "\u{25b2}",
+            Shape::Square => "\u{25a0}",
+            Shape::Diamond => "\u{25c6}",
+        }
+    }
+}
+
+/// The marker of data series `i`: its colour and its shape. Past the palette the colours come
+/// round again in the next shape, so 24 series are each told apart.
+pub fn series_marker(i: usize) -> ((u8, u8, u8), Shape) {
+    const SHAPES: [Shape; 4] = [Shape::Circle, Shape::Triangle, Shape::Square, Shape::Diamond];
+    (SERIES_RGB[i % SERIES_RGB.len()], SHAPES[(i / SERIES_RGB.len()) % SHAPES.len()])
+}
+
+/// Draws a marker of `shape` at each of `points`, about `r` pixels from its centre to its edge.
+fn draw_markers(
+    chart: &mut ChartContext<'_, CanvasBackend, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    points: impl Iterator<Item = (f64, f64)>,
+    shape: Shape,
+    r: u32,
+    style: ShapeStyle,
+) -> Result<(), String> {
+    let r = r.max(1) as i32;
+    match shape {
+        Shape::Circle => chart.draw_series(points.map(|p| Circle::new(p, r, style))).map(|_| ()),
+        Shape::Triangle => chart.draw_series(points.map(|p| TriangleMarker::new(p, r + r / 2, style))).map(|_| ()),
+        Shape::Square => chart
+            .draw_series(
+                points.map(|p| EmptyElement::at(p) + Rectangle::new([(-r + 1, -r + 1), (r - 1, r - 1)], style)),
+            )
+            .map(|_| ()),
+        Shape::Diamond => chart
+            .draw_series(points.map(|p| {
+                EmptyElement::at(p) + Polygon::new(vec![(0, -r - 1), (r + 1, 0), (0, r + 1), (-r - 1, 0)], style)
+            }))
+            .map(|_| ()),
+    }
+    .map_err(err)
 }
 
 /// Scaling: speed-up over the smallest GPU count against GPUs (log-log, axes linear in log2
@@ -1047,16 +1087,9 @@ pub fn strips(canvas: &HtmlCanvasElement, theme: &Theme, st: &Strips) -> Result<
     let at: Vec<(f64, f64)> =
         st.points.iter().enumerate().map(|(k, &(row, series, v))| (v.clamp(0.0, 1.0), y_of(row, series, k))).collect();
     for si in 0..st.series.len() {
-        let (rgb, triangle) = series_marker(si);
-        let c = color(rgb);
+        let (rgb, shape) = series_marker(si);
         let pts = st.points.iter().zip(&at).filter(|(p, _)| p.1 == si).map(|(_, &xy)| xy);
-        let r = theme.px(3.5);
-        let t = theme.px(5.0);
-        if triangle {
-            chart.draw_series(pts.map(|p| TriangleMarker::new(p, t, c.mix(0.8).filled()))).map_err(err)?;
-        } else {
-            chart.draw_series(pts.map(|p| Circle::new(p, r, c.mix(0.7).filled()))).map_err(err)?;
-        }
+        draw_markers(&mut chart, pts, shape, theme.px(3.5), color(rgb).mix(0.75).filled())?;
         // Each row's median, a tick in the text's colour across the series' lane.
         let stroke = theme.text().stroke_width(theme.px(2.5));
         for row in 0..n {

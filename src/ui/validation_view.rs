@@ -459,9 +459,9 @@ fn chart(rows: &[RowResult], sources: Vec<String>, filter: &Filter, width: u32) 
                     <li id="validation-millions">{ "samples/s (recommendation models) in millions" }</li>
                 }
                 { for names.iter().enumerate().filter(|(i, _)| shown[*i]).map(|(i, name)| {
-                    let ((r, g, b), triangle) = charts::series_marker(i);
+                    let ((r, g, b), shape) = charts::series_marker(i);
                     html! {
-                        <li><span class="swatch" style={format!("color: rgb({r}, {g}, {b})")}>{ if triangle { "\u{25b2}" } else { "\u{25cf}" } }</span>{ name }</li>
+                        <li><span class="swatch" style={format!("color: rgb({r}, {g}, {b})")}>{ shape.glyph() }</span>{ name }</li>
                     }
                 }) }
             </ul>

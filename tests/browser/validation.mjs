@@ -116,6 +116,10 @@ await runTest('validation', dist, async ({ server, browser }) => {
   const floorJson = cliAll.floor;
   check(floorText.includes(`on any of the ${floorJson.pairs} such pairs here`), `the page counts the ${floorJson.pairs} same-work pairs`);
   check(await canvasInked(page, 'chart-validation') > 2000, 'the predicted-vs-measured chart is drawn');
+  // Every source has a marker of its own: no two share a colour and a shape.
+  const markers = await page.locator('#validation-legend .swatch:not(.line)').evaluateAll((els) => els.map((e) => `${e.style.color} ${e.textContent}`));
+  const sourceCount = new Set(want.map((r) => r.source)).size;
+  check(markers.length === sourceCount && new Set(markers).size === markers.length, `the legend gives each of the ${sourceCount} sources its own marker (${new Set(markers).size} distinct of ${markers.length})`);
   const [pointTip = ''] = await pointAt(page, 'chart-validation', { xs: steps(0.1, 0.95, 0.01), ys: steps(0.1, 0.9, 0.02), first: true });
   check(/^[\w.-]+: measured [\d.]+ ?\S*, predicted [\d.]+ ?\S*, [+-][\d.]+ %$/.test(pointTip), `pointing at a run names its row and both figures: ${pointTip}`);
   await page.mouse.move(0, 0);
