@@ -27,7 +27,8 @@ dist-test: tools
 ## test: every test: unit, golden, CLI, robustness, and the built site in headless Chromium
 test: tools test-native dist dist-test test-browser check-reference validate
 
-# Tests run in the debug profile: integer overflow checks are on there.
+# Tests run in the dev profile: integer overflow checks and debug assertions are on there
+# (at opt-level 1, Cargo.toml, so that the explorer's brute-force sweeps take seconds).
 test-native:
 	@if cargo fmt --version >/dev/null 2>&1; then cargo fmt --check; else echo "rustfmt not installed: format check skipped"; fi
 	cargo test
