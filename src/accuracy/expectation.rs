@@ -131,8 +131,8 @@ pub enum Expectation {
 }
 
 /// What the published runs say about `s` (evaluated as `r`); `None` in MAD-Max paper mode and
-/// for a plan like the published
-/// runs that does not fit in memory or waits for its data loader (no published run did).
+/// for a training plan like the published runs that does not fit in memory or waits for its
+/// data loader (no published run did).
 pub fn expectation(s: &Scenario, r: &Report) -> Option<Expectation> {
     if s.task.mode != Mode::Default {
         return None;

@@ -105,6 +105,13 @@ pub fn canvas(p: &Props) -> Html {
     }
 }
 
+/// The legend's swatch of data series `i`: its marker ([`super::charts::series_marker`]) in its
+/// colour.
+pub fn series_swatch(i: usize) -> Html {
+    let ((r, g, b), shape) = super::charts::series_marker(i);
+    html! { <span class="swatch" style={format!("color: rgb({r}, {g}, {b})")}>{ shape.glyph() }</span> }
+}
+
 /// A new version number for [`Props::version`] (each call differs).
 pub fn next_version() -> u64 {
     use std::sync::atomic::{AtomicU64, Ordering};

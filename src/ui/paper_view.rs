@@ -278,10 +278,9 @@ fn exposed_chart(s: &Session, findings: &[Findings], width: u32, version: usize)
         )
     });
     let legend = names.iter().enumerate().map(|(i, name)| {
-        let ((r, g, b), shape) = charts::series_marker(i);
         let side = if i % 2 == 0 { "upper" } else { "lower" };
         html! {
-            <li><span class="swatch" style={format!("color: rgb({r}, {g}, {b})")}>{ shape.glyph() }</span>{ format!("{name} ({side} marks of each row; tick: median)") }</li>
+            <li>{ super::canvas::series_swatch(i) }{ format!("{name} ({side} marks of each row; tick: median)") }</li>
         }
     });
     html! {

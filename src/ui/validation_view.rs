@@ -459,9 +459,8 @@ fn chart(rows: &[RowResult], sources: Vec<String>, filter: &Filter, width: u32) 
                     <li id="validation-millions">{ "samples/s (recommendation models) in millions" }</li>
                 }
                 { for names.iter().enumerate().filter(|(i, _)| shown[*i]).map(|(i, name)| {
-                    let ((r, g, b), shape) = charts::series_marker(i);
                     html! {
-                        <li><span class="swatch" style={format!("color: rgb({r}, {g}, {b})")}>{ shape.glyph() }</span>{ name }</li>
+                        <li>{ super::canvas::series_swatch(i) }{ name }</li>
                     }
                 }) }
             </ul>
