@@ -377,7 +377,7 @@ mod tests {
     fn a_scenario_names_its_kinds_of_parallelism_as_its_row_does() {
         // The bands are keyed by the rows' names for their plans, a scenario finds its band by
         // its own: the two must agree on every shipped run.
-        let rows = super::super::training_rows().expect("the shipped rows predict");
+        let rows = super::super::notes::training_rows().expect("the shipped rows predict");
         let mut named = 0;
         for r in rows.iter().filter(|r| r.scenario.is_some()) {
             let raw = serde_json::from_value::<crate::engine::RawScenario>(r.scenario.clone().expect("some"))
@@ -391,7 +391,7 @@ mod tests {
 
     #[test]
     fn the_bands_say_what_the_rows_say() {
-        let now = bands_in(&super::super::training_rows().expect("the shipped rows predict")).expect("bands");
+        let now = bands_in(&super::super::notes::training_rows().expect("the shipped rows predict")).expect("bands");
         // The validation page finds the same among every shipped row, serving ones included.
         assert_eq!(bands_in(&super::super::shipped()), Some(now.clone()));
         let shipped: Vec<Band<String>> = BANDS

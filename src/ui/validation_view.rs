@@ -468,15 +468,6 @@ fn chart(rows: &[RowResult], sources: Vec<String>, filter: &Filter, width: u32) 
     }
 }
 
-/// A static batch's measured latency as output tokens/s, as the model counts them for one: the
-/// batch's generated tokens over the time from its prompts to its last token (one replica: a
-/// serving row's GPUs are its tensor and pipeline parallel degrees).
-fn batch_tokens_per_s(r: &RowResult) -> Option<f64> {
-    let task = &r.scenario.as_ref()?["task"];
-    let tokens = task["local_transformer_bs"].as_f64()? * task["output_tokens"].as_f64()?;
-    (r.measured > 0.0).then(|| tokens / (r.measured / 1e3))
-}
-
 fn table(rows: &[RowResult], d: &Callback<Action>) -> Html {
     let base = dom::base_url();
     let row = |r: &RowResult| {
@@ -491,10 +482,8 @@ fn table(rows: &[RowResult], d: &Callback<Action>) -> Html {
                 predicted: r.predicted.map(value),
                 difference: r.error,
                 serving: match r.metric {
-                    Some(Metric::OutputTokensPerS) => Some(ServingMark::OutputTokensPerS(r.measured)),
                     Some(Metric::DecodeMsPerToken) => Some(ServingMark::TimePerTokenS(r.measured / 1e3)),
-                    Some(Metric::LatencyMs) => batch_tokens_per_s(r).map(ServingMark::OutputTokensPerS),
-                    _ => None,
+                    _ => r.measured_output_tokens_per_s().map(ServingMark::OutputTokensPerS),
                 },
             };
             Callback::from(move |_| d.emit(Action::LoadMeasured(doc.clone(), measured.clone())))

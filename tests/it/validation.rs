@@ -89,10 +89,7 @@ fn the_serving_model_predicts_measured_inference_latencies() {
 /// the GPU's). Pinned so that a change that closes the gap shows here.
 #[test]
 fn added_serving_runs_are_predicted_and_their_gap_is_known() {
-    let (all, _) = predicted_all("added serving", madmax::accuracy::ADDED_INFERENCE_CSV, 324);
-    let rows: Vec<RowResult> = all.into_iter().filter(|r| r.id.starts_with("vllm-2192-")).collect();
-    assert_eq!(rows.len(), 4);
-    let s = summarize(&rows).expect("summary");
+    let (rows, s) = added_serving("vllm-2192-", 4);
     assert!(rows.iter().all(|r| !r.held_out()));
     let predicted = |id: &str| rows.iter().find(|r| r.id == id).and_then(|r| r.predicted).expect(id);
     for (nccl, custom) in [
@@ -107,17 +104,24 @@ fn added_serving_runs_are_predicted_and_their_gap_is_known() {
     assert!(s.all.median_abs_error > 0.3, "the gap closed: update SOURCES.md section 6 and the README");
 }
 
+/// The runs of `added_inference.csv` (324, every one predicted) whose ids start with `prefix`
+/// (`count` of them), and their summary.
+fn added_serving(prefix: &str, count: usize) -> (Vec<RowResult>, Summary) {
+    let (all, _) = predicted_all("added serving", madmax::accuracy::ADDED_INFERENCE_CSV, 324);
+    let rows: Vec<RowResult> = all.into_iter().filter(|r| r.id.starts_with(prefix)).collect();
+    assert_eq!(rows.len(), count, "{prefix}");
+    let s = summarize(&rows).expect("summary");
+    (rows, s)
+}
+
 /// FasterTransformer's GPT guide (SOURCES.md section 6): 320 static-batch latencies, held out,
 /// predicted once at a median error of 22.8%, almost all too fast. Pinned with the two trends
 /// that first prediction showed (the error grows as the model shrinks on one GPU, and with
 /// tensor parallelism on GPT 20B), so that a change that moves them shows here.
 #[test]
 fn fastertransformer_latencies_are_held_out_and_their_gaps_are_known() {
-    let (all, _) = predicted_all("added serving", madmax::accuracy::ADDED_INFERENCE_CSV, 324);
-    let rows: Vec<RowResult> = all.into_iter().filter(|r| r.id.starts_with("ftguide-")).collect();
-    assert_eq!(rows.len(), 320);
+    let (rows, s) = added_serving("ftguide-", 320);
     assert!(rows.iter().all(RowResult::held_out));
-    let s = summarize(&rows).expect("summary");
     assert!(
         (0.18..0.28).contains(&s.all.median_abs_error),
         "median {}: update SOURCES.md section 6 and the README",
