@@ -42,7 +42,7 @@ pub use stats::{summarize, Stats, Summary};
 mod notes;
 #[cfg(not(target_arch = "wasm32"))]
 pub use notes::{accuracy_note, recommendation_note, serving_note, tp8_host_note};
-pub use notes::{ACCURACY_NOTE, RECOMMENDATION_NOTES, SERVING_NOTE, TP8_HOST_NOTE};
+pub use notes::{ACCURACY_NOTE, RECOMMENDATION_NOTES, SERVING_NOTES, TP8_HOST_NOTE};
 
 /// Which set a measured run belongs to: the `set` column of a CSV, or for the shipped copies of
 /// the shared set (no such column) the calibration set.
@@ -513,6 +513,35 @@ mod tests {
     }
 
     #[test]
+    fn a_batching_column_runs_the_row_in_flight_with_its_step_budget() {
+        let head = "id,source,model,layers,hidden,heads,kv_heads,ffn_hidden,ffn_kind,vocab,gpu,gpus_per_node,nvlink_gbytes_s,n_gpus,tp,pp,dtype,batch,input_len,output_len,batching,step_tokens,metric,measured\n";
+        let row = |id: &str, batching: &str, step: &str| {
+            format!("{id},src,m,24,2048,16,16,8192,gelu,51200,h100-80g,8,900,1,1,1,bf16,64,512,128,{batching},{step},decode_ms_per_token,10\n")
+        };
+        let out = run(&[
+            head,
+            &row("static", "", ""),
+            &row("inflight", "inflight", "8192"),
+            &row("budget", "inflight", ""),
+            &row("typo", "continuous", ""),
+        ]
+        .concat())
+        .expect("parses");
+        let task = |i: usize| out[i].scenario.as_ref().map(|s| s["task"].clone()).expect("a scenario");
+        assert!(task(0).get("batching").is_none() && task(0).get("step_tokens").is_none());
+        assert_eq!((&task(1)["batching"], &task(1)["step_tokens"]), (&json!("inflight"), &json!(8192)));
+        // A blank budget takes the engine default, and says so.
+        assert!(task(2).get("step_tokens").is_none());
+        assert!(out[2].defaults.iter().any(|d| d.starts_with("step_tokens blank: 2048")), "{:?}", out[2].defaults);
+        assert!(!out[1].defaults.iter().any(|d| d.starts_with("step_tokens")));
+        // In flight, a step decodes a token for every request: the steady state's step, not
+        // the static batch's, whose steps all carry the whole batch at once.
+        let (stat, flight) = (out[0].predicted.expect("static"), out[1].predicted.expect("in flight"));
+        assert!(stat > 0.0 && flight > 0.0 && stat != flight, "{stat} {flight}");
+        assert_eq!(out[3].skipped.as_deref(), Some("batching \"continuous\" is not static or inflight"));
+    }
+
+    #[test]
     fn gpu_cells_read_as_people_name_the_gpus() {
         assert_eq!(gpu_label("a100-80g"), "A100 SXM 80GB");
         assert_eq!(gpu_label("h100-80g"), "H100 SXM 80GB");
@@ -800,10 +829,14 @@ mod tests {
     #[test]
     fn every_shipped_row_carries_the_scenario_it_predicted() {
         let rows = shipped();
-        assert_eq!(rows.len(), 1076);
+        assert_eq!(rows.len(), 1108);
         assert!(rows.iter().all(|r| r.set.is_some()), "every shipped row has a set");
         let held: Vec<&str> = rows.iter().filter(|r| r.held_out()).map(|r| r.id.as_str()).collect();
-        assert_eq!(held.len(), 531);
+        assert_eq!(held.len(), 563);
+        // GPUStack's performance lab: vLLM 0.11 batching in flight, held out.
+        let lab: Vec<&RowResult> = rows.iter().filter(|r| r.id.starts_with("gpustack-")).collect();
+        let inflight = |r: &RowResult| r.scenario.as_ref().is_some_and(|s| s["task"]["batching"] == "inflight");
+        assert!(lab.len() == 32 && lab.iter().all(|r| r.held_out() && inflight(r) && r.error.is_some()));
         // FasterTransformer's GPT guide: every latency it prints that ran, held out, each a
         // static batch's latency.
         let guide: Vec<&RowResult> = rows.iter().filter(|r| r.id.starts_with("ftguide-")).collect();

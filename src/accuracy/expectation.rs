@@ -3,7 +3,7 @@
 //! predicted time over the shipped runs with the same kinds of parallelism on the same GPU
 //! ([`BANDS`]), turned into an expected range of iteration time; for a recommendation model,
 //! what the published DLRM runs on as many GPUs say ([`super::RECOMMENDATION_NOTES`]); for LLM
-//! serving, what the published serving runs say ([`super::SERVING_NOTE`]); for anything else the
+//! serving, what the published serving runs batched as it is say ([`super::SERVING_NOTES`]); for anything else the
 //! shipped runs do not cover, a sentence saying its accuracy is unknown.
 //!
 //! The runs were predicted at the default model's calibrated fractions of peak (`family_util`), so
@@ -144,7 +144,8 @@ pub fn expectation(s: &Scenario, r: &Report) -> Option<Expectation> {
     };
     match &s.model.arch {
         Arch::Llm(_) if matches!(s.task.kind, TaskKind::Inference) => {
-            return Some(Expectation::Unknown(super::SERVING_NOTE.into()))
+            let inflight = s.task.setup.batching == crate::engine::scenario::Batching::InFlight;
+            return Some(Expectation::Unknown(super::SERVING_NOTES[inflight as usize].into()));
         }
         Arch::Llm(_) => {}
         Arch::LlmMoe(..) => return unknown("mixture-of-experts LLMs"),
@@ -367,8 +368,16 @@ mod tests {
         let r = evaluate(&slow);
         assert!(r.limits.iter().any(|l| matches!(l, Limit::InputBound { .. })), "{:?}", r.limits);
         assert_eq!(expectation(&slow, &r), None);
-        // LLM serving: what the published serving runs say, whatever the plan.
-        assert_eq!(unknown("current__llama2_70b__h200_sxm_128__inference"), super::super::SERVING_NOTE);
+        // LLM serving: what the published serving runs batched the same way say, whatever the
+        // plan.
+        let name = "current__llama2_70b__h200_sxm_128__inference";
+        assert_eq!(unknown(name), super::super::SERVING_NOTES[0]);
+        let (s, _) = preset(name, "default");
+        let mut setup = s.task.setup.clone();
+        setup.batching = crate::engine::scenario::Batching::InFlight;
+        let inflight = Scenario { task: crate::engine::scenario::Task { setup, ..s.task.clone() }, ..s.clone() };
+        let r = evaluate(&inflight);
+        assert_eq!(expectation(&inflight, &r), Some(Expectation::Unknown(super::super::SERVING_NOTES[1].into())));
         let (s, r) = preset("current__llama2_70b__h200_sxm_128__inference", "reference");
         assert_eq!(expectation(&s, &r), None);
     }

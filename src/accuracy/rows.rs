@@ -359,6 +359,23 @@ fn inference_scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
         levels.push(("ddp", 1));
     }
     let batch = r.need("batch")?;
+    // How the engine batched: a static batch unless the row says otherwise. In flight, `batch`
+    // is the most requests the engine keeps in flight (a benchmark's concurrency, or the
+    // engine's own cap when lower) and the engine's token budget per step may be stated.
+    let inflight = match r.get("batching") {
+        "" | "static" => false,
+        "inflight" => true,
+        other => return Err(format!("batching \"{}\" is not static or inflight", short(other))),
+    };
+    let mut extra = json!({});
+    if inflight {
+        extra["batching"] = json!("inflight");
+        match r.count("step_tokens")? {
+            Some(0) => return Err("column step_tokens must be at least 1".into()),
+            Some(n) => extra["step_tokens"] = json!(n),
+            None => defaults.push("step_tokens blank: 2048 tokens per engine step (vLLM's default on A100s)".into()),
+        }
+    }
     // The shared set's runs (FasterTransformer) launch every kernel from the host and
     // all-reduce with NCCL: blank cells say so; the calculator's defaults are today's engines'.
     let mut engine_flag = |key: &str, blank: &str| -> Result<bool, String> {
@@ -388,6 +405,7 @@ fn inference_scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
             "custom_all_reduce": custom_all_reduce,
         }),
     );
+    let task = with_keys(task, extra);
     Ok((json!({ "model": model, "system": Value::Object(system), "task": task }), defaults))
 }
 

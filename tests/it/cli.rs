@@ -574,7 +574,7 @@ fn a_validated_kind_of_run_gives_the_range_its_published_kind_measured() {
     let mut serving = serde_json::json!({"model": case["inputs"]["model"], "system": case["inputs"]["system"], "task": case["inputs"]["task"]});
     serving["task"]["mode"] = serde_json::json!("default");
     let text = out(&["eval", "-"], &serving.to_string());
-    assert!(text.contains(&format!("Runs like this        {}\n", madmax::accuracy::SERVING_NOTE)), "{text}");
+    assert!(text.contains(&format!("Runs like this        {}\n", madmax::accuracy::SERVING_NOTES[0])), "{text}");
 }
 
 #[test]
