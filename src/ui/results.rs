@@ -108,12 +108,11 @@ fn headline(g: &Rc<Evaluated>, measured: Option<&super::state::Yardstick>, d: &D
     let mem = &r.memory;
     let kind = super::state::task_kind_name(s);
     let what = format!(
-        "{} {} on {} GPUs ({} {} x {}), global batch {}",
+        "{} {} on {} ({} x {}), global batch {}",
         s.model.name,
         kind,
-        s.system.num_devices,
-        s.system.num_nodes,
-        if s.system.num_nodes == 1 { "node" } else { "nodes" },
+        crate::units::things(s.system.num_devices, "GPU"),
+        crate::units::things(s.system.num_nodes, "node"),
         s.system.devices_per_node(),
         r.global_batch
     );
