@@ -91,6 +91,12 @@ pub fn twice_as_fast(r: &Report, i: usize) -> Option<String> {
 /// batching's steady state with the requests the KV cache admits.
 pub fn batching(sv: &Serving) -> String {
     match sv.batching {
+        Batching::Static if sv.prefill_micro_batches > 1 => format!(
+            "Static batching: {} requests per replica start together, prefill in {} micro-batches of {} that the pipeline's stages work on at once, and decode together until the last token.",
+            sv.batch,
+            sv.prefill_micro_batches,
+            units::things(sv.batch / sv.prefill_micro_batches, "request")
+        ),
         Batching::Static => format!(
             "Static batching: {} requests per replica start together, prefill together and decode until the last token.",
             sv.batch

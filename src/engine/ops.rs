@@ -226,6 +226,7 @@ impl fmt::Display for OpName {
             (Block::Optimizer, OpKind::WeightAllGather, _) => Some("WeightAllGather"),
             (Block::Pipeline, OpKind::PipeTransfer, Phase::Forward) => Some("PipeRecv"),
             (Block::Pipeline, OpKind::PipeTransfer, Phase::Backward) => Some("PipeSend"),
+            (Block::Pipeline, OpKind::Compute, Phase::Forward) => Some("PrefillMicroBatches"),
             _ => None,
         };
         if self.block == Block::Decode {

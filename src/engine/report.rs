@@ -86,6 +86,9 @@ pub struct Serving {
     /// Requests in flight per replica: the static batch, or (in flight) the batch capped by
     /// what the KV cache holds.
     pub in_flight: f64,
+    /// Micro-batches a static batch's prompts go through a pipeline in (1 without a pipeline,
+    /// and in flight, where prompts are chunked into the engine's steps instead).
+    pub prefill_micro_batches: u64,
     /// Model replicas (data-parallel ranks).
     pub replicas: u64,
     /// Time to first token: the prefill of the prompts (in flight: queueing for the prefill and

@@ -272,6 +272,12 @@ pub const GRAPH_KERNEL_OVERHEAD_S: f64 = 0.6e-6;
 /// chunks alike (its piecewise graphs); larger steps run eagerly.
 pub const GRAPH_MAX_TOKENS: f64 = 512.0;
 
+/// The most prompt tokens one prefill micro-batch of a static batch holds on a pipeline, as
+/// FasterTransformer splits a batch's prompts (`getLocalBatchSize`, also in LMDeploy's
+/// TurboMind): the batch over the stages when they divide it, then halved while a micro-batch
+/// holds more than this many tokens and its request count stays even.
+pub const PREFILL_MICRO_TOKENS: u64 = 1024;
+
 /// Latency of the serving engines' own all-reduce kernels (one-shot: each GPU reads every
 /// peer's buffer over NVLink and sums; two-shot: a reduce-scatter then an all-gather the same
 /// way): one phase over `p` GPUs takes `CUSTOM_ALL_REDUCE_BASE_S + (p - 1) x

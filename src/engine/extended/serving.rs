@@ -12,7 +12,8 @@
 //! One job: LLM serving in the default model.
 
 use super::calibration::{
-    GRAPH_KERNEL_OVERHEAD_S, GRAPH_MAX_TOKENS, KERNELS_PER_BLOCK, KERNEL_OVERHEAD_S, WORKSPACE_BYTES,
+    GRAPH_KERNEL_OVERHEAD_S, GRAPH_MAX_TOKENS, KERNELS_PER_BLOCK, KERNEL_OVERHEAD_S, PREFILL_MICRO_TOKENS,
+    WORKSPACE_BYTES,
 };
 use super::collective::{engine_all_reduce, time_s, AllReduceKernel, Collective};
 use super::iteration::{self, name, Timeline};
@@ -288,9 +289,39 @@ impl<'a> ServingCx<'a> {
         )
     }
 
-    /// One layer of the prefill: every prompt token of the batch at once.
+    /// A static batch's prefill micro-batches: (requests in each, how many). Without a
+    /// pipeline the batch's prompts go through the layers at once. On one, they go in
+    /// micro-batches of whole prompts so that the stages work at once, split as
+    /// FasterTransformer and TurboMind split them ([`PREFILL_MICRO_TOKENS`]): the batch over the
+    /// stages when they divide it, then halved while a micro-batch holds more than that many
+    /// tokens and an even number of requests.
+    pub fn prefill_micro(&self) -> (f64, u64) {
+        let pp = self.cx.lay.pp.size.max(1);
+        let batch = (self.batch as u64).max(1);
+        if pp == 1 {
+            return (self.batch, 1);
+        }
+        let mut local = if batch.is_multiple_of(pp) { batch / pp } else { batch };
+        while local.saturating_mul(self.input) > PREFILL_MICRO_TOKENS && local % 2 == 0 {
+            local /= 2;
+        }
+        (local as f64, batch / local)
+    }
+
+    /// One layer of the prefill: every prompt token of a micro-batch ([`ServingCx::prefill_micro`]:
+    /// the whole batch without a pipeline) at once.
     pub fn prefill_layer(&self) -> Step {
-        self.layer(Pass { prefill_tokens: self.batch * self.input as f64, decode_tokens: 0.0, context: 0.0 })
+        let tokens = self.prefill_micro().0 * self.input as f64;
+        self.layer(Pass { prefill_tokens: tokens, decode_tokens: 0.0, context: 0.0 })
+    }
+
+    /// What the prefill's micro-batches after the first add, s: each one more pass through the
+    /// busiest stage, while the others work on the micro-batches before and after it (0 without
+    /// a pipeline, or with one micro-batch).
+    pub fn prefill_pipelined_s(&self) -> f64 {
+        let (_, m) = self.prefill_micro();
+        let p = self.prefill_layer();
+        (m.saturating_sub(1)) as f64 * self.stage_layers() * (p.attn_s + p.ffn_s + p.comm_s)
     }
 
     /// One layer of a decode step with `context` tokens already in the cache.
@@ -431,11 +462,14 @@ impl<'a> ServingCx<'a> {
         d.layers as f64 * (f.attn_linear + f.ffn + 4.0 * ctx * d.hidden) + 2.0 * d.hidden * d.vocab
     }
 
-    /// Time to first token, s: every layer's prefill, the hops between stages, the logits.
+    /// Time to first token, s: every layer's prefill of the first micro-batch, the hops between
+    /// stages, the other micro-batches through the busiest stage ([`ServingCx::prefill_pipelined_s`]),
+    /// the logits.
     pub fn ttft_s(&self) -> f64 {
         let p = self.prefill_layer();
         self.cx.d.layers as f64 * (p.attn_s + p.ffn_s + p.comm_s)
-            + self.hops_s(self.batch * self.input as f64)
+            + self.hops_s(self.prefill_micro().0 * self.input as f64)
+            + self.prefill_pipelined_s()
             + self.logits_s()
     }
 
@@ -709,9 +743,13 @@ impl<'a> ServingCx<'a> {
     fn timeline(&self) -> (Vec<crate::engine::ops::Op>, crate::engine::schedule::Schedule) {
         let runs = self.output.saturating_sub(1).min(MAX_DECODE_OPS);
         let mut tl = Timeline::new(4 * self.cx.d.layers as usize + 2 * runs as usize + 8);
-        let hop = self.hop_s(self.batch * self.input as f64);
-        let mut last = self.push_pass(&mut tl, self.prefill_layer(), hop, self.logits_s());
         let f = Phase::Forward;
+        let hop = self.hop_s(self.prefill_micro().0 * self.input as f64);
+        let (mut last, pipelined) = (self.push_layers(&mut tl, self.prefill_layer(), hop), self.prefill_pipelined_s());
+        if pipelined > 0.0 {
+            last = tl.push(name(Block::Pipeline, 0, f, OpKind::Compute, 0), pipelined, &[last]).or(last);
+        }
+        last = tl.push(name(Block::Head, 0, f, OpKind::Compute, 0), self.logits_s(), &[last]).or(last);
         // Decode ops: the run's first step in `micro`, its last in `layer`.
         for (from, to) in self.decode_runs() {
             let (comp, comm) = self.decode_steps(from, to);
@@ -732,9 +770,16 @@ impl<'a> ServingCx<'a> {
         tl.finish()
     }
 
-    /// Pushes one pass through every layer (attention, its all-reduce, feed-forward, its
-    /// all-reduce; a hop at each stage boundary) and the logits; returns the last op.
+    /// Pushes one pass through every layer ([`ServingCx::push_layers`]) and the logits; returns
+    /// the last op.
     fn push_pass(&self, tl: &mut Timeline, p: Step, hop_s: f64, logits_s: f64) -> Option<u32> {
+        let last = self.push_layers(tl, p, hop_s);
+        tl.push(name(Block::Head, 0, Phase::Forward, OpKind::Compute, 0), logits_s, &[last]).or(last)
+    }
+
+    /// Pushes one pass through every layer: attention, its all-reduce, feed-forward, its
+    /// all-reduce; a hop at each stage boundary. Returns the last op.
+    fn push_layers(&self, tl: &mut Timeline, p: Step, hop_s: f64) -> Option<u32> {
         let f = Phase::Forward;
         let per_stage = self.cx.d.layers.div_ceil(self.cx.lay.pp.size.max(1));
         let mut last: Option<u32> = None;
@@ -748,7 +793,7 @@ impl<'a> ServingCx<'a> {
             let fc = tl.push(name(Block::Fc, l, f, OpKind::ActAllReduce, 0), p.comm_s / 2.0, &[c]);
             last = fc.or(c);
         }
-        tl.push(name(Block::Head, 0, f, OpKind::Compute, 0), logits_s, &[last]).or(last)
+        last
     }
 
     /// Requests in flight per replica with in-flight batching: the batch, or fewer when the KV
@@ -901,6 +946,7 @@ pub fn evaluate(sv: &ServingCx) -> Report {
         output_tokens: sv.output,
         batch: cx.local_batch,
         in_flight,
+        prefill_micro_batches: if inflight { 1 } else { sv.prefill_micro().1 },
         replicas,
         ttft_s: ttft,
         tpot_s: tpot,
@@ -1006,23 +1052,32 @@ pub fn explain(sv: &ServingCx, op: &OpName) -> Option<Explanation> {
         return explain_step(sv, op, [tp, rate, hbm]);
     }
     let p = sv.prefill_layer();
+    let (micro, m) = sv.prefill_micro();
+    // The prefill's ops are one micro-batch's (the whole batch without a pipeline).
+    let b_prefill =
+        if m > 1 { term("b", "requests in each prefill micro-batch", micro, Unit::Count) } else { b.clone() };
     let (what, formula, terms, seconds, note): (String, &'static str, Vec<Term>, f64, Option<&'static str>) = match (
         op.block, op.kind,
     ) {
         (Block::Attn | Block::Fc, OpKind::Compute) => (
-            format!("Prefill of layer {}: {} for every prompt token", op.layer, block_words(op.block)),
+            format!(
+                "Prefill of layer {}: {} for every prompt token{}",
+                op.layer,
+                block_words(op.block),
+                if m > 1 { " of the first micro-batch" } else { "" }
+            ),
             "sum over its GEMMs of max(2 m n k / F in whole tiles + output / B_mem, operands and output / B_mem) + max(score FLOPs / F, KV written / B_mem) + element-wise / B_mem",
-            vec![b, term("s_in", "prompt tokens per request", sv.input as f64, Unit::Count), tp, rate, hbm],
+            vec![b_prefill, term("s_in", "prompt tokens per request", sv.input as f64, Unit::Count), tp, rate, hbm],
             if op.block == Block::Attn { p.attn_s } else { p.ffn_s },
             Some("Prefill is compute-bound: many tokens share each weight read."),
         ),
         (Block::Attn | Block::Fc, OpKind::ActAllReduce) => {
-            let tokens = sv.batch * sv.input as f64;
+            let tokens = micro * sv.input as f64;
             let (formula, note) = sv.all_reduce_words(tokens);
             (
                 format!("Tensor-parallel all-reduce after layer {}'s {}", op.layer, block_words(op.block)),
                 formula,
-                vec![term("tokens", "prompt tokens of the batch", tokens, Unit::Count), tp],
+                vec![term("tokens", "prompt tokens of the batch (or of a prefill micro-batch)", tokens, Unit::Count), tp],
                 p.comm_s / 2.0,
                 note,
             )
@@ -1031,8 +1086,19 @@ pub fn explain(sv: &ServingCx, op: &OpName) -> Option<Explanation> {
             "Prompt activations handed to the next pipeline stage".into(),
             "tokens x h x e / tp / bandwidth + latency",
             vec![tp],
-            sv.hop_s(sv.batch * sv.input as f64),
+            sv.hop_s(micro * sv.input as f64),
             None,
+        ),
+        (Block::Pipeline, OpKind::Compute) => (
+            format!("Prefill micro-batches 2 to {m}, each through the busiest stage after the one before it"),
+            "(m - 1) x layers per stage x (attention + feed-forward + all-reduces of one micro-batch)",
+            vec![
+                term("m", "prefill micro-batches (whole prompts, at most 1,024 tokens each when the batch splits evenly)", m as f64, Unit::Count),
+                b_prefill,
+                term("L_s", "layers of the busiest stage", sv.stage_layers(), Unit::Count),
+            ],
+            sv.prefill_pipelined_s(),
+            Some("On a pipeline the prompts go through the stages in micro-batches, so that every stage works at once: after the first micro-batch has crossed every stage, each further one adds a pass through the busiest stage. Decode steps keep the whole batch together."),
         ),
         (Block::Head, OpKind::Compute) => (
             "Logits of the prompt's last token (the first output token)".into(),
@@ -1111,6 +1177,64 @@ mod tests {
         });
         let raw: RawScenario = serde_json::from_value(doc).expect("raw");
         validate(&raw).unwrap_or_else(|e| panic!("{e:?}"))
+    }
+
+    #[test]
+    fn a_static_batch_prefills_through_a_pipeline_in_micro_batches() {
+        // LLaMA-2-70B on tp 2 x pp 4: 80 layers, 20 a stage.
+        let on_pipeline = |batch: u64, input: u64| {
+            llama70(
+                8,
+                batch,
+                json!({"transformer_parallel": ["tp", "pp"], "transformer_parallel_degree": [2, 4], "input_tokens": input}),
+            )
+        };
+        let micro = |batch, input| ServingCx::new(&on_pipeline(batch, input)).expect("serving").prefill_micro();
+        // FasterTransformer's split: the batch over the 4 stages when they divide it, then
+        // halved while a micro-batch holds more than 1,024 tokens and an even count.
+        assert_eq!(micro(256, 128), (8.0, 32));
+        assert_eq!(micro(12, 200), (3.0, 4));
+        assert_eq!(micro(6, 100), (6.0, 1));
+        assert_eq!(micro(6, 1000), (3.0, 2));
+        assert_eq!(micro(1, 4096), (1.0, 1));
+        // Without a pipeline the prompts go at once.
+        let flat = llama70(8, 256, json!({"input_tokens": 128}));
+        let flat = ServingCx::new(&flat).expect("serving");
+        assert_eq!((flat.prefill_micro(), flat.prefill_pipelined_s()), ((256.0, 1), 0.0));
+        // The first micro-batch crosses all 80 layers and 3 hops; each of the other 31 adds a
+        // pass through a stage of 20 layers.
+        let s = on_pipeline(256, 128);
+        let sv = ServingCx::new(&s).expect("serving");
+        let p = sv.prefill_layer();
+        let layer = p.attn_s + p.ffn_s + p.comm_s;
+        let want = 80.0 * layer + 3.0 * sv.hop_s(8.0 * 128.0) + 31.0 * 20.0 * layer + sv.logits_s();
+        assert!((sv.ttft_s() - want).abs() < 1e-12 * want, "{} {want}", sv.ttft_s());
+        // Faster than the whole batch through the stages in turn, slower than a quarter of it.
+        let whole = sv.layer(Pass { prefill_tokens: 256.0 * 128.0, decode_tokens: 0.0, context: 0.0 });
+        let serial = 80.0 * (whole.attn_s + whole.ffn_s + whole.comm_s);
+        assert!(sv.ttft_s() < 0.5 * serial && sv.ttft_s() > serial / 4.0, "{} {serial}", sv.ttft_s());
+        // The timeline shows the other micro-batches as one op, and its first token comes at the
+        // time to first token.
+        let r = evaluate(&sv);
+        let pipelined: Vec<&crate::engine::ops::Op> =
+            r.timeline.iter().filter(|o| o.name.block == Block::Pipeline && o.name.kind == OpKind::Compute).collect();
+        assert!(pipelined.len() == 1 && pipelined[0].duration_s == sv.prefill_pipelined_s(), "{pipelined:?}");
+        let head = r.timeline.iter().find(|o| o.name.block == Block::Head).expect("the logits");
+        assert!((head.end_s() - sv.ttft_s()).abs() < 1e-9 * sv.ttft_s(), "{} {}", head.end_s(), sv.ttft_s());
+        let serving = r.serving.as_ref().expect("serving");
+        assert_eq!((serving.ttft_s, serving.prefill_micro_batches), (sv.ttft_s(), 32));
+        let words = crate::wording::batching(serving);
+        assert!(words.contains("prefill in 32 micro-batches of 8 requests"), "{words}");
+        assert_eq!(pipelined[0].name.to_string(), "PrefillMicroBatches");
+        let flat_report = evaluate(&flat);
+        assert_eq!(flat_report.serving.as_ref().map(|s| s.prefill_micro_batches), Some(1));
+        // Its explanation says what it is.
+        let e = explain(&sv, &pipelined[0].name).expect("explained");
+        assert!(
+            e.what.starts_with("Prefill micro-batches 2 to 32") && e.seconds == pipelined[0].duration_s,
+            "{}",
+            e.what
+        );
     }
 
     #[test]
