@@ -171,11 +171,15 @@ await runTest('serving', dist, async ({ server, browser }) => {
   await searchAll(page);
   await page.locator('#best-plan').waitFor({ timeout: 5000 });
   const formatRows = await page.locator('#ranked-plans tbody tr').allTextContents();
-  const pairs = new Set(formatRows.map((r) => (r.match(/(FP16|FP8|INT4) weights, (FP16|FP8) KV cache/) ?? [''])[0]).filter(Boolean));
-  const cliFormats = JSON.parse(execFileSync(bin, ['explore', '-', '--json', '--local-batches', '4,16,64', '--max-tpot-ms', '30', '--weight-formats', 'fp16,fp8,int4', '--kv-formats', 'fp16,fp8'],
+  const pairOf = (plan) => (plan.match(/(FP16|FP8|INT4) weights, (FP16|FP8) KV cache/) ?? [''])[0];
+  const cliFormats = JSON.parse(execFileSync(bin, ['explore', '-', '--json', '--local-batches', '4,16,64', '--max-tpot-ms', '30', '--weight-formats', 'fp16,fp8,int4', '--kv-formats', 'fp16,fp8', '--top', '1000'],
     { input: JSON.stringify(searched), encoding: 'utf8' }));
+  // Every pair is tried (the CLI ranks them all), and the page lists the CLI's first plans, in order.
+  const pairs = new Set(cliFormats.plans.map((p) => pairOf(p.plan)).filter(Boolean));
+  const listed = formatRows.map((r) => cliFormats.plans.findIndex((p) => r.includes(p.plan)));
   const bestFormats = (await page.locator('#best-plan').textContent()).trim();
-  check(pairs.size === 6 && bestFormats === cliFormats.best.plan, `every pair of formats is tried (${[...pairs].join('; ')}); the best is the CLI's: ${bestFormats}`);
+  check(pairs.size === 6 && listed.length > 0 && listed.every((i, k) => i === k) && bestFormats === cliFormats.best.plan,
+    `every pair of formats is tried (${[...pairs].join('; ')}); the page lists the CLI's first ${listed.length} plans (${listed.join(',')}); the best is the CLI's: ${bestFormats}`);
   await page.click('#apply-best');
   await page.locator('#ttft').waitFor({ timeout: 5000 });
   const appliedFormats = scenarioOfLink(await page.locator('#share-link').inputValue()).task;
