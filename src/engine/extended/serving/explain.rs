@@ -1,0 +1,216 @@
+//! What each op of a serving timeline is, in words, with its formula and terms: the static
+//! batch's prefill, pipeline, logits and decode ops, and an in-flight engine step's.
+
+use super::ServingCx;
+use crate::engine::ops::{Block, OpKind, OpName};
+use crate::engine::reference::explain::{Explanation, Term, Unit};
+use crate::engine::scenario::Batching;
+
+/// The decode steps a decode op stands for: first (in `micro`) and last (in `layer`).
+fn decode_run(op: &OpName) -> (u64, u64) {
+    let first = op.micro as u64;
+    (first, (op.layer.max(0) as u64).max(first))
+}
+
+/// "Decode step 7", or "Decode steps 1 to 1000".
+fn steps_words(from: u64, to: u64) -> String {
+    if from == to {
+        format!("Decode step {from}")
+    } else {
+        format!("Decode steps {from} to {to}")
+    }
+}
+
+/// "attention" or "feed-forward".
+fn block_words(block: Block) -> &'static str {
+    if block == Block::Attn {
+        "attention"
+    } else {
+        "feed-forward"
+    }
+}
+
+/// Explains an op of an in-flight engine step ([`ServingCx::steady`]): the step that carries a
+/// prompt chunk.
+fn explain_step(sv: &ServingCx, op: &OpName, [tp, rate, hbm]: [Term; 3]) -> Option<Explanation> {
+    let step = sv.steady_at_load().0.chunk;
+    let term =
+        |symbol: &'static str, meaning: &'static str, value: f64, unit: Unit| Term { symbol, meaning, value, unit };
+    let decoding =
+        term("n_d", "requests decoding a token this step (per pipeline group)", step.pass.decode_tokens, Unit::Count);
+    let chunk = term("n_p", "prompt tokens of the chunk this step carries", step.pass.prefill_tokens, Unit::Count);
+    let ctx = term("ctx", "tokens in a decoding request's KV cache, on average", step.pass.context, Unit::Count);
+    let (what, formula, terms, seconds, note) = match (op.block, op.kind) {
+        (Block::Attn | Block::Fc, OpKind::Compute) => (
+            format!("Layer {}'s {} in one engine step: a token for every decoding request and a prompt chunk", op.layer, block_words(op.block)),
+            "sum over its GEMMs of n_d + n_p tokens of max(2 m n k / F in whole tiles + output / B_mem, (weights + tokens) / B_mem) + max(score FLOPs / F, KV read and written / B_mem) + element-wise / B_mem",
+            vec![decoding, chunk, ctx, tp, rate, hbm],
+            if op.block == Block::Attn { step.layer.attn_s } else { step.layer.ffn_s },
+            Some("The prompt chunk rides on the weight reads the decoding requests pay for anyway: that is why in-flight batching beats a static batch."),
+        ),
+        (Block::Attn | Block::Fc, OpKind::ActAllReduce) => {
+            let (formula, note) = sv.all_reduce_words(step.pass.decode_tokens + step.pass.prefill_tokens);
+            (
+                format!("Tensor-parallel all-reduce after layer {}'s {}", op.layer, block_words(op.block)),
+                formula,
+                vec![term("tokens", "tokens of the step (n_d + n_p)", step.pass.decode_tokens + step.pass.prefill_tokens, Unit::Count), tp],
+                step.layer.comm_s / 2.0,
+                note,
+            )
+        }
+        (Block::Pipeline, OpKind::PipeTransfer) => (
+            "The step's activations handed to the next pipeline stage".into(),
+            "(n_d + n_p) x h x e / tp / bandwidth + latency",
+            vec![decoding, chunk, tp],
+            sv.hop_s(step.pass.prefill_tokens + step.pass.decode_tokens),
+            None,
+        ),
+        (Block::Head, OpKind::Compute) => (
+            "Logits of the step's new tokens: one per decoding request, and the first token of each prompt that completes".into(),
+            "max(rows x 2 h V / tp / F, h V / tp x bytes / B_mem)",
+            vec![term("rows", "tokens that need logits", step.rows, Unit::Count), tp, rate, hbm],
+            sv.logits_for(step.rows),
+            None,
+        ),
+        _ => return None,
+    };
+    Some(Explanation { what, formula, terms, seconds, note })
+}
+
+/// Explains an op of a serving timeline.
+pub fn explain(sv: &ServingCx, op: &OpName) -> Option<Explanation> {
+    let cx = &sv.cx;
+    let term =
+        |symbol: &'static str, meaning: &'static str, value: f64, unit: Unit| Term { symbol, meaning, value, unit };
+    let tp = term("tp", "tensor-parallel degree", sv.tp(), Unit::Count);
+    let rate = term("F", "effective FLOP rate per GPU at the weights' format", sv.rate, Unit::FlopsPerS);
+    let hbm = term("B_mem", "effective HBM bandwidth per GPU", cx.hbm_bytes_per_s, Unit::BytesPerS);
+    let b = term("B", "requests in the batch (per replica)", sv.batch, Unit::Count);
+    if cx.setup.batching == Batching::InFlight {
+        return explain_step(sv, op, [tp, rate, hbm]);
+    }
+    let p = sv.prefill_layer();
+    let (micro, m) = sv.prefill_micro();
+    // The prefill's ops are one micro-batch's (the whole batch without a pipeline).
+    let b_prefill =
+        if m > 1 { term("b", "requests in each prefill micro-batch", micro, Unit::Count) } else { b.clone() };
+    let (what, formula, terms, seconds, note): (String, &'static str, Vec<Term>, f64, Option<&'static str>) = match (
+        op.block, op.kind,
+    ) {
+        (Block::Attn | Block::Fc, OpKind::Compute) => (
+            format!(
+                "Prefill of layer {}: {} for every prompt token{}",
+                op.layer,
+                block_words(op.block),
+                if m > 1 { " of the first micro-batch" } else { "" }
+            ),
+            "sum over its GEMMs of max(2 m n k / F in whole tiles + output / B_mem, operands and output / B_mem) + max(score FLOPs / F, KV written / B_mem) + element-wise / B_mem",
+            vec![b_prefill, term("s_in", "prompt tokens per request", sv.input as f64, Unit::Count), tp, rate, hbm],
+            if op.block == Block::Attn { p.attn_s } else { p.ffn_s },
+            Some("Prefill is compute-bound: many tokens share each weight read."),
+        ),
+        (Block::Attn | Block::Fc, OpKind::ActAllReduce) => {
+            let tokens = micro * sv.input as f64;
+            let (formula, note) = sv.all_reduce_words(tokens);
+            (
+                format!("Tensor-parallel all-reduce after layer {}'s {}", op.layer, block_words(op.block)),
+                formula,
+                vec![term("tokens", "prompt tokens of the batch (or of a prefill micro-batch)", tokens, Unit::Count), tp],
+                p.comm_s / 2.0,
+                note,
+            )
+        }
+        (Block::Pipeline, OpKind::PipeTransfer) => (
+            "Prompt activations handed to the next pipeline stage".into(),
+            "tokens x h x e / tp / bandwidth + latency",
+            vec![tp],
+            sv.hop_s(micro * sv.input as f64),
+            None,
+        ),
+        (Block::Pipeline, OpKind::Compute) => (
+            format!("Prefill micro-batches 2 to {m}, each through the busiest stage after the one before it"),
+            "(m - 1) x layers per stage x (attention + feed-forward + all-reduces of one micro-batch)",
+            vec![
+                term("m", "prefill micro-batches (whole prompts, at most 1,024 tokens each when the batch splits evenly)", m as f64, Unit::Count),
+                b_prefill,
+                term("L_s", "layers of the busiest stage", sv.stage_layers(), Unit::Count),
+            ],
+            sv.prefill_pipelined_s(),
+            Some("On a pipeline the prompts go through the stages in micro-batches, so that every stage works at once: after the first micro-batch has crossed every stage, each further one adds a pass through the busiest stage. Decode steps keep the whole batch together."),
+        ),
+        (Block::Head, OpKind::Compute) => (
+            "Logits of the prompt's last token (the first output token)".into(),
+            "max(B x 2 h V / tp / F, h V / tp x bytes / B_mem)",
+            vec![b, tp, rate, hbm],
+            sv.logits_s(),
+            None,
+        ),
+        (Block::Decode, OpKind::Compute) => {
+            let (from, to) = decode_run(op);
+            let ctx = (sv.input + from) as f64;
+            (
+                format!("{}: one token for each request per step, all layers", steps_words(from, to)),
+                if from == to {
+                    "layers x (GEMMs, each bound by reading its weights or by its FLOPs in whole tiles, + max(score FLOPs / F, KV cache / B_mem) + element-wise) + logits"
+                } else {
+                    "sum over the steps of layers x (GEMMs, each bound by reading its weights or by its FLOPs in whole tiles, + max(score FLOPs / F, KV cache / B_mem) + element-wise) + logits (the KV cache grows a token per step)"
+                },
+                vec![
+                    b,
+                    term("ctx", "tokens in each request's KV cache at the first step", ctx, Unit::Count),
+                    term("kv", "KV-cache bytes per token on this GPU (all its layers)", sv.kv_bytes_per_token(), Unit::Bytes),
+                    term("w", "bytes per weight", sv.weight_bytes, Unit::BytesPerElement),
+                    rate,
+                    hbm,
+                ],
+                sv.decode_steps(from, to).0,
+                Some("Decode is memory-bound at small batches: every step reads all the weights and the whole KV cache once; a bigger batch shares the weight reads."),
+            )
+        }
+        (Block::Decode, _) => {
+            let (from, to) = decode_run(op);
+            let (_, note) = sv.all_reduce_words(sv.batch);
+            (
+                format!("{}: tensor-parallel all-reduces (two per layer) and pipeline hops", steps_words(from, to)),
+                if from == to {
+                    "layers x 2 x all-reduce(B x h x e) + (p-1) hops: latency-bound at small batches"
+                } else {
+                    "steps x (layers x 2 x all-reduce(B x h x e) + (p-1) hops): latency-bound at small batches"
+                },
+                vec![b, tp],
+                sv.decode_steps(from, to).1,
+                note,
+            )
+        }
+        _ => return None,
+    };
+    Some(Explanation { what, formula, terms, seconds, note })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests_support::llama70;
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_explanation_names_the_all_reduce_kernel_the_engine_runs() {
+        let note_of = |extra: serde_json::Value| {
+            let s = llama70(4, 1, extra);
+            let r = crate::engine::evaluate(&s);
+            let op = r.timeline.iter().find(|o| o.name.block == Block::Decode && o.name.kind == OpKind::ActAllReduce);
+            crate::engine::explain(&s, &op.expect("a decode all-reduce").name).expect("explained").note
+        };
+        // One token's 16 kB: the one-shot kernel.
+        let note = note_of(json!({}));
+        assert!(note.is_some_and(|n| n.contains("one-shot")), "{note:?}");
+        // NCCL alone: no choice to explain.
+        assert_eq!(note_of(json!({"custom_all_reduce": false})), None);
+        // The prefill's all-reduce (a batch's prompts, megabytes) says its formula too.
+        let s = llama70(4, 1, json!({}));
+        let r = crate::engine::evaluate(&s);
+        let op = r.timeline.iter().find(|o| o.name.block == Block::Attn && o.name.kind == OpKind::ActAllReduce);
+        let e = crate::engine::explain(&s, &op.expect("a prefill all-reduce").name).expect("explained");
+        assert!(e.formula.contains("one-shot") && e.note.is_some(), "{}", e.formula);
+    }
+}

@@ -1,0 +1,576 @@
+//! In-flight (continuous) batching in the serving model: the requests the paged KV cache
+//! admits, the steady state of engine steps that decode a token for every request and fill the
+//! rest of their token budget with prompt chunks, latency percentiles at a request rate.
+//! Sources: Yu et al. 2022 (Orca: iteration-level scheduling), Kwon et al. 2023 (vLLM: paged
+//! attention), Agrawal et al. 2024 (Sarathi-Serve: chunked prefill under a token budget).
+
+use super::super::iteration::Timeline;
+use super::{how_many_fit, Pass, ServingCx, Step};
+use crate::engine::report::{Memory, Percentiles};
+
+/// The steady state of in-flight batching ([`ServingCx::steady`]), per replica.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Steady {
+    /// Requests in flight.
+    pub concurrency: f64,
+    /// Requests decoding a token in each step, on average.
+    pub decoding: f64,
+    /// Prompt tokens prefilled per step, on average.
+    pub prefill_tokens: f64,
+    /// Requests finishing per second (and starting: the steady state).
+    pub requests_per_s: f64,
+    /// A step that carries a prompt chunk (every step when nothing decodes).
+    pub chunk: EngineStep,
+    /// The mean step: the time between two tokens of a request, s.
+    pub tpot_s: f64,
+    /// Time to first token: queueing for the prefill and its chunk steps, s.
+    pub ttft_s: f64,
+    /// From arrival to the last token, s.
+    pub e2e_s: f64,
+    /// A step without a prompt chunk, s, and the share of steps that carry one: a request's
+    /// tokens come that far apart.
+    pub plain_s: f64,
+    pub chunk_share: f64,
+    /// The share of the chunk capacity (the steps' room for prompt tokens) prompts use, 0..1.
+    pub prefill_load: f64,
+    /// One prompt's chunk steps, s: its prefill when it need not wait (with a request mix, their
+    /// mean square over their mean: what a queue's wait grows with).
+    pub prompt_s: f64,
+    /// A step's room for prompt tokens: the budget less the tokens decoding.
+    pub room: f64,
+}
+
+/// Percentiles reported ([`Steady::percentiles`]): the median, the 90th and the 99th.
+pub const PERCENTILES: [f64; 3] = [0.5, 0.9, 0.99];
+
+impl Steady {
+    /// The mean time a prompt waits for the chunk capacity when requests arrive at random
+    /// (`poisson`: a Poisson stream, as `request_rate` sets; otherwise a finished request's slot
+    /// is refilled at once and nothing waits), s: an M/D/1 queue (Pollaczek-Khinchine):
+    /// `rho x S / (2 (1 - rho))` for load `rho` ([`Steady::prefill_load`]) and service `S`
+    /// ([`Steady::prompt_s`]).
+    pub fn mean_wait_s(&self, poisson: bool) -> f64 {
+        let rho = self.prefill_load;
+        if !poisson || rho <= 0.0 {
+            return 0.0;
+        }
+        if rho >= 1.0 {
+            return f64::INFINITY;
+        }
+        rho * self.prompt_s / (2.0 * (1.0 - rho))
+    }
+
+    /// The `q`-quantile of that wait, s: a prompt waits with probability `rho`, and then for an
+    /// exponentially distributed time of mean `S / (2 (1 - rho))` (Kingman's heavy-traffic
+    /// approximation, exact in its mean): `P(W > t) = rho x exp(-t rho / mean wait)`.
+    pub fn wait_quantile_s(&self, q: f64, poisson: bool) -> f64 {
+        let (mean, rho) = (self.mean_wait_s(poisson), self.prefill_load);
+        if mean <= 0.0 || 1.0 - q >= rho {
+            return 0.0;
+        }
+        mean / rho * (rho / (1.0 - q)).ln()
+    }
+}
+
+/// The steps of a steady state with a given number of requests decoding ([`ServingCx::steady`]).
+struct StepMix {
+    /// A step that carries a prompt chunk, the mean step and a step without one (s).
+    chunk: EngineStep,
+    mean_s: f64,
+    plain_s: f64,
+    /// The share of steps that carry a chunk.
+    with_chunk: f64,
+    /// Prompt tokens per step, on average; the chunk steps of one prompt, on average and
+    /// weighted by themselves (mean square over mean); a step's room for prompt tokens.
+    prefill_tokens: f64,
+    chunks: f64,
+    chunks_weighted: f64,
+    room: f64,
+}
+
+/// One engine step of one pipeline group (`ServingCx::engine_step`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EngineStep {
+    /// One layer's tokens, and its times.
+    pub pass: Pass,
+    pub layer: Step,
+    /// Rows of logits: the decoding requests and the prompts that finish.
+    pub rows: f64,
+    /// The step through every stage, s.
+    pub seconds: f64,
+}
+
+impl<'a> ServingCx<'a> {
+    /// Tokens of KV cache an in-flight request holds on average in the steady state: its prompt,
+    /// half of its output (requests are spread evenly over their generation), and half a page
+    /// lost to rounding up to whole pages (paged attention, Kwon et al. 2023).
+    pub fn held_tokens(&self) -> f64 {
+        let page = self.cx.setup.kv_page_tokens as f64;
+        self.in_flight_mean(|i, o| i + (o - 1.0).max(0.0) / 2.0) + (page - 1.0) / 2.0
+    }
+
+    /// Memory per GPU of in-flight batching with `concurrency` requests in flight: their KV
+    /// pages, and activations for a full engine step ([`Setup::step_tokens`]), as engines size
+    /// their buffers.
+    pub(super) fn inflight_memory(&self, concurrency: f64) -> Memory {
+        let budget = self.cx.setup.step_tokens as f64;
+        self.memory_of(concurrency * self.held_tokens(), budget, self.batch.min(budget))
+    }
+
+    /// Requests per replica whose KV pages fit next to the weights and a full step's
+    /// activations with in-flight batching: the most the engine can keep in flight (0 when
+    /// not even one fits).
+    pub fn inflight_limit(&self) -> u64 {
+        how_many_fit(&self.inflight_memory(0.0), self.held_tokens() * self.kv_bytes_per_token())
+    }
+
+    /// The steady state of in-flight batching (Orca, vLLM, Sarathi-Serve): `concurrency`
+    /// requests in flight per replica; every step decodes one token for each request past its
+    /// prompt, and steps that carry a prompt chunk fill the rest of the token budget with it.
+    ///
+    /// A prompt of `I` tokens takes `D = ceil(I / (budget - others decoding))` chunk steps; a request
+    /// then decodes `O - 1` tokens at the mean step time. The share of the requests decoding
+    /// is the share of its time a request spends decoding, and the requests that finish must be
+    /// replaced: `decoding / (O - 1)` prompts per step. When those prompts exceed the budget,
+    /// prefill paces the engine, every step carries a chunk and requests queue for it. Little's
+    /// law gives the end-to-end latency: requests in flight over requests finished per second.
+    /// With `p` pipeline stages, `p` groups of requests take turns, each step of a group going
+    /// through every stage.
+    pub fn steady(&self, concurrency: f64) -> Steady {
+        // A request's prompt tokens and decode steps, on average over the mix.
+        let (i, od) = (self.mean(|i, _| i), self.mean(|_, o| (o - 1.0).max(0.0)));
+        let budget = self.cx.setup.step_tokens as f64;
+        let c = concurrency;
+        // The chunk steps of a prompt with `room` tokens per step: their mean over the
+        // requests, and their mean square over their mean (the queue's service time weighs long
+        // prompts by their length).
+        let chunk_steps = |room: f64| {
+            let mean = self.mean(|i, _| (i / room).ceil());
+            (mean, self.mean(|i, _| (i / room).ceil().powi(2)) / mean)
+        };
+        if od <= 0.0 {
+            // No decoding: every step prefills prompts, a whole budget when enough are waiting.
+            let tokens = budget.min(c * i);
+            let step = self.engine_step(0.0, tokens, tokens / i);
+            let requests_per_s = tokens / i / step.seconds;
+            let e2e_s = c / requests_per_s;
+            return Steady {
+                concurrency: c,
+                decoding: 0.0,
+                prefill_tokens: tokens,
+                requests_per_s,
+                chunk: step,
+                tpot_s: 0.0,
+                ttft_s: e2e_s,
+                e2e_s,
+                plain_s: 0.0,
+                chunk_share: 1.0,
+                prefill_load: tokens / budget,
+                prompt_s: chunk_steps(budget).1 * step.seconds,
+                room: budget,
+            };
+        }
+        // The steps with `decoding` requests decoding: the step that carries a chunk, the mean
+        // step, the prompt tokens per step, and the chunk steps of one prompt.
+        let at = |decoding: f64| {
+            // A prompt's own request is not decoding while it prefills.
+            let room = (budget - decoding.min((c - 1.0).max(0.0))).max(1.0);
+            let (chunks, chunks_weighted) = chunk_steps(room);
+            let prefill_tokens = i * decoding / od;
+            // A chunk step carries one prompt's chunk, or more when prompts arrive faster.
+            let chunk_tokens = (i / chunks).max(prefill_tokens).min(room);
+            let with_chunk = (prefill_tokens / chunk_tokens).min(1.0);
+            let finishing = decoding / od;
+            let chunk = self.engine_step(decoding, chunk_tokens, finishing / with_chunk);
+            let plain_s = self.engine_step(decoding, 0.0, 0.0).seconds;
+            let mean_s = with_chunk * chunk.seconds + (1.0 - with_chunk) * plain_s;
+            StepMix { chunk, mean_s, plain_s, with_chunk, prefill_tokens, chunks, chunks_weighted, room }
+        };
+        // The share decoding is the share of its time a request decodes; the budget caps it.
+        let mut decoding = c * od / (od + 1.0);
+        for _ in 0..16 {
+            let m = at(decoding);
+            let next = c * od * m.mean_s / (m.chunks * m.chunk.seconds + od * m.mean_s);
+            decoding = next.min(budget * od / (i + od));
+        }
+        let m = at(decoding);
+        let tpot_s = m.mean_s;
+        let requests_per_s = decoding / od / tpot_s;
+        let e2e_s = c / requests_per_s;
+        Steady {
+            concurrency: c,
+            decoding,
+            prefill_tokens: m.prefill_tokens,
+            requests_per_s,
+            chunk: m.chunk,
+            tpot_s,
+            ttft_s: e2e_s - od * tpot_s,
+            e2e_s,
+            plain_s: m.plain_s,
+            chunk_share: m.with_chunk,
+            prefill_load: (m.prefill_tokens / m.room).min(1.0),
+            prompt_s: m.chunks_weighted * m.chunk.seconds,
+            room: m.room,
+        }
+    }
+
+    /// The [`PERCENTILES`] of the time to first token, of the time between two tokens of a
+    /// request, and of the end-to-end latency in the steady state `st`, s. The first token: each
+    /// kind of request's chunk steps (and the queueing beyond them when prompts pace the engine)
+    /// after the wait ([`Steady::wait_quantile_s`]), over the mix of kinds. Between tokens: a
+    /// step with a chunk ([`Steady::chunk_share`] of them) or without. End to end: the first
+    /// token, then the kind's generated tokens at the mean time per token (over many tokens the
+    /// steps average out).
+    pub fn percentiles(&self, st: &Steady, poisson: bool) -> Percentiles {
+        let chunks = |i: f64| (i / st.room).ceil();
+        let extra = (st.ttft_s - self.mean(|i, _| chunks(i)) * st.chunk.seconds).max(0.0);
+        let first = |i: f64| chunks(i) * st.chunk.seconds + extra;
+        let kinds: Vec<(f64, f64, f64)> = self
+            .classes
+            .iter()
+            .map(|c| {
+                let (i, o) = (c.input_tokens as f64, c.output_tokens as f64);
+                (c.share, first(i), first(i) + (o - 1.0).max(0.0) * st.tpot_s)
+            })
+            .collect();
+        let (mean_wait, rho) = (st.mean_wait_s(poisson), st.prefill_load);
+        // The share of requests done by `t` (`at`: their first token, or their last).
+        let done_by = |t: f64, at: &dyn Fn(&(f64, f64, f64)) -> f64| -> f64 {
+            kinds
+                .iter()
+                .map(|k| {
+                    let w = t - at(k);
+                    let waited = if w < 0.0 {
+                        0.0
+                    } else if mean_wait > 0.0 {
+                        1.0 - rho * (-w * rho / mean_wait).exp()
+                    } else {
+                        1.0
+                    };
+                    k.0 * waited
+                })
+                .sum()
+        };
+        let quantile = |q: f64, at: &dyn Fn(&(f64, f64, f64)) -> f64| -> f64 {
+            let (mut lo, mut hi) =
+                kinds.iter().map(at).fold((f64::INFINITY, 0.0_f64), |(a, b), x| (a.min(x), b.max(x)));
+            lo = lo.min(hi);
+            hi += st.wait_quantile_s(1.0 - 1e-9, poisson);
+            for _ in 0..100 {
+                let mid = 0.5 * (lo + hi);
+                if done_by(mid, at) < q {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+            hi
+        };
+        let (slow, fast) = (st.chunk.seconds.max(st.plain_s), st.chunk.seconds.min(st.plain_s));
+        let slow_share = if st.chunk.seconds >= st.plain_s { st.chunk_share } else { 1.0 - st.chunk_share };
+        Percentiles {
+            ttft_s: PERCENTILES.map(|q| quantile(q, &|k| k.1)),
+            tpot_s: PERCENTILES.map(|q| {
+                if st.tpot_s <= 0.0 {
+                    0.0
+                } else if q <= 1.0 - slow_share {
+                    fast
+                } else {
+                    slow
+                }
+            }),
+            e2e_s: PERCENTILES.map(|q| quantile(q, &|k| k.2)),
+        }
+    }
+
+    /// One engine step with `decoding` requests decoding, `prefill_tokens` prompt tokens and
+    /// `finishing` prompts completing (their first token's logits), all per replica.
+    fn engine_step(&self, decoding: f64, prefill_tokens: f64, finishing: f64) -> EngineStep {
+        let groups = self.cx.lay.pp.size.max(1) as f64;
+        let pass = Pass {
+            prefill_tokens: prefill_tokens / groups,
+            decode_tokens: decoding / groups,
+            context: self.in_flight_mean(|i, o| i + o / 2.0),
+        };
+        let layer = self.layer(pass);
+        let rows = (decoding + finishing) / groups;
+        let seconds = self.cx.d.layers as f64 * (layer.attn_s + layer.ffn_s + layer.comm_s)
+            + self.hops_s(pass.prefill_tokens + pass.decode_tokens)
+            + self.logits_for(rows);
+        EngineStep { pass, layer, rows, seconds }
+    }
+
+    /// The ops of one in-flight engine step of one pipeline group: a step that carries a prompt
+    /// chunk.
+    pub(super) fn step_timeline(
+        &self,
+        step: &EngineStep,
+    ) -> (Vec<crate::engine::ops::Op>, crate::engine::schedule::Schedule) {
+        let mut tl = Timeline::new(4 * self.cx.d.layers as usize + 8);
+        let hop = self.hop_s(step.pass.prefill_tokens + step.pass.decode_tokens);
+        self.push_pass(&mut tl, step.layer, hop, self.logits_for(step.rows));
+        tl.finish()
+    }
+
+    /// Requests in flight per replica with in-flight batching: the batch, or fewer when the KV
+    /// cache holds fewer; the batch when not even one fits (the memory then says so).
+    pub fn concurrency(&self) -> f64 {
+        match self.inflight_limit() {
+            0 => self.batch,
+            limit => self.batch.min(limit as f64),
+        }
+    }
+
+    /// The steady state of in-flight batching with requests arriving at the task's rate
+    /// ([`crate::engine::scenario::Setup::request_rate`], over the cluster), and the most requests per second it can
+    /// complete when it cannot keep up (`None` when it can). Requests in flight settle where
+    /// the requests completed per second equal the arrivals (Little's law: in flight = rate x
+    /// time in the system); they grow with the load up to what the KV cache holds. Without a
+    /// rate, the batch (or what the KV cache holds) is in flight.
+    pub fn steady_at_load(&self) -> (Steady, Option<f64>) {
+        let full = self.steady(self.concurrency());
+        let Some(rate) = self.cx.setup.request_rate else { return (full, None) };
+        let replicas = self.cx.lay.dense_dp.size as f64;
+        let per_replica = rate / replicas;
+        if per_replica >= full.requests_per_s {
+            return (full, Some(full.requests_per_s * replicas));
+        }
+        // Requests completed per second grow with those in flight: bisect for the arrivals.
+        let (mut lo, mut hi) = (0.0, full.concurrency);
+        for _ in 0..60 {
+            let mid = 0.5 * (lo + hi);
+            if self.steady(mid).requests_per_s < per_replica {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        (self.steady(hi), None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests_support::{inflight, llama70};
+    use super::*;
+    use crate::engine::extended::rules;
+    use crate::engine::report::Limit;
+    use crate::engine::scenario::{Batching, RequestClass};
+    use serde_json::json;
+
+    #[test]
+    fn the_kv_pages_left_after_weights_and_a_full_step_bound_the_requests_in_flight() {
+        let s = inflight(4096, json!({}));
+        let sv = ServingCx::new(&s).expect("serving");
+        // A request holds its prompt, half its output on average, and half a page of rounding.
+        assert_eq!(sv.held_tokens(), 1024.0 + 255.0 / 2.0 + 15.0 / 2.0);
+        let fixed = sv.inflight_memory(0.0);
+        let per = sv.held_tokens() * sv.kv_bytes_per_token();
+        let limit = sv.inflight_limit();
+        assert_eq!(limit, ((fixed.capacity_bytes - fixed.total_bytes) / per).floor() as u64);
+        assert!(sv.inflight_memory(limit as f64).fits() && !sv.inflight_memory(limit as f64 + 1.0).fits());
+        // Asking for 4,096 admits only what fits, and the report says both.
+        let r = crate::engine::evaluate(&s);
+        let figures = r.serving.as_ref().expect("serving");
+        assert_eq!((figures.in_flight, figures.batch, figures.max_batch), (limit as f64, 4096, limit));
+        assert!(r.memory.fits());
+        // Bigger pages waste more per request: fewer fit.
+        let big_pages =
+            ServingCx::new(&inflight(4096, json!({"kv_page_tokens": 256}))).expect("serving").inflight_limit();
+        assert!(big_pages < limit, "{big_pages} vs {limit}");
+        // Below the limit the batch is what is in flight.
+        assert_eq!(ServingCx::new(&inflight(8, json!({}))).expect("serving").concurrency(), 8.0);
+    }
+
+    #[test]
+    fn a_prompt_longer_than_the_step_budget_is_prefilled_in_chunks() {
+        // One request: its 4,096-token prompt over steps of 1,024 tokens takes 4 chunk steps.
+        let s = inflight(1, json!({"input_tokens": 4096, "step_tokens": 1024}));
+        let sv = ServingCx::new(&s).expect("serving");
+        let st = sv.steady(1.0);
+        assert_eq!(st.chunk.pass.prefill_tokens, 1024.0);
+        assert!((st.ttft_s - 4.0 * st.chunk.seconds).abs() < 1e-12 * st.ttft_s, "{st:?}");
+        // A budget that takes the prompt at once: one step, longer than a chunk, shorter than four.
+        let s = inflight(1, json!({"input_tokens": 4096, "step_tokens": 8192}));
+        let one = ServingCx::new(&s).expect("serving").steady(1.0);
+        assert!((one.ttft_s - one.chunk.seconds).abs() < 1e-12 * one.ttft_s);
+        assert!(one.ttft_s > st.chunk.seconds && one.ttft_s < st.ttft_s);
+    }
+
+    #[test]
+    fn the_steady_state_obeys_littles_law_and_saturates_when_prefill_fills_the_steps() {
+        let sv_of = |batch: u64| crate::engine::evaluate(&inflight(batch, json!({}))).serving.expect("serving");
+        let mut last_tokens = 0.0;
+        for batch in [1, 8, 64, 256] {
+            let sv = sv_of(batch);
+            // Requests in flight = requests finished per second x time in the system.
+            let replica_rate = sv.requests_per_s / sv.replicas as f64;
+            assert!((replica_rate * sv.e2e_s - sv.in_flight).abs() < 1e-9 * sv.in_flight, "{sv:?}");
+            assert!((sv.e2e_s - (sv.ttft_s + 255.0 * sv.tpot_s)).abs() < 1e-9 * sv.e2e_s);
+            // More requests in flight: more tokens per second, each token later.
+            assert!(sv.output_tokens_per_s > last_tokens, "{batch}: {sv:?}");
+            last_tokens = sv.output_tokens_per_s;
+        }
+        // With 1,024-token prompts, steps of 2,048 tokens hold at most 2,048 x 255 / 1,279 = 408
+        // decoding requests: beyond that, prompts wait for the budget and the first token
+        // comes late, while throughput hardly grows.
+        let s = inflight(2000, json!({"kv_format": "fp8", "weight_format": "fp8"}));
+        let sv = ServingCx::new(&s).expect("serving");
+        let st = sv.steady(sv.concurrency());
+        assert!(sv.concurrency() > 1000.0, "{}", sv.concurrency());
+        assert!((st.decoding - 2048.0 * 255.0 / 1279.0).abs() < 1e-9, "{st:?}");
+        let below = sv.steady(400.0);
+        assert!(st.ttft_s > 2.0 * below.ttft_s, "{} vs {}", st.ttft_s, below.ttft_s);
+        assert!(st.requests_per_s < 1.1 * below.requests_per_s);
+    }
+
+    #[test]
+    fn at_a_request_rate_the_requests_in_flight_are_those_littles_law_keeps() {
+        let at = |rate: f64| crate::engine::evaluate(&inflight(64, json!({"request_rate": rate})));
+        let full = crate::engine::evaluate(&inflight(64, json!({}))).serving.expect("serving");
+        // A light load: the engine completes what arrives, with fewer requests in flight and a
+        // faster token than at full load.
+        let light = at(0.5 * full.requests_per_s);
+        let sv = light.serving.as_ref().expect("serving");
+        assert!((sv.requests_per_s / (0.5 * full.requests_per_s) - 1.0).abs() < 1e-6, "{sv:?}");
+        // Little's law over the time in flight; arriving at random, a request also waits for
+        // the prefill first (the queue holds the rest).
+        let light_s = inflight(64, json!({"request_rate": 0.5 * full.requests_per_s}));
+        let lsv = ServingCx::new(&light_s).expect("serving");
+        let (st, _) = lsv.steady_at_load();
+        let wait_s = st.mean_wait_s(true);
+        assert!(
+            wait_s > 0.0
+                && (sv.e2e_s - st.e2e_s - wait_s).abs() < 1e-12
+                && (sv.ttft_s - st.ttft_s - wait_s).abs() < 1e-12
+        );
+        assert!((sv.requests_per_s * (sv.e2e_s - wait_s) - sv.in_flight).abs() < 1e-6 * sv.in_flight);
+        assert!(sv.in_flight < full.in_flight && sv.tpot_s < full.tpot_s && light.limits.is_empty());
+        assert_eq!(sv.request_rate, Some(0.5 * full.requests_per_s));
+        // More than it can complete: full load's figures, and a limit that says so.
+        let heavy = at(2.0 * full.requests_per_s);
+        assert_eq!(heavy.serving.as_ref().map(|s| s.in_flight), Some(full.in_flight));
+        let over = heavy.limits.iter().find_map(|l| match l {
+            Limit::Overloaded { asked_per_s, most_per_s } => Some((*asked_per_s, *most_per_s)),
+            _ => None,
+        });
+        assert_eq!(over, Some((2.0 * full.requests_per_s, full.requests_per_s)));
+        // A static batch has no arrival rate: refused on the field.
+        let mut s = llama70(4, 8, json!({}));
+        s.task.setup.request_rate = Some(1.0);
+        let errors = rules::check(&s);
+        assert!(errors.iter().any(|e| e.field == "task.request_rate"), "{errors:?}");
+    }
+
+    #[test]
+    fn latency_percentiles_come_from_the_steps_and_the_prefill_queue() {
+        // The wait of an M/D/1 queue at load 1/2 and service 1 s: 0.5 s on average, none for
+        // half the prompts, ln(50) s for the 99th percentile.
+        let s = inflight(64, json!({}));
+        let sv = ServingCx::new(&s).expect("serving");
+        let mut st = sv.steady(sv.concurrency());
+        let full = sv.percentiles(&st, false);
+        // At full load nothing waits: every request's first token at the mean; between tokens,
+        // a step with a prompt chunk or one without.
+        assert!(full.ttft_s.iter().all(|t| *t == st.ttft_s) && full.e2e_s.iter().all(|t| *t == st.e2e_s));
+        let (slow, fast) = (st.chunk.seconds.max(st.plain_s), st.chunk.seconds.min(st.plain_s));
+        assert!(full.tpot_s.iter().all(|t| *t == slow || *t == fast) && full.tpot_s[2] == slow, "{full:?} {st:?}");
+        assert!(full.tpot_s[0] <= st.tpot_s && st.tpot_s <= full.tpot_s[2]);
+        (st.prefill_load, st.prompt_s) = (0.5, 1.0);
+        assert!((st.mean_wait_s(true) - 0.5).abs() < 1e-12 && st.mean_wait_s(false) == 0.0);
+        assert_eq!(st.wait_quantile_s(0.5, true), 0.0);
+        assert!((st.wait_quantile_s(0.99, true) - 50f64.ln()).abs() < 1e-12);
+        // The report: percentiles in flight, rising toward the engine's capacity; none for a
+        // static batch or an overloaded engine.
+        let most = crate::engine::evaluate(&inflight(64, json!({}))).serving.expect("serving").requests_per_s;
+        let at = |share: f64| {
+            let r = crate::engine::evaluate(&inflight(64, json!({"request_rate": share * most})));
+            r.serving.and_then(|s| s.percentiles)
+        };
+        let (light, busy) = (at(0.3).expect("percentiles"), at(0.9).expect("percentiles"));
+        for p in [&light, &busy] {
+            assert!(p.ttft_s[0] <= p.ttft_s[1] && p.ttft_s[1] <= p.ttft_s[2] && p.e2e_s[0] <= p.e2e_s[2]);
+        }
+        assert!(busy.ttft_s[2] > light.ttft_s[2], "{busy:?} vs {light:?}");
+        assert_eq!(at(2.0), None);
+        assert_eq!(crate::engine::evaluate(&llama70(4, 8, json!({}))).serving.expect("serving").percentiles, None);
+    }
+
+    #[test]
+    fn a_request_mix_is_served_at_its_mean_and_spreads_the_latencies() {
+        // Three short chats for one long document: 3/4 of the requests 256/128 tokens, 1/4
+        // 4,096/512.
+        let mix = |extra: serde_json::Value| {
+            let mut task = json!({"request_mix": "256/128:3, 4096/512:1", "input_tokens": null, "output_tokens": null});
+            if let (Some(t), serde_json::Value::Object(x)) = (task.as_object_mut(), extra) {
+                t.extend(x);
+            }
+            let mut s = inflight(64, task);
+            s.task.setup.input_tokens = None;
+            s.task.setup.output_tokens = None;
+            s
+        };
+        let s = mix(json!({}));
+        assert_eq!(s.task.setup.request_mix.len(), 2);
+        let sv = ServingCx::new(&s).expect("serving");
+        // The report's lengths are the means: (3 x 256 + 4096) / 4 = 1,216 and 224.
+        assert_eq!((sv.input, sv.output), (1216, 224));
+        let r = crate::engine::evaluate(&s);
+        let out = r.serving.as_ref().expect("serving");
+        assert!((out.output_tokens_per_s - out.requests_per_s * 224.0).abs() < 1e-9 * out.output_tokens_per_s);
+        assert_eq!(r.tokens_per_s(&s), Some(r.throughput_samples_per_s * 224.0));
+        // A request in flight is more often a long one: it stays longer.
+        let kind = |input: f64| sv.in_flight_mean(|i, _| if i == input { 1.0 } else { 0.0 });
+        let shares = [kind(256.0), kind(4096.0)];
+        assert!((shares[1] - 512.0 / (3.0 * 128.0 + 512.0)).abs() < 1e-12, "{shares:?}");
+        assert!((sv.held_tokens() - (shares[0] * (256.0 + 63.5) + shares[1] * (4096.0 + 255.5) + 7.5)).abs() < 1e-9);
+        // The first tokens and the end-to-end latencies spread over the kinds: the chats'
+        // median, the documents' 90th and 99th percentiles.
+        let p = out.percentiles.as_ref().expect("percentiles");
+        assert!(p.ttft_s[0] < p.ttft_s[2] && p.e2e_s[0] < 0.5 * p.e2e_s[2], "{p:?}");
+        // One kind of request is the same as no mix.
+        let one = mix(json!({"request_mix": "1024/256"}));
+        let plain = inflight(64, json!({}));
+        let (a, b) = (crate::engine::evaluate(&one).serving, crate::engine::evaluate(&plain).serving);
+        let (a, b) = (a.expect("serving"), b.expect("serving"));
+        assert!(
+            (a.e2e_s - b.e2e_s).abs() < 1e-12 * b.e2e_s
+                && (a.output_tokens_per_s - b.output_tokens_per_s).abs() < 1e-9 * b.output_tokens_per_s
+        );
+        assert_eq!(a.percentiles, b.percentiles);
+        // Mixes that cannot be read or served are refused on the field.
+        for (mix_text, words) in [
+            ("256/128, 4096", "\"4096\" is not a kind of request"),
+            ("256/0", "not a kind"),
+            (" , ", "no kind of request"),
+            ("1/1:0", "not a kind"),
+        ] {
+            let e = RequestClass::parse_mix(mix_text).expect_err(mix_text);
+            assert!(e.contains(words), "{mix_text}: {e}");
+        }
+        let mut static_mix = llama70(4, 8, json!({}));
+        static_mix.task.setup.request_mix = s.task.setup.request_mix.clone();
+        let errors = rules::check(&static_mix);
+        assert!(errors.iter().any(|e| e.field == "task.request_mix" && e.message.contains("in-flight")), "{errors:?}");
+        assert!(
+            errors.iter().any(|e| e.field == "task.request_mix" && e.message.contains("clear the prompt")),
+            "{errors:?}"
+        );
+        assert_eq!(RequestClass::mix_text(&s.task.setup.request_mix), "256/128:75, 4096/512:25");
+    }
+
+    #[test]
+    fn in_flight_batching_hides_the_prefill_that_stalls_a_static_batch() {
+        // The same 64 requests: a static batch decodes nothing while it prefills, in flight the
+        // prompt chunks share the decode steps' weight reads. (Both launch every kernel: the
+        // static batch's decode steps would replay CUDA graphs, the in-flight steps of 2,048
+        // tokens would not.)
+        let eager = || json!({"cuda_graphs": false});
+        let static_batch = crate::engine::evaluate(&llama70(4, 64, eager())).serving.expect("serving");
+        let in_flight = crate::engine::evaluate(&inflight(64, eager())).serving.expect("serving");
+        assert_eq!(static_batch.batching, Batching::Static);
+        assert!(in_flight.output_tokens_per_s > static_batch.output_tokens_per_s, "{in_flight:?} {static_batch:?}");
+        // Its first token comes after one prompt's prefill, not the whole batch's.
+        assert!(in_flight.ttft_s < static_batch.ttft_s / 10.0);
+    }
+}
