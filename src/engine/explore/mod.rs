@@ -21,6 +21,18 @@ use super::validate::{validate, FieldError};
 use super::{evaluate, uses_default_model};
 use serde::{Deserialize, Serialize};
 
+mod codesign;
+mod describe;
+mod settings;
+
+pub use codesign::{scaled, Resource, CODESIGN_FACTORS};
+use describe::MEGATRON_ORDER;
+pub use describe::{describe, describe_outcome};
+pub use settings::{
+    brute_force, brute_force_everywhere, every_setting, knob_settings, placements, refinements, settings_pass,
+    settings_searched, PlanShape, SettingsSearched, REFINED_PLANS, SETTINGS_PASS_PLANS,
+};
+
 /// How local batches are chosen.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Batches {
@@ -164,333 +176,6 @@ pub fn searches_formats(s: &Scenario, space: &Space) -> bool {
 /// True for LLM serving in the default model: its plans run with number formats.
 pub fn serves_in_default_model(s: &Scenario) -> bool {
     uses_default_model(s) && extended::serving::serves(s)
-}
-
-/// The shape of a plan the training settings depend on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PlanShape {
-    /// Samples per GPU per iteration.
-    pub local: u64,
-    /// Pipeline stages.
-    pub stages: u64,
-    /// Tensor-parallel degree.
-    pub tp: u64,
-    /// Plain (not sharded) data-parallel ranks.
-    pub replicas: u64,
-    /// Transformer layers of the model.
-    pub layers: u64,
-}
-
-impl PlanShape {
-    /// The shape of a transformer plan `t` at `local` samples per GPU, for a model of `layers`
-    /// layers.
-    pub fn of(t: &Spec, local: u64, layers: u64) -> PlanShape {
-        PlanShape {
-            local,
-            stages: t.product_of(&[Strategy::Pp]),
-            tp: t.product_of(&[Strategy::Tp]),
-            replicas: t.product_of(&[Strategy::Ddp]),
-            layers,
-        }
-    }
-
-    /// The chunks per GPU the explorer tries on a pipeline: 1 (plain 1F1B), and each count
-    /// from 2 to 8 that splits every stage's layers evenly, as Megatron-LM's interleaved
-    /// schedule requires (more chunks shrink the bubble, each adds point-to-point transfers).
-    pub fn chunk_choices(&self) -> Vec<u64> {
-        let even = self.stages > 1 && self.layers.is_multiple_of(self.stages);
-        let per_stage = self.layers / self.stages.max(1);
-        std::iter::once(1).chain((2..=8).filter(|v| even && per_stage.is_multiple_of(*v))).collect()
-    }
-}
-
-/// The settings a default-model transformer plan is tried with in training:
-/// - each recomputation (none, selective, full);
-/// - the largest [`MICRO_BATCH_CHOICES`] power-of-two micro-batches that divide the local batch
-///   and leave at least one micro-batch per stage (a pipeline can fill; smaller micro-batches
-///   trade time for activation memory, and more of them shrink the bubble);
-/// - with plain data parallelism, ZeRO stages 0 and 1 (the distributed optimizer: the same
-///   bytes reduced, a data-parallel share of the optimizer states) and, without a pipeline,
-///   stage 2 (a share of the gradients too, reduced in every micro-batch; DeepSpeed refuses it
-///   with pipeline parallelism);
-/// - with tensor parallelism, sequence parallelism (Megatron-LM's advice: the same bytes as
-///   the all-reduces, the norms' work and activations split by tp);
-/// - with a pipeline, the plain 1F1B schedule and Megatron's interleaved one with each number
-///   of chunks per GPU of [`PlanShape::chunk_choices`] (v chunks: a v-th of the bubble, v times
-///   the point-to-point transfers; the rules keep only splits it allows).
-///
-/// Cheapest first, so that among plans equally fast the one with the least recomputation and
-/// the fewest micro-batches ranks first.
-pub fn knob_settings(base: &Setup, shape: PlanShape) -> Vec<Setup> {
-    let largest = (shape.local / shape.stages.max(1)).max(1);
-    let micro: Vec<u64> =
-        powers(largest, |m| shape.local.is_multiple_of(m)).into_iter().rev().take(MICRO_BATCH_CHOICES).collect();
-    let zeros: &[u8] = match (shape.replicas > 1 && base.zero_stage == 0, shape.stages > 1) {
-        (true, false) => &[0, 1, 2],
-        (true, true) => &[0, 1],
-        (false, _) => std::slice::from_ref(&base.zero_stage),
-    };
-    let sequence_parallel = base.sequence_parallel || shape.tp > 1;
-    let chunks =
-        if shape.stages > 1 && base.virtual_stages == 1 { shape.chunk_choices() } else { vec![base.virtual_stages] };
-    settings_product(base, &micro, zeros, &[sequence_parallel], &chunks)
-}
-
-/// `base` with every combination of the given micro-batches, ZeRO stages, sequence
-/// parallelism and chunks per GPU, under each recomputation: cheapest recomputation first,
-/// then in the order given.
-fn settings_product(base: &Setup, micro: &[u64], zeros: &[u8], sequence: &[bool], chunks: &[u64]) -> Vec<Setup> {
-    let mut out = Vec::new();
-    for recompute in [Recompute::None, Recompute::Selective, Recompute::Full] {
-        for &micro_batch in micro {
-            for &zero_stage in zeros {
-                for &sequence_parallel in sequence {
-                    for &virtual_stages in chunks {
-                        out.push(Setup {
-                            micro_batch: Some(micro_batch),
-                            recompute,
-                            zero_stage,
-                            sequence_parallel,
-                            virtual_stages,
-                            ..base.clone()
-                        });
-                    }
-                }
-            }
-        }
-    }
-    out
-}
-
-/// Every training setting a brute-force sweep tries on a plan: a superset of
-/// [`knob_settings`] that checks its choices (a test and `madmax bench` compare the two):
-/// every micro-batch that divides the local batch and leaves at least one micro-batch per
-/// stage, each recomputation, ZeRO 0, 1 and 2 with plain data parallelism, sequence
-/// parallelism off and on with tensor parallelism, and 1 to 8 pipeline chunks per GPU, even
-/// or not (the rules drop what a plan does not allow).
-pub fn every_setting(base: &Setup, shape: PlanShape) -> Vec<Setup> {
-    let largest = (shape.local / shape.stages.max(1)).max(1);
-    let micro: Vec<u64> = (1..=largest).filter(|m| shape.local.is_multiple_of(*m)).collect();
-    let zeros: &[u8] = if shape.replicas > 1 { &[0, 1, 2] } else { &[base.zero_stage] };
-    let sequence_parallel: &[bool] = if shape.tp > 1 { &[false, true] } else { &[base.sequence_parallel] };
-    let chunks: &[u64] = if shape.stages > 1 { &[1, 2, 3, 4, 5, 6, 7, 8] } else { &[base.virtual_stages] };
-    settings_product(base, &micro, zeros, sequence_parallel, chunks)
-        .into_iter()
-        .flat_map(|s| overlap_variants(&s, shape).into_iter().chain(std::iter::once(s)))
-        .collect()
-}
-
-/// Most plans the explorer refines with the overlap options ([`refinements`]).
-pub const REFINED_PLANS: usize = 16;
-
-/// `setup` with each other combination of the overlap options that matter for a plan of
-/// `shape`: gradients reduced during the backward pass (Megatron-LM's `--overlap-grad-reduce`,
-/// with plain data parallelism) and tensor-parallel collectives overlapped with GEMMs
-/// (Transformer Engine's comm/GEMM overlap, with tensor parallelism), each off and on.
-fn overlap_variants(setup: &Setup, shape: PlanShape) -> Vec<Setup> {
-    let grads: &[bool] =
-        if shape.replicas > 1 { &[false, true] } else { std::slice::from_ref(&setup.overlap_grad_reduce) };
-    let tp: &[bool] = if shape.tp > 1 { &[false, true] } else { std::slice::from_ref(&setup.overlap_tp_comm) };
-    let mut out = Vec::new();
-    for &overlap_grad_reduce in grads {
-        for &overlap_tp_comm in tp {
-            let v = Setup { overlap_grad_reduce, overlap_tp_comm, ..setup.clone() };
-            if v != *setup {
-                out.push(v);
-            }
-        }
-    }
-    out
-}
-
-/// The other placements of `spec`'s levels on nodes of `per_node` GPUs: each order of its
-/// levels with tensor parallelism kept innermost (its collectives sit between every layer's
-/// GEMMs, so it gains most from NVLink), one order per distinct set of groups it places
-/// ([`Layout`](extended::layout::Layout)) other than `spec`'s own, in a stable order. Megatron-LM
-/// ranks data parallelism inside the pipeline; putting the pipeline inside instead keeps its
-/// point-to-point transfers on NVLink and sends the gradient reduction over the NICs, which
-/// pays off when the gradients are few or overlapped.
-pub fn placements(spec: &Spec, per_node: u64) -> Vec<Spec> {
-    use extended::layout::Layout;
-    let (inner, rest): (Vec<Level>, Vec<Level>) = spec.levels().iter().partition(|l| l.strategy == Strategy::Tp);
-    let mut seen = vec![Layout::of(spec, per_node)];
-    let mut out = Vec::new();
-    for order in permutations(rest.len()) {
-        let levels: Vec<Level> = inner.iter().copied().chain(order.iter().map(|&i| rest[i])).collect();
-        let Some(other) = Spec::new(&levels) else { continue };
-        let layout = Layout::of(&other, per_node);
-        if !seen.contains(&layout) {
-            seen.push(layout);
-            out.push(other);
-        }
-    }
-    out
-}
-
-/// Every order of `0..n`, in lexicographic order.
-fn permutations(n: usize) -> Vec<Vec<usize>> {
-    if n == 0 {
-        return vec![Vec::new()];
-    }
-    let mut out = Vec::new();
-    for first in 0..n {
-        for rest in permutations(n - 1) {
-            let mut order = vec![first];
-            order.extend(rest.into_iter().map(|i| if i >= first { i + 1 } else { i }));
-            out.push(order);
-        }
-    }
-    out
-}
-
-/// `setup` with each other collective algorithm NCCL can be asked for (`NCCL_ALGO`: ring, tree,
-/// and the two-level path), on a cluster of more than one node; in-network aggregation needs
-/// switches that reduce, so it is tried only where the scenario has it.
-fn algorithm_variants(setup: &Setup, base: &Scenario) -> Vec<Setup> {
-    if base.system.num_devices <= base.system.devices_per_node() {
-        return Vec::new();
-    }
-    [Algorithm::Hierarchical, Algorithm::Ring, Algorithm::Tree]
-        .into_iter()
-        .filter(|&a| a != setup.collective)
-        .map(|collective| Setup { collective, ..setup.clone() })
-        .collect()
-}
-
-/// The second pass of a search that tries the training settings ([`searches_settings`],
-/// [`Space::knobs`]): the best [`REFINED_PLANS`] plans that fit, of `ranked` (best first), each
-/// with the other combinations of the overlap options ([`overlap_variants`]), the other
-/// collective algorithms ([`algorithm_variants`]) and the other placements of its levels on the
-/// nodes ([`placements`], each with all of those) that the rules allow. These move time, not
-/// memory, so only the fastest plans are worth the try: trying them on every plan would take
-/// several times as long.
-pub fn refinements(base: &Scenario, ranked: &[Outcome], space: &Space) -> Vec<Candidate> {
-    if !((space.knobs || space.staged) && searches_settings(base)) {
-        return Vec::new();
-    }
-    let layers = Dims::of(&base.model).map_or(0, |d| d.layers);
-    let per_node = base.system.devices_per_node();
-    let mut out = Vec::new();
-    for o in ranked.iter().filter(|o| o.fits()).take(REFINED_PLANS) {
-        let (Some(t), Some(local)) = (&o.plan.transformer, o.plan.local_transformer_batch) else { continue };
-        let shape = PlanShape::of(t, local, layers);
-        let setups: Vec<Setup> = std::iter::once(o.setup.clone())
-            .chain(overlap_variants(&o.setup, shape))
-            .chain(algorithm_variants(&o.setup, base))
-            .collect();
-        let own = std::iter::once(*t).chain(placements(t, per_node));
-        for (i, spec) in own.enumerate() {
-            let plan = Plan { transformer: Some(spec), ..o.plan.clone() };
-            // The plan's own placement with its own settings is already ranked.
-            for setup in setups.iter().skip(usize::from(i == 0)) {
-                let c = Candidate { plan: plan.clone(), setup: setup.clone() };
-                if extended::rules::check(&with(base, &c)).is_empty() {
-                    out.push(c);
-                }
-            }
-        }
-    }
-    out
-}
-
-/// Most parallel plans the settings pass of a staged search tries every setting on
-/// ([`settings_pass`]).
-pub const SETTINGS_PASS_PLANS: usize = 32;
-
-/// The settings pass of a staged search ([`Space::staged`]): what the first pass ranked
-/// (`ranked`, best first, each plan with the scenario's own settings), its most promising
-/// parallel plans each with every other setting [`knob_settings`] tries, at most
-/// [`SETTINGS_PASS_PLANS`] of them and as many as keep the whole search within
-/// [`MAX_SEARCH_OPS`] (of which the first pass spent `spent_ops`, as [`planned_fitted`] counted
-/// them) and [`MAX_PLANS`]. Plans are taken in turn from those that fit and
-/// those that do not, fastest first: recomputation or smaller micro-batches can make a plan
-/// fit, and more micro-batches can shrink a pipeline's bubble, so a plan that does not fit
-/// with the scenario's settings may be the best with others. Returns the candidates and how
-/// many parallel plans they try; nothing unless the space is staged.
-pub fn settings_pass(base: &Scenario, ranked: &[Outcome], space: &Space, spent_ops: u64) -> (Vec<Candidate>, usize) {
-    if !(space.staged && searches_settings(base)) {
-        return (Vec::new(), 0);
-    }
-    let layers = Dims::of(&base.model).map_or(0, |d| d.layers);
-    let mut budget = MAX_SEARCH_OPS.saturating_sub(spent_ops);
-    let (fit, misfit): (Vec<&Outcome>, Vec<&Outcome>) = ranked.iter().partition(|o| o.fits());
-    let mut order = Vec::with_capacity(ranked.len());
-    for i in 0..fit.len().max(misfit.len()) {
-        order.extend(fit.get(i).copied());
-        order.extend(misfit.get(i).copied());
-    }
-    let mut out = Vec::new();
-    let mut plans = 0;
-    for o in order.into_iter().take(SETTINGS_PASS_PLANS) {
-        let (Some(t), Some(local)) = (&o.plan.transformer, o.plan.local_transformer_batch) else { continue };
-        let list: Vec<Candidate> = knob_settings(&base.task.setup, PlanShape::of(t, local, layers))
-            .into_iter()
-            .filter(|setup| *setup != o.setup)
-            .map(|setup| Candidate { plan: o.plan.clone(), setup })
-            .filter(|c| {
-                let s = with(base, c);
-                extended::rules::check(&s).is_empty() && !lighter_recompute_fits(&s)
-            })
-            .collect();
-        let ops = cost(base, &list);
-        if ops > budget || ranked.len() + out.len() + list.len() > MAX_PLANS {
-            break;
-        }
-        budget -= ops;
-        out.extend(list);
-        plans += 1;
-    }
-    (out, plans)
-}
-
-/// A brute-force sweep: every parallel plan of the space ([`plans`] without settings), each
-/// with [`every_setting`] where the explorer tries settings, evaluated and ranked best first.
-/// Tens of times the explorer's work: for checking the explorer, not for the page.
-pub fn brute_force(base: &Scenario, space: &Space) -> Vec<Outcome> {
-    sweep(base, space, false)
-}
-
-/// [`brute_force`] with every placement of each plan's levels on the nodes ([`placements`]) and
-/// every collective algorithm ([`algorithm_variants`]) as well, for every setting: the whole
-/// decision space the explorer searches in stages. Hundreds of times the explorer's work.
-pub fn brute_force_everywhere(base: &Scenario, space: &Space) -> Vec<Outcome> {
-    sweep(base, space, true)
-}
-
-fn sweep(base: &Scenario, space: &Space, everywhere: bool) -> Vec<Outcome> {
-    let knobs = space.knobs && searches_settings(base);
-    let layers = Dims::of(&base.model).map_or(0, |d| d.layers);
-    let per_node = base.system.devices_per_node();
-    let mut out = Vec::new();
-    for c in plans(base, &Space { knobs: false, ..space.clone() }) {
-        let setups = match (&c.plan.transformer, c.plan.local_transformer_batch) {
-            (Some(t), Some(local)) if knobs => every_setting(&base.task.setup, PlanShape::of(t, local, layers)),
-            _ => vec![c.setup.clone()],
-        };
-        let setups: Vec<Setup> = if everywhere && knobs {
-            setups
-                .into_iter()
-                .flat_map(|s| algorithm_variants(&s, base).into_iter().chain(std::iter::once(s)))
-                .collect()
-        } else {
-            setups
-        };
-        let specs: Vec<Option<Spec>> = match &c.plan.transformer {
-            Some(t) if everywhere && knobs => std::iter::once(*t).chain(placements(t, per_node)).map(Some).collect(),
-            t => vec![*t],
-        };
-        for spec in specs {
-            let plan = Plan { transformer: spec, ..c.plan.clone() };
-            for setup in &setups {
-                let candidate = Candidate { plan: plan.clone(), setup: setup.clone() };
-                if extended::rules::check(&with(base, &candidate)).is_empty() {
-                    out.push(evaluate_plan(base, &candidate, space));
-                }
-            }
-        }
-    }
-    rank(&mut out);
-    out
 }
 
 /// One evaluated plan.
@@ -879,29 +564,6 @@ pub struct Summary {
     pub settings: SettingsSearched,
 }
 
-/// Which plans of a search were tried with every training setting ([`knob_settings`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SettingsSearched {
-    /// None: the search does not try settings (reference mode, serving, recommendation models).
-    NotApplicable,
-    /// Every plan.
-    Every,
-    /// A staged search ([`settings_pass`]): this many of the most promising plans; every other
-    /// plan ran with the scenario's own settings.
-    Best(usize),
-}
-
-/// What a search of `space` for `base` tried the settings on, with `settings_plans` the
-/// plans of its settings pass ([`settings_pass`]).
-pub fn settings_searched(base: &Scenario, space: &Space, settings_plans: usize) -> SettingsSearched {
-    match (searches_settings(base), space.knobs) {
-        (false, _) => SettingsSearched::NotApplicable,
-        (true, true) => SettingsSearched::Every,
-        (true, false) => SettingsSearched::Best(settings_plans),
-    }
-}
-
 /// Most plans one search lists: past this, [`plans`] stops and [`planned`] refuses.
 pub const MAX_PLANS: usize = 100_000;
 
@@ -1045,183 +707,10 @@ pub fn speedup(ranked: &[Outcome], baseline: &Outcome) -> Option<f64> {
         .then(|| (best.throughput_samples_per_s / baseline.throughput_samples_per_s).max(1.0))
 }
 
-/// The factors a co-design what-if scales a resource by (1: the cluster as it is).
-pub const CODESIGN_FACTORS: [f64; 5] = [0.5, 1.0, 2.0, 4.0, 8.0];
-
-/// A hardware resource a co-design what-if scales.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Resource {
-    /// Peak FLOP/s of every precision.
-    Compute,
-    HbmBandwidth,
-    /// Memory capacity: changes which plans fit.
-    HbmCapacity,
-    NvlinkBandwidth,
-    NicBandwidth,
-    /// Number of nodes (GPUs per node unchanged); the global batch stays fixed.
-    ClusterSize,
-}
-
-impl Resource {
-    pub const ALL: [Resource; 6] = [
-        Resource::Compute,
-        Resource::HbmBandwidth,
-        Resource::HbmCapacity,
-        Resource::NvlinkBandwidth,
-        Resource::NicBandwidth,
-        Resource::ClusterSize,
-    ];
-
-    pub fn label(self) -> &'static str {
-        match self {
-            Resource::Compute => "compute",
-            Resource::HbmBandwidth => "HBM bandwidth",
-            Resource::HbmCapacity => "HBM capacity",
-            Resource::NvlinkBandwidth => "NVLink bandwidth",
-            Resource::NicBandwidth => "NIC bandwidth",
-            Resource::ClusterSize => "cluster size",
-        }
-    }
-
-    /// [`Resource::label`] in a few letters, for narrow charts.
-    pub fn short_label(self) -> &'static str {
-        match self {
-            Resource::Compute => "FLOPs",
-            Resource::HbmBandwidth => "HBM/s",
-            Resource::HbmCapacity => "HBM",
-            Resource::NvlinkBandwidth => "NVLink",
-            Resource::NicBandwidth => "NIC",
-            Resource::ClusterSize => "GPUs",
-        }
-    }
-}
-
-/// The scenario with one resource scaled by `factor`; `None` when the result is not a cluster
-/// (fewer than one node).
-pub fn scaled(base: &Scenario, r: Resource, factor: f64) -> Option<Scenario> {
-    let mut s = base.clone();
-    let sys = &mut s.system;
-    match r {
-        Resource::Compute => {
-            sys.f64_flops_per_s *= factor;
-            sys.f32_flops_per_s *= factor;
-            sys.f16_flops_per_s *= factor;
-            sys.i8_ops_per_s *= factor;
-            sys.fp8_flops_per_s = sys.fp8_flops_per_s.map(|f| f * factor);
-        }
-        Resource::HbmBandwidth => sys.mem_bw_bytes_per_s *= factor,
-        Resource::HbmCapacity => sys.mem_cap_bytes *= factor,
-        Resource::NvlinkBandwidth => sys.bw_per_nvlink_bytes_per_s *= factor,
-        Resource::NicBandwidth => sys.ibroce_bw_bytes_per_s *= factor,
-        Resource::ClusterSize => {
-            let nodes = (sys.num_nodes as f64 * factor).round();
-            if nodes < 1.0 || nodes.fract() != 0.0 {
-                return None;
-            }
-            let per = sys.devices_per_node();
-            sys.num_nodes = nodes as u64;
-            sys.num_devices = per * nodes as u64;
-            if sys.num_nodes == 1 {
-                sys.ar_perc_intra = 1.0;
-            }
-        }
-    }
-    Some(s)
-}
-
-/// A short description of an explored plan: [`describe`], and for a default-model transformer
-/// in training the settings the explorer chose (`micro-batch 2, selective recomputation`).
-pub fn describe_outcome(s: &Scenario, o: &Outcome) -> String {
-    let plan = describe(s, &o.plan);
-    if searches_emb_sharding(s) && o.plan.emb.product_of(&[Strategy::Mp]) > 1 {
-        return format!("{plan}, {}-wise sharding", o.setup.emb_sharding.config_name());
-    }
-    if serves_in_default_model(s) {
-        let own = format!("the model's {}-bit", s.model.bytes_per_dense_param.f64() * 8.0);
-        let format = |p: Option<Precision>| p.map_or(own.clone(), |p| p.label().to_owned());
-        return format!("{plan}, {} weights, {} KV cache", format(o.setup.weight_format), format(o.setup.kv_format));
-    }
-    if !searches_settings(s) {
-        return plan;
-    }
-    let micro = o.setup.micro_batch.map_or("micro-batch: the local batch".to_owned(), |m| format!("micro-batch {m}"));
-    let recompute = match o.setup.recompute {
-        Recompute::None => "no recomputation",
-        Recompute::Selective => "selective recomputation",
-        Recompute::Full => "full recomputation",
-    };
-    let mut text = format!("{plan}, {micro}, {recompute}");
-    if o.setup.zero_stage > 0 && o.plan.transformer.as_ref().is_some_and(|t| t.product_of(&[Strategy::Ddp]) > 1) {
-        text += &format!(", ZeRO-{}", o.setup.zero_stage);
-    }
-    if o.setup.sequence_parallel && o.plan.transformer.as_ref().is_some_and(|t| t.product_of(&[Strategy::Tp]) > 1) {
-        text += ", sequence parallel";
-    }
-    if o.setup.virtual_stages > 1 {
-        text += &format!(", {} chunks per GPU (interleaved)", o.setup.virtual_stages);
-    }
-    let transformer = |st: Strategy| o.plan.transformer.as_ref().is_some_and(|t| t.product_of(&[st]) > 1);
-    if o.setup.overlap_grad_reduce && transformer(Strategy::Ddp) {
-        text += ", gradients reduced during the backward pass";
-    }
-    if o.setup.overlap_tp_comm && transformer(Strategy::Tp) {
-        text += ", tensor-parallel communication overlapped with GEMMs";
-    }
-    if o.setup.collective != s.task.setup.collective {
-        text += match o.setup.collective {
-            Algorithm::Ring => ", ring collectives",
-            Algorithm::Tree => ", tree all-reduces across nodes",
-            Algorithm::Hierarchical => ", two-level collectives (node, then network)",
-            Algorithm::InNetwork => ", all-reduces summed in the network",
-        };
-    }
-    if let Some((inner, outer)) = o.plan.transformer.as_ref().and_then(out_of_megatron_order) {
-        text += &format!(", {inner} nested inside {outer} (Megatron-LM nests {outer} inside {inner})");
-    }
-    text
-}
-
-/// How Megatron-LM ranks GPUs, innermost (consecutive GPUs) first: tensor, context, expert,
-/// data (sharded, then replicated) and pipeline parallelism.
-const MEGATRON_ORDER: [Strategy; 6] =
-    [Strategy::Tp, Strategy::Cp, Strategy::Ep, Strategy::Fsdp, Strategy::Ddp, Strategy::Pp];
-
-/// The first two neighbouring levels of `spec` (innermost first) that Megatron-LM nests the
-/// other way round ([`MEGATRON_ORDER`]), if any.
-fn out_of_megatron_order(spec: &Spec) -> Option<(Strategy, Strategy)> {
-    let rank = |s: Strategy| {
-        let s = if s == Strategy::Mp { Strategy::Ddp } else { s };
-        MEGATRON_ORDER.iter().position(|&m| m == s)
-    };
-    spec.levels().windows(2).find(|w| rank(w[0].strategy) > rank(w[1].strategy)).map(|w| (w[0].strategy, w[1].strategy))
-}
-
-/// A short description of a plan: `transformer tp 8 x ddp 256, embeddings ddp 2048, batch 8`
-/// (the default model places a transformer's embeddings with its layers: they are not listed).
-pub fn describe(s: &Scenario, p: &Plan) -> String {
-    let arch = &s.model.arch;
-    // The default model places a transformer's embeddings with its layers; DLRM tables have
-    // their own plan.
-    let default = uses_default_model(s) && !arch.family().is_dlrm();
-    let mut parts = Vec::new();
-    if let Some(m) = &p.mlp {
-        parts.push(format!("MLP {m}"));
-    }
-    if let Some(t) = &p.transformer {
-        parts.push(format!("transformer {t}"));
-    }
-    if !default {
-        parts.push(format!("embeddings {}", p.emb));
-    }
-    let batch = if arch.family().is_dlrm() { p.local_mlp_batch } else { p.local_transformer_batch };
-    if let Some(b) = batch {
-        parts.push(format!("local batch {b}"));
-    }
-    parts.join(", ")
-}
-
 #[cfg(test)]
 mod tests {
+    use super::describe::out_of_megatron_order;
+    use super::settings::permutations;
     use super::*;
     use crate::engine::{validate, RawFile};
 
@@ -1233,7 +722,8 @@ mod tests {
 
     #[test]
     fn enumerated_plans_are_legal_distinct_and_include_the_baseline() {
-        let s = scenario(include_str!("../../tests/data/reference/cases/llm__llama2_70b__dc_A_2048__llm_train.json"));
+        let s =
+            scenario(include_str!("../../../tests/data/reference/cases/llm__llama2_70b__dc_A_2048__llm_train.json"));
         let ps = plans(&s, &Space::fixed_global(&s));
         assert!(ps.len() >= 20, "{} plans", ps.len());
         assert!(ps.iter().any(|c| c.plan == s.task.plan), "the shipped plan is among them");
@@ -1250,15 +740,15 @@ mod tests {
         for (case, json) in [
             (
                 "llm__llama2_70b__dc_A_2048__llm_train",
-                include_str!("../../tests/data/reference/cases/llm__llama2_70b__dc_A_2048__llm_train.json"),
+                include_str!("../../../tests/data/reference/cases/llm__llama2_70b__dc_A_2048__llm_train.json"),
             ),
             (
                 "llm__llama2_70b_8kctx__zionex_128__vit_train",
-                include_str!("../../tests/data/reference/cases/llm__llama2_70b_8kctx__zionex_128__vit_train.json"),
+                include_str!("../../../tests/data/reference/cases/llm__llama2_70b_8kctx__zionex_128__vit_train.json"),
             ),
             (
                 "dlrm__dlrm_a__zionex_128__dlrm_train",
-                include_str!("../../tests/data/reference/cases/dlrm__dlrm_a__zionex_128__dlrm_train.json"),
+                include_str!("../../../tests/data/reference/cases/dlrm__dlrm_a__zionex_128__dlrm_train.json"),
             ),
         ] {
             let s = scenario(json);
@@ -1276,7 +766,7 @@ mod tests {
     #[test]
     fn the_best_plans_are_refined_with_the_overlap_options() {
         let mut s =
-            scenario(include_str!("../../tests/data/reference/cases/llm__llama2_70b__dc_A_2048__llm_train.json"));
+            scenario(include_str!("../../../tests/data/reference/cases/llm__llama2_70b__dc_A_2048__llm_train.json"));
         s.task.mode = crate::engine::scenario::Mode::Default;
         let space = Space::fixed_global(&s);
         let mut first: Vec<Outcome> = plans(&s, &space).iter().map(|c| evaluate_plan(&s, c, &space)).collect();
@@ -1347,7 +837,7 @@ mod tests {
     fn serving_replicas_go_outermost_so_pipeline_stages_share_a_node() {
         use crate::engine::extended::layout::Layout;
         let mut s = scenario(include_str!(
-            "../../tests/data/reference/cases/llm__llama_65b__cloud_A_h100.80_512__llm_inf_fsdp_512x8_bs1.json"
+            "../../../tests/data/reference/cases/llm__llama_65b__cloud_A_h100.80_512__llm_inf_fsdp_512x8_bs1.json"
         ));
         s.task.mode = crate::engine::scenario::Mode::Default;
         let per_node = s.system.devices_per_node();
@@ -1391,7 +881,7 @@ mod tests {
 
     #[test]
     fn plans_that_do_not_fit_are_kept_and_marked() {
-        let s = scenario(include_str!("../../tests/data/reference/cases/dlrm__dlrm_a__zionex_128__dlrm_train.json"));
+        let s = scenario(include_str!("../../../tests/data/reference/cases/dlrm__dlrm_a__zionex_128__dlrm_train.json"));
         let r = search(&s, &Space::fixed_global(&s)).expect("within budget");
         let misfits = r.ranked.iter().filter(|o| !o.fits()).count();
         assert!(misfits > 0, "replicated 1.6 TB tables do not fit");
@@ -1403,7 +893,7 @@ mod tests {
     #[test]
     fn free_batches_and_co_design_what_ifs() {
         let s = scenario(include_str!(
-            "../../tests/data/reference/cases/llm__llama_7b__zionex_128__llm_pre_ddp_tp_128x8_bs1.json"
+            "../../../tests/data/reference/cases/llm__llama_7b__zionex_128__llm_pre_ddp_tp_128x8_bs1.json"
         ));
         let free = Space::local(vec![1, 2, 4]);
         assert!(plans(&s, &free).len() > plans(&s, &Space::fixed_global(&s)).len());
@@ -1421,7 +911,7 @@ mod tests {
     #[test]
     fn training_plans_include_hybrid_sharding_within_a_node() {
         let mut s =
-            scenario(include_str!("../../tests/data/reference/cases/llm__llama2_70b__dc_A_2048__llm_train.json"));
+            scenario(include_str!("../../../tests/data/reference/cases/llm__llama2_70b__dc_A_2048__llm_train.json"));
         s.task.mode = crate::engine::scenario::Mode::Default;
         let n = s.system.devices_per_node();
         let degree = |spec: &Spec, st: Strategy| spec.product_of(&[st]);
@@ -1450,7 +940,7 @@ mod tests {
     #[test]
     fn recommendation_plans_try_each_way_of_sharding_tables() {
         let mut s = scenario(include_str!(
-            "../../tests/data/reference/cases/dlrm__dlrm_a__cloud_A_h100.80_64__dlrm_pre_fsdp_ddp_mp_64x8.json"
+            "../../../tests/data/reference/cases/dlrm__dlrm_a__cloud_A_h100.80_64__dlrm_pre_fsdp_ddp_mp_64x8.json"
         ));
         s.task.mode = crate::engine::scenario::Mode::Default;
         let space = Space::fixed_global(&s);
@@ -1480,7 +970,7 @@ mod tests {
     #[test]
     fn a_search_too_big_to_run_says_so_before_it_starts() {
         let mut s = scenario(include_str!(
-            "../../tests/data/reference/cases/llm__llama_7b__zionex_128__llm_pre_ddp_tp_128x8_bs1.json"
+            "../../../tests/data/reference/cases/llm__llama_7b__zionex_128__llm_pre_ddp_tp_128x8_bs1.json"
         ));
         s.task.mode = crate::engine::scenario::Mode::Default;
         assert!(planned(&s, &Space::fixed_global(&s)).is_ok(), "the golden case searches");
@@ -1505,7 +995,7 @@ mod tests {
     #[test]
     fn no_speed_up_is_quoted_over_a_plan_that_cannot_run() {
         let mut s =
-            scenario(include_str!("../../tests/data/reference/cases/llm__llama2_70b__dc_A_2048__llm_train.json"));
+            scenario(include_str!("../../../tests/data/reference/cases/llm__llama2_70b__dc_A_2048__llm_train.json"));
         s.task.mode = crate::engine::scenario::Mode::Default;
         let r = search(&s, &Space::fixed_global(&s)).expect("within budget");
         // FSDP over 2,048 A100 40GB without recomputation needs more than 40 GB per GPU.
@@ -1527,7 +1017,7 @@ mod tests {
         // LLaMA2-70B on 2,048 A100s: MAD-Max paper mode counts model FLOPs as the forward per
         // sample x 3 (no attention s^2 terms), the default model its own count.
         let paper =
-            scenario(include_str!("../../tests/data/reference/cases/llm__llama2_70b__dc_A_2048__llm_train.json"));
+            scenario(include_str!("../../../tests/data/reference/cases/llm__llama2_70b__dc_A_2048__llm_train.json"));
         let mut default = paper.clone();
         default.task.mode = crate::engine::scenario::Mode::Default;
         for s in [paper, default] {
@@ -1580,7 +1070,7 @@ mod tests {
         // The settings only widen the search: its best plan that fits beats the best with the
         // scenario's own settings (LLaMA2-70B on 2,048 A100 40GB in the default model).
         let mut s =
-            scenario(include_str!("../../tests/data/reference/cases/llm__llama2_70b__dc_A_2048__llm_train.json"));
+            scenario(include_str!("../../../tests/data/reference/cases/llm__llama2_70b__dc_A_2048__llm_train.json"));
         s.task.mode = crate::engine::scenario::Mode::Default;
         let best = |space: &Space| search(&s, space).expect("within budget").ranked.into_iter().find(Outcome::fits);
         let with_knobs = best(&Space::fixed_global(&s)).expect("a plan fits");
@@ -1627,7 +1117,7 @@ mod tests {
         // GPT-4 1.8T (MoE) on 2,048 H100s: its plans with every setting take more than one
         // search may, its plans alone do not.
         let mut s = scenario(include_str!(
-            "../../tests/data/reference/cases/llm_moe__gpt4_1.8t__cloud_A_h100.80_2048__llm_train.json"
+            "../../../tests/data/reference/cases/llm_moe__gpt4_1.8t__cloud_A_h100.80_2048__llm_train.json"
         ));
         s.task.mode = crate::engine::scenario::Mode::Default;
         let space = Space::fixed_global(&s);
@@ -1660,7 +1150,7 @@ mod tests {
         assert!(best.throughput_samples_per_s > 3.0 * own_best, "{} vs {own_best}", best.throughput_samples_per_s);
         // A search that fits keeps every setting.
         let small =
-            scenario(include_str!("../../tests/data/reference/cases/llm__llama2_70b__dc_A_2048__llm_train.json"));
+            scenario(include_str!("../../../tests/data/reference/cases/llm__llama2_70b__dc_A_2048__llm_train.json"));
         assert_eq!(planned_fitted(&small, &Space::fixed_global(&small)).map(|x| x.0), Ok(Space::fixed_global(&small)));
     }
 
@@ -1669,7 +1159,7 @@ mod tests {
         // LLaMA2-70B on 2,048 A100s fits in one search with every setting; staged anyway, the
         // settings pass on its most promising plans comes within 2% of the full search.
         let mut s =
-            scenario(include_str!("../../tests/data/reference/cases/llm__llama2_70b__dc_A_2048__llm_train.json"));
+            scenario(include_str!("../../../tests/data/reference/cases/llm__llama2_70b__dc_A_2048__llm_train.json"));
         s.task.mode = crate::engine::scenario::Mode::Default;
         let full = search(&s, &Space::fixed_global(&s)).expect("within budget");
         let staged = Space { knobs: false, staged: true, ..Space::fixed_global(&s) };
@@ -1685,7 +1175,7 @@ mod tests {
         // LLaMA-13B's golden case asks tensor parallelism of 16 over 40 heads: the default
         // model refuses it, MAD-Max's rules accept it.
         let case = include_str!(
-            "../../tests/data/reference/cases/llm__llama_13b__cloud_A_h100.80_128__llm_pre_fsdp_tp_128x8_bs1.json"
+            "../../../tests/data/reference/cases/llm__llama_13b__cloud_A_h100.80_128__llm_pre_fsdp_tp_128x8_bs1.json"
         );
         let mut raw = serde_json::from_str::<RawFile>(case).expect("case").into_scenario().expect("case");
         assert!(

@@ -1,0 +1,94 @@
+//! Plans and outcomes in words, as the explorer's tables and the CLI print them.
+
+use super::*;
+
+/// A short description of an explored plan: [`describe`], and for a default-model transformer
+/// in training the settings the explorer chose (`micro-batch 2, selective recomputation`).
+pub fn describe_outcome(s: &Scenario, o: &Outcome) -> String {
+    let plan = describe(s, &o.plan);
+    if searches_emb_sharding(s) && o.plan.emb.product_of(&[Strategy::Mp]) > 1 {
+        return format!("{plan}, {}-wise sharding", o.setup.emb_sharding.config_name());
+    }
+    if serves_in_default_model(s) {
+        let own = format!("the model's {}-bit", s.model.bytes_per_dense_param.f64() * 8.0);
+        let format = |p: Option<Precision>| p.map_or(own.clone(), |p| p.label().to_owned());
+        return format!("{plan}, {} weights, {} KV cache", format(o.setup.weight_format), format(o.setup.kv_format));
+    }
+    if !searches_settings(s) {
+        return plan;
+    }
+    let micro = o.setup.micro_batch.map_or("micro-batch: the local batch".to_owned(), |m| format!("micro-batch {m}"));
+    let recompute = match o.setup.recompute {
+        Recompute::None => "no recomputation",
+        Recompute::Selective => "selective recomputation",
+        Recompute::Full => "full recomputation",
+    };
+    let mut text = format!("{plan}, {micro}, {recompute}");
+    if o.setup.zero_stage > 0 && o.plan.transformer.as_ref().is_some_and(|t| t.product_of(&[Strategy::Ddp]) > 1) {
+        text += &format!(", ZeRO-{}", o.setup.zero_stage);
+    }
+    if o.setup.sequence_parallel && o.plan.transformer.as_ref().is_some_and(|t| t.product_of(&[Strategy::Tp]) > 1) {
+        text += ", sequence parallel";
+    }
+    if o.setup.virtual_stages > 1 {
+        text += &format!(", {} chunks per GPU (interleaved)", o.setup.virtual_stages);
+    }
+    let transformer = |st: Strategy| o.plan.transformer.as_ref().is_some_and(|t| t.product_of(&[st]) > 1);
+    if o.setup.overlap_grad_reduce && transformer(Strategy::Ddp) {
+        text += ", gradients reduced during the backward pass";
+    }
+    if o.setup.overlap_tp_comm && transformer(Strategy::Tp) {
+        text += ", tensor-parallel communication overlapped with GEMMs";
+    }
+    if o.setup.collective != s.task.setup.collective {
+        text += match o.setup.collective {
+            Algorithm::Ring => ", ring collectives",
+            Algorithm::Tree => ", tree all-reduces across nodes",
+            Algorithm::Hierarchical => ", two-level collectives (node, then network)",
+            Algorithm::InNetwork => ", all-reduces summed in the network",
+        };
+    }
+    if let Some((inner, outer)) = o.plan.transformer.as_ref().and_then(out_of_megatron_order) {
+        text += &format!(", {inner} nested inside {outer} (Megatron-LM nests {outer} inside {inner})");
+    }
+    text
+}
+
+/// How Megatron-LM ranks GPUs, innermost (consecutive GPUs) first: tensor, context, expert,
+/// data (sharded, then replicated) and pipeline parallelism.
+pub(super) const MEGATRON_ORDER: [Strategy; 6] =
+    [Strategy::Tp, Strategy::Cp, Strategy::Ep, Strategy::Fsdp, Strategy::Ddp, Strategy::Pp];
+
+/// The first two neighbouring levels of `spec` (innermost first) that Megatron-LM nests the
+/// other way round ([`MEGATRON_ORDER`]), if any.
+pub(super) fn out_of_megatron_order(spec: &Spec) -> Option<(Strategy, Strategy)> {
+    let rank = |s: Strategy| {
+        let s = if s == Strategy::Mp { Strategy::Ddp } else { s };
+        MEGATRON_ORDER.iter().position(|&m| m == s)
+    };
+    spec.levels().windows(2).find(|w| rank(w[0].strategy) > rank(w[1].strategy)).map(|w| (w[0].strategy, w[1].strategy))
+}
+
+/// A short description of a plan: `transformer tp 8 x ddp 256, embeddings ddp 2048, batch 8`
+/// (the default model places a transformer's embeddings with its layers: they are not listed).
+pub fn describe(s: &Scenario, p: &Plan) -> String {
+    let arch = &s.model.arch;
+    // The default model places a transformer's embeddings with its layers; DLRM tables have
+    // their own plan.
+    let default = uses_default_model(s) && !arch.family().is_dlrm();
+    let mut parts = Vec::new();
+    if let Some(m) = &p.mlp {
+        parts.push(format!("MLP {m}"));
+    }
+    if let Some(t) = &p.transformer {
+        parts.push(format!("transformer {t}"));
+    }
+    if !default {
+        parts.push(format!("embeddings {}", p.emb));
+    }
+    let batch = if arch.family().is_dlrm() { p.local_mlp_batch } else { p.local_transformer_batch };
+    if let Some(b) = batch {
+        parts.push(format!("local batch {b}"));
+    }
+    parts.join(", ")
+}

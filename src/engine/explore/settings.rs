@@ -1,0 +1,357 @@
+//! The knobs a plan has beyond its parallel degrees: the settings tried per plan shape
+//! (micro-batch, ZeRO stage, sequence parallelism, interleaving, recomputation), the overlap
+//! options, placements on the node hierarchy and collective algorithms; the refinements of the
+//! best plans, the settings pass over the most promising ones, and brute-force sweeps that try
+//! every setting on every plan (what the staged search is checked against).
+
+use super::*;
+
+/// The shape of a plan the training settings depend on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PlanShape {
+    /// Samples per GPU per iteration.
+    pub local: u64,
+    /// Pipeline stages.
+    pub stages: u64,
+    /// Tensor-parallel degree.
+    pub tp: u64,
+    /// Plain (not sharded) data-parallel ranks.
+    pub replicas: u64,
+    /// Transformer layers of the model.
+    pub layers: u64,
+}
+
+impl PlanShape {
+    /// The shape of a transformer plan `t` at `local` samples per GPU, for a model of `layers`
+    /// layers.
+    pub fn of(t: &Spec, local: u64, layers: u64) -> PlanShape {
+        PlanShape {
+            local,
+            stages: t.product_of(&[Strategy::Pp]),
+            tp: t.product_of(&[Strategy::Tp]),
+            replicas: t.product_of(&[Strategy::Ddp]),
+            layers,
+        }
+    }
+
+    /// The chunks per GPU the explorer tries on a pipeline: 1 (plain 1F1B), and each count
+    /// from 2 to 8 that splits every stage's layers evenly, as Megatron-LM's interleaved
+    /// schedule requires (more chunks shrink the bubble, each adds point-to-point transfers).
+    pub fn chunk_choices(&self) -> Vec<u64> {
+        let even = self.stages > 1 && self.layers.is_multiple_of(self.stages);
+        let per_stage = self.layers / self.stages.max(1);
+        std::iter::once(1).chain((2..=8).filter(|v| even && per_stage.is_multiple_of(*v))).collect()
+    }
+}
+
+/// The settings a default-model transformer plan is tried with in training:
+/// - each recomputation (none, selective, full);
+/// - the largest [`MICRO_BATCH_CHOICES`] power-of-two micro-batches that divide the local batch
+///   and leave at least one micro-batch per stage (a pipeline can fill; smaller micro-batches
+///   trade time for activation memory, and more of them shrink the bubble);
+/// - with plain data parallelism, ZeRO stages 0 and 1 (the distributed optimizer: the same
+///   bytes reduced, a data-parallel share of the optimizer states) and, without a pipeline,
+///   stage 2 (a share of the gradients too, reduced in every micro-batch; DeepSpeed refuses it
+///   with pipeline parallelism);
+/// - with tensor parallelism, sequence parallelism (Megatron-LM's advice: the same bytes as
+///   the all-reduces, the norms' work and activations split by tp);
+/// - with a pipeline, the plain 1F1B schedule and Megatron's interleaved one with each number
+///   of chunks per GPU of [`PlanShape::chunk_choices`] (v chunks: a v-th of the bubble, v times
+///   the point-to-point transfers; the rules keep only splits it allows).
+///
+/// Cheapest first, so that among plans equally fast the one with the least recomputation and
+/// the fewest micro-batches ranks first.
+pub fn knob_settings(base: &Setup, shape: PlanShape) -> Vec<Setup> {
+    let largest = (shape.local / shape.stages.max(1)).max(1);
+    let micro: Vec<u64> =
+        powers(largest, |m| shape.local.is_multiple_of(m)).into_iter().rev().take(MICRO_BATCH_CHOICES).collect();
+    let zeros: &[u8] = match (shape.replicas > 1 && base.zero_stage == 0, shape.stages > 1) {
+        (true, false) => &[0, 1, 2],
+        (true, true) => &[0, 1],
+        (false, _) => std::slice::from_ref(&base.zero_stage),
+    };
+    let sequence_parallel = base.sequence_parallel || shape.tp > 1;
+    let chunks =
+        if shape.stages > 1 && base.virtual_stages == 1 { shape.chunk_choices() } else { vec![base.virtual_stages] };
+    settings_product(base, &micro, zeros, &[sequence_parallel], &chunks)
+}
+
+/// `base` with every combination of the given micro-batches, ZeRO stages, sequence
+/// parallelism and chunks per GPU, under each recomputation: cheapest recomputation first,
+/// then in the order given.
+fn settings_product(base: &Setup, micro: &[u64], zeros: &[u8], sequence: &[bool], chunks: &[u64]) -> Vec<Setup> {
+    let mut out = Vec::new();
+    for recompute in [Recompute::None, Recompute::Selective, Recompute::Full] {
+        for &micro_batch in micro {
+            for &zero_stage in zeros {
+                for &sequence_parallel in sequence {
+                    for &virtual_stages in chunks {
+                        out.push(Setup {
+                            micro_batch: Some(micro_batch),
+                            recompute,
+                            zero_stage,
+                            sequence_parallel,
+                            virtual_stages,
+                            ..base.clone()
+                        });
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Every training setting a brute-force sweep tries on a plan: a superset of
+/// [`knob_settings`] that checks its choices (a test and `madmax bench` compare the two):
+/// every micro-batch that divides the local batch and leaves at least one micro-batch per
+/// stage, each recomputation, ZeRO 0, 1 and 2 with plain data parallelism, sequence
+/// parallelism off and on with tensor parallelism, and 1 to 8 pipeline chunks per GPU, even
+/// or not (the rules drop what a plan does not allow).
+pub fn every_setting(base: &Setup, shape: PlanShape) -> Vec<Setup> {
+    let largest = (shape.local / shape.stages.max(1)).max(1);
+    let micro: Vec<u64> = (1..=largest).filter(|m| shape.local.is_multiple_of(*m)).collect();
+    let zeros: &[u8] = if shape.replicas > 1 { &[0, 1, 2] } else { &[base.zero_stage] };
+    let sequence_parallel: &[bool] = if shape.tp > 1 { &[false, true] } else { &[base.sequence_parallel] };
+    let chunks: &[u64] = if shape.stages > 1 { &[1, 2, 3, 4, 5, 6, 7, 8] } else { &[base.virtual_stages] };
+    settings_product(base, &micro, zeros, sequence_parallel, chunks)
+        .into_iter()
+        .flat_map(|s| overlap_variants(&s, shape).into_iter().chain(std::iter::once(s)))
+        .collect()
+}
+
+/// Most plans the explorer refines with the overlap options ([`refinements`]).
+pub const REFINED_PLANS: usize = 16;
+
+/// `setup` with each other combination of the overlap options that matter for a plan of
+/// `shape`: gradients reduced during the backward pass (Megatron-LM's `--overlap-grad-reduce`,
+/// with plain data parallelism) and tensor-parallel collectives overlapped with GEMMs
+/// (Transformer Engine's comm/GEMM overlap, with tensor parallelism), each off and on.
+fn overlap_variants(setup: &Setup, shape: PlanShape) -> Vec<Setup> {
+    let grads: &[bool] =
+        if shape.replicas > 1 { &[false, true] } else { std::slice::from_ref(&setup.overlap_grad_reduce) };
+    let tp: &[bool] = if shape.tp > 1 { &[false, true] } else { std::slice::from_ref(&setup.overlap_tp_comm) };
+    let mut out = Vec::new();
+    for &overlap_grad_reduce in grads {
+        for &overlap_tp_comm in tp {
+            let v = Setup { overlap_grad_reduce, overlap_tp_comm, ..setup.clone() };
+            if v != *setup {
+                out.push(v);
+            }
+        }
+    }
+    out
+}
+
+/// The other placements of `spec`'s levels on nodes of `per_node` GPUs: each order of its
+/// levels with tensor parallelism kept innermost (its collectives sit between every layer's
+/// GEMMs, so it gains most from NVLink), one order per distinct set of groups it places
+/// ([`Layout`](extended::layout::Layout)) other than `spec`'s own, in a stable order. Megatron-LM
+/// ranks data parallelism inside the pipeline; putting the pipeline inside instead keeps its
+/// point-to-point transfers on NVLink and sends the gradient reduction over the NICs, which
+/// pays off when the gradients are few or overlapped.
+pub fn placements(spec: &Spec, per_node: u64) -> Vec<Spec> {
+    use extended::layout::Layout;
+    let (inner, rest): (Vec<Level>, Vec<Level>) = spec.levels().iter().partition(|l| l.strategy == Strategy::Tp);
+    let mut seen = vec![Layout::of(spec, per_node)];
+    let mut out = Vec::new();
+    for order in permutations(rest.len()) {
+        let levels: Vec<Level> = inner.iter().copied().chain(order.iter().map(|&i| rest[i])).collect();
+        let Some(other) = Spec::new(&levels) else { continue };
+        let layout = Layout::of(&other, per_node);
+        if !seen.contains(&layout) {
+            seen.push(layout);
+            out.push(other);
+        }
+    }
+    out
+}
+
+/// Every order of `0..n`, in lexicographic order.
+pub(super) fn permutations(n: usize) -> Vec<Vec<usize>> {
+    if n == 0 {
+        return vec![Vec::new()];
+    }
+    let mut out = Vec::new();
+    for first in 0..n {
+        for rest in permutations(n - 1) {
+            let mut order = vec![first];
+            order.extend(rest.into_iter().map(|i| if i >= first { i + 1 } else { i }));
+            out.push(order);
+        }
+    }
+    out
+}
+
+/// `setup` with each other collective algorithm NCCL can be asked for (`NCCL_ALGO`: ring, tree,
+/// and the two-level path), on a cluster of more than one node; in-network aggregation needs
+/// switches that reduce, so it is tried only where the scenario has it.
+fn algorithm_variants(setup: &Setup, base: &Scenario) -> Vec<Setup> {
+    if base.system.num_devices <= base.system.devices_per_node() {
+        return Vec::new();
+    }
+    [Algorithm::Hierarchical, Algorithm::Ring, Algorithm::Tree]
+        .into_iter()
+        .filter(|&a| a != setup.collective)
+        .map(|collective| Setup { collective, ..setup.clone() })
+        .collect()
+}
+
+/// The second pass of a search that tries the training settings ([`searches_settings`],
+/// [`Space::knobs`]): the best [`REFINED_PLANS`] plans that fit, of `ranked` (best first), each
+/// with the other combinations of the overlap options ([`overlap_variants`]), the other
+/// collective algorithms ([`algorithm_variants`]) and the other placements of its levels on the
+/// nodes ([`placements`], each with all of those) that the rules allow. These move time, not
+/// memory, so only the fastest plans are worth the try: trying them on every plan would take
+/// several times as long.
+pub fn refinements(base: &Scenario, ranked: &[Outcome], space: &Space) -> Vec<Candidate> {
+    if !((space.knobs || space.staged) && searches_settings(base)) {
+        return Vec::new();
+    }
+    let layers = Dims::of(&base.model).map_or(0, |d| d.layers);
+    let per_node = base.system.devices_per_node();
+    let mut out = Vec::new();
+    for o in ranked.iter().filter(|o| o.fits()).take(REFINED_PLANS) {
+        let (Some(t), Some(local)) = (&o.plan.transformer, o.plan.local_transformer_batch) else { continue };
+        let shape = PlanShape::of(t, local, layers);
+        let setups: Vec<Setup> = std::iter::once(o.setup.clone())
+            .chain(overlap_variants(&o.setup, shape))
+            .chain(algorithm_variants(&o.setup, base))
+            .collect();
+        let own = std::iter::once(*t).chain(placements(t, per_node));
+        for (i, spec) in own.enumerate() {
+            let plan = Plan { transformer: Some(spec), ..o.plan.clone() };
+            // The plan's own placement with its own settings is already ranked.
+            for setup in setups.iter().skip(usize::from(i == 0)) {
+                let c = Candidate { plan: plan.clone(), setup: setup.clone() };
+                if extended::rules::check(&with(base, &c)).is_empty() {
+                    out.push(c);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Most parallel plans the settings pass of a staged search tries every setting on
+/// ([`settings_pass`]).
+pub const SETTINGS_PASS_PLANS: usize = 32;
+
+/// The settings pass of a staged search ([`Space::staged`]): what the first pass ranked
+/// (`ranked`, best first, each plan with the scenario's own settings), its most promising
+/// parallel plans each with every other setting [`knob_settings`] tries, at most
+/// [`SETTINGS_PASS_PLANS`] of them and as many as keep the whole search within
+/// [`MAX_SEARCH_OPS`] (of which the first pass spent `spent_ops`, as [`planned_fitted`] counted
+/// them) and [`MAX_PLANS`]. Plans are taken in turn from those that fit and
+/// those that do not, fastest first: recomputation or smaller micro-batches can make a plan
+/// fit, and more micro-batches can shrink a pipeline's bubble, so a plan that does not fit
+/// with the scenario's settings may be the best with others. Returns the candidates and how
+/// many parallel plans they try; nothing unless the space is staged.
+pub fn settings_pass(base: &Scenario, ranked: &[Outcome], space: &Space, spent_ops: u64) -> (Vec<Candidate>, usize) {
+    if !(space.staged && searches_settings(base)) {
+        return (Vec::new(), 0);
+    }
+    let layers = Dims::of(&base.model).map_or(0, |d| d.layers);
+    let mut budget = MAX_SEARCH_OPS.saturating_sub(spent_ops);
+    let (fit, misfit): (Vec<&Outcome>, Vec<&Outcome>) = ranked.iter().partition(|o| o.fits());
+    let mut order = Vec::with_capacity(ranked.len());
+    for i in 0..fit.len().max(misfit.len()) {
+        order.extend(fit.get(i).copied());
+        order.extend(misfit.get(i).copied());
+    }
+    let mut out = Vec::new();
+    let mut plans = 0;
+    for o in order.into_iter().take(SETTINGS_PASS_PLANS) {
+        let (Some(t), Some(local)) = (&o.plan.transformer, o.plan.local_transformer_batch) else { continue };
+        let list: Vec<Candidate> = knob_settings(&base.task.setup, PlanShape::of(t, local, layers))
+            .into_iter()
+            .filter(|setup| *setup != o.setup)
+            .map(|setup| Candidate { plan: o.plan.clone(), setup })
+            .filter(|c| {
+                let s = with(base, c);
+                extended::rules::check(&s).is_empty() && !lighter_recompute_fits(&s)
+            })
+            .collect();
+        let ops = cost(base, &list);
+        if ops > budget || ranked.len() + out.len() + list.len() > MAX_PLANS {
+            break;
+        }
+        budget -= ops;
+        out.extend(list);
+        plans += 1;
+    }
+    (out, plans)
+}
+
+/// A brute-force sweep: every parallel plan of the space ([`plans`] without settings), each
+/// with [`every_setting`] where the explorer tries settings, evaluated and ranked best first.
+/// Tens of times the explorer's work: for checking the explorer, not for the page.
+pub fn brute_force(base: &Scenario, space: &Space) -> Vec<Outcome> {
+    sweep(base, space, false)
+}
+
+/// [`brute_force`] with every placement of each plan's levels on the nodes ([`placements`]) and
+/// every collective algorithm ([`algorithm_variants`]) as well, for every setting: the whole
+/// decision space the explorer searches in stages. Hundreds of times the explorer's work.
+pub fn brute_force_everywhere(base: &Scenario, space: &Space) -> Vec<Outcome> {
+    sweep(base, space, true)
+}
+
+fn sweep(base: &Scenario, space: &Space, everywhere: bool) -> Vec<Outcome> {
+    let knobs = space.knobs && searches_settings(base);
+    let layers = Dims::of(&base.model).map_or(0, |d| d.layers);
+    let per_node = base.system.devices_per_node();
+    let mut out = Vec::new();
+    for c in plans(base, &Space { knobs: false, ..space.clone() }) {
+        let setups = match (&c.plan.transformer, c.plan.local_transformer_batch) {
+            (Some(t), Some(local)) if knobs => every_setting(&base.task.setup, PlanShape::of(t, local, layers)),
+            _ => vec![c.setup.clone()],
+        };
+        let setups: Vec<Setup> = if everywhere && knobs {
+            setups
+                .into_iter()
+                .flat_map(|s| algorithm_variants(&s, base).into_iter().chain(std::iter::once(s)))
+                .collect()
+        } else {
+            setups
+        };
+        let specs: Vec<Option<Spec>> = match &c.plan.transformer {
+            Some(t) if everywhere && knobs => std::iter::once(*t).chain(placements(t, per_node)).map(Some).collect(),
+            t => vec![*t],
+        };
+        for spec in specs {
+            let plan = Plan { transformer: spec, ..c.plan.clone() };
+            for setup in &setups {
+                let candidate = Candidate { plan: plan.clone(), setup: setup.clone() };
+                if extended::rules::check(&with(base, &candidate)).is_empty() {
+                    out.push(evaluate_plan(base, &candidate, space));
+                }
+            }
+        }
+    }
+    rank(&mut out);
+    out
+}
+
+/// Which plans of a search were tried with every training setting ([`knob_settings`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SettingsSearched {
+    /// None: the search does not try settings (reference mode, serving, recommendation models).
+    NotApplicable,
+    /// Every plan.
+    Every,
+    /// A staged search ([`settings_pass`]): this many of the most promising plans; every other
+    /// plan ran with the scenario's own settings.
+    Best(usize),
+}
+
+/// What a search of `space` for `base` tried the settings on, with `settings_plans` the
+/// plans of its settings pass ([`settings_pass`]).
+pub fn settings_searched(base: &Scenario, space: &Space, settings_plans: usize) -> SettingsSearched {
+    match (searches_settings(base), space.knobs) {
+        (false, _) => SettingsSearched::NotApplicable,
+        (true, true) => SettingsSearched::Every,
+        (true, false) => SettingsSearched::Best(settings_plans),
+    }
+}
