@@ -431,6 +431,12 @@ fn llm_config(
         "transformer_seq_len": seq,
         "ffn_kind": ffn_kind,
     });
+    // Heads wider (or narrower) than hidden / heads, where the row states them.
+    let model = match r.count("head_dim")? {
+        Some(0) => return Err("column head_dim must be at least 1".into()),
+        Some(d) => with_keys(model, json!({ "head_dim": d })),
+        None => model,
+    };
     Ok(with_keys(model, extra))
 }
 

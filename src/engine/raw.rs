@@ -285,6 +285,7 @@ raw_config! {
     patch_dim,
     // default model only (MAD-Max ignores these keys)
     num_kv_heads,
+    head_dim,
     ffn_kind,
     tied_embeddings,
     attention,

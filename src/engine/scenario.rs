@@ -49,6 +49,9 @@ pub struct Model {
 pub struct Shape {
     /// Key/value heads (grouped-query attention); `None`: as many as query heads.
     pub kv_heads: Option<u64>,
+    /// Width of each attention head; `None`: the hidden size over the heads. Some models' heads
+    /// together are wider than the hidden size (Qwen3-32B: 64 heads of 128 on 5,120).
+    pub head_dim: Option<u64>,
     pub ffn: Ffn,
     /// Whether the output layer reuses the input embedding matrix (no separate weights).
     pub tied_embeddings: bool,

@@ -524,6 +524,10 @@ fn read_shape(v: &mut Reader, m: &RawModel, arch: &Arch) -> Option<Shape> {
             Some(kv)
         }
     };
+    let head_dim = match &m.head_dim {
+        None => None,
+        f => Some(v.count(f, at("model", "head_dim"), optional, 1, MAX_COUNT)?),
+    };
     let ffn =
         v.choice(&m.ffn_kind, at("model", "ffn_kind"), &[("gelu", Ffn::Gelu), ("swiglu", Ffn::Swiglu)], Ffn::Gelu)?;
     let attention = v.choice(
@@ -545,7 +549,7 @@ fn read_shape(v: &mut Reader, m: &RawModel, arch: &Arch) -> Option<Shape> {
         f => v.within(f, at("model", "capacity_factor"), optional, (1.0, 64.0))?,
     };
     let dropout = v.optional_flag(&m.dropout, at("model", "dropout"), true)?;
-    Some(Shape { kv_heads, ffn, tied_embeddings, attention, causal, capacity_factor, dropout })
+    Some(Shape { kv_heads, head_dim, ffn, tied_embeddings, attention, causal, capacity_factor, dropout })
 }
 
 /// The layer-count errors were already recorded; unread keys of other families are ignored.
@@ -1055,6 +1059,9 @@ mod tests {
             serde_json::json!({"num_devices": 8, "num_nodes": 1, "ar_perc_intra": 0.5}),
         );
         assert!(said.iter().any(|m| m.contains("set 1, got 0.5")), "{said:?}");
+        let said = problems(serde_json::json!({"head_dim": 0}), serde_json::json!({}));
+        assert!(said.iter().any(|m| m.starts_with("model.head_dim")), "{said:?}");
+        assert!(problems(serde_json::json!({"head_dim": 128}), serde_json::json!({})).is_empty());
     }
 
     /// What validation says of a Criteo-sized DLRM (3 bottom, 5 top layers, 128-wide

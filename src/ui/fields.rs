@@ -230,6 +230,8 @@ pub fn default_model_fields(family: Family) -> Vec<Field> {
     let mut v = vec![
         extra(M, "num_kv_heads", "Key/value heads", Kind::OptionalCount, "as many as attention heads",
             "Grouped-query attention shares each key/value head among several query heads: 8 in LLaMA2-70B and LLaMA 3, as many as the attention heads in GPT-3. Fewer K/V heads mean smaller K/V projections and a smaller context-parallel ring. Leave empty for plain multi-head attention."),
+        extra(M, "head_dim", "Head size", Kind::OptionalCount, "hidden size / attention heads",
+            "Width of each attention head. Most models split the hidden size evenly over the heads (LLaMA2-70B: 8192 / 64 = 128); some use wider heads, so that the query and output projections are wider than the hidden size: Qwen3-32B has 64 heads of 128 on a hidden size of 5120. It sets the projections' sizes, the attention FLOPs and the KV cache per token. Leave empty for hidden size / heads."),
         extra(M, "ffn_kind", "Feed-forward kind", Kind::Choice(&[("gelu", "GELU: 2 matrices"), ("swiglu", "SwiGLU: 3 matrices")]), "gelu",
             "GELU feed-forward layers have two weight matrices (GPT-3, ViT); SwiGLU has three, gate, up and down (LLaMA, Mixtral), so the same feed-forward size costs 1.5x the FLOPs and weights."),
         extra(M, "attention", "Attention kernel", Kind::Choice(&[("flash", "fused: FlashAttention-2 on A100, -3 on H100"), ("flash1", "fused: FlashAttention-1/Triton on A100, -2 on H100"), ("flash1-h100", "fused: FlashAttention-1/Triton on H100"), ("materialized", "scores in HBM (Megatron 2021-22)")]), "flash",

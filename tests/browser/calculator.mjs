@@ -292,6 +292,17 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   await type(page, '#f-model-top_mlp_widths', '4096-4096-512-256-1');
   const wider = await matchesCli(page, 'wider top MLP');
   check(wider.throughput < criteo.throughput, `wider top layers run fewer samples/s (${wider.throughput} < ${criteo.throughput})`);
+  // A model whose heads are wider than its hidden size (Qwen3-32B: 64 heads of 128 on 5,120).
+  await page.selectOption('#model-preset', 'qwen3_32b');
+  await page.locator('#f-model-head_dim').waitFor();
+  check(await page.locator('#f-model-head_dim').inputValue() === '128', 'the Qwen3 32B preset shows its head size');
+  const qwen = await matchesCli(page, "Qwen3 32B on the DLRM's 8 A100s");
+  await type(page, '#f-model-head_dim', '0');
+  const headError = (await page.locator('.field.invalid').first().innerText().catch(() => '')).replace(/\s+/g, ' ');
+  check(/Head size/.test(headError) && (await shown(page)).throughput === qwen.throughput, `a head size of 0 is refused, naming the field, and the last result stays: ${headError}`);
+  await type(page, '#f-model-head_dim', '');
+  const narrow = await matchesCli(page, 'Qwen3 32B with heads of hidden / heads');
+  check(narrow.throughput > qwen.throughput, `heads of 5120 / 64 = 80 make lighter projections: more samples/s (${narrow.throughput} > ${qwen.throughput})`);
   await page.selectOption('#model-preset', 'vit_h');
   check(await page.locator('#f-model-patch_dim').isVisible(), 'ViT fields replace them');
   // A reference config named after a published model says how it differs from it.

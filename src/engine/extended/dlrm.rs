@@ -98,6 +98,7 @@ impl<'a> DlrmCx<'a> {
                     hidden: t.attention_dim as f64,
                     heads: t.heads as f64,
                     kv_heads: s.model.shape.kv_heads.unwrap_or(t.heads) as f64,
+                    head_size: s.model.shape.head_dim.map(|d| d as f64),
                     ffn: t.fc_dim as f64,
                     ffn_kind: s.model.shape.ffn,
                     vocab: 0.0,

@@ -25,6 +25,8 @@ pub struct Dims {
     pub heads: f64,
     /// Key/value heads (grouped-query attention); `heads` without GQA.
     pub kv_heads: f64,
+    /// Width of each head when the model states it; `None`: `hidden / heads`.
+    pub head_size: Option<f64>,
     /// Feed-forward inner width f.
     pub ffn: f64,
     pub ffn_kind: Ffn,
@@ -53,9 +55,10 @@ pub struct Dims {
 /// Forward FLOPs per token of one layer, split by block.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LayerFlops {
-    /// Q, K, V and output projections: `2 h (h + 2 kv d_head) + 2 h^2`.
+    /// Q, K, V and output projections: `2 h (q + 2 kv d_head) + 2 q h`, q = `a d_head` (= h
+    /// unless the heads are wider).
     pub attn_linear: f64,
-    /// Scores `Q K^T` and context `P V`: `4 s h` (halved when causal work is skipped).
+    /// Scores `Q K^T` and context `P V`: `4 s q` (halved when causal work is skipped).
     pub attn_scores: f64,
     /// Feed-forward GEMMs of the experts a token visits: `2 m h f x active x capacity`,
     /// m = 2 (GELU) or 3 (SwiGLU), plus the router `2 h X`.
@@ -82,6 +85,7 @@ impl Dims {
                     hidden: v.attention_dim as f64,
                     heads: v.heads as f64,
                     kv_heads: m.shape.kv_heads.unwrap_or(v.heads) as f64,
+                    head_size: m.shape.head_dim.map(|d| d as f64),
                     ffn: v.fc_dim as f64,
                     ffn_kind: m.shape.ffn,
                     vocab: 0.0,
@@ -105,6 +109,7 @@ impl Dims {
             hidden: t.attention_dim as f64,
             heads: t.heads as f64,
             kv_heads: m.shape.kv_heads.unwrap_or(t.heads) as f64,
+            head_size: m.shape.head_dim.map(|d| d as f64),
             ffn: t.fc_dim as f64,
             ffn_kind: m.shape.ffn,
             vocab,
@@ -126,13 +131,20 @@ impl Dims {
         self.experts > 1.0
     }
 
-    fn head_dim(&self) -> f64 {
-        self.hidden / self.heads
+    /// Width of each attention head d_head: as stated, else `h / a`.
+    pub fn head_dim(&self) -> f64 {
+        self.head_size.unwrap_or(self.hidden / self.heads)
     }
 
-    /// Width of the fused Q, K, V projection's output: `h + 2 kv d_head`.
+    /// Width of the queries, and of the attention's output before its projection: `a d_head`,
+    /// the hidden size h unless the model states wider (or narrower) heads.
+    pub fn q_width(&self) -> f64 {
+        self.head_size.map_or(self.hidden, |d| self.heads * d)
+    }
+
+    /// Width of the fused Q, K, V projection's output: `a d_head + 2 kv d_head`.
     pub fn qkv_width(&self) -> f64 {
-        self.hidden + 2.0 * self.kv_heads * self.head_dim()
+        self.q_width() + 2.0 * self.kv_heads * self.head_dim()
     }
 
     /// Forward FLOPs per token of one layer.
@@ -142,8 +154,8 @@ impl Dims {
         let routed = self.active * self.capacity_factor;
         let router = if self.is_moe() { 2.0 * h * self.experts } else { 0.0 };
         LayerFlops {
-            attn_linear: 2.0 * h * self.qkv_width() + 2.0 * h * h,
-            attn_scores: 4.0 * score_tokens * h,
+            attn_linear: 2.0 * h * self.qkv_width() + 2.0 * self.q_width() * h,
+            attn_scores: 4.0 * score_tokens * self.q_width(),
             ffn: 2.0 * self.ffn_kind.matrices() as f64 * h * self.ffn * routed + router,
         }
     }
@@ -186,7 +198,7 @@ impl Dims {
     /// one expert.
     pub fn layer_params(&self) -> (f64, f64) {
         let h = self.hidden;
-        let attn = h * self.qkv_width() + h * h + 4.0 * h; // + two norms' scale and bias
+        let attn = h * self.qkv_width() + self.q_width() * h + 4.0 * h; // + two norms' scale and bias
         let expert = self.ffn_kind.matrices() as f64 * h * self.ffn;
         let router = if self.is_moe() { h * self.experts } else { 0.0 };
         (attn + router, expert)
@@ -219,7 +231,7 @@ impl Dims {
         let h = self.hidden;
         if block == Block::Attn {
             let qkv = Gemm { m: t, n: self.qkv_width() / tp, k: h };
-            let proj = Gemm { m: t, n: h, k: h / tp };
+            let proj = Gemm { m: t, n: h, k: self.q_width() / tp };
             return [(qkv, 1.0), (proj, 1.0), (Gemm::NONE, 0.0)];
         }
         let f = self.ffn / tp;
@@ -290,7 +302,7 @@ impl Dims {
             Ffn::Gelu => e * f + g * f,
             Ffn::Swiglu => 2.0 * e * f + g * f,
         };
-        let inside = qkv + g * h + ffn_acts;
+        let inside = qkv + g * self.q_width() + ffn_acts;
         let per_score = if self.dropout { 2.0 * e + 1.0 } else { e };
         let scores = if self.materialized() { self.heads * self.seq * per_score } else { 0.0 };
         (outside, inside, scores)
@@ -308,6 +320,7 @@ mod tests {
             hidden: 12288.0,
             heads: 96.0,
             kv_heads: 96.0,
+            head_size: None,
             ffn: 4.0 * 12288.0,
             ffn_kind: Ffn::Gelu,
             vocab: 51200.0,
@@ -422,5 +435,39 @@ mod tests {
         assert!((extra_params - (96.0 * 7.0 * expert + router)).abs() < 1.0);
         let df = dense.layer_flops().ffn;
         assert_eq!(moe.layer_flops().ffn, 2.0 * df + 2.0 * 12288.0 * 8.0);
+    }
+
+    #[test]
+    fn heads_wider_than_the_hidden_size_widen_the_projections_and_the_scores() {
+        // Qwen3-32B (its config.json): 64 layers of 5,120, 64 query heads and 8 key/value heads
+        // of 128 (8,192 wide together), SwiGLU 25,600, vocabulary 151,936, untied: Qwen's 32.8 B
+        // parameters, 31.2 B of them outside the embeddings.
+        let qwen = Dims {
+            layers: 64,
+            hidden: 5120.0,
+            heads: 64.0,
+            kv_heads: 8.0,
+            head_size: Some(128.0),
+            ffn: 25600.0,
+            ffn_kind: Ffn::Swiglu,
+            vocab: 151936.0,
+            tied_embeddings: false,
+            seq: 4096.0,
+            ..gpt3()
+        };
+        assert_eq!((qwen.head_dim(), qwen.q_width(), qwen.qkv_width()), (128.0, 8192.0, 8192.0 + 2048.0));
+        let (input, output) = qwen.edge_params();
+        assert!((qwen.params() - 32.76e9).abs() < 0.01e9, "{}", qwen.params());
+        assert!((qwen.params() - input - output - 31.2e9).abs() < 0.01e9);
+        // Per token: projections 2 h (q + 2 kv d) + 2 q h, scores 4 s q.
+        let f = qwen.layer_flops();
+        assert_eq!(f.attn_linear, 2.0 * 5120.0 * 10240.0 + 2.0 * 8192.0 * 5120.0);
+        assert_eq!(f.attn_scores, 4.0 * 4096.0 * 8192.0);
+        // The output projection reads the 8,192-wide attention output.
+        let [_, (proj, _), _] = qwen.block_gemms(Block::Attn, 10.0, 2.0, 1.0);
+        assert_eq!((proj.n, proj.k), (5120.0, 4096.0));
+        // Without a stated head size nothing changes: h / a, and q = h.
+        let plain = Dims { head_size: None, ..qwen };
+        assert_eq!((plain.head_dim(), plain.q_width()), (80.0, 5120.0));
     }
 }

@@ -328,8 +328,7 @@ impl<'a> TrainingCx<'a> {
         let routed = act_bytes * self.d.active * self.d.capacity_factor / self.outside_div();
         let moe_a2a_s = if self.d.is_moe() { self.collective(Collective::AllToAll, routed, self.lay.ep) } else { 0.0 };
         let cp = self.lay.cp.size as f64;
-        let kv_block =
-            2.0 * self.tokens * self.d.kv_heads * (self.d.hidden / self.d.heads) * self.d.elem_bytes / self.tp();
+        let kv_block = 2.0 * self.tokens * self.d.kv_heads * self.d.head_dim() * self.d.elem_bytes / self.tp();
         let kv_ring_s = (cp - 1.0) * self.collective(Collective::PointToPoint, kv_block, self.lay.cp);
         let layer_params = self.layer_params_on_gpu();
         let layer_bytes = layer_params * self.d.elem_bytes;

@@ -148,7 +148,7 @@ impl<'a> ServingCx<'a> {
     }
 
     fn head_dim(&self) -> f64 {
-        self.cx.d.hidden / self.cx.d.heads
+        self.cx.d.head_dim()
     }
 
     /// Layers of the busiest pipeline stage.
@@ -295,7 +295,7 @@ impl<'a> ServingCx<'a> {
         };
         self.block_gemms_s(Block::Attn, t)
             + self.roofline(
-                4.0 * keys * d.hidden * d.score_cost() / self.tp(),
+                4.0 * keys * d.q_width() * d.score_cost() / self.tp(),
                 (p.prefill_tokens + p.decode_tokens * p.context) * kv_token,
             )
             + (t * d.hidden_bytes() + scores) / self.cx.hbm_bytes_per_s
@@ -360,7 +360,7 @@ impl<'a> ServingCx<'a> {
         let d = &self.cx.d;
         let f = d.layer_flops();
         let s_att = if d.causal_skip { input as f64 / 2.0 } else { input as f64 };
-        input as f64 * d.layers as f64 * (f.attn_linear + f.ffn + 4.0 * s_att * d.hidden) + 2.0 * d.hidden * d.vocab
+        input as f64 * d.layers as f64 * (f.attn_linear + f.ffn + 4.0 * s_att * d.q_width()) + 2.0 * d.hidden * d.vocab
     }
 
     /// Model FLOPs of one request's decode step `i`: one token through every layer, attending to
@@ -373,7 +373,7 @@ impl<'a> ServingCx<'a> {
         let d = &self.cx.d;
         let f = d.layer_flops();
         let ctx = (input + i) as f64;
-        d.layers as f64 * (f.attn_linear + f.ffn + 4.0 * ctx * d.hidden) + 2.0 * d.hidden * d.vocab
+        d.layers as f64 * (f.attn_linear + f.ffn + 4.0 * ctx * d.q_width()) + 2.0 * d.hidden * d.vocab
     }
 
     /// Time to first token, s: every layer's prefill of the first micro-batch, the hops between
