@@ -234,6 +234,11 @@ pub struct RowResult {
 }
 
 impl RowResult {
+    /// Whether a serving row's engine batched in flight (its scenario says so).
+    pub fn batched_in_flight(&self) -> bool {
+        self.scenario.as_ref().is_some_and(|s| s["task"]["batching"] == "inflight")
+    }
+
     /// Whether the row belongs to the held-out set.
     pub fn held_out(&self) -> bool {
         self.set == Some(RunSet::HeldOut)
@@ -835,8 +840,7 @@ mod tests {
         assert_eq!(held.len(), 536);
         // GPUStack's performance lab: vLLM 0.11 batching in flight, held out.
         let lab: Vec<&RowResult> = rows.iter().filter(|r| r.id.starts_with("gpustack-")).collect();
-        let inflight = |r: &RowResult| r.scenario.as_ref().is_some_and(|s| s["task"]["batching"] == "inflight");
-        assert!(lab.len() == 32 && lab.iter().all(|r| r.held_out() && inflight(r) && r.error.is_some()));
+        assert!(lab.len() == 32 && lab.iter().all(|r| r.held_out() && r.batched_in_flight() && r.error.is_some()));
         // FasterTransformer's GPT guide: every latency it prints that ran, each a static batch's
         // latency; held out but for the TP 8 x PP 3 table, which led to pipelining the prefill.
         let guide: Vec<&RowResult> = rows.iter().filter(|r| r.id.starts_with("ftguide-")).collect();

@@ -73,18 +73,14 @@ pub const SERVING_NOTES: [&str; 2] = [
     "On the 32 published serving runs of in-flight batching it was checked against (vLLM 0.11 serving Qwen3 8B and 14B on one H100 or A100, all held out), the default model predicted less time than measured on 31 of them, median error 37%. Read its serving times as a lower bound.",
 ];
 
-/// Whether a serving row's engine batched in flight (its scenario says so).
-#[cfg(not(target_arch = "wasm32"))]
-fn in_flight(r: &RowResult) -> bool {
-    r.scenario.as_ref().is_some_and(|s| s["task"]["batching"] == "inflight")
-}
-
 /// [`SERVING_NOTES`]`[inflight as usize]` as the shipped rows make it now.
 #[cfg(not(target_arch = "wasm32"))]
 pub fn serving_note(inflight: bool) -> Option<String> {
     let rows: Vec<RowResult> = shipped()
         .into_iter()
-        .filter(|r| r.metric.is_some_and(|m| !m.is_training()) && r.error.is_some() && in_flight(r) == inflight)
+        .filter(|r| {
+            r.metric.is_some_and(|m| !m.is_training()) && r.error.is_some() && r.batched_in_flight() == inflight
+        })
         .collect();
     let stats = summarize(&rows)?;
     // Faster than measured: a time predicted under the measured one, or a rate over it.
@@ -205,7 +201,7 @@ mod tests {
         let serving: Vec<RowResult> =
             shipped().into_iter().filter(|r| r.metric.is_some_and(|m| !m.is_training())).collect();
         for r in &serving {
-            if in_flight(r) {
+            if r.batched_in_flight() {
                 assert!(r.citation.contains("vLLM v0.11") && r.n_gpus == 1, "{}: {}", r.id, r.citation);
                 assert!(["Qwen3-8B", "Qwen3-14B"].contains(&r.model.as_str()), "{}", r.id);
                 assert!(matches!(gpu_family(&r.gpu), Some("A100" | "H100")), "{}", r.id);
@@ -215,6 +211,6 @@ mod tests {
                 assert!(engine, "{}: {}", r.id, r.source);
             }
         }
-        assert_eq!(serving.iter().filter(|r| in_flight(r)).count(), 32);
+        assert_eq!(serving.iter().filter(|r| r.batched_in_flight()).count(), 32);
     }
 }

@@ -941,57 +941,61 @@ mod explore_tests {
 
 #[cfg(test)]
 pub(super) mod tests_support {
-    /// LLaMA-2-70B (GQA: 8 KV heads of 128) served on `tp` A100-80GB GPUs of one node.
-    pub fn llama70(tp: u64, batch: u64, extra: serde_json::Value) -> Scenario {
-        let mut task = json!({"type": "inference", "mode": "default",
-            "transformer_parallel": ["tp"], "transformer_parallel_degree": [tp],
-            "emb_parallel": ["ddp"], "emb_parallel_degree": [tp], "local_emb_bs": batch, "local_transformer_bs": batch,
-            "input_tokens": 1024, "output_tokens": 256});
-        if let (Some(t), serde_json::Value::Object(x)) = (task.as_object_mut(), extra) {
-            t.extend(x);
+    use crate::engine::scenario::Scenario;
+    use crate::engine::{validate, RawScenario};
+    use serde_json::{json, Value};
+
+    /// `base` with `extra`'s keys added (or replaced).
+    fn with(mut base: Value, extra: Value) -> Value {
+        if let (Some(b), Value::Object(x)) = (base.as_object_mut(), extra) {
+            b.extend(x);
         }
+        base
+    }
+
+    /// LLaMA-2-70B (GQA: 8 KV heads of 128) served on `system` with `task`.
+    fn llama70_scenario(system: Value, task: Value) -> Scenario {
         let doc = json!({
             "model": {"type": "LLM", "bytes_per_nonemb_param": 2, "bytes_per_emb_param": 2, "entries_per_table": 32000,
                 "num_transformer_layers": 80, "num_transformer_heads": 64, "num_kv_heads": 8, "attention_dim": 8192,
                 "transformer_fc_dim": 28672, "ffn_kind": "swiglu", "transformer_seq_len": 4096},
-            "system": {"type": "GPU", "num_devices": tp, "num_nodes": 1, "f64_flops": 9.7e12, "f32_flops": 156e12,
-                "f16_flops": 312e12, "i8_ops": 624e12, "flops_util": 0.8, "mem_cap": 80e9, "mem_bw": 2039e9,
-                "mem_bw_util": 0.836, "num_nvlinks": 12, "bw_per_nvlink": 50e9, "nvlink_util": 0.6667,
-                "num_ibroce_ports": 8, "ibroce_bw": 50e9, "ibroce_util": 0.56, "ar_perc_intra": 1},
+            "system": system,
             "task": task,
         });
         let raw: RawScenario = serde_json::from_value(doc).expect("raw");
         validate(&raw).unwrap_or_else(|e| panic!("{e:?}"))
     }
 
-    /// In-flight batching of LLaMA-2-70B on 4 A100s: `batch` requests admitted at most.
-    pub fn inflight(batch: u64, extra: serde_json::Value) -> Scenario {
-        let mut task = json!({"batching": "inflight"});
-        if let (Some(t), serde_json::Value::Object(x)) = (task.as_object_mut(), extra) {
-            t.extend(x);
-        }
-        llama70(4, batch, task)
+    /// An inference task over `n` GPUs of tensor parallelism, `batch` requests per replica, 1,024
+    /// prompt and 256 generated tokens.
+    fn tp_task(n: u64, batch: u64) -> Value {
+        json!({"type": "inference", "mode": "default",
+            "transformer_parallel": ["tp"], "transformer_parallel_degree": [n],
+            "emb_parallel": ["ddp"], "emb_parallel_degree": [n], "local_emb_bs": batch, "local_transformer_bs": batch,
+            "input_tokens": 1024, "output_tokens": 256})
     }
 
-    use crate::engine::scenario::Scenario;
-    use crate::engine::{validate, RawScenario};
-    use serde_json::json;
+    /// LLaMA-2-70B served on `tp` A100-80GB GPUs of one node, with `extra` task keys.
+    pub fn llama70(tp: u64, batch: u64, extra: Value) -> Scenario {
+        let system = json!({"type": "GPU", "num_devices": tp, "num_nodes": 1, "f64_flops": 9.7e12, "f32_flops": 156e12,
+            "f16_flops": 312e12, "i8_ops": 624e12, "flops_util": 0.8, "mem_cap": 80e9, "mem_bw": 2039e9,
+            "mem_bw_util": 0.836, "num_nvlinks": 12, "bw_per_nvlink": 50e9, "nvlink_util": 0.6667,
+            "num_ibroce_ports": 8, "ibroce_bw": 50e9, "ibroce_util": 0.56, "ar_perc_intra": 1});
+        llama70_scenario(system, with(tp_task(tp, batch), extra))
+    }
+
+    /// In-flight batching of LLaMA-2-70B on 4 A100s: `batch` requests admitted at most.
+    pub fn inflight(batch: u64, extra: Value) -> Scenario {
+        llama70(4, batch, with(json!({"batching": "inflight"}), extra))
+    }
 
     /// LLaMA-2-70B served in FP8 on `n` H100s of one node, tp 8 as configured.
     pub fn llama70_on(n: u64) -> Scenario {
-        let doc = json!({
-            "model": {"type": "LLM", "bytes_per_nonemb_param": 2, "bytes_per_emb_param": 2, "entries_per_table": 32000,
-                "num_transformer_layers": 80, "num_transformer_heads": 64, "num_kv_heads": 8, "attention_dim": 8192,
-                "transformer_fc_dim": 28672, "ffn_kind": "swiglu", "transformer_seq_len": 4096},
-            "system": {"type": "GPU", "num_devices": n, "num_nodes": 1, "f64_flops": 34e12, "f32_flops": 494.5e12,
-                "f16_flops": 989.5e12, "i8_ops": 1979e12, "flops_util": 0.8, "mem_cap": 80e9, "mem_bw": 3350e9,
-                "mem_bw_util": 0.836, "num_nvlinks": 18, "bw_per_nvlink": 50e9, "nvlink_util": 0.6667,
-                "num_ibroce_ports": 8, "ibroce_bw": 100e9, "ibroce_util": 0.56, "ar_perc_intra": 1},
-            "task": {"type": "inference", "mode": "default", "transformer_parallel": ["tp"], "transformer_parallel_degree": [n],
-                "emb_parallel": ["ddp"], "emb_parallel_degree": [n], "local_emb_bs": 2, "local_transformer_bs": 16,
-                "input_tokens": 1024, "output_tokens": 256, "weight_format": "fp8", "kv_format": "fp8"},
-        });
-        let raw: RawScenario = serde_json::from_value(doc).expect("raw");
-        validate(&raw).unwrap_or_else(|e| panic!("{e:?}"))
+        let system = json!({"type": "GPU", "num_devices": n, "num_nodes": 1, "f64_flops": 34e12, "f32_flops": 494.5e12,
+            "f16_flops": 989.5e12, "i8_ops": 1979e12, "flops_util": 0.8, "mem_cap": 80e9, "mem_bw": 3350e9,
+            "mem_bw_util": 0.836, "num_nvlinks": 18, "bw_per_nvlink": 50e9, "nvlink_util": 0.6667,
+            "num_ibroce_ports": 8, "ibroce_bw": 100e9, "ibroce_util": 0.56, "ar_perc_intra": 1});
+        let task = with(tp_task(n, 16), json!({"local_emb_bs": 2, "weight_format": "fp8", "kv_format": "fp8"}));
+        llama70_scenario(system, task)
     }
 }
