@@ -14,20 +14,104 @@ use crate::{share, units};
 use std::rc::Rc;
 use yew::prelude::*;
 
-/// Mounts the app on the page's body.
-pub fn start() {
-    // The page's own words while the program loaded (index.html) give way to it.
-    if let Some(loading) = dom::document().and_then(|d| d.get_element_by_id("loading")) {
-        loading.remove();
+/// Which views a module of the page holds (`handover.rs`): the page's own module the
+/// calculator only, the views module every view. The app is generic over it, so that the page's
+/// module does not link the other views' code.
+pub trait Views: 'static {
+    /// Whether this module holds every view.
+    const ALL: bool;
+    /// What shows in place of view `view` (not the calculator).
+    fn view(view: View, state: &State, d: &Dispatch, width: u32) -> Html;
+}
+
+/// The page's own module: the calculator. Another view shows that it loads, with the views
+/// module.
+pub struct CalculatorOnly;
+
+impl Views for CalculatorOnly {
+    const ALL: bool = false;
+    fn view(view: View, _: &State, _: &Dispatch, _: u32) -> Html {
+        html! {
+            <main><p class="help" id={super::handover::VIEW_LOADING} role="status">
+                { format!("Loading the {}…", super::handover::what(view)) }
+            </p></main>
+        }
     }
+}
+
+/// The views module: every view.
+pub struct AllViews;
+
+impl Views for AllViews {
+    const ALL: bool = true;
+    fn view(view: View, state: &State, d: &Dispatch, width: u32) -> Html {
+        match view {
+            View::Calculator => calculator(state, d, width),
+            View::Explorer => {
+                html! { <super::explorer_view::ExplorerView good={state.good.clone()} dispatch={d.clone()} {width} /> }
+            }
+            View::Learn => learn(d, width),
+            View::Validation => html! {
+                <super::validation_view::ValidationView dispatch={d.clone()} {width} initial={state.runs_filter.clone()} />
+            },
+            View::Paper => html! { <super::paper_view::PaperView {width} /> },
+        }
+    }
+}
+
+thread_local! {
+    /// Takes this module's app off the page (in the page's module, until it hands the page over).
+    static RUNNING: std::cell::RefCell<Option<Box<dyn FnOnce()>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Sends for the views module, which shows `view`: this module's app stays until the views
+/// module's arrives, showing that the view loads.
+fn hand_over(view: View, carried: super::handover::Carried) {
+    super::handover::load(view, &carried, || {
+        if let Some(leave) = RUNNING.with(|r| r.borrow_mut().take()) {
+            leave();
+        }
+        // What this module's app left running must not touch the page any more.
+        super::background::silence();
+    });
+}
+
+/// Mounts the page's own module (the calculator) on the page's body.
+pub fn start_page() {
+    start::<CalculatorOnly>();
+}
+
+/// Mounts the views module (every view) on the page's body, in place of the page's module.
+pub fn start_views() {
+    start::<AllViews>();
+}
+
+fn start<V: Views>() {
+    let loading = dom::document().and_then(|d| d.get_element_by_id("loading"));
     // Inside another site's frame, a page could be made to click for it: madmax does not run
     // there (hosts that read `_headers` refuse the frame before it loads).
     if dom::framed() {
+        if let Some(l) = &loading {
+            l.remove();
+        }
         show_framed();
         return;
     }
+    // The views module takes the page over from the page module's app, if one runs. The page
+    // module holds the calculator only: opened on another view, it sends for the views module
+    // and leaves the loading screen up until that one starts.
+    super::handover::take_over();
+    if !V::ALL && View::of_query(&dom::query()) != View::Calculator {
+        super::handover::load(View::of_query(&dom::query()), &super::handover::Carried::default(), || {});
+        return;
+    }
+    // The page's own words while the program loaded (index.html) give way to it.
+    if let Some(l) = &loading {
+        l.remove();
+    }
     super::background::announce();
-    yew::Renderer::<App>::new().render();
+    let app = yew::Renderer::<App<V>>::new().render();
+    RUNNING.with(|r| *r.borrow_mut() = Some(Box::new(move || app.destroy())));
     // After rendering starts: Yew installs its own (console-only) panic hook when it renders.
     std::panic::set_hook(Box::new(|info| {
         web_sys::console::error_1(&info.to_string().into());
@@ -108,11 +192,16 @@ impl Reducible for State {
 pub(super) type Dispatch = Callback<Action>;
 
 #[function_component(App)]
-fn app() -> Html {
+fn app<V: Views>() -> Html {
     // The first state: what the address holds, else the scenario this browser kept.
     let state = use_reducer(|| {
         let saved = dom::saved_scenario().and_then(|q| share::decode(&q).ok());
-        State::open(share::decode(&dom::query()), saved, View::from_query(&dom::query()))
+        let mut s = State::open(share::decode(&dom::query()), saved, View::from_query(&dom::query()));
+        // What the page module handed over with the page, if it did.
+        if let Some((kind, gpu)) = super::handover::received().runs {
+            s.runs_filter = crate::accuracy::BANDS.iter().find(|b| b.gpu == gpu).map(|b| (kind, b.gpu));
+        }
+        s
     });
     let dispatch: Dispatch = {
         let s = state.clone();
@@ -127,6 +216,14 @@ fn app() -> Html {
             dom::replace_query(&query)
         } else {
             dom::push_query(&query)
+        }
+    });
+    // Another view than the calculator, in the page module: the views module takes the page
+    // over (the effect above has put the view in the address).
+    use_effect_with((state.view, state.runs_filter.clone()), |(view, runs)| {
+        if !V::ALL && *view != View::Calculator {
+            let runs = runs.clone().map(|(kind, gpu)| (kind, gpu.to_owned()));
+            hand_over(*view, super::handover::Carried { runs });
         }
     });
     // Back and Forward change the view only: the scenario stays the one last edited, so going
@@ -222,14 +319,7 @@ fn app() -> Html {
             {
                 match state.view {
                     View::Calculator => calculator(&state, &dispatch, *width),
-                    View::Explorer => html! {
-                        <super::explorer_view::ExplorerView good={state.good.clone()} dispatch={dispatch.clone()} width={*width} />
-                    },
-                    View::Learn => learn(&dispatch, *width),
-                    View::Validation => html! {
-                        <super::validation_view::ValidationView dispatch={dispatch.clone()} width={*width} initial={state.runs_filter.clone()} />
-                    },
-                    View::Paper => html! { <super::paper_view::PaperView width={*width} /> },
+                    other => V::view(other, &state, &dispatch, *width),
                 }
             }
             <footer class="foot">

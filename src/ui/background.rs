@@ -13,12 +13,23 @@ const SLICE_MS: f64 = 12.0;
 thread_local! {
     /// Background runs in progress on the page.
     static PENDING: Cell<usize> = const { Cell::new(0) };
+    /// Set once this module's app has left the page (`handover.rs`): its runs still winding
+    /// down must not touch the page's count.
+    static SILENT: Cell<bool> = const { Cell::new(false) };
+}
+
+/// This module's app has left the page: its background runs no longer count.
+pub fn silence() {
+    SILENT.with(|s| s.set(true));
 }
 
 /// Says on the page how many background runs are in progress (`<html data-pending="0">` once
 /// the page has settled): a state tests and benchmarks wait for instead of a time. A fetch
 /// of the page's data counts as one (`fetched.rs`).
 pub fn count(delta: isize) {
+    if SILENT.with(Cell::get) {
+        return;
+    }
     let n = PENDING.with(|p| {
         let n = p.get().saturating_add_signed(delta);
         p.set(n);

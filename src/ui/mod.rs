@@ -30,6 +30,8 @@ mod explorer_view;
 #[cfg(target_arch = "wasm32")]
 mod fetched;
 #[cfg(target_arch = "wasm32")]
+mod handover;
+#[cfg(target_arch = "wasm32")]
 mod inputs;
 #[cfg(target_arch = "wasm32")]
 mod learn_view;
@@ -44,4 +46,4 @@ mod stories_view;
 #[cfg(target_arch = "wasm32")]
 mod validation_view;
 #[cfg(target_arch = "wasm32")]
-pub use app::start;
+pub use app::{start_page, start_views};

@@ -404,6 +404,7 @@ await runTest('calculator', dist, async ({ server, browser }) => {
 
   // Learn: three lessons with live numbers; a lesson opens in the calculator.
   await page.click('nav >> text=Learn');
+  await page.locator('article.lesson').first().waitFor({ timeout: 30000 });
   check((await page.locator('article.lesson').count()) >= 3, 'three lessons');
   await page.screenshot({ path: join(shots, 'learn-desktop.png'), fullPage: true });
   const lessonIteration = (await page.locator('#lesson-tp-in-node .lesson-figures dd').first().innerText()).trim();

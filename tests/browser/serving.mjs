@@ -137,6 +137,7 @@ await runTest('serving', dist, async ({ server, browser }) => {
   // The explorer ranks serving plans under a latency limit.
   const searched = scenarioOfLink(await page.locator('#share-link').inputValue());
   await page.click('nav >> text=Explorer');
+  await page.locator('#explore-task').waitFor({ timeout: 30000 });
   check(await page.locator('#explore-latency').isVisible(), 'the explorer offers a latency limit for serving');
   await page.uncheck('#explore-codesign');
   await enter(page, '#explore-batches', '4, 16, 64');

@@ -26,8 +26,11 @@ for (const f of files.filter((f) => !/\.(gz|br)$/.test(f))) {
   br += files.includes(`${f}.br`) ? readFileSync(join(dist, `${f}.br`)).length : data.length;
   if (f.endsWith('.wasm')) {
     const brotli = files.includes(`${f}.br`) ? `, ${kb(readFileSync(join(dist, `${f}.br`)).length)} Brotli (the precompressed copy)` : '';
-    // The explorer's worker loads only when a view that searches opens.
-    const which = f.startsWith('madmax-worker') ? "the explorer's worker, loaded when a search view opens" : 'the page, target <= 400 KB gzip';
+    // The page's module holds the calculator; the views module loads when another view first
+    // opens, the explorer's worker when a view that searches does.
+    const which = f.startsWith('madmax-worker') ? "the explorer's worker, loaded when a search view opens"
+      : f.startsWith('madmax-views') ? 'the other views, loaded when one first opens'
+        : 'the page: the calculator, target <= 400 KB gzip';
     console.log(`wasm (${which}): ${kb(data.length)} raw, ${kb(gzipSync(data, { level: 9 }).length)} gzip${brotli}`);
   }
 }

@@ -16,9 +16,15 @@ const golden = JSON.parse(
 );
 await runTest('smoke', dist, async ({ server, browser }) => {
   const page = await watchedPage(await browser.newContext({ viewport: { width: 1100, height: 700 } }), server.url);
+  const loaded = [];
+  page.on('request', (r) => loaded.push(new URL(r.url()).pathname.slice(1)));
   await page.goto(server.url);
   const it = page.locator('#iteration-time');
   await it.waitFor({ timeout: 20000 });
+  await settled(page);
+  // A first visit loads the calculator's module only (src/ui/handover.rs).
+  check(loaded.some((f) => /^madmax-web-.*_bg\.wasm$/.test(f)) && !loaded.some((f) => f.startsWith('madmax-views')),
+    `the calculator loads without the views module (${loaded.filter((f) => f.endsWith('.wasm')).join(', ')})`);
   const shownText = (await it.textContent()).trim();
   const seconds = async () => Number(await it.getAttribute('data-value'));
   const thr = async () => Number(await page.locator('#throughput').getAttribute('data-value'));
@@ -68,7 +74,20 @@ await runTest('smoke', dist, async ({ server, browser }) => {
   });
   await page.locator('label[for=mode-default]').click();
   await page.selectOption('#scenario', 'dlrm__dlrm_a__zionex_128__dlrm_train');
+  await page.waitForFunction(() => document.getElementById('scenario').value === 'dlrm__dlrm_a__zionex_128__dlrm_train');
+  await settled(page);
+  const before = [await page.locator('#share-link').inputValue(), await seconds()];
+  // Another view brings the views module, which takes the page over on the same scenario;
+  // Back returns to the calculator, with the same result.
   await page.click('nav >> text=Explorer');
+  await page.locator('#explore-task').waitFor({ timeout: 30000 });
+  check(loaded.includes('madmax-views_bg.wasm') && page.url().includes('view=explorer'),
+    'the explorer opens with the views module');
+  await page.goBack();
+  await it.waitFor({ timeout: 20000 });
+  check(await page.locator('#scenario').inputValue() === 'dlrm__dlrm_a__zionex_128__dlrm_train' && close(await seconds(), before[1])
+    && await page.locator('#share-link').inputValue() === before[0],
+    'after the hand-over, Back shows the calculator on the same scenario and result');
   await page.click('nav >> text=Learn');
   await page.click('nav >> text=Calculator');
   await page.locator('#iteration-time').waitFor();
@@ -87,11 +106,12 @@ await runTest('smoke', dist, async ({ server, browser }) => {
     'markup in a shared scenario is shown as text, never inserted as HTML');
 
   // The crash notice's test hook is in test builds only (tests/browser/crash.mjs runs it there):
-  // the shipped WebAssembly (the page's and the explorer's worker's) does not hold it, and
-  // `#test-panic` does nothing.
+  // the shipped WebAssembly (the page's, its views module's and the explorer's worker's) does
+  // not hold it, and `#test-panic` does nothing.
   const wasmFiles = readdirSync(dist).filter((f) => f.endsWith('.wasm'));
   const wasm = wasmFiles.map((f) => readFileSync(join(dist, f)));
-  check(wasmFiles.length === 2 && wasmFiles.some((f) => f.startsWith('madmax-worker')) && wasm.every((w) => !w.includes('test panic requested')),
+  check(wasmFiles.length === 3 && ['madmax-web', 'madmax-views', 'madmax-worker'].every((n) => wasmFiles.some((f) => f.startsWith(n)))
+    && wasm.every((w) => !w.includes('test panic requested')),
     `the shipped site has no test hook (${wasmFiles.join(', ')})`);
   // Hosts that read _headers forbid framing; the page refuses to run in a frame anyway.
   const headers = readFileSync(join(dist, '_headers'), 'utf8');
