@@ -198,8 +198,8 @@ fn app<V: Views>() -> Html {
         let saved = dom::saved_scenario().and_then(|q| share::decode(&q).ok());
         let mut s = State::open(share::decode(&dom::query()), saved, View::from_query(&dom::query()));
         // What the page module handed over with the page, if it did.
-        if let Some((kind, gpu)) = super::handover::received().runs {
-            s.runs_filter = crate::accuracy::BANDS.iter().find(|b| b.gpu == gpu).map(|b| (kind, b.gpu));
+        if let Some(carried) = super::handover::received() {
+            s.carry_over(carried.runs, carried.notice, carried.good.and_then(|q| share::decode(&q).ok()));
         }
         s
     });
@@ -220,10 +220,13 @@ fn app<V: Views>() -> Html {
     });
     // Another view than the calculator, in the page module: the views module takes the page
     // over (the effect above has put the view in the address).
-    use_effect_with((state.view, state.runs_filter.clone()), |(view, runs)| {
+    let good = state.good.clone();
+    use_effect_with((state.view, state.runs_filter.clone(), state.notice.clone()), move |(view, runs, notice)| {
         if !V::ALL && *view != View::Calculator {
             let runs = runs.clone().map(|(kind, gpu)| (kind, gpu.to_owned()));
-            hand_over(*view, super::handover::Carried { runs });
+            let notice = notice.clone().map(|n| (n.text, n.is_error));
+            let good = good.map(|g| share::encode(&g.doc));
+            hand_over(*view, super::handover::Carried { runs, notice, good });
         }
     });
     // Back and Forward change the view only: the scenario stays the one last edited, so going

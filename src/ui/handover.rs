@@ -2,12 +2,14 @@
 //!
 //! The page's own module (`madmax-web`, the app over [`super::app::CalculatorOnly`]) holds the
 //! calculator. The explorer, the lessons and library, the validation page and the findings come
-//! with the views module (`madmax-views`: the same app over `AllViews`, every view), fetched the first time
-//! one of them opens. The page module then hands the page over: it has kept the address (the
-//! scenario and the view) up to date, the scenario the user last made valid is saved in this
-//! browser, and what the address does not hold (the validation page's filter) travels in a
-//! property of the window; the views module opens from them as from a shared link, and serves
-//! every view from then on, the calculator included.
+//! with the views module (`madmax-views`: the same app over `AllViews`, every view), fetched the
+//! first time one of them opens. The page module then hands the page over: it has kept the address
+//! (the scenario and the view) up to date, the scenario the user last made valid is saved in this
+//! browser, and what the address does not hold (the validation page's filter, the notice on screen
+//! and, while the user's edit has problems, the last valid scenario whose results are shown)
+//! travels in a property of the window; the views module opens from them as from a shared link,
+//! takes what was carried ([`super::state::State::carry_over`]), and serves every view from then
+//! on, the calculator included.
 
 use super::state::View;
 use gloo::events::EventListener;
@@ -24,14 +26,21 @@ const CARRIED: &str = "madmaxCarried";
 pub struct Carried {
     /// The validation page's filter (kind of plan, GPU family) when "See these runs" opened it.
     pub runs: Option<(String, String)>,
+    /// The notice on screen (text, whether an error), which stays; none when there was none.
+    /// The address it opens from is the user's own scenario, not a link: none of a link's
+    /// notices apply.
+    pub notice: Option<(String, bool)>,
+    /// The scenario whose results were on screen (as a share query): the last valid one, which
+    /// the address does not hold while the user's edit has problems.
+    pub good: Option<String>,
 }
 
-/// Takes what the page module left for this one (nothing when the page opened here).
-pub fn received() -> Carried {
-    let Some(w) = super::dom::window() else { return Carried::default() };
+/// Takes what the page module left for this one: `None` when the page opened here.
+pub fn received() -> Option<Carried> {
+    let w = super::dom::window()?;
     let value = js_sys::Reflect::get(&w, &JsValue::from_str(CARRIED)).ok().and_then(|v| v.as_string());
     let _ = js_sys::Reflect::delete_property(&w, &JsValue::from_str(CARRIED));
-    value.and_then(|v| serde_json::from_str(&v).ok()).unwrap_or_default()
+    serde_json::from_str(&value?).ok()
 }
 
 /// The window property through which the views module, as it starts, has the page module's app

@@ -307,6 +307,21 @@ impl State {
         s
     }
 
+    /// What another module of the page carried over with the page (`ui/handover.rs`): the
+    /// validation page's filter (of a GPU family the bands know), the notice that was on
+    /// screen, in place of any a link would get (the address is the user's own scenario), and
+    /// while the scenario has problems, the results that were on screen (`good`'s).
+    pub fn carry_over(&mut self, runs: Option<(String, String)>, notice: Option<(String, bool)>, good: Option<Doc>) {
+        self.runs_filter =
+            runs.and_then(|(kind, gpu)| crate::accuracy::BANDS.iter().find(|b| b.gpu == gpu).map(|b| (kind, b.gpu)));
+        self.notice = notice.map(|(text, is_error)| Notice { text, is_error });
+        if self.stale() {
+            if let Some(shown) = good.and_then(|d| State::from_doc(d, None).good) {
+                self.good = Some(shown);
+            }
+        }
+    }
+
     /// The page's first state: the default preset.
     pub fn initial() -> State {
         match presets::all().ok().and_then(|p| Some((p, p.scenario(presets::DEFAULT_SCENARIO)?))) {
@@ -1090,6 +1105,35 @@ mod tests {
         let fixed = s.next(Action::SetField(model_field("num_transformer_layers"), "80".into()));
         assert!(!fixed.stale(), "{:?}", fixed.errors);
         assert_eq!(fixed.keep.as_ref(), Some(&fixed.doc));
+    }
+
+    #[test]
+    fn a_page_handed_over_keeps_its_notice_filter_and_results_not_a_links() {
+        // The page's module hands the page over on the user's invalid edit of the opening
+        // scenario: the views module opens it from the address as a link, and nothing was kept
+        // in this browser, so it has no results and a link's notice...
+        let shown = State::initial();
+        let mut s = State::open(share::decode(&share::encode(&invalid_doc())), None, Some(View::Explorer));
+        assert!(s.notice.as_ref().is_some_and(|n| n.text.contains("link")) && s.good.is_none());
+        // ... then takes what was carried: the notice on screen (here none), not a link's, and
+        // the results that were on screen.
+        let band = &crate::accuracy::BANDS[0];
+        s.carry_over(Some((band.parallelism.to_owned(), band.gpu.to_owned())), None, Some(shown.doc.clone()));
+        assert_eq!((s.notice.clone(), s.runs_filter.clone()), (None, Some((band.parallelism.to_owned(), band.gpu))));
+        assert!(s.stale() && s.error_for("model.num_transformer_layers").is_some(), "the problem stays");
+        let iteration = |s: &State| s.good.as_ref().map(|g| g.report.iteration_s);
+        assert_eq!(iteration(&s), iteration(&shown), "the last valid results stay");
+        // A valid scenario's own results are never replaced.
+        let mut valid = State::open(Ok(shown.doc.clone()), None, None);
+        valid.carry_over(None, None, Some(invalid_doc()));
+        assert_eq!(iteration(&valid), iteration(&shown));
+        s.carry_over(
+            Some(("TP".into(), "a GPU the bands do not know".into())),
+            Some(("Link copied".into(), false)),
+            None,
+        );
+        assert_eq!(s.runs_filter, None);
+        assert_eq!(s.notice, Some(Notice { text: "Link copied".into(), is_error: false }));
     }
 
     fn share_json(d: &Doc) -> String {

@@ -163,6 +163,26 @@ await runTest('robustness', dist, async ({ server, browser }) => {
   await type(q, '#f-system-num_nodes', '16');
   const said = await q.locator('.notice.is-error').textContent({ timeout: 10000 });
   check(/did not keep the scenario/.test(said) && /export it/.test(said), `a full storage is said: ${said.slice(0, 100)}`);
+
+  // An invalid edit, then another view: the views module takes the page over (src/ui/handover.rs)
+  // with the edit, its problem and the last valid result, and says nothing of a link.
+  const h = await watchedPage(await browser.newContext({ viewport: { width: 1280, height: 900 } }), server.url);
+  await h.goto(server.url);
+  await h.locator('#iteration-time').waitFor({ timeout: 20000 });
+  await settled(h);
+  const valid = await iteration(h);
+  await type(h, '#f-model-num_transformer_layers', '0');
+  await h.locator('#problems').waitFor({ timeout: 20000 });
+  await h.click('nav >> text=Explorer');
+  await h.locator('#explore-task').waitFor({ timeout: 30000 });
+  await h.click('nav >> text=Calculator');
+  await h.locator('#problems').waitFor({ timeout: 20000 });
+  const notice = await h.locator('.notice').count() ? await h.locator('.notice').textContent() : '';
+  check(await h.locator('#f-model-num_transformer_layers').inputValue() === '0'
+    && (await h.locator('#problems').textContent()).includes('model.num_transformer_layers')
+    && await iteration(h) === valid && !/link/.test(notice),
+    `the hand-over to the views module keeps an invalid edit, its problem and the last valid result, and no link notice appears (notice: "${notice}")`);
+  for (const p of h.problems) check(false, p);
 });
 
 /// The scenario a kept share query encodes.
