@@ -81,8 +81,14 @@ pub fn load(view: View, carried: &Carried, leave: impl FnOnce() + 'static) {
         }
     })
     .forget();
-    EventListener::once(&glue, "error", |_| {
-        say("This part of madmax could not be loaded (madmax-views.js). Check the connection and reload the page.")
+    // Not loaded (offline, say): the calculator still works, and opening a view again tries
+    // again.
+    let failed = glue.clone();
+    EventListener::once(&glue, "error", move |_| {
+        failed.remove();
+        SENT.with(|s| s.set(false));
+        super::background::count(-1);
+        say("This part of madmax could not be loaded (madmax-views.js). Check the connection, then open the view again.")
     })
     .forget();
     let _ = body.append_child(&glue);

@@ -183,6 +183,23 @@ await runTest('robustness', dist, async ({ server, browser }) => {
     && await iteration(h) === valid && !/link/.test(notice),
     `the hand-over to the views module keeps an invalid edit, its problem and the last valid result, and no link notice appears (notice: "${notice}")`);
   for (const p of h.problems) check(false, p);
+
+  // The views module cannot be fetched (offline): the view says so, the calculator still works,
+  // and opening the view again, once it can be fetched, brings it.
+  const off = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+  await off.route('**/madmax-views.js', (route) => route.abort());
+  await off.goto(server.url);
+  await off.locator('#iteration-time').waitFor({ timeout: 20000 });
+  await off.click('nav >> text=Explorer');
+  await off.locator('#view-loading', { hasText: 'could not be loaded' }).waitFor({ timeout: 20000 });
+  const saidOff = await off.locator('#view-loading').textContent();
+  await off.click('nav >> text=Calculator');
+  const calculatorBack = await off.locator('#iteration-time').waitFor({ timeout: 20000 }).then(() => true, () => false);
+  await off.unroute('**/madmax-views.js');
+  await off.click('nav >> text=Explorer');
+  const explorerCame = await off.locator('#explore-task').waitFor({ timeout: 30000 }).then(() => true, () => false);
+  check(/Check the connection, then open the view again/.test(saidOff) && calculatorBack && explorerCame,
+    `a views module that could not be fetched is said ("${saidOff}"), the calculator still works (${calculatorBack}), and a second try brings the view (${explorerCame})`);
 });
 
 /// The scenario a kept share query encodes.
