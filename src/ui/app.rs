@@ -60,6 +60,8 @@ impl Views for AllViews {
 }
 
 thread_local! {
+    /// The first state, computed in the task before the app's first drawing.
+    static FIRST: std::cell::RefCell<Option<State>> = const { std::cell::RefCell::new(None) };
     /// Takes this module's app off the page (in the page's module, until it hands the page over).
     static RUNNING: std::cell::RefCell<Option<Box<dyn FnOnce()>>> = const { std::cell::RefCell::new(None) };
 }
@@ -97,32 +99,56 @@ fn start<V: Views>() {
         show_framed();
         return;
     }
-    // The views module takes the page over from the page module's app, if one runs. The page
-    // module holds the calculator only: opened on another view, it sends for the views module
-    // and leaves the loading screen up until that one starts.
-    super::handover::take_over();
+    // The page module holds the calculator only: opened on another view, it sends for the
+    // views module and leaves the loading screen up until that one starts.
     if !V::ALL && View::of_query(&dom::query()) != View::Calculator {
         super::handover::load(View::of_query(&dom::query()), &super::handover::Carried::default(), || {});
         return;
     }
-    // The page's own words while the program loaded (index.html) give way to it.
-    if let Some(l) = &loading {
-        l.remove();
-    }
-    super::background::announce();
-    let app = yew::Renderer::<App<V>>::new().render();
-    RUNNING.with(|r| *r.borrow_mut() = Some(Box::new(move || app.destroy())));
-    // After rendering starts: Yew installs its own (console-only) panic hook when it renders.
-    std::panic::set_hook(Box::new(|info| {
-        web_sys::console::error_1(&info.to_string().into());
-        show_crash(&info.to_string());
-    }));
+    // The first result is computed in this task and drawn in the next, so that neither keeps
+    // the page busy for long (a scenario near the op limit takes about as long to compute as
+    // the page takes to draw).
+    set_crash_hook();
+    FIRST.with(|f| *f.borrow_mut() = Some(first_state()));
+    gloo::timers::callback::Timeout::new(0, move || {
+        // The views module takes the page over from the page module's app, if one runs; the
+        // page's own words while the program loaded (index.html) give way to it.
+        super::handover::take_over();
+        if let Some(l) = &loading {
+            l.remove();
+        }
+        super::background::announce();
+        let app = yew::Renderer::<App<V>>::new().render();
+        RUNNING.with(|r| *r.borrow_mut() = Some(Box::new(move || app.destroy())));
+        // After rendering starts: Yew installs its own (console-only) panic hook when it renders.
+        set_crash_hook();
+    })
+    .forget();
     // Test hook, in test builds only (`make dist-test`): `#test-panic` in the address makes the
     // page panic once it is up, so that the browser tests can see the crash notice work.
     #[cfg(feature = "test-hooks")]
     if dom::window().and_then(|w| w.location().hash().ok()).as_deref() == Some("#test-panic") {
         gloo::timers::callback::Timeout::new(300, || panic!("test panic requested by #test-panic")).forget();
     }
+}
+
+/// The page's first state: what the address holds, else the scenario this browser kept, with
+/// what the page module handed over, if it did.
+fn first_state() -> State {
+    let saved = dom::saved_scenario().and_then(|q| share::decode(&q).ok());
+    let mut s = State::open(share::decode(&dom::query()), saved, View::from_query(&dom::query()));
+    if let Some(carried) = super::handover::received() {
+        s.carry_over(carried.runs, carried.notice, carried.good.and_then(|q| share::decode(&q).ok()));
+    }
+    s
+}
+
+/// Shows the crash notice on a panic (and says it on the console).
+fn set_crash_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        web_sys::console::error_1(&info.to_string().into());
+        show_crash(&info.to_string());
+    }));
 }
 
 /// Says, in plain elements, that madmax runs only as its own page, with a link that opens it so.
@@ -193,16 +219,7 @@ pub(super) type Dispatch = Callback<Action>;
 
 #[function_component(App)]
 fn app<V: Views>() -> Html {
-    // The first state: what the address holds, else the scenario this browser kept.
-    let state = use_reducer(|| {
-        let saved = dom::saved_scenario().and_then(|q| share::decode(&q).ok());
-        let mut s = State::open(share::decode(&dom::query()), saved, View::from_query(&dom::query()));
-        // What the page module handed over with the page, if it did.
-        if let Some(carried) = super::handover::received() {
-            s.carry_over(carried.runs, carried.notice, carried.good.and_then(|q| share::decode(&q).ok()));
-        }
-        s
-    });
+    let state = use_reducer(|| FIRST.with(|f| f.borrow_mut().take()).unwrap_or_else(first_state));
     let dispatch: Dispatch = {
         let s = state.clone();
         Callback::from(move |a: Action| s.dispatch(a))
