@@ -72,12 +72,11 @@ pub fn load(view: View, carried: &Carried, leave: impl FnOnce() + 'static) {
     let Ok(glue) = doc.create_element("script") else { return };
     let _ = glue.set_attribute("src", "./madmax-views.js");
     // The loader calls the glue's `wasm_bindgen`: it runs once the glue has.
+    let (doc2, body2) = (doc.clone(), body.clone());
     EventListener::once(&glue, "load", move |_| {
-        if let (Some(doc), Some(body)) = (super::dom::document(), super::dom::document().and_then(|d| d.body())) {
-            if let Ok(s) = doc.create_element("script") {
-                let _ = s.set_attribute("src", "./views-loader.js");
-                let _ = body.append_child(&s);
-            }
+        if let Ok(s) = doc2.create_element("script") {
+            let _ = s.set_attribute("src", "./views-loader.js");
+            let _ = body2.append_child(&s);
         }
     })
     .forget();
