@@ -44,6 +44,12 @@ await runTest('explorer', dist, async ({ server, browser }) => {
   // The page opens on the default model: its search covers N-D plans.
   const cliBest = cliExplore(scenarioOfLink(await page.locator('#share-link').inputValue()));
   await page.click('nav >> text=Explorer');
+  // What the search tries: one sentence in view, the whole list folded behind it.
+  const space = page.locator('#explore-space');
+  await space.waitFor({ timeout: 30000 });
+  const intro = await page.locator('.explorer-settings > p.help').first().textContent();
+  check(intro.length < 400 && !(await space.evaluate((d) => d.open)) && (await space.textContent()).includes('every N-D plan'),
+    `the explorer says what it tries in one sentence (${intro.length} characters), the full list folded`);
 
   // The plan search alone, timed by the page.
   await page.uncheck('#explore-codesign');
