@@ -51,6 +51,13 @@ await runTest('validation', dist, async ({ server, browser }) => {
   const copied = await page.evaluate(() => navigator.clipboard.readText().catch(() => ''));
   check(copied.includes('view=validation'), `"Copy link" on this page links to it (${copied.slice(0, 60)}...)`);
 
+  // The sets in a sentence; the account of what each holds folded behind it.
+  const sets = page.locator('#validation-sets');
+  const intro = await page.locator('#validation-sets').evaluate((d) => d.previousElementSibling.textContent);
+  check(intro.startsWith(`${want.length} published runs`) && intro.length < 450 && !(await sets.evaluate((d) => d.open))
+    && (await sets.textContent()).includes('vTrain\'s first 195 single-node runs'),
+    `the page says its sets in a few lines (${intro.length} characters), the account folded`);
+
   // The table lists the first 100 rows until asked for all of them; the chart draws them all.
   const first = await rowsOnPage(page);
   check(first.length === 100 && first.every((r, i) => r.id === want[i].id), `the table starts with the first 100 rows (${first.length})`);
