@@ -20,7 +20,7 @@ use yew::prelude::*;
 pub trait Views: 'static {
     /// Whether this module holds every view.
     const ALL: bool;
-    /// What shows in place of view `view` (not the calculator).
+    /// What shows for view `view`.
     fn view(view: View, state: &State, d: &Dispatch, width: u32) -> Html;
 }
 
@@ -30,11 +30,14 @@ pub struct CalculatorOnly;
 
 impl Views for CalculatorOnly {
     const ALL: bool = false;
-    fn view(view: View, _: &State, _: &Dispatch, _: u32) -> Html {
-        html! {
-            <main><p class="help" id={super::handover::VIEW_LOADING} role="status">
-                { format!("Loading the {}…", super::handover::what(view)) }
-            </p></main>
+    fn view(view: View, state: &State, d: &Dispatch, width: u32) -> Html {
+        match view {
+            View::Calculator => calculator(state, d, width),
+            other => html! {
+                <main><p class="help" id={super::handover::VIEW_LOADING} role="status">
+                    { super::handover::loading(other) }
+                </p></main>
+            },
         }
     }
 }
@@ -337,10 +340,7 @@ fn app<V: Views>() -> Html {
             </header>
             { notice(&state, &dispatch) }
             {
-                match state.view {
-                    View::Calculator => calculator(&state, &dispatch, *width),
-                    other => V::view(other, &state, &dispatch, *width),
-                }
+                V::view(state.view, &state, &dispatch, *width)
             }
             <footer class="foot">
                 { "madmax computes everything in your browser; nothing you type leaves the page. Model: MAD-Max (Hsia et al., ISCA 2024). " }

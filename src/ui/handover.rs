@@ -68,7 +68,7 @@ pub fn load(view: View, carried: &Carried, leave: impl FnOnce() + 'static) {
     let _ = js_sys::Reflect::set(&w, &JsValue::from_str(LEAVE), &Closure::once_into_js(leave));
     // Tests and benchmarks wait for `data-pending="0"`: the views module sets it once it runs.
     super::background::count(1);
-    say(&format!("Loading the {}…", what(view)));
+    say(&loading(view));
     let Ok(glue) = doc.create_element("script") else { return };
     let _ = glue.set_attribute("src", "./madmax-views.js");
     // The loader calls the glue's `wasm_bindgen`: it runs once the glue has.
@@ -117,13 +117,14 @@ fn say(text: &str) {
 /// The id of the line the page module's app shows in a view's place while it loads.
 pub const VIEW_LOADING: &str = "view-loading";
 
-/// A view's name in "Loading the …".
-pub fn what(view: View) -> &'static str {
-    match view {
+/// What the page says while `view` loads.
+pub fn loading(view: View) -> String {
+    let what = match view {
         View::Calculator => "calculator",
         View::Explorer => "explorer",
         View::Learn => "lessons and the library",
         View::Validation => "validation page",
         View::Paper => "findings",
-    }
+    };
+    format!("Loading the {what}…")
 }
