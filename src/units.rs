@@ -1,6 +1,8 @@
 //! How numbers are shown to people: SI prefixes with three significant figures and a unit
 //! (`72.9 ms`, `1.21 M samples/s`, `40.0 GB`). Shared by the CLI and the web page; the engine
-//! never formats.
+//! never formats, except the counts in its error messages ([`grouped`]).
+
+pub use crate::engine::extended::rules::grouped;
 
 /// `x` with three significant figures (no prefix), e.g. `72.9`, `0.00123`, `1230`.
 pub fn sig3(x: f64) -> String {

@@ -459,12 +459,12 @@ fn results(
     let summary = j.summary(s.baseline);
     let elapsed_ms = if clock.1 > 0.0 { clock.1 - clock.0 } else { js_sys::Date::now() - clock.0 };
     let status = if j.cancelled() {
-        format!("Cancelled after {done} of {total} evaluations ({} ms). Partial results below.", elapsed_ms.round())
+        format!("Cancelled after {} of {} evaluations ({} ms). Partial results below.", units::grouped(done as u64), units::grouped(total as u64), elapsed_ms.round())
     } else if j.finished() {
         format!(
             "Searched {} plans and {} what-if evaluations in {} ms {}.{}{}",
-            j.ranked().len(),
-            total - j.ranked().len(),
+            units::grouped(j.ranked().len() as u64),
+            units::grouped((total - j.ranked().len()) as u64),
             elapsed_ms.round(),
             match threads {
                 0 => "on the page's own thread".to_owned(),
@@ -477,7 +477,7 @@ fn results(
                 .map_or(String::new(), |t| format!(" Hardware what-ifs not run: with them, {t}."))
         )
     } else {
-        format!("Evaluating {done} of {total}...")
+        format!("Evaluating {} of {}...", units::grouped(done as u64), units::grouped(total as u64))
     };
     let samples = s.workload / report::tokens_per_sample(base).unwrap_or(1.0);
     let inputs = CostInputs { usd_per_gpu_hour: s.usd_per_gpu_hour, watts_per_gpu: s.watts_per_gpu, samples };
@@ -492,7 +492,7 @@ fn results(
         let c = explorer::costs(o.throughput_samples_per_s, gpus, &inputs);
         html! {
             <tr><th>{ label.to_owned() }</th><td>{ units::duration(c.time_s) }</td><td>{ format!("{} GPU-h", units::count(c.gpu_hours.round())) }</td>
-                <td>{ format!("$ {}", units::count(c.usd.round())) }</td><td>{ format!("{} kWh", units::count(c.kwh.round())) }</td></tr>
+                <td>{ format!("$ {}", units::count(c.usd.round())) }</td><td>{ units::si(c.kwh * 1e3, "Wh") }</td></tr>
         }
     };
     let baseline_name = match s.baseline {

@@ -97,7 +97,7 @@ fn stats_row(name: &str, s: &Stats) -> Html {
     html! {
         <tr>
             <th scope="row">{ name }</th>
-            <td class="num">{ s.rows }</td>
+            <td class="num">{ units::grouped(s.rows as u64) }</td>
             <td class="num">{ units::percent(s.median_abs_error) }</td>
             <td class="num">{ units::percent(s.mean_abs_error) }</td>
             <td class="num">{ units::percent(s.max_abs_error) }<br /><span class="sub">{ &s.worst }</span></td>
@@ -237,12 +237,12 @@ fn validation_table(p: &TableProps) -> Html {
                 <h2 id="validation-title">{ "Can you trust it? The default model against measured runs" }</h2>
                 // The sets in a sentence, what each holds behind it (on a phone the whole account
                 // filled the first screens above the figures).
-                <p>{ format!("{} published runs, each predicted right now by the default model with the same constants for every row. The calibration set holds the runs some choice of the model looked at; the held-out runs were predicted once before any change they could inform. These are the numbers ", rows.len()) }
+                <p>{ format!("{} published runs, each predicted right now by the default model with the same constants for every row. The calibration set holds the runs some choice of the model looked at; the held-out runs were predicted once before any change they could inform. These are the numbers ", units::grouped(rows.len() as u64)) }
                     <code>{ "madmax validate" }</code>{ " prints; open a row's name for the source's caveats and the defaults used for blank cells." }</p>
                 <details class="help" id="validation-sets"><summary>{ "Which runs, and what each set holds" }</summary>
                     <p>{ format!(
                         "{} published runs measured on A100 and H100 clusters and their A800 and H800 variants (Megatron-LM, Korthikanti et al., vTrain, BLOOM, MT-NLG, MosaicML MPT, FlagPerf, FasterTransformer, vLLM, GPUStack's performance lab, NVIDIA's DLRM), each predicted right now by the default model with the same constants for every row: achievable fractions of peak FLOP/s, HBM and link bandwidth, collective latencies. Nothing is fitted per row, but the rows fall in two sets. The calibration set holds every run some choice of the model looked at: the shared set it was built against, vTrain's first 195 single-node runs (the host time per block was fitted on the odd-numbered ones and tested on the even-numbered), MosaicML's BF16 MPT benchmarks (the fused-attention speeds and kernel classes were chosen after seeing their errors), FlagPerf's Megatron runs (their stated memory led to fp32 gradients), vLLM's latency benchmark of December 2023 (read before CUDA graphs and the engines' all-reduce kernels were modelled; the model misses that engine's host time per step, about 20 ms), the TP 8 x PP 3 table of FasterTransformer's GPT guide (it led to prefilling a static batch through a pipeline in micro-batches) and NVIDIA's DLRM runs (their gap on eight GPUs against one led to costing table-wise embedding sharding at the GPU with the most whole tables). The runs marked held out (BLOOM 176B, MT-NLG 530B, vTrain's single-node rows 196 to 395, MPT's FP8 runs on H100s, the other serving latencies of FasterTransformer's GPT guide, GPUStack's runs of vLLM 0.11 batching in flight on one H100 or A100) were added and predicted once before any change they could inform, and no change since was chosen by them: they show how the model does on runs it was not tuned on.",
-                        rows.len()
+                        units::grouped(rows.len() as u64)
                     ) }</p>
                 </details>
                 { match &summary {
@@ -304,8 +304,8 @@ fn validation_table(p: &TableProps) -> Html {
                     { order(&filter) }
                 </div>
                 <p id="validation-shown" role="status">{ match &shown_stats {
-                    Some(s) => format!("{} of {} rows shown: median error {}, max {}.", shown.len(), rows.len(), units::percent(s.all.median_abs_error), units::percent(s.all.max_abs_error)),
-                    None => format!("{} of {} rows shown.", shown.len(), rows.len()),
+                    Some(s) => format!("{} of {} rows shown: median error {}, max {}.", units::grouped(shown.len() as u64), units::grouped(rows.len() as u64), units::percent(s.all.median_abs_error), units::percent(s.all.max_abs_error)),
+                    None => format!("{} of {} rows shown.", units::grouped(shown.len() as u64), units::grouped(rows.len() as u64)),
                 } }</p>
                 { chart(&shown, distinct(&rows, |r| r.source.as_str()), &filter, p.width) }
                 { table(&shown[..listed], &p.dispatch) }
@@ -397,8 +397,8 @@ fn more_rows(filter: &UseStateHandle<Filter>, shown: usize) -> Html {
     let onclick = Callback::from(move |_| f.set(Filter { all_rows: true, ..(*f).clone() }));
     html! {
         <p class="more-rows">
-            { format!("The table lists the first {TABLE_ROWS} of these {shown} rows. ") }
-            <button id="show-all-rows" {onclick}>{ format!("Show all {shown} rows") }</button>
+            { format!("The table lists the first {TABLE_ROWS} of these {} rows. ", units::grouped(shown as u64)) }
+            <button id="show-all-rows" {onclick}>{ format!("Show all {} rows", units::grouped(shown as u64)) }</button>
         </p>
     }
 }

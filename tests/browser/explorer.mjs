@@ -99,7 +99,7 @@ await runTest('explorer', dist, async ({ server, browser }) => {
   });
   await page.waitForFunction(() => document.querySelector('#explore-status')?.dataset.finished === 'true');
   const cancelled = await page.locator('#explore-status').textContent();
-  check(/Cancelled after \d+ of \d+/.test(cancelled), `cancel stops the search and says so: ${cancelled}`);
+  check(/Cancelled after [\d,]+ of [\d,]+/.test(cancelled), `cancel stops the search and says so: ${cancelled}`);
 
   // The paper's comparison (fixed global batch) with what-ifs, run to the end: every chart drawn.
   await page.fill('#explore-batches', '');
@@ -111,6 +111,12 @@ await runTest('explorer', dist, async ({ server, browser }) => {
     check(await canvasInked(page, id) > 200, `chart ${id} is drawn`);
   }
   await page.screenshot({ path: join(shots, 'explorer-desktop.png'), fullPage: true });
+  // The costs read as a person writes them: one SI prefix per unit (a training run's energy in
+  // MWh or GWh, never "431 k kWh").
+  const costCells = await page.locator('table.costs tbody td').allTextContents();
+  const [, gpuHours, usd, energy] = costCells;
+  check(/^[\d.]+ ([kMGT] )?GPU-h$/.test(gpuHours) && /^\$ [\d.]+( [kMGT])?$/.test(usd) && /^[\d.]+ [kMGT]?Wh$/.test(energy),
+    `the best plan's costs carry one unit each: ${costCells.join(' | ')}`);
   // Pointing at a dot of the Pareto chart names its plan: sweep the plot until a dot answers.
   const [tip = ''] = await pointAt(page, 'chart-pareto-memory', { xs: steps(0.1, 0.95, 0.02), ys: steps(0.15, 0.9, 0.05), first: true });
   check(/^transformer .*: [\d.]+ \S*samples\/s, [\d.]+ GB per GPU/.test(tip), `pointing at a Pareto dot names the plan: ${tip.slice(0, 120)}`);

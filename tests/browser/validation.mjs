@@ -14,6 +14,8 @@ const bin = process.argv[3] ?? 'target/release/madmax';
 // Every shipped run, each in its set (calibration or held-out), as `madmax validate` gives them.
 const cliAll = JSON.parse(execFileSync(bin, ['validate', '--json']).toString());
 const want = cliAll.rows;
+// Counts as the page writes them, thousands grouped: 1,108.
+const grouped = (n) => n.toLocaleString('en-US');
 const bySet = (name) => cliAll.summary.by_set.find(([set]) => set === name)[1];
 const training = (r) => ['iteration_s', 'tflops_per_gpu', 'mfu', 'hfu'].includes(r.metric);
 
@@ -27,7 +29,9 @@ const rowsOnPage = (page) => page.locator('#validation-rows tbody tr').evaluateA
 await runTest('validation', dist, async ({ server, browser }) => {
   const page = await openCalculator(browser, server.url, server.url);
   // The calculator says how far to trust the default model, with the numbers the rows give.
-  const help = await page.locator('#mode-help').innerText();
+  // It is folded under the default model's one sentence: open it.
+  await page.locator('#mode-accuracy summary').click();
+  const help = await page.locator('#mode-accuracy').innerText();
   // The note is about LLM training runs; the recommendation runs have a note of their own.
   const llm = (r) => training(r) && !r.recommendation;
   const held = want.filter((r) => r.set === 'held-out' && llm(r));
@@ -54,14 +58,14 @@ await runTest('validation', dist, async ({ server, browser }) => {
   // The sets in a sentence; the account of what each holds folded behind it.
   const sets = page.locator('#validation-sets');
   const intro = await page.locator('#validation-sets').evaluate((d) => d.previousElementSibling.textContent);
-  check(intro.startsWith(`${want.length} published runs`) && intro.length < 450 && !(await sets.evaluate((d) => d.open))
+  check(intro.startsWith(`${grouped(want.length)} published runs`) && intro.length < 450 && !(await sets.evaluate((d) => d.open))
     && (await sets.textContent()).includes('vTrain\'s first 195 single-node runs'),
     `the page says its sets in a few lines (${intro.length} characters), the account folded`);
 
   // The table lists the first 100 rows until asked for all of them; the chart draws them all.
   const first = await rowsOnPage(page);
   check(first.length === 100 && first.every((r, i) => r.id === want[i].id), `the table starts with the first 100 rows (${first.length})`);
-  check((await page.locator('#show-all-rows').innerText()) === `Show all ${want.length} rows`, 'a button offers every row');
+  check((await page.locator('#show-all-rows').innerText()) === `Show all ${grouped(want.length)} rows`, 'a button offers every row');
   await page.click('#show-all-rows');
   check(await page.locator('#show-all-rows').count() === 0, 'the button goes once every row is listed');
 
@@ -162,7 +166,7 @@ await runTest('validation', dist, async ({ server, browser }) => {
   await page.selectOption('#filter-source', 'Narayanan et al. 2021');
   let shown = await rowsOnPage(page);
   check(shown.length === 10 && shown.every((r) => r.id.startsWith('megatron-')), `source filter: ${shown.length} Megatron-LM rows`);
-  check((await page.locator('#validation-shown').innerText()).includes(`10 of ${want.length} rows shown`), 'the count of rows shown is stated');
+  check((await page.locator('#validation-shown').innerText()).includes(`10 of ${grouped(want.length)} rows shown`), 'the count of rows shown is stated');
   await page.selectOption('#filter-source', '');
   await page.selectOption('#filter-gpu', 'a100-40g');
   shown = await rowsOnPage(page);

@@ -244,8 +244,9 @@ pub fn timeline_ops(s: &Scenario) -> u64 {
         .saturating_add(64)
 }
 
-/// A count with its thousands grouped: `1,000,000`.
-fn grouped(n: u64) -> String {
+/// A count with its thousands grouped: `1,000,000` (error messages here; the page's and the
+/// CLI's counts through `units::grouped`).
+pub fn grouped(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
