@@ -89,6 +89,30 @@ pub struct ScenarioPreset {
     pub task: Map<String, Value>,
 }
 
+impl ScenarioPreset {
+    /// The group the scenario picker lists it under: runs on current hardware, serving setups,
+    /// then the MAD-Max paper's golden cases by model family (the id's first part says which).
+    pub fn group(&self) -> &'static str {
+        let kind = self.id.split("__").next().unwrap_or_default();
+        match kind {
+            "current" => "Current GPUs: training and inference",
+            "serve" => "Current GPUs: serving",
+            "llm" | "llm_moe" => "MAD-Max paper: language models",
+            "vit" => "MAD-Max paper: vision transformers",
+            _ => "MAD-Max paper: recommendation models",
+        }
+    }
+}
+
+/// The picker's groups, in the order it lists them.
+pub const SCENARIO_GROUPS: [&str; 5] = [
+    "Current GPUs: training and inference",
+    "Current GPUs: serving",
+    "MAD-Max paper: language models",
+    "MAD-Max paper: vision transformers",
+    "MAD-Max paper: recommendation models",
+];
+
 /// A cluster of GPU presets (see `clusters.json`; the famous runs describe theirs the same way).
 #[derive(Clone, Debug, Deserialize, serde::Serialize, PartialEq)]
 pub struct Cluster {
@@ -340,6 +364,28 @@ mod tests {
             if let Err(e) = validate(&raw) {
                 panic!("{}: {e:?}", s.id);
             }
+        }
+    }
+
+    #[test]
+    fn every_scenario_is_grouped_by_its_kind_and_named_by_its_gpus() {
+        let p = all().expect("presets parse");
+        for s in &p.scenarios {
+            let group = s.group();
+            assert!(SCENARIO_GROUPS.contains(&group), "{}", s.id);
+            // The paper's golden cases sit under the paper's groups, the others never do.
+            assert_eq!(group.starts_with("MAD-Max paper"), s.source.starts_with("MAD-Max"), "{}", s.id);
+            let dlrm = s.id.starts_with("dlrm") || s.id.contains("__dlrm_");
+            assert_eq!(group == SCENARIO_GROUPS[4], dlrm && group.starts_with("MAD-Max"), "{}", s.id);
+            // Named by the GPUs they run on ("128 x A100-40GB"), not a cluster's code name
+            // ("CloudC-128-a2-megagpu-16g").
+            let system = p.system(&s.system).expect("the scenario's system");
+            let name = system.config.get("name").and_then(|n| n.as_str()).unwrap_or_default();
+            assert!(s.label.contains(" x "), "{}", s.label);
+            assert!(name.is_empty() || !s.label.contains(name), "{}: {name}", s.label);
+        }
+        for g in SCENARIO_GROUPS {
+            assert!(p.scenarios.iter().any(|s| s.group() == g), "{g} is empty");
         }
     }
 

@@ -381,8 +381,8 @@ fn calculator(state: &State, d: &Dispatch, width: u32) -> Html {
         <main class="layout">
             <section class="inputs" aria-label="Scenario">
                 { mini_summary(state) }
-                { mode_switch(state, d) }
                 { scenario_picker(state, d) }
+                { mode_switch(state, d) }
                 { problems(state) }
                 { model_form(state, d) }
                 { system_form(state, d) }

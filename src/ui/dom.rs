@@ -126,6 +126,12 @@ pub fn prefers_dark() -> bool {
     window().and_then(|w| w.match_media("(prefers-color-scheme: dark)").ok().flatten()).is_some_and(|m| m.matches())
 }
 
+/// True on a phone-width screen: the width at which `styles/main.css` stacks the form over the
+/// results (`max-width: 900px`).
+pub fn narrow() -> bool {
+    window().and_then(|w| w.match_media("(max-width: 900px)").ok().flatten()).is_some_and(|m| m.matches())
+}
+
 /// Device pixels per CSS pixel (1 when unknown).
 pub fn pixel_ratio() -> f64 {
     window().map(|w| w.device_pixel_ratio()).filter(|r| *r > 0.0).unwrap_or(1.0)

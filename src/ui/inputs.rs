@@ -37,11 +37,15 @@ pub(super) fn mode_switch(state: &State, d: &Dispatch) -> Html {
             { match mode {
                 ModelMode::Default => {
                     let d = d.clone();
-                    html! { <p class="help" id="mode-help">
-                        { "Default model: MAD-Max's two-stream model with its bugs fixed, extended with pipeline schedules, ZeRO, activation recomputation, attention's s² work and latency-bandwidth collectives. " }
-                        { crate::accuracy::ACCURACY_NOTE }{ " " }
-                        <button class="link" id="to-validation" onclick={Callback::from(move |_| d.emit(Action::SetView(View::Validation)))}>{ "See every run" }</button>
-                    </p> }
+                    // What the model is in a sentence; how far to trust it folded behind
+                    // it (in full it was ten lines above the form).
+                    html! { <div id="mode-help">
+                        <p class="help">{ "Default model: MAD-Max's two-stream model with its bugs fixed, extended with pipelines, ZeRO, recomputation, attention's s² work and latency-bandwidth collectives." }</p>
+                        <details class="help" id="mode-accuracy"><summary>{ "How accurate it is" }</summary>
+                            <p class="help">{ crate::accuracy::ACCURACY_NOTE }{ " " }
+                            <button class="link" id="to-validation" onclick={Callback::from(move |_| d.emit(Action::SetView(View::Validation)))}>{ "See every run" }</button></p>
+                        </details>
+                    </div> }
                 }
                 ModelMode::Reference => html! { <p class="help" id="mode-help">{ "MAD-Max paper mode: the paper's Python code reproduced exactly, quirks included, so you get the paper's numbers." }</p> },
             } }
@@ -127,27 +131,91 @@ fn on_leave() -> Callback<FocusEvent> {
 }
 
 pub(super) fn scenario_picker(state: &State, d: &Dispatch) -> Html {
+    html! { <ScenarioPicker current={state.preset.clone()} dispatch={d.clone()} /> }
+}
+
+#[derive(Properties, PartialEq)]
+struct PickerProps {
+    /// The preset on screen; `None` once the scenario is edited.
+    current: Option<String>,
+    dispatch: Dispatch,
+}
+
+/// Whether every word of `query` is in `text` (case ignored): "h100 70b" finds "LLaMA2-70B ...
+/// on 128 x H100 SXM".
+fn matches(text: &str, query: &str) -> bool {
+    let text = text.to_lowercase();
+    query.to_lowercase().split_whitespace().all(|w| text.contains(w))
+}
+
+/// The scenario select, grouped (current GPUs, serving, the paper's runs by model family), with
+/// a filter above it: typing narrows the list, Enter opens the first match.
+#[function_component(ScenarioPicker)]
+fn scenario_picker_view(props: &PickerProps) -> Html {
+    let query = use_state(String::new);
     let Ok(p) = presets::all() else { return html! { <p class="error">{ "The presets could not be read." }</p> } };
-    let current = state.preset.clone().unwrap_or_default();
-    let group = |label: &str, reference: bool| {
+    let current = props.current.clone().unwrap_or_default();
+    // The scenario on screen stays listed whatever the filter, so the select never shows a
+    // scenario that is not the one loaded.
+    let hit = |s: &presets::ScenarioPreset| matches(&format!("{} {} {}", s.label, s.group(), s.source), &query);
+    // In the select's order: group by group.
+    let ordered = presets::SCENARIO_GROUPS.iter().flat_map(|g| p.scenarios.iter().filter(move |s| s.group() == *g));
+    let listed: Vec<_> = ordered.clone().filter(|s| s.id == current || hit(s)).collect();
+    let first_match = ordered.clone().find(|s| hit(s)).map(|s| s.id.clone());
+    let matching = p.scenarios.iter().filter(|s| hit(s)).count();
+    let group = |label: &'static str| {
+        let members: Vec<_> = listed.iter().filter(|s| s.group() == label).collect();
+        if members.is_empty() {
+            return html! {};
+        }
         html! {
-            <optgroup label={label.to_owned()}>
-                { for p.scenarios.iter().filter(|s| s.source.starts_with("MAD-Max") == reference).map(|s| html! {
+            <optgroup label={label}>
+                { for members.iter().map(|s| html! {
                     <option value={s.id.clone()} selected={s.id == current}>{ &s.label }</option>
                 }) }
             </optgroup>
         }
     };
+    let on_input = {
+        let query = query.clone();
+        Callback::from(move |e: InputEvent| {
+            if let Some(i) = e.target_dyn_into::<HtmlInputElement>() {
+                query.set(i.value());
+            }
+        })
+    };
+    let on_key = {
+        let d = props.dispatch.clone();
+        Callback::from(move |e: KeyboardEvent| {
+            if e.key() == "Enter" {
+                e.prevent_default();
+                if let Some(id) = first_match.clone() {
+                    d.emit(Action::LoadScenario(id));
+                }
+            }
+        })
+    };
+    let total = p.scenarios.len();
+    let status = if query.trim().is_empty() {
+        String::new()
+    } else if matching == 0 {
+        format!("No scenario matches \"{}\".", query.trim())
+    } else {
+        format!("{} of {total} scenarios match; Enter opens the first.", matching)
+    };
     html! {
         <div class="card">
             <div class="field">
                 <label for="scenario">{ "Scenario" }</label>
-                <select id="scenario" onchange={on_select(d, Action::LoadScenario)}>
-                    { if state.preset.is_none() { html! { <option value="" selected=true>{ "Custom scenario (edited)" }</option> } } else { html! {} } }
-                    { group("Current hardware", false) }
-                    { group("MAD-Max reference runs (golden cases)", true) }
+                <input type="search" id="scenario-search" class="scenario-search" value={(*query).clone()}
+                    placeholder="Filter, e.g. 70B H100" aria-label="Filter the scenarios"
+                    aria-describedby="scenario-matches" oninput={on_input} onkeydown={on_key} />
+                <p class="help" id="scenario-matches" role="status">{ status }</p>
+                <select id="scenario" onchange={on_select(&props.dispatch, Action::LoadScenario)}>
+                    { if props.current.is_none() { html! { <option value="" selected=true>{ "Custom scenario (edited)" }</option> } } else { html! {} } }
+                    { for presets::SCENARIO_GROUPS.into_iter().map(group) }
                 </select>
-                <p class="help">{ "Start from a run of the MAD-Max paper or one on current GPUs, then change anything below. Every edit recomputes at once." }</p>
+                <p class="help">{ format!("{total} runs to start from: on current GPUs, as served, or the MAD-Max paper's own. Change anything below; every edit recomputes at once.") }</p>
             </div>
         </div>
     }
@@ -222,12 +290,19 @@ fn error_line(msg: Option<&str>) -> Html {
     }
 }
 
+/// Whether the form's sections (model, hardware, task) open unfolded: on a phone they start
+/// folded, so the scenario picker and the results are a screen apart, not five (a section
+/// the user opens stays open, its `open` unchanged on later renders).
+fn unfolded() -> bool {
+    !dom::narrow()
+}
+
 pub(super) fn model_form(state: &State, d: &Dispatch) -> Html {
     let Ok(p) = presets::all() else { return html! {} };
     let current = p.models.iter().find(|m| m.config == state.doc.model).map(|m| m.id.clone()).unwrap_or_default();
     let family = state.family();
     html! {
-        <details class="card" open=true>
+        <details class="card" open={unfolded()}>
             <summary><h2>{ "Model" }</h2><span class="sub">{ family.map(|f| f.config_name()).unwrap_or("?") }</span></summary>
             <div class="field">
                 <label for="model-preset">{ "Model preset" }</label>
@@ -286,7 +361,7 @@ pub(super) fn system_form(state: &State, d: &Dispatch) -> Html {
         .or_else(|| state.error_for("system.num_nodes"))
         .or_else(|| state.error_for("system.num_devices"));
     html! {
-        <details class="card" open=true>
+        <details class="card" open={unfolded()}>
             <summary><h2>{ "Hardware" }</h2><span class="sub">{ total.map(|t| format!("{t} GPUs")).unwrap_or_default() }</span></summary>
             <div class="field">
                 <label for="system-preset">{ "Cluster preset" }</label>
@@ -348,7 +423,7 @@ pub(super) fn task_form(state: &State, d: &Dispatch) -> Html {
         [("pretrain", "Pre-training"), ("finetune", "Fine-tuning"), ("inference", "Inference (forward pass only)")];
     let default_transformer = state.mode() == ModelMode::Default && !family.is_dlrm();
     html! {
-        <details class="card" open=true>
+        <details class="card" open={unfolded()}>
             <summary><h2>{ "Task and plan" }</h2><span class="sub">{ kind.clone() }</span></summary>
             <div class="field">
                 <label for="task-type">{ "Task" }</label>

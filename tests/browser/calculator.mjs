@@ -273,6 +273,33 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   await page.locator('#spec-transformer_parallel button.link', { hasText: 'remove' }).last().click();
   check(!(await page.locator('.stale-banner').isVisible()), 'back to plain FSDP');
 
+  // The scenario picker: grouped by kind, every run named by its GPUs (not a cluster's code name
+  // such as "CloudC-128-a2-megagpu-16g"), and a filter that narrows it; Enter opens the first.
+  // It comes first in the form, and what the default model is takes a few lines, how accurate it
+  // is folded behind them (it was a ten-line paragraph above the picker).
+  const pickerFirst = await page.locator('section.inputs > .card').first().evaluate((c) => c.querySelector('#scenario') !== null);
+  const modeHeight = await page.locator('.mode-switch').evaluate((c) => c.getBoundingClientRect().height);
+  check(pickerFirst && modeHeight < 130 && await page.locator('#mode-accuracy').evaluate((d) => !d.open),
+    `the scenario picker comes first, the model switch is short (${modeHeight.toFixed(0)} px) with its accuracy folded`);
+  const groups = await page.locator('#scenario optgroup').evaluateAll((gs) => gs.map((g) => [g.label, g.children.length]));
+  check(groups.length === 5 && groups[0][0] === 'Current GPUs: training and inference' && groups.some(([g]) => g === 'MAD-Max paper: recommendation models'),
+    `the scenarios are grouped: ${JSON.stringify(groups)}`);
+  const names = await page.locator('#scenario option').allTextContents();
+  check(names.length >= 80 && names.every((n) => !/Cloud[ABC]-\d|ZionEX-\d|DC_A-\d/.test(n)) && names.filter((n) => / \d+ x /.test(n)).length >= 80,
+    `every scenario is named by its GPUs: ${names.find((n) => /Cloud[ABC]-\d|ZionEX-\d|DC_A-\d/.test(n)) ?? 'yes'}`);
+  const wanted = names.filter((n) => /h100/i.test(n) && /serving/i.test(n));
+  await page.fill('#scenario-search', 'serving H100');
+  await page.waitForFunction((n) => document.querySelector('#scenario-matches')?.textContent.startsWith(`${n} of `), wanted.length);
+  const narrowed = await page.locator('#scenario option').allTextContents();
+  check(wanted.length >= 2 && narrowed.length === wanted.length + 1, `the filter narrows the list to the ${wanted.length} matches and the run on screen: ${narrowed.length}`);
+  await page.press('#scenario-search', 'Enter');
+  await page.waitForFunction((id) => document.querySelector('#scenario')?.value === id, 'serve__llama2_70b__h100_sxm_2__fp8');
+  await page.locator('#ttft').waitFor();
+  check((await page.locator('#scenario option:checked').textContent()) === wanted[0], `Enter opens the first match: ${wanted[0]}`);
+  await page.fill('#scenario-search', 'no such model');
+  await page.waitForFunction(() => document.querySelector('#scenario-matches')?.textContent.startsWith('No scenario matches'));
+  await page.fill('#scenario-search', '');
+
   // Presets and families: a DLRM run, then a ViT model on the same cluster.
   await page.selectOption('#scenario', 'dlrm__dlrm_a__zionex_128__dlrm_train');
   await matchesCli(page, 'DLRM-A preset');
@@ -425,8 +452,19 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   check(overflow <= 1, `no sideways scrolling on a phone (overflow ${overflow} px)`);
   const canvasWidth = await phone.evaluate(() => document.getElementById('chart-timeline').getBoundingClientRect().width);
   check(canvasWidth > 300, `charts use the phone's width (${canvasWidth} px)`);
-  // The form follows the results there; scrolled down to the GPU, the main figures stay at the
-  // top of the screen, and follow an edit.
+  // The scenario picker comes first there, in the first screen, and the form's sections start
+  // folded, so the results follow within about a screen (they were 3,700 px down, below every
+  // field).
+  const tops = await phone.evaluate(() => ({
+    picker: document.getElementById('scenario').getBoundingClientRect().top + window.scrollY,
+    results: document.getElementById('iteration-time').getBoundingClientRect().top + window.scrollY,
+    folded: [...document.querySelectorAll('section.inputs details.card')].map((d) => d.open),
+  }));
+  check(tops.picker < 844 && tops.picker < tops.results && tops.results < 2 * 844 && tops.folded.length >= 3 && tops.folded.every((o) => !o),
+    `on a phone the picker comes first (${tops.picker.toFixed(0)} px), the sections folded (${tops.folded}), the results next (${tops.results.toFixed(0)} px)`);
+  // Opening a section to edit it; scrolled down to the GPU, the main figures stay at the top of
+  // the screen, and follow an edit.
+  await phone.locator('details.card > summary', { hasText: 'Hardware' }).click();
   await phone.locator('#gpu-type').scrollIntoViewIfNeeded();
   await phone.selectOption('#gpu-type', 'h100_sxm');
   const mini = phone.locator('#mini-summary');
