@@ -316,7 +316,7 @@ mod tests {
 
     #[test]
     fn a_plan_that_cannot_run_says_why_and_one_that_can_says_nothing() {
-        let raw = crate::presets::default_scenario().expect("the default scenario");
+        let raw = crate::presets::scenario_raw(crate::presets::PAPER_LLAMA2_70B).expect("the paper's LLaMA2-70B");
         let s = crate::engine::validate(&raw).expect("valid");
         let r = search(&s, &Space::fixed_global(&s)).expect("within budget");
         let fits = r.ranked.iter().find(|o| o.fits()).expect("a plan fits");
@@ -343,7 +343,7 @@ mod tests {
 
     #[test]
     fn the_critical_path_says_what_it_runs_through_and_an_op_its_slack() {
-        let raw = crate::presets::default_scenario().expect("the default scenario");
+        let raw = crate::presets::scenario_raw(crate::presets::PAPER_LLAMA2_70B).expect("the paper's LLaMA2-70B");
         let r = crate::engine::evaluate(&crate::engine::validate(&raw).expect("valid"));
         let cp = r.critical_path();
         let said = critical_path(&r, &cp);
@@ -364,7 +364,7 @@ mod tests {
 
     #[test]
     fn twice_as_fast_says_what_an_op_and_its_kind_would_save() {
-        let raw = crate::presets::default_scenario().expect("the default scenario");
+        let raw = crate::presets::scenario_raw(crate::presets::PAPER_LLAMA2_70B).expect("the paper's LLaMA2-70B");
         let r = crate::engine::evaluate(&crate::engine::validate(&raw).expect("valid"));
         let cp = r.critical_path();
         // An op with slack saves nothing alone; the longest op on the path saves time.
@@ -416,7 +416,7 @@ mod tests {
 
     #[test]
     fn applying_a_plan_says_what_changed() {
-        let raw = crate::presets::default_scenario().expect("the default scenario");
+        let raw = crate::presets::scenario_raw(crate::presets::PAPER_LLAMA2_70B).expect("the paper's LLaMA2-70B");
         let s = crate::engine::validate(&raw).expect("valid");
         let before = crate::engine::evaluate(&s);
         let mut after = before.clone();

@@ -289,7 +289,7 @@ mod tests {
     #[test]
     fn a_preset_at_mad_max_factors_takes_the_range_around_its_time_at_the_calibrated_ones() {
         // LLaMA2-70B on 40 GB A100s fits with full recomputation (as the calculator opens it).
-        let (s, r) = preset_with(presets::DEFAULT_SCENARIO, "default", "full");
+        let (s, r) = preset_with(presets::PAPER_LLAMA2_70B, "default", "full");
         let Some(Expectation::Like { band, calibrated_s, calibrated_gemm }) = expectation(&s, &r) else {
             panic!("{:?}", expectation(&s, &r));
         };
@@ -346,18 +346,18 @@ mod tests {
         assert!(unknown("current__llama_7b__rtx4090_8_10gbe__finetune").contains("fine-tuning"));
         assert!(unknown("current__vit_l__rtx3080_8_1gbe__ddp").contains("vision transformers"));
         // Nodes far apart: no published run was on such a network.
-        let (s, _) = preset_with(presets::DEFAULT_SCENARIO, "default", "full");
+        let (s, _) = preset_with(presets::PAPER_LLAMA2_70B, "default", "full");
         let far = Scenario { system: System { nic_latency_s: 0.01, ..s.system.clone() }, ..s.clone() };
         let Some(Expectation::Unknown(why)) = expectation(&far, &evaluate(&far)) else { panic!("far apart") };
         assert!(why.contains("nodes far apart"), "{why}");
-        let (s, r) = preset(presets::DEFAULT_SCENARIO, "reference");
+        let (s, r) = preset(presets::PAPER_LLAMA2_70B, "reference");
         assert_eq!(expectation(&s, &r), None);
         // Without recomputation it needs twice the 40 GB: no range for a plan that cannot run.
-        let (s, r) = preset(presets::DEFAULT_SCENARIO, "default");
+        let (s, r) = preset(presets::PAPER_LLAMA2_70B, "default");
         assert!(r.limits.iter().any(|l| matches!(l, Limit::DoesNotFit { .. })));
         assert_eq!(expectation(&s, &r), None);
         // Nor for one that waits for its data loader.
-        let (s, _) = preset_with(presets::DEFAULT_SCENARIO, "default", "full");
+        let (s, _) = preset_with(presets::PAPER_LLAMA2_70B, "default", "full");
         let slow = Scenario {
             task: crate::engine::scenario::Task {
                 setup: crate::engine::scenario::Setup { loader_samples_per_s: Some(1.0), ..s.task.setup.clone() },

@@ -860,6 +860,11 @@ mod tests {
         fields::system_fields().into_iter().find(|f| f.key == key).expect("field")
     }
 
+    /// The MAD-Max paper's LLaMA2-70B on 2,048 A100s, opened as the page opens a preset.
+    fn paper_llama() -> State {
+        State::initial().next(Action::LoadScenario(presets::PAPER_LLAMA2_70B.into()))
+    }
+
     /// The LLM form's transformer-layers field.
     fn layers_field() -> Field {
         fields::model_fields(Family::Llm).into_iter().find(|f| f.key == "num_transformer_layers").expect("layers field")
@@ -898,18 +903,22 @@ mod tests {
         assert_eq!(s.mode(), Mode::Default);
         assert_eq!(good.report.mode, Mode::Default);
         assert!(good.report.memory.fits() && good.report.limits.is_empty(), "{:?}", good.report.limits);
-        // MAD-Max paper mode gives the golden case's number, and back again.
+        // MAD-Max paper mode runs it too, and back again gives the same numbers.
         let paper = s.next(Action::SetMode(Mode::Reference));
-        let r = &paper.good.as_ref().expect("evaluated").report;
-        assert_eq!(r.mode, Mode::Reference);
-        assert!((r.iteration_s - 7.275722345349711).abs() < 1e-12);
+        assert!(paper.errors.is_empty() && !paper.stale(), "{:?}", paper.errors);
+        assert_eq!(paper.good.as_ref().map(|g| g.report.mode), Some(Mode::Reference));
         let back = paper.next(Action::SetMode(Mode::Default));
         assert_eq!(back.good.as_ref().map(|g| g.report.iteration_s), Some(good.report.iteration_s));
+        // The paper's own LLaMA2-70B run in paper mode gives the golden case's number.
+        let golden = s.next(Action::LoadScenario(presets::PAPER_LLAMA2_70B.into())).next(Action::SetMode(Mode::Reference));
+        let r = &golden.good.as_ref().expect("evaluated").report;
+        assert_eq!(r.mode, Mode::Reference);
+        assert!((r.iteration_s - 7.275722345349711).abs() < 1e-12);
     }
 
     #[test]
     fn invalid_input_keeps_the_last_results_marked_stale() {
-        let s = State::initial();
+        let s = paper_llama();
         let before = s.good.clone();
         let s = s.next(Action::SetDegree { spec: "transformer_parallel", level: 0, text: "96".into() });
         assert!(s.stale());
@@ -942,7 +951,7 @@ mod tests {
 
     #[test]
     fn changing_gpu_and_nodes_keeps_a_valid_plan() {
-        let s = State::initial().next(Action::SetMode(Mode::Reference)).next(Action::SetGpu("h100_sxm".into()));
+        let s = paper_llama().next(Action::SetMode(Mode::Reference)).next(Action::SetGpu("h100_sxm".into()));
         assert!(!s.stale(), "{:?}", s.errors);
         let before = s.good.as_ref().expect("good").report.throughput_samples_per_s;
         let s = s.next(Action::SetNodes("16".into()));
@@ -1023,7 +1032,7 @@ mod tests {
 
     #[test]
     fn levels_can_be_added_and_removed() {
-        let s = State::initial().next(Action::AddLevel("transformer_parallel"));
+        let s = paper_llama().next(Action::AddLevel("transformer_parallel"));
         assert_eq!(s.doc.get(Config::Task, "transformer_parallel"), Some(&json!(["fsdp", "ddp"])));
         assert!(s.error_for("task.transformer_parallel_degree").is_some());
         let s = s.next(Action::SetDegree { spec: "transformer_parallel", level: 0, text: "8".into() });
@@ -1190,7 +1199,7 @@ mod tests {
 
     #[test]
     fn fields_show_in_their_units_and_parse_back() {
-        let s = State::initial();
+        let s = paper_llama();
         assert_eq!(show_field(&s.doc, &field("mem_bw")), "1555");
         assert_eq!(show_field(&s.doc, &field("ibroce_bw")), "100");
         assert_eq!(show_field(&s.doc, &field("flops_util")), "0.705");

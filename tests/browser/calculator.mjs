@@ -64,7 +64,7 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   check(close(Number(await hfu.getAttribute('data-value')), wantHfu) && /FLOP\/s per GPU of .* peak; HFU \d/.test(hfuText),
     `the MFU card states its basis and the HFU: ${hfuText}`);
   const runsText = await page.locator('#runs-like-this').textContent().catch(() => '');
-  check(/^Expect \d.* to \d.*: on \d+ published DP runs on A100s, 8 in 10 took /.test(runsText),
+  check(/^Expect \d.* to \d.*: on \d+ published DP runs on H100s, 8 in 10 took /.test(runsText),
     `the headline says what published runs like this measured: ${runsText}`);
   // The evidence: the validation page, filtered on those runs.
   const runsCount = runsText.match(/on (\d+) published/)[1];
@@ -72,7 +72,7 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   await page.locator('#validation-shown').waitFor();
   const shownRuns = await page.locator('#validation-shown').innerText();
   check(shownRuns.startsWith(`${runsCount} of `) && (await page.locator('#filter-parallelism').inputValue()) === 'DP'
-    && (await page.locator('#filter-gpu').inputValue()) === 'A100', `"See these runs" lists them: ${shownRuns}`);
+    && (await page.locator('#filter-gpu').inputValue()) === 'H100', `"See these runs" lists them: ${shownRuns}`);
   await page.click('nav >> text=Calculator');
   await page.locator('#iteration-time').waitFor();
   await settled(page);
@@ -116,12 +116,17 @@ await runTest('calculator', dist, async ({ server, browser }) => {
     `the longest op opens by keyboard: ${longest.trim().slice(0, 80)}`);
 
   // Journey 2: another GPU and another node count; everything updates at once.
+  await page.selectOption('#gpu-type', 'a100_80');
+  await type(page, '#f-system-num_nodes', '8');
+  const summary = await page.locator('#scenario-summary').textContent();
+  check(/64 GPUs \(8 nodes x 8\)/.test(summary), `summary follows the cluster: ${summary}`);
+  const a100 = await matchesCli(page, 'A100 80GB, 8 nodes');
+  check(a100.iteration_s !== first.iteration_s, 'the iteration time changed');
+  // Back to the opening cluster's H100s and 16 nodes.
   await page.selectOption('#gpu-type', 'h100_sxm');
   await type(page, '#f-system-num_nodes', '16');
-  const summary = await page.locator('#scenario-summary').textContent();
-  check(/128 GPUs \(16 nodes x 8\)/.test(summary), `summary follows the cluster: ${summary}`);
+  check(/128 GPUs \(16 nodes x 8\)/.test(await page.locator('#scenario-summary').textContent()), 'summary follows the cluster back');
   const h100 = await matchesCli(page, 'H100, 16 nodes');
-  check(h100.iteration_s !== first.iteration_s, 'the iteration time changed');
   // Nodes far apart: a link latency in ms slows every collective across them, as the CLI says.
   await type(page, '#f-system-nic_latency_s', '10');
   const far = await matchesCli(page, 'H100, 16 nodes 10 ms apart');

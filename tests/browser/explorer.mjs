@@ -1,5 +1,5 @@
-// End-to-end test of the explorer in headless Chromium: a full search of LLaMA2-70B on 2,048
-// GPUs (timed), a cancelled search, the best plan against the CLI's, and "apply".
+// End-to-end test of the explorer in headless Chromium: a full search of the opening scenario
+// (Llama 2 70B on 128 H100s, timed), a cancelled search, the best plan against the CLI's, and "apply".
 //
 // Usage: node tests/browser/explorer.mjs [DIST_DIR] [MADMAX_BIN]
 import { watchedPage, check, shots, close, scenarioOfLink, linkOf, canvasInked, openCalculator, runTest, settled, pointAt, steps } from './lib.mjs';
@@ -142,7 +142,7 @@ await runTest('explorer', dist, async ({ server, browser }) => {
   const shown = Number(await page.locator('#iteration-time').getAttribute('data-value'));
   check(close(shown, bestIteration), `applied: the calculator shows ${shown} s, the explorer said ${bestIteration} s`);
   // The levels' order is the plan's placement on the nodes: applying keeps it (the opening
-  // scenario's best plan puts the pipeline inside data parallelism, not in Megatron-LM's order).
+  // scenario's best plan nests the pipeline inside data parallelism, not in Megatron-LM's order).
   const listed = (/^transformer ((?:\w+ \d+(?: x )?)+)/.exec(bestPlan)?.[1] ?? '').split(' x ').map((l) => l.split(' ')[0]);
   const appliedOrder = scenarioOfLink(await page.locator('#share-link').inputValue()).task.transformer_parallel;
   check(listed.length > 1 && JSON.stringify(appliedOrder) === JSON.stringify(listed),
@@ -158,9 +158,9 @@ await runTest('explorer', dist, async ({ server, browser }) => {
   await page.click('nav >> text=Calculator');
   await page.locator('#iteration-time').waitFor();
   check(close(Number(await page.locator('#iteration-time').getAttribute('data-value')), bestIteration), 'going back kept the applied plan');
-  // A plan that cannot run: without recomputation, FSDP over 2,048 A100 40GB at one sequence
-  // each needs more than 40 GB. The page says so and quotes no speed-up over it; its best plan
-  // fits and is the CLI's.
+  // A plan that cannot run: without recomputation, Llama 2 70B with FSDP over 128 H100s at one
+  // 4,096-token sequence each needs more than the 80 GB. The page says so and quotes no speed-up
+  // over it; its best plan fits and is the CLI's.
   const misfit = await openCalculator(browser, server.url, server.url);
   await misfit.selectOption('#f-task-recompute', 'none');
   await settled(misfit);
@@ -171,7 +171,7 @@ await runTest('explorer', dist, async ({ server, browser }) => {
   await waitFinished(misfit);
   const why = await misfit.locator('.headline .figure', { has: misfit.locator('#baseline-misfit') }).locator('.figure-sub').textContent();
   check(!cliMisfit.baseline.fits && cliMisfit.speedup === null && await misfit.locator('#speedup').count() === 0
-    && /needs [\d.]+ GB of the GPU's 40\.0 GB/.test(why), `a plan that cannot run gets no speed-up quoted over it: ${why}`);
+    && /needs [\d.]+ GB of the GPU's 85\.5 GB/.test(why), `a plan that cannot run gets no speed-up quoted over it: ${why}`);
   const misfitBest = Number(await misfit.locator('#best-plan').getAttribute('data-throughput'));
   check(cliMisfit.best.fits && close(misfitBest, cliMisfit.best.throughput)
     && (await misfit.locator('#best-plan').textContent()).trim() === cliMisfit.best.plan,

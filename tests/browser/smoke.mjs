@@ -48,7 +48,14 @@ await runTest('smoke', dist, async ({ server, browser }) => {
   const reopened = await other.locator('#scenario').inputValue();
   check(preset !== '' && reopened === preset, `a shared preset opens as that preset (${reopened})`);
   await other.close();
-  // MAD-Max paper mode: the golden case's numbers.
+  // It opens on a model with a published architecture (#20 item 10: it opened on the reference
+  // config's LLaMA2-70B, 50.9 B parameters where Llama 2 70B has 69 B).
+  const opening = await page.locator('#scenario option:checked').textContent();
+  check(opening.startsWith('Llama 2 70B ') && want.fits && /published architecture/.test(await page.locator('#model-preset option:checked').textContent()),
+    `the page opens on a published model: ${opening}`);
+  // MAD-Max paper mode on the paper's own LLaMA2-70B run: the golden case's numbers.
+  await page.selectOption('#scenario', 'llm__llama2_70b__dc_A_2048__llm_train');
+  await page.waitForFunction(() => document.getElementById('iteration-time')?.closest('.stale') === null);
   await page.locator('label[for=mode-reference]').click();
   await page.waitForFunction((w) => Math.abs(Number(document.getElementById('iteration-time').dataset.value) - w) < 1e-9 * w,
     golden.iteration_ms / 1000, { timeout: 30000 }).catch(() => {});
