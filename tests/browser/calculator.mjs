@@ -197,6 +197,43 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   check(!(await page.locator('.stale-banner').isVisible()), `tp 8 x pp 4 x ddp 4 is valid: ${await page.locator('.problems').textContent().catch(() => '')}`);
   await matchesCli(page, 'tp 8 x pp 4 x ddp 4, 16 micro-batches');
   check(/idle \(pipeline bubble/.test(await page.locator('.legend').first().textContent()), 'the breakdown shows the pipeline bubble as idle time');
+  // With 4 micro-batches on 4 stages the bubble makes the overlapped step longer than all the
+  // work serialized: the chart's axis covers it, and the overlapped bar is drawn to its length
+  // (#20 item 2: the axis ended at the serialized total and cut it).
+  await type(page, '#f-task-micro_batch', '4');
+  const bubbly = await matchesCli(page, 'tp 8 x pp 4 x ddp 4, 4 micro-batches');
+  const cliBubbly = cli(bin, scenarioOfLink(await page.locator('#share-link').inputValue()));
+  const wantRatio = (cliBubbly.compute_ms + Math.max(cliBubbly.exposed_comm_ms, 0) + cliBubbly.idle_ms) / (cliBubbly.compute_ms + cliBubbly.comm_ms);
+  await settled(page);
+  const bars = await page.evaluate(() => {
+    const canvas = document.getElementById('chart-breakdown');
+    const { width, height } = canvas;
+    const px = canvas.getContext('2d').getImageData(0, 0, width, height).data;
+    // The bars' colours, as the legend shows them.
+    const probe = document.createElement('canvas').getContext('2d');
+    const rgbOf = (css) => { probe.fillStyle = css; probe.fillRect(0, 0, 1, 1); return [...probe.getImageData(0, 0, 1, 1).data.slice(0, 3)]; };
+    const colours = [...document.querySelectorAll('.legend')[0].querySelectorAll('.swatch')].map((s) => rgbOf(s.style.background));
+    const isBar = (i) => colours.some((c) => Math.abs(px[i] - c[0]) + Math.abs(px[i + 1] - c[1]) + Math.abs(px[i + 2] - c[2]) <= 6);
+    // Each lane: the rows where bar colours span, then its first and last bar pixel.
+    const rows = [];
+    for (let y = 0; y < height; y++) {
+      let first = -1, last = -1;
+      for (let x = 0; x < width; x++) if (isBar((y * width + x) * 4)) { if (first < 0) first = x; last = x; }
+      if (last - first > width / 4) rows.push({ y, first, last });
+    }
+    const lanes = [];
+    for (const r of rows) {
+      const lane = lanes[lanes.length - 1];
+      if (lane && r.y === lane.y + lane.n) { lane.n++; lane.last = Math.max(lane.last, r.last); } else lanes.push({ y: r.y, n: 1, first: r.first, last: r.last });
+    }
+    return lanes.filter((l) => l.n > 5);
+  });
+  // The serialized bar on top, the overlapped one below.
+  const [serialBar, overlapBar] = bars;
+  const drawnRatio = bars.length === 2 ? (overlapBar.last - overlapBar.first) / (serialBar.last - serialBar.first) : 0;
+  check(wantRatio > 1.1 && Math.abs(drawnRatio / wantRatio - 1) < 0.03,
+    `the overlapped bar is drawn whole: ${drawnRatio.toFixed(3)} the serialized bar's length, the report says ${wantRatio.toFixed(3)} (${JSON.stringify(bars)})`);
+  await type(page, '#f-task-micro_batch', '1');
   const fill = page.locator('.longest .chip', { hasText: /Pipeline(Fill|Drain)/ }).first();
   check(await fill.count() === 1, 'the pipeline fill or drain is among the longest ops');
   await fill.click();
