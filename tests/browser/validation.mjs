@@ -293,6 +293,15 @@ await runTest('validation', dist, async ({ server, browser }) => {
   const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   check(overflow <= 1, `on a phone the page does not scroll sideways (${overflow} px)`);
   check(await canvasInked(phone, 'chart-validation') > 2000, 'on a phone the chart is drawn');
+  // #20 item 9: the legend is beside the data, not over it, and GPUs are named as people name
+  // them ("A100 80GB"), not by their CSV ids ("a100-80g"), in the filter and the table.
+  const legendBox = await phone.locator('#validation-legend').boundingBox();
+  check(legendBox && (legendBox.y >= box.y + box.height - 1 || legendBox.y + legendBox.height <= box.y + 1),
+    `on a phone the legend does not cover the chart (chart ${Math.round(box.y)}-${Math.round(box.y + box.height)} px, legend from ${Math.round(legendBox?.y)} px)`);
+  const gpuNames = [...await phone.locator('#filter-gpu option').allTextContents(),
+    ...await phone.locator('#validation-rows tbody tr').evaluateAll((trs) => trs.map((tr) => tr.innerText))];
+  const rawId = gpuNames.find((t) => /\b[a-z]+\d+-\d+g\b/.test(t));
+  check(gpuNames.length > 10 && rawId === undefined, `GPUs are named, not given by CSV id: ${rawId ?? 'none raw'}`);
   await phone.locator('.validation').screenshot({ path: join(shots, 'validation-phone.png') });
 
   // A file that cannot be fetched: the page says which and what to do, and the calculator
