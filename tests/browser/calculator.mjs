@@ -57,6 +57,21 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   check(/Iteration time/.test(head) && /Throughput/.test(head) && /Exposed communication/.test(head),
     'the headline says iteration time, throughput and exposed communication');
   const first = await matchesCli(page, 'default preset');
+  // Every field's help: one line at rest (the form stays short), in full as soon as the pointer
+  // is over the field or it has focus (#20 item 11: it opened only on focus).
+  const layersHelp = page.locator('.field', { has: page.locator('#f-model-num_transformer_layers') }).locator('.help');
+  const helpHeight = () => layersHelp.evaluate((e) => e.getBoundingClientRect().height);
+  const oneLine = await helpHeight();
+  await page.hover('#f-model-num_transformer_layers');
+  await page.waitForFunction((h) => document.querySelector('#f-model-num_transformer_layers')?.closest('.field')?.querySelector('.help')?.getBoundingClientRect().height > 1.5 * h, oneLine);
+  const hovered = await helpHeight();
+  await page.mouse.move(0, 0);
+  await page.waitForFunction((h) => document.querySelector('#f-model-num_transformer_layers')?.closest('.field')?.querySelector('.help')?.getBoundingClientRect().height < 1.2 * h, oneLine);
+  await page.focus('#f-model-num_transformer_layers');
+  await page.waitForFunction((h) => document.querySelector('#f-model-num_transformer_layers')?.closest('.field')?.querySelector('.help')?.getBoundingClientRect().height > 1.5 * h, oneLine);
+  check(hovered > 1.5 * oneLine && /\w{3,}/.test(await layersHelp.textContent()),
+    `a field's help is one line (${oneLine.toFixed(0)} px) until pointed at or focused, then whole (${hovered.toFixed(0)} px)`);
+  await page.locator('#f-model-num_transformer_layers').blur();
   // MFU and HFU on stated bases: model FLOP/s per GPU, and the HFU the CLI prints.
   const hfu = page.locator('#hfu');
   const wantHfu = cli(bin, scenarioOfLink(await page.locator('#share-link').inputValue())).hfu;
