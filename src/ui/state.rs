@@ -709,11 +709,24 @@ impl State {
     }
 }
 
-/// The text with thousands separators taken out when it is a number grouped in threes
-/// (`2,048`, `1 000 000`, `12_288`, with or without a sign or a decimal part after the last
-/// group); any other text as it is (`1,5` stays: it may mean one and a half).
-fn ungrouped(text: &str) -> String {
+/// The text of a number as Rust reads it: thousands separators taken out when the number is
+/// grouped in threes (`2,048`, `1 000 000`, `12_288`, with or without a sign or a decimal part
+/// after the last group), and an SI suffix multiplied out as the page writes numbers (`2k` is
+/// 2000, `1.5 M` 1500000, `1T` 1e12); any other text as it is (`1,5` stays: it may mean one and
+/// a half).
+pub fn ungrouped(text: &str) -> String {
     let t = text.trim();
+    const SUFFIXES: [(char, f64); 4] = [('k', 1e3), ('M', 1e6), ('G', 1e9), ('T', 1e12)];
+    if let Some((x, scale)) = SUFFIXES.iter().find_map(|&(c, scale)| {
+        let mantissa = t.strip_suffix(c).or_else(|| t.strip_suffix(c.to_ascii_uppercase()))?;
+        Some((ungrouped_digits(mantissa.trim_end()).parse::<f64>().ok()?, scale))
+    }) {
+        return format!("{}", x * scale);
+    }
+    ungrouped_digits(t)
+}
+
+fn ungrouped_digits(t: &str) -> String {
     for sep in [',', ' ', '_', '\u{a0}', '\u{202f}'] {
         let unsigned = t.strip_prefix('-').unwrap_or(t);
         let int = unsigned.split('.').next().unwrap_or("");
@@ -1215,6 +1228,13 @@ mod tests {
             assert_eq!(parse_field(&layers, text), json!(2048), "{text}");
         }
         assert_eq!(parse_field(&layers, "1,5"), json!("1,5"));
+        // SI suffixes as the page writes numbers: 2k is 2,000 (not 2,048).
+        for (text, n) in [("2k", 2000), ("2K", 2000), ("1.5 M", 1_500_000), ("1T", 1_000_000_000_000u64)] {
+            assert_eq!(parse_field(&layers, text), json!(n), "{text}");
+        }
+        assert_eq!(parse_field(&layers, "1e12"), json!(1_000_000_000_000u64));
+        assert_eq!(parse_field(&layers, "k"), json!("k"));
+        assert_eq!(parse_field(&layers, "2kB"), json!("2kB"));
         assert_eq!(parse_field(&field("mem_bw"), "1,555"), json!(1555e9));
         // Negative and fractional counts stay numbers: validation says what is wrong.
         assert_eq!(parse_field(&layers, "-5"), json!(-5));

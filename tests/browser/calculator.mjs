@@ -195,6 +195,12 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   const seq = await page.locator('#f-model-transformer_seq_len').inputValue();
   check(!(await page.locator('.stale-banner').isVisible()) && seq === '4096' && (await shown(page)).iteration_s === restored.iteration_s,
     `"4,096" is read as 4096 (shown ${seq}, the same results)`);
+  // "2k" is 2,000, as the page writes numbers (SI): the field then says so.
+  await type(page, '#f-model-transformer_seq_len', '2k');
+  const twoK = await page.locator('#f-model-transformer_seq_len').inputValue();
+  check(!(await page.locator('.stale-banner').isVisible()) && twoK === '2000' && (await shown(page)).iteration_s < restored.iteration_s,
+    `"2k" is read as 2000 (shown ${twoK}): shorter sequences, a shorter step`);
+  await type(page, '#f-model-transformer_seq_len', '4096');
 
   // The default model: a 3-D plan (tensor x pipeline x data) with micro-batches. The timeline
   // shows the pipeline bubble, the explain view its formula, memory is checked against HBM.

@@ -117,6 +117,18 @@ await runTest('explorer', dist, async ({ server, browser }) => {
   const [, gpuHours, usd, energy] = costCells;
   check(/^[\d.]+ ([kMGT] )?GPU-h$/.test(gpuHours) && /^\$ [\d.]+( [kMGT])?$/.test(usd) && /^[\d.]+ [kMGT]?Wh$/.test(energy),
     `the best plan's costs carry one unit each: ${costCells.join(' | ')}`);
+  // The workload reads as a number (not "1000000000000") and takes what people type: "2T"
+  // doubles it, and the GPU-hours with it.
+  const si = (t) => { const [, x, p] = /^([\d.]+) ?([kMGT]?)/.exec(t); return Number(x) * ({ k: 1e3, M: 1e6, G: 1e9, T: 1e12 }[p] ?? 1); };
+  check(await page.locator('#explore-workload').inputValue() === '1,000,000,000,000', `the workload is written with its thousands grouped: ${await page.locator('#explore-workload').inputValue()}`);
+  await page.fill('#explore-workload', '2T');
+  await page.press('#explore-workload', 'Tab');
+  await page.waitForFunction(() => document.querySelector('#explore-workload')?.value === '2,000,000,000,000');
+  const doubled = (await page.locator('table.costs tbody td').allTextContents())[1];
+  check(Math.abs(si(doubled) / si(gpuHours) - 2) < 0.02, `"2T" doubles the workload: ${gpuHours} -> ${doubled}`);
+  await page.fill('#explore-workload', '1e12');
+  await page.press('#explore-workload', 'Tab');
+  await page.waitForFunction(() => document.querySelector('#explore-workload')?.value === '1,000,000,000,000');
   // Pointing at a dot of the Pareto chart names its plan: sweep the plot until a dot answers.
   const [tip = ''] = await pointAt(page, 'chart-pareto-memory', { xs: steps(0.1, 0.95, 0.02), ys: steps(0.15, 0.9, 0.05), first: true });
   check(/^transformer .*: [\d.]+ \S*samples\/s, [\d.]+ GB per GPU/.test(tip), `pointing at a Pareto dot names the plan: ${tip.slice(0, 120)}`);
