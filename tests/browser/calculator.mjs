@@ -137,6 +137,11 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   check(/64 GPUs \(8 nodes x 8\)/.test(summary), `summary follows the cluster: ${summary}`);
   const a100 = await matchesCli(page, 'A100 80GB, 8 nodes');
   check(a100.iteration_s !== first.iteration_s, 'the iteration time changed');
+  // One node is "1 node", not "1 nodes" (#20 item 11).
+  await type(page, '#f-system-num_nodes', '1');
+  await page.waitForFunction(() => /8 GPUs/.test(document.querySelector('#scenario-summary')?.textContent));
+  const oneNode = await page.locator('#scenario-summary').textContent();
+  check(/8 GPUs \(1 node x 8\)/.test(oneNode), `one node is named in the singular: ${oneNode}`);
   // Back to the opening cluster's H100s and 16 nodes.
   await page.selectOption('#gpu-type', 'h100_sxm');
   await type(page, '#f-system-num_nodes', '16');
