@@ -263,6 +263,13 @@ await runTest('explorer', dist, async ({ server, browser }) => {
 
   // Phone width: the explorer stays usable.
   const phone = await searchOpening(await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2 }));
+  // The ranked table is wider than a phone: it scrolls in its own box, and a shadow on the side
+  // with more columns says so (#20 item 2: its last columns were hidden without a hint).
+  const wrap = await phone.locator('.table-wrap', { has: phone.locator('#ranked-plans') }).evaluate((w) => ({
+    more: w.scrollWidth - w.clientWidth, scrolls: getComputedStyle(w).overflowX, shade: getComputedStyle(w).backgroundImage,
+  }));
+  check(wrap.more > 20 && wrap.scrolls === 'auto' && (wrap.shade.match(/radial-gradient/g) ?? []).length === 2,
+    `on a phone the ranked table scrolls in its box (${wrap.more} px more) with a shadow where columns are hidden`);
   const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   check(overflow <= 1, `no sideways scrolling on a phone (overflow ${overflow} px)`);
   await phone.screenshot({ path: join(shots, 'explorer-phone.png'), fullPage: true });
