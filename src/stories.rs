@@ -140,6 +140,16 @@ pub fn specs() -> Result<Vec<StorySpec>, String> {
     specs_of(include_str!("presets/data/stories.json"))
 }
 
+/// Each shipped story's id and title, in the library's order: the calculator's scenario picker
+/// lists them (the page embeds the file for this; the library still fetches it with the
+/// measured runs its numbers need).
+pub fn index() -> Vec<(String, String)> {
+    let v: Value = serde_json::from_str(include_str!("presets/data/stories.json")).unwrap_or_default();
+    v.as_array()
+        .map(|list| list.iter().filter_map(|s| Some((text(s, "id").ok()?, text(s, "title").ok()?))).collect())
+        .unwrap_or_default()
+}
+
 /// The stories of a `stories.json` text, or why it could not be read.
 pub fn specs_of(json: &str) -> Result<Vec<StorySpec>, String> {
     let v: Value = serde_json::from_str(json).map_err(|e| format!("stories.json: {e}"))?;
@@ -558,5 +568,13 @@ mod tests {
             far.iteration_s,
             near.iteration_s
         );
+    }
+
+    #[test]
+    fn the_index_lists_every_story_by_id_and_title() {
+        let specs = specs().expect("stories");
+        let index = index();
+        assert_eq!(index.len(), specs.len());
+        assert!(index.iter().zip(&specs).all(|((id, title), s)| *id == s.id && *title == s.title));
     }
 }

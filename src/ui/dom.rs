@@ -37,6 +37,13 @@ pub fn replace_query(query: &str) {
     }
 }
 
+/// Goes to `url` (relative to the page), as following a link does.
+pub fn go_to(url: &str) {
+    if let Some(w) = window() {
+        let _ = w.location().assign(url);
+    }
+}
+
 /// Adds a history entry with this query (the fragment dropped: it named a place on the page
 /// being left), so Back returns to the entry before.
 pub fn push_query(query: &str) {

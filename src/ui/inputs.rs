@@ -141,6 +141,9 @@ struct PickerProps {
     dispatch: Dispatch,
 }
 
+/// The prefix of a famous run's value in the scenario select (the rest is the story's id).
+const STORY: &str = "story:";
+
 /// Whether every word of `query` is in `text` (case ignored): "h100 70b" finds "LLaMA2-70B ...
 /// on 128 x H100 SXM".
 fn matches(text: &str, query: &str) -> bool {
@@ -176,6 +179,16 @@ fn scenario_picker_view(props: &PickerProps) -> Html {
             </optgroup>
         }
     };
+    let on_pick = {
+        let d = props.dispatch.clone();
+        Callback::from(move |e: Event| {
+            let Some(s) = e.target_dyn_into::<HtmlSelectElement>() else { return };
+            match s.value().strip_prefix(STORY) {
+                Some(id) => dom::go_to(&format!("?view=learn#story-{id}")),
+                None => d.emit(Action::LoadScenario(s.value())),
+            }
+        })
+    };
     let on_input = {
         let query = query.clone();
         Callback::from(move |e: InputEvent| {
@@ -195,6 +208,9 @@ fn scenario_picker_view(props: &PickerProps) -> Html {
             }
         })
     };
+    // Famous runs: each opens its story in the library, where "Open in calculator" loads it
+    // (their scenarios come from the measured runs, which the library fetches).
+    let stories: Vec<(String, String)> = crate::stories::index().into_iter().filter(|(_, title)| matches(title, &query)).collect();
     let total = p.scenarios.len();
     let status = if query.trim().is_empty() {
         String::new()
@@ -211,11 +227,16 @@ fn scenario_picker_view(props: &PickerProps) -> Html {
                     placeholder="Filter, e.g. 70B H100" aria-label="Filter the scenarios"
                     aria-describedby="scenario-matches" oninput={on_input} onkeydown={on_key} />
                 <p class="help" id="scenario-matches" role="status">{ status }</p>
-                <select id="scenario" onchange={on_select(&props.dispatch, Action::LoadScenario)}>
+                <select id="scenario" onchange={on_pick}>
                     { if props.current.is_none() { html! { <option value="" selected=true>{ "Custom scenario (edited)" }</option> } } else { html! {} } }
                     { for presets::SCENARIO_GROUPS.into_iter().map(group) }
+                    { if stories.is_empty() { html! {} } else { html! {
+                        <optgroup label="Famous runs (opens the story)">
+                            { for stories.iter().map(|(id, title)| html! { <option value={format!("{STORY}{id}")}>{ title }</option> }) }
+                        </optgroup>
+                    } } }
                 </select>
-                <p class="help">{ format!("{total} runs to start from: on current GPUs, as served, or the MAD-Max paper's own. Change anything below; every edit recomputes at once.") }</p>
+                <p class="help">{ format!("{total} runs to start from: on current GPUs, as served, or the MAD-Max paper's own; or a famous run's story. Change anything below; every edit recomputes at once.") }</p>
             </div>
         </div>
     }

@@ -350,15 +350,15 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   check(pickerFirst && modeHeight < 130 && await page.locator('#mode-accuracy').evaluate((d) => !d.open),
     `the scenario picker comes first, the model switch is short (${modeHeight.toFixed(0)} px) with its accuracy folded`);
   const groups = await page.locator('#scenario optgroup').evaluateAll((gs) => gs.map((g) => [g.label, g.children.length]));
-  check(groups.length === 5 && groups[0][0] === 'Current GPUs: training and inference' && groups.some(([g]) => g === 'MAD-Max paper: recommendation models'),
+  check(groups.length === 6 && groups[0][0] === 'Current GPUs: training and inference' && groups.some(([g]) => g === 'MAD-Max paper: recommendation models'),
     `the scenarios are grouped: ${JSON.stringify(groups)}`);
-  const names = await page.locator('#scenario option').allTextContents();
+  const names = await page.locator('#scenario option:not([value^="story:"])').allTextContents();
   check(names.length >= 80 && names.every((n) => !/Cloud[ABC]-\d|ZionEX-\d|DC_A-\d/.test(n)) && names.filter((n) => / \d+ x /.test(n)).length >= 80,
     `every scenario is named by its GPUs: ${names.find((n) => /Cloud[ABC]-\d|ZionEX-\d|DC_A-\d/.test(n)) ?? 'yes'}`);
   const wanted = names.filter((n) => /h100/i.test(n) && /serving/i.test(n));
   await page.fill('#scenario-search', 'serving H100');
   await page.waitForFunction((n) => document.querySelector('#scenario-matches')?.textContent.startsWith(`${n} of `), wanted.length);
-  const narrowed = await page.locator('#scenario option').allTextContents();
+  const narrowed = await page.locator('#scenario option:not([value^="story:"])').allTextContents();
   check(wanted.length >= 2 && narrowed.length === wanted.length + 1, `the filter narrows the list to the ${wanted.length} matches and the run on screen: ${narrowed.length}`);
   await page.press('#scenario-search', 'Enter');
   await page.waitForFunction((id) => document.querySelector('#scenario')?.value === id, 'serve__llama2_70b__h100_sxm_2__fp8');
@@ -367,6 +367,20 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   await page.fill('#scenario-search', 'no such model');
   await page.waitForFunction(() => document.querySelector('#scenario-matches')?.textContent.startsWith('No scenario matches'));
   await page.fill('#scenario-search', '');
+  // The famous runs are listed too; picking one opens its story in the library.
+  const famous = await page.locator('#scenario optgroup[label^="Famous runs"] option').evaluateAll((os) => os.map((o) => [o.value, o.textContent]));
+  check(famous.length >= 10 && famous.every(([v]) => v.startsWith('story:')), `the famous runs are in the picker (${famous.length})`);
+  const reader = await watchedPage(await browser.newContext({ viewport: { width: 1280, height: 900 } }), server.url);
+  await reader.goto(server.url);
+  await reader.locator('#iteration-time').waitFor({ timeout: 20000 });
+  await reader.selectOption('#scenario', famous[0][0]);
+  const storyId = famous[0][0].slice('story:'.length);
+  await reader.locator(`#story-${storyId}`).waitFor({ timeout: 30000 });
+  await reader.waitForFunction((id) => { const r = document.getElementById(`story-${id}`)?.getBoundingClientRect(); return r && r.top < window.innerHeight && r.bottom > 0; }, storyId, { timeout: 30000 });
+  check(reader.url().includes('view=learn') && (await reader.locator(`#story-${storyId} h3, #story-${storyId} h2`).first().textContent()).includes(famous[0][1].slice(0, 20)),
+    `picking "${famous[0][1]}" opens its story: ${reader.url()}`);
+  for (const problem of reader.problems) check(false, problem);
+  await reader.context().close();
 
   // Presets and families: a DLRM run, then a ViT model on the same cluster.
   await page.selectOption('#scenario', 'dlrm__dlrm_a__zionex_128__dlrm_train');
