@@ -459,7 +459,12 @@ fn results(
     let summary = j.summary(s.baseline);
     let elapsed_ms = if clock.1 > 0.0 { clock.1 - clock.0 } else { js_sys::Date::now() - clock.0 };
     let status = if j.cancelled() {
-        format!("Cancelled after {} of {} evaluations ({} ms). Partial results below.", units::grouped(done as u64), units::grouped(total as u64), elapsed_ms.round())
+        format!(
+            "Cancelled after {} of {} evaluations ({} ms). Partial results below.",
+            units::grouped(done as u64),
+            units::grouped(total as u64),
+            elapsed_ms.round()
+        )
     } else if j.finished() {
         format!(
             "Searched {} plans and {} what-if evaluations in {} ms {}.{}{}",

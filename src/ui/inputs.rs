@@ -210,7 +210,8 @@ fn scenario_picker_view(props: &PickerProps) -> Html {
     };
     // Famous runs: each opens its story in the library, where "Open in calculator" loads it
     // (their scenarios come from the measured runs, which the library fetches).
-    let stories: Vec<(String, String)> = crate::stories::index().into_iter().filter(|(_, title)| matches(title, &query)).collect();
+    let stories: Vec<(String, String)> =
+        crate::stories::index().into_iter().filter(|(_, title)| matches(title, &query)).collect();
     let total = p.scenarios.len();
     let status = if query.trim().is_empty() {
         String::new()

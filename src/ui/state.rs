@@ -923,7 +923,8 @@ mod tests {
         let back = paper.next(Action::SetMode(Mode::Default));
         assert_eq!(back.good.as_ref().map(|g| g.report.iteration_s), Some(good.report.iteration_s));
         // The paper's own LLaMA2-70B run in paper mode gives the golden case's number.
-        let golden = s.next(Action::LoadScenario(presets::PAPER_LLAMA2_70B.into())).next(Action::SetMode(Mode::Reference));
+        let golden =
+            s.next(Action::LoadScenario(presets::PAPER_LLAMA2_70B.into())).next(Action::SetMode(Mode::Reference));
         let r = &golden.good.as_ref().expect("evaluated").report;
         assert_eq!(r.mode, Mode::Reference);
         assert!((r.iteration_s - 7.275722345349711).abs() < 1e-12);
