@@ -5,8 +5,9 @@
 //! reached through `dom`.
 
 use super::dom;
-use super::inputs::{import_export, mode_switch, model_form, problems, scenario_picker, system_form, task_form};
+use super::inputs::{import_export, mode_switch, model_form, problems, system_form, task_form};
 use super::learn_view::learn;
+use super::picker::scenario_picker;
 use super::results::results;
 use super::state::{Action, State, View};
 use crate::engine::scenario::Mode as ModelMode;

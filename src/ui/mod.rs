@@ -38,6 +38,8 @@ mod learn_view;
 #[cfg(target_arch = "wasm32")]
 mod paper_view;
 #[cfg(target_arch = "wasm32")]
+mod picker;
+#[cfg(target_arch = "wasm32")]
 mod pool;
 #[cfg(target_arch = "wasm32")]
 mod results;
