@@ -94,13 +94,13 @@ impl ScenarioPreset {
     /// then the MAD-Max paper's golden cases by model family (the id's first part says which).
     pub fn group(&self) -> &'static str {
         let kind = self.id.split("__").next().unwrap_or_default();
-        match kind {
-            "current" => "Current GPUs: training and inference",
-            "serve" => "Current GPUs: serving",
-            "llm" | "llm_moe" => "MAD-Max paper: language models",
-            "vit" => "MAD-Max paper: vision transformers",
-            _ => "MAD-Max paper: recommendation models",
-        }
+        SCENARIO_GROUPS[match kind {
+            "current" => 0,
+            "serve" => 1,
+            "llm" | "llm_moe" => 2,
+            "vit" => 3,
+            _ => 4,
+        }]
     }
 }
 
