@@ -3,7 +3,7 @@
 
 use crate::engine::critical::CriticalPath;
 use crate::engine::explore::{Outcome, SettingsSearched};
-use crate::engine::report::{Limit, Report, Serving};
+use crate::engine::report::{Limit, MemPart, Report, Serving};
 use crate::engine::scenario::Batching;
 use crate::paper::Gain;
 use crate::units;
@@ -211,15 +211,27 @@ pub fn misfit_mark(o: &Outcome) -> Option<String> {
     }
 }
 
+/// What makes the largest part of a GPU's memory smaller: the change that acts on that part
+/// (recomputation does nothing for weights, sharding the optimizer nothing for activations).
+fn shrink(largest: MemPart) -> &'static str {
+    match largest {
+        MemPart::Activations => "Turn on activation recomputation, use a smaller micro-batch, or split each sequence with more tensor (with sequence parallelism), pipeline or context parallelism.",
+        MemPart::Weights | MemPart::Transformer | MemPart::Mlp | MemPart::Emb | MemPart::Buffers => "Spread the weights over more GPUs (more tensor or pipeline parallelism; when training, FSDP or ZeRO stage 3), or keep them in fewer bytes (FP8).",
+        MemPart::Gradients | MemPart::OptimizerStates => "Shard them over the data-parallel GPUs (ZeRO stage 1 shards the optimizer states, stage 2 the gradients too, stage 3 or FSDP the weights as well), or use more tensor or pipeline parallelism.",
+        MemPart::KvCache => "Serve fewer requests at once or shorter ones, keep keys and values in FP8, or spread them over more GPUs with tensor parallelism.",
+    }
+}
+
 /// What limits or invalidates a result, as sentences that say what to change.
 pub fn limit(l: &Limit) -> String {
     match l {
         Limit::DoesNotFit { need_bytes, capacity_bytes, largest, largest_bytes } => format!(
-            "Does not fit: this plan needs {} per GPU and the GPU has {}. The largest part is {} ({}). Try activation recomputation, a smaller micro-batch, a higher ZeRO stage, or more tensor or pipeline parallelism.",
+            "Does not fit: this plan needs {} per GPU and the GPU has {}. The largest part is {} ({}). {}",
             units::bytes(*need_bytes),
             units::bytes(*capacity_bytes),
             largest.label().to_lowercase(),
-            units::bytes(*largest_bytes)
+            units::bytes(*largest_bytes),
+            shrink(*largest)
         ),
         Limit::Overloaded { asked_per_s, most_per_s } => format!(
             "Overloaded: requests arrive at {} and the engine completes at most {}, so the queue grows without end; the figures are those at full load. Lower the rate, or add replicas or GPUs.",
@@ -397,9 +409,21 @@ mod tests {
         });
         assert!(
             fit.starts_with("Does not fit: this plan needs 83.1 GB per GPU and the GPU has 40.0 GB.")
-                && fit.contains("Try activation recomputation"),
+                && fit.ends_with("Turn on activation recomputation, use a smaller micro-batch, or split each sequence with more tensor (with sequence parallelism), pipeline or context parallelism."),
             "{fit}"
         );
+        // The advice acts on the largest part: weights are spread or made smaller, never
+        // recomputed; optimizer states are sharded; a KV cache holds fewer requests.
+        let advice = |largest| {
+            limit(&Limit::DoesNotFit { need_bytes: 142e9, capacity_bytes: 85.5e9, largest, largest_bytes: 100e9 })
+        };
+        let weights = advice(MemPart::Weights);
+        assert!(
+            weights.contains("Spread the weights over more GPUs") && !weights.contains("recomputation"),
+            "{weights}"
+        );
+        assert!(advice(MemPart::OptimizerStates).contains("ZeRO stage 1 shards the optimizer states"));
+        assert!(advice(MemPart::KvCache).contains("Serve fewer requests at once"));
         let over = limit(&Limit::Overloaded { asked_per_s: 30.0, most_per_s: 12.5 });
         assert!(
             over.contains("30.0 requests/s")

@@ -270,8 +270,9 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   await type(page, '#f-task-micro_batch', '4');
   await page.selectOption('#f-task-recompute', 'none');
   const limit = page.locator('#limit-memory');
-  check(await limit.isVisible() && /Does not fit/.test(await limit.textContent()) && /activations/.test(await limit.textContent()),
-    `a plan that does not fit says what overflows: ${(await limit.textContent().catch(() => '')).slice(0, 120)}`);
+  check(await limit.isVisible() && /Does not fit/.test(await limit.textContent()) && /largest part is activations/.test(await limit.textContent())
+    && /Turn on activation recomputation/.test(await limit.textContent()),
+    `a plan that does not fit says what overflows and the change that shrinks it: ${(await limit.textContent().catch(() => '')).slice(0, 240)}`);
   await page.locator('.charts', { has: page.locator('#chart-memory') }).screenshot({ path: join(shots, 'memory-overflow.png') });
   // Pointing at a point of the GPUs sweep says its size, throughput and scaling.
   const sweepSaid = await pointAt(page, 'chart-pretrain-gpus', { xs: steps(0.1, 0.98, 0.02), ys: steps(0.1, 0.9, 0.04) });
