@@ -143,11 +143,14 @@ pub fn specs() -> Result<Vec<StorySpec>, String> {
 /// Each shipped story's id and title, in the library's order: the calculator's scenario picker
 /// lists them (the page embeds the file for this; the library still fetches it with the
 /// measured runs its numbers need).
-pub fn index() -> Vec<(String, String)> {
-    let v: Value = serde_json::from_str(include_str!("presets/data/stories.json")).unwrap_or_default();
-    v.as_array()
-        .map(|list| list.iter().filter_map(|s| Some((text(s, "id").ok()?, text(s, "title").ok()?))).collect())
-        .unwrap_or_default()
+pub fn index() -> &'static [(String, String)] {
+    static INDEX: std::sync::OnceLock<Vec<(String, String)>> = std::sync::OnceLock::new();
+    INDEX.get_or_init(|| {
+        let v: Value = serde_json::from_str(include_str!("presets/data/stories.json")).unwrap_or_default();
+        v.as_array()
+            .map(|list| list.iter().filter_map(|s| Some((text(s, "id").ok()?, text(s, "title").ok()?))).collect())
+            .unwrap_or_default()
+    })
 }
 
 /// The stories of a `stories.json` text, or why it could not be read.

@@ -427,22 +427,12 @@ mod tests {
     }
 
     #[test]
-    fn the_default_scenario_is_a_published_model_that_fits() {
+    fn the_default_scenario_is_a_published_model() {
         assert!(validate(&default_scenario().expect("shipped preset")).is_ok());
-        // Llama 2 70B as published: 69 B parameters (Touvron et al. 2023), not the reference
-        // config's 50.9 B, in the default model with full recomputation (as the page opens it).
+        // Not a reference config (the page's own test checks its 69 B parameters and that it
+        // fits as the page opens it).
         let p = all().expect("presets parse");
         let preset = p.scenario(DEFAULT_SCENARIO).expect("listed");
         assert!(p.models.iter().any(|m| m.id == preset.model && !m.source.starts_with("MAD-Max reference config")));
-        let [model, system, mut task] = p.configs(preset).expect("configs");
-        task.insert("mode".into(), json!("default"));
-        task.insert("recompute".into(), json!("full"));
-        let file = json!({ "model": model, "system": system, "task": task });
-        let raw = serde_json::from_value::<RawFile>(file).expect("configs").into_scenario().expect("configs");
-        let s = validate(&raw).expect("valid");
-        let r = crate::engine::evaluate(&s);
-        let params = r.model.params;
-        assert!((68e9..70e9).contains(&params), "{params}");
-        assert!(r.memory.fits(), "{:?}", r.memory);
     }
 }

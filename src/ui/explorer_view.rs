@@ -307,6 +307,11 @@ fn text_field(
     }
 }
 
+/// A number typed in a setting ("2,048", "2k", "1e12"), if the text is one.
+fn typed_number(text: &str) -> Option<f64> {
+    super::state::plain_number(text).parse::<f64>().ok().filter(|x| x.is_finite())
+}
+
 fn settings_card(
     s: &Settings,
     good: &Evaluated,
@@ -421,19 +426,19 @@ fn settings_card(
                 <div class="field">
                     <label for="explore-price">{ "Price ($ per GPU-hour)" }</label>
                     <input id="explore-price" type="text" inputmode="decimal" value={s.usd_per_gpu_hour.to_string()}
-                        onchange={set(|s, v| if let Ok(x) = super::state::ungrouped(&v).parse::<f64>() { if x >= 0.0 && x.is_finite() { s.usd_per_gpu_hour = x } })} />
+                        onchange={set(|s, v| if let Some(x) = typed_number(&v).filter(|x| *x >= 0.0) { s.usd_per_gpu_hour = x })} />
                     <p class="help">{ "4.10 for an A100-40GB on cloud A." }</p>
                 </div>
                 <div class="field">
                     <label for="explore-power">{ "Power (W per GPU)" }</label>
                     <input id="explore-power" type="text" inputmode="decimal" value={s.watts_per_gpu.to_string()}
-                        onchange={set(|s, v| if let Ok(x) = super::state::ungrouped(&v).parse::<f64>() { if x >= 0.0 && x.is_finite() { s.watts_per_gpu = x } })} />
+                        onchange={set(|s, v| if let Some(x) = typed_number(&v).filter(|x| *x >= 0.0) { s.watts_per_gpu = x })} />
                     <p class="help">{ "812.5 W: an A100 node's 6.5 kW over 8 GPUs." }</p>
                 </div>
                 <div class="field">
                     <label for="explore-workload">{ if serving { "Workload (generated tokens)" } else if tokens { "Workload (tokens)" } else { "Workload (samples)" } }</label>
                     <input id="explore-workload" type="text" inputmode="decimal" value={if s.workload.fract() == 0.0 && s.workload < 9e15 { units::grouped(s.workload as u64) } else { s.workload.to_string() }}
-                        onchange={set(|s, v| if let Ok(x) = super::state::ungrouped(&v).parse::<f64>() { if x > 0.0 && x.is_finite() { s.workload = x } })} />
+                        onchange={set(|s, v| if let Some(x) = typed_number(&v).filter(|x| *x > 0.0) { s.workload = x })} />
                     <p class="help">{ if serving { "Tokens to generate for users, e.g. 1e12: a trillion tokens served; the cost table says what serving them takes." } else if tokens { "1e12 tokens: a trillion-token pre-training run." } else { "Samples to process, e.g. 5e9." } }</p>
                 </div>
             </div>

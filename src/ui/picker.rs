@@ -39,12 +39,15 @@ fn scenario_picker_view(props: &PickerProps) -> Html {
     let current = props.current.clone().unwrap_or_default();
     // The scenario on screen stays listed whatever the filter, so the select never shows a
     // scenario that is not the one loaded.
-    let hit = |s: &presets::ScenarioPreset| matches(&format!("{} {} {}", s.label, s.group(), s.source), &query);
-    // In the select's order: group by group.
-    let ordered = presets::SCENARIO_GROUPS.iter().flat_map(|g| p.scenarios.iter().filter(move |s| s.group() == *g));
-    let listed: Vec<_> = ordered.clone().filter(|s| s.id == current || hit(s)).collect();
-    let first_match = ordered.clone().find(|s| hit(s)).map(|s| s.id.clone());
-    let matching = p.scenarios.iter().filter(|s| hit(s)).count();
+    // Each scenario in the select's order (group by group), and whether it matches the filter.
+    let ordered: Vec<(&presets::ScenarioPreset, bool)> = presets::SCENARIO_GROUPS
+        .iter()
+        .flat_map(|g| p.scenarios.iter().filter(move |s| s.group() == *g))
+        .map(|s| (s, matches(&format!("{} {} {}", s.label, s.group(), s.source), &query)))
+        .collect();
+    let listed: Vec<_> = ordered.iter().filter(|(s, hit)| *hit || s.id == current).map(|(s, _)| *s).collect();
+    let first_match = ordered.iter().find(|(_, hit)| *hit).map(|(s, _)| s.id.clone());
+    let matching = ordered.iter().filter(|(_, hit)| *hit).count();
     let group = |label: &'static str| {
         let members: Vec<_> = listed.iter().filter(|s| s.group() == label).collect();
         if members.is_empty() {
@@ -89,8 +92,7 @@ fn scenario_picker_view(props: &PickerProps) -> Html {
     };
     // Famous runs: each opens its story in the library, where "Open in calculator" loads it
     // (their scenarios come from the measured runs, which the library fetches).
-    let stories: Vec<(String, String)> =
-        crate::stories::index().into_iter().filter(|(_, title)| matches(title, &query)).collect();
+    let stories: Vec<_> = crate::stories::index().iter().filter(|(_, title)| matches(title, &query)).collect();
     let total = p.scenarios.len();
     let status = if query.trim().is_empty() {
         String::new()
