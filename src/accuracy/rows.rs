@@ -486,8 +486,17 @@ pub(super) fn is_recommendation(r: &Row) -> bool {
 /// Builds the scenario of one recommendation row: a DLRM of the row's MLP widths and tables,
 /// trained the way NVIDIA's and TorchRec's DLRMs train on one node or more: every table whole
 /// on one GPU (table-wise model parallelism over all GPUs, pooled embeddings exchanged by
-/// all-to-all) and the MLPs data-parallel over all GPUs.
+/// all-to-all) and the MLPs data-parallel over all GPUs, or the bottom MLP on one GPU where the
+/// `bot_mlp` cell says `one_gpu` (NVIDIA's DLRM examples).
 fn recommendation_scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
+    let mut defaults = Vec::new();
+    let bot_mlp = match r.get("bot_mlp") {
+        "" => {
+            defaults.push("bot_mlp blank: data_parallel (the bottom MLP on every GPU, as TorchRec runs it)".into());
+            "data_parallel"
+        }
+        cell => cell,
+    };
     let tables = r.positive("tables")?;
     let rows = r.positive("rows_total")?;
     // 4-byte dense weights run at the A100's TF32 tensor-core peak (the presets' f32 figure);
@@ -529,6 +538,7 @@ fn recommendation_scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
         "local_mlp_bs": global / n,
         "local_emb_bs": global,
         "emb_sharding": "table",
+        "bot_mlp": bot_mlp,
     });
-    Ok((json!({ "model": model, "system": Value::Object(system), "task": task }), Vec::new()))
+    Ok((json!({ "model": model, "system": Value::Object(system), "task": task }), defaults))
 }

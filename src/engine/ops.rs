@@ -255,6 +255,8 @@ impl fmt::Display for OpName {
             let what = match (self.block, self.phase) {
                 (Block::Pipeline, Phase::Forward) => "PipelineFill",
                 (Block::Pipeline, Phase::Backward) => "PipelineDrain",
+                (Block::Emb, Phase::Forward) => "TablesWait_f",
+                (Block::Emb, Phase::Backward) => "TablesWait_b",
                 _ => "InputWait",
             };
             return f.write_str(what);

@@ -358,6 +358,7 @@ raw_config! {
     fp32_grads,
     data_loader_samples_per_s,
     emb_sharding,
+    bot_mlp,
     input_tokens,
     output_tokens,
     weight_format,

@@ -187,6 +187,8 @@ pub struct Setup {
     pub loader_samples_per_s: Option<f64>,
     /// How model-parallel (mp) levels split DLRM embedding tables.
     pub emb_sharding: EmbSharding,
+    /// Where a DLRM's bottom MLP runs.
+    pub bot_mlp: BotMlpPlacement,
     /// LLM serving: prompt tokens per request; `None`: the model's sequence length less the
     /// output.
     pub input_tokens: Option<u64>,
@@ -367,6 +369,29 @@ impl EmbSharding {
     }
 }
 
+/// Where a DLRM's bottom MLP runs when its tables are split over GPUs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum BotMlpPlacement {
+    /// On every GPU for its own samples, like the top MLP (TorchRec, MAD-Max).
+    DataParallel,
+    /// On one GPU of each table group for all the group's samples, its output sent with the
+    /// pooled embeddings as one more feature; on more than 4 GPUs that GPU holds no tables.
+    /// NVIDIA's DLRM examples (PyTorch, and TensorFlow 2 before Merlin Distributed
+    /// Embeddings) place it so: README, "Embedding table placement and load balancing".
+    OneGpu,
+}
+
+impl BotMlpPlacement {
+    pub const ALL: [BotMlpPlacement; 2] = [BotMlpPlacement::DataParallel, BotMlpPlacement::OneGpu];
+
+    pub fn config_name(self) -> &'static str {
+        match self {
+            BotMlpPlacement::DataParallel => "data_parallel",
+            BotMlpPlacement::OneGpu => "one_gpu",
+        }
+    }
+}
+
 impl Default for Setup {
     fn default() -> Setup {
         Setup {
@@ -384,6 +409,7 @@ impl Default for Setup {
             fp32_grads: false,
             loader_samples_per_s: None,
             emb_sharding: EmbSharding::Table,
+            bot_mlp: BotMlpPlacement::DataParallel,
             input_tokens: None,
             output_tokens: None,
             weight_format: None,

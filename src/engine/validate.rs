@@ -836,6 +836,8 @@ fn read_setup(v: &mut Reader, t: &RawTask) -> Option<Setup> {
     };
     let shardings: Vec<(&str, EmbSharding)> = EmbSharding::ALL.iter().map(|e| (e.config_name(), *e)).collect();
     let emb_sharding = v.choice(&t.emb_sharding, at("task", "emb_sharding"), &shardings, d.emb_sharding)?;
+    let placements: Vec<(&str, BotMlpPlacement)> = BotMlpPlacement::ALL.iter().map(|p| (p.config_name(), *p)).collect();
+    let bot_mlp = v.choice(&t.bot_mlp, at("task", "bot_mlp"), &placements, d.bot_mlp)?;
     let tokens = |v: &mut Reader, f: &Field, key: &str| match f {
         None | Some(RawValue::Null) => Some(None),
         f => v.count(f, at("task", key), optional, 1, MAX_COUNT).map(Some),
@@ -890,6 +892,7 @@ fn read_setup(v: &mut Reader, t: &RawTask) -> Option<Setup> {
         weight_format,
         kv_format,
         emb_sharding,
+        bot_mlp,
         micro_batch,
         virtual_stages,
         zero_stage,

@@ -268,7 +268,7 @@ pub fn default_task_fields(family: Family, inference: bool) -> Vec<Field> {
             "collective",
         ]
     } else if family.is_dlrm() {
-        &["emb_sharding", "collective", "overlap_grad_reduce", "data_loader_samples_per_s"]
+        &["emb_sharding", "bot_mlp", "collective", "overlap_grad_reduce", "data_loader_samples_per_s"]
     } else {
         &[
             "micro_batch",
@@ -323,6 +323,8 @@ fn all_task_fields() -> Vec<Field> {
             "Whether tensor-parallel all-reduces within a node may use the engine's own one-shot and two-shot kernels (vLLM, SGLang, TensorRT-LLM), which read the peers' buffers directly over NVLink in one or two phases, where NCCL's ring pays a hop per GPU. The fastest of them and NCCL is taken for each message: a decode step's few kilobytes finish several times sooner. Across nodes NCCL is used. Engines turn them off on PCIe-only machines."),
         extra(T, "emb_sharding", "Embedding sharding", Kind::Choice(&[("table", "table-wise: whole tables per GPU"), ("row", "row-wise: each table's rows spread"), ("column", "column-wise: each table's columns spread")]), "table",
             "How the mp levels split the embedding tables (TorchRec's sharding types). Table-wise sends each GPU's pooled embeddings by all-to-all (MAD-Max's mp); row-wise balances huge tables but reduce-scatters partial pools of every table; column-wise splits wide tables and all-to-alls the column slices."),
+        extra(T, "bot_mlp", "Bottom MLP placement", Kind::Choice(&[("data_parallel", "data-parallel: on every GPU"), ("one_gpu", "one GPU: all samples, no tables there")]), "data_parallel",
+            "Where the bottom MLP (the dense features' layers) runs once the tables are split over GPUs. Data-parallel: every GPU runs it on its own samples, as TorchRec does. One GPU: NVIDIA's DLRM examples run it on GPU 0 for every sample of the batch and send its output with the pooled embeddings; on more than 4 GPUs that GPU holds no table. No gradient to synchronise, but that GPU does the whole batch's bottom MLP, and the exchange waits for it."),
         extra(T, "micro_batch", "Micro-batch", Kind::OptionalCount, "the whole batch per GPU; 1 with a pipeline",
             "Samples per micro-batch. The batch per GPU is split into micro-batches that run one after another (gradient accumulation); a pipeline needs several to fill its stages. Smaller micro-batches need less activation memory."),
         extra(T, "virtual_stages", "Pipeline chunks per GPU", Kind::OptionalCount, "1",

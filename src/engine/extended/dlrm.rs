@@ -31,7 +31,9 @@ use super::shape::Dims;
 use crate::engine::ops::{Block, OpKind, OpName, Phase};
 use crate::engine::reference::explain::{Explanation, Term, Unit};
 use crate::engine::report::{LayerWork, MemPart, Memory, Mode, ModelStats, Parts, Report, Utilization, Work};
-use crate::engine::scenario::{Arch, Dlrm, EmbSharding, Freeze, Scenario, Setup, Spec, Strategy, TaskKind};
+use crate::engine::scenario::{
+    Arch, BotMlpPlacement, Dlrm, EmbSharding, Freeze, Scenario, Setup, Spec, Strategy, TaskKind,
+};
 
 /// The embedding groups of a spec: the GPUs a table is split over (mp levels) and the replicas
 /// of each shard (ddp levels).
@@ -167,6 +169,49 @@ impl<'a> DlrmCx<'a> {
         self.mlp.tp.size as f64
     }
 
+    /// Whether one GPU of each table group runs the bottom MLP for all the group's samples
+    /// ([`BotMlpPlacement::OneGpu`], with the tables split over more than one GPU). It then runs
+    /// unsplit and alone: no tensor parallelism, no sharding, no gradient to synchronise.
+    pub fn bot_on_one_gpu(&self) -> bool {
+        self.setup.bot_mlp == BotMlpPlacement::OneGpu && self.emb.shard.size > 1
+    }
+
+    /// Whether the bottom MLP's GPU holds no tables: NVIDIA's placement leaves it out of a
+    /// table-wise split over more than 4 GPUs (`get_device_mapping`; README, "Embedding table
+    /// placement and load balancing"), so the tables' GPUs and it work side by side.
+    pub fn bot_gpu_apart(&self) -> bool {
+        self.bot_on_one_gpu() && self.emb.shard.size > 4 && self.setup.emb_sharding == EmbSharding::Table
+    }
+
+    /// Samples an MLP layer runs on its GPU per iteration: the data-parallel rank's, or for a
+    /// bottom MLP on one GPU every sample of its table group.
+    pub fn mlp_batch(&self, top: bool) -> f64 {
+        if !top && self.bot_on_one_gpu() {
+            self.emb_samples()
+        } else {
+            self.local_batch
+        }
+    }
+
+    /// The tensor-parallel group of an MLP: the plan's, or none for a bottom MLP on one GPU.
+    fn mlp_tp_group(&self, top: bool) -> Group {
+        if !top && self.bot_on_one_gpu() {
+            Group::ONE
+        } else {
+            self.mlp.tp
+        }
+    }
+
+    /// The fully sharded (FSDP) and replicating (ddp) groups of an MLP's weights: the plan's,
+    /// or none for a bottom MLP on one GPU (one copy, whole).
+    fn mlp_dp_groups(&self, top: bool) -> (Group, Group) {
+        if !top && self.bot_on_one_gpu() {
+            (Group::ONE, Group::ONE)
+        } else {
+            (self.mlp.fsdp, self.mlp.ddp)
+        }
+    }
+
     /// Layers of the bottom (`top` false) or top MLP.
     fn mlp_layers(&self, top: bool) -> u64 {
         if top {
@@ -216,9 +261,9 @@ impl<'a> DlrmCx<'a> {
     /// `B k / x` of the samples, and the router), split by tensor parallelism as Megatron-LM
     /// pairs layers (even layers split their outputs, odd layers their inputs).
     pub fn mlp_gemms(&self, top: bool, l: u64) -> [(Gemm, f64); 2] {
-        let b = self.local_batch;
+        let b = self.mlp_batch(top);
         let (i, o) = self.widths(top, l);
-        let tp = self.tp();
+        let tp = self.mlp_tp_group(top).size as f64;
         let split = |g: Gemm| if l.is_multiple_of(2) { Gemm { n: g.n / tp, ..g } } else { Gemm { k: g.k / tp, ..g } };
         match (top, self.moe) {
             (true, Some((x, k))) => [(split(Gemm { m: b * k / x, n: o, k: i }), x), (Gemm { m: b, n: x, k: i }, 1.0)],
@@ -242,7 +287,8 @@ impl<'a> DlrmCx<'a> {
     /// Bias and ReLU of MLP layer `l`'s outputs (one pass), s: HBM-bound.
     fn mlp_elementwise_s(&self, top: bool, l: u64) -> f64 {
         let o = self.widths(top, l).1;
-        self.local_batch * o * self.e * MLP_ELEMENTWISE_PASSES / self.tp() / self.hbm_bytes_per_s
+        let tp = self.mlp_tp_group(top).size as f64;
+        self.mlp_batch(top) * o * self.e * MLP_ELEMENTWISE_PASSES / tp / self.hbm_bytes_per_s
     }
 
     /// Which backward work an MLP layer does: (activation gradients, weight gradients).
@@ -281,17 +327,18 @@ impl<'a> DlrmCx<'a> {
     /// pair's second), s (Megatron pairs a column-split layer with a row-split one: one
     /// all-reduce per two layers).
     pub fn mlp_tp_s(&self, top: bool, l: u64) -> f64 {
-        self.coll(Collective::AllReduce, self.local_batch * self.widths(top, l).1 * self.e, self.mlp.tp)
+        let bytes = self.mlp_batch(top) * self.widths(top, l).1 * self.e;
+        self.coll(Collective::AllReduce, bytes, self.mlp_tp_group(top))
     }
 
     /// The weights of MLP layer `l` on this GPU (after tensor parallelism), bytes.
     fn mlp_layer_bytes(&self, top: bool, l: u64) -> f64 {
-        self.mlp_layer_params(top, l) / self.tp() * self.e
+        self.mlp_layer_params(top, l) / self.mlp_tp_group(top).size as f64 * self.e
     }
 
     /// FSDP all-gather of MLP layer `l`'s weights, s.
     pub fn mlp_gather_s(&self, top: bool, l: u64) -> f64 {
-        self.coll(Collective::AllGather, self.mlp_layer_bytes(top, l), self.mlp.fsdp)
+        self.coll(Collective::AllGather, self.mlp_layer_bytes(top, l), self.mlp_dp_groups(top).0)
     }
 
     /// Gradient synchronisation of MLP layer `l`, s: reduce-scatter over the fsdp ranks, then
@@ -299,8 +346,9 @@ impl<'a> DlrmCx<'a> {
     /// whatever the level order (Q13).
     pub fn mlp_grad_s(&self, top: bool, l: u64) -> f64 {
         let bytes = self.mlp_layer_bytes(top, l);
-        let rs = self.coll(Collective::ReduceScatter, bytes, self.mlp.fsdp);
-        rs + self.coll(Collective::AllReduce, bytes / self.mlp.fsdp.size as f64, self.mlp.ddp)
+        let (fsdp, ddp) = self.mlp_dp_groups(top);
+        self.coll(Collective::ReduceScatter, bytes, fsdp)
+            + self.coll(Collective::AllReduce, bytes / fsdp.size as f64, ddp)
     }
 
     /// Samples one embedding GPU serves: the global batch over the replicas of its shard.
@@ -311,9 +359,10 @@ impl<'a> DlrmCx<'a> {
     /// The share of the tables the busiest GPU of a shard group holds: table-wise, whole
     /// tables, so `ceil(T / g)` of the `T` tables (26 tables on 8 GPUs: 4 on the busiest, not
     /// 3.25; on 64 GPUs: 1, not 0.41), and the group runs at the pace of that GPU; row- and
-    /// column-wise, an even `1 / g` of every table.
+    /// column-wise, an even `1 / g` of every table. A bottom MLP's GPU that holds no tables
+    /// ([`DlrmCx::bot_gpu_apart`]) leaves them to `g - 1` GPUs.
     pub fn table_share(&self) -> f64 {
-        let g = self.emb.shard.size.max(1);
+        let g = self.emb.shard.size.max(1) - u64::from(self.bot_gpu_apart());
         match self.setup.emb_sharding {
             EmbSharding::Table => self.m.num_tables.div_ceil(g) as f64 / self.m.num_tables.max(1) as f64,
             EmbSharding::Row | EmbSharding::Column => 1.0 / g as f64,
@@ -352,9 +401,30 @@ impl<'a> DlrmCx<'a> {
         }
     }
 
+    /// The bottom MLP's output for every sample of the table group, bytes: what its GPU sends
+    /// with the pooled embeddings when it runs on one GPU (0 otherwise).
+    pub fn bot_out_bytes(&self) -> f64 {
+        if !self.bot_on_one_gpu() {
+            return 0.0;
+        }
+        let last = self.m.bot_mlp_layers.checked_sub(1).map_or(0.0, |l| self.widths(false, l).1);
+        self.emb_samples() * last * self.e
+    }
+
+    /// Bytes the busiest GPU sends in the exchange: its pooled embeddings, and the bottom MLP's
+    /// output when it runs on one GPU (beside them on its own GPU, added to them on a GPU that
+    /// holds tables too).
+    pub fn exchange_bytes(&self) -> f64 {
+        if self.bot_gpu_apart() {
+            self.pooled_bytes().max(self.bot_out_bytes())
+        } else {
+            self.pooled_bytes() + self.bot_out_bytes()
+        }
+    }
+
     /// The exchange of pooled embeddings (forward; the backward exchange is the same size), s.
     pub fn emb_exchange_s(&self) -> (OpKind, f64) {
-        let bytes = self.pooled_bytes();
+        let bytes = self.exchange_bytes();
         match self.setup.emb_sharding {
             EmbSharding::Row => (OpKind::ActReduceScatter, self.coll(Collective::ReduceScatter, bytes, self.emb.shard)),
             _ => (OpKind::EmbAllToAll, self.coll(Collective::AllToAll, bytes, self.emb.shard)),
@@ -485,9 +555,11 @@ impl<'a> DlrmCx<'a> {
         let layers = (m.bot_mlp_layers + m.top_mlp_layers) as f64;
         // Each layer keeps its output and its activation's (two tensors of its width). Square
         // layers sum whole numbers, exactly as `mlp_dim x layers` did.
-        let widths = self.mlp_sum(false, |l| self.widths(false, l).1) + self.mlp_sum(true, |l| self.widths(true, l).1);
-        let mut activations =
-            b * widths * self.e * 2.0 + b * ((m.num_tables + 1) as f64 * m.emb_dim as f64) * self.e * 2.0;
+        // A bottom MLP on one GPU keeps its table group's samples: counted with the busiest
+        // table GPU's tables, an upper bound on both GPUs.
+        let widths = self.mlp_batch(false) * self.mlp_sum(false, |l| self.widths(false, l).1)
+            + b * self.mlp_sum(true, |l| self.widths(true, l).1);
+        let mut activations = widths * self.e * 2.0 + b * ((m.num_tables + 1) as f64 * m.emb_dim as f64) * self.e * 2.0;
         if let Some((dm, lay)) = &self.tr {
             let (o, i, sc) = dm.stored_bytes();
             activations += b * dm.seq * (o + (i + sc) / lay.tp.size as f64) * dm.layers as f64;
@@ -526,10 +598,15 @@ impl<'a> DlrmCx<'a> {
         let overlap = self.setup.overlap_grad_reduce;
         let f = Phase::Forward;
         let b = Phase::Backward;
-        // Forward: lookups and their exchange overlap the bottom MLP.
-        let lookup = tl.push(name(Block::Emb, 0, f, OpKind::Compute, 0), self.emb_fwd_s(), &[]);
+        // Forward: lookups and their exchange overlap the bottom MLP. A bottom MLP on one GPU
+        // sends its output in the exchange, which waits for it; a GPU of its own (the one this
+        // timeline shows) waits for the tables' GPUs when their lookups take longer.
+        let one = self.bot_on_one_gpu();
+        let apart = self.bot_gpu_apart();
+        let own_lookup_s = if apart { 0.0 } else { self.emb_fwd_s() };
+        let lookup = tl.push(name(Block::Emb, 0, f, OpKind::Compute, 0), own_lookup_s, &[]);
         let (xkind, xs) = self.emb_exchange_s();
-        let exchange = tl.push(name(Block::Emb, 0, f, xkind, 0), xs, &[lookup]);
+        let mut exchange = if one { None } else { tl.push(name(Block::Emb, 0, f, xkind, 0), xs, &[lookup]) };
         let mut compute = lookup;
         let mut gate: Option<u32> = None;
         let mlp_fwd = |tl: &mut Timeline,
@@ -558,6 +635,13 @@ impl<'a> DlrmCx<'a> {
             }
         };
         mlp_fwd(&mut tl, Block::MlpBot, m.bot_mlp_layers, false, &mut compute, &mut gate);
+        if one {
+            let bottom_s: f64 = (0..m.bot_mlp_layers).map(|l| self.mlp_fwd_s(false, l)).sum();
+            let wait_s = if apart { (self.emb_fwd_s() - bottom_s).max(0.0) } else { 0.0 };
+            let wait = tl.push(name(Block::Emb, 0, f, OpKind::Idle, 0), wait_s, &[compute, gate]);
+            compute = wait.or(compute);
+            exchange = tl.push(name(Block::Emb, 0, f, xkind, 0), xs, &[compute, gate]);
+        }
         let inter = tl.push(
             name(Block::Interaction, 0, f, OpKind::Compute, 0),
             self.interaction_s(),
@@ -629,10 +713,27 @@ impl<'a> DlrmCx<'a> {
             let inter_b = tl.push(name(Block::Interaction, 0, b, OpKind::Compute, 0), ib, &[compute, gate]);
             compute = inter_b.or(compute);
             gate = None;
-            let xb = if emb_trains { tl.push(name(Block::Emb, 0, b, xkind, 0), xs, &[inter_b]) } else { None };
+            // The gradients go back the way the features came: a bottom MLP on one GPU gets its
+            // output's gradient in the exchange and starts its backward pass when it arrives.
+            let xb = if emb_trains || one && below {
+                tl.push(name(Block::Emb, 0, b, xkind, 0), xs, &[inter_b])
+            } else {
+                None
+            };
+            if one {
+                compute = xb.or(compute);
+            }
+            let bottom_before = tl.end_of(compute);
             mlp_bwd(&mut tl, Block::MlpBot, m.bot_mlp_layers, false, &mut compute, &mut gate, &mut grads);
-            let eb = tl.push(name(Block::Emb, 0, b, OpKind::Compute, 0), self.emb_bwd_s(), &[compute, xb]);
+            let own_emb_bwd_s = if apart { 0.0 } else { self.emb_bwd_s() };
+            let eb = tl.push(name(Block::Emb, 0, b, OpKind::Compute, 0), own_emb_bwd_s, &[compute, xb]);
             compute = eb.or(compute);
+            if apart {
+                let bottom_s = tl.end_of(compute) - bottom_before;
+                let wait_s = (self.emb_bwd_s() - bottom_s).max(0.0);
+                compute = tl.push(name(Block::Emb, 0, b, OpKind::Idle, 0), wait_s, &[compute]).or(compute);
+            }
+            let eb = if apart { compute } else { eb };
             // What was not reduced during the backward pass.
             let mut after = vec![compute, gate];
             after.extend(grads.iter().copied());
@@ -724,9 +825,15 @@ pub fn explain(cx: &DlrmCx, op: &OpName) -> Option<Explanation> {
     let l = op.layer.max(0) as u64;
     let top = op.block == Block::MlpTop;
     let b = term("B", "samples per MLP data-parallel rank", cx.local_batch, Unit::Count);
+    let b_mlp = term(
+        "B",
+        "samples this MLP layer runs on this GPU (a bottom MLP on one GPU: its table group's)",
+        cx.mlp_batch(top),
+        Unit::Count,
+    );
+    let tp_mlp = term("tp", "tensor-parallel degree of this MLP", cx.mlp_tp_group(top).size as f64, Unit::Count);
     let rate = term("F", "effective FLOP rate per GPU (peak x utilisation)", cx.flops_per_s, Unit::FlopsPerS);
     let hbm = term("B_mem", "effective HBM bandwidth per GPU", cx.hbm_bytes_per_s, Unit::BytesPerS);
-    let tp = term("tp", "tensor-parallel degree of the MLPs", cx.tp(), Unit::Count);
     let (what, formula, terms, seconds, note): (String, &'static str, Vec<Term>, f64, Option<&'static str>) = match (op.kind, op.block) {
         (OpKind::Compute, Block::Emb) => (
             format!("Embedding {} of this GPU's shard", if fwd { "lookups" } else { "backward and row-wise update" }),
@@ -735,10 +842,25 @@ pub fn explain(cx: &DlrmCx, op: &OpName) -> Option<Explanation> {
             if fwd { cx.emb_fwd_s() } else { cx.emb_bwd_s() },
             Some("Embedding work is memory-bound: it moves rows, it barely computes."),
         ),
+        (OpKind::Idle, Block::Emb) => {
+            let bottom_s: f64 = (0..cx.m.bot_mlp_layers).map(|l| if fwd { cx.mlp_fwd_s(false, l) } else { cx.mlp_bwd_s(false, l) }).sum();
+            let tables_s = if fwd { cx.emb_fwd_s() } else { cx.emb_bwd_s() };
+            (
+                format!("Waiting for the GPUs that hold the tables ({pass})"),
+                "max(0, t_tables - t_bottom)",
+                vec![
+                    term("t_tables", "the busiest table GPU's lookups (forward) or backward and update", tables_s, Unit::Seconds),
+                    term("t_bottom", "this GPU's bottom MLP for every sample of its table group", bottom_s, Unit::Seconds),
+                    term("g", "GPUs of the table group, this one included", cx.emb.shard.size as f64, Unit::Count),
+                ],
+                (tables_s - bottom_s).max(0.0),
+                Some("This GPU runs the bottom MLP and holds no tables (NVIDIA's placement on more than 4 GPUs): the exchange starts, and the iteration ends, when the slower side is done."),
+            )
+        }
         (OpKind::EmbAllToAll | OpKind::ActReduceScatter, Block::Emb) => (
             format!("Exchange of pooled embeddings ({pass}), {} sharding", cx.setup.emb_sharding.config_name()),
             "pooled / bandwidth over the shard group (all-to-all; reduce-scatter for row-wise shards)",
-            vec![term("pooled", "pooled embedding bytes this GPU produces", cx.pooled_bytes(), Unit::Bytes), term("g", "GPUs a table set is split over (mp levels)", cx.emb.shard.size as f64, Unit::Count)],
+            vec![term("pooled", "bytes the busiest GPU sends: its pooled embeddings (and a bottom MLP on one GPU, its output)", cx.exchange_bytes(), Unit::Bytes), term("g", "GPUs a table set is split over (mp levels)", cx.emb.shard.size as f64, Unit::Count)],
             cx.emb_exchange_s().1,
             None,
         ),
@@ -752,7 +874,7 @@ pub fn explain(cx: &DlrmCx, op: &OpName) -> Option<Explanation> {
         (OpKind::Compute, Block::MlpBot | Block::MlpTop) => {
             let (a, w) = cx.mlp_backward(top, l);
             let (i, o) = cx.widths(top, l);
-            let mut terms = vec![term("in", "the layer's input width", i, Unit::Count), term("out", "the layer's output width", o, Unit::Count), term("FLOPs", "forward FLOPs of the layer per sample (2 x in x out; MoE: active experts)", cx.mlp_layer_flops(top, l), Unit::Flops), b, tp, rate, hbm];
+            let mut terms = vec![term("in", "the layer's input width", i, Unit::Count), term("out", "the layer's output width", o, Unit::Count), term("FLOPs", "forward FLOPs of the layer per sample (2 x in x out; MoE: active experts)", cx.mlp_layer_flops(top, l), Unit::Flops), b_mlp, tp_mlp, rate, hbm];
             if !fwd {
                 terms.push(term("g", "gradient passes: activations + weights, where they are needed", (a as u8 + w as u8) as f64, Unit::Count));
             }
@@ -771,7 +893,7 @@ pub fn explain(cx: &DlrmCx, op: &OpName) -> Option<Explanation> {
         (OpKind::ActAllReduce, Block::MlpBot | Block::MlpTop) => (
             format!("Tensor-parallel all-reduce after MLP layers {}-{l} ({pass})", l.saturating_sub(1)),
             "2 (tp-1)/tp x B x out x e / bandwidth + latency, once per column/row-split pair",
-            vec![b, term("out", "the pair's output width", cx.widths(top, l).1, Unit::Count), tp],
+            vec![b_mlp, term("out", "the pair's output width", cx.widths(top, l).1, Unit::Count), tp_mlp],
             cx.mlp_tp_s(top, l),
             None,
         ),
@@ -979,5 +1101,105 @@ mod tests {
         let (rt, rc) = (evaluate(&table), evaluate(&column));
         assert!(rt.memory.total_bytes > rc.memory.total_bytes);
         assert!(rt.iteration_s > rc.iteration_s, "{} against {}", rt.iteration_s, rc.iteration_s);
+    }
+
+    /// NVIDIA's DLRM for Criteo (the "large" tables) pre-training on `gpus` A100s of one node:
+    /// tables split table-wise over every GPU, the MLPs data-parallel, the bottom MLP placed as
+    /// `bot_mlp` says, and `pooling` lookups per table.
+    fn nvidia(gpus: u64, bot_mlp: &str, pooling: u64) -> Scenario {
+        let v = serde_json::json!({
+            "model": {
+                "type": "DLRM", "name": "Criteo", "num_tables": 26, "entries_per_table": 6159856, "emb_dim": 128,
+                "pooling_size": pooling, "num_bot_mlp_layers": 3, "num_top_mlp_layers": 5, "mlp_dim": 1024,
+                "bot_mlp_widths": "13-512-256-128", "top_mlp_widths": "1024-1024-512-256-1",
+                "bytes_per_emb_param": 4, "bytes_per_nonemb_param": 2,
+            },
+            "system": {
+                "type": "GPU", "name": "DGX A100", "num_devices": gpus, "num_nodes": 1, "f64_flops": 9.7e12,
+                "f32_flops": 156e12, "f16_flops": 312e12, "i8_ops": 624e12, "flops_util": 0.8, "mem_cap": 85899345920u64,
+                "mem_bw": 2039e9, "mem_bw_util": 0.836, "num_nvlinks": 12, "bw_per_nvlink": 50e9, "nvlink_util": 0.6667,
+                "num_ibroce_ports": 8, "ibroce_bw": 50e9, "ibroce_util": 0.56, "ar_perc_intra": 1.0,
+            },
+            "task": {
+                "type": "pretrain", "name": "hybrid", "mode": "default", "mlp_parallel": ["ddp"],
+                "mlp_parallel_degree": [gpus], "emb_parallel": ["mp"], "emb_parallel_degree": [gpus],
+                "local_mlp_bs": 65536 / gpus, "local_emb_bs": 65536, "emb_sharding": "table", "bot_mlp": bot_mlp,
+            },
+        });
+        let raw = serde_json::from_value::<RawFile>(v).expect("config").into_scenario().expect("config");
+        validate(&raw).expect("valid")
+    }
+
+    fn op<'r>(r: &'r Report, name: &str) -> Option<&'r crate::engine::ops::Op> {
+        r.timeline.iter().find(|o| o.name.to_string() == name)
+    }
+
+    #[test]
+    fn a_bottom_mlp_on_one_gpu_runs_the_whole_batch_and_leaves_the_tables_to_the_others() {
+        let (spread, one) = (nvidia(8, "data_parallel", 1), nvidia(8, "one_gpu", 1));
+        let (a, b) = (DlrmCx::new(&spread).expect("a DLRM"), DlrmCx::new(&one).expect("a DLRM"));
+        assert!(!a.bot_on_one_gpu() && b.bot_on_one_gpu() && b.bot_gpu_apart());
+        // 26 tables over 7 GPUs: still 4 on the busiest; the bottom MLP's layers run 8 times
+        // the samples, unsplit, with no gradient to synchronise.
+        assert_eq!(b.table_share(), 4.0 / 26.0);
+        assert_eq!((a.mlp_batch(false), b.mlp_batch(false), b.mlp_batch(true)), (8192.0, 65536.0, 8192.0));
+        for l in 0..3 {
+            assert!(b.mlp_fwd_s(false, l) > 4.0 * a.mlp_fwd_s(false, l), "layer {l}");
+            assert!(a.mlp_grad_s(false, l) > 0.0 && b.mlp_grad_s(false, l) == 0.0);
+        }
+        // Its 128-wide output travels with the pooled embeddings: 1 vector against the
+        // busiest GPU's 4, so the exchange is no larger.
+        assert_eq!(b.bot_out_bytes(), 65536.0 * 128.0 * 2.0);
+        assert_eq!(b.exchange_bytes(), b.pooled_bytes());
+        let (ra, rb) = (evaluate(&a), evaluate(&b));
+        // The exchange waits for the whole batch's bottom MLP (data-parallel, it starts after
+        // the lookups and runs beside an eighth of it); this GPU looks nothing up.
+        let start = |r: &Report, n: &str| op(r, n).map(|o| o.start_s);
+        let bottom_end = op(&rb, "MLPBot2_f.").map(|o| o.start_s + o.duration_s);
+        assert_eq!(start(&rb, "EMB_f_c_all2all."), bottom_end);
+        assert!(start(&ra, "EMB_f_c_all2all.") < op(&ra, "MLPBot0_f.").map(|o| o.start_s + o.duration_s));
+        assert!(op(&rb, "EMB_f.").is_none() && op(&ra, "EMB_f.").is_some());
+        // Its backward pass waits for its output's gradient from the exchange.
+        let xb = op(&rb, "EMB_b_c_all2all.").map(|o| o.start_s + o.duration_s);
+        assert!(start(&rb, "MLPBot2_b.") >= xb && xb.is_some());
+        // NVIDIA's 8 GPUs: the lookups of 4 tables take less time than the bottom MLP, so
+        // this GPU never waits, and the iteration is longer than with the MLP spread.
+        assert!(op(&rb, "TablesWait_f").is_none() && op(&rb, "TablesWait_b").is_none());
+        assert!(rb.iteration_s > 1.1 * ra.iteration_s, "{} against {}", rb.iteration_s, ra.iteration_s);
+    }
+
+    #[test]
+    fn the_bottom_mlps_gpu_waits_for_the_tables_when_their_lookups_take_longer() {
+        // 64 lookups per table: the busiest table GPU's lookups outlast the bottom MLP, and the
+        // bottom MLP's GPU waits for them before the exchange (and before the step).
+        let s = nvidia(8, "one_gpu", 64);
+        let cx = DlrmCx::new(&s).expect("a DLRM");
+        let r = evaluate(&cx);
+        let bottom_f: f64 = (0..3).map(|l| cx.mlp_fwd_s(false, l)).sum();
+        let wait = op(&r, "TablesWait_f").expect("a wait").duration_s;
+        assert!((wait - (cx.emb_fwd_s() - bottom_f)).abs() < 1e-12, "{wait}");
+        let bottom_b: f64 = (0..3).map(|l| cx.mlp_bwd_s(false, l)).sum();
+        let wait_b = op(&r, "TablesWait_b").expect("a wait").duration_s;
+        assert!((wait_b - (cx.emb_bwd_s() - bottom_b)).abs() < 1e-9, "{wait_b}");
+        let e = explain(&cx, &op(&r, "TablesWait_f").expect("a wait").name).expect("explained");
+        assert!((e.seconds - wait).abs() < 1e-12 && e.what.contains("tables"), "{}", e.what);
+    }
+
+    #[test]
+    fn on_four_gpus_or_one_the_bottom_mlps_gpu_holds_tables_too() {
+        // Up to 4 GPUs, NVIDIA's placement spreads the tables over every GPU, the bottom MLP's
+        // included: that GPU looks up its tables, then runs the bottom MLP, then sends both.
+        let cx4 = nvidia(4, "one_gpu", 1);
+        let b = DlrmCx::new(&cx4).expect("a DLRM");
+        assert!(b.bot_on_one_gpu() && !b.bot_gpu_apart());
+        assert_eq!(b.table_share(), 7.0 / 26.0);
+        assert_eq!(b.exchange_bytes(), b.pooled_bytes() + b.bot_out_bytes());
+        let r = evaluate(&b);
+        assert!(op(&r, "EMB_f.").is_some() && op(&r, "TablesWait_f").is_none());
+        // On one GPU there is nothing to place: both settings are the same run.
+        let (one, spread) = (nvidia(1, "one_gpu", 1), nvidia(1, "data_parallel", 1));
+        let (r1, r2) =
+            (evaluate(&DlrmCx::new(&one).expect("a DLRM")), evaluate(&DlrmCx::new(&spread).expect("a DLRM")));
+        assert_eq!(r1.iteration_s, r2.iteration_s);
     }
 }
