@@ -164,6 +164,7 @@ pub fn plan_task_keys(
     }
     if crate::engine::explore::searches_emb_sharding(base) {
         m.insert("emb_sharding".into(), json!(o.setup.emb_sharding.config_name()));
+        m.insert("bot_mlp".into(), json!(o.setup.bot_mlp.config_name()));
     }
     if crate::engine::explore::serves_in_default_model(base) {
         m.insert("weight_format".into(), json!(o.setup.weight_format.map(|p| p.config_name())));

@@ -7,7 +7,11 @@ use super::*;
 pub fn describe_outcome(s: &Scenario, o: &Outcome) -> String {
     let plan = describe(s, &o.plan);
     if searches_emb_sharding(s) && o.plan.emb.product_of(&[Strategy::Mp]) > 1 {
-        return format!("{plan}, {}-wise sharding", o.setup.emb_sharding.config_name());
+        let bottom = match o.setup.bot_mlp {
+            BotMlpPlacement::DataParallel => "",
+            BotMlpPlacement::OneGpu => ", bottom MLP on one GPU",
+        };
+        return format!("{plan}, {}-wise sharding{bottom}", o.setup.emb_sharding.config_name());
     }
     if serves_in_default_model(s) {
         let own = format!("the model's {}-bit", s.model.bytes_per_dense_param.f64() * 8.0);

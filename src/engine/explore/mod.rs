@@ -15,7 +15,7 @@ use super::raw::{RawScenario, RawValue};
 use super::reference::rules;
 use super::report::Report;
 use super::scenario::{
-    Algorithm, EmbSharding, Family, Level, Plan, Precision, Recompute, Scenario, Setup, Spec, Strategy,
+    Algorithm, BotMlpPlacement, EmbSharding, Family, Level, Plan, Precision, Recompute, Scenario, Setup, Spec, Strategy,
 };
 use super::validate::{validate, FieldError};
 use super::{evaluate, uses_default_model};
@@ -161,8 +161,8 @@ pub fn searches_settings(s: &Scenario) -> bool {
 }
 
 /// Whether the search tries each way of sharding embedding tables (table-, row- and
-/// column-wise) where tables are split over GPUs: the default model's recommendation families,
-/// which cost each ([`extended::dlrm`]).
+/// column-wise), and each placement of the bottom MLP, where tables are split over GPUs: the
+/// default model's recommendation families, which cost each ([`extended::dlrm`]).
 pub fn searches_emb_sharding(s: &Scenario) -> bool {
     uses_default_model(s) && s.model.arch.family().is_dlrm()
 }
@@ -501,8 +501,13 @@ pub fn plans(base: &Scenario, space: &Space) -> Vec<Candidate> {
                     } else {
                         own
                     };
-                    for &emb_sharding in kinds {
+                    // So can the bottom MLP be placed: data-parallel, or on one GPU of each table
+                    // group (NVIDIA's placement).
+                    let own_place = std::slice::from_ref(&base.task.setup.bot_mlp);
+                    let places = if kinds.len() > 1 { &BotMlpPlacement::ALL[..] } else { own_place };
+                    for (&emb_sharding, &bot_mlp) in kinds.iter().flat_map(|k| places.iter().map(move |p| (k, p))) {
                         candidate.task.setup.emb_sharding = emb_sharding;
+                        candidate.task.setup.bot_mlp = bot_mlp;
                         // The default model runs the reference's plan space for DLRMs, minus what
                         // it does not model (pipelined MLPs).
                         let ok = if uses_default_model(base) {
@@ -947,20 +952,32 @@ mod tests {
         let all = plans(&s, &space);
         let split = |c: &&Candidate| c.plan.emb.product_of(&[Strategy::Mp]) > 1;
         for kind in EmbSharding::ALL {
-            assert!(all.iter().filter(split).any(|c| c.setup.emb_sharding == kind), "no {kind:?} plan");
+            for place in BotMlpPlacement::ALL {
+                let tried = |c: &&Candidate| c.setup.emb_sharding == kind && c.setup.bot_mlp == place;
+                assert!(all.iter().filter(split).any(|c| tried(&c)), "no {kind:?} plan with {place:?}");
+            }
         }
-        // Replicated tables have nothing to shard: one plan each.
+        // Replicated tables have nothing to shard, nor a group to place the bottom MLP in: one
+        // plan each.
         let replicated: Vec<&Candidate> = all.iter().filter(|c| !split(c)).collect();
-        assert!(replicated.iter().all(|c| c.setup.emb_sharding == s.task.setup.emb_sharding));
-        // The plan says its sharding, and applying it sets it.
-        let r = search(&s, &space).expect("within budget");
-        let o = r
-            .ranked
+        assert!(replicated
             .iter()
-            .find(|o| o.plan.emb.product_of(&[Strategy::Mp]) > 1 && o.setup.emb_sharding == EmbSharding::Row);
-        let o = o.expect("a row-wise plan");
+            .all(|c| c.setup.emb_sharding == s.task.setup.emb_sharding && c.setup.bot_mlp == s.task.setup.bot_mlp));
+        // The plan says its sharding and placement, and applying it sets them.
+        let r = search(&s, &space).expect("within budget");
+        let find = |kind: EmbSharding, place: BotMlpPlacement| {
+            r.ranked.iter().find(|o| {
+                o.plan.emb.product_of(&[Strategy::Mp]) > 1 && o.setup.emb_sharding == kind && o.setup.bot_mlp == place
+            })
+        };
+        let o = find(EmbSharding::Row, BotMlpPlacement::DataParallel).expect("a row-wise plan");
         assert!(describe_outcome(&s, o).ends_with(", row-wise sharding"), "{}", describe_outcome(&s, o));
         assert_eq!(crate::doc::plan_task_keys(&s, o)["emb_sharding"], "row");
+        assert_eq!(crate::doc::plan_task_keys(&s, o)["bot_mlp"], "data_parallel");
+        let o = find(EmbSharding::Table, BotMlpPlacement::OneGpu).expect("a plan with the bottom MLP on one GPU");
+        let said = describe_outcome(&s, o);
+        assert!(said.ends_with(", table-wise sharding, bottom MLP on one GPU"), "{said}");
+        assert_eq!(crate::doc::plan_task_keys(&s, o)["bot_mlp"], "one_gpu");
         // MAD-Max paper mode has one way (its mp): nothing more is searched.
         let mut paper = s.clone();
         paper.task.mode = crate::engine::scenario::Mode::Reference;
