@@ -36,7 +36,7 @@ pub struct PathTime {
     pub computation_s: f64,
     /// Communication the computation waited for: exposed collectives and transfers.
     pub communication_s: f64,
-    /// Idle ops of the computation stream: pipeline bubble, input wait.
+    /// Idle ops of the computation stream: pipeline bubble, input wait, waiting for other GPUs.
     pub idle_s: f64,
 }
 

@@ -20,7 +20,8 @@ pub struct Totals {
     pub reducescatter_s: f64,
     /// Pipeline and ring point-to-point transfers (default model).
     pub p2p_s: f64,
-    /// Computation-stream idle time that is not communication: pipeline bubble, input wait.
+    /// Computation-stream idle time that is not communication: pipeline bubble, input wait,
+    /// waiting for other GPUs.
     pub idle_s: f64,
 }
 

@@ -306,7 +306,7 @@ fn legend(r: &Report) -> Html {
     html! {
         <ul class="legend" aria-label="Colours">
             { for shown.map(|c| html! {
-                <li><span class="swatch" style={format!("background:{}", charts::css(charts::category_rgb(c)))}></span>{ if c == Category::Idle { "idle (pipeline bubble, input)" } else { c.label() } }</li>
+                <li><span class="swatch" style={format!("background:{}", charts::css(charts::category_rgb(c)))}></span>{ if c == Category::Idle { "idle (pipeline bubble, input, other GPUs)" } else { c.label() } }</li>
             }) }
             <li><span class="swatch" style={format!("background:{}", charts::css(charts::EXPOSED_RGB))}></span>{ "exposed communication" }</li>
         </ul>

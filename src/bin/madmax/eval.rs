@@ -228,7 +228,7 @@ fn text_report(s: &Scenario, r: &Report) -> String {
     if r.idle_s > 0.0 {
         let _ = writeln!(
             o,
-            "Idle (pipeline bubble, input) {} ({} of the iteration)",
+            "Idle (pipeline bubble, input, other GPUs) {} ({} of the iteration)",
             units::duration(r.idle_s),
             units::percent(r.idle_s / r.iteration_s)
         );
