@@ -136,7 +136,7 @@ pub fn explain(sv: &ServingCx, op: &OpName) -> Option<Explanation> {
                 term("L_s", "layers of the busiest stage", sv.stage_layers(), Unit::Count),
             ],
             sv.prefill_pipelined_s(),
-            Some("On a pipeline the prompts go through the stages in micro-batches, so that every stage works at once: after the first micro-batch has crossed every stage, each further one adds a pass through the busiest stage. Decode steps keep the whole batch together."),
+            Some("On a pipeline the prompts go through the stages in micro-batches, so that every stage works at once: after the first micro-batch has crossed every stage, each further one adds a pass through the busiest stage. Decode steps split the batch the same way when the stages divide it."),
         ),
         (Block::Head, OpKind::Compute) => (
             "Logits of the prompt's last token (the first output token)".into(),
@@ -148,34 +148,47 @@ pub fn explain(sv: &ServingCx, op: &OpName) -> Option<Explanation> {
         (Block::Decode, OpKind::Compute) => {
             let (from, to) = decode_run(op);
             let ctx = (sv.input + from) as f64;
+            let (micro, m) = sv.decode_micro();
+            let mut terms = vec![
+                b,
+                term("ctx", "tokens in each request's KV cache at the first step", ctx, Unit::Count),
+                term("kv", "KV-cache bytes per token on this GPU (all its layers)", sv.kv_bytes_per_token(), Unit::Bytes),
+                term("w", "bytes per weight", sv.weight_bytes, Unit::BytesPerElement),
+                rate,
+                hbm,
+            ];
+            let pipelined = m > 1;
+            if pipelined {
+                terms.push(term("m", "decode micro-batches per step (the batch over the stages)", m as f64, Unit::Count));
+                terms.push(term("b", "requests in each micro-batch", micro, Unit::Count));
+                terms.push(term("L_s", "layers of the busiest stage", sv.stage_layers(), Unit::Count));
+            }
             (
                 format!("{}: one token for each request per step, all layers", steps_words(from, to)),
-                if from == to {
-                    "layers x (GEMMs, each bound by reading its weights or by its FLOPs in whole tiles, + max(score FLOPs / F, KV cache / B_mem) + element-wise) + logits"
-                } else {
-                    "sum over the steps of layers x (GEMMs, each bound by reading its weights or by its FLOPs in whole tiles, + max(score FLOPs / F, KV cache / B_mem) + element-wise) + logits (the KV cache grows a token per step)"
+                match (pipelined, from == to) {
+                    (false, true) => "layers x (GEMMs, each bound by reading its weights or by its FLOPs in whole tiles, + max(score FLOPs / F, KV cache / B_mem) + element-wise) + logits",
+                    (false, false) => "sum over the steps of layers x (GEMMs, each bound by reading its weights or by its FLOPs in whole tiles, + max(score FLOPs / F, KV cache / B_mem) + element-wise) + logits (the KV cache grows a token per step)",
+                    (true, _) => "per step, (p - 1 + m) x L_s x (one layer for a micro-batch of b requests: GEMMs by their shapes + attention over its KV cache + element-wise) + m x logits of b requests",
                 },
-                vec![
-                    b,
-                    term("ctx", "tokens in each request's KV cache at the first step", ctx, Unit::Count),
-                    term("kv", "KV-cache bytes per token on this GPU (all its layers)", sv.kv_bytes_per_token(), Unit::Bytes),
-                    term("w", "bytes per weight", sv.weight_bytes, Unit::BytesPerElement),
-                    rate,
-                    hbm,
-                ],
+                terms,
                 sv.decode_steps(from, to).0,
-                Some("Decode is memory-bound at small batches: every step reads all the weights and the whole KV cache once; a bigger batch shares the weight reads."),
+                Some(if pipelined {
+                    "On a pipeline whose stages divide the batch, each step goes through in micro-batches, as FasterTransformer runs it: the stages work at once, but each micro-batch reads the stage's weights again, so a memory-bound step takes longer than the whole batch would, a compute-bound one less."
+                } else {
+                    "Decode is memory-bound at small batches: every step reads all the weights and the whole KV cache once; a bigger batch shares the weight reads."
+                }),
             )
         }
         (Block::Decode, _) => {
             let (from, to) = decode_run(op);
-            let (_, note) = sv.all_reduce_words(sv.batch);
+            let (micro, m) = sv.decode_micro();
+            let (_, note) = sv.all_reduce_words(micro);
             (
                 format!("{}: tensor-parallel all-reduces (two per layer) and pipeline hops", steps_words(from, to)),
-                if from == to {
-                    "layers x 2 x all-reduce(B x h x e) + (p-1) hops: latency-bound at small batches"
-                } else {
-                    "steps x (layers x 2 x all-reduce(B x h x e) + (p-1) hops): latency-bound at small batches"
+                match (m > 1, from == to) {
+                    (false, true) => "layers x 2 x all-reduce(B x h x e) + (p-1) hops: latency-bound at small batches",
+                    (false, false) => "steps x (layers x 2 x all-reduce(B x h x e) + (p-1) hops): latency-bound at small batches",
+                    (true, _) => "per step, (p - 1 + m) x layers per stage x 2 x all-reduce(b x h x e) + (p-1) hops of a micro-batch of b requests",
                 },
                 vec![b, tp],
                 sv.decode_steps(from, to).1,

@@ -210,13 +210,28 @@ impl<'a> ServingCx<'a> {
     /// stages when they divide it, then halved while a micro-batch holds more than that many
     /// tokens and an even number of requests.
     pub fn prefill_micro(&self) -> (f64, u64) {
+        self.pipeline_micro(self.input)
+    }
+
+    /// A static batch's decode micro-batches: (requests in each, how many). FasterTransformer
+    /// and TurboMind split a decode step on a pipeline as they split the prefill
+    /// ([`ServingCx::prefill_micro`], one token per request): the batch over the stages when they
+    /// divide it (then halved while over [`PREFILL_MICRO_TOKENS`] requests), else whole.
+    pub fn decode_micro(&self) -> (f64, u64) {
+        self.pipeline_micro(1)
+    }
+
+    /// Micro-batches of a pass of `tokens_each` tokens per request on a pipeline, as
+    /// FasterTransformer's `getLocalBatchSize` makes them: (requests in each, how many); the
+    /// whole batch without a pipeline.
+    fn pipeline_micro(&self, tokens_each: u64) -> (f64, u64) {
         let pp = self.cx.lay.pp.size.max(1);
         let batch = (self.batch as u64).max(1);
         if pp == 1 {
             return (self.batch, 1);
         }
         let mut local = if batch.is_multiple_of(pp) { batch / pp } else { batch };
-        while local.saturating_mul(self.input) > PREFILL_MICRO_TOKENS && local % 2 == 0 {
+        while local.saturating_mul(tokens_each) > PREFILL_MICRO_TOKENS && local % 2 == 0 {
             local /= 2;
         }
         (local as f64, batch / local)
@@ -313,6 +328,7 @@ impl<'a> ServingCx<'a> {
     }
 
     /// A decode step's attention in one layer with `context` tokens in the cache, s.
+    #[cfg(test)]
     fn decode_attn_s(&self, context: f64) -> f64 {
         self.attn_s(Pass { prefill_tokens: 0.0, decode_tokens: self.batch, context })
     }
@@ -397,17 +413,29 @@ impl<'a> ServingCx<'a> {
     /// its score FLOPs and its KV-cache reads are both proportional to the context, so their
     /// roofline is too. Its sum over the steps is taken in closed form (a million-token answer
     /// costs a run of steps no more than one step), the rest counted once per step.
+    ///
+    /// A step in `m` micro-batches on `p` stages ([`ServingCx::decode_micro`]) takes `p - 1 + m`
+    /// passes of a micro-batch through the busiest stage (the last micro-batch leaves the first
+    /// stage after `m` of them, then crosses the others), and the last stage's `m` logits: less
+    /// time than the whole batch stage after stage where the GEMMs are compute-bound, more
+    /// where reading the weights sets the pace (each micro-batch reads them again).
     pub fn decode_steps(&self, first: u64, last: u64) -> (f64, f64) {
-        let layers = self.cx.d.layers as f64;
+        let (micro, m) = self.decode_micro();
+        let layer_passes = if m > 1 {
+            (self.cx.lay.pp.size.max(1) - 1 + m) as f64 * self.stage_layers()
+        } else {
+            self.cx.d.layers as f64
+        };
         let n = (last + 1).saturating_sub(first) as f64;
         let ctx = (self.input + first) as f64;
-        let one = self.decode_layer(ctx);
-        let at_first = self.decode_attn_s(ctx);
-        let per_token = self.decode_attn_s(ctx + 1.0) - at_first;
+        let pass = |context: f64| Pass { prefill_tokens: 0.0, decode_tokens: micro, context };
+        let one = self.layer(pass(ctx));
+        let at_first = self.attn_s(pass(ctx));
+        let per_token = self.attn_s(pass(ctx + 1.0)) - at_first;
         let attn = n * at_first + per_token * n * (n - 1.0) / 2.0;
         (
-            n * (layers * one.ffn_s + self.logits_s()) + layers * attn,
-            n * (layers * one.comm_s + self.hops_s(self.batch)),
+            n * (layer_passes * one.ffn_s + m as f64 * self.logits_for(micro)) + layer_passes * attn,
+            n * (layer_passes * one.comm_s + self.hops_s(micro)),
         )
     }
 
@@ -644,6 +672,62 @@ mod tests {
     use super::*;
     use crate::engine::extended::collective::Group;
     use serde_json::json;
+
+    #[test]
+    fn a_decode_step_on_a_pipeline_goes_in_micro_batches_when_the_stages_divide_the_batch() {
+        // LLaMA-2-70B on tp 2 x pp 4 (20 layers a stage), prompts of 128 tokens.
+        let on_pipeline = |batch: u64| {
+            let s = llama70(
+                8,
+                batch,
+                json!({"transformer_parallel": ["tp", "pp"], "transformer_parallel_degree": [2, 4], "input_tokens": 128}),
+            );
+            ServingCx::new(&s).expect("serving").decode_steps(1, 1)
+        };
+        let micro = |batch: u64| {
+            let s =
+                llama70(8, batch, json!({"transformer_parallel": ["tp", "pp"], "transformer_parallel_degree": [2, 4]}));
+            ServingCx::new(&s).expect("serving").decode_micro()
+        };
+        // FasterTransformer's split with one token a request: the batch over the 4 stages when
+        // they divide it, else whole; halved while a micro-batch holds over 1,024 requests.
+        assert_eq!(micro(64), (16.0, 4));
+        assert_eq!(micro(6), (6.0, 1));
+        assert_eq!(micro(8192), (1024.0, 8));
+        // A step in 4 micro-batches of 16: 4 - 1 + 4 = 7 passes of a micro-batch through a
+        // stage of 20 layers, 4 logits of 16 rows, 3 hops of a micro-batch.
+        let s = llama70(
+            8,
+            64,
+            json!({"transformer_parallel": ["tp", "pp"], "transformer_parallel_degree": [2, 4], "input_tokens": 128}),
+        );
+        let sv = ServingCx::new(&s).expect("serving");
+        let one = sv.layer(Pass { prefill_tokens: 0.0, decode_tokens: 16.0, context: 129.0 });
+        let (comp, comm) = sv.decode_steps(1, 1);
+        assert!((comp - (7.0 * 20.0 * (one.ffn_s + one.attn_s) + 4.0 * sv.logits_for(16.0))).abs() < 1e-12 * comp);
+        assert!((comm - (7.0 * 20.0 * one.comm_s + sv.hops_s(16.0))).abs() < 1e-12 * comm);
+        // The whole batch stage after stage instead: 80 layers of 64 requests, one logits.
+        let whole = |batch: f64| {
+            let w = sv.layer(Pass { prefill_tokens: 0.0, decode_tokens: batch, context: 129.0 });
+            80.0 * (w.ffn_s + w.attn_s) + sv.logits_for(batch)
+        };
+        // At 64 requests a step reads the weights: micro-batches, reading them 4 times, take
+        // longer. At 4,096 the GEMMs are compute-bound: micro-batches keep every stage busy.
+        assert!(comp > 1.3 * whole(64.0), "{comp} against {}", whole(64.0));
+        let big = on_pipeline(4096).0;
+        let s = llama70(
+            8,
+            4096,
+            json!({"transformer_parallel": ["tp", "pp"], "transformer_parallel_degree": [2, 4], "input_tokens": 128}),
+        );
+        let sv = ServingCx::new(&s).expect("serving");
+        let w = sv.layer(Pass { prefill_tokens: 0.0, decode_tokens: 4096.0, context: 129.0 });
+        let whole_big = 80.0 * (w.ffn_s + w.attn_s) + sv.logits_for(4096.0);
+        assert!(big < 0.7 * whole_big, "{big} against {whole_big}");
+        // Without a pipeline nothing splits.
+        let flat = llama70(8, 64, json!({}));
+        assert_eq!(ServingCx::new(&flat).expect("serving").decode_micro(), (64.0, 1));
+    }
 
     #[test]
     fn a_static_batch_prefills_through_a_pipeline_in_micro_batches() {
