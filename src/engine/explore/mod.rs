@@ -493,18 +493,18 @@ pub fn plans(base: &Scenario, space: &Space) -> Vec<Candidate> {
                     };
                     let mut candidate = base.clone();
                     candidate.task.plan = plan;
-                    // Tables split over GPUs (an mp level) can be split by table, row or column;
-                    // each way is checked on its own (a split may not divide the tables).
-                    let own = std::slice::from_ref(&base.task.setup.emb_sharding);
-                    let kinds = if searches_emb_sharding(base) && e.product_of(&[Strategy::Mp]) > 1 {
-                        &EmbSharding::ALL[..]
+                    // Tables split over GPUs (an mp level) can be split by table, row or column,
+                    // each way checked on its own (a split may not divide the tables), and the
+                    // bottom MLP placed data-parallel or on one GPU of each table group.
+                    let split = searches_emb_sharding(base) && e.product_of(&[Strategy::Mp]) > 1;
+                    let (kinds, places) = if split {
+                        (&EmbSharding::ALL[..], &BotMlpPlacement::ALL[..])
                     } else {
-                        own
+                        (
+                            std::slice::from_ref(&base.task.setup.emb_sharding),
+                            std::slice::from_ref(&base.task.setup.bot_mlp),
+                        )
                     };
-                    // So can the bottom MLP be placed: data-parallel, or on one GPU of each table
-                    // group (NVIDIA's placement).
-                    let own_place = std::slice::from_ref(&base.task.setup.bot_mlp);
-                    let places = if kinds.len() > 1 { &BotMlpPlacement::ALL[..] } else { own_place };
                     for (&emb_sharding, &bot_mlp) in kinds.iter().flat_map(|k| places.iter().map(move |p| (k, p))) {
                         candidate.task.setup.emb_sharding = emb_sharding;
                         candidate.task.setup.bot_mlp = bot_mlp;

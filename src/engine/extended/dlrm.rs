@@ -723,13 +723,13 @@ impl<'a> DlrmCx<'a> {
             if one {
                 compute = xb.or(compute);
             }
-            let bottom_before = tl.end_of(compute);
             mlp_bwd(&mut tl, Block::MlpBot, m.bot_mlp_layers, false, &mut compute, &mut gate, &mut grads);
             let own_emb_bwd_s = if apart { 0.0 } else { self.emb_bwd_s() };
             let eb = tl.push(name(Block::Emb, 0, b, OpKind::Compute, 0), own_emb_bwd_s, &[compute, xb]);
             compute = eb.or(compute);
             if apart {
-                let bottom_s = tl.end_of(compute) - bottom_before;
+                // Both sides start when the exchange brings the gradients back.
+                let bottom_s: f64 = (0..m.bot_mlp_layers).map(|l| self.mlp_bwd_s(false, l)).sum();
                 let wait_s = (self.emb_bwd_s() - bottom_s).max(0.0);
                 compute = tl.push(name(Block::Emb, 0, b, OpKind::Idle, 0), wait_s, &[compute]).or(compute);
             }

@@ -254,6 +254,7 @@ impl<'a> ServingCx<'a> {
     }
 
     /// One layer of a decode step with `context` tokens already in the cache.
+    #[cfg(test)]
     pub fn decode_layer(&self, context: f64) -> Step {
         self.layer(Pass { prefill_tokens: 0.0, decode_tokens: self.batch, context })
     }
@@ -677,53 +678,35 @@ mod tests {
     fn a_decode_step_on_a_pipeline_goes_in_micro_batches_when_the_stages_divide_the_batch() {
         // LLaMA-2-70B on tp 2 x pp 4 (20 layers a stage), prompts of 128 tokens.
         let on_pipeline = |batch: u64| {
-            let s = llama70(
-                8,
-                batch,
-                json!({"transformer_parallel": ["tp", "pp"], "transformer_parallel_degree": [2, 4], "input_tokens": 128}),
-            );
-            ServingCx::new(&s).expect("serving").decode_steps(1, 1)
+            let pipeline = json!({"transformer_parallel": ["tp", "pp"], "transformer_parallel_degree": [2, 4], "input_tokens": 128});
+            llama70(8, batch, pipeline)
         };
-        let micro = |batch: u64| {
-            let s =
-                llama70(8, batch, json!({"transformer_parallel": ["tp", "pp"], "transformer_parallel_degree": [2, 4]}));
-            ServingCx::new(&s).expect("serving").decode_micro()
-        };
+        let micro = |batch: u64| ServingCx::new(&on_pipeline(batch)).expect("serving").decode_micro();
         // FasterTransformer's split with one token a request: the batch over the 4 stages when
         // they divide it, else whole; halved while a micro-batch holds over 1,024 requests.
         assert_eq!(micro(64), (16.0, 4));
         assert_eq!(micro(6), (6.0, 1));
         assert_eq!(micro(8192), (1024.0, 8));
+        // The whole batch stage after stage: 80 layers of `batch` requests, one logits.
+        let whole = |sv: &ServingCx, batch: f64| {
+            let w = sv.layer(Pass { prefill_tokens: 0.0, decode_tokens: batch, context: 129.0 });
+            80.0 * (w.ffn_s + w.attn_s) + sv.logits_for(batch)
+        };
         // A step in 4 micro-batches of 16: 4 - 1 + 4 = 7 passes of a micro-batch through a
         // stage of 20 layers, 4 logits of 16 rows, 3 hops of a micro-batch.
-        let s = llama70(
-            8,
-            64,
-            json!({"transformer_parallel": ["tp", "pp"], "transformer_parallel_degree": [2, 4], "input_tokens": 128}),
-        );
+        let s = on_pipeline(64);
         let sv = ServingCx::new(&s).expect("serving");
         let one = sv.layer(Pass { prefill_tokens: 0.0, decode_tokens: 16.0, context: 129.0 });
         let (comp, comm) = sv.decode_steps(1, 1);
         assert!((comp - (7.0 * 20.0 * (one.ffn_s + one.attn_s) + 4.0 * sv.logits_for(16.0))).abs() < 1e-12 * comp);
         assert!((comm - (7.0 * 20.0 * one.comm_s + sv.hops_s(16.0))).abs() < 1e-12 * comm);
-        // The whole batch stage after stage instead: 80 layers of 64 requests, one logits.
-        let whole = |batch: f64| {
-            let w = sv.layer(Pass { prefill_tokens: 0.0, decode_tokens: batch, context: 129.0 });
-            80.0 * (w.ffn_s + w.attn_s) + sv.logits_for(batch)
-        };
         // At 64 requests a step reads the weights: micro-batches, reading them 4 times, take
         // longer. At 4,096 the GEMMs are compute-bound: micro-batches keep every stage busy.
-        assert!(comp > 1.3 * whole(64.0), "{comp} against {}", whole(64.0));
-        let big = on_pipeline(4096).0;
-        let s = llama70(
-            8,
-            4096,
-            json!({"transformer_parallel": ["tp", "pp"], "transformer_parallel_degree": [2, 4], "input_tokens": 128}),
-        );
+        assert!(comp > 1.3 * whole(&sv, 64.0), "{comp} against {}", whole(&sv, 64.0));
+        let s = on_pipeline(4096);
         let sv = ServingCx::new(&s).expect("serving");
-        let w = sv.layer(Pass { prefill_tokens: 0.0, decode_tokens: 4096.0, context: 129.0 });
-        let whole_big = 80.0 * (w.ffn_s + w.attn_s) + sv.logits_for(4096.0);
-        assert!(big < 0.7 * whole_big, "{big} against {whole_big}");
+        let big = sv.decode_steps(1, 1).0;
+        assert!(big < 0.7 * whole(&sv, 4096.0), "{big} against {}", whole(&sv, 4096.0));
         // Without a pipeline nothing splits.
         let flat = llama70(8, 64, json!({}));
         assert_eq!(ServingCx::new(&flat).expect("serving").decode_micro(), (64.0, 1));
