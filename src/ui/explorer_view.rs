@@ -729,7 +729,7 @@ fn results(
                 <table class="ranked" id="ranked-plans">
                     <thead><tr><th>{ "#" }</th><th>{ "plan" }</th><th>{ "throughput" }</th><th>{ "MFU" }</th>
                         { if serving { html! { <><th>{ "first token" }</th><th>{ "per token" }</th></> } } else { html! { <><th>{ "iteration" }</th><th>{ "exposed comm." }</th></> } } }
-                        <th>{ "memory/GPU" }</th><th></th></tr></thead>
+                        <th>{ format!("memory/GPU of {}", units::bytes(summary.baseline.capacity_bytes)) }</th><th></th></tr></thead>
                     <tbody>{ for table }</tbody>
                 </table>
             </div>

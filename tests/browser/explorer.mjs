@@ -227,6 +227,8 @@ await runTest('explorer', dist, async ({ server, browser }) => {
     `DLRM plans name their table sharding (${kinds.join(', ')}); best plan as the CLI's: ${cliDlrm.best.plan}`);
   check(rows.some((r) => r.includes('bottom MLP on one GPU')) && rows.some((r) => !r.includes('bottom MLP on one GPU')),
     'DLRM plans say where the bottom MLP runs, and both placements are ranked');
+  const memoryHead = (await dlrm.locator('#ranked-plans thead').textContent()).replace(/\s+/g, ' ');
+  check(memoryHead.includes('memory/GPU of 80.0 GB'), `the memory column says what it is measured against: ${memoryHead}`);
   await dlrm.click('#apply-best');
   await dlrm.locator('#iteration-time').waitFor();
   await settled(dlrm);

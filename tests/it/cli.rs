@@ -222,9 +222,13 @@ fn explore_ranks_plans_and_beats_the_shipped_config() {
     let e = madmax_stdin(&["eval", "-", "--json"], scenario.to_string().as_bytes());
     assert!(e.status.success());
     assert_eq!(stdout_json(&e)["throughput"], best["throughput"]);
-    // Text output names the speed-up.
+    // Text output names the speed-up, and the memory column what it is measured against: the
+    // case's 40 GB A100s.
     let t = madmax(&["explore", path.to_str().expect("utf-8 path")]);
-    assert!(String::from_utf8_lossy(&t.stdout).contains("best speed-up over your plan"));
+    let text = String::from_utf8_lossy(&t.stdout);
+    assert!(text.contains("best speed-up over your plan"));
+    assert!(text.lines().next().is_some_and(|l| l.contains("on 2048 GPUs of 40.0 GB HBM: ")), "{text}");
+    assert!(text.lines().any(|l| l.starts_with("rank") && l.contains("weights/GPU")), "{text}");
 }
 
 #[test]

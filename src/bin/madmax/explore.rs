@@ -81,9 +81,10 @@ pub fn run(a: &ExploreArgs) -> ExitCode {
         return ExitCode::SUCCESS;
     }
     outln!(
-        "{} on {} GPUs: {} plans evaluated in {}",
+        "{} on {} GPUs of {} HBM: {} plans evaluated in {}",
         scenario.model.name,
         scenario.system.num_devices,
+        units::bytes(summary.baseline.capacity_bytes),
         summary.ranked.len(),
         units::duration(elapsed)
     );
@@ -111,14 +112,14 @@ pub fn run(a: &ExploreArgs) -> ExitCode {
     let serving = b.tpot_s.is_some();
     let (third, fourth) = if serving { ("first token", "per token") } else { ("iteration", "exposed") };
     outln!(
-        "{:>4}  {:>14} {:>14} {:>6} {:>11} {:>10} {:>10}  plan",
+        "{:>4}  {:>14} {:>14} {:>6} {:>11} {:>10} {:>12}  plan",
         "rank",
         "throughput",
         "tokens/s",
         "MFU",
         third,
         fourth,
-        memory
+        format!("{memory}/GPU")
     );
     for (i, o) in summary.ranked.iter().take(a.top).enumerate() {
         let (c, d) = match (o.ttft_s, o.tpot_s) {
@@ -126,7 +127,7 @@ pub fn run(a: &ExploreArgs) -> ExitCode {
             _ => (units::duration(o.iteration_s), units::percent(o.exposed_share)),
         };
         outln!(
-            "{:>4}  {:>14} {:>14} {:>6} {:>11} {:>10} {:>10}  {}{}",
+            "{:>4}  {:>14} {:>14} {:>6} {:>11} {:>10} {:>12}  {}{}",
             i + 1,
             units::si(o.throughput_samples_per_s, if serving { "requests/s" } else { "samples/s" }),
             o.tokens_per_s.map_or("n/a".to_owned(), |t| units::si(t, "tokens/s")),
