@@ -210,7 +210,7 @@ impl<'a> ServingCx<'a> {
     /// stages when they divide it, then halved while a micro-batch holds more than that many
     /// tokens and an even number of requests.
     pub fn prefill_micro(&self) -> (f64, u64) {
-        self.pipeline_micro(self.input)
+        self.pipeline_micro(self.batch, self.input)
     }
 
     /// A static batch's decode micro-batches: (requests in each, how many). FasterTransformer
@@ -218,17 +218,17 @@ impl<'a> ServingCx<'a> {
     /// ([`ServingCx::prefill_micro`], one token per request): the batch over the stages when they
     /// divide it (then halved while over [`PREFILL_MICRO_TOKENS`] requests), else whole.
     pub fn decode_micro(&self) -> (f64, u64) {
-        self.pipeline_micro(1)
+        self.pipeline_micro(self.batch, 1)
     }
 
-    /// Micro-batches of a pass of `tokens_each` tokens per request on a pipeline, as
-    /// FasterTransformer's `getLocalBatchSize` makes them: (requests in each, how many); the
-    /// whole batch without a pipeline.
-    fn pipeline_micro(&self, tokens_each: u64) -> (f64, u64) {
+    /// Micro-batches of a pass of `tokens_each` tokens per request over a batch of `requests`
+    /// on a pipeline, as FasterTransformer's `getLocalBatchSize` makes them: (requests in each,
+    /// how many); the whole batch without a pipeline.
+    fn pipeline_micro(&self, requests: f64, tokens_each: u64) -> (f64, u64) {
         let pp = self.cx.lay.pp.size.max(1);
-        let batch = (self.batch as u64).max(1);
+        let batch = (requests as u64).max(1);
         if pp == 1 {
-            return (self.batch, 1);
+            return (requests, 1);
         }
         let mut local = if batch.is_multiple_of(pp) { batch / pp } else { batch };
         while local.saturating_mul(tokens_each) > PREFILL_MICRO_TOKENS && local % 2 == 0 {
@@ -450,9 +450,11 @@ impl<'a> ServingCx<'a> {
     }
 
     /// Memory per GPU of a static batch: weights, KV cache of the batch at full length, the
-    /// prefill's working activations, buffers.
+    /// prefill's working activations (and fp32 logits) of one micro-batch on a pipeline
+    /// ([`ServingCx::prefill_micro`]'s split; the whole batch without one), buffers.
     pub fn memory(&self, batch: f64) -> Memory {
-        self.memory_of(batch * (self.input + self.output) as f64, batch * self.input as f64, batch)
+        let micro = if batch > 0.0 { self.pipeline_micro(batch, self.input).0 } else { 0.0 };
+        self.memory_of(batch * (self.input + self.output) as f64, micro * self.input as f64, micro)
     }
 
     /// Memory per GPU holding `kv_tokens` tokens of KV cache, with one pass of `pass_tokens`
@@ -476,7 +478,9 @@ impl<'a> ServingCx<'a> {
         Memory::of_parts(parts, cx.s.system.mem_cap_bytes)
     }
 
-    /// The largest static batch per replica that fits (0 when the weights alone do not).
+    /// The largest static batch per replica that fits (0 when the weights alone do not), each
+    /// request costing what the first does: on a pipeline a larger batch prefills in
+    /// micro-batches and needs less, so this errs small there.
     pub fn max_batch(&self) -> u64 {
         let fixed = self.memory(0.0);
         how_many_fit(&fixed, self.memory(1.0).total_bytes - fixed.total_bytes)
@@ -710,6 +714,29 @@ mod tests {
         // Without a pipeline nothing splits.
         let flat = llama70(8, 64, json!({}));
         assert_eq!(ServingCx::new(&flat).expect("serving").decode_micro(), (64.0, 1));
+    }
+
+    #[test]
+    fn a_static_batch_on_a_pipeline_holds_one_prefill_micro_batchs_activations() {
+        // LLaMA-2-70B on tp 2 x pp 4, 256 prompts of 128 tokens: 32 micro-batches of 8.
+        let s = llama70(
+            8,
+            256,
+            json!({"transformer_parallel": ["tp", "pp"], "transformer_parallel_degree": [2, 4], "input_tokens": 128}),
+        );
+        let sv = ServingCx::new(&s).expect("serving");
+        assert_eq!(sv.prefill_micro(), (8.0, 32));
+        let part = |m: &Memory, p: MemPart| m.parts.iter().find(|x| x.0 == p).map_or(0.0, |x| x.1);
+        let held = sv.memory(256.0);
+        // The whole batch's working set at once, as the memory was counted before.
+        let whole = sv.memory_of(256.0 * (128 + sv.output) as f64, 256.0 * 128.0, 256.0);
+        let (a, w) = (part(&held, MemPart::Activations), part(&whole, MemPart::Activations));
+        assert!(a > 0.0 && (a * 32.0 - w).abs() < 1e-6 * w, "{a} against {w}");
+        assert_eq!(part(&held, MemPart::KvCache), part(&whole, MemPart::KvCache));
+        // The largest batch counts each request as the first one, which prefills alone: at most
+        // what fits, never more.
+        let most = sv.max_batch();
+        assert!(sv.memory(most as f64).fits() && most > 0);
     }
 
     #[test]
