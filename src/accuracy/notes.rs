@@ -36,14 +36,20 @@ pub fn recommendation_note(several: bool) -> Option<String> {
     let stats = summarize(&rows)?;
     let (least, most) = error_range(rows.iter().filter_map(|r| r.error));
     let held = if rows.iter().all(RowResult::held_out) { ", held out" } else { "" };
-    let (direction, bound) = if least > 0.0 {
-        ("more", "an upper")
+    let bound = if least > 0.0 {
+        Some("an upper")
     } else if most < 0.0 {
-        ("fewer", "a lower")
+        Some("a lower")
     } else {
-        ("", "")
+        None
     };
-    let spread = if direction.is_empty() {
+    let spread = if let Some(bound) = bound {
+        format!(
+            "predicted {} samples/s than measured (median {:.0}%): read its DLRM throughput as {bound} bound",
+            range_words((least, most)),
+            stats.all.median_abs_error * 100.0
+        )
+    } else {
         // Runs on both sides: say which source is where.
         let mut sources: Vec<&str> = rows.iter().map(|r| source_name(&r.source)).collect();
         crate::engine::order::sort(&mut sources);
@@ -61,13 +67,6 @@ pub fn recommendation_note(several: bool) -> Option<String> {
             range_words((least, most)),
             stats.all.median_abs_error * 100.0,
             each.join(", ")
-        )
-    } else {
-        format!(
-            "predicted {:.0}% to {:.0}% {direction} samples/s than measured (median {:.0}%): read its DLRM throughput as {bound} bound",
-            least.abs().min(most.abs()) * 100.0,
-            least.abs().max(most.abs()) * 100.0,
-            stats.all.median_abs_error * 100.0
         )
     };
     let mut gpus: Vec<u64> = rows.iter().map(|r| r.n_gpus).collect();
