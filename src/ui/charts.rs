@@ -5,6 +5,7 @@
 //! One job: drawing the charts.
 
 use super::canvas::PlacedPoints;
+use super::chart_backend::Canvas2d;
 use super::state::ServingMark;
 use super::sweep::{Point, ServePoint};
 use super::timeline::{critical_bars, Lanes};
@@ -19,7 +20,6 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
-use plotters_canvas::CanvasBackend;
 use web_sys::HtmlCanvasElement;
 
 /// One colour per op kind, the same in every chart and legend (Okabe-Ito palette: readable by
@@ -84,14 +84,14 @@ impl Theme {
     }
 }
 
-type Area = DrawingArea<CanvasBackend, Shift>;
+type Area = DrawingArea<Canvas2d, Shift>;
 
 /// The theme's look for a chart's mesh (labels, axes, grid): one place for every chart.
 trait Themed {
     fn themed(&mut self, theme: &Theme) -> &mut Self;
 }
 
-impl<X, Y, XT, YT> Themed for MeshStyle<'_, '_, X, Y, CanvasBackend>
+impl<X, Y, XT, YT> Themed for MeshStyle<'_, '_, X, Y, Canvas2d>
 where
     X: Ranged<ValueType = XT> + ValueFormatter<XT>,
     Y: Ranged<ValueType = YT> + ValueFormatter<YT>,
@@ -110,7 +110,7 @@ fn area(canvas: &HtmlCanvasElement, theme: &Theme, css_height: u32) -> Result<Ar
     let css_width = canvas.client_width().max(200) as f64;
     canvas.set_width((css_width * theme.ratio).round() as u32);
     canvas.set_height((css_height as f64 * theme.ratio).round() as u32);
-    let backend = CanvasBackend::with_canvas_object(canvas.clone()).ok_or("this browser gave no 2D canvas")?;
+    let backend = Canvas2d::new(canvas).ok_or("this browser gave no 2D canvas")?;
     Ok(backend.into_drawing_area())
 }
 
@@ -145,7 +145,7 @@ fn two_lanes<'a>(
     x: (f64, &str),
     lanes: [&'static str; 2],
     label_width_px: f64,
-) -> Result<ChartContext<'a, CanvasBackend, Cartesian2d<RangedCoordf64, RangedCoordf64>>, String> {
+) -> Result<ChartContext<'a, Canvas2d, Cartesian2d<RangedCoordf64, RangedCoordf64>>, String> {
     let mut chart = ChartBuilder::on(root)
         .margin(theme.px(8.0))
         .caption(title, theme.font(15.0))
@@ -616,7 +616,7 @@ pub fn ranked(
 /// Records where data points landed on a plot ([`PlacedPoints`]); a point that was not drawn
 /// is placed nowhere (NaN: nothing is near it).
 fn place_points(
-    area: &DrawingArea<CanvasBackend, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    area: &DrawingArea<Canvas2d, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
     points: impl Iterator<Item = Option<(f64, f64)>>,
     theme: &Theme,
     placed: &PlacedPoints,
@@ -803,7 +803,7 @@ fn factor_rgb(factor: f64) -> RGBColor {
 
 /// The legend of a chart's labelled series, where the data leaves room, on the theme's background.
 fn legend_box<CT: plotters::coord::CoordTranslate>(
-    chart: &mut ChartContext<'_, CanvasBackend, CT>,
+    chart: &mut ChartContext<'_, Canvas2d, CT>,
     theme: &Theme,
     at: SeriesLabelPosition,
 ) -> Result<(), String> {
@@ -919,7 +919,7 @@ pub fn series_marker(i: usize) -> ((u8, u8, u8), Shape) {
 
 /// Draws a marker of `shape` at each of `points`, about `r` pixels from its centre to its edge.
 fn draw_markers(
-    chart: &mut ChartContext<'_, CanvasBackend, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    chart: &mut ChartContext<'_, Canvas2d, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
     points: impl Iterator<Item = (f64, f64)>,
     shape: Shape,
     r: u32,

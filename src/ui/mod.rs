@@ -20,6 +20,8 @@ mod background;
 #[cfg(target_arch = "wasm32")]
 mod canvas;
 #[cfg(target_arch = "wasm32")]
+mod chart_backend;
+#[cfg(target_arch = "wasm32")]
 mod chart_views;
 #[cfg(target_arch = "wasm32")]
 mod charts;
