@@ -1,5 +1,6 @@
 // Benchmark of the built site: the size of what a visitor downloads, the time from an edit to
-// the frame that shows its result, the time from navigation to the first results on screen (median of fresh loads; on localhost, and on a throttled
+// the frame that shows its result, the time from navigation to the first results painted (the
+// browser's Element Timing record; median of fresh loads; on localhost, and on a throttled
 // 1.6 Mb/s link with the precompressed copies served as static hosts serve them), the wall time of the explorer's
 // full plan search for LLaMA2-70B on 2,048 GPUs (the default scenario), and the longest block
 // of the main thread over a corpus of crafted links and imports (tests/data/adversarial/corpus.json),
@@ -38,15 +39,17 @@ console.log(`whole site: ${kb(raw)} raw, ${kb(gz)} gzip, ${kb(br)} with the Brot
 
 const server = await serve(dist);
 const browser = await launch();
-const times = [];
+const painted = [];
+const noticed = [];
 try {
-  for (let i = 0; i < 7; i++) {
+  for (let i = 0; i < 9; i++) {
     const ctx = await browser.newContext();
     const page = await ctx.newPage();
+    await page.addInitScript(recordPaints);
     await page.goto(server.url);
-    await page.locator('#iteration-time').waitFor({ timeout: 20000 });
-    // Milliseconds since navigation start, as the page saw it.
-    times.push(await page.evaluate(() => performance.now()));
+    const t = await firstResult(page, 20000);
+    painted.push(t.painted);
+    noticed.push(t.noticed);
     await ctx.close();
   }
   await editToPaint(browser, server.url);
@@ -90,8 +93,9 @@ try {
   await browser.close();
   server.stop();
 }
-times.sort((a, b) => a - b);
-console.log(`time to first result (localhost, headless Chromium, 7 fresh loads): median ${times[3].toFixed(0)} ms, best ${times[0].toFixed(0)} ms, worst ${times[6].toFixed(0)} ms (target < 1000 ms)`);
+painted.sort((a, b) => a - b);
+noticed.sort((a, b) => a - b);
+console.log(`first result painted (localhost, headless Chromium, 9 fresh loads; the browser's own record of the frame that first shows the iteration time): median ${painted[4].toFixed(0)} ms, best ${painted[0].toFixed(0)} ms, worst ${painted[8].toFixed(0)} ms (target <= 500 ms); the test harness noticed it at ${noticed[4].toFixed(0)} ms at the median`);
 await throttled(dist);
 
 /// The time from an applied edit to the frame that shows its result: Nodes set to 12 values in
@@ -147,14 +151,15 @@ async function throttled(dir) {
       await cdp.send('Network.emulateNetworkConditions', {
         offline: false, latency: 150, downloadThroughput: 1.6e6 / 8, uploadThroughput: 750e3 / 8,
       });
+      await page.addInitScript(recordPaints);
       await page.goto(server.url, { waitUntil: 'commit' });
-      await page.locator('#iteration-time').waitFor({ timeout: 60000 });
-      runs.push(await page.evaluate(() => ({
-        result: performance.now(),
+      const { painted: result } = await firstResult(page, 60000);
+      runs.push(await page.evaluate((result) => ({
+        result,
         loading: performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? NaN,
         bytes: performance.getEntriesByType('navigation').concat(performance.getEntriesByType('resource'))
           .reduce((n, e) => n + e.transferSize, 0),
-      })));
+      }), result));
       await ctx.close();
     }
   } finally {
@@ -163,6 +168,24 @@ async function throttled(dir) {
   }
   const median = (key) => runs.map((r) => r[key]).sort((a, b) => a - b)[1];
   console.log(`on a 1.6 Mb/s link (150 ms round trips, precompressed copies served, 3 fresh loads): loading screen at ${median('loading').toFixed(0)} ms (target <= 500 ms), first result at ${median('result').toFixed(0)} ms (target <= 3000 ms), ${(median('bytes') / 1024).toFixed(0)} KB transferred`);
+}
+
+/// Page script, run before the page's own: keeps the browser's Element Timing records (when
+/// each element marked `elementtiming` was first painted; the headline figures are).
+function recordPaints() {
+  window.__paints = [];
+  new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__paints.push([e.identifier, e.renderTime]); })
+    .observe({ type: 'element', buffered: true });
+}
+
+/// When the first result was painted (ms since navigation, the browser's record: the frame
+/// that first showed the iteration time) and when the test harness noticed it (which adds
+/// its own polling and round trips).
+async function firstResult(page, timeout) {
+  await page.locator('#iteration-time').waitFor({ timeout });
+  const noticed = await page.evaluate(() => performance.now());
+  const handle = await page.waitForFunction(() => window.__paints.find(([id]) => id === 'iteration-time')?.[1], null, { timeout });
+  return { painted: await handle.jsonValue(), noticed };
 }
 
 /// The longest main-thread task (the browser's long-task records: tasks of 50 ms or more; 0
