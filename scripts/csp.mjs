@@ -28,8 +28,9 @@ const hash = createHash('sha256').update(code).digest('hex').slice(0, 16);
 const loader = `loader-${hash}.js`;
 writeFileSync(join(dir, loader), code);
 html = html.replace(inline, `<script type="module" src="./${loader}"></script>`);
-// Scripts: only the site's own, and WebAssembly compilation. Styles: the site's sheet plus the
-// style attributes the page sets on elements (colour swatches). Nothing may be fetched, framed
+// Scripts: only the site's own, and WebAssembly compilation. Styles: the site's own, inline in
+// index.html so that the loading screen needs no second request, plus the style attributes the
+// page sets on elements (colour swatches). Nothing may be fetched, framed
 // or posted anywhere else.
 const policy = [
   "default-src 'self'",

@@ -42,6 +42,10 @@ await runTest('smoke', dist, async ({ server, browser }) => {
   const served = readFileSync(join(dist, 'index.html'), 'utf8');
   check(/id="loading"[\s\S]*Loading the calculator/.test(served) && await page.locator('#loading').count() === 0,
     'the page says it is loading until the program runs, then the words go');
+  // The loading screen paints with the page's first response: its styles are inline, not a
+  // stylesheet fetched after it (one more round trip on a slow link, `make bench`).
+  check(/<style>[\s\S]*\.loading/.test(served) && !/<link[^>]*rel="stylesheet"/.test(served),
+    'index.html carries its styles inline (no stylesheet to wait for)');
   const link = await page.locator('#share-link').inputValue();
   const want = cli(bin, scenarioOfLink(link));
   console.log(`smoke: page shows iteration time "${shownText}" (${await seconds()} s); CLI says ${want.iteration_ms / 1000} s`);
