@@ -766,7 +766,7 @@ mod tests {
             // The prediction is the scenario's throughput, and it fits on the GPU it ran on.
             assert_eq!(r.predicted, Some(report.throughput_samples_per_s), "{}", r.id);
             assert!(report.memory.total_bytes <= report.memory.capacity_bytes, "{}", r.id);
-            let crate::engine::scenario::Arch::Dlrm(m) = &s.model.arch else { panic!("{}: not a DLRM", r.id) };
+            let crate::engine::scenario::Arch::Dlrm(m) = &s.model().arch else { panic!("{}: not a DLRM", r.id) };
             let w = m.widths.as_ref().expect("widths");
             assert_eq!(
                 (w.bottom.as_slice(), w.top.as_slice()),

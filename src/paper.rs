@@ -93,14 +93,14 @@ pub fn suite(mode: Mode) -> Result<Suite, String> {
                 continue;
             }
         };
-        let gpu = match scenario.system.f16_flops_per_s {
+        let gpu = match scenario.system().f16_flops_per_s {
             f if f < 200e12 => "V100",
             f if f < 500e12 => "A100",
             _ => "H100",
         };
         out.push(Workload {
             id: sp.id.clone(),
-            family: scenario.model.arch.family().config_name(),
+            family: scenario.model().arch.family().config_name(),
             gpu,
             scenario,
             file,
@@ -351,7 +351,7 @@ pub fn summarize(mode: Mode, suite: &[Workload], refused: &[Refused], measured: 
             .filter_map(|n| Some(Group { name: n.to_owned(), spread: Spread::of(&pairs(&|w| key(w) == n))? }))
             .collect()
     };
-    let gpus = |w: &Workload| w.scenario.system.num_devices as f64;
+    let gpus = |w: &Workload| w.scenario.system().num_devices as f64;
     let weighted: f64 = suite.iter().zip(measured).map(|(w, m)| gpus(w) * m.exposed_share).sum();
     let exposed = Exposed {
         all: Spread::of(&pairs(&|_| true))?,
@@ -368,7 +368,7 @@ pub fn summarize(mode: Mode, suite: &[Workload], refused: &[Refused], measured: 
         let id = w.id.clone();
         match &m.compared {
             Compared::Speedup(x, plans) => {
-                let serving = w.scenario.task.kind == TaskKind::Inference;
+                let serving = w.scenario.task().kind == TaskKind::Inference;
                 if serving { &mut inference } else { &mut training }.push((id.clone(), *x));
                 let task = if serving { "inference" } else { "training" };
                 gains[usize::from(serving)].push(Gain { workload: id, task, speedup: *x, plans: plans.clone() });
@@ -429,7 +429,7 @@ mod tests {
         let reference_refused = reference.refused;
         let reference = reference.workloads;
         assert!(reference.len() >= 60, "{}", reference.len());
-        assert!(reference.iter().all(|w| w.scenario.task.mode == Mode::Reference));
+        assert!(reference.iter().all(|w| w.scenario.task().mode == Mode::Reference));
         // Each workload's file is its scenario (the page's workers build it from the file).
         for w in reference.iter().chain(&default.workloads) {
             let raw = serde_json::from_value::<RawFile>(w.file.clone()).expect("file").into_scenario().expect("raw");
@@ -443,7 +443,7 @@ mod tests {
             assert!(reference.iter().any(|w| w.gpu == g), "{g}");
         }
         assert!(
-            default.workloads.len() >= 60 && default.workloads.iter().all(|w| w.scenario.task.mode == Mode::Default)
+            default.workloads.len() >= 60 && default.workloads.iter().all(|w| w.scenario.task().mode == Mode::Default)
         );
         // Every golden-case preset is a workload or refused, saying why, in each model.
         for (mode, suite, no) in

@@ -102,7 +102,7 @@ fn system_gpu(s: &System) -> Option<&'static str> {
 /// validation rows name theirs (`plan`): TP, PP, CP, EP, then DP for replicated or sharded data
 /// parallelism.
 fn plan_kinds(s: &Scenario) -> String {
-    let Some(spec) = &s.task.plan.transformer else { return String::new() };
+    let Some(spec) = &s.task().plan.transformer else { return String::new() };
     let has = |f: &dyn Fn(Strategy) -> bool| spec.levels().iter().any(|l| l.degree > 1 && f(l.strategy));
     let kinds = [
         ("TP", has(&|st| st == Strategy::Tp)),
@@ -134,7 +134,7 @@ pub enum Expectation {
 /// for a training plan like the published runs that does not fit in memory or waits for its
 /// data loader (no published run did).
 pub fn expectation(s: &Scenario, r: &Report) -> Option<Expectation> {
-    if s.task.mode != Mode::Default {
+    if s.task().mode != Mode::Default {
         return None;
     }
     let unknown = |what: &str| {
@@ -142,29 +142,29 @@ pub fn expectation(s: &Scenario, r: &Report) -> Option<Expectation> {
             "No published run validates the default model on {what}: its accuracy here is unknown."
         )))
     };
-    match &s.model.arch {
-        Arch::Llm(_) if matches!(s.task.kind, TaskKind::Inference) => {
-            let inflight = s.task.setup.batching == crate::engine::scenario::Batching::InFlight;
+    match &s.model().arch {
+        Arch::Llm(_) if matches!(s.task().kind, TaskKind::Inference) => {
+            let inflight = s.task().setup.batching == crate::engine::scenario::Batching::InFlight;
             return Some(Expectation::Unknown(super::SERVING_NOTES[inflight as usize].into()));
         }
         Arch::Llm(_) => {}
         Arch::LlmMoe(..) => return unknown("mixture-of-experts LLMs"),
         Arch::Vit(_) => return unknown("vision transformers"),
         _ => {
-            let several = s.system.num_devices > 1;
+            let several = s.system().num_devices > 1;
             return Some(Expectation::Unknown(super::RECOMMENDATION_NOTES[several as usize].into()));
         }
     }
-    if s.system.nic_latency_s > 0.0 {
+    if s.system().nic_latency_s > 0.0 {
         return unknown("nodes far apart (every published run is on one datacenter network)");
     }
-    if !matches!(s.task.kind, TaskKind::Pretrain) {
+    if !matches!(s.task().kind, TaskKind::Pretrain) {
         return unknown("fine-tuning (the published runs are pre-training)");
     }
-    if s.model.bytes_per_dense_param.f64() != 2.0 {
+    if s.model().bytes_per_dense_param.f64() != 2.0 {
         return unknown("this precision (the published runs are in 16-bit floating point)");
     }
-    let Some(gpu) = system_gpu(&s.system) else {
+    let Some(gpu) = system_gpu(s.system()) else {
         return unknown("this GPU (the published runs are on A100s and H100s)");
     };
     let kinds = plan_kinds(s);
@@ -175,17 +175,13 @@ pub fn expectation(s: &Scenario, r: &Report) -> Option<Expectation> {
         return None;
     }
     let util = family_util(Some(gpu));
-    let calibrated = System {
-        flops_util: util.flops,
-        mem_bw_util: util.mem_bw,
-        nvlink_util: util.nvlink,
-        ibroce_util: util.nic,
-        ..s.system.clone()
-    };
-    let calibrated_s = if calibrated == s.system {
+    let fractions = [util.flops, util.mem_bw, util.nvlink, util.nic];
+    let sys = s.system();
+    let calibrated_s = if fractions == [sys.flops_util, sys.mem_bw_util, sys.nvlink_util, sys.ibroce_util] {
         r.iteration_s
     } else {
-        evaluate(&Scenario { system: calibrated, ..s.clone() }).iteration_s
+        // The shipped fractions are fractions: the derived scenario is always valid.
+        evaluate(&s.with_fractions(fractions).ok()?).iteration_s
     };
     Some(Expectation::Like { band: *band, calibrated_s, calibrated_gemm: util.flops })
 }
@@ -238,10 +234,18 @@ mod tests {
 
     /// The same with activation recomputation `recompute` (`none`, `selective`, `full`).
     fn preset_with(id: &str, mode: &str, recompute: &str) -> (Scenario, Report) {
+        preset_keys(id, mode, &[("task", "recompute", json!(recompute))])
+    }
+
+    /// The same with other values of some keys: (`system` or `task`, key, value).
+    fn preset_keys(id: &str, mode: &str, keys: &[(&str, &str, serde_json::Value)]) -> (Scenario, Report) {
         let p = presets::all().expect("presets");
-        let [model, system, mut task] = p.scenario(id).and_then(|s| p.configs(s)).expect(id);
+        let [model, mut system, mut task] = p.scenario(id).and_then(|s| p.configs(s)).expect(id);
         task.insert("mode".into(), json!(mode));
-        task.insert("recompute".into(), json!(recompute));
+        for (config, key, value) in keys {
+            let c = if *config == "system" { &mut system } else { &mut task };
+            c.insert((*key).into(), value.clone());
+        }
         let raw = serde_json::from_value::<RawFile>(json!({"model": model, "system": system, "task": task}))
             .expect("configs")
             .into_scenario()
@@ -303,7 +307,7 @@ mod tests {
             r.iteration_s
         );
         let e = expectation(&s, &r).expect("some");
-        let text = e.sentence(s.system.flops_util, r.iteration_s);
+        let text = e.sentence(s.system().flops_util, r.iteration_s);
         let expect = format!(
             "Expect {} to {}: ",
             units::duration(band.low * calibrated_s),
@@ -321,7 +325,8 @@ mod tests {
         let same = e.sentence(0.5, calibrated_s * (1.0 + 1e-4));
         assert!(same.starts_with(&expect) && same.ends_with("(median 1.09\u{d7})."), "{same}");
         // At the calibrated factors the range is around the scenario's own time.
-        let cal = Scenario { system: System { flops_util: 0.80, ..s.system.clone() }, ..s.clone() };
+        let sys = s.system();
+        let cal = s.with_fractions([0.80, sys.mem_bw_util, sys.nvlink_util, sys.ibroce_util]).expect("fractions");
         let cal_r = evaluate(&cal);
         let e = expectation(&cal, &cal_r).expect("some");
         assert_eq!(e, Expectation::Like { band, calibrated_s: cal_r.iteration_s, calibrated_gemm: 0.80 });
@@ -346,8 +351,12 @@ mod tests {
         assert!(unknown("current__llama_7b__rtx4090_8_10gbe__finetune").contains("fine-tuning"));
         assert!(unknown("current__vit_l__rtx3080_8_1gbe__ddp").contains("vision transformers"));
         // Nodes far apart: no published run was on such a network.
-        let (s, _) = preset_with(presets::PAPER_LLAMA2_70B, "default", "full");
-        let far = Scenario { system: System { nic_latency_s: 0.01, ..s.system.clone() }, ..s.clone() };
+        let full = ("task", "recompute", json!("full"));
+        let (far, _) = preset_keys(
+            presets::PAPER_LLAMA2_70B,
+            "default",
+            &[full.clone(), ("system", "nic_latency_s", json!(0.01))],
+        );
         let Some(Expectation::Unknown(why)) = expectation(&far, &evaluate(&far)) else { panic!("far apart") };
         assert!(why.contains("nodes far apart"), "{why}");
         let (s, r) = preset(presets::PAPER_LLAMA2_70B, "reference");
@@ -357,26 +366,18 @@ mod tests {
         assert!(r.limits.iter().any(|l| matches!(l, Limit::DoesNotFit { .. })));
         assert_eq!(expectation(&s, &r), None);
         // Nor for one that waits for its data loader.
-        let (s, _) = preset_with(presets::PAPER_LLAMA2_70B, "default", "full");
-        let slow = Scenario {
-            task: crate::engine::scenario::Task {
-                setup: crate::engine::scenario::Setup { loader_samples_per_s: Some(1.0), ..s.task.setup.clone() },
-                ..s.task.clone()
-            },
-            ..s.clone()
-        };
-        let r = evaluate(&slow);
+        let (slow, r) = preset_keys(
+            presets::PAPER_LLAMA2_70B,
+            "default",
+            &[full, ("task", "data_loader_samples_per_s", json!(1.0))],
+        );
         assert!(r.limits.iter().any(|l| matches!(l, Limit::InputBound { .. })), "{:?}", r.limits);
         assert_eq!(expectation(&slow, &r), None);
         // LLM serving: what the published serving runs batched the same way say, whatever the
         // plan.
         let name = "current__llama2_70b__h200_sxm_128__inference";
         assert_eq!(unknown(name), super::super::SERVING_NOTES[0]);
-        let (s, _) = preset(name, "default");
-        let mut setup = s.task.setup.clone();
-        setup.batching = crate::engine::scenario::Batching::InFlight;
-        let inflight = Scenario { task: crate::engine::scenario::Task { setup, ..s.task.clone() }, ..s.clone() };
-        let r = evaluate(&inflight);
+        let (inflight, r) = preset_keys(name, "default", &[("task", "batching", json!("inflight"))]);
         assert_eq!(expectation(&inflight, &r), Some(Expectation::Unknown(super::super::SERVING_NOTES[1].into())));
         let (s, r) = preset("current__llama2_70b__h200_sxm_128__inference", "reference");
         assert_eq!(expectation(&s, &r), None);

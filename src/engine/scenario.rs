@@ -13,19 +13,38 @@ use std::fmt;
 use std::sync::Arc;
 
 /// One run to evaluate. Only [`crate::engine::validate()`] can build one (see [`Validated`]).
+/// Its parts are the engine's: the faces (page, CLI, measured runs) read them through
+/// [`Scenario::model`], [`Scenario::system`] and [`Scenario::task`], and derive another
+/// scenario only through a checked method ([`Scenario::with_fractions`]), so no scenario that
+/// skipped the checks reaches the model.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Scenario {
-    pub model: Model,
-    pub system: System,
-    pub task: Task,
+    pub(in crate::engine) model: Model,
+    pub(in crate::engine) system: System,
+    pub(in crate::engine) task: Task,
     #[serde(skip)]
-    pub(crate) _validated: Validated,
+    pub(in crate::engine) _validated: Validated,
 }
 
-/// Proof that a [`Scenario`] passed validation: it has no public constructor, so code outside
-/// the engine cannot assemble a scenario that skipped the checks.
+/// Proof that a [`Scenario`] passed validation: it has no constructor outside the engine, so
+/// no other code can assemble a scenario that skipped the checks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Validated(pub(crate) ());
+pub struct Validated(pub(in crate::engine) ());
+
+impl Scenario {
+    /// The model.
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+    /// The GPU cluster.
+    pub fn system(&self) -> &System {
+        &self.system
+    }
+    /// The task and its plan.
+    pub fn task(&self) -> &Task {
+        &self.task
+    }
+}
 
 /// A model: its family's dimensions and its number formats.
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -108,19 +108,92 @@ pub fn validate(raw: &RawScenario) -> Result<Scenario, Vec<FieldError>> {
     };
     if let (Some(model), Some(system), Some(task)) = (model, system, task) {
         if v.errors.is_empty() {
-            let scenario = Scenario { model, system, task, _validated: Validated(()) };
-            let problems = if scenario.task.mode == Mode::Default && super::extended::covers(&scenario) {
-                super::extended::rules::check(&scenario)
-            } else {
-                rules::check(&scenario)
-            };
-            if problems.is_empty() {
-                return Ok(scenario);
-            }
-            v.errors.extend(problems);
+            return checked(Scenario { model, system, task, _validated: Validated(()) });
         }
     }
     Err(v.errors)
+}
+
+/// A scenario whose fields each passed their checks, checked against the structural rules of
+/// the model that will evaluate it (the default model's where it covers the scenario, else
+/// the reference's).
+fn checked(scenario: Scenario) -> Result<Scenario, Vec<FieldError>> {
+    let problems = if scenario.task.mode == Mode::Default && super::extended::covers(&scenario) {
+        super::extended::rules::check(&scenario)
+    } else {
+        rules::check(&scenario)
+    };
+    if problems.is_empty() {
+        Ok(scenario)
+    } else {
+        Err(problems)
+    }
+}
+
+/// The only ways to derive one scenario from another outside the engine: each checks what it
+/// changes as [`validate`] checks that field, then the whole scenario against the rules.
+impl Scenario {
+    /// The same scenario as another kind of task (pre-training or inference: the explorer's
+    /// task setting).
+    pub fn with_kind(&self, kind: TaskKind) -> Result<Scenario, Vec<FieldError>> {
+        let mut s = self.clone();
+        s.task.kind = kind;
+        checked(s)
+    }
+
+    /// The same scenario for the other model: the default model or MAD-Max paper mode
+    /// (`task.mode`).
+    pub fn with_mode(&self, mode: Mode) -> Result<Scenario, Vec<FieldError>> {
+        let mut s = self.clone();
+        s.task.mode = mode;
+        checked(s)
+    }
+
+    /// The same scenario with other achievable fractions of the GPUs' peaks: GEMM FLOP/s, HBM
+    /// bandwidth, NVLink and NIC bandwidth, each above 0 and at most 1 (`system.flops_util`,
+    /// `mem_bw_util`, `nvlink_util`, `ibroce_util`).
+    pub fn with_fractions(&self, [flops, mem_bw, nvlink, nic]: [f64; 4]) -> Result<Scenario, Vec<FieldError>> {
+        let fractions = [("flops_util", flops), ("mem_bw_util", mem_bw), ("nvlink_util", nvlink), ("ibroce_util", nic)];
+        let errors: Vec<FieldError> = fractions
+            .iter()
+            .filter(|(_, f)| !(UTIL_MIN..=1.0).contains(f))
+            .map(|(key, f)| {
+                FieldError::new(format!("system.{key}"), format!("must be a fraction above 0 and at most 1, got {f}"))
+            })
+            .collect();
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        let mut s = self.clone();
+        (s.system.flops_util, s.system.mem_bw_util, s.system.nvlink_util, s.system.ibroce_util) =
+            (flops, mem_bw, nvlink, nic);
+        checked(s)
+    }
+
+    /// The same scenario with another batch per GPU and micro-batch (`None`: the task's
+    /// default), each at least 1 (`task.local_transformer_bs`, `task.micro_batch`).
+    pub fn with_batch(&self, local: u64, micro: Option<u64>) -> Result<Scenario, Vec<FieldError>> {
+        let out_of_range = |key: &str, n: u64| {
+            let why = if n == 0 {
+                "must be at least 1, got 0".to_owned()
+            } else {
+                format!("must be at most {MAX_COUNT}, got {n}")
+            };
+            (n == 0 || n > MAX_COUNT).then(|| FieldError::new(format!("task.{key}"), why))
+        };
+        let errors: Vec<FieldError> =
+            [out_of_range("local_transformer_bs", local), micro.and_then(|m| out_of_range("micro_batch", m))]
+                .into_iter()
+                .flatten()
+                .collect();
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        let mut s = self.clone();
+        s.task.plan.local_transformer_batch = Some(local);
+        s.task.setup.micro_batch = micro;
+        checked(s)
+    }
 }
 
 /// Reads fields, collecting errors.
@@ -1153,5 +1226,61 @@ mod tests {
         }
         let said = problems(serde_json::json!({}), serde_json::json!({"nic_latency_s": -1}));
         assert!(said[0].contains("must be a latency from 0 to 10 s (0: a datacenter network), got -1"), "{said:?}");
+    }
+
+    /// LLaMA2-70B on DC_A-2048 with these task keys, validated.
+    fn flagship(task: serde_json::Value) -> Result<Scenario, Vec<FieldError>> {
+        let mut v: serde_json::Value = serde_json::from_str(include_str!(
+            "../../tests/data/reference/cases/llm__llama2_70b__dc_A_2048__llm_train.json"
+        ))
+        .expect("case");
+        if let (Some(t), Some(keys)) = (v["inputs"]["task"].as_object_mut(), task.as_object()) {
+            t.extend(keys.clone());
+        }
+        validate(&serde_json::from_value::<RawFile>(v).expect("case").into_scenario().expect("case"))
+    }
+
+    #[test]
+    fn a_scenario_derived_from_another_is_the_one_validation_builds_or_refused_as_it_would_be() {
+        let base = flagship(serde_json::json!({"mode": "default"})).expect("valid");
+        // Each derivation gives what validating the changed configs gives.
+        let same = |derived: Result<Scenario, Vec<FieldError>>, keys| {
+            assert_eq!(derived.expect("valid"), flagship(keys).expect("valid"));
+        };
+        same(base.with_kind(TaskKind::Inference), serde_json::json!({"mode": "default", "type": "inference"}));
+        same(base.with_mode(Mode::Reference), serde_json::json!({"mode": "reference"}));
+        same(
+            base.with_batch(4, Some(2)),
+            serde_json::json!({"mode": "default", "local_transformer_bs": 4, "micro_batch": 2}),
+        );
+        let sys = base.system();
+        let tuned = base.with_fractions([0.5, sys.mem_bw_util, sys.nvlink_util, sys.ibroce_util]).expect("valid");
+        assert_eq!(tuned.system().flops_util, 0.5);
+        assert_eq!(Scenario { system: System { flops_util: sys.flops_util, ..tuned.system.clone() }, ..tuned }, base);
+        // Out of range, or against the rules: refused, with the field and the fix.
+        let said = |r: Result<Scenario, Vec<FieldError>>| -> Vec<String> {
+            r.expect_err("refused").iter().map(|e| e.to_string()).collect()
+        };
+        assert_eq!(
+            said(base.with_fractions([0.0, 1.5, 0.5, 0.5])),
+            [
+                "system.flops_util: must be a fraction above 0 and at most 1, got 0",
+                "system.mem_bw_util: must be a fraction above 0 and at most 1, got 1.5"
+            ]
+        );
+        assert_eq!(said(base.with_batch(0, None)), ["task.local_transformer_bs: must be at least 1, got 0"]);
+        let said = said(base.with_batch(4, Some(3)));
+        assert!(
+            said.len() == 1 && said[0].starts_with("task.micro_batch: a micro-batch of 3 does not divide"),
+            "{said:?}"
+        );
+        assert_eq!(
+            said,
+            flagship(serde_json::json!({"mode": "default", "local_transformer_bs": 4, "micro_batch": 3}))
+                .expect_err("refused")
+                .iter()
+                .map(|e| e.to_string())
+                .collect::<Vec<_>>()
+        );
     }
 }

@@ -26,15 +26,18 @@ pub fn verdict(o: &Outcome) -> String {
 }
 
 /// The scenario a search explores: the calculator's, as pre-training or inference when the
-/// explorer's task setting (`pretrain`, `inference`) says so, else as it is (`own`).
-pub fn searched(s: &Scenario, task: &str) -> Scenario {
-    let mut base = s.clone();
-    match task {
-        "pretrain" => base.task.kind = TaskKind::Pretrain,
-        "inference" => base.task.kind = TaskKind::Inference,
-        _ => {}
-    }
-    base
+/// explorer's task setting (`pretrain`, `inference`) says so, else as it is (`own`); what is
+/// wrong with it as that task when the model's rules refuse it.
+pub fn searched(s: &Scenario, task: &str) -> Result<Scenario, String> {
+    let kind = match task {
+        "pretrain" => TaskKind::Pretrain,
+        "inference" => TaskKind::Inference,
+        _ => return Ok(s.clone()),
+    };
+    s.with_kind(kind).map_err(|errors| {
+        let why = errors.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; ");
+        format!("as {} the scenario is refused: {why}", if task == "pretrain" { "pre-training" } else { "inference" })
+    })
 }
 
 /// Factors each co-design resource is scaled by.
@@ -136,7 +139,7 @@ impl Job {
             } else {
                 for (r, f, s, list) in what_ifs {
                     let idx = co.len();
-                    co.push(CoPoint { resource: r, factor: f, gpus: s.system.num_devices, best: None });
+                    co.push(CoPoint { resource: r, factor: f, gpus: s.system().num_devices, best: None });
                     let si = scenarios.len();
                     queue.extend(list.into_iter().map(|p| (si, p, Slot::Co(idx))));
                     scenarios.push(s);
@@ -542,16 +545,15 @@ mod tests {
         // The first scenario with ever more micro-batches of one sequence, until its search costs
         // a fifth of the budget: the search runs, its 30 hardware what-ifs would not fit.
         let s = State::initial();
-        let mut base = s.good.as_ref().expect("good").scenario.clone();
-        base.task.setup.micro_batch = Some(1);
+        let good = &s.good.as_ref().expect("good").scenario;
         let mut local = 1;
-        let (space, main) = loop {
-            base.task.plan.local_transformer_batch = Some(local);
+        let (base, space, main) = loop {
+            let base = good.with_batch(local, Some(1)).expect("a valid batch");
             // The scenario's micro-batch of one, not the explorer's choices of micro-batch.
             let space = Space { knobs: false, ..Space::fixed_global(&base) };
             let main = explore::cost(&base, &explore::plans(&base, &space));
             if main * 5 > explore::MAX_SEARCH_OPS {
-                break (space, main);
+                break (base, space, main);
             }
             local *= 2;
         };

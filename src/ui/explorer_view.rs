@@ -168,8 +168,11 @@ fn edit_settings(f: impl FnOnce(&mut Settings)) {
 /// Starts a search of `good`'s scenario with the session's settings.
 fn start_search(good: &Evaluated) {
     let settings = SESSION.with(|s| s.borrow().settings.clone());
-    let base = explorer::searched(&good.scenario, &settings.task);
     let problem = |text: &str| change(|s| s.problem = Some(text.to_owned()));
+    let base = match explorer::searched(&good.scenario, &settings.task) {
+        Ok(base) => base,
+        Err(why) => return problem(&format!("Not searched: {why}.")),
+    };
     // A latency limit in ms: empty is none, anything but a positive number is a problem.
     let limit_s = |text: &str| -> Result<Option<f64>, ()> {
         match text.trim() {
@@ -358,7 +361,7 @@ fn settings_card(
     });
     html! {
         <div class="card explorer-settings">
-            <h2>{ format!("Explore plans for {} on {} GPUs", sc.model.name, sc.system.num_devices) }</h2>
+            <h2>{ format!("Explore plans for {} on {} GPUs", sc.model().name, sc.system().num_devices) }</h2>
             // What the search tries: a sentence, and the whole list behind it (on a phone the
             // list would fill the first screen).
             { if crate::engine::uses_default_model(sc) { html! {
@@ -375,7 +378,7 @@ fn settings_card(
                 <div class="field">
                     <label for="explore-task">{ "Search for" }</label>
                     <select id="explore-task" onchange={set(|s, v| s.task = v)}>
-                        <option value="as-configured" selected={s.task == "as-configured"}>{ format!("the task as configured ({})", sc.task.kind.config_name()) }</option>
+                        <option value="as-configured" selected={s.task == "as-configured"}>{ format!("the task as configured ({})", sc.task().kind.config_name()) }</option>
                         <option value="pretrain" selected={s.task == "pretrain"}>{ "pre-training" }</option>
                         <option value="inference" selected={s.task == "inference"}>{ "inference" }</option>
                     </select>
@@ -491,7 +494,7 @@ fn results(
     };
     let samples = s.workload / report::tokens_per_sample(base).unwrap_or(1.0);
     let inputs = CostInputs { usd_per_gpu_hour: s.usd_per_gpu_hour, watts_per_gpu: s.watts_per_gpu, samples };
-    let gpus = base.system.num_devices;
+    let gpus = base.system().num_devices;
     let best = summary.ranked.first().filter(|o| o.fits()).cloned();
     let apply = |o: &Outcome| {
         let d = d.clone();
@@ -628,7 +631,7 @@ fn results(
         .into_iter()
         .filter_map(|i| ranked.iter().position(|o| *o == fitting[i]))
         .collect();
-    let capacity_gb = base.system.mem_cap_bytes / 1e9;
+    let capacity_gb = base.system().mem_cap_bytes / 1e9;
     let co = j.codesign().to_vec();
     let groups: Vec<charts::SpeedupGroup> = Resource::ALL
         .iter()

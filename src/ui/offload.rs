@@ -253,7 +253,7 @@ fn build(start: &Start) -> Result<Vec<Scenario>, String> {
         Some(e) => format!("the scenario is refused: {e}"),
         None => "the scenario is refused".to_owned(),
     })?;
-    let base = explorer::searched(&s, &start.task);
+    let base = explorer::searched(&s, &start.task)?;
     let mut all = vec![base];
     for &(r, f) in &start.what_ifs {
         let scaled = explore::scaled(&all[0], r, f).ok_or("a what-if does not apply to the scenario")?;
@@ -366,7 +366,7 @@ mod tests {
             validate(&serde_json::from_value::<RawFile>(file.clone()).expect("file").into_scenario().expect("raw"))
                 .expect("valid");
         assert_ne!(reference, s);
-        let base = explorer::searched(&reference, "inference");
+        let base = explorer::searched(&reference, "inference").expect("an inference scenario");
         let space = explore::Space::fixed_global(&base);
         let mut job = Job::new(&base, &space, false).expect("within budget");
         let start = Start::of(8, &job, file, "inference");

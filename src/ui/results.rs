@@ -111,11 +111,11 @@ fn headline(g: &Rc<Evaluated>, measured: Option<&super::state::Yardstick>, d: &D
     let kind = super::state::task_kind_name(s);
     let what = format!(
         "{} {} on {} ({} x {}), global batch {}",
-        s.model.name,
+        s.model().name,
         kind,
-        crate::units::things(s.system.num_devices, "GPU"),
-        crate::units::things(s.system.num_nodes, "node"),
-        s.system.devices_per_node(),
+        crate::units::things(s.system().num_devices, "GPU"),
+        crate::units::things(s.system().num_nodes, "node"),
+        s.system().devices_per_node(),
         r.global_batch
     );
     html! {
@@ -149,7 +149,7 @@ fn headline(g: &Rc<Evaluated>, measured: Option<&super::state::Yardstick>, d: &D
                         None => html! { { format!("of {} peak per GPU", units::si(crate::engine::report::peak_flops_per_s(s), "FLOP/s")) } },
                     },
                     match &r.utilization {
-                        Some(_) if s.task.kind == TaskKind::Inference => "Model FLOPs per iteration (the forward pass, attention's s^2 included) over what the GPUs could do at datasheet peak in that time.",
+                        Some(_) if s.task().kind == TaskKind::Inference => "Model FLOPs per iteration (the forward pass, attention's s^2 included) over what the GPUs could do at datasheet peak in that time.",
                         Some(_) => "Model FLOPs per iteration (forward and backward, no recomputation, attention's s^2 included) over what the GPUs could do at datasheet peak in that time. HFU also counts recomputed FLOPs.",
                         None => "Model FLOPs per iteration over what the GPUs could do at datasheet peak in that time (FLOPs as MAD-Max counts them).",
                     }) }
@@ -184,7 +184,7 @@ fn runs_like_this(p: &RunsLikeThisProps) -> Html {
     let Some(Some(e)) = e.as_ref().and_then(|v| v.first()) else { return html! {} };
     let s = &p.good.scenario;
     html! { <p class="help" id="runs-like-this">
-        <span id="runs-sentence">{ e.sentence(s.system.flops_util, p.good.report.iteration_s) }</span>
+        <span id="runs-sentence">{ e.sentence(s.system().flops_util, p.good.report.iteration_s) }</span>
         { match e {
             Expectation::Like { band, .. } => {
                 let d = p.dispatch.clone();
@@ -420,7 +420,7 @@ fn op_details(state: &State, g: &Evaluated) -> Html {
 fn formulas(g: &Evaluated) -> Html {
     let r = &g.report;
     let s = &g.scenario;
-    let passes = if matches!(s.task.kind, TaskKind::Inference) { 1.0 } else { 3.0 };
+    let passes = if matches!(s.task().kind, TaskKind::Inference) { 1.0 } else { 3.0 };
     let peak = crate::engine::report::peak_flops_per_s(s);
     html! {
         <details class="card" id="how">
@@ -441,11 +441,11 @@ fn formulas(g: &Evaluated) -> Html {
                 { match &r.utilization {
                     Some(u) => html! {
                         <li>{ format!("{} = {} / ({} x {} x {}) = {} (hardware FLOPs utilisation, recomputation included: {}).",
-                            u.formula, units::si(u.model_flops, "FLOP"), units::duration(r.iteration_s), s.system.num_devices, units::si(u.peak_flops_per_s, "FLOP/s"), units::percent(u.mfu), units::percent(u.hfu)) }</li>
+                            u.formula, units::si(u.model_flops, "FLOP"), units::duration(r.iteration_s), s.system().num_devices, units::si(u.peak_flops_per_s, "FLOP/s"), units::percent(u.mfu), units::percent(u.hfu)) }</li>
                     },
                     None => html! {
                         <li>{ format!("MFU = FLOPs per sample x global batch x {} / (iteration time x peak x GPUs) = {} x {} x {} / ({} x {} x {}) = {}.",
-                            passes, units::si(r.model.flops_per_sample, "FLOP"), r.global_batch, passes, units::duration(r.iteration_s), units::si(peak, "FLOP/s"), s.system.num_devices, units::percent(r.mfu(s))) }</li>
+                            passes, units::si(r.model.flops_per_sample, "FLOP"), r.global_batch, passes, units::duration(r.iteration_s), units::si(peak, "FLOP/s"), s.system().num_devices, units::percent(r.mfu(s))) }</li>
                     },
                 } }
             </ul>

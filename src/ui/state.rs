@@ -856,7 +856,7 @@ pub fn default_model_settings(doc: &mut Doc, mode: Mode) {
 
 /// The task kind of a scenario, as its config names it.
 pub fn task_kind_name(s: &Scenario) -> &'static str {
-    match s.task.kind {
+    match s.task().kind {
         TaskKind::Pretrain => "pre-training",
         TaskKind::Finetune(_) => "fine-tuning",
         TaskKind::Inference => "inference",
@@ -973,7 +973,7 @@ mod tests {
         assert!(!s.stale(), "{:?}", s.errors);
         assert_eq!(s.doc.count(Config::System, "num_devices"), Some(128));
         let g = s.good.as_ref().expect("good");
-        assert_eq!(g.scenario.system.num_devices, 128);
+        assert_eq!(g.scenario.system().num_devices, 128);
         // FSDP with a fixed local batch: 16x fewer GPUs, 16x fewer samples per iteration
         // (MAD-Max's FSDP step time does not depend on the GPU count).
         assert!((before / g.report.throughput_samples_per_s - 16.0).abs() < 1e-9);

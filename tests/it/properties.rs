@@ -192,12 +192,12 @@ fn estimated_ops_bound_the_timeline_from_above_and_closely() {
                 }
                 let Ok(s) = validate(&raw_of(&json!({ "inputs": w }))) else { continue };
                 let (n, est) = (evaluate(&s).timeline.len() as u64, estimated_ops(&s));
-                assert!(n <= est, "{} ({mode}): {n} ops, estimated {est}", s.model.name);
+                assert!(n <= est, "{} ({mode}): {n} ops, estimated {est}", s.model().name);
                 // Small timelines cost nothing either way; large ones must be estimated closely.
                 if n >= 1000 {
                     worst = worst.max(est as f64 / n as f64);
                 }
-                assert!(est <= 32 * n + 200, "{} ({mode}): {n} ops, estimated {est}", s.model.name);
+                assert!(est <= 32 * n + 200, "{} ({mode}): {n} ops, estimated {est}", s.model().name);
                 checked += 1;
             }
         }

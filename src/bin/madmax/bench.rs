@@ -90,9 +90,8 @@ pub fn run(a: &BenchArgs) -> ExitCode {
         cases.iter().find(|c| c.name == EXPLORE_BENCH_CASE).and_then(|c| validate(&c.raw).ok().map(|s| (c, s)));
     outln!();
     for (c, s, mode) in flagship.into_iter().flat_map(|(c, s)| {
-        let mut default = s.clone();
-        default.task.mode = madmax::engine::scenario::Mode::Default;
-        [(c, s, "MAD-Max paper mode"), (c, default, "default model")]
+        let default = s.with_mode(madmax::engine::scenario::Mode::Default).ok();
+        std::iter::once((c, s, "MAD-Max paper mode")).chain(default.map(|d| (c, d, "default model")))
     }) {
         outln!("explorer, {mode}: {}: {}", c.name, time_search(&s, min_ms));
     }

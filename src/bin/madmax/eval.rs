@@ -133,8 +133,8 @@ fn text_report(s: &Scenario, r: &Report) -> String {
     let mut o = String::new();
     let m = &r.model;
     let sys = &r.system;
-    let plan = &s.task.plan;
-    let _ = writeln!(o, "Model   {} ({})", s.model.name, s.model.arch.family());
+    let plan = &s.task().plan;
+    let _ = writeln!(o, "Model   {} ({})", s.model().name, s.model().arch.family());
     let _ = writeln!(
         o,
         "        {} parameters ({} dense, {} embedding), {} per sample, {} of embedding lookups per sample",
@@ -147,7 +147,7 @@ fn text_report(s: &Scenario, r: &Report) -> String {
     let _ = writeln!(
         o,
         "System  {}: {} GPUs = {} x {}",
-        s.system.name,
+        s.system().name,
         sys.devices,
         units::things(sys.nodes, "node"),
         sys.devices_per_node
@@ -160,8 +160,8 @@ fn text_report(s: &Scenario, r: &Report) -> String {
         units::bytes_per_s(sys.intra_node_bytes_per_s),
         units::bytes_per_s(sys.inter_node_bytes_per_s),
     );
-    let _ = write!(o, "Task    {} ({})", s.task.kind.config_name(), s.task.name);
-    if let madmax::engine::scenario::TaskKind::Finetune(f) = &s.task.kind {
+    let _ = write!(o, "Task    {} ({})", s.task().kind.config_name(), s.task().name);
+    if let madmax::engine::scenario::TaskKind::Finetune(f) = &s.task().kind {
         let _ = write!(
             o,
             ", frozen: top MLP {}, bottom MLP {}, embeddings {}, transformer {}",
@@ -175,7 +175,7 @@ fn text_report(s: &Scenario, r: &Report) -> String {
     if let (Some(spec), Some(b)) = (&plan.mlp, plan.local_mlp_batch) {
         let _ = writeln!(o, "        MLP plan: {spec}, local batch {b}");
     }
-    if r.mode == madmax::engine::scenario::Mode::Reference || s.model.arch.family().is_dlrm() {
+    if r.mode == madmax::engine::scenario::Mode::Reference || s.model().arch.family().is_dlrm() {
         let _ = writeln!(o, "        embedding plan: {}, local batch {}", plan.emb, plan.local_emb_batch);
     }
     if let (Some(spec), Some(b)) = (&plan.transformer, plan.local_transformer_batch) {
@@ -184,7 +184,7 @@ fn text_report(s: &Scenario, r: &Report) -> String {
     let _ = writeln!(o, "        global batch {} samples", r.global_batch);
     let _ = writeln!(o, "Mode    {}", r.mode.label());
     if r.mode == madmax::engine::scenario::Mode::Default {
-        let st = &s.task.setup;
+        let st = &s.task().setup;
         let _ = writeln!(
             o,
             "        micro-batch {}, pipeline chunks per GPU {}, ZeRO stage {}, recompute {}, sequence parallel {}, {} collectives",
@@ -195,7 +195,7 @@ fn text_report(s: &Scenario, r: &Report) -> String {
             if st.sequence_parallel { "on" } else { "off" },
             st.collective.config_name()
         );
-    } else if s.task.mode == madmax::engine::scenario::Mode::Default {
+    } else if s.task().mode == madmax::engine::scenario::Mode::Default {
         let _ =
             writeln!(o, "        (the default model covers transformer families; this one uses MAD-Max's formulas)");
     }
@@ -317,7 +317,7 @@ fn text_report(s: &Scenario, r: &Report) -> String {
         let _ = writeln!(o, "Limit                 {}", madmax::wording::limit(l));
     }
     if let Some(e) = madmax::accuracy::expectation(s, r) {
-        let _ = writeln!(o, "Runs like this        {}", e.sentence(s.system.flops_util, r.iteration_s));
+        let _ = writeln!(o, "Runs like this        {}", e.sentence(s.system().flops_util, r.iteration_s));
     }
     o
 }

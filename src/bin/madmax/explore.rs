@@ -82,8 +82,8 @@ pub fn run(a: &ExploreArgs) -> ExitCode {
     }
     outln!(
         "{} on {} GPUs of {} HBM: {} plans evaluated in {}",
-        scenario.model.name,
-        scenario.system.num_devices,
+        scenario.model().name,
+        scenario.system().num_devices,
         units::bytes(summary.baseline.capacity_bytes),
         summary.ranked.len(),
         units::duration(elapsed)
