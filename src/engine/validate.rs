@@ -130,6 +130,22 @@ fn checked(scenario: Scenario) -> Result<Scenario, Vec<FieldError>> {
     }
 }
 
+/// What is wrong with a count outside `min..=max`, in validation's words; `None` when it is in.
+fn out_of_range(n: i128, min: u64, max: u64) -> Option<String> {
+    if n < i128::from(min) {
+        Some(format!("must be at least {min}, got {n}"))
+    } else if n > i128::from(max) {
+        Some(format!("must be at most {max}, got {n}"))
+    } else {
+        None
+    }
+}
+
+/// What is wrong with a fraction of a peak outside `UTIL_MIN..=1`; `None` when it is one.
+fn not_a_fraction(x: f64) -> Option<String> {
+    (!(UTIL_MIN..=1.0).contains(&x)).then(|| format!("must be a fraction above 0 and at most 1, got {x}"))
+}
+
 /// The only ways to derive one scenario from another outside the engine: each checks what it
 /// changes as [`validate`] checks that field, then the whole scenario against the rules.
 impl Scenario {
@@ -156,10 +172,7 @@ impl Scenario {
         let fractions = [("flops_util", flops), ("mem_bw_util", mem_bw), ("nvlink_util", nvlink), ("ibroce_util", nic)];
         let errors: Vec<FieldError> = fractions
             .iter()
-            .filter(|(_, f)| !(UTIL_MIN..=1.0).contains(f))
-            .map(|(key, f)| {
-                FieldError::new(format!("system.{key}"), format!("must be a fraction above 0 and at most 1, got {f}"))
-            })
+            .filter_map(|&(key, f)| Some(FieldError::new(format!("system.{key}"), not_a_fraction(f)?)))
             .collect();
         if !errors.is_empty() {
             return Err(errors);
@@ -173,19 +186,10 @@ impl Scenario {
     /// The same scenario with another batch per GPU and micro-batch (`None`: the task's
     /// default), each at least 1 (`task.local_transformer_bs`, `task.micro_batch`).
     pub fn with_batch(&self, local: u64, micro: Option<u64>) -> Result<Scenario, Vec<FieldError>> {
-        let out_of_range = |key: &str, n: u64| {
-            let why = if n == 0 {
-                "must be at least 1, got 0".to_owned()
-            } else {
-                format!("must be at most {MAX_COUNT}, got {n}")
-            };
-            (n == 0 || n > MAX_COUNT).then(|| FieldError::new(format!("task.{key}"), why))
-        };
-        let errors: Vec<FieldError> =
-            [out_of_range("local_transformer_bs", local), micro.and_then(|m| out_of_range("micro_batch", m))]
-                .into_iter()
-                .flatten()
-                .collect();
+        let errors: Vec<FieldError> = [("local_transformer_bs", Some(local)), ("micro_batch", micro)]
+            .into_iter()
+            .filter_map(|(key, n)| Some(FieldError::new(format!("task.{key}"), out_of_range(n?.into(), 1, MAX_COUNT)?)))
+            .collect();
         if !errors.is_empty() {
             return Err(errors);
         }
@@ -280,15 +284,13 @@ impl Reader {
             _ => v,
         };
         match v {
-            RawValue::Int(i) if *i >= min as i128 && *i <= max as i128 => Some(*i as u64),
-            RawValue::Int(i) if *i < min as i128 => {
-                self.push(FieldError::new(path.to_string(), format!("must be at least {min}, got {i}")));
-                None
-            }
-            RawValue::Int(i) => {
-                self.push(FieldError::new(path.to_string(), format!("must be at most {max}, got {i}")));
-                None
-            }
+            RawValue::Int(i) => match out_of_range(*i, min, max) {
+                None => Some(*i as u64),
+                Some(why) => {
+                    self.push(FieldError::new(path.to_string(), why));
+                    None
+                }
+            },
             RawValue::Str(s) if s.trim().is_empty() => {
                 self.push(FieldError::new(path.to_string(), format!("is empty: enter a whole number from {min}")));
                 None
@@ -341,11 +343,12 @@ impl Reader {
     #[cfg_attr(not(target_arch = "wasm32"), inline(always))]
     fn fraction(&mut self, f: &Field, path: At, why: &dyn fmt::Display) -> Option<f64> {
         let n = self.number(f, path, why)?.f64();
-        if (UTIL_MIN..=1.0).contains(&n) {
-            Some(n)
-        } else {
-            self.push(FieldError::new(path.to_string(), format!("must be a fraction above 0 and at most 1, got {n}")));
-            None
+        match not_a_fraction(n) {
+            None => Some(n),
+            Some(why) => {
+                self.push(FieldError::new(path.to_string(), why));
+                None
+            }
         }
     }
 
