@@ -252,6 +252,21 @@ pub fn limit(l: &Limit) -> String {
     }
 }
 
+/// What limits a result, in a few words, for lists of results (the library's stories); the
+/// calculator and the CLI say more ([`limit`]).
+pub fn limit_brief(l: &Limit) -> String {
+    match l {
+        Limit::DoesNotFit { need_bytes, capacity_bytes, .. } => {
+            format!("does not fit: needs {} of {}", units::bytes(*need_bytes), units::bytes(*capacity_bytes))
+        }
+        Limit::InputBound { compute_samples_per_s, .. } => {
+            format!("input-bound: the GPUs could do {}", units::si(*compute_samples_per_s, "samples/s"))
+        }
+        Limit::Overloaded { most_per_s, .. } => format!("overloaded: at most {}", units::si(*most_per_s, "requests/s")),
+        Limit::HostBound { host_s, .. } => format!("host-bound: {} per layer to issue", units::duration(*host_s)),
+    }
+}
+
 /// The latencies of `o` that miss the search's limits, each worded by its template ("{}" is the
 /// duration), joined by "and".
 fn latencies_missed(o: &Outcome, tpot: &str, ttft: &str) -> String {
@@ -294,6 +309,22 @@ pub fn capitalised(text: &str) -> String {
 mod tests {
     use super::*;
     use crate::engine::explore::{search, Space};
+
+    #[test]
+    fn a_limit_in_brief_names_it_and_its_figure() {
+        let fit = Limit::DoesNotFit {
+            need_bytes: 120e9,
+            capacity_bytes: 80e9,
+            largest: crate::engine::report::MemPart::Weights,
+            largest_bytes: 70e9,
+        };
+        assert_eq!(limit_brief(&fit), "does not fit: needs 120 GB of 80.0 GB");
+        assert!(limit(&fit).starts_with("Does not fit: this plan needs 120 GB per GPU and the GPU has 80.0 GB."));
+        let host = Limit::HostBound { gpu_s: 1e-4, host_s: 4.6e-4, tp: 8 };
+        assert_eq!(limit_brief(&host), "host-bound: 460 \u{b5}s per layer to issue");
+        let busy = Limit::Overloaded { asked_per_s: 20.0, most_per_s: 12.5 };
+        assert_eq!(limit_brief(&busy), "overloaded: at most 12.5 requests/s");
+    }
 
     #[test]
     fn a_gain_names_the_workload_and_both_plans() {

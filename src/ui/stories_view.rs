@@ -8,7 +8,7 @@ use super::dom;
 use super::fetched::{self, Fetched, Loading};
 use super::state::{Action, View, Yardstick};
 use crate::accuracy;
-use crate::engine::report::{Limit, Report};
+use crate::engine::report::Report;
 use crate::stories::{self, Metric, Outcome, ScalePoint, Story};
 use crate::{share, units};
 use std::rc::Rc;
@@ -51,24 +51,7 @@ fn figures(r: &Report) -> (String, String, String) {
 /// What limits a scenario, in a few words (the calculator says more).
 fn limits(o: &Outcome) -> Html {
     let Ok(r) = &o.report else { return html! {} };
-    let words: Vec<String> = r
-        .limits
-        .iter()
-        .map(|l| match l {
-            Limit::DoesNotFit { need_bytes, capacity_bytes, .. } => {
-                format!("does not fit: needs {} of {}", units::bytes(*need_bytes), units::bytes(*capacity_bytes))
-            }
-            Limit::InputBound { compute_samples_per_s, .. } => {
-                format!("input-bound: the GPUs could do {}", units::si(*compute_samples_per_s, "samples/s"))
-            }
-            Limit::Overloaded { most_per_s, .. } => {
-                format!("overloaded: at most {}", units::si(*most_per_s, "requests/s"))
-            }
-            Limit::HostBound { host_s, .. } => {
-                format!("host-bound: {} per layer to issue", units::duration(*host_s))
-            }
-        })
-        .collect();
+    let words: Vec<String> = r.limits.iter().map(crate::wording::limit_brief).collect();
     if words.is_empty() {
         return html! {};
     }
