@@ -15,8 +15,9 @@ use std::sync::Arc;
 /// One run to evaluate. Only [`crate::engine::validate()`] can build one (see [`Validated`]).
 /// Its parts are the engine's: the faces (page, CLI, measured runs) read them through
 /// [`Scenario::model`], [`Scenario::system`] and [`Scenario::task`], and derive another
-/// scenario only through a checked method ([`Scenario::with_fractions`]), so no scenario that
-/// skipped the checks reaches the model.
+/// scenario only through the checked methods beside [`crate::engine::validate()`]
+/// (`with_kind`, `with_mode`, `with_batch`, `with_fractions`), so no scenario that skipped the
+/// checks reaches the model.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Scenario {
     pub(in crate::engine) model: Model,

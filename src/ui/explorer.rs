@@ -29,14 +29,14 @@ pub fn verdict(o: &Outcome) -> String {
 /// explorer's task setting (`pretrain`, `inference`) says so, else as it is (`own`); what is
 /// wrong with it as that task when the model's rules refuse it.
 pub fn searched(s: &Scenario, task: &str) -> Result<Scenario, String> {
-    let kind = match task {
-        "pretrain" => TaskKind::Pretrain,
-        "inference" => TaskKind::Inference,
+    let (kind, as_what) = match task {
+        "pretrain" => (TaskKind::Pretrain, "pre-training"),
+        "inference" => (TaskKind::Inference, "inference"),
         _ => return Ok(s.clone()),
     };
     s.with_kind(kind).map_err(|errors| {
         let why = errors.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; ");
-        format!("as {} the scenario is refused: {why}", if task == "pretrain" { "pre-training" } else { "inference" })
+        format!("as {as_what} the scenario is refused: {why}")
     })
 }
 
