@@ -310,6 +310,7 @@ const EXTRA_KEYS: &[(&str, &str)] = &[
     ("task", "overlap_param_gather"),
     ("task", "overlap_tp_comm"),
     ("task", "data_loader_samples_per_s"),
+    ("task", "collective_cycle_ms"),
     ("task", "emb_sharding"),
     ("task", "input_tokens"),
     ("task", "output_tokens"),

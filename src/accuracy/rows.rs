@@ -497,6 +497,13 @@ fn recommendation_scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
         }
         cell => cell,
     };
+    let cycle_ms = match r.get("collective_cycle_ms") {
+        "" => {
+            defaults.push("collective_cycle_ms blank: 0 (collectives called directly, as PyTorch calls NCCL)".into());
+            0.0
+        }
+        _ => r.number("collective_cycle_ms")?,
+    };
     let tables = r.positive("tables")?;
     let rows = r.positive("rows_total")?;
     // 4-byte dense weights run at the A100's TF32 tensor-core peak (the presets' f32 figure);
@@ -539,6 +546,7 @@ fn recommendation_scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
         "local_emb_bs": global,
         "emb_sharding": "table",
         "bot_mlp": bot_mlp,
+        "collective_cycle_ms": cycle_ms,
     });
     Ok((json!({ "model": model, "system": Value::Object(system), "task": task }), defaults))
 }

@@ -73,10 +73,34 @@ impl<'a> Evaluator<'a> {
     pub fn explain(&self, s: &Scenario, op: &ops::OpName) -> Option<Explanation> {
         match self {
             Evaluator::Reference => reference::explain::explain(s, op),
-            Evaluator::Dlrm(cx) => extended::dlrm::explain(cx, op),
+            Evaluator::Dlrm(cx) => extended::dlrm::explain(cx, op).map(|e| self.with_launch_wait(s, op, e)),
             Evaluator::Serving(sv) => extended::serving::explain(sv, op),
-            Evaluator::Training(cx) => extended::explain::explain(cx, op),
+            Evaluator::Training(cx) => extended::explain::explain(cx, op).map(|e| self.with_launch_wait(s, op, e)),
         }
+    }
+
+    /// A collective launched by a host thread ([`scenario::Setup::collective_cycle_s`]) lasts
+    /// its formula's time plus its wait for that thread; the explanation adds the wait as `w_launch`.
+    fn with_launch_wait(&self, s: &Scenario, op: &ops::OpName, mut e: Explanation) -> Explanation {
+        if s.task.setup.collective_cycle_s <= 0.0 || op.stream() != ops::Stream::Communication {
+            return e;
+        }
+        let r = self.evaluate(s);
+        let Some(lasts_s) = r.timeline.iter().find(|o| o.name == *op).map(|o| o.duration_s) else {
+            return e;
+        };
+        let wait_s = lasts_s - e.seconds;
+        if wait_s > 1e-12 * lasts_s {
+            e.formula = format!("{}, plus w_launch", e.formula).into();
+            e.terms.push(Term {
+                symbol: "w_launch",
+                meaning: "wait for the host thread that launches collectives: half its cycle (task.collective_cycle_ms) after the inputs are ready, less any time spent queued behind another collective",
+                value: wait_s,
+                unit: Unit::Seconds,
+            });
+            e.seconds = lasts_s;
+        }
+        e
     }
 }
 

@@ -359,6 +359,7 @@ raw_config! {
     data_loader_samples_per_s,
     emb_sharding,
     bot_mlp,
+    collective_cycle_ms,
     input_tokens,
     output_tokens,
     weight_format,

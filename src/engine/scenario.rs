@@ -209,6 +209,13 @@ pub struct Setup {
     pub emb_sharding: EmbSharding,
     /// Where a DLRM's bottom MLP runs.
     pub bot_mlp: BotMlpPlacement,
+    /// Period of the host thread that launches collectives, s; 0 when the framework enqueues
+    /// them itself. Horovod's background thread wakes every `HOROVOD_CYCLE_TIME` (1 ms by
+    /// default since 0.21, 5 ms before; `horovod/common/operations.cc`) and starts the collectives whose
+    /// inputs every rank has ready; PyTorch, Megatron-LM and DeepSpeed call NCCL directly.
+    /// Training timelines start each collective half a cycle after its inputs are ready (the
+    /// mean wait for a thread in a random phase), `super::extended::iteration::Timeline`.
+    pub collective_cycle_s: f64,
     /// LLM serving: prompt tokens per request; `None`: the model's sequence length less the
     /// output.
     pub input_tokens: Option<u64>,
@@ -430,6 +437,7 @@ impl Default for Setup {
             loader_samples_per_s: None,
             emb_sharding: EmbSharding::Table,
             bot_mlp: BotMlpPlacement::DataParallel,
+            collective_cycle_s: 0.0,
             input_tokens: None,
             output_tokens: None,
             weight_format: None,

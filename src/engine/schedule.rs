@@ -5,7 +5,7 @@
 //! of the previous phase. O(number of ops); no names, no searching. It knows nothing about
 //! models, so the default model and reference mode share it.
 
-use super::ops::{Category, OpName, Phase};
+use super::ops::{Category, OpName, Phase, Stream};
 
 /// Per-category busy time, s, summed in emission order (SPEC section 6, "Accumulators").
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -93,6 +93,11 @@ impl Scheduler {
         self.cursor[lane] = start + duration_s;
         self.totals[name.category() as usize] += duration_s;
         start
+    }
+
+    /// When `stream` is next free, s (the end of the last op placed on it).
+    pub fn free_s(&self, stream: Stream) -> f64 {
+        self.cursor[stream as usize]
     }
 
     /// Whether a new phase waits for both streams (MAD-Max's barrier, SPEC Q21).

@@ -54,6 +54,9 @@ pub const MAX_COUNT: u64 = 1 << 40;
 /// Largest accepted image side and patch side, pixels (keeps patches per image and the patch
 /// "vocabulary" `3 p^2` exact integers).
 pub const MAX_IMAGE: u64 = 1 << 24;
+/// Longest accepted collective launch cycle (`task.collective_cycle_ms`), ms: a second, far
+/// beyond Horovod's 1 ms default and the 5 ms of its early versions.
+pub const MAX_COLLECTIVE_CYCLE_MS: f64 = 1000.0;
 /// Smallest accepted utilisation factor.
 pub const UTIL_MIN: f64 = 1e-3;
 /// Accepted ranges of the physical quantities: far beyond any real hardware, yet narrow enough
@@ -914,6 +917,21 @@ fn read_setup(v: &mut Reader, t: &RawTask) -> Option<Setup> {
     let emb_sharding = v.choice(&t.emb_sharding, at("task", "emb_sharding"), &shardings, d.emb_sharding)?;
     let placements: Vec<(&str, BotMlpPlacement)> = BotMlpPlacement::ALL.iter().map(|p| (p.config_name(), *p)).collect();
     let bot_mlp = v.choice(&t.bot_mlp, at("task", "bot_mlp"), &placements, d.bot_mlp)?;
+    let collective_cycle_s = match &t.collective_cycle_ms {
+        None | Some(RawValue::Null) => d.collective_cycle_s,
+        f => {
+            let path = at("task", "collective_cycle_ms");
+            let ms = v.number(f, path, optional)?.f64();
+            if !(0.0..=MAX_COLLECTIVE_CYCLE_MS).contains(&ms) {
+                let e = format!(
+                    "must be from 0 to {MAX_COLLECTIVE_CYCLE_MS} ms (0: collectives launched directly), got {ms}"
+                );
+                v.push(FieldError::new(path.to_string(), e));
+                return None;
+            }
+            ms / 1e3
+        }
+    };
     let tokens = |v: &mut Reader, f: &Field, key: &str| match f {
         None | Some(RawValue::Null) => Some(None),
         f => v.count(f, at("task", key), optional, 1, MAX_COUNT).map(Some),
@@ -969,6 +987,7 @@ fn read_setup(v: &mut Reader, t: &RawTask) -> Option<Setup> {
         kv_format,
         emb_sharding,
         bot_mlp,
+        collective_cycle_s,
         micro_batch,
         virtual_stages,
         zero_stage,
@@ -1141,6 +1160,34 @@ mod tests {
         let said = problems(serde_json::json!({"head_dim": 0}), serde_json::json!({}));
         assert!(said.iter().any(|m| m.starts_with("model.head_dim")), "{said:?}");
         assert!(problems(serde_json::json!({"head_dim": 128}), serde_json::json!({})).is_empty());
+    }
+
+    #[test]
+    fn a_collective_launch_cycle_is_milliseconds_from_0_to_a_second() {
+        let said = |cycle: serde_json::Value| -> Result<f64, Vec<String>> {
+            let mut v: serde_json::Value = serde_json::from_str(include_str!(
+                "../../tests/data/reference/cases/llm__llama2_70b__dc_A_2048__llm_train.json"
+            ))
+            .expect("case");
+            v["inputs"]["task"]["mode"] = serde_json::json!("default");
+            v["inputs"]["task"]["collective_cycle_ms"] = cycle;
+            let raw = serde_json::from_value::<RawFile>(v).expect("case").into_scenario().expect("case");
+            validate(&raw)
+                .map(|s| s.task().setup.collective_cycle_s)
+                .map_err(|e| e.iter().map(|e| e.to_string()).collect())
+        };
+        assert_eq!(said(serde_json::json!(1)), Ok(1e-3));
+        assert_eq!(said(serde_json::json!(0.5)), Ok(5e-4));
+        assert_eq!(said(serde_json::Value::Null), Ok(0.0));
+        for bad in [serde_json::json!(-1), serde_json::json!(1001), serde_json::json!("fast")] {
+            let e = said(bad.clone()).expect_err("refused");
+            assert!(e.len() == 1 && e[0].starts_with("task.collective_cycle_ms: must be"), "{bad}: {e:?}");
+        }
+        let e = said(serde_json::json!(-1)).expect_err("refused");
+        assert_eq!(
+            e[0],
+            "task.collective_cycle_ms: must be from 0 to 1000 ms (0: collectives launched directly), got -1"
+        );
     }
 
     /// What validation says of a Criteo-sized DLRM (3 bottom, 5 top layers, 128-wide

@@ -268,7 +268,14 @@ pub fn default_task_fields(family: Family, inference: bool) -> Vec<Field> {
             "collective",
         ]
     } else if family.is_dlrm() {
-        &["emb_sharding", "bot_mlp", "collective", "overlap_grad_reduce", "data_loader_samples_per_s"]
+        &[
+            "emb_sharding",
+            "bot_mlp",
+            "collective",
+            "overlap_grad_reduce",
+            "collective_cycle_ms",
+            "data_loader_samples_per_s",
+        ]
     } else {
         &[
             "micro_batch",
@@ -283,6 +290,7 @@ pub fn default_task_fields(family: Family, inference: bool) -> Vec<Field> {
             "fused_loss",
             "fp8",
             "fp32_grads",
+            "collective_cycle_ms",
             "data_loader_samples_per_s",
         ]
     };
@@ -349,6 +357,8 @@ fn all_task_fields() -> Vec<Field> {
             "Run the transformer blocks' GEMMs in FP8 as Transformer Engine does (Megatron-LM's --fp8-format hybrid): at the FP8 peak, about 1.8x the BF16 GEMM rate on an H100, but every GEMM input and output gradient is cast first, attention, norms and communication stay BF16, and FP8 copies of the weights take 2 bytes per parameter. Needs a GPU with FP8 tensor cores (H100 or later); the gain end to end is well under 2x."),
         extra(T, "fp32_grads", "FP32 gradients", Kind::Flag, "no",
             "Accumulate and reduce gradients in fp32, 4 bytes each: Megatron-LM always does for bf16 training (accumulate_allreduce_grads_in_fp32), and so does DeepSpeed's bf16 optimizer. Twice the gradient memory and twice the bytes of every gradient all-reduce or reduce-scatter of 16-bit gradients; no is PyTorch DDP's and FSDP's way with 16-bit gradients."),
+        extra(T, "collective_cycle_ms", "Collective launch cycle (ms)", Kind::OptionalNumber, "0: launched directly",
+            "How often a host thread launches the collectives, in ms. Horovod (TensorFlow and older PyTorch jobs, NVIDIA's TensorFlow 2 DLRM) hands each all-reduce and all-to-all to a background thread that wakes every HOROVOD_CYCLE_TIME, 1 ms by default, and starts those every GPU has ready: a collective waits half a cycle on average, and a short step that waits on three of them loses about 1.5 ms. PyTorch DDP and FSDP, Megatron-LM and DeepSpeed call NCCL directly: leave it empty."),
         extra(T, "data_loader_samples_per_s", "Input pipeline", Kind::OptionalNumber, "unlimited",
             "Samples per second the data loader delivers to the whole job (decoding video or images can be the limit). Throughput cannot exceed it. Leave empty when input is not a bottleneck."),
     ]

@@ -403,6 +403,20 @@ await runTest('calculator', dist, async ({ server, browser }) => {
     "the placement's help says whose placement it is");
   await page.selectOption('#f-task-bot_mlp', 'data_parallel');
   check((await matchesCli(page, 'the bottom MLP data-parallel again')).throughput === criteo.throughput, 'data-parallel again gives the first result');
+  // TensorFlow 2's DLRM launches its collectives through Horovod's background thread.
+  check(/Horovod/.test(await page.locator('#f-task-collective_cycle_ms').evaluate((e) => e.closest('.field')?.textContent ?? '')),
+    "the launch cycle's help says whose cycle it is");
+  await type(page, '#f-task-collective_cycle_ms', '1');
+  const horovod = await matchesCli(page, "collectives launched by Horovod's 1 ms cycle");
+  check(horovod.throughput < criteo.throughput, `a 1 ms launch cycle runs fewer samples/s (${horovod.throughput} < ${criteo.throughput})`);
+  await type(page, '#f-task-collective_cycle_ms', '-1');
+  await page.locator('.field.invalid').first().waitFor({ timeout: 20000 });
+  const cycleError = (await page.locator('.field.invalid').first().innerText().catch(() => '')).replace(/\s+/g, ' ');
+  check(/collective_cycle_ms|launch cycle/.test(cycleError) && /from 0 to 1000 ms/.test(cycleError),
+    `a negative cycle is refused, naming the field and the range: ${cycleError}`);
+  check((await shown(page)).throughput === horovod.throughput, 'the last good result stays while the cycle is wrong');
+  await type(page, '#f-task-collective_cycle_ms', '');
+  check((await matchesCli(page, 'collectives launched directly again')).throughput === criteo.throughput, 'no cycle again gives the first result');
   await type(page, '#f-model-top_mlp_widths', '1024-1');
   const widthsError = (await page.locator('.field.invalid').first().innerText().catch(() => '')).replace(/\s+/g, ' ');
   check(/top_mlp_widths|Top MLP widths/.test(widthsError) && /num_top_mlp_layers is 5: make them agree/.test(widthsError),

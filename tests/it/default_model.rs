@@ -213,12 +213,21 @@ fn every_default_op_is_explained_by_a_formula_that_gives_its_duration() {
             json!({"transformer_parallel": ["tp", "pp"], "transformer_parallel_degree": [4, 2], "local_transformer_bs": 64,
             "batching": "inflight", "step_tokens": 256, "input_tokens": 1000}),
         ),
+        // Collectives launched by Horovod's thread: each formula adds its wait.
+        case(
+            "llm__llama_7b__zionex_128__llm_pre_ddp_tp_128x8_bs1",
+            json!({"transformer_parallel": ["tp", "ddp"], "transformer_parallel_degree": [8, 16],
+            "overlap_grad_reduce": true, "collective_cycle_ms": 1}),
+        ),
+        case("dlrm__dlrm_a__zionex_128__dlrm_fin_fsdp_mp_128x8_freezetop", json!({"collective_cycle_ms": 5})),
     ];
     for v in &scenarios {
         let mut v = v.clone();
         v["inputs"]["task"]["mode"] = json!("default");
         let s = validate(&raw_of(&v)).unwrap_or_else(|e| panic!("{e:?}"));
         let r = evaluate(&s);
+        let cycle = v["inputs"]["task"].get("collective_cycle_ms").is_some();
+        let mut waits = 0;
         let mut seen = Vec::new();
         for op in &r.timeline {
             let key = (op.name.block, op.name.kind, op.name.phase, op.name.layer);
@@ -230,8 +239,13 @@ fn every_default_op_is_explained_by_a_formula_that_gives_its_duration() {
             let rel = (e.seconds - op.duration_s).abs() / op.duration_s;
             assert!(rel < 1e-9, "{}: formula gives {} s, the op lasts {} s", op.name, e.seconds, op.duration_s);
             assert!(!e.what.is_empty() && !e.formula.is_empty());
+            if e.terms.iter().any(|t| t.symbol == "w_launch") {
+                assert!(cycle && e.formula.ends_with(", plus w_launch"), "{}: {}", op.name, e.formula);
+                waits += 1;
+            }
         }
         assert!(seen.len() > 8);
+        assert_eq!(waits > 0, cycle, "{}", v["inputs"]["task"]);
     }
 }
 

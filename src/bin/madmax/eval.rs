@@ -187,13 +187,18 @@ fn text_report(s: &Scenario, r: &Report) -> String {
         let st = &s.task().setup;
         let _ = writeln!(
             o,
-            "        micro-batch {}, pipeline chunks per GPU {}, ZeRO stage {}, recompute {}, sequence parallel {}, {} collectives",
+            "        micro-batch {}, pipeline chunks per GPU {}, ZeRO stage {}, recompute {}, sequence parallel {}, {} collectives{}",
             st.micro_batch.map_or("= local batch".to_owned(), |m| m.to_string()),
             st.virtual_stages,
             st.zero_stage,
             st.recompute.config_name(),
             if st.sequence_parallel { "on" } else { "off" },
-            st.collective.config_name()
+            st.collective.config_name(),
+            if st.collective_cycle_s > 0.0 {
+                format!(" launched by a host thread every {}", units::duration(st.collective_cycle_s))
+            } else {
+                String::new()
+            }
         );
     } else if s.task().mode == madmax::engine::scenario::Mode::Default {
         let _ =

@@ -168,7 +168,7 @@ pub fn explain(cx: &TrainingCx, op: &OpName) -> Option<Explanation> {
             };
             Explanation {
                 what: format!("{} block of layer {layer}, {what}, one micro-batch", if attn { "Attention" } else { "Feed-forward" }),
-                formula,
+                formula: formula.into(),
                 terms,
                 seconds,
                 note: Some(if attn {
@@ -188,7 +188,7 @@ pub fn explain(cx: &TrainingCx, op: &OpName) -> Option<Explanation> {
             };
             Explanation {
                 what: format!("Tensor-parallel {} of layer {layer}'s activations ({pass})", match op.kind { OpKind::ActAllReduce => "all-reduce", OpKind::ActAllGather => "all-gather (sequence parallel)", _ => "reduce-scatter (sequence parallel)" }),
-                formula: "ring within the node: 2 (d-1)/d x S / B_nvl + 2 (d-1) alpha (all-reduce; half for gather or scatter); doubled in a backward pass with full recomputation",
+                formula: "ring within the node: 2 (d-1)/d x S / B_nvl + 2 (d-1) alpha (all-reduce; half for gather or scatter); doubled in a backward pass with full recomputation".into(),
                 terms,
                 seconds,
                 note: Some(if cx.setup.overlap_tp_comm { "Overlapped with GEMMs (comm/GEMM overlap is on)." } else { "Blocking: the next GEMM waits for it, as in Megatron-LM." }),
@@ -200,7 +200,7 @@ pub fn explain(cx: &TrainingCx, op: &OpName) -> Option<Explanation> {
             terms.extend(group_terms(cx.lay.dense_dp, &cx.links));
             Explanation {
                 what: "ZeRO-1/2: gather the weights the other data-parallel ranks updated".into(),
-                formula: "(d-1)/d x P x e / bandwidth + latency",
+                formula: "(d-1)/d x P x e / bandwidth + latency".into(),
                 terms,
                 seconds: cx.param_gather_s(),
                 note: None,
@@ -217,7 +217,7 @@ pub fn explain(cx: &TrainingCx, op: &OpName) -> Option<Explanation> {
             terms.extend(group_terms(cx.zero3_group(), &cx.links));
             Explanation {
                 what: format!("ZeRO-3 / FSDP all-gather of layer {layer}'s weights ({pass})"),
-                formula: "(d-1)/d x W / bandwidth + latency: within the node over NVLink, then 1/k of it over the NICs; a ring of d-1 hops, m-1 of them between nodes (14 us each, 3.4 us over NVLink), as NCCL runs it",
+                formula: "(d-1)/d x W / bandwidth + latency: within the node over NVLink, then 1/k of it over the NICs; a ring of d-1 hops, m-1 of them between nodes (14 us each, 3.4 us over NVLink), as NCCL runs it".into(),
                 terms,
                 seconds: t.weight_gather_s,
                 note: Some(if cx.setup.overlap_param_gather {
@@ -236,7 +236,7 @@ pub fn explain(cx: &TrainingCx, op: &OpName) -> Option<Explanation> {
             terms.extend(group_terms(cx.lay.dense_dp, &cx.links));
             Explanation {
                 what: "Data-parallel gradient synchronisation after the backward pass".into(),
-                formula: "P x e bytes with the chosen algorithm; see the collective model",
+                formula: "P x e bytes with the chosen algorithm; see the collective model".into(),
                 terms,
                 seconds: cx.final_grad_sync().1,
                 note: Some("Turn on overlap_grad_reduce to run it in buckets during the backward pass."),
@@ -247,7 +247,7 @@ pub fn explain(cx: &TrainingCx, op: &OpName) -> Option<Explanation> {
             terms.extend(group_terms(cx.lay.dense_dp, &cx.links));
             Explanation {
                 what: format!("Gradients of layer {layer} reduced over the data-parallel ranks ({alg})"),
-                formula: "all-reduce (ZeRO 0/1) or reduce-scatter (ZeRO 2/3) of the layer's gradients",
+                formula: "all-reduce (ZeRO 0/1) or reduce-scatter (ZeRO 2/3) of the layer's gradients".into(),
                 terms,
                 seconds: t.grad_sync_s,
                 note: cx.reduces_every_micro_batch().then_some(
@@ -265,7 +265,7 @@ pub fn explain(cx: &TrainingCx, op: &OpName) -> Option<Explanation> {
             terms.extend(group_terms(cx.lay.ep, &cx.links));
             Explanation {
                 what: format!("Expert-parallel all-to-all of layer {layer} ({})", if op.kind == OpKind::MoeDispatch { "dispatch" } else { "combine" }),
-                formula: "max(S (k-1)/d / B_nvl, S (d-k)/d / B_nic) + latency",
+                formula: "max(S (k-1)/d / B_nvl, S (d-k)/d / B_nic) + latency".into(),
                 terms,
                 seconds: t.moe_a2a_s,
                 note: Some("Sized by the experts each token visits and the capacity factor (MAD-Max divides by all experts, quirk Q19)."),
@@ -278,7 +278,7 @@ pub fn explain(cx: &TrainingCx, op: &OpName) -> Option<Explanation> {
                 what: format!(
                     "Ring attention of layer {layer}: keys and values passed around the context-parallel ring ({pass})"
                 ),
-                formula: "(cp-1) x (2 x T x kv x d_head x e / tp) / bandwidth; overlapped with the attention GEMMs",
+                formula: "(cp-1) x (2 x T x kv x d_head x e / tp) / bandwidth; overlapped with the attention GEMMs".into(),
                 terms,
                 seconds: if op.phase == Phase::Forward { t.kv_ring_s } else { 2.0 * t.kv_ring_s },
                 note: None,
@@ -289,7 +289,7 @@ pub fn explain(cx: &TrainingCx, op: &OpName) -> Option<Explanation> {
                 "Pipeline {} of one micro-batch between stages",
                 if op.phase == Phase::Forward { "receive of activations" } else { "send of activation gradients" }
             ),
-            formula: "T x h x e / tp / bandwidth + alpha (each tensor-parallel rank sends its slice)",
+            formula: "T x h x e / tp / bandwidth + alpha (each tensor-parallel rank sends its slice)".into(),
             terms: vec![tokens, term("h", "hidden size", cx.d.hidden, Unit::Count), tp],
             seconds: cx.p2p_s(),
             note: None,
@@ -310,7 +310,7 @@ pub fn explain(cx: &TrainingCx, op: &OpName) -> Option<Explanation> {
                         "drain (waiting for the first stage to finish)"
                     }
                 ),
-                formula: "(p-1) x l_chunk / l_stage x t_pass",
+                formula: "(p-1) x l_chunk / l_stage x t_pass".into(),
                 terms: vec![
                     term("p", "pipeline stages", p, Unit::Count),
                     term("m", "micro-batches per iteration", m, Unit::Count),
@@ -334,7 +334,7 @@ pub fn explain(cx: &TrainingCx, op: &OpName) -> Option<Explanation> {
             let wait = r.timeline.iter().find(|o| o.name == *op).map_or(0.0, |o| o.duration_s);
             Explanation {
                 what: "Waiting for the input pipeline (data loader)".into(),
-                formula: "B / R - t_compute",
+                formula: "B / R - t_compute".into(),
                 terms: vec![
                     term("B", "global batch, samples", cx.global_batch as f64, Unit::Count),
                     term("R", "samples per second the input pipeline delivers", rate, Unit::Count),
@@ -349,7 +349,7 @@ pub fn explain(cx: &TrainingCx, op: &OpName) -> Option<Explanation> {
             let owned = if cx.zero_stage() >= 1 { cx.lay.dense_dp.size as f64 } else { 1.0 };
             Explanation {
                 what: "Optimizer step (mixed-precision Adam), memory-bound".into(),
-                formula: "P x share / owners x bytes / B_mem",
+                formula: "P x share / owners x bytes / B_mem".into(),
                 terms: vec![
                     term("P", "parameters on this GPU", dense + expert, Unit::Params),
                     term("share", "share of them that trains", cx.trainable_share(), Unit::Count),
@@ -365,7 +365,7 @@ pub fn explain(cx: &TrainingCx, op: &OpName) -> Option<Explanation> {
             let (fwd, bwd) = cx.edge_times();
             Explanation {
                 what: format!("Output layer (logits) and loss, {pass}"),
-                formula: "the logits GEMM (T x h times h x V / tp) by its shape + logits traffic / B_mem (backward: its two gradient GEMMs + the traffic)",
+                formula: "the logits GEMM (T x h times h x V / tp) by its shape + logits traffic / B_mem (backward: its two gradient GEMMs + the traffic)".into(),
                 terms: vec![tokens, term("V", "vocabulary", cx.d.vocab, Unit::Count), tp, rate, hbm],
                 seconds: if op.phase == Phase::Forward { fwd } else { bwd },
                 note: Some("MAD-Max has no output layer; Megatron's V/(16 l h) term."),
@@ -373,7 +373,7 @@ pub fn explain(cx: &TrainingCx, op: &OpName) -> Option<Explanation> {
         }
         (OpKind::Compute, Block::Emb) => Explanation {
             what: "Input embedding lookup (or ViT patch projection)".into(),
-            formula: "the patch projection GEMM (T x patch inputs times patch inputs x h / tp) by its shape + T x h x e x 2 / B_mem",
+            formula: "the patch projection GEMM (T x patch inputs times patch inputs x h / tp) by its shape + T x h x e x 2 / B_mem".into(),
             terms: vec![tokens, tp, rate, hbm],
             seconds: cx.input_time(),
             note: None,

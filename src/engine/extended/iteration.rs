@@ -14,7 +14,7 @@
 
 use super::collective::Links;
 use super::training::{LayerTimes, TrainingCx};
-use crate::engine::ops::{Block, Deps, Op, OpKind, OpName, Phase};
+use crate::engine::ops::{Block, Deps, Op, OpKind, OpName, Phase, Stream};
 use crate::engine::report::{LayerWork, Limit, Mode, ModelStats, Parts, Report, SystemStats, Utilization, Work};
 use crate::engine::scenario::{Recompute, Scenario};
 use crate::engine::schedule::{Schedule, Scheduler};
@@ -23,11 +23,23 @@ use crate::engine::schedule::{Schedule, Scheduler};
 pub(super) struct Timeline {
     ops: Vec<Op>,
     sched: Scheduler,
+    /// How long a collective waits, after its inputs are ready, for the host thread that
+    /// launches it, s: half of [`Setup::collective_cycle_s`](crate::engine::scenario::Setup).
+    launch_wait_s: f64,
 }
 
 impl Timeline {
     pub(super) fn new(capacity: usize) -> Timeline {
-        Timeline { ops: Vec::with_capacity(capacity), sched: Scheduler::without_barrier() }
+        Timeline { ops: Vec::with_capacity(capacity), sched: Scheduler::without_barrier(), launch_wait_s: 0.0 }
+    }
+
+    /// The same, with collectives launched by a host thread that wakes every `cycle_s` (Horovod's
+    /// background thread): each starts half a cycle after its inputs are ready on average, or
+    /// when its stream is free if that is later. The wait is part of the collective's time on
+    /// its stream; a collective queued behind another has already waited, and pays only what is
+    /// left.
+    pub(super) fn with_collective_cycle(capacity: usize, cycle_s: f64) -> Timeline {
+        Timeline { launch_wait_s: cycle_s / 2.0, ..Timeline::new(capacity) }
     }
 
     /// Appends an op after `after` (op indices, any stream) and returns its index. Zero-length
@@ -44,6 +56,13 @@ impl Timeline {
                 ready_s = ready_s.max(op.end_s());
             }
         }
+        let stream = name.stream();
+        let duration_s = if self.launch_wait_s > 0.0 && stream == Stream::Communication {
+            let start_s = ready_s.max(self.sched.free_s(stream));
+            duration_s + (ready_s + self.launch_wait_s - start_s).max(0.0)
+        } else {
+            duration_s
+        };
         let start_s = self.sched.place(name, duration_s, ready_s);
         self.ops.push(Op { name, duration_s, deps, start_s });
         Some(self.ops.len() as u32 - 1)
@@ -277,7 +296,7 @@ impl TrainingCx<'_> {
         let (first, times, chunks) = self.stage_work();
         let (head_f, head_b) = self.head_times();
         let p2p = self.p2p_s();
-        let mut scratch = Timeline::new(64);
+        let mut scratch = Timeline::with_collective_cycle(64, self.setup.collective_cycle_s);
         let mut grad = Vec::new();
         let mut c = Cursor::default();
         for r in &chunks {
@@ -316,7 +335,7 @@ impl TrainingCx<'_> {
         let (t_f, t_b) = self.pass_times();
 
         let ops_per_mb = (per_chunk as usize * 16 + 8) * chunks.len();
-        let mut tl = Timeline::new(ops_per_mb * m as usize + 16);
+        let mut tl = Timeline::with_collective_cycle(ops_per_mb * m as usize + 16, self.setup.collective_cycle_s);
         let mut c = Cursor::default();
         let bubble = self.bubble_passes();
         let fill = tl.push(name(Block::Pipeline, 0, Phase::Forward, OpKind::Idle, 0), bubble * t_f, &[]);
@@ -523,6 +542,51 @@ mod tests {
             sys.extend(h);
         }
         checked(d)
+    }
+
+    #[test]
+    fn a_collective_launched_by_a_host_thread_starts_half_a_cycle_after_its_inputs() {
+        let n = |layer: u64, kind: OpKind| name(Block::Attn, layer, Phase::Backward, kind, 0);
+        let cycle_s = 1e-3;
+        let mut tl = Timeline::with_collective_cycle(8, cycle_s);
+        let c0 = tl.push(n(0, OpKind::Compute), 2e-3, &[]);
+        let g0 = tl.push(n(0, OpKind::GradAllReduce), 1e-4, &[c0]);
+        // Its inputs are ready at 2 ms: it ends half a cycle and its own 0.1 ms later.
+        assert!((tl.end_of(g0) - 2.6e-3).abs() < 1e-15, "{}", tl.end_of(g0));
+        // Computation does not wait for the thread.
+        let c1 = tl.push(n(1, OpKind::Compute), 1e-4, &[c0]);
+        assert!((tl.end_of(c1) - 2.1e-3).abs() < 1e-15);
+        // A collective queued behind the first has waited long enough: it starts when the
+        // stream is free and pays no second wait.
+        let g1 = tl.push(n(1, OpKind::GradAllReduce), 1e-4, &[c1]);
+        assert!((tl.end_of(g1) - 2.7e-3).abs() < 1e-15, "{}", tl.end_of(g1));
+        // One whose inputs come later waits from then.
+        let c2 = tl.push(n(2, OpKind::Compute), 1e-3, &[c1]);
+        let g2 = tl.push(n(2, OpKind::GradAllReduce), 1e-4, &[c2]);
+        assert!((tl.end_of(g2) - (3.1e-3 + 0.5e-3 + 1e-4)).abs() < 1e-15, "{}", tl.end_of(g2));
+        // Without a cycle nothing waits.
+        let mut direct = Timeline::new(2);
+        let c = direct.push(n(0, OpKind::Compute), 2e-3, &[]);
+        let g = direct.push(n(0, OpKind::GradAllReduce), 1e-4, &[c]);
+        assert_eq!(direct.end_of(g), 2.1e-3);
+        // The wait counts as the collective's time: exposed communication adds up.
+        let (ops, sched) = tl.finish();
+        let allreduce: f64 = ops.iter().filter(|o| o.name.kind == OpKind::GradAllReduce).map(|o| o.duration_s).sum();
+        assert!((sched.totals.allreduce_s - allreduce).abs() < 1e-18);
+        assert!((allreduce - (0.6e-3 + 0.1e-3 + 0.6e-3)).abs() < 1e-15, "{allreduce}");
+    }
+
+    #[test]
+    fn a_training_step_on_horovod_waits_for_its_last_gradient_all_reduce() {
+        // Data-parallel over 8 GPUs, gradients reduced after the backward pass: the step ends
+        // with one all-reduce the optimizer waits for, half a 1 ms cycle later with Horovod.
+        let task = json!({"transformer_parallel": ["ddp"], "transformer_parallel_degree": [8]});
+        let direct = evaluate(&TrainingCx::new(&scenario(8, task.clone())).expect("transformer"));
+        let mut with = task;
+        with["collective_cycle_ms"] = json!(1);
+        let horovod = evaluate(&TrainingCx::new(&scenario(8, with)).expect("transformer"));
+        let extra_s = horovod.iteration_s - direct.iteration_s;
+        assert!((extra_s - 0.5e-3).abs() < 1e-9, "{extra_s}");
     }
 
     #[test]

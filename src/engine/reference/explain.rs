@@ -9,6 +9,7 @@ use crate::engine::num::Num;
 use crate::engine::ops::{Block, OpKind, OpName, Phase};
 use crate::engine::scenario::{Arch, Scenario, Strategy};
 use serde::Serialize;
+use std::borrow::Cow;
 
 /// What a term measures, so a face can format it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -39,7 +40,7 @@ pub struct Explanation {
     /// What the op is, in words.
     pub what: String,
     /// The formula over the terms' symbols.
-    pub formula: &'static str,
+    pub formula: Cow<'static, str>,
     pub terms: Vec<Term>,
     /// The duration the formula gives, s (equal to the op's duration in the timeline).
     pub seconds: f64,
@@ -112,7 +113,7 @@ pub fn explain(s: &Scenario, op: &OpName) -> Option<Explanation> {
             terms.push(term("B_mem", "effective HBM bandwidth", cx.net.mem_bw_bytes_per_s, Unit::BytesPerS));
             Explanation {
                 what: format!("Embedding lookups ({pass}): the rows this GPU reads from HBM"),
-                formula: "(lookup x B_E / shard_E) / B_mem",
+                formula: "(lookup x B_E / shard_E) / B_mem".into(),
                 terms,
                 seconds: cx.emb_lookup_s(),
                 note: None,
@@ -138,7 +139,7 @@ pub fn explain(s: &Scenario, op: &OpName) -> Option<Explanation> {
             };
             Explanation {
                 what: format!("GEMMs of {words} layer {layer}, {pass} pass (backward: twice the forward FLOPs)"),
-                formula,
+                formula: formula.into(),
                 terms,
                 seconds,
                 note: None,
@@ -157,7 +158,7 @@ pub fn explain(s: &Scenario, op: &OpName) -> Option<Explanation> {
             ));
             Explanation {
                 what: format!("All-to-all of looked-up embedding rows ({pass}): sharded tables send each GPU its rows"),
-                formula: "2 x ((lookup x B_E / shard_E) / g) / A2A",
+                formula: "2 x ((lookup x B_E / shard_E) / g) / A2A".into(),
                 terms,
                 seconds: cx.emb_all2all_s(level),
                 note: None,
@@ -170,7 +171,7 @@ pub fn explain(s: &Scenario, op: &OpName) -> Option<Explanation> {
             terms.push(term("AR", "all-reduce bandwidth of the level", ar, Unit::BytesPerS));
             Explanation {
                 what: "All-reduce of embedding gradients (data-parallel tables)".to_owned(),
-                formula: "(lookup x B_E / shard_E) / AR",
+                formula: "(lookup x B_E / shard_E) / AR".into(),
                 terms,
                 seconds: lambda / ar,
                 note: Some("MAD-Max sizes this all-reduce by the bytes looked up, not by the table size (quirk Q8)."),
@@ -189,7 +190,7 @@ pub fn explain(s: &Scenario, op: &OpName) -> Option<Explanation> {
             );
             Explanation {
                 what: format!("All-gather of {words} layer {layer}'s weights before its {pass} GEMMs (FSDP)"),
-                formula: "((W / shard) x g0) x b / AG",
+                formula: "((W / shard) x g0) x b / AG".into(),
                 terms,
                 seconds: cx.allgather_s(w, &part),
                 note,
@@ -213,7 +214,7 @@ pub fn explain(s: &Scenario, op: &OpName) -> Option<Explanation> {
                     if rs { "Reduce-scatter" } else { "All-reduce" },
                     if rs { "FSDP" } else { "data parallel" }
                 ),
-                formula: if rs { "(W / sigma) x b / RS" } else { "(W / sigma) x b / AR" },
+                formula: (if rs { "(W / sigma) x b / RS" } else { "(W / sigma) x b / AR" }).into(),
                 terms,
                 seconds: (w / sigma * cx.b).f64() / link,
                 note: Some("The shard factor runs over the levels in order, so the size depends on the order of strategies (quirk Q13)."),
@@ -234,7 +235,7 @@ pub fn explain(s: &Scenario, op: &OpName) -> Option<Explanation> {
                 what: format!(
                     "All-reduce of {words} layer {layer}'s activations across the tensor-parallel group ({pass})"
                 ),
-                formula,
+                formula: formula.into(),
                 terms,
                 seconds: bytes / ar,
                 note: (spec_len != part.len())
@@ -256,7 +257,7 @@ pub fn explain(s: &Scenario, op: &OpName) -> Option<Explanation> {
                     "MoE {} all-to-all of layer {layer} ({pass})",
                     if op.kind == OpKind::MoeDispatch { "dispatch" } else { "combine" }
                 ),
-                formula: if is_mlp { "((B x d x b) / X) / A2A" } else { "((B x s x a x b) / X) / A2A" },
+                formula: (if is_mlp { "((B x d x b) / X) / A2A" } else { "((B x s x a x b) / X) / A2A" }).into(),
                 terms,
                 seconds: (bytes_num / int(experts)).f64() / a2a,
                 note: Some("MAD-Max sizes MoE all-to-alls by activations / experts and emits them only with tensor parallelism (quirk Q19)."),

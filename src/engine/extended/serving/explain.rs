@@ -74,7 +74,7 @@ fn explain_step(sv: &ServingCx, op: &OpName, [tp, rate, hbm]: [Term; 3]) -> Opti
         ),
         _ => return None,
     };
-    Some(Explanation { what, formula, terms, seconds, note })
+    Some(Explanation { what, formula: formula.into(), terms, seconds, note })
 }
 
 /// Explains an op of a serving timeline.
@@ -197,7 +197,7 @@ pub fn explain(sv: &ServingCx, op: &OpName) -> Option<Explanation> {
         }
         _ => return None,
     };
-    Some(Explanation { what, formula, terms, seconds, note })
+    Some(Explanation { what, formula: formula.into(), terms, seconds, note })
 }
 
 #[cfg(test)]
