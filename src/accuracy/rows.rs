@@ -82,7 +82,8 @@ pub(super) const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 /// The GPUs a CSV `gpu` cell can name (the form `<gpu>-<memory>g`): the cell, the preset it
 /// runs on (datasheet peaks, memory and links), and its family (the validation page's GPU
 /// filter and the bands of [`BANDS`] group rows by it).
-pub(super) const GPUS: [(&str, &str, &str); 8] = [
+pub(super) const GPUS: [(&str, &str, &str); 9] = [
+    ("v100-32g", "v100_sxm2_32", "V100"),
     ("a100-40g", "a100_40", "A100"),
     ("a100-80g", "a100_80", "A100"),
     ("h100-80g", "h100_sxm", "H100"),
@@ -118,7 +119,7 @@ fn row_gpu(cell: &str) -> Result<presets::GpuPreset, String> {
         .ok_or_else(|| format!("gpu \"{}\" is not one of {}", short(cell), gpu_cells()))
 }
 
-/// The GPU family of a `gpu` cell: `A100` (either memory size), `H100` (SXM 80 GB), `H100 NVL`,
+/// The GPU family of a `gpu` cell: `V100`, `A100` (either memory size), `H100` (SXM 80 GB), `H100 NVL`,
 /// `GH200`, `H200`, `B200` or `MI300X`.
 pub fn gpu_family(gpu_cell: &str) -> Option<&'static str> {
     GPUS.iter().find(|g| g.0 == gpu_cell).map(|g| g.2)
@@ -506,12 +507,13 @@ fn recommendation_scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
     };
     let tables = r.positive("tables")?;
     let rows = r.positive("rows_total")?;
-    // 4-byte dense weights run at the A100's TF32 tensor-core peak (the presets' f32 figure);
-    // fp16 is automatic mixed precision (16-bit GEMMs).
+    // 4-byte dense weights run at the presets' f32 figure: an A100's TF32 tensor-core peak
+    // (`tf32`), a V100's FP32 peak (`fp32`, no TF32 there); fp16 is automatic mixed precision
+    // (16-bit GEMMs).
     let dense_bytes = match r.get("dtype") {
         "fp16" => 2,
-        "tf32" => 4,
-        other => return Err(format!("dtype \"{}\" is not fp16 or tf32", short(other))),
+        "tf32" | "fp32" => 4,
+        other => return Err(format!("dtype \"{}\" is not fp16, tf32 or fp32", short(other))),
     };
     let model = json!({
         "name": r.get("model"),

@@ -192,8 +192,9 @@ fn validate_refuses_what_is_not_a_run_and_exits_0_or_2() {
     let o = madmax_stdin(&["validate", "-"], none.as_bytes());
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        text(&o.stderr)
-            .contains("no row could be predicted (the first row: gpu \"tpu-v4\" is not one of a100-40g, a100-80g,"),
+        text(&o.stderr).contains(
+            "no row could be predicted (the first row: gpu \"tpu-v4\" is not one of v100-32g, a100-40g, a100-80g,"
+        ),
         "{}",
         text(&o.stderr)
     );

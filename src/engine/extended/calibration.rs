@@ -49,6 +49,12 @@ pub const MAMF_GH200: f64 = 821.0 / 989.0;
 /// The same for an AMD MI300X: 781.9 of 1,300 TFLOP/s (same table, ROCm 6.2).
 pub const MAMF_MI300X: f64 = 781.9 / 1300.0;
 
+/// The same for a V100, which that table does not list: cuBLAS's FP16 GEMM of 8,192 on a side
+/// reaches about 101 of the 112 TFLOP/s a V100 PCIe's tensor cores peak at (NVIDIA developer
+/// forums, "Understanding IPC and issue slot utilization when using Tensor Cores", 2019). The
+/// SXM2 part runs the same chip at a higher clock (125 TFLOP/s) and is assumed to keep the share.
+pub const MAMF_V100: f64 = 101.0 / 112.0;
+
 /// [`UTIL`]'s GEMM fraction on a GPU family of the validation rows (`accuracy::gpu_family`):
 /// the A100 figure scaled by the family's maximum achievable matmul fraction over the A100's.
 /// Families without a measured figure take the H100's: the H100 NVL and the H200 are the same
@@ -59,6 +65,7 @@ pub fn gemm_util(family: &str) -> f64 {
         "A100" => UTIL.flops,
         "GH200" => UTIL.flops * MAMF_GH200 / MAMF_A100,
         "MI300X" => UTIL.flops * MAMF_MI300X / MAMF_A100,
+        "V100" => UTIL.flops * MAMF_V100 / MAMF_A100,
         _ => H100_GEMM_UTIL,
     }
 }
