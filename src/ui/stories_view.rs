@@ -25,8 +25,10 @@ fn show(metric: Metric, x: f64, unit: &str) -> String {
     match metric {
         Metric::Mfu | Metric::ScalingEfficiency => units::percent(x),
         Metric::Speedup | Metric::ScalingSpeedup => format!("{}x", units::sig3(x)),
-        Metric::SamplesPerS => units::si(x, unit),
-        Metric::ValidationRow | Metric::ParamsB => format!("{} {unit}", units::sig3(x)),
+        // A measured run's figure in its own unit, with a prefix where it is large (13.3 M
+        // samples/s, not 13310000).
+        Metric::SamplesPerS | Metric::ValidationRow => units::si(x, unit),
+        Metric::ParamsB => format!("{} {unit}", units::sig3(x)),
     }
 }
 

@@ -35,6 +35,8 @@ await runTest('stories', dist, async ({ server, browser }) => {
     const cliStory = fromCli.find((s) => s.id === spec.id);
     check(cliStory && close(cliStory.predicted, predicted), `${spec.id}: the page's figure equals \`madmax stories\`'s (${cliStory?.predicted})`);
     check(await card.locator('.error-msg').count() === 0, `${spec.id}: no error`);
+    const figures = `${await card.locator('.reported').innerText()} ${await card.locator('.predicted').innerText()}`;
+    check(!/(^|[^.\d])\d{5,}/.test(figures), `${spec.id}: large figures carry a prefix, not a run of digits (${figures})`);
     check(/The source reported/.test(text) && /The model predicts/.test(text) && /[+-]\d+\.\d %/.test(await card.locator('.difference').innerText()),
       `${spec.id}: source, prediction and difference are shown (${(await card.locator('.difference').innerText()).trim()})`);
     const want = (predicted - spec.reported.value) / spec.reported.value;
