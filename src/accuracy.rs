@@ -22,16 +22,18 @@ use crate::engine::{evaluate, validate};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
+mod columns;
 mod csv;
 mod expectation;
 mod floor;
 mod rows;
 mod shipped;
 mod stats;
+use columns::{Col, Columns, Row};
 pub use csv::{parse_csv, Records};
 pub use expectation::{bands_in, expectation, Band, Expectation, BANDS, MIN_RUNS};
 pub use floor::{floor, same_work_pairs, sentence as floor_sentence, Floor, Pair, Run, SameWork};
-use rows::{flops_basis, row_scenario, FlopsBasis, Row, GIB};
+use rows::{flops_basis, row_scenario, FlopsBasis, GIB};
 pub use rows::{gpu_family, gpu_label, megatron_flops};
 pub use shipped::{rows_of, ShippedRow, SHIPPED_FILES};
 #[cfg(not(target_arch = "wasm32"))]
@@ -283,15 +285,15 @@ fn predict(r: &Row, metric: Metric, doc: &Value) -> Result<Prediction, String> {
     let predicted = match metric {
         Metric::IterationS => it,
         Metric::TflopsPerGpu => {
-            let n = r.need("n_gpus")? as f64;
+            let n = r.need(Col::NGpus)? as f64;
             let u = utilization()?;
             let flops = match flops_basis(r)?.0 {
                 FlopsBasis::Sc21 => megatron_flops(
-                    r.need("global_batch")? as f64,
-                    r.need("seq_len")? as f64,
-                    r.need("layers")? as f64,
-                    r.need("hidden")? as f64,
-                    r.need("vocab")? as f64,
+                    r.need(Col::GlobalBatch)? as f64,
+                    r.need(Col::SeqLen)? as f64,
+                    r.need(Col::Layers)? as f64,
+                    r.need(Col::Hidden)? as f64,
+                    r.need(Col::Vocab)? as f64,
                 ),
                 FlopsBasis::Model => u.model_flops,
                 FlopsBasis::Hardware => u.hardware_flops,
@@ -330,8 +332,9 @@ pub fn run(csv: &str) -> Result<Vec<RowResult>, String> {
 pub fn for_each_row(csv: &str, mut each: impl FnMut(RowResult)) -> Result<usize, String> {
     let mut records = Records::new(csv);
     let header = records.next().ok_or("the CSV is empty")?;
-    for need in ["id", "metric", "measured"] {
-        if !header.iter().any(|h| h == need) {
+    let columns = Columns::of(&header)?;
+    for need in [Col::Id, Col::Metric, Col::Measured] {
+        if !columns.has(need) {
             return Err(format!("the CSV has no \"{need}\" column"));
         }
     }
@@ -343,7 +346,7 @@ pub fn for_each_row(csv: &str, mut each: impl FnMut(RowResult)) -> Result<usize,
                 crate::input::MAX_CSV_ROWS
             ));
         }
-        each(row_result(&Row { header: &header, cells: &cells }));
+        each(row_result(&Row { columns: &columns, cells: &cells }));
         n += 1;
     }
     Ok(n)
@@ -351,11 +354,11 @@ pub fn for_each_row(csv: &str, mut each: impl FnMut(RowResult)) -> Result<usize,
 
 /// One row's outcome: its prediction and error, or why it was skipped.
 fn row_result(r: &Row) -> RowResult {
-    let measured = r.number("measured").ok().filter(|m| m.is_normal() && *m > 0.0);
+    let measured = r.number(Col::Measured).ok().filter(|m| m.is_normal() && *m > 0.0);
     let (plan, parallelism) = plan(r);
     let mut out = RowResult {
-        id: r.get("id").to_owned(),
-        source: r.get("source").split(['(', ',']).next().unwrap_or("").trim().to_owned(),
+        id: r.get(Col::Id).to_owned(),
+        source: r.get(Col::Source).split(['(', ',']).next().unwrap_or("").trim().to_owned(),
         metric: r.metric(),
         measured: measured.unwrap_or(f64::NAN),
         predicted: None,
@@ -367,18 +370,18 @@ fn row_result(r: &Row) -> RowResult {
         capacity_bytes: None,
         measured_memory_bytes: None,
         memory_error: None,
-        model: r.get("model").to_owned(),
-        gpu: r.get("gpu").to_owned(),
-        n_gpus: r.count("n_gpus").ok().flatten().unwrap_or(0),
+        model: r.get(Col::Model).to_owned(),
+        gpu: r.get(Col::Gpu).to_owned(),
+        n_gpus: r.count(Col::NGpus).ok().flatten().unwrap_or(0),
         plan,
         parallelism,
-        notes: r.get("notes").to_owned(),
+        notes: r.get(Col::Notes).to_owned(),
         set: None,
-        citation: r.get("source").to_owned(),
+        citation: r.get(Col::Source).to_owned(),
         recommendation: rows::is_recommendation(r),
         scenario: None,
     };
-    match RunSet::of_cell(r.get("set")) {
+    match RunSet::of_cell(r.get(Col::Set)) {
         Ok(set) => out.set = set,
         Err(why) => {
             out.skipped = Some(why);
@@ -386,14 +389,14 @@ fn row_result(r: &Row) -> RowResult {
         }
     }
     let Some(measured) = measured else {
-        out.skipped = Some(format!("measured must be a positive number, got \"{}\"", short(r.get("measured"))));
+        out.skipped = Some(format!("measured must be a positive number, got \"{}\"", short(r.get(Col::Measured))));
         return out;
     };
     let Some(metric) = out.metric else {
-        out.skipped = Some(format!("metric \"{}\" is not one this schema defines", short(r.get("metric"))));
+        out.skipped = Some(format!("metric \"{}\" is not one this schema defines", short(r.get(Col::Metric))));
         return out;
     };
-    match r.get("memory_gib") {
+    match r.get(Col::MemoryGib) {
         "" => {}
         cell => match cell.parse::<f64>() {
             Ok(gib) if gib.is_normal() && gib > 0.0 => out.measured_memory_bytes = Some(gib * GIB),
@@ -426,12 +429,12 @@ fn row_result(r: &Row) -> RowResult {
 fn plan(r: &Row) -> (String, String) {
     if rows::is_recommendation(r) {
         // Tables split whole over every GPU, the MLPs data-parallel over them.
-        return match r.count("n_gpus").ok().flatten().unwrap_or(0) {
+        return match r.count(Col::NGpus).ok().flatten().unwrap_or(0) {
             n @ 2.. => (format!("tables MP {n} \u{d7} MLP DP {n}"), "DLRM MP+DP".into()),
             _ => ("DP 1".into(), "DLRM single GPU".into()),
         };
     }
-    let dims: Vec<(&str, u64)> = [("TP", "tp"), ("PP", "pp"), ("CP", "cp"), ("EP", "ep"), ("DP", "dp")]
+    let dims: Vec<(&str, u64)> = [("TP", Col::Tp), ("PP", Col::Pp), ("CP", Col::Cp), ("EP", Col::Ep), ("DP", Col::Dp)]
         .into_iter()
         .filter_map(|(label, key)| r.count(key).ok().flatten().filter(|d| *d > 1).map(|d| (label, d)))
         .collect();

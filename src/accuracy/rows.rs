@@ -2,79 +2,12 @@
 //! configs), with the documented defaults its blank cells took: the training schema and the
 //! serving schema, the GPUs a row may name, and the FLOP count a `tflops_per_gpu` row used.
 
+use super::columns::{Col, Row};
 use super::Metric;
 use crate::engine::extended::calibration::{self, UTIL};
 use crate::engine::raw::short;
 use crate::presets::{self, Utilisation};
 use serde_json::{json, Value};
-
-/// A row as a map from column name to cell.
-pub(super) struct Row<'a> {
-    pub(super) header: &'a [String],
-    pub(super) cells: &'a [String],
-}
-
-impl<'a> Row<'a> {
-    /// The row's metric; `None` when its cell names none of the schema's.
-    pub(super) fn metric(&self) -> Option<Metric> {
-        Metric::of_cell(self.get("metric"))
-    }
-
-    pub(super) fn has(&self, key: &str) -> bool {
-        self.header.iter().any(|h| h == key)
-    }
-
-    pub(super) fn get(&self, key: &str) -> &'a str {
-        self.header.iter().position(|h| h == key).and_then(|i| self.cells.get(i)).map_or("", |s| s.trim())
-    }
-
-    pub(super) fn count(&self, key: &str) -> Result<Option<u64>, String> {
-        let v = self.get(key);
-        if v.is_empty() {
-            return Ok(None);
-        }
-        v.parse::<u64>().map(Some).map_err(|_| format!("column {key}: \"{}\" is not a whole number", short(v)))
-    }
-
-    pub(super) fn need(&self, key: &str) -> Result<u64, String> {
-        self.count(key)?.ok_or(format!("column {key} is blank"))
-    }
-
-    /// A count that must be at least 1 (degrees, sizes).
-    pub(super) fn positive(&self, key: &str) -> Result<u64, String> {
-        match self.need(key)? {
-            0 => Err(format!("column {key} must be at least 1")),
-            n => Ok(n),
-        }
-    }
-
-    /// An optional count that must be at least 1 when given.
-    pub(super) fn positive_or(&self, key: &str, default: u64) -> Result<u64, String> {
-        match self.count(key)? {
-            None => Ok(default),
-            Some(0) => Err(format!("column {key} must be at least 1")),
-            Some(n) => Ok(n),
-        }
-    }
-
-    /// A 0/1 column; `default` when blank or absent.
-    pub(super) fn flag(&self, key: &str, default: bool) -> Result<bool, String> {
-        match self.get(key) {
-            "" => Ok(default),
-            "0" => Ok(false),
-            "1" => Ok(true),
-            v => Err(format!("column {key}: \"{}\" is not 0 or 1", short(v))),
-        }
-    }
-
-    pub(super) fn number(&self, key: &str) -> Result<f64, String> {
-        let v = self.get(key);
-        v.parse::<f64>()
-            .ok()
-            .filter(|x| x.is_finite())
-            .ok_or_else(|| format!("column {key}: \"{}\" is not a number", short(v)))
-    }
-}
 
 /// Bytes in a GiB: sources state memory per GPU as `nvidia-smi` prints it.
 pub(super) const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
@@ -144,10 +77,10 @@ fn scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
     if r.metric() == Some(Metric::TflopsPerGpu) {
         defaults.extend(flops_basis(r)?.1);
     }
-    let layers = r.need("layers")?;
-    let heads = r.need("heads")?;
-    let kv = r.count("kv_heads")?.unwrap_or(heads);
-    let ffn_kind = match r.get("ffn_kind") {
+    let layers = r.need(Col::Layers)?;
+    let heads = r.need(Col::Heads)?;
+    let kv = r.count(Col::KvHeads)?.unwrap_or(heads);
+    let ffn_kind = match r.get(Col::FfnKind) {
         "" => {
             defaults.push("ffn_kind blank: gelu".into());
             "gelu"
@@ -158,7 +91,7 @@ fn scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
     };
     // fp8: Transformer Engine's FP8 training of a 16-bit model (the engine refuses it on GPUs
     // without FP8 tensor cores).
-    let fp8 = match r.get("dtype") {
+    let fp8 = match r.get(Col::Dtype) {
         "bf16" | "fp16" => false,
         "" => {
             defaults.push("dtype blank: 16-bit (2 bytes, the A100/H100 fp16 and bf16 peaks are equal)".into());
@@ -170,8 +103,8 @@ fn scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
     // The shared schema has no attention column: its runs (2021-23 Megatron) predate
     // FlashAttention there, so scores go through HBM. Files that add the column say per row;
     // the engine checks the value against its kernels and names them if it is none of them.
-    let attention = match r.get("attention") {
-        "" if r.has("attention") => {
+    let attention = match r.get(Col::Attention) {
+        "" if r.has(Col::Attention) => {
             defaults.push("attention blank: materialized (scores through HBM)".into());
             "materialized"
         }
@@ -179,9 +112,9 @@ fn scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
         kernel => kernel,
     };
     // Blank: dropout on (Megatron-LM's GPT, the shared set's runs) and PyTorch's loss.
-    let dropout = r.flag("dropout", true)?;
-    let fused_loss = r.flag("fused_loss", false)?;
-    let shape = (layers, heads, kv, r.need("seq_len")?, ffn_kind);
+    let dropout = r.flag(Col::Dropout, true)?;
+    let fused_loss = r.flag(Col::FusedLoss, false)?;
+    let shape = (layers, heads, kv, r.need(Col::SeqLen)?, ffn_kind);
     let model = llm_config(
         r,
         shape,
@@ -193,21 +126,21 @@ fn scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
             "dropout": dropout,
         }),
     )?;
-    let (system, n) = row_system(r, Some(r.number("nic_gbits_s_per_node")?))?;
+    let (system, n) = row_system(r, Some(r.number(Col::NicGbitsSPerNode)?))?;
 
-    let (tp, pp, dp) = (r.positive("tp")?, r.positive("pp")?, r.positive("dp")?);
-    let cp = r.positive_or("cp", 1)?;
-    let ep = r.positive_or("ep", 1)?;
+    let (tp, pp, dp) = (r.positive(Col::Tp)?, r.positive(Col::Pp)?, r.positive(Col::Dp)?);
+    let cp = r.positive_or(Col::Cp, 1)?;
+    let ep = r.positive_or(Col::Ep, 1)?;
     let product = tp.saturating_mul(pp).saturating_mul(dp).saturating_mul(cp);
     if product != n {
         return Err(format!("tp x pp x dp x cp = {product} but n_gpus = {n}"));
     }
-    let global = r.need("global_batch")?;
+    let global = r.need(Col::GlobalBatch)?;
     if global % dp != 0 {
         return Err(format!("global batch {global} does not split over dp {dp}"));
     }
     let local = global / dp;
-    let zero = match r.count("zero")? {
+    let zero = match r.count(Col::Zero)? {
         Some(z @ 0..=3) => z,
         Some(z) => return Err(format!("column zero: ZeRO has stages 0 to 3, not {z}")),
         None => 0,
@@ -226,7 +159,7 @@ fn scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
     if levels.is_empty() {
         levels.push(("ddp", 1));
     }
-    let micro = match r.count("microbatch")? {
+    let micro = match r.count(Col::Microbatch)? {
         Some(0) => return Err("column microbatch must be at least 1".into()),
         Some(m) => m,
         None => {
@@ -235,7 +168,7 @@ fn scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
         }
     };
     let stage_layers = layers.div_ceil(pp);
-    let vpp = match r.count("vpp")? {
+    let vpp = match r.count(Col::Vpp)? {
         Some(0) => return Err("column vpp must be at least 1".into()),
         Some(v) => v,
         None if pp > 1 && stage_layers >= 2 => {
@@ -244,7 +177,7 @@ fn scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
         }
         None => 1,
     };
-    let recompute = match r.get("recompute") {
+    let recompute = match r.get(Col::Recompute) {
         "" => {
             defaults.push("recompute blank: none".into());
             "none"
@@ -263,10 +196,10 @@ fn scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
             "virtual_stages": vpp,
             "zero_stage": zero.min(2),
             "recompute": recompute,
-            "sequence_parallel": r.get("seq_parallel") == "1",
+            "sequence_parallel": r.get(Col::SeqParallel) == "1",
             "fused_loss": fused_loss,
             "fp8": fp8,
-            "fp32_grads": r.flag("fp32_grads", false)?,
+            "fp32_grads": r.flag(Col::Fp32Grads, false)?,
         }),
     );
     Ok((json!({ "model": model, "system": Value::Object(system), "task": task }), defaults))
@@ -277,17 +210,23 @@ fn scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
 /// `nic_gbit_per_node` spread over one port per GPU (the split does not matter to the model),
 /// or, where the schema does not state it (serving), one 200 Gb/s port per GPU.
 fn row_system(r: &Row, nic_gbit_per_node: Option<f64>) -> Result<(serde_json::Map<String, Value>, u64), String> {
-    let gpu_cell = r.get("gpu");
+    let gpu_cell = r.get(Col::Gpu);
     let gpu = &row_gpu(gpu_cell)?;
-    let n = r.positive("n_gpus")?;
-    let per_node = r.positive("gpus_per_node")?.min(n);
+    let n = r.positive(Col::NGpus)?;
+    let per_node = r.positive(Col::GpusPerNode)?.min(n);
     if n % per_node != 0 {
         return Err(format!("{n} GPUs do not fill nodes of {per_node}"));
     }
     let per_port = nic_gbit_per_node.map_or(200.0, |g| g / per_node as f64);
-    let mut system =
-        presets::system_config(r.get("model"), gpu, per_node, n / per_node, (per_node, per_port), row_util(gpu_cell));
-    system.insert("num_nvlinks".into(), json!(r.number("nvlink_gbytes_s")? * 1e9 / gpu.bw_per_nvlink));
+    let mut system = presets::system_config(
+        r.get(Col::Model),
+        gpu,
+        per_node,
+        n / per_node,
+        (per_node, per_port),
+        row_util(gpu_cell),
+    );
+    system.insert("num_nvlinks".into(), json!(r.number(Col::NvlinkGbytesS)? * 1e9 / gpu.bw_per_nvlink));
     Ok((system, n))
 }
 
@@ -309,11 +248,11 @@ pub(super) enum FlopsBasis {
 /// 2021-23 Megatron-LM era), `model` on H100s and later (2023 on, most sources count model
 /// FLOPs).
 pub(super) fn flops_basis(r: &Row) -> Result<(FlopsBasis, Option<String>), String> {
-    Ok(match r.get("flops_basis") {
+    Ok(match r.get(Col::FlopsBasis) {
         "sc21" => (FlopsBasis::Sc21, None),
         "model" => (FlopsBasis::Model, None),
         "hardware" => (FlopsBasis::Hardware, None),
-        "" if gpu_family(r.get("gpu")) == Some("A100") => (
+        "" if gpu_family(r.get(Col::Gpu)) == Some("A100") => (
             FlopsBasis::Sc21,
             Some(
                 "flops_basis blank: sc21 (on A100s, Narayanan et al.'s count with the recomputed forward pass)".into(),
@@ -336,9 +275,9 @@ pub fn megatron_flops(batch: f64, seq: f64, layers: f64, hidden: f64, vocab: f64
 /// Builds the serving scenario of one inference row.
 fn inference_scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
     let mut defaults = Vec::new();
-    let heads = r.need("heads")?;
-    let (input, output) = (r.need("input_len")?, r.need("output_len")?);
-    let format = match r.get("dtype") {
+    let heads = r.need(Col::Heads)?;
+    let (input, output) = (r.need(Col::InputLen)?, r.need(Col::OutputLen)?);
+    let format = match r.get(Col::Dtype) {
         "" => {
             defaults.push("dtype blank: fp16".into());
             "fp16"
@@ -346,12 +285,12 @@ fn inference_scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
         f @ ("fp16" | "bf16" | "fp8" | "int8" | "int4") => f,
         other => return Err(format!("dtype \"{}\" is not fp16, bf16, fp8, int8 or int4", short(other))),
     };
-    let ffn_kind = if r.get("ffn_kind").is_empty() { "gelu" } else { r.get("ffn_kind") };
-    let kv = r.count("kv_heads")?.unwrap_or(heads);
-    let model = llm_config(r, (r.need("layers")?, heads, kv, input + output, ffn_kind), json!({}))?;
+    let ffn_kind = if r.get(Col::FfnKind).is_empty() { "gelu" } else { r.get(Col::FfnKind) };
+    let kv = r.count(Col::KvHeads)?.unwrap_or(heads);
+    let model = llm_config(r, (r.need(Col::Layers)?, heads, kv, input + output, ffn_kind), json!({}))?;
     // Serving rows do not state the network.
     let (system, n) = row_system(r, None)?;
-    let (tp, pp) = (r.positive("tp")?, r.positive("pp")?);
+    let (tp, pp) = (r.positive(Col::Tp)?, r.positive(Col::Pp)?);
     if tp.saturating_mul(pp) != n {
         return Err(format!("tp x pp = {} but n_gpus = {n}", tp * pp));
     }
@@ -359,11 +298,11 @@ fn inference_scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
     if levels.is_empty() {
         levels.push(("ddp", 1));
     }
-    let batch = r.need("batch")?;
+    let batch = r.need(Col::Batch)?;
     // How the engine batched: a static batch unless the row says otherwise. In flight, `batch`
     // is the most requests the engine keeps in flight (a benchmark's concurrency, or the
     // engine's own cap when lower) and the engine's token budget per step may be stated.
-    let inflight = match r.get("batching") {
+    let inflight = match r.get(Col::Batching) {
         "" | "static" => false,
         "inflight" => true,
         other => return Err(format!("batching \"{}\" is not static or inflight", short(other))),
@@ -371,7 +310,7 @@ fn inference_scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
     let mut extra = json!({});
     if inflight {
         extra["batching"] = json!("inflight");
-        match r.count("step_tokens")? {
+        match r.count(Col::StepTokens)? {
             Some(0) => return Err("column step_tokens must be at least 1".into()),
             Some(n) => extra["step_tokens"] = json!(n),
             None => defaults.push("step_tokens blank: 2048 tokens per engine step (vLLM's default on A100s)".into()),
@@ -379,16 +318,16 @@ fn inference_scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
     }
     // The shared set's runs (FasterTransformer) launch every kernel from the host and
     // all-reduce with NCCL: blank cells say so; the calculator's defaults are today's engines'.
-    let mut engine_flag = |key: &str, blank: &str| -> Result<bool, String> {
+    let mut engine_flag = |key: Col, blank: &str| -> Result<bool, String> {
         if r.get(key).is_empty() {
             defaults.push(format!("{key} blank: {blank}"));
         }
         r.flag(key, false)
     };
     let cuda_graphs =
-        engine_flag("cuda_graphs", "off (each kernel launched from the host, as FasterTransformer does)")?;
+        engine_flag(Col::CudaGraphs, "off (each kernel launched from the host, as FasterTransformer does)")?;
     let custom_all_reduce = engine_flag(
-        "custom_all_reduce",
+        Col::CustomAllReduce,
         "off (NCCL all-reduces: FasterTransformer's own kernel is opt-in, --enable_custom_all_reduce)",
     )?;
     let task = task_config(
@@ -419,21 +358,21 @@ fn llm_config(
     extra: Value,
 ) -> Result<Value, String> {
     let model = json!({
-        "name": r.get("model"),
+        "name": r.get(Col::Model),
         "type": "LLM",
         "bytes_per_nonemb_param": 2,
         "bytes_per_emb_param": 2,
-        "entries_per_table": r.need("vocab")?,
+        "entries_per_table": r.need(Col::Vocab)?,
         "num_transformer_layers": layers,
         "num_transformer_heads": heads,
         "num_kv_heads": kv,
-        "attention_dim": r.need("hidden")?,
-        "transformer_fc_dim": r.need("ffn_hidden")?,
+        "attention_dim": r.need(Col::Hidden)?,
+        "transformer_fc_dim": r.need(Col::FfnHidden)?,
         "transformer_seq_len": seq,
         "ffn_kind": ffn_kind,
     });
     // Heads wider (or narrower) than hidden / heads, where the row states them.
-    let model = match r.count("head_dim")? {
+    let model = match r.count(Col::HeadDim)? {
         Some(0) => return Err("column head_dim must be at least 1".into()),
         Some(d) => with_keys(model, json!({ "head_dim": d })),
         None => model,
@@ -453,7 +392,7 @@ fn with_keys(mut config: Value, extra: Value) -> Value {
 /// parallel embeddings over its `n` GPUs, its local batch, and the kind's own keys (`extra`).
 fn task_config(r: &Row, kind: &str, levels: &[(&str, u64)], n: u64, local: u64, extra: Value) -> Value {
     let task = json!({
-        "name": r.get("id"),
+        "name": r.get(Col::Id),
         "type": kind,
         "mode": "default",
         "transformer_parallel": levels.iter().map(|l| l.0).collect::<Vec<_>>(),
@@ -469,7 +408,7 @@ fn task_config(r: &Row, kind: &str, levels: &[(&str, u64)], n: u64, local: u64, 
 /// The scenario of a row (LLM training, LLM serving or recommendation training, by the
 /// header) and the defaults it used.
 pub(super) fn row_scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
-    if r.has("input_len") {
+    if r.has(Col::InputLen) {
         inference_scenario(r)
     } else if is_recommendation(r) {
         recommendation_scenario(r)
@@ -481,7 +420,7 @@ pub(super) fn row_scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
 /// Whether a row is of the recommendation schema (SOURCES.md section 7): a DLRM's MLP widths
 /// and tables instead of a transformer's.
 pub(super) fn is_recommendation(r: &Row) -> bool {
-    r.has("top_mlp_widths")
+    r.has(Col::TopMlpWidths)
 }
 
 /// Builds the scenario of one recommendation row: a DLRM of the row's MLP widths and tables,
@@ -491,53 +430,53 @@ pub(super) fn is_recommendation(r: &Row) -> bool {
 /// `bot_mlp` cell says `one_gpu` (NVIDIA's DLRM examples).
 fn recommendation_scenario(r: &Row) -> Result<(Value, Vec<String>), String> {
     let mut defaults = Vec::new();
-    let bot_mlp = match r.get("bot_mlp") {
+    let bot_mlp = match r.get(Col::BotMlp) {
         "" => {
             defaults.push("bot_mlp blank: data_parallel (the bottom MLP on every GPU, as TorchRec runs it)".into());
             "data_parallel"
         }
         cell => cell,
     };
-    let cycle_ms = match r.get("collective_cycle_ms") {
+    let cycle_ms = match r.get(Col::CollectiveCycleMs) {
         "" => {
             defaults.push("collective_cycle_ms blank: 0 (collectives called directly, as PyTorch calls NCCL)".into());
             0.0
         }
-        _ => r.number("collective_cycle_ms")?,
+        _ => r.number(Col::CollectiveCycleMs)?,
     };
-    let tables = r.positive("tables")?;
-    let rows = r.positive("rows_total")?;
+    let tables = r.positive(Col::Tables)?;
+    let rows = r.positive(Col::RowsTotal)?;
     // 4-byte dense weights run at the presets' f32 figure: an A100's TF32 tensor-core peak
     // (`tf32`), a V100's FP32 peak (`fp32`, no TF32 there); fp16 is automatic mixed precision
     // (16-bit GEMMs).
-    let dense_bytes = match r.get("dtype") {
+    let dense_bytes = match r.get(Col::Dtype) {
         "fp16" => 2,
         "tf32" | "fp32" => 4,
         other => return Err(format!("dtype \"{}\" is not fp16, tf32 or fp32", short(other))),
     };
     let model = json!({
-        "name": r.get("model"),
+        "name": r.get(Col::Model),
         "type": "DLRM",
         "bytes_per_nonemb_param": dense_bytes,
-        "bytes_per_emb_param": r.positive("emb_bytes")?,
-        "num_bot_mlp_layers": r.get("bot_mlp_widths").split('-').count().saturating_sub(1),
-        "num_top_mlp_layers": r.get("top_mlp_widths").split('-').count(),
+        "bytes_per_emb_param": r.positive(Col::EmbBytes)?,
+        "num_bot_mlp_layers": r.get(Col::BotMlpWidths).split('-').count().saturating_sub(1),
+        "num_top_mlp_layers": r.get(Col::TopMlpWidths).split('-').count(),
         // Paper mode's square layers; the default model reads the widths.
-        "mlp_dim": r.get("top_mlp_widths").split('-').filter_map(|w| w.parse::<u64>().ok()).max().unwrap_or(1),
-        "bot_mlp_widths": r.get("bot_mlp_widths"),
-        "top_mlp_widths": r.get("top_mlp_widths"),
+        "mlp_dim": r.get(Col::TopMlpWidths).split('-').filter_map(|w| w.parse::<u64>().ok()).max().unwrap_or(1),
+        "bot_mlp_widths": r.get(Col::BotMlpWidths),
+        "top_mlp_widths": r.get(Col::TopMlpWidths),
         "num_tables": tables,
         "entries_per_table": rows.div_ceil(tables),
-        "emb_dim": r.positive("emb_dim")?,
-        "pooling_size": r.positive("pooling")?,
+        "emb_dim": r.positive(Col::EmbDim)?,
+        "pooling_size": r.positive(Col::Pooling)?,
     });
-    let (system, n) = row_system(r, Some(r.number("nic_gbits_s_per_node")?))?;
-    let global = r.need("global_batch")?;
+    let (system, n) = row_system(r, Some(r.number(Col::NicGbitsSPerNode)?))?;
+    let global = r.need(Col::GlobalBatch)?;
     if global % n != 0 {
         return Err(format!("global batch {global} does not split over {n} GPUs"));
     }
     let task = json!({
-        "name": r.get("id"),
+        "name": r.get(Col::Id),
         "type": "pretrain",
         "mode": "default",
         "mlp_parallel": ["ddp"],

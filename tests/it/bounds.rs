@@ -200,4 +200,10 @@ fn validate_refuses_what_is_not_a_run_and_exits_0_or_2() {
     );
     let o = madmax_stdin(&["validate", "-"], b"id,metric,measured\n");
     assert_eq!(o.status.code(), Some(2));
+    // A misspelled column is refused by name, not read as blank cells that take defaults.
+    let typo = csv_of(1, |_, _, _| ()).replacen(",tp,", ",tensor_par,", 1);
+    assert!(typo.contains("tensor_par"));
+    let o = madmax_stdin(&["validate", "-"], typo.as_bytes());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("the CSV's column \"tensor_par\" is not one madmax reads"), "{}", text(&o.stderr));
 }
