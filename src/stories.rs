@@ -505,20 +505,23 @@ mod tests {
         }
     }
 
+    /// The shipped story `id`, computed, and the validation row `row` it is built on.
+    fn story_on_row(id: &str, row: &str) -> (Story, accuracy::RowResult) {
+        let spec = specs().expect("parse").into_iter().find(|s| s.id == id).expect("story");
+        let story = compute(spec, &accuracy::shipped_rows()).expect("computes");
+        (story, accuracy::shipped_row(row).expect("row"))
+    }
+
     #[test]
     fn the_megatron_story_is_its_validation_row() {
-        let spec = specs().expect("parse").into_iter().find(|s| s.id == "megatron-1t").expect("story");
-        let story = compute(spec, &accuracy::shipped_rows()).expect("computes");
-        let row = accuracy::shipped_row("megatron-t1-1008b").expect("row");
+        let (story, row) = story_on_row("megatron-1t", "megatron-t1-1008b");
         assert_eq!(story.predicted, row.predicted);
         assert_eq!(story.difference(), row.error);
     }
 
     #[test]
     fn the_horovod_story_is_its_row_and_launching_directly_saves_three_half_cycles() {
-        let spec = specs().expect("parse").into_iter().find(|s| s.id == "horovod-dlrm").expect("story");
-        let story = compute(spec, &accuracy::shipped_rows()).expect("computes");
-        let row = accuracy::shipped_row("nvidia-tf2-dlrm-a10080g-8gpu-large-fp16").expect("row");
+        let (story, row) = story_on_row("horovod-dlrm", "nvidia-tf2-dlrm-a10080g-8gpu-large-fp16");
         assert_eq!(story.predicted, row.predicted);
         assert_eq!(story.spec.reported.value, row.measured);
         let time = |o: &Outcome| o.report.as_ref().expect("evaluates").iteration_s;
