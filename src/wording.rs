@@ -87,6 +87,12 @@ pub fn twice_as_fast(r: &Report, i: usize) -> Option<String> {
     })
 }
 
+/// Said after [`twice_as_fast`] for a collective that waits for a launch thread (its
+/// explanation has the term [`LAUNCH_WAIT`](crate::engine::LAUNCH_WAIT)): the what-if halves
+/// the wait as well.
+pub const LAUNCH_WAIT_CAVEAT: &str =
+    "That halves its wait for the thread that launches it too, which a faster link would not shorten.";
+
 /// How the serving figures were obtained, as a sentence: a static batch, or in-flight
 /// batching's steady state with the requests the KV cache admits.
 pub fn batching(sv: &Serving) -> String {

@@ -80,7 +80,8 @@ impl<'a> Evaluator<'a> {
     }
 
     /// A collective launched by a host thread ([`scenario::Setup::collective_cycle_s`]) lasts
-    /// its formula's time plus its wait for that thread; the explanation adds the wait as `w_launch`.
+    /// its formula's time plus its wait for that thread; the explanation adds the wait as
+    /// [`LAUNCH_WAIT`].
     fn with_launch_wait(&self, s: &Scenario, op: &ops::OpName, mut e: Explanation) -> Explanation {
         if s.task.setup.collective_cycle_s <= 0.0 || op.stream() != ops::Stream::Communication {
             return e;
@@ -91,9 +92,9 @@ impl<'a> Evaluator<'a> {
         };
         let wait_s = lasts_s - e.seconds;
         if wait_s > 1e-12 * lasts_s {
-            e.formula = format!("{}, plus w_launch", e.formula).into();
+            e.formula = format!("{}, plus {LAUNCH_WAIT}", e.formula).into();
             e.terms.push(Term {
-                symbol: "w_launch",
+                symbol: LAUNCH_WAIT,
                 meaning: "wait for the host thread that launches collectives: half its cycle (task.collective_cycle_ms) after the inputs are ready, less any time spent queued behind another collective",
                 value: wait_s,
                 unit: Unit::Seconds,
@@ -103,6 +104,9 @@ impl<'a> Evaluator<'a> {
         e
     }
 }
+
+/// The symbol of a collective's wait for the host thread that launches it, in its explanation.
+pub const LAUNCH_WAIT: &str = "w_launch";
 
 /// Explains an op of `s`'s timeline: the formula behind its duration, with every term's value.
 pub fn explain(s: &Scenario, op: &ops::OpName) -> Option<Explanation> {

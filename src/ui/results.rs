@@ -406,7 +406,9 @@ fn op_details(state: &State, g: &Evaluated) -> Html {
             <h3><code>{ op.name.to_string() }</code>{ format!(": {}", e.what) }</h3>
             <p>{ format!("starts at {}, lasts {}, ends at {}", units::duration(op.start_s), units::duration(op.duration_s), units::duration(op.end_s())) }</p>
             <p id="op-slack">{ state.selected_op.and_then(|i| g.critical().slack_s.get(i)).map(|s| crate::wording::slack(*s, &g.report)).unwrap_or_default() }</p>
-            <p id="op-what-if">{ state.selected_op.and_then(|i| crate::wording::twice_as_fast(&g.report, i)).unwrap_or_default() }</p>
+            <p id="op-what-if">{ state.selected_op.and_then(|i| crate::wording::twice_as_fast(&g.report, i)).map(|w| {
+                if e.terms.iter().any(|t| t.symbol == crate::engine::LAUNCH_WAIT) { format!("{w} {}", crate::wording::LAUNCH_WAIT_CAVEAT) } else { w }
+            }).unwrap_or_default() }</p>
             <p class="formula"><code>{ e.formula }</code></p>
             <p class="formula" id="op-formula">{ format!("= {substituted} = {}", units::duration(e.seconds)) }</p>
             <table class="terms">

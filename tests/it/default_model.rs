@@ -239,7 +239,7 @@ fn every_default_op_is_explained_by_a_formula_that_gives_its_duration() {
             let rel = (e.seconds - op.duration_s).abs() / op.duration_s;
             assert!(rel < 1e-9, "{}: formula gives {} s, the op lasts {} s", op.name, e.seconds, op.duration_s);
             assert!(!e.what.is_empty() && !e.formula.is_empty());
-            if e.terms.iter().any(|t| t.symbol == "w_launch") {
+            if e.terms.iter().any(|t| t.symbol == madmax::engine::LAUNCH_WAIT) {
                 assert!(cycle && e.formula.ends_with(", plus w_launch"), "{}: {}", op.name, e.formula);
                 waits += 1;
             }
