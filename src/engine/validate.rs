@@ -355,6 +355,21 @@ impl Reader {
         }
     }
 
+    /// An optional non-negative quantity up to `max` in `unit` (a latency, a period): 0 when
+    /// absent, what 0 means said in the message (`lead` opens the range: "a latency from").
+    fn optional_upto(&mut self, f: &Field, path: At, lead: &str, (max, unit): (f64, &str), zero: &str) -> Option<f64> {
+        let n = match f {
+            None | Some(RawValue::Null) => return Some(0.0),
+            f => self.number(f, path, &"optional")?.f64(),
+        };
+        if (0.0..=max).contains(&n) {
+            Some(n)
+        } else {
+            self.push(FieldError::new(path.to_string(), format!("must be {lead} 0 to {max} {unit} ({zero}), got {n}")));
+            None
+        }
+    }
+
     #[cfg_attr(not(target_arch = "wasm32"), inline(always))]
     fn text<'r>(&mut self, f: &'r Field, path: At, why: &dyn fmt::Display) -> Option<&'r str> {
         match self.present(f, path, why)? {
@@ -712,20 +727,13 @@ fn read_system(v: &mut Reader, s: &RawSystem) -> Option<System> {
             None
         }
     });
-    let nic_latency_s = match &s.nic_latency_s {
-        None | Some(RawValue::Null) => Some(0.0),
-        f => v.number(f, at("system", "nic_latency_s"), &"optional").map(|n| n.f64()).and_then(|n| {
-            if (0.0..=MAX_NIC_LATENCY_S).contains(&n) {
-                Some(n)
-            } else {
-                v.push(FieldError::new(
-                    "system.nic_latency_s",
-                    format!("must be a latency from 0 to {MAX_NIC_LATENCY_S} s (0: a datacenter network), got {n}"),
-                ));
-                None
-            }
-        }),
-    };
+    let nic_latency_s = v.optional_upto(
+        &s.nic_latency_s,
+        at("system", "nic_latency_s"),
+        "a latency from",
+        (MAX_NIC_LATENCY_S, "s"),
+        "0: a datacenter network",
+    );
     let (devices, nodes) = (devices?, nodes?);
     if devices % nodes != 0 {
         v.push(
@@ -917,21 +925,14 @@ fn read_setup(v: &mut Reader, t: &RawTask) -> Option<Setup> {
     let emb_sharding = v.choice(&t.emb_sharding, at("task", "emb_sharding"), &shardings, d.emb_sharding)?;
     let placements: Vec<(&str, BotMlpPlacement)> = BotMlpPlacement::ALL.iter().map(|p| (p.config_name(), *p)).collect();
     let bot_mlp = v.choice(&t.bot_mlp, at("task", "bot_mlp"), &placements, d.bot_mlp)?;
-    let collective_cycle_s = match &t.collective_cycle_ms {
-        None | Some(RawValue::Null) => d.collective_cycle_s,
-        f => {
-            let path = at("task", "collective_cycle_ms");
-            let ms = v.number(f, path, optional)?.f64();
-            if !(0.0..=MAX_COLLECTIVE_CYCLE_MS).contains(&ms) {
-                let e = format!(
-                    "must be from 0 to {MAX_COLLECTIVE_CYCLE_MS} ms (0: collectives launched directly), got {ms}"
-                );
-                v.push(FieldError::new(path.to_string(), e));
-                return None;
-            }
-            ms / 1e3
-        }
-    };
+    let cycle_ms = v.optional_upto(
+        &t.collective_cycle_ms,
+        at("task", "collective_cycle_ms"),
+        "from",
+        (MAX_COLLECTIVE_CYCLE_MS, "ms"),
+        "0: collectives launched directly",
+    )?;
+    let collective_cycle_s = cycle_ms / 1e3;
     let tokens = |v: &mut Reader, f: &Field, key: &str| match f {
         None | Some(RawValue::Null) => Some(None),
         f => v.count(f, at("task", key), optional, 1, MAX_COUNT).map(Some),
@@ -1165,14 +1166,7 @@ mod tests {
     #[test]
     fn a_collective_launch_cycle_is_milliseconds_from_0_to_a_second() {
         let said = |cycle: serde_json::Value| -> Result<f64, Vec<String>> {
-            let mut v: serde_json::Value = serde_json::from_str(include_str!(
-                "../../tests/data/reference/cases/llm__llama2_70b__dc_A_2048__llm_train.json"
-            ))
-            .expect("case");
-            v["inputs"]["task"]["mode"] = serde_json::json!("default");
-            v["inputs"]["task"]["collective_cycle_ms"] = cycle;
-            let raw = serde_json::from_value::<RawFile>(v).expect("case").into_scenario().expect("case");
-            validate(&raw)
+            flagship(serde_json::json!({"mode": "default", "collective_cycle_ms": cycle}))
                 .map(|s| s.task().setup.collective_cycle_s)
                 .map_err(|e| e.iter().map(|e| e.to_string()).collect())
         };
