@@ -33,8 +33,8 @@ use columns::{Col, Columns, Row};
 pub use csv::{parse_csv, Records};
 pub use expectation::{bands_in, expectation, Band, Expectation, BANDS, MIN_RUNS};
 pub use floor::{floor, same_work_pairs, sentence as floor_sentence, Floor, Pair, Run, SameWork};
-use rows::{flops_basis, row_scenario, FlopsBasis, GIB};
 pub use rows::{gpu_family, gpu_label, megatron_flops};
+use rows::{FlopsBasis, RunRow, Schema, GIB};
 pub use shipped::{rows_of, ShippedRow, SHIPPED_FILES};
 #[cfg(not(target_arch = "wasm32"))]
 pub use shipped::{
@@ -271,7 +271,7 @@ struct Prediction {
     capacity_bytes: f64,
 }
 
-fn predict(r: &Row, metric: Metric, doc: &Value) -> Result<Prediction, String> {
+fn predict(run: &RunRow, metric: Metric, doc: &Value) -> Result<Prediction, String> {
     // The same reading as the page's (`Doc::to_raw`): one copy of the deserializer in the site.
     let raw = serde_json::from_value::<crate::engine::RawFile>(doc.clone())
         .map_err(|e| format!("scenario: {e}"))?
@@ -285,20 +285,22 @@ fn predict(r: &Row, metric: Metric, doc: &Value) -> Result<Prediction, String> {
     let predicted = match metric {
         Metric::IterationS => it,
         Metric::TflopsPerGpu => {
-            let n = r.need(Col::NGpus)? as f64;
+            let RunRow::Training(t @ rows::TrainingRow { flops_basis: Some(basis), .. }) = run else {
+                return Err("metric tflops_per_gpu measures LLM training; this row is of another schema".into());
+            };
             let u = utilization()?;
-            let flops = match flops_basis(r)?.0 {
+            let flops = match basis {
                 FlopsBasis::Sc21 => megatron_flops(
-                    r.need(Col::GlobalBatch)? as f64,
-                    r.need(Col::SeqLen)? as f64,
-                    r.need(Col::Layers)? as f64,
-                    r.need(Col::Hidden)? as f64,
-                    r.need(Col::Vocab)? as f64,
+                    t.plan.global_batch as f64,
+                    t.seq_len as f64,
+                    t.shape.layers as f64,
+                    t.shape.hidden as f64,
+                    t.shape.vocab as f64,
                 ),
                 FlopsBasis::Model => u.model_flops,
                 FlopsBasis::Hardware => u.hardware_flops,
             };
-            flops / (it * n) / 1e12
+            flops / (it * t.cluster.n_gpus as f64) / 1e12
         }
         Metric::Mfu => utilization()?.mfu,
         Metric::Hfu => utilization()?.hfu,
@@ -378,7 +380,7 @@ fn row_result(r: &Row) -> RowResult {
         notes: r.get(Col::Notes).to_owned(),
         set: None,
         citation: r.get(Col::Source).to_owned(),
-        recommendation: rows::is_recommendation(r),
+        recommendation: Schema::of(r) == Schema::Recommendation,
         scenario: None,
     };
     match RunSet::of_cell(r.get(Col::Set)) {
@@ -409,7 +411,11 @@ fn row_result(r: &Row) -> RowResult {
             }
         },
     }
-    match row_scenario(r).and_then(|(doc, defaults)| Ok((predict(r, metric, &doc)?, doc, defaults))) {
+    let predicted = RunRow::read(r).and_then(|(run, defaults)| {
+        let doc = run.scenario();
+        Ok((predict(&run, metric, &doc)?, doc, defaults))
+    });
+    match predicted {
         Ok((p, doc, defaults)) => {
             out.predicted = Some(p.predicted);
             out.error = Some((p.predicted - measured) / measured);
@@ -427,7 +433,7 @@ fn row_result(r: &Row) -> RowResult {
 
 /// A row's parallel degrees above 1 in words (`TP 8 x PP 8 x DP 4`) and their kinds (`TP+PP+DP`).
 fn plan(r: &Row) -> (String, String) {
-    if rows::is_recommendation(r) {
+    if Schema::of(r) == Schema::Recommendation {
         // Tables split whole over every GPU, the MLPs data-parallel over them.
         return match r.count(Col::NGpus).ok().flatten().unwrap_or(0) {
             n @ 2.. => (format!("tables MP {n} \u{d7} MLP DP {n}"), "DLRM MP+DP".into()),
