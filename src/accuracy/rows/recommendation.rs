@@ -1,0 +1,126 @@
+//! A row of the recommendation schema, typed: a DLRM's MLP widths and tables, the cluster and
+//! where the bottom MLP runs.
+
+use super::Cluster;
+use crate::accuracy::columns::{Col, Row};
+use crate::engine::raw::short;
+use serde_json::{json, Value};
+
+/// A row of the recommendation schema: a DLRM of the row's MLP widths and tables.
+#[cfg_attr(test, derive(Debug))]
+pub(in crate::accuracy) struct RecommendationRow {
+    pub(in crate::accuracy) id: String,
+    pub(in crate::accuracy) model: String,
+    /// Bytes per dense weight: 2 (fp16, automatic mixed precision) or 4 (tf32, fp32).
+    pub(in crate::accuracy) dense_bytes: u64,
+    pub(in crate::accuracy) emb_bytes: u64,
+    /// The MLPs' widths as the engine reads them, `13-512-256-128` (input first for the
+    /// bottom MLP).
+    pub(in crate::accuracy) bot_mlp_widths: String,
+    pub(in crate::accuracy) top_mlp_widths: String,
+    pub(in crate::accuracy) tables: u64,
+    /// Rows of all tables together.
+    pub(in crate::accuracy) rows_total: u64,
+    pub(in crate::accuracy) emb_dim: u64,
+    /// Rows looked up per table per sample.
+    pub(in crate::accuracy) pooling: u64,
+    pub(in crate::accuracy) cluster: Cluster,
+    pub(in crate::accuracy) global_batch: u64,
+    /// Where the bottom MLP runs: `data_parallel` or `one_gpu` (the engine checks the name).
+    pub(in crate::accuracy) bot_mlp: String,
+    /// Horovod's launch cycle, ms (0: collectives called directly).
+    pub(in crate::accuracy) collective_cycle_ms: f64,
+}
+
+impl RecommendationRow {
+    pub(super) fn read(r: &Row, defaults: &mut Vec<String>) -> Result<RecommendationRow, String> {
+        let bot_mlp = match r.get(Col::BotMlp) {
+            "" => {
+                defaults.push("bot_mlp blank: data_parallel (the bottom MLP on every GPU, as TorchRec runs it)".into());
+                "data_parallel"
+            }
+            cell => cell,
+        };
+        let collective_cycle_ms = match r.get(Col::CollectiveCycleMs) {
+            "" => {
+                defaults
+                    .push("collective_cycle_ms blank: 0 (collectives called directly, as PyTorch calls NCCL)".into());
+                0.0
+            }
+            _ => r.number(Col::CollectiveCycleMs)?,
+        };
+        let tables = r.positive(Col::Tables)?;
+        let rows_total = r.positive(Col::RowsTotal)?;
+        // 4-byte dense weights run at the presets' f32 figure: an A100's TF32 tensor-core peak
+        // (`tf32`), a V100's FP32 peak (`fp32`, no TF32 there); fp16 is automatic mixed precision
+        // (16-bit GEMMs).
+        let dense_bytes = match r.get(Col::Dtype) {
+            "fp16" => 2,
+            "tf32" | "fp32" => 4,
+            other => return Err(format!("dtype \"{}\" is not fp16, tf32 or fp32", short(other))),
+        };
+        let emb_bytes = r.positive(Col::EmbBytes)?;
+        let emb_dim = r.positive(Col::EmbDim)?;
+        let pooling = r.positive(Col::Pooling)?;
+        let cluster = Cluster::read(r, true)?;
+        let global_batch = r.need(Col::GlobalBatch)?;
+        if global_batch % cluster.n_gpus != 0 {
+            return Err(format!("global batch {global_batch} does not split over {} GPUs", cluster.n_gpus));
+        }
+        Ok(RecommendationRow {
+            id: r.get(Col::Id).to_owned(),
+            model: r.get(Col::Model).to_owned(),
+            dense_bytes,
+            emb_bytes,
+            bot_mlp_widths: r.get(Col::BotMlpWidths).to_owned(),
+            top_mlp_widths: r.get(Col::TopMlpWidths).to_owned(),
+            tables,
+            rows_total,
+            emb_dim,
+            pooling,
+            cluster,
+            global_batch,
+            bot_mlp: bot_mlp.to_owned(),
+            collective_cycle_ms,
+        })
+    }
+
+    /// The scenario: trained the way NVIDIA's and TorchRec's DLRMs train on one node or more:
+    /// every table whole on one GPU (table-wise model parallelism over all GPUs, pooled
+    /// embeddings exchanged by all-to-all) and the MLPs data-parallel over all GPUs, or the
+    /// bottom MLP on one GPU where the `bot_mlp` cell says `one_gpu` (NVIDIA's DLRM examples).
+    pub(super) fn scenario(&self) -> Value {
+        let n = self.cluster.n_gpus;
+        let model = json!({
+            "name": self.model,
+            "type": "DLRM",
+            "bytes_per_nonemb_param": self.dense_bytes,
+            "bytes_per_emb_param": self.emb_bytes,
+            "num_bot_mlp_layers": self.bot_mlp_widths.split('-').count().saturating_sub(1),
+            "num_top_mlp_layers": self.top_mlp_widths.split('-').count(),
+            // Paper mode's square layers; the default model reads the widths.
+            "mlp_dim": self.top_mlp_widths.split('-').filter_map(|w| w.parse::<u64>().ok()).max().unwrap_or(1),
+            "bot_mlp_widths": self.bot_mlp_widths,
+            "top_mlp_widths": self.top_mlp_widths,
+            "num_tables": self.tables,
+            "entries_per_table": self.rows_total.div_ceil(self.tables),
+            "emb_dim": self.emb_dim,
+            "pooling_size": self.pooling,
+        });
+        let task = json!({
+            "name": self.id,
+            "type": "pretrain",
+            "mode": "default",
+            "mlp_parallel": ["ddp"],
+            "mlp_parallel_degree": [n],
+            "emb_parallel": ["mp"],
+            "emb_parallel_degree": [n],
+            "local_mlp_bs": self.global_batch / n,
+            "local_emb_bs": self.global_batch,
+            "emb_sharding": "table",
+            "bot_mlp": self.bot_mlp,
+            "collective_cycle_ms": self.collective_cycle_ms,
+        });
+        json!({ "model": model, "system": self.cluster.system(&self.model), "task": task })
+    }
+}

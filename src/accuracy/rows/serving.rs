@@ -1,0 +1,140 @@
+//! A row of the LLM serving schema, typed: the model's shape, the cluster, the plan and how the
+//! engine batched.
+
+use super::{task_config, with_keys, Cluster, Shape};
+use crate::accuracy::columns::{Col, Row};
+use crate::engine::raw::short;
+use serde_json::{json, Value};
+
+/// How a serving row's engine batched.
+#[derive(Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(test, derive(Debug))]
+pub(in crate::accuracy) enum RowBatching {
+    /// A static batch: the requests start together, the batch decodes to its longest output.
+    Static,
+    /// In flight: `batch` is the most requests the engine keeps in flight (a benchmark's
+    /// concurrency, or the engine's own cap when lower), with the engine's token budget per
+    /// step where the row states it.
+    InFlight { step_tokens: Option<u64> },
+}
+
+/// A row of the LLM serving schema.
+#[cfg_attr(test, derive(Debug))]
+pub(in crate::accuracy) struct InferenceRow {
+    pub(in crate::accuracy) id: String,
+    pub(in crate::accuracy) model: String,
+    pub(in crate::accuracy) shape: Shape,
+    pub(in crate::accuracy) cluster: Cluster,
+    pub(in crate::accuracy) tp: u64,
+    pub(in crate::accuracy) pp: u64,
+    /// Weight format: `fp16`, `bf16`, `fp8`, `int8` or `int4`.
+    pub(in crate::accuracy) format: &'static str,
+    /// Requests served together (static) or kept in flight.
+    pub(in crate::accuracy) batch: u64,
+    pub(in crate::accuracy) input_len: u64,
+    pub(in crate::accuracy) output_len: u64,
+    pub(in crate::accuracy) batching: RowBatching,
+    pub(in crate::accuracy) cuda_graphs: bool,
+    pub(in crate::accuracy) custom_all_reduce: bool,
+}
+
+impl InferenceRow {
+    pub(super) fn read(r: &Row, defaults: &mut Vec<String>) -> Result<InferenceRow, String> {
+        let (input_len, output_len) = (r.need(Col::InputLen)?, r.need(Col::OutputLen)?);
+        let format = match r.get(Col::Dtype) {
+            "" => {
+                defaults.push("dtype blank: fp16".into());
+                "fp16"
+            }
+            "fp16" => "fp16",
+            "bf16" => "bf16",
+            "fp8" => "fp8",
+            "int8" => "int8",
+            "int4" => "int4",
+            other => return Err(format!("dtype \"{}\" is not fp16, bf16, fp8, int8 or int4", short(other))),
+        };
+        let shape = Shape::read(r, defaults, false)?;
+        // Serving rows do not state the network.
+        let cluster = Cluster::read(r, false)?;
+        let (tp, pp) = (r.positive(Col::Tp)?, r.positive(Col::Pp)?);
+        if tp.saturating_mul(pp) != cluster.n_gpus {
+            return Err(format!("tp x pp = {} but n_gpus = {}", tp.saturating_mul(pp), cluster.n_gpus));
+        }
+        let batch = r.need(Col::Batch)?;
+        let batching = match r.get(Col::Batching) {
+            "" | "static" => RowBatching::Static,
+            "inflight" => RowBatching::InFlight {
+                step_tokens: match r.count(Col::StepTokens)? {
+                    Some(0) => return Err("column step_tokens must be at least 1".into()),
+                    Some(n) => Some(n),
+                    None => {
+                        defaults
+                            .push("step_tokens blank: 2048 tokens per engine step (vLLM's default on A100s)".into());
+                        None
+                    }
+                },
+            },
+            other => return Err(format!("batching \"{}\" is not static or inflight", short(other))),
+        };
+        // The shared set's runs (FasterTransformer) launch every kernel from the host and
+        // all-reduce with NCCL: blank cells say so; the calculator's defaults are today's engines'.
+        let mut engine_flag = |key: Col, blank: &str| -> Result<bool, String> {
+            if r.get(key).is_empty() {
+                defaults.push(format!("{key} blank: {blank}"));
+            }
+            r.flag(key, false)
+        };
+        let cuda_graphs =
+            engine_flag(Col::CudaGraphs, "off (each kernel launched from the host, as FasterTransformer does)")?;
+        let custom_all_reduce = engine_flag(
+            Col::CustomAllReduce,
+            "off (NCCL all-reduces: FasterTransformer's own kernel is opt-in, --enable_custom_all_reduce)",
+        )?;
+        Ok(InferenceRow {
+            id: r.get(Col::Id).to_owned(),
+            model: r.get(Col::Model).to_owned(),
+            shape,
+            cluster,
+            tp,
+            pp,
+            format,
+            batch,
+            input_len,
+            output_len,
+            batching,
+            cuda_graphs,
+            custom_all_reduce,
+        })
+    }
+
+    pub(super) fn scenario(&self) -> Value {
+        let model = self.shape.config(&self.model, self.input_len + self.output_len, json!({}));
+        let mut levels: Vec<(&str, u64)> = [("tp", self.tp), ("pp", self.pp)].into_iter().filter(|l| l.1 > 1).collect();
+        if levels.is_empty() {
+            levels.push(("ddp", 1));
+        }
+        let task = task_config(
+            &self.id,
+            "inference",
+            &levels,
+            self.cluster.n_gpus,
+            self.batch,
+            json!({
+                "input_tokens": self.input_len,
+                "output_tokens": self.output_len,
+                "weight_format": self.format,
+                "kv_format": if self.format == "int4" { "fp16" } else { self.format },
+                "cuda_graphs": self.cuda_graphs,
+                "custom_all_reduce": self.custom_all_reduce,
+            }),
+        );
+        let task = match self.batching {
+            RowBatching::Static => task,
+            RowBatching::InFlight { step_tokens: None } => with_keys(task, json!({ "batching": "inflight" })),
+            RowBatching::InFlight { step_tokens: Some(n) } => {
+                with_keys(task, json!({ "batching": "inflight", "step_tokens": n }))
+            }
+        };
+        json!({ "model": model, "system": self.cluster.system(&self.model), "task": task })
+    }
+}

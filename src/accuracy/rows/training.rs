@@ -1,0 +1,250 @@
+//! A row of the LLM training schema, typed: the model's shape, the cluster and the plan, and the
+//! FLOP count a `tflops_per_gpu` row's source used.
+
+use super::{task_config, Cluster, Shape};
+use crate::accuracy::columns::{Col, Row};
+use crate::accuracy::rows::gpu_family;
+use crate::accuracy::Metric;
+use crate::engine::raw::short;
+use serde_json::{json, Value};
+
+/// A row of the LLM training schema.
+#[cfg_attr(test, derive(Debug))]
+pub(in crate::accuracy) struct TrainingRow {
+    pub(in crate::accuracy) id: String,
+    pub(in crate::accuracy) model: String,
+    pub(in crate::accuracy) shape: Shape,
+    pub(in crate::accuracy) seq_len: u64,
+    pub(in crate::accuracy) cluster: Cluster,
+    pub(in crate::accuracy) plan: TrainingPlan,
+    /// Transformer Engine's FP8 training of a 16-bit model (the engine refuses it on GPUs
+    /// without FP8 tensor cores).
+    pub(in crate::accuracy) fp8: bool,
+    /// The attention kernel's name as the engine takes it (the engine names its kernels when it
+    /// is none of them).
+    pub(in crate::accuracy) attention: String,
+    pub(in crate::accuracy) dropout: bool,
+    pub(in crate::accuracy) fused_loss: bool,
+    pub(in crate::accuracy) fp32_grads: bool,
+    /// Which FLOP count a `tflops_per_gpu` row's source used; `None` for the other metrics.
+    pub(in crate::accuracy) flops_basis: Option<FlopsBasis>,
+}
+
+/// A training row's plan: its parallel degrees and how it trains.
+#[cfg_attr(test, derive(Debug))]
+pub(in crate::accuracy) struct TrainingPlan {
+    pub(in crate::accuracy) tp: u64,
+    pub(in crate::accuracy) pp: u64,
+    pub(in crate::accuracy) dp: u64,
+    pub(in crate::accuracy) cp: u64,
+    pub(in crate::accuracy) ep: u64,
+    /// Pipeline chunks per GPU (interleaving).
+    pub(in crate::accuracy) vpp: u64,
+    /// Sequences per micro-batch.
+    pub(in crate::accuracy) microbatch: u64,
+    /// Sequences per iteration over the whole cluster.
+    pub(in crate::accuracy) global_batch: u64,
+    /// ZeRO stage, 0 to 3 (3: the data-parallel ranks shard the weights, an fsdp level).
+    pub(in crate::accuracy) zero: u64,
+    /// `none`, `selective` or `full`.
+    pub(in crate::accuracy) recompute: &'static str,
+    pub(in crate::accuracy) sequence_parallel: bool,
+}
+
+impl TrainingRow {
+    pub(super) fn read(r: &Row, defaults: &mut Vec<String>) -> Result<TrainingRow, String> {
+        let flops_basis = if r.metric() == Some(Metric::TflopsPerGpu) {
+            let (basis, default) = flops_basis(r)?;
+            defaults.extend(default);
+            Some(basis)
+        } else {
+            None
+        };
+        let shape = Shape::read(r, defaults, true)?;
+        let fp8 = match r.get(Col::Dtype) {
+            "bf16" | "fp16" => false,
+            "" => {
+                defaults.push("dtype blank: 16-bit (2 bytes, the A100/H100 fp16 and bf16 peaks are equal)".into());
+                false
+            }
+            "fp8" => true,
+            other => return Err(format!("dtype \"{}\" is not bf16, fp16 or fp8", short(other))),
+        };
+        // The shared schema has no attention column: its runs (2021-23 Megatron) predate
+        // FlashAttention there, so scores go through HBM. Files that add the column say per row.
+        let attention = match r.get(Col::Attention) {
+            "" if r.has(Col::Attention) => {
+                defaults.push("attention blank: materialized (scores through HBM)".into());
+                "materialized"
+            }
+            "" => "materialized",
+            kernel => kernel,
+        };
+        // Blank: dropout on (Megatron-LM's GPT, the shared set's runs) and PyTorch's loss.
+        let dropout = r.flag(Col::Dropout, true)?;
+        let fused_loss = r.flag(Col::FusedLoss, false)?;
+        let seq_len = r.need(Col::SeqLen)?;
+        let cluster = Cluster::read(r, true)?;
+        let plan = TrainingPlan::read(r, &shape, cluster.n_gpus, defaults)?;
+        Ok(TrainingRow {
+            id: r.get(Col::Id).to_owned(),
+            model: r.get(Col::Model).to_owned(),
+            shape,
+            seq_len,
+            cluster,
+            plan,
+            fp8,
+            attention: attention.to_owned(),
+            dropout,
+            fused_loss,
+            fp32_grads: r.flag(Col::Fp32Grads, false)?,
+            flops_basis,
+        })
+    }
+
+    pub(super) fn scenario(&self) -> Value {
+        let model = self.shape.config(
+            &self.model,
+            self.seq_len,
+            json!({
+                // Megatron-LM GPT (and MPT) tie the output layer to the word embedding.
+                "tied_embeddings": true,
+                "attention": self.attention,
+                "causal": true,
+                "dropout": self.dropout,
+            }),
+        );
+        let p = &self.plan;
+        let task = task_config(
+            &self.id,
+            "pretrain",
+            &p.levels(),
+            self.cluster.n_gpus,
+            p.global_batch / p.dp,
+            json!({
+                "micro_batch": p.microbatch,
+                "virtual_stages": p.vpp,
+                "zero_stage": p.zero.min(2),
+                "recompute": p.recompute,
+                "sequence_parallel": p.sequence_parallel,
+                "fused_loss": self.fused_loss,
+                "fp8": self.fp8,
+                "fp32_grads": self.fp32_grads,
+            }),
+        );
+        json!({ "model": model, "system": self.cluster.system(&self.model), "task": task })
+    }
+}
+
+impl TrainingPlan {
+    /// Reads and checks the plan of a model of `shape` on `n` GPUs.
+    fn read(r: &Row, shape: &Shape, n: u64, defaults: &mut Vec<String>) -> Result<TrainingPlan, String> {
+        let (tp, pp, dp) = (r.positive(Col::Tp)?, r.positive(Col::Pp)?, r.positive(Col::Dp)?);
+        let cp = r.positive_or(Col::Cp, 1)?;
+        let ep = r.positive_or(Col::Ep, 1)?;
+        let product = tp.saturating_mul(pp).saturating_mul(dp).saturating_mul(cp);
+        if product != n {
+            return Err(format!("tp x pp x dp x cp = {product} but n_gpus = {n}"));
+        }
+        let global_batch = r.need(Col::GlobalBatch)?;
+        if global_batch % dp != 0 {
+            return Err(format!("global batch {global_batch} does not split over dp {dp}"));
+        }
+        let zero = match r.count(Col::Zero)? {
+            Some(z @ 0..=3) => z,
+            Some(z) => return Err(format!("column zero: ZeRO has stages 0 to 3, not {z}")),
+            None => 0,
+        };
+        if dp % ep != 0 {
+            return Err(format!("expert parallelism {ep} does not divide dp {dp}"));
+        }
+        let microbatch = match r.count(Col::Microbatch)? {
+            Some(0) => return Err("column microbatch must be at least 1".into()),
+            Some(m) => m,
+            None => {
+                defaults.push("microbatch blank: 1 sequence (Megatron-LM's large runs)".into());
+                1
+            }
+        };
+        let vpp = match r.count(Col::Vpp)? {
+            Some(0) => return Err("column vpp must be at least 1".into()),
+            Some(v) => v,
+            None if pp > 1 && shape.layers.div_ceil(pp) >= 2 => {
+                defaults.push("vpp blank: 2 chunks per GPU (the smallest interleaved schedule)".into());
+                2
+            }
+            None => 1,
+        };
+        let recompute = match r.get(Col::Recompute) {
+            "" => {
+                defaults.push("recompute blank: none".into());
+                "none"
+            }
+            "none" => "none",
+            "selective" => "selective",
+            "full" => "full",
+            other => return Err(format!("recompute \"{}\" is not none, selective or full", short(other))),
+        };
+        let sequence_parallel = r.flag(Col::SeqParallel, false)?;
+        Ok(TrainingPlan { tp, pp, dp, cp, ep, vpp, microbatch, global_batch, zero, recompute, sequence_parallel })
+    }
+
+    /// The transformer plan's levels in Megatron's rank order (tensor innermost, then context,
+    /// expert, data, pipeline outermost), those of degree 1 left out. Expert parallelism is
+    /// carved out of the data-parallel ranks (Megatron); with ZeRO-3 the data-parallel level
+    /// shards the weights (`fsdp`).
+    pub(super) fn levels(&self) -> Vec<(&'static str, u64)> {
+        let data = if self.zero == 3 { "fsdp" } else { "ddp" };
+        let mut levels: Vec<(&'static str, u64)> =
+            [("tp", self.tp), ("cp", self.cp), ("ep", self.ep), (data, self.dp / self.ep), ("pp", self.pp)]
+                .into_iter()
+                .filter(|l| l.1 > 1)
+                .collect();
+        if levels.is_empty() {
+            levels.push(("ddp", 1));
+        }
+        levels
+    }
+}
+
+/// Which FLOP count a `tflops_per_gpu` row's source divided by its time (the `flops_basis`
+/// column).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(in crate::accuracy) enum FlopsBasis {
+    /// `sc21`: Narayanan et al. 2021, eq. 3 ([`megatron_flops`]), which counts the forward pass
+    /// that full recomputation repeats: the basis of Megatron-LM's 2021-23 TFLOP/s figures.
+    Sc21,
+    /// `model`: the model's FLOPs, forward and backward, no recomputation (the basis of MFU and
+    /// of Megatron-LM's later `num_floating_point_operations`), as the default model counts them.
+    Model,
+    /// `hardware`: what the GPUs execute, recomputation included (the basis of HFU).
+    Hardware,
+}
+
+/// A row's FLOP basis, and the default it took when the cell is blank: `sc21` on A100s (the
+/// 2021-23 Megatron-LM era), `model` on H100s and later (2023 on, most sources count model
+/// FLOPs).
+fn flops_basis(r: &Row) -> Result<(FlopsBasis, Option<String>), String> {
+    Ok(match r.get(Col::FlopsBasis) {
+        "sc21" => (FlopsBasis::Sc21, None),
+        "model" => (FlopsBasis::Model, None),
+        "hardware" => (FlopsBasis::Hardware, None),
+        "" if gpu_family(r.get(Col::Gpu)) == Some("A100") => (
+            FlopsBasis::Sc21,
+            Some(
+                "flops_basis blank: sc21 (on A100s, Narayanan et al.'s count with the recomputed forward pass)".into(),
+            ),
+        ),
+        "" => (
+            FlopsBasis::Model,
+            Some("flops_basis blank: model (on H100s and later, model FLOPs without recomputation)".into()),
+        ),
+        other => return Err(format!("flops_basis \"{}\" is not sc21, model or hardware", short(other))),
+    })
+}
+
+/// Megatron-LM's FLOPs of one iteration with full recomputation (Narayanan et al. 2021, eq. 3):
+/// `96 B s l h^2 (1 + s/(6h) + V/(16 l h))`, the count behind its TFLOP/s figures.
+pub fn megatron_flops(batch: f64, seq: f64, layers: f64, hidden: f64, vocab: f64) -> f64 {
+    96.0 * batch * seq * layers * hidden * hidden * (1.0 + seq / (6.0 * hidden) + vocab / (16.0 * layers * hidden))
+}
