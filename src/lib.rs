@@ -17,6 +17,7 @@
 pub mod accuracy;
 pub mod doc;
 pub mod engine;
+pub mod figures;
 pub mod input;
 pub mod paper;
 pub mod presets;

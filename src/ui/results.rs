@@ -12,6 +12,7 @@ use crate::engine::ops::Category;
 use crate::engine::report::{Limit, Percentiles, Report, Serving};
 use crate::engine::scenario::{Batching, TaskKind};
 use crate::engine::{explain, Unit};
+use crate::figures::{self, Figure, Piece};
 use crate::units;
 use std::rc::Rc;
 use yew::prelude::*;
@@ -71,18 +72,32 @@ pub(super) fn results(state: &State, d: &Dispatch, width: u32) -> Html {
     }
 }
 
-fn figure(id: &'static str, label: &str, value: String, raw: f64, sub: Html, help: &'static str) -> Html {
-    // "281 samples/s": the number large, the unit smaller.
-    let (number, unit) =
-        value.split_once(' ').map_or((value.clone(), String::new()), |(a, b)| (a.to_owned(), b.to_owned()));
+/// A headline figure ([`crate::figures`]): the number large, the unit smaller, what it is made
+/// of below it, what it means on hover.
+fn figure(f: &Figure) -> Html {
+    let (number, unit) = f.value.split_once(' ').map_or((f.value.as_str(), ""), |(a, b)| (a, b));
     html! {
-        <div class="figure" title={help}>
-            <dt>{ label.to_owned() }</dt>
+        <div class="figure" title={f.help}>
+            <dt>{ f.label }</dt>
             // `elementtiming`: the browser records when the figure is first painted (Element
             // Timing), which is how `make bench` times the first result.
-            <dd id={id} elementtiming={id} data-value={raw.to_string()}>{ number }<span class="unit">{ format!(" {unit}") }</span></dd>
-            <dd class="figure-sub">{ sub }</dd>
+            <dd id={f.id} elementtiming={f.id} data-value={f.raw.to_string()}>{ number.to_owned() }<span class="unit">{ format!(" {unit}") }</span></dd>
+            <dd class="figure-sub">{ for f.detail.iter().map(piece) }</dd>
         </div>
+    }
+}
+
+/// A piece of a figure's detail: words, a number marked with its id and raw value, or words
+/// with their exact figures on hover (in the alert colour when the result cannot run).
+fn piece(p: &Piece) -> Html {
+    match p {
+        Piece::Text(t) => html! { { t.clone() } },
+        Piece::Marked { id, text, raw } => {
+            html! { <span id={*id} data-value={raw.to_string()}>{ text.clone() }</span> }
+        }
+        Piece::Exact { text, exact, warn } => {
+            html! { <span class={classes!(warn.then_some("over"))} title={exact.clone()}>{ text.clone() }</span> }
+        }
     }
 }
 
@@ -105,9 +120,6 @@ fn yardstick(y: &super::state::Yardstick) -> Html {
 fn headline(g: &Rc<Evaluated>, measured: Option<&super::state::Yardstick>, d: &Dispatch) -> Html {
     let r = &g.report;
     let s = &g.scenario;
-    let tokens = r.tokens_per_s(s);
-    let mfu = r.mfu(s);
-    let mem = &r.memory;
     let kind = super::state::task_kind_name(s);
     let what = format!(
         "{} {} on {} ({} x {}), global batch {}",
@@ -122,43 +134,7 @@ fn headline(g: &Rc<Evaluated>, measured: Option<&super::state::Yardstick>, d: &D
         <div class="card">
             <p class="scenario" id="scenario-summary">{ what }</p>
             { measured.map(yardstick).unwrap_or_default() }
-            <dl class="headline">
-                { match &r.serving {
-                    Some(sv) => serving_headline(sv),
-                    None => html! { <>
-                        { figure("iteration-time", "Iteration time", units::duration(r.iteration_s), r.iteration_s,
-                            html! { { if r.idle_s > 0.0 {
-                                format!("compute {} + exposed communication {} + idle {}", units::duration(r.compute_s), units::duration(r.exposed_comm_s.max(0.0)), units::duration(r.idle_s))
-                            } else {
-                                format!("compute {} + exposed communication {}", units::duration(r.compute_s), units::duration(r.exposed_comm_s.max(0.0)))
-                            } } },
-                            "One step: forward pass (and backward when training) over the global batch.") }
-                        { figure("throughput", "Throughput", units::si(r.throughput_samples_per_s, "samples/s"), r.throughput_samples_per_s,
-                            match tokens { Some(t) => html! { <span id="tokens-per-s" data-value={t.to_string()}>{ units::si(t, "tokens/s") }</span> }, None => html! {} },
-                            "Samples the whole cluster processes per second: global batch / iteration time.") }
-                    </> },
-                } }
-                { figure("exposed-comm", "Exposed communication", units::percent(r.exposed_share()), r.exposed_share(),
-                    html! { { format!("{} of {} communication is not hidden", units::duration(r.exposed_comm_s.max(0.0)), units::duration(r.comm_s)) } },
-                    "Share of communication time no computation hides: it adds to the iteration time.") }
-                { figure("mfu", "Model FLOPs utilisation", units::percent(mfu), mfu,
-                    // Both bases, as sources quote TFLOP/s on either: model FLOPs, and what ran.
-                    match &r.utilization {
-                        Some(u) => html! { <span id="hfu" data-value={u.hfu.to_string()}>{ format!("{} per GPU of {} peak; HFU {} (recomputation included)",
-                            units::si(u.model_flops_per_s_per_gpu, "FLOP/s"), units::si(u.peak_flops_per_s, "FLOP/s"), units::percent(u.hfu)) }</span> },
-                        None => html! { { format!("of {} peak per GPU", units::si(crate::engine::report::peak_flops_per_s(s), "FLOP/s")) } },
-                    },
-                    match &r.utilization {
-                        Some(_) if s.task().kind == TaskKind::Inference => "Model FLOPs per iteration (the forward pass, attention's s^2 included) over what the GPUs could do at datasheet peak in that time.",
-                        Some(_) => "Model FLOPs per iteration (forward and backward, no recomputation, attention's s^2 included) over what the GPUs could do at datasheet peak in that time. HFU also counts recomputed FLOPs.",
-                        None => "Model FLOPs per iteration over what the GPUs could do at datasheet peak in that time (FLOPs as MAD-Max counts them).",
-                    }) }
-                { figure("memory", "Memory per GPU", units::bytes(mem.total_bytes), mem.total_bytes,
-                    html! { <span class={classes!((mem.total_bytes > mem.capacity_bytes).then_some("over"))}
-                        title={format!("{} of {}", units::gib(mem.total_bytes), units::gib(mem.capacity_bytes))}>
-                        { format!("of {} HBM ({})", units::bytes(mem.capacity_bytes), units::percent(mem.total_bytes / mem.capacity_bytes)) }</span> },
-                    if r.utilization.is_some() { "Everything one GPU of the busiest pipeline stage holds: weights, gradients, optimizer states, activations of the micro-batches in flight, buffers." } else { "Model weights held by each GPU under this plan. MAD-Max paper mode counts weights only." }) }
-            </dl>
+            <dl class="headline">{ for figures::headline(s, r).iter().map(figure) }</dl>
             { match &r.serving { Some(sv) => serving_figures(sv), None => html! {} } }
             <RunsLikeThis good={g.clone()} dispatch={d.clone()} />
             { for r.limits.iter().map(limit_line) }
@@ -198,65 +174,11 @@ fn runs_like_this(p: &RunsLikeThisProps) -> Html {
     </p> }
 }
 
-/// The first two headline figures of a serving scenario: how long a request takes, and how many
-/// the cluster completes.
-fn serving_headline(sv: &Serving) -> Html {
-    let inflight = sv.batching == Batching::InFlight;
-    html! { <>
-        { figure("iteration-time", "End-to-end latency", units::duration(sv.e2e_s), sv.e2e_s,
-            html! { { format!("first token {} + {} tokens x {}", units::duration(sv.ttft_s), sv.output_tokens.saturating_sub(1), units::duration(sv.tpot_s)) } },
-            if inflight {
-                "From a request's arrival to its last token in the steady state: its wait and prefill, then one engine step per generated token."
-            } else {
-                "From the batch's start to its last token: the prefill of every prompt, then one decode step per generated token."
-            }) }
-        { figure("throughput", "Requests", units::si(sv.requests_per_s, "requests/s"), sv.requests_per_s,
-            html! { { format!("{} in flight per replica, {}", units::count(sv.in_flight), units::things(sv.replicas, "replica")) } },
-            if inflight {
-                "Requests the whole cluster completes per second: requests in flight / end-to-end latency (Little's law), over every replica."
-            } else {
-                "Requests the whole cluster completes per second: batch x replicas / end-to-end latency (static batching)."
-            }) }
-    </> }
-}
-
 /// The serving figures: latencies, token throughput, the batch that fits, and how the engine
 /// batches.
 fn serving_figures(sv: &Serving) -> Html {
-    let inflight = sv.batching == Batching::InFlight;
     html! { <>
-        <dl class="headline" id="serving-figures">
-            { figure("ttft", "Time to first token", units::duration(sv.ttft_s), sv.ttft_s,
-                html! { { if inflight {
-                    format!("{} prompt tokens in chunks of at most {} per step", sv.input_tokens, sv.step_tokens)
-                } else {
-                    format!("prefill of {} prompt tokens x {} requests", sv.input_tokens, sv.batch)
-                } } },
-                if inflight {
-                    "How long a request waits for its first token: the engine steps that carry its prompt's chunks, plus the wait when prompts arrive faster than the steps' token budget takes them."
-                } else {
-                    "How long a request waits for its first token: the prefill of every prompt in the batch."
-                }) }
-            { figure("tpot", "Time per output token", units::duration(sv.tpot_s), sv.tpot_s,
-                html! { { format!("{} tokens, end to end {}", sv.output_tokens, units::duration(sv.e2e_s)) } },
-                if inflight {
-                    "Mean time between two generated tokens of a request: one engine step, which decodes a token for every request in flight and sometimes carries a prompt chunk."
-                } else {
-                    "Mean time between two generated tokens of a request: one decode step (every weight and the KV cache read once)."
-                }) }
-            { figure("output-tokens", "Output tokens/s", units::si(sv.output_tokens_per_s, "tokens/s"), sv.output_tokens_per_s,
-                html! { <span id="output-tokens-per-gpu" data-value={sv.output_tokens_per_s_per_gpu.to_string()}>{ format!("{} per GPU, {}", units::si(sv.output_tokens_per_s_per_gpu, "tokens/s"), units::si(sv.requests_per_s, "requests/s")) }</span> },
-                "Generated tokens per second over the whole cluster: requests completed per second x output tokens.") }
-            { if inflight {
-                figure("in-flight", "Requests in flight", format!("{} requests", units::count(sv.in_flight)), sv.in_flight,
-                    html! { { format!("of {} asked; the KV cache holds {} ({} per token per GPU)", sv.batch, sv.max_batch, units::bytes(sv.kv_bytes_per_token)) } },
-                    "Requests per replica the engine keeps in flight: the batch, or fewer when the KV pages left after the weights and one full step's activations hold fewer (at their average length).")
-            } else {
-                figure("max-batch", "Largest batch that fits", format!("{} requests", sv.max_batch), sv.max_batch as f64,
-                    html! { { format!("KV cache {} per token per GPU", units::bytes(sv.kv_bytes_per_token)) } },
-                    "Requests per replica whose KV cache (prompt + output tokens) fits in HBM next to the weights.")
-            } }
-        </dl>
+        <dl class="headline" id="serving-figures">{ for figures::serving(sv).iter().map(figure) }</dl>
         <p class="help" id="serving-batching">{ crate::wording::batching(sv) }</p>
         { sv.percentiles.as_ref().map(|p| percentile_table(p, sv.request_rate.is_some())).unwrap_or_default() }
     </> }

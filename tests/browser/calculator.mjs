@@ -24,6 +24,13 @@ async function matchesCli(page, what) {
   const got = await shown(page);
   check(close(got.iteration_s, want.iteration_ms / 1000) && close(got.throughput, want.throughput),
     `${what}: page ${got.iteration_s} s and ${got.throughput} samples/s equal the CLI's ${want.iteration_ms / 1000} s and ${want.throughput}`);
+  // Every headline figure as the CLI's JSON has it: one structure, two faces (#22 item 3).
+  for (const f of want.figures) {
+    const fig = page.locator('.figure', { has: page.locator(`#${f.id}`) });
+    const [label, value, detail] = await Promise.all(['dt', `#${f.id}`, '.figure-sub'].map((sel) => fig.locator(sel).textContent()));
+    check(label === f.label && value === f.value && detail === f.detail && close(Number(await page.locator(`#${f.id}`).getAttribute('data-value')), f.raw),
+      `${what}: the page's ${f.id} figure is the CLI's: ${label} ${value} (${detail})`);
+  }
   // What published runs of its kind measured: the same sentence as the CLI's, or none.
   const runs = page.locator('#runs-sentence');
   const gotRuns = (await runs.count()) ? (await runs.textContent()).trim() : null;

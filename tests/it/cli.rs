@@ -319,7 +319,7 @@ fn eval_mode_switches_between_the_reference_and_the_default_model() {
     // Both modes print an MFU (the page shows the same figure).
     assert!(reference["mfu"].as_f64().is_some_and(|m| m > 0.0 && m < 1.0), "{reference}");
     let paper_text = String::from_utf8_lossy(&madmax(&["eval", path]).stdout).into_owned();
-    assert!(paper_text.contains("MFU "), "{paper_text}");
+    assert!(paper_text.contains("\nModel FLOPs utilisation "), "{paper_text}");
     let default = stdout_json(&madmax(&["eval", path, "--json", "--mode", "default"]));
     assert_eq!(default["mode"], "default");
     assert!(default["mfu"].as_f64().is_some_and(|m| m > 0.0 && m < 1.0));
@@ -355,15 +355,47 @@ fn eval_text_follows_the_display_conventions() {
 
     let serve = text("llm__llama_7b__zionex_8__llm_inf_tp_8x8_bs1.json", &["--mode", "default"]);
     assert!(serve.contains("= 1 node x 8") && serve.contains("x 1 replica,"), "{serve}");
-    assert!(serve.contains("requests/s (") && serve.contains("tokens/s)"), "{serve}");
+    assert!(serve.contains("\nRequests ") && serve.contains("requests/s ("), "{serve}");
+    assert!(serve.contains("\nOutput tokens/s ") && serve.contains("tokens/s per GPU"), "{serve}");
 
     // MFU and HFU each with its FLOP/s, so a source's TFLOP/s can be matched on its basis.
     let default = text("llm__llama2_70b__dc_A_2048__llm_train.json", &["--mode", "default"]);
-    assert!(default.contains("per GPU of model FLOPs") && default.contains("\nHFU "), "{default}");
+    assert!(default.contains("per GPU of model FLOPs") && default.contains("; HFU "), "{default}");
+    assert!(default.contains("TFLOP/s with recomputation"), "{default}");
 
     let vit = text("vit__vit_10b__cloud_B_a100.40_128__vit_inference.json", &["--mode", "default"]);
     assert!(vit.contains("(the forward pass)") && !vit.contains("forward + backward"), "{vit}");
     assert!(!vit.contains("tokens/s"), "a vision model has no tokens: {vit}");
+}
+
+/// The headline figures are one structure (`madmax::figures`, #22 item 3): the text prints each
+/// as a line, the JSON carries the same figures (the calculator draws them from it too, which
+/// the browser tests check against this JSON).
+#[test]
+fn eval_text_and_json_print_the_same_headline_figures() {
+    for (case, mode) in [
+        ("llm__llama2_70b__dc_A_2048__llm_train.json", "default"),
+        ("llm__llama2_70b__dc_A_2048__llm_train.json", "reference"),
+        ("llm__llama_7b__zionex_8__llm_inf_tp_8x8_bs1.json", "default"),
+        ("dlrm__dlrm_a__zionex_128__dlrm_train.json", "default"),
+    ] {
+        let path = data_dir().join("reference/cases").join(case);
+        let path = path.to_str().expect("utf-8 path");
+        let text = String::from_utf8_lossy(&madmax(&["eval", path, "--mode", mode]).stdout).into_owned();
+        let json = stdout_json(&madmax(&["eval", path, "--mode", mode, "--json"]));
+        let figures = json["figures"].as_array().expect("figures");
+        let ids: Vec<&str> = figures.iter().filter_map(|f| f["id"].as_str()).collect();
+        assert_eq!(ids[..5], ["iteration-time", "throughput", "exposed-comm", "mfu", "memory"], "{case} {mode}");
+        assert_eq!(figures[0]["raw"].as_f64(), json["iteration_ms"].as_f64().map(|ms| ms / 1e3), "{case} {mode}");
+        for f in figures {
+            let field = |k: &str| f[k].as_str().unwrap_or_default().to_owned();
+            let line = match field("detail") {
+                d if d.is_empty() => format!("{:<21} {}", field("label"), field("value")),
+                d => format!("{:<21} {} ({d})", field("label"), field("value")),
+            };
+            assert!(text.lines().any(|l| l == line), "{case} {mode}: no line {line:?} in\n{text}");
+        }
+    }
 }
 
 #[test]

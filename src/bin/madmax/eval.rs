@@ -7,6 +7,7 @@ use madmax::engine::critical::CriticalPath;
 use madmax::engine::ops::Stream;
 use madmax::engine::report::Report;
 use madmax::engine::{evaluate, Scenario};
+use madmax::figures;
 use madmax::units;
 use serde_json::{json, Value};
 use std::process::ExitCode;
@@ -31,7 +32,8 @@ pub fn run(a: &EvalArgs) -> ExitCode {
     }
 }
 
-/// The JSON contract of `eval --json` (times in ms, throughput in samples/s).
+/// The JSON contract of `eval --json` (times in ms, throughput in samples/s), and the headline
+/// figures (`figures`: `{id, label, value, raw, detail, help}` each, raw in base units).
 fn report_json(s: &Scenario, r: &Report) -> Value {
     let t = &r.totals;
     let ms = |s: f64| s * 1e3;
@@ -80,6 +82,9 @@ fn report_json(s: &Scenario, r: &Report) -> Value {
         v["hfu"] = json!(u.hfu);
         v["model_flops_per_iteration"] = json!(u.model_flops);
     }
+    // The headline figures as the text and the calculator show them (with the serving ones).
+    let serving = r.serving.as_ref().map(figures::serving).unwrap_or_default();
+    v["figures"] = Value::Array(figures::headline(s, r).iter().chain(&serving).map(figures::Figure::json).collect());
     if let Some(sv) = &r.serving {
         v["serving"] = json!({
             "batching": sv.batching.config_name(),
@@ -217,34 +222,45 @@ fn text_report(s: &Scenario, r: &Report) -> String {
             let _ = writeln!(o, "  {:<19} {}", c.label(), units::duration(r.totals.get(c)));
         }
     }
-    let share = r.exposed_share();
-    let _ = writeln!(
-        o,
-        "Exposed communication {} ({} of communication)",
-        units::duration(r.exposed_comm_s),
-        units::percent(share)
-    );
-    let _ = writeln!(
-        o,
-        "Overlapped            {} ({})",
-        units::duration(r.overlapped_comm_s),
-        units::percent(if share > 0.0 { 1.0 - share } else { 0.0 })
-    );
-    if r.idle_s > 0.0 {
-        let _ = writeln!(
-            o,
-            "Idle (pipeline bubble, input, other GPUs) {} ({} of the iteration)",
-            units::duration(r.idle_s),
-            units::percent(r.idle_s / r.iteration_s)
-        );
+    // The headline figures, as the calculator shows them, each with the lines it has here.
+    let indent = " ".repeat(22);
+    for f in figures::headline(s, r) {
+        let _ = writeln!(o, "{}", f.line());
+        match f.id {
+            "iteration-time" => {
+                if r.idle_s > 0.0 {
+                    let _ = writeln!(
+                        o,
+                        "Idle (pipeline bubble, input, other GPUs) {} ({} of the {})",
+                        units::duration(r.idle_s),
+                        units::percent(r.idle_s / r.iteration_s),
+                        madmax::wording::timeline_span(r)
+                    );
+                }
+                let cp = r.critical_path();
+                let _ = writeln!(o, "Critical path         {}", madmax::wording::critical_path(r, &cp));
+            }
+            "exposed-comm" => {
+                let share = r.exposed_share();
+                let _ = writeln!(
+                    o,
+                    "Overlapped            {} ({} of communication)",
+                    units::duration(r.overlapped_comm_s),
+                    units::percent(if share > 0.0 { 1.0 - share } else { 0.0 })
+                );
+            }
+            // The basis of MFU and HFU, in words.
+            "mfu" => {
+                let _ = writeln!(o, "{indent}{}", r.utilization.as_ref().map_or(f.help, |u| u.formula));
+            }
+            "memory" => {
+                let parts: Vec<String> =
+                    r.memory.parts.iter().map(|(c, b)| format!("{} {}", c.label(), units::bytes(*b))).collect();
+                let _ = writeln!(o, "{indent}{}; HBM {}", parts.join(", "), units::gib(r.memory.capacity_bytes));
+            }
+            _ => {}
+        }
     }
-    let _ = writeln!(o, "Iteration time        {}", units::duration(r.iteration_s));
-    let cp = r.critical_path();
-    let _ = writeln!(o, "Critical path         {}", madmax::wording::critical_path(r, &cp));
-    // Requests when serving; tokens for language models (generated ones when serving).
-    let unit = if r.serving.is_some() { "requests/s" } else { "samples/s" };
-    let tokens = r.tokens_per_s(s).map_or(String::new(), |t| format!(" ({})", units::si(t, "tokens/s")));
-    let _ = writeln!(o, "Throughput            {}{tokens}", units::si(r.throughput_samples_per_s, unit));
     if let Some(sv) = &r.serving {
         let _ = writeln!(
             o,
@@ -255,10 +271,10 @@ fn text_report(s: &Scenario, r: &Report) -> String {
             sv.output_tokens,
             if sv.request_mix.is_empty() { "each" } else { "on average (a request mix)" }
         );
-        let _ = writeln!(o, "  {}", madmax::wording::batching(sv));
-        let _ = writeln!(o, "  time to first token {}", units::duration(sv.ttft_s));
-        let _ = writeln!(o, "  time per output token {}", units::duration(sv.tpot_s));
-        let _ = writeln!(o, "  end to end          {}", units::duration(sv.e2e_s));
+        let _ = writeln!(o, "{indent}{}", madmax::wording::batching(sv));
+        for f in figures::serving(sv) {
+            let _ = writeln!(o, "{}", f.line());
+        }
         if let Some(p) = &sv.percentiles {
             let row = |name: &str, v: &[f64; 3]| format!("  {name:<20}{}", v.map(units::duration).join(" / "));
             let _ = writeln!(o, "  percentiles         median / 90th / 99th");
@@ -266,58 +282,7 @@ fn text_report(s: &Scenario, r: &Report) -> String {
             let _ = writeln!(o, "{}", row("between tokens", &p.tpot_s));
             let _ = writeln!(o, "{}", row("end to end", &p.e2e_s));
         }
-        let _ = writeln!(
-            o,
-            "  output tokens/s     {} ({} per GPU), {}",
-            units::si(sv.output_tokens_per_s, "tokens/s"),
-            units::si(sv.output_tokens_per_s_per_gpu, "tokens/s"),
-            units::si(sv.requests_per_s, "requests/s")
-        );
-        let _ = writeln!(
-            o,
-            "  KV cache            {} per token per GPU; {}: {} requests",
-            units::bytes(sv.kv_bytes_per_token),
-            match sv.batching {
-                madmax::engine::scenario::Batching::Static => "largest batch that fits",
-                madmax::engine::scenario::Batching::InFlight => "most requests in flight that fit",
-            },
-            sv.max_batch
-        );
     }
-    if let Some(u) = &r.utilization {
-        // Both bases stated: sources print TFLOP/s on either (model FLOPs, or what ran).
-        let _ = writeln!(
-            o,
-            "MFU                   {}: {} per GPU of model FLOPs",
-            units::percent(u.mfu),
-            units::si(u.model_flops_per_s_per_gpu, "FLOP/s")
-        );
-        let _ = writeln!(
-            o,
-            "HFU                   {}: {} per GPU of FLOPs run (recomputation included)",
-            units::percent(u.hfu),
-            units::si(u.hfu * u.peak_flops_per_s, "FLOP/s")
-        );
-        let _ = writeln!(o, "                      {}", u.formula);
-    } else {
-        let _ = writeln!(
-            o,
-            "MFU                   {} (MAD-Max's FLOPs per sample x global batch x 3 in training, over peak FLOP/s x GPUs x iteration time)",
-            units::percent(r.mfu(s))
-        );
-    }
-    let parts: Vec<String> =
-        r.memory.parts.iter().map(|(c, b)| format!("{} {}", c.label(), units::bytes(*b))).collect();
-    let what = if r.mode == madmax::engine::scenario::Mode::Default { "Memory per GPU" } else { "Weights per GPU" };
-    let _ = writeln!(
-        o,
-        "{what:<21} {} ({}) of {} ({}) HBM{}",
-        units::bytes(r.memory.total_bytes),
-        parts.join(", "),
-        units::bytes(r.memory.capacity_bytes),
-        units::gib(r.memory.capacity_bytes),
-        if r.memory.fits() { "" } else { ": DOES NOT FIT" }
-    );
     for l in &r.limits {
         let _ = writeln!(o, "Limit                 {}", madmax::wording::limit(l));
     }
