@@ -87,11 +87,11 @@ impl<'a> Evaluator<'a> {
             return e;
         }
         let r = self.evaluate(s);
-        let Some(lasts_s) = r.timeline.iter().find(|o| o.name == *op).map(|o| o.duration_s) else {
+        let Some(k) = r.timeline.iter().position(|o| o.name == *op) else {
             return e;
         };
-        let wait_s = lasts_s - e.seconds;
-        if wait_s > 1e-12 * lasts_s {
+        let wait_s = r.launch_wait_s(k);
+        if wait_s > 0.0 {
             e.formula = format!("{}, plus {LAUNCH_WAIT}", e.formula).into();
             e.terms.push(Term {
                 symbol: LAUNCH_WAIT,
@@ -99,7 +99,7 @@ impl<'a> Evaluator<'a> {
                 value: wait_s,
                 unit: Unit::Seconds,
             });
-            e.seconds = lasts_s;
+            e.seconds += wait_s;
         }
         e
     }

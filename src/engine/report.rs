@@ -49,6 +49,10 @@ pub struct Report {
     pub serving: Option<Serving>,
     /// Every op of both streams, in emission order, with start times.
     pub timeline: Vec<Op>,
+    /// The collectives whose duration includes a wait for the host thread that launches them
+    /// (Horovod's cycle, `task.collective_cycle_ms`): (index in [`Report::timeline`], the wait,
+    /// s), by index. A faster link would not shorten that part.
+    pub launch_waits: Vec<(u32, f64)>,
 }
 
 /// How much of the GPUs' peak the iteration uses (default model).
@@ -210,7 +214,14 @@ impl Report {
             limits: Vec::new(),
             serving: None,
             timeline: ops,
+            launch_waits: Vec::new(),
         }
+    }
+
+    /// Of op `i`'s duration, the part it waited for the host thread that launches collectives
+    /// ([`Report::launch_waits`]), s; 0 for every other op.
+    pub fn launch_wait_s(&self, i: usize) -> f64 {
+        self.launch_waits.binary_search_by_key(&i, |w| w.0 as usize).map_or(0.0, |k| self.launch_waits[k].1)
     }
 
     /// The ops of one stream, in order.

@@ -416,13 +416,13 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   await type(page, '#f-task-collective_cycle_ms', '1');
   const horovod = await matchesCli(page, "collectives launched by Horovod's 1 ms cycle");
   check(horovod.throughput < criteo.throughput, `a 1 ms launch cycle runs fewer samples/s (${horovod.throughput} < ${criteo.throughput})`);
-  // The exchange's explanation adds its wait for the launch thread, and the what-if says it halves it too.
+  // The exchange's explanation adds its wait for the launch thread, and the what-if keeps it.
   await page.locator('.longest button', { hasText: 'all2all' }).first().click();
   await page.locator('#op-details.explain').waitFor({ timeout: 20000 });
   const launchFormula = await page.locator('#op-details .formula').first().innerText();
   const launchWhatIf = await page.locator('#op-what-if').innerText();
-  check(/plus w_launch/.test(launchFormula) && /thread that launches it/.test(launchWhatIf),
-    `an exchange explains its launch wait and the what-if says it halves it too: ${launchFormula} / ${launchWhatIf}`);
+  check(/plus w_launch/.test(launchFormula) && /Only its transfer halves: its wait for the thread that launches it stays/.test(launchWhatIf),
+    `an exchange explains its launch wait and the what-if keeps it: ${launchFormula} / ${launchWhatIf}`);
   await type(page, '#f-task-collective_cycle_ms', '-1');
   await page.locator('.field.invalid').first().waitFor({ timeout: 20000 });
   const cycleError = (await page.locator('.field.invalid').first().innerText().catch(() => '')).replace(/\s+/g, ' ');

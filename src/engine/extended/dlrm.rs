@@ -589,8 +589,8 @@ impl<'a> DlrmCx<'a> {
             + tr
     }
 
-    /// The iteration's timeline.
-    fn timeline(&self) -> (Vec<crate::engine::ops::Op>, crate::engine::schedule::Schedule) {
+    /// The iteration's timeline, and the launch waits in its collectives' durations.
+    fn timeline(&self) -> (Vec<crate::engine::ops::Op>, crate::engine::schedule::Schedule, Vec<(u32, f64)>) {
         let m = self.m;
         let mut tl = Timeline::with_collective_cycle(
             64 + 8 * (m.bot_mlp_layers + m.top_mlp_layers) as usize,
@@ -750,13 +750,13 @@ impl<'a> DlrmCx<'a> {
             after.push(tl.push(name(Block::Emb, 0, b, OpKind::EmbAllReduce, 0), self.emb_grad_sync_s(), &[eb]));
             tl.push(name(Block::Optimizer, 0, b, OpKind::Compute, 0), self.optimizer_step_s(), &after);
         }
-        tl.finish()
+        tl.finish_with_waits()
     }
 }
 
 /// Evaluates a DLRM-family scenario with the default model.
 pub fn evaluate(cx: &DlrmCx) -> Report {
-    let (ops, schedule) = cx.timeline();
+    let (ops, schedule, launch_waits) = cx.timeline();
     let memory = cx.memory();
     let mut limits = Vec::new();
     limits.extend(memory.does_not_fit());
@@ -790,6 +790,7 @@ pub fn evaluate(cx: &DlrmCx) -> Report {
     let system = iteration::system_stats(cx.s, cx.flops_per_s, cx.hbm_bytes_per_s, &cx.links);
     let parts = Parts { ops, schedule, global_batch: cx.global_batch, memory, work, model, system };
     let mut r = Report::assemble(parts, Mode::Default);
+    r.launch_waits = launch_waits;
     let passes = if cx.trains { 3.0 } else { 1.0 };
     let model_flops = per_sample * g * passes;
     let denom = r.iteration_s * sys.num_devices as f64 * cx.peak_flops_per_s;

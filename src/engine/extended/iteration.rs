@@ -26,11 +26,18 @@ pub(super) struct Timeline {
     /// How long a collective waits, after its inputs are ready, for the host thread that
     /// launches it, s: half of [`Setup::collective_cycle_s`](crate::engine::scenario::Setup).
     launch_wait_s: f64,
+    /// The collectives that waited for it: (op index, the wait in their duration, s).
+    launch_waits: Vec<(u32, f64)>,
 }
 
 impl Timeline {
     pub(super) fn new(capacity: usize) -> Timeline {
-        Timeline { ops: Vec::with_capacity(capacity), sched: Scheduler::without_barrier(), launch_wait_s: 0.0 }
+        Timeline {
+            ops: Vec::with_capacity(capacity),
+            sched: Scheduler::without_barrier(),
+            launch_wait_s: 0.0,
+            launch_waits: Vec::new(),
+        }
     }
 
     /// The same, with collectives launched by a host thread that wakes every `cycle_s` (Horovod's
@@ -57,15 +64,20 @@ impl Timeline {
             }
         }
         let stream = name.stream();
-        let duration_s = if self.launch_wait_s > 0.0 && stream == Stream::Communication {
+        let wait_s = if self.launch_wait_s > 0.0 && stream == Stream::Communication {
             let start_s = ready_s.max(self.sched.free_s(stream));
-            duration_s + (ready_s + self.launch_wait_s - start_s).max(0.0)
+            (ready_s + self.launch_wait_s - start_s).max(0.0)
         } else {
-            duration_s
+            0.0
         };
+        let index = self.ops.len() as u32;
+        if wait_s > 0.0 {
+            self.launch_waits.push((index, wait_s));
+        }
+        let duration_s = duration_s + wait_s;
         let start_s = self.sched.place(name, duration_s, ready_s);
         self.ops.push(Op { name, duration_s, deps, start_s });
-        Some(self.ops.len() as u32 - 1)
+        Some(index)
     }
 
     pub(super) fn end_of(&self, id: Option<u32>) -> f64 {
@@ -73,8 +85,14 @@ impl Timeline {
     }
 
     pub(super) fn finish(self) -> (Vec<Op>, Schedule) {
+        let (ops, s, _) = self.finish_with_waits();
+        (ops, s)
+    }
+
+    /// The ops, their schedule, and the launch waits in their durations ([`Report::launch_waits`]).
+    pub(super) fn finish_with_waits(self) -> (Vec<Op>, Schedule, Vec<(u32, f64)>) {
         let s = self.sched.finish();
-        (self.ops, s)
+        (self.ops, s, self.launch_waits)
     }
 }
 
@@ -321,8 +339,8 @@ impl TrainingCx<'_> {
         (fwd_end, (end - fwd_end).max(0.0))
     }
 
-    /// The whole iteration's timeline.
-    fn timeline(&self) -> (Vec<Op>, Schedule) {
+    /// The whole iteration's timeline, and the launch waits in its collectives' durations.
+    fn timeline(&self) -> (Vec<Op>, Schedule, Vec<(u32, f64)>) {
         let p = self.lay.pp.size.max(1);
         let m = self.micro_batches;
         let (first, times, chunks) = self.stage_work();
@@ -384,13 +402,13 @@ impl TrainingCx<'_> {
                 &[step],
             );
         }
-        tl.finish()
+        tl.finish_with_waits()
     }
 }
 
 /// Evaluates a transformer scenario with the default model.
 pub fn evaluate(cx: &TrainingCx) -> Report {
-    let (mut ops, mut schedule) = cx.timeline();
+    let (mut ops, mut schedule, launch_waits) = cx.timeline();
     let mut limits = Vec::new();
     if let Some(rate) = cx.setup.loader_samples_per_s {
         let need_s = cx.global_batch as f64 / rate;
@@ -441,6 +459,7 @@ pub fn evaluate(cx: &TrainingCx) -> Report {
     let system = system_stats(cx.s, cx.flops_per_s, cx.hbm_bytes_per_s, &cx.links);
     let parts = Parts { ops, schedule, global_batch: cx.global_batch, memory, work, model, system };
     let mut r = Report::assemble(parts, Mode::Default);
+    r.launch_waits = launch_waits;
     let model_flops = cx.model_flops_per_sample() * cx.global_batch as f64;
     let hardware_flops = cx.hardware_flops_per_sample() * cx.global_batch as f64;
     let denom = r.iteration_s * n * cx.peak_flops_per_s;
