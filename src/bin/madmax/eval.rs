@@ -256,7 +256,7 @@ fn text_report(s: &Scenario, r: &Report) -> String {
             "memory" => {
                 let parts: Vec<String> =
                     r.memory.parts.iter().map(|(c, b)| format!("{} {}", c.label(), units::bytes(*b))).collect();
-                let _ = writeln!(o, "{indent}{}; HBM {}", parts.join(", "), units::gib(r.memory.capacity_bytes));
+                let _ = writeln!(o, "{indent}{}; capacity {}", parts.join(", "), units::gib(r.memory.capacity_bytes));
             }
             _ => {}
         }
