@@ -104,11 +104,15 @@ pub fn headline(s: &Scenario, r: &Report) -> Vec<Figure> {
             share,
             "Share of communication time no computation hides: it adds to the iteration time.",
         )
-        .with(Piece::Text(format!(
-            "{} of {} communication is not hidden",
-            units::duration(r.exposed_comm_s.max(0.0)),
-            units::duration(r.comm_s)
-        ))),
+        .with(Piece::Text(if r.comm_s > 0.0 {
+            format!(
+                "{} of {} communication is not hidden",
+                units::duration(r.exposed_comm_s.max(0.0)),
+                units::duration(r.comm_s)
+            )
+        } else {
+            "no communication".to_owned()
+        })),
     );
     out.push(mfu(s, r));
     out.push(memory(r));
@@ -376,6 +380,15 @@ mod tests {
         let m = headline(&s, &r).pop().expect("memory");
         assert!(m.detail_text().ends_with("(200 %): does not fit"), "{}", m.detail_text());
         assert!(matches!(m.detail[0], Piece::Exact { warn: true, .. }));
+    }
+
+    #[test]
+    fn a_result_without_communication_says_so_rather_than_zero_of_zero() {
+        let (s, mut r) = evaluated(crate::presets::DEFAULT_SCENARIO, false);
+        assert!(headline(&s, &r)[2].detail_text().ends_with(" communication is not hidden"));
+        (r.comm_s, r.exposed_comm_s, r.overlapped_comm_s) = (0.0, 0.0, 0.0);
+        let exposed = &headline(&s, &r)[2];
+        assert_eq!((exposed.value.as_str(), exposed.detail_text().as_str()), ("0 %", "no communication"));
     }
 
     #[test]
