@@ -113,16 +113,16 @@ impl Schema {
 /// A measured run's row, read by its schema: every cell the scenario needs, parsed and
 /// checked, blank cells already at their defaults.
 #[cfg_attr(test, derive(Debug))]
-pub(super) enum RunRow {
-    Training(TrainingRow),
-    Serving(InferenceRow),
-    Recommendation(RecommendationRow),
+pub(super) enum RunRow<'a> {
+    Training(TrainingRow<'a>),
+    Serving(InferenceRow<'a>),
+    Recommendation(RecommendationRow<'a>),
 }
 
-impl RunRow {
+impl<'a> RunRow<'a> {
     /// Reads a row by its file's schema, with the defaults its blank cells took (in words), or
     /// the first cell that is wrong.
-    pub(super) fn read(r: &Row) -> Result<(RunRow, Vec<String>), String> {
+    pub(super) fn read(r: &Row<'a>) -> Result<(RunRow<'a>, Vec<String>), String> {
         let mut defaults = Vec::new();
         let row = match Schema::of(r) {
             Schema::Training => RunRow::Training(TrainingRow::read(r, &mut defaults)?),
@@ -219,8 +219,8 @@ impl Shape {
 /// A row's cluster: its `gpu` (the preset of that cell), `n_gpus` in nodes of
 /// `gpus_per_node`, its NVLink and, where the schema states it, its network.
 #[cfg_attr(test, derive(Debug))]
-pub(super) struct Cluster {
-    pub(super) gpu_cell: String,
+pub(super) struct Cluster<'a> {
+    pub(super) gpu_cell: &'a str,
     pub(super) gpu: presets::GpuPreset,
     pub(super) n_gpus: u64,
     /// GPUs per node, at most `n_gpus`.
@@ -230,9 +230,9 @@ pub(super) struct Cluster {
     pub(super) nic_gbit_s_per_node: Option<f64>,
 }
 
-impl Cluster {
+impl<'a> Cluster<'a> {
     /// Reads the cluster; `nic` says whether the schema has the network column.
-    fn read(r: &Row, nic: bool) -> Result<Cluster, String> {
+    fn read(r: &Row<'a>, nic: bool) -> Result<Cluster<'a>, String> {
         let nic_gbit_s_per_node = if nic { Some(r.number(Col::NicGbitsSPerNode)?) } else { None };
         let gpu_cell = r.get(Col::Gpu);
         let gpu = row_gpu(gpu_cell)?;
@@ -242,7 +242,7 @@ impl Cluster {
             return Err(format!("{n_gpus} GPUs do not fill nodes of {gpus_per_node}"));
         }
         Ok(Cluster {
-            gpu_cell: gpu_cell.to_owned(),
+            gpu_cell,
             gpu,
             n_gpus,
             gpus_per_node,
@@ -264,7 +264,7 @@ impl Cluster {
             per_node,
             self.n_gpus / per_node,
             (per_node, per_port),
-            row_util(&self.gpu_cell),
+            row_util(self.gpu_cell),
         );
         system.insert("num_nvlinks".into(), json!(self.nvlink_gbytes_s * 1e9 / self.gpu.bw_per_nvlink));
         Value::Object(system)
@@ -301,23 +301,34 @@ mod tests {
     use super::serving::RowBatching;
     use super::*;
 
-    /// Reads one row under `header` (comma-separated names and cells).
-    fn read(header: &str, cells: &str) -> Result<(RunRow, Vec<String>), String> {
+    /// One row under its header, held so that its typed row can borrow the cells.
+    struct Cells {
+        columns: Columns,
+        cells: Vec<String>,
+    }
+
+    /// The row `cells` under `header` (both comma-separated).
+    fn row(header: &str, cells: &str) -> Cells {
         let names: Vec<String> = header.split(',').map(str::to_owned).collect();
-        let cells: Vec<String> = cells.split(',').map(str::to_owned).collect();
         let columns = Columns::of(&names).expect("known columns");
-        RunRow::read(&Row { columns: &columns, cells: &cells })
+        Cells { columns, cells: cells.split(',').map(str::to_owned).collect() }
+    }
+
+    impl Cells {
+        fn read(&self) -> Result<(RunRow<'_>, Vec<String>), String> {
+            RunRow::read(&Row { columns: &self.columns, cells: &self.cells })
+        }
     }
 
     const TRAINING: &str = "id,model,layers,hidden,heads,kv_heads,ffn_hidden,ffn_kind,vocab,seq_len,gpu,gpus_per_node,nvlink_gbytes_s,nic_gbits_s_per_node,n_gpus,tp,pp,dp,microbatch,global_batch,seq_parallel,recompute,zero,dtype,metric,measured";
 
     #[test]
     fn a_training_row_reads_into_typed_fields_with_its_blank_cells_at_their_defaults() {
-        let (run, defaults) = read(
+        let cells = row(
             TRAINING,
             "r,GPT,24,2048,16,,8192,,51200,2048,a100-80g,8,600,1600,16,2,2,4,,64,1,,3,,tflops_per_gpu,150",
-        )
-        .expect("reads");
+        );
+        let (run, defaults) = cells.read().expect("reads");
         let RunRow::Training(t) = run else { panic!("a training row: {run:?}") };
         assert_eq!((t.shape.layers, t.shape.kv_heads, t.shape.ffn_kind), (24, 16, "gelu"));
         assert_eq!((t.cluster.n_gpus, t.cluster.gpus_per_node, t.cluster.nic_gbit_s_per_node), (16, 8, Some(1600.0)));
@@ -343,20 +354,22 @@ mod tests {
 
     #[test]
     fn cells_that_a_typed_row_cannot_hold_are_refused_by_column() {
-        let row = |sp: &str| {
-            format!("r,GPT,24,2048,16,,8192,gelu,51200,2048,a100-80g,8,600,1600,8,1,1,8,1,64,{sp},none,0,bf16,iteration_s,1")
+        let training = |sp: &str| {
+            row(TRAINING, &format!("r,GPT,24,2048,16,,8192,gelu,51200,2048,a100-80g,8,600,1600,8,1,1,8,1,64,{sp},none,0,bf16,iteration_s,1"))
         };
-        assert!(read(TRAINING, &row("0")).is_ok());
+        assert!(training("0").read().is_ok());
         // Sequence parallelism is on or off: anything else was read as off, now it is named.
-        assert_eq!(read(TRAINING, &row("yes")).map(|_| ()), Err("column seq_parallel: \"yes\" is not 0 or 1".into()));
+        assert_eq!(training("yes").read().map(|_| ()), Err("column seq_parallel: \"yes\" is not 0 or 1".into()));
         // A serving row's feed-forward kind is checked where the training row's is.
         let serving = "id,model,layers,hidden,heads,kv_heads,ffn_hidden,ffn_kind,vocab,gpu,gpus_per_node,nvlink_gbytes_s,n_gpus,tp,pp,dtype,batch,input_len,output_len,metric,measured";
-        let cells =
-            |ffn: &str| format!("s,GPT,24,2048,16,,8192,{ffn},51200,a100-80g,8,600,2,2,1,,1,128,8,latency_ms,10");
-        let (run, defaults) = read(serving, &cells("")).expect("reads");
+        let cells = |ffn: &str| {
+            row(serving, &format!("s,GPT,24,2048,16,,8192,{ffn},51200,a100-80g,8,600,2,2,1,,1,128,8,latency_ms,10"))
+        };
+        let blank = cells("");
+        let (run, defaults) = blank.read().expect("reads");
         let RunRow::Serving(s) = run else { panic!("a serving row: {run:?}") };
         assert_eq!((s.shape.ffn_kind, s.format, s.tp, s.batching), ("gelu", "fp16", 2, RowBatching::Static));
         assert_eq!(defaults[0], "dtype blank: fp16");
-        assert_eq!(read(serving, &cells("relu")).map(|_| ()), Err("ffn_kind \"relu\" is not gelu or swiglu".into()));
+        assert_eq!(cells("relu").read().map(|_| ()), Err("ffn_kind \"relu\" is not gelu or swiglu".into()));
     }
 }

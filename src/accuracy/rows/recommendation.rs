@@ -8,32 +8,32 @@ use serde_json::{json, Value};
 
 /// A row of the recommendation schema: a DLRM of the row's MLP widths and tables.
 #[cfg_attr(test, derive(Debug))]
-pub(in crate::accuracy) struct RecommendationRow {
-    pub(in crate::accuracy) id: String,
-    pub(in crate::accuracy) model: String,
+pub(in crate::accuracy) struct RecommendationRow<'a> {
+    pub(in crate::accuracy) id: &'a str,
+    pub(in crate::accuracy) model: &'a str,
     /// Bytes per dense weight: 2 (fp16, automatic mixed precision) or 4 (tf32, fp32).
     pub(in crate::accuracy) dense_bytes: u64,
     pub(in crate::accuracy) emb_bytes: u64,
     /// The MLPs' widths as the engine reads them, `13-512-256-128` (input first for the
     /// bottom MLP).
-    pub(in crate::accuracy) bot_mlp_widths: String,
-    pub(in crate::accuracy) top_mlp_widths: String,
+    pub(in crate::accuracy) bot_mlp_widths: &'a str,
+    pub(in crate::accuracy) top_mlp_widths: &'a str,
     pub(in crate::accuracy) tables: u64,
     /// Rows of all tables together.
     pub(in crate::accuracy) rows_total: u64,
     pub(in crate::accuracy) emb_dim: u64,
     /// Rows looked up per table per sample.
     pub(in crate::accuracy) pooling: u64,
-    pub(in crate::accuracy) cluster: Cluster,
+    pub(in crate::accuracy) cluster: Cluster<'a>,
     pub(in crate::accuracy) global_batch: u64,
     /// Where the bottom MLP runs: `data_parallel` or `one_gpu` (the engine checks the name).
-    pub(in crate::accuracy) bot_mlp: String,
+    pub(in crate::accuracy) bot_mlp: &'a str,
     /// Horovod's launch cycle, ms (0: collectives called directly).
     pub(in crate::accuracy) collective_cycle_ms: f64,
 }
 
-impl RecommendationRow {
-    pub(super) fn read(r: &Row, defaults: &mut Vec<String>) -> Result<RecommendationRow, String> {
+impl<'a> RecommendationRow<'a> {
+    pub(super) fn read(r: &Row<'a>, defaults: &mut Vec<String>) -> Result<RecommendationRow<'a>, String> {
         let bot_mlp = match r.get(Col::BotMlp) {
             "" => {
                 defaults.push("bot_mlp blank: data_parallel (the bottom MLP on every GPU, as TorchRec runs it)".into());
@@ -68,19 +68,19 @@ impl RecommendationRow {
             return Err(format!("global batch {global_batch} does not split over {} GPUs", cluster.n_gpus));
         }
         Ok(RecommendationRow {
-            id: r.get(Col::Id).to_owned(),
-            model: r.get(Col::Model).to_owned(),
+            id: r.get(Col::Id),
+            model: r.get(Col::Model),
             dense_bytes,
             emb_bytes,
-            bot_mlp_widths: r.get(Col::BotMlpWidths).to_owned(),
-            top_mlp_widths: r.get(Col::TopMlpWidths).to_owned(),
+            bot_mlp_widths: r.get(Col::BotMlpWidths),
+            top_mlp_widths: r.get(Col::TopMlpWidths),
             tables,
             rows_total,
             emb_dim,
             pooling,
             cluster,
             global_batch,
-            bot_mlp: bot_mlp.to_owned(),
+            bot_mlp,
             collective_cycle_ms,
         })
     }
@@ -121,6 +121,6 @@ impl RecommendationRow {
             "bot_mlp": self.bot_mlp,
             "collective_cycle_ms": self.collective_cycle_ms,
         });
-        json!({ "model": model, "system": self.cluster.system(&self.model), "task": task })
+        json!({ "model": model, "system": self.cluster.system(self.model), "task": task })
     }
 }

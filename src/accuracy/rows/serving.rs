@@ -20,11 +20,11 @@ pub(in crate::accuracy) enum RowBatching {
 
 /// A row of the LLM serving schema.
 #[cfg_attr(test, derive(Debug))]
-pub(in crate::accuracy) struct InferenceRow {
-    pub(in crate::accuracy) id: String,
-    pub(in crate::accuracy) model: String,
+pub(in crate::accuracy) struct InferenceRow<'a> {
+    pub(in crate::accuracy) id: &'a str,
+    pub(in crate::accuracy) model: &'a str,
     pub(in crate::accuracy) shape: Shape,
-    pub(in crate::accuracy) cluster: Cluster,
+    pub(in crate::accuracy) cluster: Cluster<'a>,
     pub(in crate::accuracy) tp: u64,
     pub(in crate::accuracy) pp: u64,
     /// Weight format: `fp16`, `bf16`, `fp8`, `int8` or `int4`.
@@ -38,8 +38,8 @@ pub(in crate::accuracy) struct InferenceRow {
     pub(in crate::accuracy) custom_all_reduce: bool,
 }
 
-impl InferenceRow {
-    pub(super) fn read(r: &Row, defaults: &mut Vec<String>) -> Result<InferenceRow, String> {
+impl<'a> InferenceRow<'a> {
+    pub(super) fn read(r: &Row<'a>, defaults: &mut Vec<String>) -> Result<InferenceRow<'a>, String> {
         let (input_len, output_len) = (r.need(Col::InputLen)?, r.need(Col::OutputLen)?);
         let format = match r.get(Col::Dtype) {
             "" => {
@@ -91,8 +91,8 @@ impl InferenceRow {
             "off (NCCL all-reduces: FasterTransformer's own kernel is opt-in, --enable_custom_all_reduce)",
         )?;
         Ok(InferenceRow {
-            id: r.get(Col::Id).to_owned(),
-            model: r.get(Col::Model).to_owned(),
+            id: r.get(Col::Id),
+            model: r.get(Col::Model),
             shape,
             cluster,
             tp,
@@ -108,13 +108,13 @@ impl InferenceRow {
     }
 
     pub(super) fn scenario(&self) -> Value {
-        let model = self.shape.config(&self.model, self.input_len + self.output_len, json!({}));
+        let model = self.shape.config(self.model, self.input_len + self.output_len, json!({}));
         let mut levels: Vec<(&str, u64)> = [("tp", self.tp), ("pp", self.pp)].into_iter().filter(|l| l.1 > 1).collect();
         if levels.is_empty() {
             levels.push(("ddp", 1));
         }
         let task = task_config(
-            &self.id,
+            self.id,
             "inference",
             &levels,
             self.cluster.n_gpus,
@@ -135,6 +135,6 @@ impl InferenceRow {
                 with_keys(task, json!({ "batching": "inflight", "step_tokens": n }))
             }
         };
-        json!({ "model": model, "system": self.cluster.system(&self.model), "task": task })
+        json!({ "model": model, "system": self.cluster.system(self.model), "task": task })
     }
 }

@@ -10,19 +10,19 @@ use serde_json::{json, Value};
 
 /// A row of the LLM training schema.
 #[cfg_attr(test, derive(Debug))]
-pub(in crate::accuracy) struct TrainingRow {
-    pub(in crate::accuracy) id: String,
-    pub(in crate::accuracy) model: String,
+pub(in crate::accuracy) struct TrainingRow<'a> {
+    pub(in crate::accuracy) id: &'a str,
+    pub(in crate::accuracy) model: &'a str,
     pub(in crate::accuracy) shape: Shape,
     pub(in crate::accuracy) seq_len: u64,
-    pub(in crate::accuracy) cluster: Cluster,
+    pub(in crate::accuracy) cluster: Cluster<'a>,
     pub(in crate::accuracy) plan: TrainingPlan,
     /// Transformer Engine's FP8 training of a 16-bit model (the engine refuses it on GPUs
     /// without FP8 tensor cores).
     pub(in crate::accuracy) fp8: bool,
     /// The attention kernel's name as the engine takes it (the engine names its kernels when it
     /// is none of them).
-    pub(in crate::accuracy) attention: String,
+    pub(in crate::accuracy) attention: &'a str,
     pub(in crate::accuracy) dropout: bool,
     pub(in crate::accuracy) fused_loss: bool,
     pub(in crate::accuracy) fp32_grads: bool,
@@ -51,8 +51,8 @@ pub(in crate::accuracy) struct TrainingPlan {
     pub(in crate::accuracy) sequence_parallel: bool,
 }
 
-impl TrainingRow {
-    pub(super) fn read(r: &Row, defaults: &mut Vec<String>) -> Result<TrainingRow, String> {
+impl<'a> TrainingRow<'a> {
+    pub(super) fn read(r: &Row<'a>, defaults: &mut Vec<String>) -> Result<TrainingRow<'a>, String> {
         let flops_basis = if r.metric() == Some(Metric::TflopsPerGpu) {
             let (basis, default) = flops_basis(r)?;
             defaults.extend(default);
@@ -87,14 +87,14 @@ impl TrainingRow {
         let cluster = Cluster::read(r, true)?;
         let plan = TrainingPlan::read(r, &shape, cluster.n_gpus, defaults)?;
         Ok(TrainingRow {
-            id: r.get(Col::Id).to_owned(),
-            model: r.get(Col::Model).to_owned(),
+            id: r.get(Col::Id),
+            model: r.get(Col::Model),
             shape,
             seq_len,
             cluster,
             plan,
             fp8,
-            attention: attention.to_owned(),
+            attention,
             dropout,
             fused_loss,
             fp32_grads: r.flag(Col::Fp32Grads, false)?,
@@ -104,7 +104,7 @@ impl TrainingRow {
 
     pub(super) fn scenario(&self) -> Value {
         let model = self.shape.config(
-            &self.model,
+            self.model,
             self.seq_len,
             json!({
                 // Megatron-LM GPT (and MPT) tie the output layer to the word embedding.
@@ -116,7 +116,7 @@ impl TrainingRow {
         );
         let p = &self.plan;
         let task = task_config(
-            &self.id,
+            self.id,
             "pretrain",
             &p.levels(),
             self.cluster.n_gpus,
@@ -132,7 +132,7 @@ impl TrainingRow {
                 "fp32_grads": self.fp32_grads,
             }),
         );
-        json!({ "model": model, "system": self.cluster.system(&self.model), "task": task })
+        json!({ "model": model, "system": self.cluster.system(self.model), "task": task })
     }
 }
 

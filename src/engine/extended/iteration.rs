@@ -64,20 +64,29 @@ impl Timeline {
             }
         }
         let stream = name.stream();
-        let wait_s = if self.launch_wait_s > 0.0 && stream == Stream::Communication {
-            let start_s = ready_s.max(self.sched.free_s(stream));
-            (ready_s + self.launch_wait_s - start_s).max(0.0)
+        let duration_s = if self.launch_wait_s > 0.0 && stream == Stream::Communication {
+            duration_s + self.wait_for_launch(ready_s)
         } else {
-            0.0
+            duration_s
         };
-        let index = self.ops.len() as u32;
-        if wait_s > 0.0 {
-            self.launch_waits.push((index, wait_s));
-        }
-        let duration_s = duration_s + wait_s;
         let start_s = self.sched.place(name, duration_s, ready_s);
         self.ops.push(Op { name, duration_s, deps, start_s });
-        Some(index)
+        Some(self.ops.len() as u32 - 1)
+    }
+
+    /// The wait of the collective about to be pushed, whose inputs are ready at `ready_s`, for
+    /// the thread that launches it, s; recorded in [`Timeline::launch_waits`]. Kept out of
+    /// [`Timeline::push`], the explorer's hottest code, which only scenarios with a launch
+    /// cycle reach.
+    #[cold]
+    #[inline(never)]
+    fn wait_for_launch(&mut self, ready_s: f64) -> f64 {
+        let start_s = ready_s.max(self.sched.free_s(Stream::Communication));
+        let wait_s = (ready_s + self.launch_wait_s - start_s).max(0.0);
+        if wait_s > 0.0 {
+            self.launch_waits.push((self.ops.len() as u32, wait_s));
+        }
+        wait_s
     }
 
     pub(super) fn end_of(&self, id: Option<u32>) -> f64 {
