@@ -400,15 +400,27 @@ fn calculator(state: &State, d: &Dispatch, width: u32) -> Html {
 /// On a narrow screen the results come before the form: this line of the main figures stays
 /// at the top of the window while the user scrolls through the form (hidden on wide screens,
 /// where the results column stays in view).
+/// The figures are the headline's ([`crate::figures`]): a serving scenario's latency and
+/// requests, not a step time and samples.
 fn mini_summary(state: &State) -> Html {
     let Some(g) = &state.good else { return html! {} };
-    let r = &g.report;
-    let mem = &r.memory;
+    let figures = crate::figures::headline(&g.scenario, &g.report);
+    // Short: the first figure named by its label's first word ("iteration", "end-to-end"),
+    // the throughput by its unit, memory against the GPU's.
+    let mem = &g.report.memory;
+    let span = |id: &str| {
+        figures.iter().find(|f| f.id == id).map(|f| match id {
+            "iteration-time" => {
+                let word = f.label.split(' ').next().unwrap_or_default().to_lowercase();
+                html! { <span>{ format!("{word} {}", f.value) }</span> }
+            }
+            "memory" => html! { <span class={classes!((!mem.fits()).then_some("bad"))}>{ format!("{} of {} per GPU", f.value, units::bytes(mem.capacity_bytes)) }</span> },
+            _ => html! { <span>{ f.value.clone() }</span> },
+        })
+    };
     html! {
         <p class={classes!("mini-summary", state.stale().then_some("stale"))} id="mini-summary" aria-hidden="true">
-            <span>{ format!("iteration {}", units::duration(r.iteration_s)) }</span>
-            <span>{ units::si(r.throughput_samples_per_s, "samples/s") }</span>
-            <span class={classes!((!mem.fits()).then_some("bad"))}>{ format!("{} of {} per GPU", units::bytes(mem.total_bytes), units::bytes(mem.capacity_bytes)) }</span>
+            { for ["iteration-time", "throughput", "memory"].into_iter().filter_map(span) }
             { if state.stale() { html! { <span>{ "stale" }</span> } } else { html! {} } }
         </p>
     }
