@@ -120,6 +120,7 @@ pub fn validate(raw: &RawScenario) -> Result<Scenario, Vec<FieldError>> {
 /// A scenario whose fields each passed their checks, checked against the structural rules of
 /// the model that will evaluate it (the default model's where it covers the scenario, else
 /// the reference's).
+#[inline]
 fn checked(scenario: Scenario) -> Result<Scenario, Vec<FieldError>> {
     let problems = if scenario.task.mode == Mode::Default && super::extended::covers(&scenario) {
         super::extended::rules::check(&scenario)
@@ -394,29 +395,26 @@ impl Reader {
         }
     }
 
-    /// An optional text choice: `default` when absent, else one of `options` by spelling.
-    fn choice<T: Copy>(&mut self, f: &Field, path: At, options: &[(&str, T)], default: T) -> Option<T> {
+    /// An optional text choice: `default` when absent, else one of `options` by spelling (the
+    /// options are listed only to say what is wrong, so a valid choice allocates nothing).
+    fn choice<'o, T: Copy>(
+        &mut self,
+        f: &Field,
+        path: At,
+        options: impl Iterator<Item = (&'o str, T)> + Clone,
+        default: T,
+    ) -> Option<T> {
         let Some(value) = f else { return Some(default) };
-        let names: Vec<&str> = options.iter().map(|o| o.0).collect();
-        match value {
-            RawValue::Str(s) => match options.iter().find(|o| o.0 == &**s) {
-                Some(o) => Some(o.1),
-                None => {
-                    self.push(FieldError::new(
-                        path.to_string(),
-                        format!("\"{}\" is not an option; use {}", short(s), names.join(", ")),
-                    ));
-                    None
-                }
+        let names = || options.clone().map(|o| o.0).collect::<Vec<_>>().join(", ");
+        let message = match value {
+            RawValue::Str(s) => match options.clone().find(|o| o.0 == &**s) {
+                Some(o) => return Some(o.1),
+                None => format!("\"{}\" is not an option; use {}", short(s), names()),
             },
-            other => {
-                self.push(FieldError::new(
-                    path.to_string(),
-                    format!("must be one of {}, got {} ({other})", names.join(", "), other.kind()),
-                ));
-                None
-            }
-        }
+            other => format!("must be one of {}, got {} ({other})", names(), other.kind()),
+        };
+        self.push(FieldError::new(path.to_string(), message));
+        None
     }
 
     /// An optional list of layer widths: whole numbers from 1, as a list (`[13, 512, 256]`) or
@@ -622,17 +620,22 @@ fn read_shape(v: &mut Reader, m: &RawModel, arch: &Arch) -> Option<Shape> {
         None => None,
         f => Some(v.count(f, at("model", "head_dim"), optional, 1, MAX_COUNT)?),
     };
-    let ffn =
-        v.choice(&m.ffn_kind, at("model", "ffn_kind"), &[("gelu", Ffn::Gelu), ("swiglu", Ffn::Swiglu)], Ffn::Gelu)?;
+    let ffn = v.choice(
+        &m.ffn_kind,
+        at("model", "ffn_kind"),
+        [("gelu", Ffn::Gelu), ("swiglu", Ffn::Swiglu)].into_iter(),
+        Ffn::Gelu,
+    )?;
     let attention = v.choice(
         &m.attention,
         at("model", "attention"),
-        &[
+        [
             ("flash", Attention::Flash),
             ("flash1", Attention::Flash1),
             ("flash1-h100", Attention::Flash1H100),
             ("materialized", Attention::Materialized),
-        ],
+        ]
+        .into_iter(),
         Attention::Flash,
     )?;
     let decoder = matches!(arch, Arch::Llm(_) | Arch::LlmMoe(..));
@@ -850,7 +853,7 @@ fn read_task(v: &mut Reader, t: &RawTask, family: Family) -> Option<Task> {
     let mode = v.choice(
         &t.mode,
         at("task", "mode"),
-        &[("default", Mode::Default), ("reference", Mode::Reference)],
+        [("default", Mode::Default), ("reference", Mode::Reference)].into_iter(),
         Mode::Reference,
     );
     let setup = read_setup(v, t);
@@ -902,11 +905,11 @@ fn read_setup(v: &mut Reader, t: &RawTask) -> Option<Setup> {
     let recompute = v.choice(
         &t.recompute,
         at("task", "recompute"),
-        &[("none", Recompute::None), ("selective", Recompute::Selective), ("full", Recompute::Full)],
+        [("none", Recompute::None), ("selective", Recompute::Selective), ("full", Recompute::Full)].into_iter(),
         d.recompute,
     )?;
-    let algorithms: Vec<(&str, Algorithm)> = Algorithm::ALL.iter().map(|a| (a.config_name(), *a)).collect();
-    let collective = v.choice(&t.collective, at("task", "collective"), &algorithms, d.collective)?;
+    let algorithms = Algorithm::ALL.iter().map(|a| (a.config_name(), *a));
+    let collective = v.choice(&t.collective, at("task", "collective"), algorithms, d.collective)?;
     let sequence_parallel =
         v.optional_flag(&t.sequence_parallel, at("task", "sequence_parallel"), d.sequence_parallel)?;
     let overlap_grad_reduce =
@@ -921,10 +924,10 @@ fn read_setup(v: &mut Reader, t: &RawTask) -> Option<Setup> {
         None | Some(RawValue::Null) => None,
         f => Some(v.within(f, at("task", "data_loader_samples_per_s"), optional, (1e-6, 1e15))?),
     };
-    let shardings: Vec<(&str, EmbSharding)> = EmbSharding::ALL.iter().map(|e| (e.config_name(), *e)).collect();
-    let emb_sharding = v.choice(&t.emb_sharding, at("task", "emb_sharding"), &shardings, d.emb_sharding)?;
-    let placements: Vec<(&str, BotMlpPlacement)> = BotMlpPlacement::ALL.iter().map(|p| (p.config_name(), *p)).collect();
-    let bot_mlp = v.choice(&t.bot_mlp, at("task", "bot_mlp"), &placements, d.bot_mlp)?;
+    let shardings = EmbSharding::ALL.iter().map(|e| (e.config_name(), *e));
+    let emb_sharding = v.choice(&t.emb_sharding, at("task", "emb_sharding"), shardings, d.emb_sharding)?;
+    let placements = BotMlpPlacement::ALL.iter().map(|p| (p.config_name(), *p));
+    let bot_mlp = v.choice(&t.bot_mlp, at("task", "bot_mlp"), placements, d.bot_mlp)?;
     let cycle_ms = v.optional_upto(
         &t.collective_cycle_ms,
         at("task", "collective_cycle_ms"),
@@ -939,11 +942,11 @@ fn read_setup(v: &mut Reader, t: &RawTask) -> Option<Setup> {
     };
     let input_tokens = tokens(v, &t.input_tokens, "input_tokens")?;
     let output_tokens = tokens(v, &t.output_tokens, "output_tokens")?;
-    let formats: Vec<(&str, Option<Precision>)> = Precision::ALL.iter().map(|p| (p.config_name(), Some(*p))).collect();
-    let weight_format = v.choice(&t.weight_format, at("task", "weight_format"), &formats, None)?;
-    let kv_format = v.choice(&t.kv_format, at("task", "kv_format"), &formats, None)?;
-    let batchings: Vec<(&str, Batching)> = Batching::ALL.iter().map(|b| (b.config_name(), *b)).collect();
-    let batching = v.choice(&t.batching, at("task", "batching"), &batchings, d.batching)?;
+    let formats = Precision::ALL.iter().map(|p| (p.config_name(), Some(*p)));
+    let weight_format = v.choice(&t.weight_format, at("task", "weight_format"), formats.clone(), None)?;
+    let kv_format = v.choice(&t.kv_format, at("task", "kv_format"), formats, None)?;
+    let batchings = Batching::ALL.iter().map(|b| (b.config_name(), *b));
+    let batching = v.choice(&t.batching, at("task", "batching"), batchings, d.batching)?;
     let kv_page_tokens = match &t.kv_page_tokens {
         None | Some(RawValue::Null) => d.kv_page_tokens,
         f => v.count(f, at("task", "kv_page_tokens"), optional, 1, 1 << 16)?,
@@ -1181,6 +1184,29 @@ mod tests {
         assert_eq!(
             e[0],
             "task.collective_cycle_ms: must be from 0 to 1000 ms (0: collectives launched directly), got -1"
+        );
+    }
+
+    #[test]
+    fn a_text_choice_is_read_by_spelling_and_a_wrong_one_lists_the_options() {
+        let said = |key: &str, value: serde_json::Value| -> Result<Scenario, Vec<String>> {
+            let mut task = serde_json::json!({"mode": "default"});
+            task[key] = value;
+            flagship(task).map_err(|e| e.iter().map(|e| e.to_string()).collect())
+        };
+        let s = said("collective", serde_json::json!("tree")).expect("valid");
+        assert_eq!(s.task().setup.collective, Algorithm::Tree);
+        let s = said("kv_format", serde_json::json!("fp8")).expect("valid");
+        assert_eq!(s.task().setup.kv_format, Some(Precision::Fp8));
+        assert_eq!(said("batching", serde_json::Value::Null).map(|s| s.task().setup.batching), Ok(Batching::Static));
+        let options = Algorithm::ALL.iter().map(|a| a.config_name()).collect::<Vec<_>>().join(", ");
+        assert_eq!(
+            said("collective", serde_json::json!("star")).map(|_| ()),
+            Err(vec![format!("task.collective: \"star\" is not an option; use {options}")])
+        );
+        assert_eq!(
+            said("recompute", serde_json::json!(2)).map(|_| ()),
+            Err(vec!["task.recompute: must be one of none, selective, full, got a whole number (2)".to_string()])
         );
     }
 

@@ -15,7 +15,8 @@ use super::raw::{RawScenario, RawValue};
 use super::reference::rules;
 use super::report::Report;
 use super::scenario::{
-    Algorithm, BotMlpPlacement, EmbSharding, Family, Level, Plan, Precision, Recompute, Scenario, Setup, Spec, Strategy,
+    Algorithm, BotMlpPlacement, EmbSharding, Family, Level, Plan, Precision, Recompute, Scenario, Setup, Spec,
+    Strategy, Task,
 };
 use super::validate::{validate, FieldError};
 use super::{evaluate, uses_default_model};
@@ -540,10 +541,11 @@ pub fn evaluate_plan(base: &Scenario, c: &Candidate, space: &Space) -> Outcome {
 
 /// The base scenario running a candidate's plan and settings.
 fn with(base: &Scenario, c: &Candidate) -> Scenario {
-    let mut s = base.clone();
-    s.task.plan = c.plan.clone();
-    s.task.setup = c.setup.clone();
-    s
+    let t = &base.task;
+    // Field by field, so the base's own plan and settings are not copied only to be replaced.
+    let task =
+        Task { name: t.name.clone(), kind: t.kind.clone(), plan: c.plan.clone(), mode: t.mode, setup: c.setup.clone() };
+    Scenario { model: base.model.clone(), system: base.system.clone(), task, _validated: base._validated }
 }
 
 /// Sorts outcomes best first: plans that fit by throughput, then those that do not.
