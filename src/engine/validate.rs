@@ -120,7 +120,7 @@ pub fn validate(raw: &RawScenario) -> Result<Scenario, Vec<FieldError>> {
 /// A scenario whose fields each passed their checks, checked against the structural rules of
 /// the model that will evaluate it (the default model's where it covers the scenario, else
 /// the reference's).
-#[inline]
+#[cfg_attr(not(target_arch = "wasm32"), inline)]
 fn checked(scenario: Scenario) -> Result<Scenario, Vec<FieldError>> {
     let problems = if scenario.task.mode == Mode::Default && super::extended::covers(&scenario) {
         super::extended::rules::check(&scenario)
@@ -395,26 +395,28 @@ impl Reader {
         }
     }
 
-    /// An optional text choice: `default` when absent, else one of `options` by spelling (the
-    /// options are listed only to say what is wrong, so a valid choice allocates nothing).
-    fn choice<'o, T: Copy>(
-        &mut self,
-        f: &Field,
-        path: At,
-        options: impl Iterator<Item = (&'o str, T)> + Clone,
-        default: T,
-    ) -> Option<T> {
+    /// An optional text choice: `default` when absent, else one of `options` by spelling.
+    fn choice<T: Copy>(&mut self, f: &Field, path: At, options: &[(&str, T)], default: T) -> Option<T> {
         let Some(value) = f else { return Some(default) };
-        let names = || options.clone().map(|o| o.0).collect::<Vec<_>>().join(", ");
+        if let RawValue::Str(s) = value {
+            if let Some(o) = options.iter().find(|o| o.0 == &**s) {
+                return Some(o.1);
+            }
+        }
+        self.not_an_option(value, path, &mut options.iter().map(|o| o.0));
+        None
+    }
+
+    /// Says that `value` is none of the options `names` (written once, not for every type of
+    /// choice).
+    #[cold]
+    fn not_an_option(&mut self, value: &RawValue, path: At, names: &mut dyn Iterator<Item = &str>) {
+        let names = names.collect::<Vec<_>>().join(", ");
         let message = match value {
-            RawValue::Str(s) => match options.clone().find(|o| o.0 == &**s) {
-                Some(o) => return Some(o.1),
-                None => format!("\"{}\" is not an option; use {}", short(s), names()),
-            },
-            other => format!("must be one of {}, got {} ({other})", names(), other.kind()),
+            RawValue::Str(s) => format!("\"{}\" is not an option; use {names}", short(s)),
+            other => format!("must be one of {names}, got {} ({other})", other.kind()),
         };
         self.push(FieldError::new(path.to_string(), message));
-        None
     }
 
     /// An optional list of layer widths: whole numbers from 1, as a list (`[13, 512, 256]`) or
@@ -620,22 +622,17 @@ fn read_shape(v: &mut Reader, m: &RawModel, arch: &Arch) -> Option<Shape> {
         None => None,
         f => Some(v.count(f, at("model", "head_dim"), optional, 1, MAX_COUNT)?),
     };
-    let ffn = v.choice(
-        &m.ffn_kind,
-        at("model", "ffn_kind"),
-        [("gelu", Ffn::Gelu), ("swiglu", Ffn::Swiglu)].into_iter(),
-        Ffn::Gelu,
-    )?;
+    let ffn =
+        v.choice(&m.ffn_kind, at("model", "ffn_kind"), &[("gelu", Ffn::Gelu), ("swiglu", Ffn::Swiglu)], Ffn::Gelu)?;
     let attention = v.choice(
         &m.attention,
         at("model", "attention"),
-        [
+        &[
             ("flash", Attention::Flash),
             ("flash1", Attention::Flash1),
             ("flash1-h100", Attention::Flash1H100),
             ("materialized", Attention::Materialized),
-        ]
-        .into_iter(),
+        ],
         Attention::Flash,
     )?;
     let decoder = matches!(arch, Arch::Llm(_) | Arch::LlmMoe(..));
@@ -853,7 +850,7 @@ fn read_task(v: &mut Reader, t: &RawTask, family: Family) -> Option<Task> {
     let mode = v.choice(
         &t.mode,
         at("task", "mode"),
-        [("default", Mode::Default), ("reference", Mode::Reference)].into_iter(),
+        &[("default", Mode::Default), ("reference", Mode::Reference)],
         Mode::Reference,
     );
     let setup = read_setup(v, t);
@@ -905,11 +902,11 @@ fn read_setup(v: &mut Reader, t: &RawTask) -> Option<Setup> {
     let recompute = v.choice(
         &t.recompute,
         at("task", "recompute"),
-        [("none", Recompute::None), ("selective", Recompute::Selective), ("full", Recompute::Full)].into_iter(),
+        &[("none", Recompute::None), ("selective", Recompute::Selective), ("full", Recompute::Full)],
         d.recompute,
     )?;
-    let algorithms = Algorithm::ALL.iter().map(|a| (a.config_name(), *a));
-    let collective = v.choice(&t.collective, at("task", "collective"), algorithms, d.collective)?;
+    let algorithms = Algorithm::ALL.map(|a| (a.config_name(), a));
+    let collective = v.choice(&t.collective, at("task", "collective"), &algorithms, d.collective)?;
     let sequence_parallel =
         v.optional_flag(&t.sequence_parallel, at("task", "sequence_parallel"), d.sequence_parallel)?;
     let overlap_grad_reduce =
@@ -924,10 +921,10 @@ fn read_setup(v: &mut Reader, t: &RawTask) -> Option<Setup> {
         None | Some(RawValue::Null) => None,
         f => Some(v.within(f, at("task", "data_loader_samples_per_s"), optional, (1e-6, 1e15))?),
     };
-    let shardings = EmbSharding::ALL.iter().map(|e| (e.config_name(), *e));
-    let emb_sharding = v.choice(&t.emb_sharding, at("task", "emb_sharding"), shardings, d.emb_sharding)?;
-    let placements = BotMlpPlacement::ALL.iter().map(|p| (p.config_name(), *p));
-    let bot_mlp = v.choice(&t.bot_mlp, at("task", "bot_mlp"), placements, d.bot_mlp)?;
+    let shardings = EmbSharding::ALL.map(|e| (e.config_name(), e));
+    let emb_sharding = v.choice(&t.emb_sharding, at("task", "emb_sharding"), &shardings, d.emb_sharding)?;
+    let placements = BotMlpPlacement::ALL.map(|p| (p.config_name(), p));
+    let bot_mlp = v.choice(&t.bot_mlp, at("task", "bot_mlp"), &placements, d.bot_mlp)?;
     let cycle_ms = v.optional_upto(
         &t.collective_cycle_ms,
         at("task", "collective_cycle_ms"),
@@ -942,11 +939,11 @@ fn read_setup(v: &mut Reader, t: &RawTask) -> Option<Setup> {
     };
     let input_tokens = tokens(v, &t.input_tokens, "input_tokens")?;
     let output_tokens = tokens(v, &t.output_tokens, "output_tokens")?;
-    let formats = Precision::ALL.iter().map(|p| (p.config_name(), Some(*p)));
-    let weight_format = v.choice(&t.weight_format, at("task", "weight_format"), formats.clone(), None)?;
-    let kv_format = v.choice(&t.kv_format, at("task", "kv_format"), formats, None)?;
-    let batchings = Batching::ALL.iter().map(|b| (b.config_name(), *b));
-    let batching = v.choice(&t.batching, at("task", "batching"), batchings, d.batching)?;
+    let formats = Precision::ALL.map(|p| (p.config_name(), Some(p)));
+    let weight_format = v.choice(&t.weight_format, at("task", "weight_format"), &formats, None)?;
+    let kv_format = v.choice(&t.kv_format, at("task", "kv_format"), &formats, None)?;
+    let batchings = Batching::ALL.map(|b| (b.config_name(), b));
+    let batching = v.choice(&t.batching, at("task", "batching"), &batchings, d.batching)?;
     let kv_page_tokens = match &t.kv_page_tokens {
         None | Some(RawValue::Null) => d.kv_page_tokens,
         f => v.count(f, at("task", "kv_page_tokens"), optional, 1, 1 << 16)?,
