@@ -302,6 +302,8 @@ fn default_plans(base: &Scenario, space: &Space, d: &Dims) -> Vec<Candidate> {
         None => vec![own.clone()],
     };
     let mut out = Vec::new();
+    // One scenario for every candidate: each sets the transformer's plan, batch and settings.
+    let mut candidate = base.clone();
     for &pp in &pps {
         for &ep in &eps {
             for &cp in &cps {
@@ -354,7 +356,6 @@ fn default_plans(base: &Scenario, space: &Space, d: &Dims) -> Vec<Candidate> {
                             Batches::Local(b) => b.clone(),
                         };
                         for local in locals {
-                            let mut candidate = base.clone();
                             candidate.task.plan.transformer = Some(spec);
                             candidate.task.plan.local_transformer_batch = Some(local);
                             let setups = if knobs {
@@ -455,6 +456,8 @@ pub fn plans(base: &Scenario, space: &Space) -> Vec<Candidate> {
     let mlp_opts: Vec<Option<&Spec>> = if with_mlp { dense.iter().map(Some).collect() } else { none.to_vec() };
     let tr_opts: Vec<Option<&Spec>> = if with_tr { dense.iter().map(Some).collect() } else { none.to_vec() };
     let mut out = Vec::new();
+    // One scenario for every candidate: each sets the whole plan and the settings it varies.
+    let mut candidate = base.clone();
     for m in &mlp_opts {
         for t in &tr_opts {
             for e in &emb {
@@ -492,7 +495,6 @@ pub fn plans(base: &Scenario, space: &Space) -> Vec<Candidate> {
                         local_emb_batch: le,
                         local_transformer_batch: tb.flatten(),
                     };
-                    let mut candidate = base.clone();
                     candidate.task.plan = plan;
                     // Tables split over GPUs (an mp level) can be split by table, row or column,
                     // each way checked on its own (a split may not divide the tables), and the
@@ -604,7 +606,14 @@ impl std::fmt::Display for TooBig {
 
 /// What evaluating `plans` of `base` costs, in timeline ops.
 pub fn cost(base: &Scenario, plans: &[Candidate]) -> u64 {
-    plans.iter().map(|c| super::estimated_ops(&with(base, c)).max(OPS_PER_PLAN)).fold(0u64, u64::saturating_add)
+    // One scenario for every plan (a clone of the base for each cost more than the estimate).
+    let mut s = base.clone();
+    let ops = |c: &Candidate| {
+        s.task.plan.clone_from(&c.plan);
+        s.task.setup.clone_from(&c.setup);
+        super::estimated_ops(&s).max(OPS_PER_PLAN)
+    };
+    plans.iter().map(ops).fold(0u64, u64::saturating_add)
 }
 
 /// Every plan of the space ([`plans`]) and what they cost ([`cost`]) when the search fits in
