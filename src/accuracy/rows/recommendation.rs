@@ -1,7 +1,7 @@
 //! A row of the recommendation schema, typed: a DLRM's MLP widths and tables, the cluster and
 //! where the bottom MLP runs.
 
-use super::Cluster;
+use super::{scenario_doc, Cluster};
 use crate::accuracy::columns::{Col, Row};
 use crate::engine::raw::short;
 use serde_json::{json, Value};
@@ -121,6 +121,6 @@ impl<'a> RecommendationRow<'a> {
             "bot_mlp": self.bot_mlp,
             "collective_cycle_ms": self.collective_cycle_ms,
         });
-        json!({ "model": model, "system": self.cluster.system(self.model), "task": task })
+        scenario_doc(model, self.cluster.system(self.model), task)
     }
 }

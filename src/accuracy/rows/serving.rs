@@ -1,7 +1,7 @@
 //! A row of the LLM serving schema, typed: the model's shape, the cluster, the plan and how the
 //! engine batched.
 
-use super::{task_config, with_keys, Cluster, Shape};
+use super::{scenario_doc, task_config, with_keys, Cluster, Shape};
 use crate::accuracy::columns::{Col, Row};
 use crate::engine::raw::short;
 use serde_json::{json, Value};
@@ -135,6 +135,6 @@ impl<'a> InferenceRow<'a> {
                 with_keys(task, json!({ "batching": "inflight", "step_tokens": n }))
             }
         };
-        json!({ "model": model, "system": self.cluster.system(self.model), "task": task })
+        scenario_doc(model, self.cluster.system(self.model), task)
     }
 }

@@ -1,7 +1,7 @@
 //! A row of the LLM training schema, typed: the model's shape, the cluster and the plan, and the
 //! FLOP count a `tflops_per_gpu` row's source used.
 
-use super::{task_config, Cluster, Shape};
+use super::{scenario_doc, task_config, Cluster, Shape};
 use crate::accuracy::columns::{Col, Row};
 use crate::accuracy::rows::gpu_family;
 use crate::accuracy::Metric;
@@ -132,7 +132,7 @@ impl<'a> TrainingRow<'a> {
                 "fp32_grads": self.fp32_grads,
             }),
         );
-        json!({ "model": model, "system": self.cluster.system(self.model), "task": task })
+        scenario_doc(model, self.cluster.system(self.model), task)
     }
 }
 
