@@ -270,6 +270,7 @@ impl<'a> Cluster<'a> {
         Value::Object(system)
     }
 }
+
 /// The scenario `{"model", "system", "task"}` of three configs, moved in (`json!` would copy each
 /// through serde, which took a tenth of a long file's `validate`).
 fn scenario_doc(model: Value, system: Value, task: Value) -> Value {
