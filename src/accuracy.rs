@@ -273,8 +273,7 @@ struct Prediction {
 
 fn predict(run: &RunRow, metric: Metric, doc: &Value) -> Result<Prediction, String> {
     // The same reading as the page's (`Doc::to_raw`): one copy of the deserializer in the site.
-    // Read from the borrowed document: `from_value` would take a copy of it.
-    let raw = <crate::engine::RawFile as serde::Deserialize>::deserialize(doc)
+    let raw = serde_json::from_value::<crate::engine::RawFile>(doc.clone())
         .map_err(|e| format!("scenario: {e}"))?
         .into_scenario()?;
     let s = validate(&raw)

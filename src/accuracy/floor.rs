@@ -16,7 +16,6 @@
 use super::{Metric, RowResult};
 use crate::units;
 use serde::Serialize;
-use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// One run of a same-work pair, as measured.
@@ -46,11 +45,11 @@ pub struct Floor {
     pub pairs: usize,
 }
 
-/// The row's work as text (its metric and scenario without what a same-work pair may differ
+/// The row's work as bytes of text (its metric and scenario without what a same-work pair may differ
 /// in: its name and micro-batch size), its micro-batch size and the sequences per data-parallel
 /// rank; `None` for skipped rows, rows with a pipeline (whose bubble depends on the number of
 /// micro-batches) and rows without a scenario.
-fn work(r: &RowResult) -> Option<(String, u64, u64)> {
+fn work(r: &RowResult) -> Option<(Vec<u8>, u64, u64)> {
     if r.skipped.is_some() {
         return None;
     }
@@ -62,27 +61,26 @@ fn work(r: &RowResult) -> Option<(String, u64, u64)> {
     }
     let micro = task.get("micro_batch")?.as_u64().filter(|m| *m > 0)?;
     let local = task.get("local_transformer_bs")?.as_u64()?;
-    // Written from the borrowed scenario, each part as JSON (self-delimiting), the task without
-    // the two keys: copying the scenario to remove them took longer than the rest of `validate`'s
-    // grouping on a long file.
-    let same: BTreeMap<&str, &Value> = task
-        .iter()
-        .filter(|(k, _)| !matches!(k.as_str(), "micro_batch" | "name"))
-        .map(|(k, v)| (k.as_str(), v))
-        .collect();
+    // Written from the borrowed scenario, each value as JSON (self-delimiting), the task's in
+    // its own key order without the two keys: copying the scenario to remove them took longer
+    // than the rest of `validate`'s grouping on a long file.
     let mut key = format!("{}|", r.metric?.cell()).into_bytes();
     for (part, value) in doc {
         key.extend_from_slice(part.as_bytes());
         key.push(b'=');
-        let written = if part == "task" {
-            serde_json::to_writer(&mut key, &same)
+        if part == "task" {
+            for (k, v) in task.iter().filter(|(k, _)| !matches!(k.as_str(), "micro_batch" | "name")) {
+                serde_json::to_writer(&mut key, k).ok()?;
+                key.push(b':');
+                serde_json::to_writer(&mut key, v).ok()?;
+                key.push(b',');
+            }
         } else {
-            serde_json::to_writer(&mut key, value)
-        };
-        written.ok()?;
+            serde_json::to_writer(&mut key, value).ok()?;
+        }
         key.push(b';');
     }
-    Some((String::from_utf8(key).ok()?, micro, local))
+    Some((key, micro, local))
 }
 
 /// Two rows that do the same work: `larger` runs fewer, larger micro-batches than `smaller`.
@@ -106,7 +104,7 @@ struct Member {
 /// file does).
 #[derive(Debug, Default)]
 pub struct SameWork {
-    index: BTreeMap<String, usize>,
+    index: BTreeMap<Vec<u8>, usize>,
     groups: Vec<Vec<Member>>,
 }
 

@@ -274,11 +274,11 @@ impl<'a> Cluster<'a> {
 /// The scenario `{"model", "system", "task"}` of three configs, moved in (`json!` would copy each
 /// through serde, which took a tenth of a long file's `validate`).
 fn scenario_doc(model: Value, system: Value, task: Value) -> Value {
-    Value::Object(Map::from_iter([
-        ("model".to_owned(), model),
-        ("system".to_owned(), system),
-        ("task".to_owned(), task),
-    ]))
+    let mut doc = Map::new();
+    doc.insert("model".to_owned(), model);
+    doc.insert("system".to_owned(), system);
+    doc.insert("task".to_owned(), task);
+    Value::Object(doc)
 }
 
 /// A config object with `extra`'s keys added (or replaced).
