@@ -56,14 +56,16 @@ pub enum Base {
     Row { validation_row: String },
     /// A scenario preset, evaluated in a mode (`default` or `reference`).
     Preset { scenario: String, mode: String },
-    /// A model preset on a cluster with a task config.
-    Parts { model: String, cluster: Cluster, task: Map<String, Value> },
+    /// A model preset (with `model_keys` set over its config) on a cluster with a task config.
+    Parts { model: String, model_keys: Map<String, Value>, cluster: Cluster, task: Map<String, Value> },
 }
 
-/// A what-if: the base with another cluster and/or task keys.
+/// A what-if: the base with another model (a preset's id: its config, with the base's
+/// `model_keys`), another cluster and/or task keys.
 #[derive(Clone, Debug, PartialEq)]
 pub struct VariantSpec {
     pub label: String,
+    pub model: Option<String>,
     pub cluster: Option<Cluster>,
     pub task: Map<String, Value>,
 }
@@ -253,7 +255,7 @@ fn read_story(v: &Value) -> Result<StorySpec, String> {
         Base::Preset { scenario: text(b, "scenario")?, mode: text(b, "mode")? }
     } else {
         let cluster = read_cluster(b.get("cluster").ok_or("base.cluster is missing")?)?;
-        Base::Parts { model: text(b, "model")?, cluster, task: map(b, "task")? }
+        Base::Parts { model: text(b, "model")?, model_keys: map(b, "model_keys")?, cluster, task: map(b, "task")? }
     };
     let citations = match v.get("citations") {
         Some(Value::Array(a)) => a
@@ -267,7 +269,8 @@ fn read_story(v: &Value) -> Result<StorySpec, String> {
             .iter()
             .map(|x| {
                 let cluster = x.get("cluster").map(read_cluster).transpose()?;
-                Ok(VariantSpec { label: text(x, "label")?, cluster, task: map(x, "task")? })
+                let model = x.get("model").map(|_| text(x, "model")).transpose()?;
+                Ok(VariantSpec { label: text(x, "label")?, model, cluster, task: map(x, "task")? })
             })
             .collect::<Result<_, String>>()?,
         _ => Vec::new(),
@@ -343,17 +346,26 @@ fn base_doc(spec: &StorySpec, measured_run: Option<&RowResult>) -> Result<(Doc, 
             let model = if mode == "reference" { "MAD-Max paper mode" } else { "default model" };
             Ok((Doc::new([m, sys, t]), format!("{} ({model})", s.label)))
         }
-        Base::Parts { model, cluster, task } => {
+        Base::Parts { model, model_keys, cluster, task } => {
             let m = p.model(model).ok_or(format!("no model preset {model}"))?;
             let label = format!("{} on {}", m.label, cluster.label);
-            Ok((Doc::new([m.config.clone(), cluster.system(&p.gpus)?, task.clone()]), label))
+            let mut config = m.config.clone();
+            config.extend(model_keys.clone());
+            Ok((Doc::new([config, cluster.system(&p.gpus)?, task.clone()]), label))
         }
     }
 }
 
-/// A variant's doc: the base with the variant's cluster and task keys.
-fn variant_doc(base: &Doc, v: &VariantSpec) -> Result<Doc, String> {
+/// A variant's doc: the base with the variant's model, cluster and task keys.
+fn variant_doc(spec: &StorySpec, base: &Doc, v: &VariantSpec) -> Result<Doc, String> {
     let mut d = base.clone();
+    if let Some(id) = &v.model {
+        let m = presets::all()?.model(id).ok_or(format!("no model preset {id}"))?;
+        d.model = m.config.clone();
+        if let Base::Parts { model_keys, .. } = &spec.base {
+            d.model.extend(model_keys.clone());
+        }
+    }
     if let Some(c) = &v.cluster {
         d.system = c.system(&presets::all()?.gpus)?;
     }
@@ -375,7 +387,7 @@ pub fn compute(spec: StorySpec, rows: &[ShippedRow]) -> Result<Story, String> {
     let variants = spec
         .variants
         .iter()
-        .map(|v| variant_doc(&base.doc, v).map(|d| outcome(&v.label, d)))
+        .map(|v| variant_doc(&spec, &base.doc, v).map(|d| outcome(&v.label, d)))
         .collect::<Result<Vec<_>, String>>()?;
     let scaling = spec.scaling.as_ref().map(|s| scale(&base.doc, s)).unwrap_or_default();
     let predicted = predict(&spec, &base, &variants, &scaling, measured_run);
@@ -410,8 +422,9 @@ fn predict(
 }
 
 /// The base scenario at other GPU counts: the cluster gets `n / per_node` nodes (or one node
-/// of `n` GPUs), the data-parallel level of the transformer plan absorbs the change, and the
-/// batch per GPU stays (weak scaling) or the global batch stays (strong scaling).
+/// of `n` GPUs), the data-parallel level of the transformer plan (a CNN's network plan)
+/// absorbs the change, and the batch per GPU stays (weak scaling) or the global batch stays
+/// (strong scaling).
 pub fn scale(base: &Doc, spec: &ScalingSpec) -> Vec<ScalePoint> {
     spec.gpus
         .iter()
@@ -439,14 +452,15 @@ fn at_size(base: &Doc, n: u64, strong: bool) -> Option<f64> {
     if nodes == 1 {
         d.system.insert("ar_perc_intra".into(), 1.0.into());
     }
-    let names: Vec<String> = d
-        .task
-        .get("transformer_parallel")?
-        .as_array()?
-        .iter()
-        .map(|v| v.as_str().map(str::to_owned))
-        .collect::<Option<_>>()?;
-    let mut degrees = counts(d.task.get("transformer_parallel_degree"))?;
+    let (key, batch) = if d.task.contains_key("transformer_parallel") {
+        ("transformer_parallel", "local_transformer_bs")
+    } else {
+        ("mlp_parallel", "local_mlp_bs")
+    };
+    let degree_key = format!("{key}_degree");
+    let names: Vec<String> =
+        d.task.get(key)?.as_array()?.iter().map(|v| v.as_str().map(str::to_owned)).collect::<Option<_>>()?;
+    let mut degrees = counts(d.task.get(&degree_key))?;
     let i = names.iter().rposition(|s| s == "ddp" || s == "fsdp")?;
     let others: u64 = degrees.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, x)| *x).product();
     if others == 0 || !n.is_multiple_of(others) {
@@ -454,18 +468,20 @@ fn at_size(base: &Doc, n: u64, strong: bool) -> Option<f64> {
     }
     let (old_dp, new_dp) = (degrees[i], n / others);
     degrees[i] = new_dp;
-    d.task.insert("transformer_parallel_degree".into(), degrees.into());
-    if counts(d.task.get("emb_parallel_degree"))?.len() == 1 {
+    d.task.insert(degree_key, degrees.into());
+    if counts(d.task.get("emb_parallel_degree")).is_some_and(|e| e.len() == 1) {
         d.task.insert("emb_parallel_degree".into(), vec![n].into());
     }
     if strong {
-        let local = d.task.get("local_transformer_bs")?.as_u64()?;
+        let local = d.task.get(batch)?.as_u64()?;
         let global = local * old_dp;
         if !global.is_multiple_of(new_dp) {
             return None;
         }
-        d.task.insert("local_transformer_bs".into(), (global / new_dp).into());
-        d.task.insert("local_emb_bs".into(), (global / new_dp).into());
+        d.task.insert(batch.into(), (global / new_dp).into());
+        if d.task.contains_key("local_emb_bs") {
+            d.task.insert("local_emb_bs".into(), (global / new_dp).into());
+        }
     }
     let s = validate(&d.to_raw()).ok()?;
     Some(evaluate(&s).throughput_samples_per_s)
@@ -589,6 +605,21 @@ mod tests {
             far.iteration_s,
             near.iteration_s
         );
+    }
+
+    #[test]
+    fn powerai_ddl_and_firecaffe_run_the_networks_they_measured() {
+        let network = |o: &Outcome| o.doc.model.get("network").and_then(Value::as_str).map(str::to_owned);
+        let bytes = |o: &Outcome| o.doc.model.get("bytes_per_nonemb_param").and_then(Value::as_u64);
+        for (id, base, variant) in [("powerai-ddl", "resnet50", "resnet101"), ("firecaffe", "nin", "googlenet")] {
+            let spec = specs().expect("parse").into_iter().find(|s| s.id == id).expect("story");
+            let story = compute(spec, &accuracy::shipped_rows()).expect("computes");
+            assert_eq!(network(&story.base).as_deref(), Some(base), "{id}");
+            let v = story.variants.iter().find(|v| network(v).as_deref() == Some(variant)).expect("the other network");
+            // Caffe trained in 32-bit floats: the base's model keys carry over to the variant's model.
+            assert_eq!((bytes(&story.base), bytes(v)), (Some(4), Some(4)), "{id}");
+            assert!(v.report.is_ok() && story.base.report.is_ok(), "{id}");
+        }
     }
 
     #[test]

@@ -410,7 +410,7 @@ fn random_action(rng: &mut Rng, presets: &madmax::presets::Presets) -> Value {
             all.extend(fields::system_fields());
             all.extend(fields::default_task_fields(family, rng.chance(2)));
             for k in ["mlp_parallel", "emb_parallel", "transformer_parallel"] {
-                all.push(fields::batch_field(k));
+                all.push(fields::batch_field(k, Some(family)));
             }
             all.push(fields::MIN_FROZEN);
             let f = all[rng.below(all.len())];
@@ -495,7 +495,7 @@ fn replay(s: &madmax::ui::state::State, a: &Value) -> Option<madmax::ui::state::
                 all.extend(fields::default_task_fields(f, true));
             }
             for k in ["mlp_parallel", "emb_parallel", "transformer_parallel"] {
-                all.push(fields::batch_field(k));
+                all.push(fields::batch_field(k, None));
             }
             all.push(fields::MIN_FROZEN);
             let f = *all.iter().find(|f| f.config.key() == config && f.key == key)?;
@@ -537,7 +537,7 @@ fn read_like_the_page(s: &madmax::ui::state::State) {
         all.extend(fields::default_task_fields(f, true));
         for k in plan::spec_keys(f) {
             let _ = plan::read_spec(&s.doc.task, k);
-            all.push(fields::batch_field(k));
+            all.push(fields::batch_field(k, Some(f)));
         }
         for field in all {
             let _ = (state::show_field(&s.doc, &field), s.error_for(&field.path()));

@@ -40,6 +40,8 @@ pub enum Evaluator<'a> {
     Serving(extended::serving::ServingCx<'a>),
     /// The default model's transformer training (and ViT inference).
     Training(extended::training::TrainingCx<'a>),
+    /// The default model's convolutional networks.
+    Cnn(extended::cnn::CnnCx<'a>),
 }
 
 impl<'a> Evaluator<'a> {
@@ -49,7 +51,9 @@ impl<'a> Evaluator<'a> {
         if s.task.mode != scenario::Mode::Default || !extended::covers(s) {
             return Evaluator::Reference;
         }
-        let built = if s.model.arch.family().is_dlrm() {
+        let built = if let scenario::Arch::Cnn(c) = &s.model.arch {
+            extended::cnn::CnnCx::new(s, c).map(Evaluator::Cnn)
+        } else if s.model.arch.family().is_dlrm() {
             extended::dlrm::DlrmCx::new(s).map(Evaluator::Dlrm)
         } else if extended::serving::serves(s) {
             extended::serving::ServingCx::new(s).map(Evaluator::Serving)
@@ -66,6 +70,7 @@ impl<'a> Evaluator<'a> {
             Evaluator::Dlrm(cx) => extended::dlrm::evaluate(cx),
             Evaluator::Serving(sv) => extended::serving::evaluate(sv),
             Evaluator::Training(cx) => extended::iteration::evaluate(cx),
+            Evaluator::Cnn(cx) => extended::cnn::evaluate(cx),
         }
     }
 
@@ -76,6 +81,7 @@ impl<'a> Evaluator<'a> {
             Evaluator::Dlrm(cx) => extended::dlrm::explain(cx, op).map(|e| self.with_launch_wait(s, op, e)),
             Evaluator::Serving(sv) => extended::serving::explain(sv, op),
             Evaluator::Training(cx) => extended::explain::explain(cx, op).map(|e| self.with_launch_wait(s, op, e)),
+            Evaluator::Cnn(cx) => extended::cnn::explain(cx, op).map(|e| self.with_launch_wait(s, op, e)),
         }
     }
 
@@ -132,6 +138,9 @@ pub fn evaluate(s: &Scenario) -> Report {
 /// few per layer.
 pub fn estimated_ops(s: &Scenario) -> u64 {
     use scenario::Arch;
+    if let Evaluator::Cnn(cx) = Evaluator::of(s) {
+        return (cx.blocks() as u64).saturating_mul(8).saturating_add(64);
+    }
     if uses_default_model(s) && !s.model.arch.family().is_dlrm() {
         return extended::rules::timeline_ops(s).max(64);
     }
@@ -140,6 +149,7 @@ pub fn estimated_ops(s: &Scenario) -> u64 {
         Arch::DlrmTransformer(d, t) => d.bot_mlp_layers + d.top_mlp_layers + t.layers,
         Arch::Llm(l) | Arch::LlmMoe(l, _) => l.transformer.layers,
         Arch::Vit(v) => v.layers,
+        Arch::Cnn(_) => 0,
     };
     layers.saturating_mul(16).saturating_add(64)
 }
@@ -171,6 +181,7 @@ mod tests {
             Evaluator::Dlrm(_) => "dlrm",
             Evaluator::Serving(_) => "serving",
             Evaluator::Training(_) => "training",
+            Evaluator::Cnn(_) => "cnn",
         };
         for (text, mode, want) in [
             (train, "reference", "reference"),

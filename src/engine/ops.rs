@@ -48,6 +48,9 @@ pub enum Block {
     Interaction,
     /// One decode step of LLM serving, all layers together (default model).
     Decode,
+    /// A convolutional network's block: its stem, a residual block, an inception module or an
+    /// mlpconv block, or its classifier (default model).
+    Conv,
 }
 
 /// What an op does.
@@ -217,6 +220,7 @@ impl fmt::Display for OpName {
             Block::Input => "Input",
             Block::Interaction => "Interaction",
             Block::Decode => "Decode",
+            Block::Conv => "Conv",
         };
         // The default model's once-per-iteration and pipeline ops have plain names.
         let plain = match (self.block, self.kind, self.phase) {

@@ -280,9 +280,12 @@ raw_config! {
     attention_dim,
     transformer_fc_dim,
     transformer_seq_len,
-    // ViT
+    // ViT (and CNN)
     image_size,
     patch_dim,
+    // CNN (the default model only)
+    network,
+    num_classes,
     // default model only (MAD-Max ignores these keys)
     num_kv_heads,
     head_dim,

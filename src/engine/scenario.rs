@@ -513,7 +513,7 @@ fn num_as_f64<S: serde::Serializer>(n: &Num, s: S) -> Result<S::Ok, S::Error> {
     }
 }
 
-/// The six model families of MAD-Max.
+/// The six model families of MAD-Max, and the convolutional networks of the default model.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub enum Arch {
     Dlrm(Dlrm),
@@ -522,6 +522,7 @@ pub enum Arch {
     Llm(Llm),
     LlmMoe(Llm, Moe),
     Vit(Vit),
+    Cnn(Cnn),
 }
 
 impl Arch {
@@ -534,11 +535,12 @@ impl Arch {
             Arch::Llm(_) => Family::Llm,
             Arch::LlmMoe(..) => Family::LlmMoe,
             Arch::Vit(_) => Family::Vit,
+            Arch::Cnn(_) => Family::Cnn,
         }
     }
 }
 
-/// A model family, named as in MAD-Max configs.
+/// A model family, named as in MAD-Max configs (`CNN`: the default model's own).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum Family {
     Dlrm,
@@ -547,11 +549,12 @@ pub enum Family {
     Llm,
     LlmMoe,
     Vit,
+    Cnn,
 }
 
 impl Family {
-    pub const ALL: [Family; 6] =
-        [Family::Dlrm, Family::DlrmMoe, Family::DlrmTransformer, Family::Llm, Family::LlmMoe, Family::Vit];
+    pub const ALL: [Family; 7] =
+        [Family::Dlrm, Family::DlrmMoe, Family::DlrmTransformer, Family::Llm, Family::LlmMoe, Family::Vit, Family::Cnn];
 
     /// The `type` string MAD-Max configs use.
     pub fn config_name(self) -> &'static str {
@@ -562,12 +565,24 @@ impl Family {
             Family::Llm => "LLM",
             Family::LlmMoe => "LLM_MoE",
             Family::Vit => "ViT",
+            Family::Cnn => "CNN",
         }
     }
 
     /// True for the recommendation models (MLPs + embedding tables).
     pub fn is_dlrm(self) -> bool {
         matches!(self, Family::Dlrm | Family::DlrmMoe | Family::DlrmTransformer)
+    }
+
+    /// Whether its task has an MLP plan (`mlp_parallel`, `local_mlp_bs`): the recommendation
+    /// models, and a CNN, whose whole network it plans (it has no embeddings to plan).
+    pub fn has_mlp_plan(self) -> bool {
+        self.is_dlrm() || self == Family::Cnn
+    }
+
+    /// Whether its task has a transformer plan (`transformer_parallel`, `local_transformer_bs`).
+    pub fn has_transformer_plan(self) -> bool {
+        !matches!(self, Family::Dlrm | Family::DlrmMoe | Family::Cnn)
     }
 }
 
@@ -687,6 +702,47 @@ impl Vit {
             seq_len: self.seq_len(),
         }
     }
+}
+
+/// A convolutional network (the default model only; MAD-Max has none): a published
+/// architecture at an input size, trained or served data parallel.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Cnn {
+    pub network: Network,
+    /// Pixels per side of the square RGB input.
+    pub image_size: u64,
+    /// Outputs of the classifier.
+    pub classes: u64,
+}
+
+/// A published convolutional network; [`crate::engine::extended::cnn::layers`] lists its layers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Network {
+    /// He et al. 2016 (arXiv 1512.03385), Table 1, as torchvision builds them (v1.5: a
+    /// bottleneck downsamples in its 3x3 convolution).
+    ResNet18,
+    ResNet34,
+    ResNet50,
+    ResNet101,
+    ResNet152,
+    /// Szegedy et al. 2015 (arXiv 1409.4842), Table 1, without the auxiliary classifiers.
+    GoogLeNet,
+    /// Network-in-Network for ImageNet (Lin et al. 2014, arXiv 1312.4400), as the authors'
+    /// Caffe model defines it: four mlpconv blocks and global average pooling.
+    Nin,
+}
+
+impl Network {
+    /// The networks and their config spellings (`model.network`).
+    pub const ALL: [(&'static str, Network); 7] = [
+        ("resnet18", Network::ResNet18),
+        ("resnet34", Network::ResNet34),
+        ("resnet50", Network::ResNet50),
+        ("resnet101", Network::ResNet101),
+        ("resnet152", Network::ResNet152),
+        ("googlenet", Network::GoogLeNet),
+        ("nin", Network::Nin),
+    ];
 }
 
 /// A GPU cluster as MAD-Max describes it. Rates are peak values; `*_util` scale them.

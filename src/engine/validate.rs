@@ -54,6 +54,9 @@ pub const MAX_COUNT: u64 = 1 << 40;
 /// Largest accepted image side and patch side, pixels (keeps patches per image and the patch
 /// "vocabulary" `3 p^2` exact integers).
 pub const MAX_IMAGE: u64 = 1 << 24;
+/// Smallest CNN input side, pixels: every network here still has a pixel left after its
+/// strides (32 for the ResNets).
+pub const MIN_CNN_IMAGE: u64 = 32;
 /// Longest accepted collective launch cycle (`task.collective_cycle_ms`), ms: a second, far
 /// beyond Horovod's 1 ms default and the 5 ms of its early versions.
 pub const MAX_COLLECTIVE_CYCLE_MS: f64 = 1000.0;
@@ -519,7 +522,12 @@ fn read_model(v: &mut Reader, m: &RawModel) -> Option<Model> {
             None
         }
     });
-    let emb = v.number(&m.bytes_per_emb_param, at("model", "bytes_per_emb_param"), &"bytes per embedding element");
+    // A CNN has no embeddings: its embedding bytes may be left out.
+    let emb = if family == Some(Family::Cnn) && m.bytes_per_emb_param.is_none() {
+        dense
+    } else {
+        v.number(&m.bytes_per_emb_param, at("model", "bytes_per_emb_param"), &"bytes per embedding element")
+    };
     let emb = emb.and_then(|b| {
         let (lo, hi) = RANGES.bytes_per_element;
         if (lo..=hi).contains(&b.f64()) {
@@ -574,6 +582,19 @@ fn read_model(v: &mut Reader, m: &RawModel) -> Option<Model> {
             attention_dim: dim(v, &m.attention_dim, "attention_dim").unwrap_or(0),
             fc_dim: dim(v, &m.transformer_fc_dim, "transformer_fc_dim").unwrap_or(0),
         }),
+        Family::Cnn => {
+            let path = at("model", "network");
+            let network = match v.present(&m.network, path, &why) {
+                Some(_) => v.choice(&m.network, path, &Network::ALL, Network::ResNet50),
+                None => None,
+            };
+            let image_size = v.count(&m.image_size, at("model", "image_size"), &why, MIN_CNN_IMAGE, MAX_IMAGE);
+            let classes = match &m.num_classes {
+                None => Some(1000),
+                f => v.count(f, at("model", "num_classes"), &"optional", 1, MAX_COUNT),
+            };
+            Arch::Cnn(Cnn { network: network?, image_size: image_size?, classes: classes? })
+        }
     };
     let shape = read_shape(v, m, &arch);
     Some(Model { name, bytes_per_dense_param: dense?, bytes_per_emb_param: emb?, arch, shape: shape? })
@@ -823,13 +844,21 @@ fn read_task_kind(v: &mut Reader, t: &RawTask) -> Option<(Arc<str>, &'static str
 fn read_task(v: &mut Reader, t: &RawTask, family: Family) -> Option<Task> {
     let kind = read_task_kind(v, t);
     let why = Why { family, what: "tasks" };
-    let mlp = if family.is_dlrm() {
+    let cnn = family == Family::Cnn;
+    let needs_mlp = family.has_mlp_plan();
+    let needs_transformer = family.has_transformer_plan();
+    let mlp = if needs_mlp {
         read_spec(v, (&t.mlp_parallel, &t.mlp_parallel_degree), ("mlp_parallel", "mlp_parallel_degree"), &why)
     } else {
         None
     };
-    let emb = read_spec(v, (&t.emb_parallel, &t.emb_parallel_degree), ("emb_parallel", "emb_parallel_degree"), &why);
-    let transformer = if family.is_dlrm() && family != Family::DlrmTransformer {
+    // A CNN has no embeddings: its network's plan stands for them.
+    let emb = if cnn {
+        mlp
+    } else {
+        read_spec(v, (&t.emb_parallel, &t.emb_parallel_degree), ("emb_parallel", "emb_parallel_degree"), &why)
+    };
+    let transformer = if !needs_transformer {
         None
     } else {
         read_spec(
@@ -840,28 +869,40 @@ fn read_task(v: &mut Reader, t: &RawTask, family: Family) -> Option<Task> {
         )
     };
     let mut batch = |f: &Field, key: &str| v.count(f, at("task", key), &why, 1, MAX_COUNT);
-    let local_mlp_batch = if family.is_dlrm() { batch(&t.local_mlp_bs, "local_mlp_bs") } else { None };
-    let local_emb_batch = batch(&t.local_emb_bs, "local_emb_bs");
-    let local_transformer_batch = if transformer.is_some() || !family.is_dlrm() || family == Family::DlrmTransformer {
+    let local_mlp_batch = if needs_mlp { batch(&t.local_mlp_bs, "local_mlp_bs") } else { None };
+    let local_emb_batch = if cnn { local_mlp_batch } else { batch(&t.local_emb_bs, "local_emb_bs") };
+    let local_transformer_batch = if transformer.is_some() || needs_transformer {
         batch(&t.local_transformer_bs, "local_transformer_bs")
     } else {
         None
     };
+    // MAD-Max has no CNNs: the default model evaluates them, unless the task asks otherwise.
     let mode = v.choice(
         &t.mode,
         at("task", "mode"),
         &[("default", Mode::Default), ("reference", Mode::Reference)],
-        Mode::Reference,
+        if cnn { Mode::Default } else { Mode::Reference },
     );
+    if cnn && mode == Some(Mode::Reference) {
+        v.push(FieldError::new(
+            "task.mode",
+            "MAD-Max's paper model has no CNNs: evaluate a CNN with the default model (\"default\")",
+        ));
+    }
     let setup = read_setup(v, t);
     let ((name, kind), mode, setup) = (kind?, mode?, setup?);
     let kind = match kind {
         "pretrain" => TaskKind::Pretrain,
         "inference" => TaskKind::Inference,
+        _ if cnn => {
+            v.push(FieldError::new(
+                "task.type",
+                "fine-tuning a CNN is not modelled (nothing says which layers it freezes): use pretrain or inference",
+            ));
+            return None;
+        }
         _ => TaskKind::Finetune(read_freeze(v, t, family)?),
     };
-    let needs_mlp = family.is_dlrm();
-    let needs_transformer = !family.is_dlrm() || family == Family::DlrmTransformer;
     if (needs_mlp && (mlp.is_none() || local_mlp_batch.is_none()))
         || (needs_transformer && (transformer.is_none() || local_transformer_batch.is_none()))
     {

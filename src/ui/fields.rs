@@ -182,6 +182,26 @@ const IMAGE: Field = count(M, "image_size", "Image side", "Pixels per image side
 const PATCH: Field =
     count(M, "patch_dim", "Patch side", "Pixels per patch side: 14 or 16. Sequence length = (image / patch)^2.");
 
+const NETWORK: Field = extra(
+    M,
+    "network",
+    "Network",
+    Kind::Choice(&[
+        ("resnet18", "ResNet-18 (11.7M weights)"),
+        ("resnet34", "ResNet-34 (21.8M weights)"),
+        ("resnet50", "ResNet-50 (25.6M weights)"),
+        ("resnet101", "ResNet-101 (44.5M weights)"),
+        ("resnet152", "ResNet-152 (60.2M weights)"),
+        ("googlenet", "GoogLeNet (7.0M weights)"),
+        ("nin", "Network-in-Network (7.6M weights)"),
+    ]),
+    "",
+    "The convolutional network, layer by layer as published: the ResNets as torchvision builds them (batch norm after every convolution; the bottleneck nets stride in their 3x3 convolution, v1.5), GoogLeNet as in its paper's Table 1 (without the auxiliary classifiers), and Network-in-Network for ImageNet as its authors' Caffe model. Every convolution runs as an implicit GEMM; the default model only (MAD-Max has no CNNs).",
+);
+const CNN_IMAGE: Field =
+    count(M, "image_size", "Image side", "Pixels per side of the square input: 224 for ImageNet training. Compute and activations grow with its square; the weights do not change.");
+const CLASSES: Field = extra(M, "num_classes", "Classes", Kind::OptionalCount, "1000", "Outputs of the classifier: 1,000 for ImageNet-1k, 21,841 for ImageNet-22k (PowerAI DDL's ResNet-101). It sizes the last layer.");
+
 /// The model fields of a family, in form order.
 pub fn model_fields(family: Family) -> Vec<Field> {
     let transformer = [LAYERS, HEADS, ATTN_DIM, FC_DIM];
@@ -199,6 +219,7 @@ pub fn model_fields(family: Family) -> Vec<Field> {
             v.extend(transformer);
             v.extend([IMAGE, PATCH]);
         }
+        Family::Cnn => return vec![NETWORK, CNN_IMAGE, CLASSES, BYTES_DENSE],
         Family::Dlrm | Family::DlrmMoe | Family::DlrmTransformer => {
             v.extend(dlrm);
             if family == Family::DlrmMoe {
@@ -219,6 +240,9 @@ pub const YES_NO: &[(&str, &str)] = &[("true", "yes"), ("false", "no")];
 
 /// The default model's model fields (MAD-Max paper mode ignores them).
 pub fn default_model_fields(family: Family) -> Vec<Field> {
+    if family == Family::Cnn {
+        return Vec::new();
+    }
     if family.is_dlrm() {
         return vec![
             extra(M, "bot_mlp_widths", "Bottom MLP widths", Kind::OptionalText, "every layer as wide as the MLP width",
@@ -267,6 +291,8 @@ pub fn default_task_fields(family: Family, inference: bool) -> Vec<Field> {
             "custom_all_reduce",
             "collective",
         ]
+    } else if family == Family::Cnn {
+        &["collective", "overlap_grad_reduce", "fp32_grads", "collective_cycle_ms", "data_loader_samples_per_s"]
     } else if family.is_dlrm() {
         &[
             "emb_sharding",
@@ -391,8 +417,9 @@ pub fn system_fields() -> Vec<Field> {
 pub const NIC_SCALE: f64 = 2.0 / 8.0 * 1e9;
 
 /// The batch field of a spec key.
-pub fn batch_field(spec_key: &str) -> Field {
+pub fn batch_field(spec_key: &str, family: Option<Family>) -> Field {
     match spec_key {
+        "mlp_parallel" if family == Some(Family::Cnn) => count(T, "local_mlp_bs", "Images per GPU", "Images each GPU trains on (or classifies) per iteration: 32 to 256 for ResNet-50. The global batch is this times the GPU count; activation memory grows with it."),
         "mlp_parallel" => count(T, "local_mlp_bs", "MLP batch per GPU", "Samples each GPU's MLP processes per iteration: 512 in the DLRM tasks. The global batch is this times the data-parallel degrees."),
         "emb_parallel" => count(T, "local_emb_bs", "Embedding batch per GPU", "Samples each GPU's embedding part processes. With model-parallel (mp) tables it is the global batch; it follows the other batches automatically when the cluster changes."),
         _ => count(T, "local_transformer_bs", "Transformer batch per GPU", "Samples (sequences or images) each GPU's transformer processes per iteration: 1 for large LLMs, 16 for ViTs."),
@@ -402,7 +429,7 @@ pub fn batch_field(spec_key: &str) -> Field {
 /// What a problem's field path (`model.num_transformer_layers`,
 /// `task.transformer_parallel_degree[1]`) is called on the form, and the id of the input that
 /// sets it, when the form has one.
-pub fn field_of_path(path: &str) -> Option<(String, Option<String>)> {
+pub fn field_of_path(path: &str, family: Option<Family>) -> Option<(String, Option<String>)> {
     let (config, key) = path.split_once('.')?;
     let (base, index) = match key.split_once('[') {
         Some((b, i)) => (b, i.trim_end_matches(']').parse::<usize>().ok()),
@@ -414,10 +441,11 @@ pub fn field_of_path(path: &str) -> Option<(String, Option<String>)> {
         if config == "task" && (base == spec || degree) {
             let part = if degree { "degree" } else { "strategy" };
             return Some(match index {
-                Some(i) => {
-                    (format!("{}, level {} {part}", spec_label(spec), i + 1), Some(format!("{spec}-{i}-{part}")))
-                }
-                None => (format!("{} ({part} list)", spec_label(spec)), Some(format!("spec-{spec}"))),
+                Some(i) => (
+                    format!("{}, level {} {part}", spec_label(spec, family), i + 1),
+                    Some(format!("{spec}-{i}-{part}")),
+                ),
+                None => (format!("{} ({part} list)", spec_label(spec, family)), Some(format!("spec-{spec}"))),
             });
         }
     }
@@ -437,15 +465,16 @@ pub fn field_of_path(path: &str) -> Option<(String, Option<String>)> {
         all.extend(default_task_fields(family, false));
         all.extend(default_task_fields(family, true));
     }
-    all.extend(["mlp_parallel", "emb_parallel", "transformer_parallel"].map(batch_field));
+    all.extend(["mlp_parallel", "emb_parallel", "transformer_parallel"].map(|k| batch_field(k, family)));
     all.into_iter()
         .find(|f| f.config.key() == config && f.key == base)
         .map(|f| (f.label.to_owned(), Some(format!("f-{}-{}", f.config.key(), f.key))))
 }
 
 /// Labels of spec keys.
-pub fn spec_label(spec_key: &str) -> &'static str {
+pub fn spec_label(spec_key: &str, family: Option<Family>) -> &'static str {
     match spec_key {
+        "mlp_parallel" if family == Some(Family::Cnn) => "Network plan",
         "mlp_parallel" => "MLP plan",
         "emb_parallel" => "Embedding plan",
         _ => "Transformer plan",
@@ -485,6 +514,7 @@ pub fn freeze_fields(family: Family) -> Vec<(&'static str, &'static str)> {
         Family::Llm | Family::LlmMoe | Family::Vit => {
             vec![("freeze_emb", "Freeze embeddings"), ("freeze_transformer", "Freeze transformer")]
         }
+        Family::Cnn => Vec::new(),
     }
 }
 
@@ -501,7 +531,7 @@ mod tests {
 
     #[test]
     fn problem_paths_are_named_as_the_form_names_them() {
-        let named = |p: &str| field_of_path(p);
+        let named = |p: &str| field_of_path(p, Some(Family::Llm));
         assert_eq!(
             named("model.num_transformer_layers"),
             Some(("Transformer layers".into(), Some("f-model-num_transformer_layers".into())))

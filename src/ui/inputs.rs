@@ -138,7 +138,7 @@ pub(super) fn problems(state: &State) -> Html {
         <div class="card problems" role="alert" id="problems">
             <h2>{ format!("{} problem{} to fix", state.errors.len(), if state.errors.len() == 1 { "" } else { "s" }) }</h2>
             <p class="help">{ "The results on the right are from the last valid scenario and are marked stale until these are fixed." }</p>
-            <ul>{ for state.errors.iter().map(|e| match fields::field_of_path(&e.field) {
+            <ul>{ for state.errors.iter().map(|e| match fields::field_of_path(&e.field, state.family()) {
                 // The field as the form names it, a link to it, then the config key.
                 Some((label, id)) => html! { <li>
                     { match id { Some(id) => html! { <a href={format!("#{id}")}>{ label }</a> }, None => html! { <strong>{ label }</strong> } } }
@@ -337,7 +337,8 @@ pub(super) fn task_form(state: &State, d: &Dispatch) -> Html {
             <div class="field">
                 <label for="task-type">{ "Task" }</label>
                 <select id="task-type" onchange={on_select(d, Action::SetTaskKind)}>
-                    { for kinds.iter().map(|(v, l)| html! { <option value={*v} selected={*v == kind}>{ *l }</option> }) }
+                    // CNNs are trained or served, not fine-tuned.
+                    { for kinds.iter().filter(|(v, _)| family != Family::Cnn || *v != "finetune").map(|(v, l)| html! { <option value={*v} selected={*v == kind}>{ *l }</option> }) }
                 </select>
                 <p class="help">{ "Training runs a forward and a backward pass with gradient communication; inference only the forward pass." }</p>
                 { error_line(state.error_for("task.type").map(|e| e.message.as_str())) }
@@ -397,8 +398,8 @@ fn spec_editor(state: &State, d: &Dispatch, key: &'static str) -> Html {
                 <span class="level-name">{ format!("Level {i} ({})", level_names(i, n_levels)) }</span>
                 <label class="sr-only" for={format!("{id}-strategy")}>{ format!("Strategy of level {i}") }</label>
                 <select id={format!("{id}-strategy")} onchange={on_select(d, move |v| Action::SetStrategy { spec: key, level: i, strategy: v })}>
-                    { for plan::strategies(key, state.mode()).iter().map(|st| html! { <option value={*st} selected={*st == s} title={fields::strategy_help(st)}>{ *st }</option> }) }
-                    { if !plan::strategies(key, state.mode()).contains(&s.as_str()) { html! { <option value={s.clone()} selected=true>{ s.clone() }</option> } } else { html! {} } }
+                    { for plan::strategies(key, state.mode(), state.family()).iter().map(|st| html! { <option value={*st} selected={*st == s} title={fields::strategy_help(st)}>{ *st }</option> }) }
+                    { if !plan::strategies(key, state.mode(), state.family()).contains(&s.as_str()) { html! { <option value={s.clone()} selected=true>{ s.clone() }</option> } } else { html! {} } }
                 </select>
                 <label class="sr-only" for={format!("{id}-degree")}>{ format!("Degree of level {i}") }</label>
                 <input id={format!("{id}-degree")} class="degree" type="text" inputmode="numeric" value={g}
@@ -416,15 +417,15 @@ fn spec_editor(state: &State, d: &Dispatch, key: &'static str) -> Html {
     };
     html! {
         <fieldset class={classes!("spec", spec_err.map(|_| "invalid"))} id={format!("spec-{key}")}>
-            <legend>{ fields::spec_label(key) }</legend>
+            <legend>{ fields::spec_label(key, state.family()) }</legend>
             { for rows }
             { if n_levels > drawn { html! { <p class="error-msg">{ format!("... and {} more levels, not shown: a plan has at most {} (remove levels above, or import a config with fewer).", n_levels - drawn, crate::engine::scenario::MAX_LEVELS) }</p> } } else { html! {} } }
             <button class="link" onclick={add}>{ "+ add level" }</button>
             { error_line(spec_err.map(|e| e.message.as_str())) }
             <p class="help">{ "Degrees multiply to the GPU count. With two levels, level 0 spans the GPUs of a node (NVLink) and level 1 the nodes (network). " }
-                { for plan::strategies(key, state.mode()).iter().map(|s| html! { <span class="strategy-help">{ fields::strategy_help(s) }{ " " }</span> }) }
+                { for plan::strategies(key, state.mode(), state.family()).iter().map(|s| html! { <span class="strategy-help">{ fields::strategy_help(s) }{ " " }</span> }) }
             </p>
-            { input(state, d, fields::batch_field(key)) }
+            { input(state, d, fields::batch_field(key, state.family())) }
         </fieldset>
     }
 }

@@ -12,6 +12,7 @@ pub fn spec_keys(family: Family) -> &'static [&'static str] {
         Family::Dlrm | Family::DlrmMoe => &["mlp_parallel", "emb_parallel"],
         Family::DlrmTransformer => &["mlp_parallel", "transformer_parallel", "emb_parallel"],
         Family::Llm | Family::LlmMoe | Family::Vit => &["transformer_parallel", "emb_parallel"],
+        Family::Cnn => &["mlp_parallel"],
     }
 }
 
@@ -24,8 +25,12 @@ pub fn batch_key(spec_key: &str) -> &'static str {
     }
 }
 
-/// Strategies a component accepts (cp and ep only in the default model).
-pub fn strategies(spec_key: &str, mode: Mode) -> &'static [&'static str] {
+/// Strategies a component accepts (cp and ep only in the default model; a CNN's network only
+/// data parallel).
+pub fn strategies(spec_key: &str, mode: Mode, family: Option<Family>) -> &'static [&'static str] {
+    if family == Some(Family::Cnn) {
+        return &["ddp"];
+    }
     match (spec_key, mode) {
         ("emb_parallel", _) => &["ddp", "mp"],
         ("transformer_parallel", Mode::Default) => &["ddp", "fsdp", "tp", "pp", "cp", "ep"],
@@ -117,6 +122,11 @@ pub fn default_task(family: Family, kind: &str, total: u64, layers: u64) -> Map<
             t.insert("local_transformer_bs".into(), json!(b));
             t.insert("local_emb_bs".into(), json!(b));
         }
+        Family::Cnn => {
+            write_spec(&mut t, "mlp_parallel", &["ddp".into()], &[total]);
+            t.insert("local_mlp_bs".into(), json!(32));
+            t.insert("overlap_grad_reduce".into(), json!(true));
+        }
     }
     add_freeze_defaults(&mut t, family, layers);
     t
@@ -141,6 +151,8 @@ pub fn add_freeze_defaults(task: &mut Map<String, Value>, family: Family, layers
             put("freeze_transformer", json!(false));
             put("min_frozen_layer", json!(layers));
         }
+        // CNNs are not fine-tuned here.
+        Family::Cnn => {}
     }
 }
 
@@ -190,7 +202,10 @@ mod tests {
         let system = p.system("zionex_128").expect("system").config.clone();
         for family in Family::ALL {
             let model = p.models.iter().find(|m| m.config["type"] == json!(family.config_name())).expect("a model");
-            for kind in ["pretrain", "finetune", "inference"] {
+            // CNNs are trained or served, not fine-tuned.
+            let kinds: &[&str] =
+                if family == Family::Cnn { &["pretrain", "inference"] } else { &["pretrain", "finetune", "inference"] };
+            for kind in kinds {
                 let doc = Doc::new([model.config.clone(), system.clone(), default_task(family, kind, 128, 10)]);
                 assert!(validate(&doc.to_raw()).is_ok(), "{family} {kind}: {:?}", validate(&doc.to_raw()).err());
             }

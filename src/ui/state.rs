@@ -443,8 +443,9 @@ impl State {
             Action::LoadScenario(id) => {
                 if let Some((p, sc)) = presets.and_then(|p| Some((p, p.scenario(&id)?))) {
                     if let Some(c) = p.configs(sc) {
-                        let mode = self.mode();
+                        let current = self.mode();
                         self.doc = Doc::new(c);
+                        let mode = mode_for(&self.doc, current);
                         default_model_settings(&mut self.doc, mode);
                         self.clear_drafts();
                         self.selected_op = None;
@@ -459,9 +460,13 @@ impl State {
                 self.doc.model = m.config.clone();
                 let new_family = self.family();
                 if let (Some(f), true) = (new_family, old_family != new_family) {
-                    let kind = self.doc.text(Config::Task, "type").unwrap_or("pretrain").to_owned();
+                    let mut kind = self.doc.text(Config::Task, "type").unwrap_or("pretrain").to_owned();
+                    if f == Family::Cnn && kind == "finetune" {
+                        // CNNs are trained or served here, not fine-tuned.
+                        kind = "pretrain".into();
+                    }
                     let total = self.doc.count(Config::System, "num_devices").unwrap_or(8);
-                    let mode = self.mode();
+                    let mode = mode_for(&self.doc, self.mode());
                     self.doc.task = plan::default_task(f, &kind, total, self.layers());
                     default_model_settings(&mut self.doc, mode);
                 }
@@ -591,7 +596,10 @@ impl State {
                     .and_then(Value::as_array)
                     .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
                     .unwrap_or_default();
-                let next = plan::strategies(spec, self.mode()).iter().find(|s| !used.iter().any(|u| u == *s)).copied();
+                let next = plan::strategies(spec, self.mode(), self.family())
+                    .iter()
+                    .find(|s| !used.iter().any(|u| u == *s))
+                    .copied();
                 self.edit_spec(spec, |s, d| {
                     s.push(json!(next.unwrap_or("ddp")));
                     d.push(json!(2));
@@ -819,6 +827,16 @@ pub fn interrupted_scenario() -> Option<Doc> {
 }
 
 /// Which model a doc asks for (`task.mode`; absent: MAD-Max paper mode).
+/// The mode a newly loaded model is shown in, `current` being the one chosen: a CNN's is the
+/// default model (MAD-Max has no CNNs; paper mode would only refuse it).
+fn mode_for(doc: &Doc, current: Mode) -> Mode {
+    if doc.text(Config::Model, "type") == Some(Family::Cnn.config_name()) {
+        Mode::Default
+    } else {
+        current
+    }
+}
+
 pub fn doc_mode(doc: &Doc) -> Mode {
     match doc.text(Config::Task, "mode") {
         Some("default") => Mode::Default,
@@ -1011,9 +1029,18 @@ mod tests {
             assert!(s.errors.is_empty(), "{}: {:?}", m.id, s.errors);
         }
         for kind in ["inference", "finetune", "pretrain"] {
+            // The form offers no fine-tuning for a CNN.
+            if s.family() == Some(Family::Cnn) && kind == "finetune" {
+                continue;
+            }
             s = s.next(Action::SetTaskKind(kind.into()));
             assert!(s.errors.is_empty(), "{kind}: {:?}", s.errors);
         }
+        // Fine-tuning an LLM, then choosing a CNN: it pre-trains, in the default model.
+        s = s.next(Action::SetModel("gpt3_175b".into())).next(Action::SetMode(Mode::Reference));
+        s = s.next(Action::SetTaskKind("finetune".into())).next(Action::SetModel("resnet50".into()));
+        assert!(s.errors.is_empty(), "{:?}", s.errors);
+        assert_eq!((s.doc.text(Config::Task, "type"), s.mode()), (Some("pretrain"), Mode::Default));
     }
 
     #[test]

@@ -177,10 +177,12 @@ fn text_report(s: &Scenario, r: &Report) -> String {
         }
     }
     let _ = writeln!(o);
+    let cnn = s.model().arch.family() == madmax::engine::scenario::Family::Cnn;
     if let (Some(spec), Some(b)) = (&plan.mlp, plan.local_mlp_batch) {
-        let _ = writeln!(o, "        MLP plan: {spec}, local batch {b}");
+        let what = if cnn { "network plan" } else { "MLP plan" };
+        let _ = writeln!(o, "        {what}: {spec}, local batch {b}");
     }
-    if r.mode == madmax::engine::scenario::Mode::Reference || s.model().arch.family().is_dlrm() {
+    if !cnn && (r.mode == madmax::engine::scenario::Mode::Reference || s.model().arch.family().is_dlrm()) {
         let _ = writeln!(o, "        embedding plan: {}, local batch {}", plan.emb, plan.local_emb_batch);
     }
     if let (Some(spec), Some(b)) = (&plan.transformer, plan.local_transformer_batch) {
@@ -188,7 +190,19 @@ fn text_report(s: &Scenario, r: &Report) -> String {
     }
     let _ = writeln!(o, "        global batch {} samples", r.global_batch);
     let _ = writeln!(o, "Mode    {}", r.mode.label());
-    if r.mode == madmax::engine::scenario::Mode::Default {
+    if r.mode == madmax::engine::scenario::Mode::Default && cnn {
+        let st = &s.task().setup;
+        let _ = writeln!(
+            o,
+            "        {} collectives, gradients reduced {}",
+            st.collective.config_name(),
+            if st.overlap_grad_reduce {
+                "in 25 MiB buckets during the backward pass"
+            } else {
+                "after the backward pass"
+            }
+        );
+    } else if r.mode == madmax::engine::scenario::Mode::Default {
         let st = &s.task().setup;
         let _ = writeln!(
             o,

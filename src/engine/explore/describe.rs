@@ -79,10 +79,11 @@ pub fn describe(s: &Scenario, p: &Plan) -> String {
     let arch = &s.model.arch;
     // The default model places a transformer's embeddings with its layers; DLRM tables have
     // their own plan.
-    let default = uses_default_model(s) && !arch.family().is_dlrm();
+    let family = arch.family();
+    let default = uses_default_model(s) && !family.is_dlrm();
     let mut parts = Vec::new();
     if let Some(m) = &p.mlp {
-        parts.push(format!("MLP {m}"));
+        parts.push(if family == Family::Cnn { format!("network {m}") } else { format!("MLP {m}") });
     }
     if let Some(t) = &p.transformer {
         parts.push(format!("transformer {t}"));
@@ -90,7 +91,7 @@ pub fn describe(s: &Scenario, p: &Plan) -> String {
     if !default {
         parts.push(format!("embeddings {}", p.emb));
     }
-    let batch = if arch.family().is_dlrm() { p.local_mlp_batch } else { p.local_transformer_batch };
+    let batch = if family.has_mlp_plan() { p.local_mlp_batch } else { p.local_transformer_batch };
     if let Some(b) = batch {
         parts.push(format!("local batch {b}"));
     }

@@ -158,7 +158,7 @@ pub const MICRO_BATCH_CHOICES: usize = 4;
 /// Whether the explorer tries training settings for this scenario ([`knob_settings`]): a
 /// default-model transformer in training.
 pub fn searches_settings(s: &Scenario) -> bool {
-    uses_default_model(s) && !s.model.arch.family().is_dlrm() && s.task.kind.trains()
+    uses_default_model(s) && Dims::of(&s.model).is_some() && s.task.kind.trains()
 }
 
 /// Whether the search tries each way of sharding embedding tables (table-, row- and
@@ -451,8 +451,10 @@ pub fn plans(base: &Scenario, space: &Space) -> Vec<Candidate> {
     let dense = specs(&DENSE, false, n, total);
     let emb = specs(&EMB, true, n, total);
     let none = [None];
-    let with_mlp = family.is_dlrm();
-    let with_tr = !family.is_dlrm() || family == Family::DlrmTransformer;
+    let with_mlp = family.has_mlp_plan();
+    let with_tr = family.has_transformer_plan();
+    // A CNN's plan is its network's, standing for the embeddings it does not have.
+    let emb = if family == Family::Cnn { dense.clone() } else { emb };
     let mlp_opts: Vec<Option<&Spec>> = if with_mlp { dense.iter().map(Some).collect() } else { none.to_vec() };
     let tr_opts: Vec<Option<&Spec>> = if with_tr { dense.iter().map(Some).collect() } else { none.to_vec() };
     let mut out = Vec::new();
@@ -464,6 +466,9 @@ pub fn plans(base: &Scenario, space: &Space) -> Vec<Candidate> {
                 // The primary component sets the batch: the MLP for DLRMs, else the transformer.
                 let primary = m.or(*t);
                 let Some(primary) = primary else { continue };
+                if family == Family::Cnn && Some(e) != *m {
+                    continue;
+                }
                 let locals: Vec<u64> = match &space.batches {
                     Batches::FixedGlobal(g) => {
                         let d = dup(primary, false);
@@ -481,7 +486,9 @@ pub fn plans(base: &Scenario, space: &Space) -> Vec<Candidate> {
                         let d = dup(spec, emb);
                         (d > 0 && g.is_multiple_of(d) && g >= d).then(|| g / d)
                     };
-                    let (Some(le), mb, tb) = (per(e, true), m.map(|s| per(s, false)), t.map(|s| per(s, false))) else {
+                    let (Some(le), mb, tb) =
+                        (per(e, family != Family::Cnn), m.map(|s| per(s, false)), t.map(|s| per(s, false)))
+                    else {
                         continue;
                     };
                     if mb == Some(None) || tb == Some(None) {

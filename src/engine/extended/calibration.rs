@@ -331,3 +331,31 @@ pub const EMB_BACKWARD_PASSES: f64 = 3.0;
 
 /// Element-wise passes over an MLP layer's activations (bias, ReLU: read and write).
 pub const MLP_ELEMENTWISE_PASSES: f64 = 4.0;
+
+/// Passes over a batch-normalised convolution's output in its forward pass: batch norm reads it
+/// for the statistics and again to normalise, writing the result (3); ReLU reads and writes it
+/// (2). Unfused PyTorch/cuDNN kernels, as ResNets train by default.
+pub const CONV_NORM_FORWARD_PASSES: f64 = 5.0;
+
+/// The same in the backward pass: ReLU's gradient reads the output and its gradient and writes
+/// one (3); batch norm's reads its input and the gradient twice (the reductions, then the input
+/// gradient) and writes one (5).
+pub const CONV_NORM_BACKWARD_PASSES: f64 = 8.0;
+
+/// Passes over a biased convolution's output in its forward pass (the bias is added in the
+/// convolution's epilogue): ReLU in place, read and write. Caffe's GoogLeNet and NiN.
+pub const CONV_BIAS_FORWARD_PASSES: f64 = 2.0;
+
+/// The same in the backward pass: ReLU's gradient (read two, write one), and the bias gradient's
+/// read of the output gradient.
+pub const CONV_BIAS_BACKWARD_PASSES: f64 = 4.0;
+
+/// Gradient bytes PyTorch DDP gathers into one all-reduce: `bucket_cap_mb` = 25 (MiB) by default
+/// (`torch.nn.parallel.DistributedDataParallel`). A bucket is reduced when the backward pass has
+/// filled it.
+pub const DDP_BUCKET_BYTES: f64 = 25.0 * 1024.0 * 1024.0;
+
+/// Bytes SGD with momentum moves per parameter in its step: read the fp32 weight, the gradient
+/// and the fp32 momentum, write the weight and the momentum (about 20 whether the weights are
+/// fp32, or 16-bit with an fp32 master copy written back to them).
+pub const SGD_STEP_BYTES_PER_PARAM: f64 = 20.0;

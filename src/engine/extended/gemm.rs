@@ -71,10 +71,20 @@ impl Gemm {
         if m <= 0.0 || n <= 0.0 || k <= 0.0 {
             return 0.0;
         }
-        let main_s_per_flop = (1.0 / flops_per_s - c / (2.0 * GEMM_REFERENCE_DIM * hbm_bytes_per_s)).max(0.0);
-        let compute = 2.0 * tiled(m) * tiled(n) * k * main_s_per_flop + m * n * c / hbm_bytes_per_s;
         let stream = ((m * k + k * n) * a + m * n * c) / hbm_bytes_per_s;
-        compute.max(stream)
+        self.compute_time_s(c, flops_per_s, hbm_bytes_per_s).max(stream)
+    }
+
+    /// The compute side of [`Gemm::mixed_time_s`] alone, s: `2 m' n' k / F_main + m n c / B`.
+    /// A convolution run as an implicit GEMM (cuDNN) reads its input once, not the `k`-times
+    /// larger unfolded matrix A, so it sets its own bound on streaming.
+    pub fn compute_time_s(&self, c: f64, flops_per_s: f64, hbm_bytes_per_s: f64) -> f64 {
+        let Gemm { m, n, k } = *self;
+        if m <= 0.0 || n <= 0.0 || k <= 0.0 {
+            return 0.0;
+        }
+        let main_s_per_flop = (1.0 / flops_per_s - c / (2.0 * GEMM_REFERENCE_DIM * hbm_bytes_per_s)).max(0.0);
+        2.0 * tiled(m) * tiled(n) * k * main_s_per_flop + m * n * c / hbm_bytes_per_s
     }
 }
 

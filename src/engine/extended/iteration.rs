@@ -419,25 +419,7 @@ impl TrainingCx<'_> {
 pub fn evaluate(cx: &TrainingCx) -> Report {
     let (mut ops, mut schedule, launch_waits) = cx.timeline();
     let mut limits = Vec::new();
-    if let Some(rate) = cx.setup.loader_samples_per_s {
-        let need_s = cx.global_batch as f64 / rate;
-        if need_s > schedule.end_s {
-            let wait = need_s - schedule.end_s;
-            let start_s = schedule.end_s;
-            ops.push(Op {
-                name: name(Block::Input, 0, Phase::Forward, OpKind::Idle, 0),
-                duration_s: wait,
-                deps: Deps::default(),
-                start_s,
-            });
-            schedule.end_s = need_s;
-            schedule.totals.idle_s += wait;
-            limits.push(Limit::InputBound {
-                loader_samples_per_s: rate,
-                compute_samples_per_s: cx.global_batch as f64 / start_s,
-            });
-        }
-    }
+    limits.extend(wait_for_input(&mut ops, &mut schedule, cx.global_batch, cx.setup.loader_samples_per_s));
     limits.extend(cx.host_bound());
     let memory = cx.memory();
     limits.extend(memory.does_not_fit());
@@ -487,6 +469,33 @@ pub fn evaluate(cx: &TrainingCx) -> Report {
     });
     r.limits = limits;
     r
+}
+
+/// Holds the iteration until an input pipeline delivering `loader_samples_per_s` to the whole
+/// job has brought the global batch: when the GPUs would finish first, an input wait after the
+/// last op, and the limit that says so.
+pub(super) fn wait_for_input(
+    ops: &mut Vec<Op>,
+    schedule: &mut Schedule,
+    global_batch: u64,
+    loader_samples_per_s: Option<f64>,
+) -> Option<Limit> {
+    let rate = loader_samples_per_s?;
+    let need_s = global_batch as f64 / rate;
+    if need_s <= schedule.end_s {
+        return None;
+    }
+    let wait = need_s - schedule.end_s;
+    let start_s = schedule.end_s;
+    ops.push(Op {
+        name: name(Block::Input, 0, Phase::Forward, OpKind::Idle, 0),
+        duration_s: wait,
+        deps: Deps::default(),
+        start_s,
+    });
+    schedule.end_s = need_s;
+    schedule.totals.idle_s += wait;
+    Some(Limit::InputBound { loader_samples_per_s: rate, compute_samples_per_s: global_batch as f64 / start_s })
 }
 
 /// The system figures of a default-model report: the effective rates it used, and the

@@ -7,7 +7,7 @@
 //! It shares the scheduler ([`crate::engine::schedule`]), the op names
 //! ([`crate::engine::ops`]) and the report with reference mode. Transformer families (LLM,
 //! LLM_MoE, ViT) are modelled in [`iteration`], the recommendation families (DLRM, DLRM_MoE,
-//! DLRM_Transformer) in [`dlrm`].
+//! DLRM_Transformer) in [`dlrm`], convolutional networks (CNN) in [`cnn`].
 //!
 //! Module map: [`shape`] (parameters, FLOPs, bytes per token), [`gemm`] (a GEMM's time from its shape), [`layout`] (where groups sit on
 //! nodes), [`collective`] (alpha-beta costs), [`iteration`] (the timeline and the figures),
@@ -15,6 +15,7 @@
 //! [`calibration`] (every constant, with its source).
 
 pub mod calibration;
+pub mod cnn;
 pub mod collective;
 pub mod dlrm;
 pub mod explain;
@@ -30,7 +31,8 @@ use super::scenario::Scenario;
 
 /// True when the default model (not the reference's formulas) evaluates this scenario's family.
 pub fn covers(s: &Scenario) -> bool {
-    if s.model.arch.family().is_dlrm() {
+    let family = s.model.arch.family();
+    if family.is_dlrm() || family == super::scenario::Family::Cnn {
         s.task.plan.mlp.is_some()
     } else {
         shape::Dims::of(&s.model).is_some() && s.task.plan.transformer.is_some()

@@ -21,6 +21,10 @@ const ALLOWED: &[Strategy] = &[Strategy::Ddp, Strategy::Fsdp, Strategy::Tp, Stra
 pub fn check(s: &Scenario) -> Vec<FieldError> {
     let mut errors = Vec::new();
     fp8(&mut errors, s);
+    if let (Arch::Cnn(_), Some(spec)) = (&s.model.arch, &s.task.plan.mlp) {
+        levels(&mut errors, "mlp_parallel", spec, &[Strategy::Ddp], s.system.num_devices);
+        return errors;
+    }
     if s.model.arch.family().is_dlrm() {
         if let Arch::Dlrm(m) | Arch::DlrmMoe(m, _) | Arch::DlrmTransformer(m, _) = &s.model.arch {
             widths_agree(&mut errors, m);
@@ -322,6 +326,9 @@ fn levels(errors: &mut Vec<FieldError>, key: &str, spec: &Spec, allowed: &[Strat
                 }
                 (Strategy::Mp, _) => "mp shards embedding tables",
                 (Strategy::Cp | Strategy::Ep, _) => "context and expert parallelism apply to transformer LLMs",
+                (_, "mlp_parallel") if allowed == [Strategy::Ddp] => {
+                    "a CNN trains data parallel here (each GPU holds the whole network)"
+                }
                 _ => "this component cannot use it",
             };
             errors.push(FieldError::new(

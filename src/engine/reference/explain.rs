@@ -66,6 +66,7 @@ fn block_words(b: Block) -> &'static str {
         Block::Input => "input pipeline",
         Block::Interaction => "feature interaction",
         Block::Decode => "decode step",
+        Block::Conv => "convolution block",
     }
 }
 
@@ -89,9 +90,13 @@ pub fn explain(s: &Scenario, op: &OpName) -> Option<Explanation> {
         Block::Moe => (l.fc_block, l.fc_flops, if is_mlp { Batch::Mlp } else { Batch::Transformer }),
         Block::Emb => (Num::Int(0), Num::Int(0), Batch::Emb),
         // The default model's blocks: reference mode emits none of them.
-        Block::Head | Block::Pipeline | Block::Optimizer | Block::Input | Block::Interaction | Block::Decode => {
-            return None
-        }
+        Block::Head
+        | Block::Pipeline
+        | Block::Optimizer
+        | Block::Input
+        | Block::Interaction
+        | Block::Decode
+        | Block::Conv => return None,
     };
     let b = cx.b.f64();
     let pass = if op.phase == Phase::Forward { "forward" } else { "backward" };
