@@ -212,6 +212,8 @@ fn mfu(s: &Scenario, r: &Report) -> Figure {
             );
             let hardware = if s.task().kind == TaskKind::Inference {
                 " (forward passes only: nothing is recomputed, HFU = MFU)".to_owned()
+            } else if u.hardware_flops == u.model_flops {
+                "; nothing is recomputed, so HFU = MFU".to_owned()
             } else {
                 format!(
                     "; HFU {}: {} with recomputation",

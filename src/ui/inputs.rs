@@ -49,6 +49,8 @@ pub(super) fn mode_switch(state: &State, d: &Dispatch) -> Html {
                 }
                 ModelMode::Reference => html! { <p class="help" id="mode-help">{ "MAD-Max paper mode: the paper's Python code reproduced exactly, quirks included, so you get the paper's numbers." }</p> },
             } }
+            // A model paper mode does not have (a CNN) is refused here, where the mode is chosen.
+            { error_line(state.error_for("task.mode").map(|e| e.message.as_str())) }
         </div>
     }
 }
@@ -225,13 +227,13 @@ pub(super) fn model_form(state: &State, d: &Dispatch) -> Html {
                         </optgroup>
                     }) }
                 </select>
-                <p class="help">{ "The model family decides which fields follow: DLRMs (MLPs and embedding tables), LLMs (with or without mixture of experts), vision transformers. Presets are the MAD-Max reference configs and published architectures." }</p>
+                <p class="help">{ "The model family decides which fields follow: DLRMs (MLPs and embedding tables), LLMs (with or without mixture of experts), vision transformers, and in the default model convolutional networks. Presets are the MAD-Max reference configs and published architectures." }</p>
                 { p.model(&current).and_then(|m| m.versus_published.as_ref()).map(|v| html! { <p class="help" id="model-versus">{ v }</p> }).unwrap_or_default() }
             </div>
             { error_line(state.error_for("model.type").map(|e| e.message.as_str())) }
             { for family.map(fields::model_fields).unwrap_or_default().into_iter().map(|f| input(state, d, f)) }
             { match family {
-                Some(f) if state.mode() == ModelMode::Default => html! {
+                Some(f) if state.mode() == ModelMode::Default && !fields::default_model_fields(f).is_empty() => html! {
                     <fieldset class="spec" id="default-model-details">
                         <legend>{ "Architecture details (default model)" }</legend>
                         { for fields::default_model_fields(f).into_iter().map(|x| input(state, d, x)) }

@@ -840,6 +840,8 @@ fn mode_for(doc: &Doc, current: Mode) -> Mode {
 pub fn doc_mode(doc: &Doc) -> Mode {
     match doc.text(Config::Task, "mode") {
         Some("default") => Mode::Default,
+        // Without a mode key, as validation reads it: paper mode, but for a CNN (MAD-Max has none).
+        None => mode_for(doc, Mode::Reference),
         _ => Mode::Reference,
     }
 }
@@ -1050,6 +1052,14 @@ mod tests {
         for sc in &p.scenarios {
             s = s.next(Action::LoadScenario(sc.id.clone()));
             assert!(!s.stale(), "{}: {:?}", sc.id, s.errors);
+            if s.family() == Some(Family::Cnn) {
+                // MAD-Max has no CNNs: a CNN preset opens in the default model, and paper mode,
+                // chosen again, refuses it and says why.
+                assert_eq!(s.mode(), Mode::Default, "{}", sc.id);
+                s = s.next(Action::SetMode(Mode::Reference));
+                assert_eq!(s.errors.first().map(|e| e.field.as_str()), Some("task.mode"));
+                continue;
+            }
             assert_eq!(s.mode(), Mode::Reference, "loading a preset keeps the mode");
         }
         // The default model may refuse a MAD-Max plan it cannot run (tensor parallelism that
@@ -1237,6 +1247,12 @@ mod tests {
         let bad = s.next(Action::Import("{oops".into()));
         assert!(bad.notice.as_ref().is_some_and(|n| n.is_error));
         assert_eq!(bad.doc, s.doc, "a failed import changes nothing");
+        // A CNN config without a mode key: the default model evaluates it, and the page says so.
+        let cnn = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/cnn/resnet50_a100_8.json"))
+            .expect("CNN file");
+        let c = s.next(Action::Import(cnn));
+        assert!(!c.stale(), "{:?}", c.errors);
+        assert_eq!((c.family(), c.mode(), c.doc.get(Config::Task, "mode")), (Some(Family::Cnn), Mode::Default, None));
     }
 
     #[test]

@@ -458,6 +458,30 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   check(!(await page.locator('.stale-banner').isVisible()), 'the ViT task was built for the cluster');
   await matchesCli(page, 'ViT-H on ZionEX-128');
 
+  // A convolutional network (#23): the default model's own family, with its own fields, a
+  // data-parallel network plan, and paper mode refusing it with the reason.
+  await page.selectOption('#model-preset', 'resnet50');
+  await page.locator('#f-model-network').waitFor();
+  check(await page.locator('#f-model-network').inputValue() === 'resnet50' && await page.locator('#f-model-image_size').inputValue() === '224'
+    && !(await page.locator('#f-model-num_transformer_layers').count()), 'ResNet-50 shows its network and image side, not transformer fields');
+  check(await page.locator('#mode-default').isChecked(), 'a CNN opens in the default model');
+  check((await page.locator('#spec-mlp_parallel legend').textContent()) === 'Network plan'
+    && JSON.stringify(await page.locator('#mlp_parallel-0-strategy option').allTextContents()) === '["ddp"]',
+    'its plan is the network\'s, data parallel only');
+  const resnet = await matchesCli(page, 'ResNet-50 on ZionEX-128');
+  await page.screenshot({ path: join(shots, 'calculator-cnn.png'), fullPage: true });
+  await page.selectOption('#f-model-network', 'resnet152');
+  const resnet152 = await matchesCli(page, 'ResNet-152 on ZionEX-128');
+  check(resnet152.throughput < resnet.throughput / 2, `ResNet-152 (23 GFLOP forward) runs under half ResNet-50's images/s (${resnet152.throughput} < ${resnet.throughput} / 2)`);
+  await page.locator('label[for=mode-reference]').click();
+  const cnnRefused = (await page.locator('.mode-switch .error-msg').first().textContent({ timeout: 20000 }).catch(() => '')).trim();
+  check(/paper model has no CNNs/.test(cnnRefused) && (await shown(page)).throughput === resnet152.throughput,
+    `paper mode refuses a CNN, saying why, and the last result stays: ${cnnRefused}`);
+  await page.locator('label[for=mode-default]').click();
+  check((await matchesCli(page, 'ResNet-152 in the default model again')).throughput === resnet152.throughput, 'back on the default model it runs again');
+  await page.selectOption('#model-preset', 'vit_h');
+  await matchesCli(page, 'ViT-H again');
+
   // Journey 4: copy the link, open it in a fresh browser: the same scenario and numbers.
   // Where the form and results sit in the document (not in the window, which scrolls to the
   // button; the results column itself stays in view).

@@ -330,6 +330,27 @@ fn eval_mode_switches_between_the_reference_and_the_default_model() {
     assert_eq!(bad.status.code(), Some(2));
 }
 
+#[test]
+fn a_cnn_is_evaluated_by_the_default_model_and_refused_in_paper_mode() {
+    // A config without a mode key: MAD-Max has no CNNs, so the default model evaluates it.
+    let case = data_dir().join("cnn/resnet50_a100_8.json");
+    let path = case.to_str().expect("utf-8 path");
+    let r = stdout_json(&madmax(&["eval", path, "--json"]));
+    assert_eq!(r["mode"], "default");
+    // 256 images on each of 8 GPUs; 3 x 8.18 GFLOP per image at an MFU between 20% and 60%
+    // (ResNet-50 on A100s: NVIDIA's and MLPerf's runs are near 30%).
+    let images_per_s = r["throughput"].as_f64().unwrap_or(f64::NAN);
+    assert!(close(r["iteration_ms"].as_f64().unwrap_or(f64::NAN) / 1e3 * images_per_s, 2048.0, 1e-9, 0.0), "{r}");
+    assert!(r["mfu"].as_f64().is_some_and(|m| m > 0.2 && m < 0.6), "{r}");
+    let text = String::from_utf8_lossy(&madmax(&["eval", path]).stdout).into_owned();
+    assert!(text.contains("network plan: ddp 8, local batch 256") && text.contains("25.6 M parameters"), "{text}");
+    let paper = madmax(&["eval", path, "--json", "--mode", "reference"]);
+    assert_eq!(paper.status.code(), Some(2));
+    let e = stdout_json(&paper);
+    assert_eq!(e["field"], "task.mode", "{e}");
+    assert!(e["error"].as_str().is_some_and(|m| m.contains("no CNNs")), "{e}");
+}
+
 /// The display conventions (#22 item 6): tokens/s next to a language model's samples/s,
 /// counts in the singular for one, MFU and HFU on stated bases, and an inference MFU that counts the forward pass only
 /// (durations under a nanosecond read 0: `units`' tests).

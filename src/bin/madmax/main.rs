@@ -29,7 +29,8 @@ Usage:
                    end; 0 on the critical path)
       --mode       which model evaluates FILE: the default model, or MAD-Max paper mode
                    (reference). Without it, task.mode decides; a MAD-Max config without a
-                   mode key is evaluated in reference mode, as the paper's code would
+                   mode key is evaluated in reference mode, as the paper's code would (a
+                   CNN, which MAD-Max does not have, in the default model)
   madmax explore FILE [--json] [--top N] [--local-batches 1,2,4,8] [--mode default|reference]
                  [--max-tpot-ms MS] [--max-ttft-ms MS] [--weight-formats L] [--kv-formats L]
       search every parallelization plan the model accepts for FILE's model on its cluster

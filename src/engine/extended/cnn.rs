@@ -337,6 +337,23 @@ impl<'a> CnnCx<'a> {
         })
     }
 
+    /// What block `b` is, in words: the stem, a residual block, an inception module, an
+    /// mlpconv block, or the classifier.
+    pub fn block_label(&self, b: u32) -> String {
+        let last = self.blocks().saturating_sub(1);
+        let (stem, kind) = match self.cnn.network {
+            Network::GoogLeNet => (true, "inception module"),
+            Network::Nin => (false, "mlpconv block"),
+            _ => (true, "residual block"),
+        };
+        match b {
+            0 if stem => "the stem".into(),
+            b if b == last => "the classifier".into(),
+            b if stem => format!("{kind} {b}"),
+            b => format!("{kind} {}", b + 1),
+        }
+    }
+
     /// Blocks of the network (ops per pass).
     pub fn blocks(&self) -> u32 {
         self.layers.last().map_or(0, |l| l.block + 1)
@@ -597,6 +614,16 @@ pub fn evaluate(cx: &CnnCx) -> Report {
     r
 }
 
+/// `n` things in words (`4 convolutions`, `1 pooling layer`), or nothing for none. (The
+/// engine does not use the faces' `units`.)
+fn units_of(n: u64, what: &str) -> String {
+    match n {
+        0 => String::new(),
+        1 => format!("1 {what}"),
+        n => format!("{n} {what}s"),
+    }
+}
+
 /// Explains an op of a CNN default-model timeline.
 pub fn explain(cx: &CnnCx, op: &OpName) -> Option<Explanation> {
     let term =
@@ -610,10 +637,23 @@ pub fn explain(cx: &CnnCx, op: &OpName) -> Option<Explanation> {
     ) {
         (OpKind::Compute, Block::Conv, Some(b)) => {
             let fwd = op.phase == Phase::Forward;
-            let convs = cx.block_layers(b).filter(|l| l.kind != LayerKind::Pool).count();
+            let count = |kind: LayerKind| cx.block_layers(b).filter(|l| l.kind == kind).count() as u64;
+            let mut layers = vec![
+                units_of(count(LayerKind::Conv), "convolution"),
+                units_of(count(LayerKind::Pool), "pooling layer"),
+            ];
+            if count(LayerKind::Linear) > 0 {
+                layers.push("the fully connected layer".into());
+            }
+            layers.retain(|x| !x.is_empty());
             let flops = cx.block_flops(b) * cx.local_batch * if fwd { 1.0 } else { 2.0 };
             (
-                format!("{} pass of block {b}: {convs} convolution or linear layer(s)", if fwd { "Forward" } else { "Backward" }),
+                format!(
+                    "{} pass of {} ({})",
+                    if fwd { "Forward" } else { "Backward" },
+                    cx.block_label(b),
+                    layers.join(", ")
+                ),
                 "sum over its layers of max(GEMM FLOPs / F, bytes moved / B_mem) + element-wise passes x output bytes / B_mem",
                 vec![images, term("W", "FLOPs of the block for this GPU's images (backward: activation and weight gradients)", flops, Unit::Flops), rate, hbm],
                 if fwd { cx.block_fwd_s(b) } else { cx.block_bwd_s(b) },
@@ -623,7 +663,7 @@ pub fn explain(cx: &CnnCx, op: &OpName) -> Option<Explanation> {
         (OpKind::GradAllReduce, Block::Conv, Some(b)) => {
             let bytes = cx.buckets().iter().find(|x| x.0 == b).map_or(0.0, |x| x.1);
             (
-                format!("All-reduce of a gradient bucket, closed by block {b}'s backward pass"),
+                format!("All-reduce of a gradient bucket, closed by the backward pass of {}", cx.block_label(b)),
                 "ring or tree all-reduce of the bucket over the data-parallel GPUs",
                 vec![
                     term(
