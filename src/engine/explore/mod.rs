@@ -744,6 +744,27 @@ mod tests {
     }
 
     #[test]
+    fn a_cnn_is_searched_over_its_batch_per_gpu_data_parallel() {
+        let raw: crate::engine::RawScenario =
+            serde_json::from_str(include_str!("../../../tests/data/cnn/resnet50_a100_8.json")).expect("scenario");
+        let s = validate(&raw).expect("valid");
+        // The global batch fixed: one plan, the scenario's own.
+        let own = plans(&s, &Space::fixed_global(&s));
+        assert_eq!(own.len(), 1);
+        assert_eq!(own[0].plan, s.task.plan);
+        // Local batches: one data-parallel plan each, its network spec standing for embeddings.
+        let s4 = plans(&s, &Space::local(vec![64, 128, 256, 512]));
+        let batches: Vec<Option<u64>> = s4.iter().map(|c| c.plan.local_mlp_batch).collect();
+        assert_eq!(batches, [Some(64), Some(128), Some(256), Some(512)]);
+        assert!(s4.iter().all(|c| c.plan.mlp == Some(c.plan.emb) && c.plan.transformer.is_none()));
+        let summary = search(&s, &Space::local(vec![64, 512])).expect("a small search");
+        assert!(summary
+            .ranked
+            .iter()
+            .all(|o| describe::describe_outcome(&s, o).starts_with("network ddp 8, local batch")));
+    }
+
+    #[test]
     fn enumerated_plans_are_legal_distinct_and_include_the_baseline() {
         let s =
             scenario(include_str!("../../../tests/data/reference/cases/llm__llama2_70b__dc_A_2048__llm_train.json"));
