@@ -38,13 +38,14 @@ use rows::{FlopsBasis, RunRow, Schema, GIB};
 pub use shipped::{rows_of, ShippedRow, SHIPPED_FILES};
 #[cfg(not(target_arch = "wasm32"))]
 pub use shipped::{
-    shipped, shipped_row, shipped_rows, ADDED_CSV, ADDED_INFERENCE_CSV, INFERENCE_CSV, RECOMMENDATION_CSV, TRAINING_CSV,
+    shipped, shipped_row, shipped_rows, ADDED_CSV, ADDED_INFERENCE_CSV, INFERENCE_CSV, RECOMMENDATION_CSV,
+    TRAINING_CSV, VISION_CSV,
 };
 pub use stats::{summarize, Stats, Summary};
 mod notes;
 #[cfg(not(target_arch = "wasm32"))]
-pub use notes::{accuracy_note, recommendation_note, serving_note, tp8_host_note};
-pub use notes::{ACCURACY_NOTE, RECOMMENDATION_NOTES, SERVING_NOTES, TP8_HOST_NOTE};
+pub use notes::{accuracy_note, recommendation_note, serving_note, tp8_host_note, vision_note};
+pub use notes::{ACCURACY_NOTE, RECOMMENDATION_NOTES, SERVING_NOTES, TP8_HOST_NOTE, VISION_NOTE};
 
 /// Which set a measured run belongs to: the `set` column of a CSV, or for the shipped copies of
 /// the shared set (no such column) the calibration set.
@@ -229,6 +230,8 @@ pub struct RowResult {
     pub citation: String,
     /// Whether the row is of the recommendation schema (a DLRM's MLPs and tables).
     pub recommendation: bool,
+    /// Whether the row is of the vision schema (a convolutional network).
+    pub vision: bool,
     /// The scenario the prediction evaluated (`{"model", "system", "task"}` MAD-Max configs);
     /// `None` when the row was skipped before a scenario existed.
     #[serde(skip)]
@@ -381,6 +384,7 @@ fn row_result(r: &Row) -> RowResult {
         set: None,
         citation: r.get(Col::Source).to_owned(),
         recommendation: Schema::of(r) == Schema::Recommendation,
+        vision: Schema::of(r) == Schema::Vision,
         scenario: None,
     };
     match RunSet::of_cell(r.get(Col::Set)) {
@@ -836,7 +840,7 @@ mod tests {
     fn the_page_fetches_the_files_the_cli_embeds_in_the_same_order() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         let html = std::fs::read_to_string(root.join("index.html")).expect("index.html");
-        let embedded = [TRAINING_CSV, ADDED_CSV, RECOMMENDATION_CSV, INFERENCE_CSV, ADDED_INFERENCE_CSV];
+        let embedded = [TRAINING_CSV, ADDED_CSV, RECOMMENDATION_CSV, VISION_CSV, INFERENCE_CSV, ADDED_INFERENCE_CSV];
         let stories = ("src/presets/data/stories.json".to_owned(), crate::stories::STORIES_FILE);
         let csvs = SHIPPED_FILES.iter().map(|f| (format!("src/presets/data/validation/{f}"), *f));
         for (path, name) in csvs.chain([stories]) {
@@ -853,10 +857,16 @@ mod tests {
     #[test]
     fn every_shipped_row_carries_the_scenario_it_predicted() {
         let rows = shipped();
-        assert_eq!(rows.len(), 1118);
+        assert_eq!(rows.len(), 1126);
         assert!(rows.iter().all(|r| r.set.is_some()), "every shipped row has a set");
         let held: Vec<&str> = rows.iter().filter(|r| r.held_out()).map(|r| r.id.as_str()).collect();
-        assert_eq!(held.len(), 546);
+        assert_eq!(held.len(), 554);
+        // NVIDIA's ResNet-50 runs: the vision schema, each predicted, all held out.
+        let rn50: Vec<&RowResult> = rows.iter().filter(|r| r.vision).collect();
+        assert!(
+            rn50.len() == 8
+                && rn50.iter().all(|r| r.held_out() && r.error.is_some() && r.id.starts_with("nvidia-rn50-"))
+        );
         // GPUStack's performance lab: vLLM 0.11 batching in flight, held out.
         let lab: Vec<&RowResult> = rows.iter().filter(|r| r.id.starts_with("gpustack-")).collect();
         assert!(lab.len() == 32 && lab.iter().all(|r| r.held_out() && r.batched_in_flight() && r.error.is_some()));

@@ -8,8 +8,8 @@ use std::fmt;
 
 macro_rules! columns {
     ($($variant:ident = $name:literal,)*) => {
-        /// A column of the validation CSVs, in the three schemas together (LLM training, LLM
-        /// serving, recommendation training).
+        /// A column of the validation CSVs, in the four schemas together (LLM training, LLM
+        /// serving, recommendation training, convolutional network training).
         #[derive(Clone, Copy, Debug, PartialEq, Eq)]
         pub(super) enum Col { $($variant,)* }
 
@@ -81,6 +81,8 @@ columns! {
     EmbBytes = "emb_bytes",
     BotMlp = "bot_mlp",
     CollectiveCycleMs = "collective_cycle_ms",
+    Network = "network",
+    ImageSize = "image_size",
 }
 
 impl fmt::Display for Col {

@@ -150,7 +150,7 @@ pub fn expectation(s: &Scenario, r: &Report) -> Option<Expectation> {
         Arch::Llm(_) => {}
         Arch::LlmMoe(..) => return unknown("mixture-of-experts LLMs"),
         Arch::Vit(_) => return unknown("vision transformers"),
-        Arch::Cnn(_) => return unknown("convolutional networks (only their layers' weights and multiply-adds are checked, against the published figures)"),
+        Arch::Cnn(_) => return Some(Expectation::Unknown(super::VISION_NOTE.into())),
         _ => {
             let several = s.system().num_devices > 1;
             return Some(Expectation::Unknown(super::RECOMMENDATION_NOTES[several as usize].into()));

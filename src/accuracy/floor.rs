@@ -267,6 +267,7 @@ mod tests {
             set: None,
             citation: String::new(),
             recommendation: false,
+            vision: false,
             scenario: Some(json!({
                 "model": {"name": "m"},
                 "task": {"name": id, "micro_batch": micro, "local_transformer_bs": 64, "transformer_parallel": levels},

@@ -16,10 +16,12 @@ use serde_json::{json, Map, Value};
 mod recommendation;
 mod serving;
 mod training;
+mod vision;
 pub(super) use recommendation::RecommendationRow;
 pub(super) use serving::InferenceRow;
 pub use training::megatron_flops;
 pub(super) use training::{FlopsBasis, TrainingRow};
+pub(super) use vision::VisionRow;
 
 /// Bytes in a GiB: sources state memory per GPU as `nvidia-smi` prints it.
 pub(super) const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
@@ -83,7 +85,7 @@ pub(super) fn row_util(gpu_cell: &str) -> Utilisation {
     family_util(gpu_family(gpu_cell))
 }
 
-/// The three schemas of the measured runs' CSVs (SOURCES.md, "Schema"), told apart by the
+/// The four schemas of the measured runs' CSVs (SOURCES.md, "Schema"), told apart by the
 /// header.
 #[derive(Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(test, derive(Debug))]
@@ -95,6 +97,9 @@ pub(super) enum Schema {
     /// Recommendation training (`recommendation.csv`): a DLRM's MLP widths and tables instead
     /// of a transformer's (SOURCES.md section 7).
     Recommendation,
+    /// Convolutional network training (`vision.csv`): a network by name and its image size
+    /// (SOURCES.md section 8).
+    Vision,
 }
 
 impl Schema {
@@ -104,6 +109,8 @@ impl Schema {
             Schema::Serving
         } else if r.has(Col::TopMlpWidths) {
             Schema::Recommendation
+        } else if r.has(Col::Network) {
+            Schema::Vision
         } else {
             Schema::Training
         }
@@ -117,6 +124,7 @@ pub(super) enum RunRow<'a> {
     Training(TrainingRow<'a>),
     Serving(InferenceRow<'a>),
     Recommendation(RecommendationRow<'a>),
+    Vision(VisionRow<'a>),
 }
 
 impl<'a> RunRow<'a> {
@@ -128,6 +136,7 @@ impl<'a> RunRow<'a> {
             Schema::Training => RunRow::Training(TrainingRow::read(r, &mut defaults)?),
             Schema::Serving => RunRow::Serving(InferenceRow::read(r, &mut defaults)?),
             Schema::Recommendation => RunRow::Recommendation(RecommendationRow::read(r, &mut defaults)?),
+            Schema::Vision => RunRow::Vision(VisionRow::read(r)?),
         };
         Ok((row, defaults))
     }
@@ -138,6 +147,7 @@ impl<'a> RunRow<'a> {
             RunRow::Training(t) => t.scenario(),
             RunRow::Serving(s) => s.scenario(),
             RunRow::Recommendation(d) => d.scenario(),
+            RunRow::Vision(v) => v.scenario(),
         }
     }
 }

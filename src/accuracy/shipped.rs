@@ -29,6 +29,12 @@ pub const ADDED_INFERENCE_CSV: &str = include_str!("../presets/data/validation/a
 #[cfg(not(target_arch = "wasm32"))]
 pub const RECOMMENDATION_CSV: &str = include_str!("../presets/data/validation/recommendation.csv");
 
+/// Published measured training runs of convolutional networks madmax added: NVIDIA's ResNet-50
+/// v1.5 in PyTorch on A100s and V100s (SOURCES.md section 8). Their schema names the network and
+/// its image size, and has the `set` column.
+#[cfg(not(target_arch = "wasm32"))]
+pub const VISION_CSV: &str = include_str!("../presets/data/validation/vision.csv");
+
 /// Every shipped row, training then serving, predicted now, each with its set.
 #[cfg(not(target_arch = "wasm32"))]
 pub fn shipped() -> Vec<RowResult> {
@@ -66,13 +72,13 @@ impl ShippedRow {
 /// embed the files ([`shipped_rows`]); the page fetches them by these names from beside
 /// itself when a view first needs them (`ui::fetched`), which keeps 40 KB (gzip) of text out of
 /// its WebAssembly.
-pub const SHIPPED_FILES: [&str; 5] =
-    ["training.csv", "added.csv", "recommendation.csv", "inference.csv", "added_inference.csv"];
+pub const SHIPPED_FILES: [&str; 6] =
+    ["training.csv", "added.csv", "recommendation.csv", "vision.csv", "inference.csv", "added_inference.csv"];
 
 /// Every shipped row in the order of [`shipped`], read from the embedded CSVs.
 #[cfg(not(target_arch = "wasm32"))]
 pub fn shipped_rows() -> Vec<ShippedRow> {
-    rows_of(&[TRAINING_CSV, ADDED_CSV, RECOMMENDATION_CSV, INFERENCE_CSV, ADDED_INFERENCE_CSV])
+    rows_of(&[TRAINING_CSV, ADDED_CSV, RECOMMENDATION_CSV, VISION_CSV, INFERENCE_CSV, ADDED_INFERENCE_CSV])
 }
 
 /// The rows of CSVs of measured runs (the shipped ones: the texts of [`SHIPPED_FILES`], in that
@@ -95,7 +101,7 @@ mod tests {
 
     #[test]
     fn every_shipped_file_names_only_columns_madmax_reads() {
-        let files = [TRAINING_CSV, ADDED_CSV, RECOMMENDATION_CSV, INFERENCE_CSV, ADDED_INFERENCE_CSV];
+        let files = [TRAINING_CSV, ADDED_CSV, RECOMMENDATION_CSV, VISION_CSV, INFERENCE_CSV, ADDED_INFERENCE_CSV];
         for (name, csv) in SHIPPED_FILES.iter().zip(files) {
             let header = Records::new(csv).next().expect("a header");
             assert!(Columns::of(&header).is_ok(), "{name}: {:?}", Columns::of(&header).err());
