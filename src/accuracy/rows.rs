@@ -117,6 +117,26 @@ impl Schema {
     }
 }
 
+/// Bytes per dense weight of a row's `dtype` (the recommendation and vision schemas): 4-byte
+/// weights run at the presets' f32 figure, an A100's TF32 tensor-core peak (`tf32`) or a V100's
+/// FP32 peak (`fp32`, no TF32 there); `fp16` is automatic mixed precision (16-bit GEMMs).
+fn dense_bytes(r: &Row) -> Result<u64, String> {
+    match r.get(Col::Dtype) {
+        "fp16" => Ok(2),
+        "tf32" | "fp32" => Ok(4),
+        other => Err(format!("dtype \"{}\" is not fp16, tf32 or fp32", short(other))),
+    }
+}
+
+/// The global batch of a row that splits it evenly over its cluster's GPUs.
+fn split_batch(r: &Row, cluster: &Cluster) -> Result<u64, String> {
+    let global_batch = r.positive(Col::GlobalBatch)?;
+    if global_batch % cluster.n_gpus != 0 {
+        return Err(format!("global batch {global_batch} does not split over {} GPUs", cluster.n_gpus));
+    }
+    Ok(global_batch)
+}
+
 /// A measured run's row, read by its schema: every cell the scenario needs, parsed and
 /// checked, blank cells already at their defaults.
 #[cfg_attr(test, derive(Debug))]

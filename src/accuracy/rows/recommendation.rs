@@ -1,9 +1,8 @@
 //! A row of the recommendation schema, typed: a DLRM's MLP widths and tables, the cluster and
 //! where the bottom MLP runs.
 
-use super::{scenario_doc, Cluster};
+use super::{dense_bytes, scenario_doc, split_batch, Cluster};
 use crate::accuracy::columns::{Col, Row};
-use crate::engine::raw::short;
 use serde_json::{json, Value};
 
 /// A row of the recommendation schema: a DLRM of the row's MLP widths and tables.
@@ -51,22 +50,12 @@ impl<'a> RecommendationRow<'a> {
         };
         let tables = r.positive(Col::Tables)?;
         let rows_total = r.positive(Col::RowsTotal)?;
-        // 4-byte dense weights run at the presets' f32 figure: an A100's TF32 tensor-core peak
-        // (`tf32`), a V100's FP32 peak (`fp32`, no TF32 there); fp16 is automatic mixed precision
-        // (16-bit GEMMs).
-        let dense_bytes = match r.get(Col::Dtype) {
-            "fp16" => 2,
-            "tf32" | "fp32" => 4,
-            other => return Err(format!("dtype \"{}\" is not fp16, tf32 or fp32", short(other))),
-        };
+        let dense_bytes = dense_bytes(r)?;
         let emb_bytes = r.positive(Col::EmbBytes)?;
         let emb_dim = r.positive(Col::EmbDim)?;
         let pooling = r.positive(Col::Pooling)?;
         let cluster = Cluster::read(r, true)?;
-        let global_batch = r.need(Col::GlobalBatch)?;
-        if global_batch % cluster.n_gpus != 0 {
-            return Err(format!("global batch {global_batch} does not split over {} GPUs", cluster.n_gpus));
-        }
+        let global_batch = split_batch(r, &cluster)?;
         Ok(RecommendationRow {
             id: r.get(Col::Id),
             model: r.get(Col::Model),

@@ -1,7 +1,7 @@
 //! A row of the vision schema, typed: a convolutional network by name, its image size, the
 //! cluster and the precision it trained in.
 
-use super::{scenario_doc, Cluster};
+use super::{dense_bytes, scenario_doc, split_batch, Cluster};
 use crate::accuracy::columns::{Col, Row};
 use crate::engine::raw::short;
 use crate::engine::scenario::Network;
@@ -29,18 +29,9 @@ impl<'a> VisionRow<'a> {
             let all: Vec<&str> = Network::ALL.iter().map(|n| n.0).collect();
             return Err(format!("network \"{}\" is not one of {}", short(network), all.join(", ")));
         }
-        // As in the recommendation schema: 4-byte weights run at the presets' f32 figure (an
-        // A100's TF32 tensor-core peak, a V100's FP32 peak); fp16 is automatic mixed precision.
-        let bytes = match r.get(Col::Dtype) {
-            "fp16" => 2,
-            "tf32" | "fp32" => 4,
-            other => return Err(format!("dtype \"{}\" is not fp16, tf32 or fp32", short(other))),
-        };
+        let bytes = dense_bytes(r)?;
         let cluster = Cluster::read(r, true)?;
-        let global_batch = r.positive(Col::GlobalBatch)?;
-        if global_batch % cluster.n_gpus != 0 {
-            return Err(format!("global batch {global_batch} does not split over {} GPUs", cluster.n_gpus));
-        }
+        let global_batch = split_batch(r, &cluster)?;
         Ok(VisionRow {
             id: r.get(Col::Id),
             model: r.get(Col::Model),

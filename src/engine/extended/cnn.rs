@@ -27,7 +27,7 @@ use super::iteration::{self, name, Timeline};
 use super::layout::Layout;
 use crate::engine::ops::{Block, OpKind, OpName, Phase};
 use crate::engine::reference::explain::{Explanation, Term, Unit};
-use crate::engine::report::{LayerWork, MemPart, Memory, Mode, ModelStats, Parts, Report, Utilization, Work};
+use crate::engine::report::{LayerWork, MemPart, Memory, Mode, ModelStats, Parts, Report, Work};
 use crate::engine::scenario::{Cnn, Network, Scenario, Setup};
 
 /// What a layer computes.
@@ -108,6 +108,8 @@ struct Builder {
     side: u64,
     channels: u64,
     block: u32,
+    /// Pooled sides rounded up, as Caffe rounds them (GoogLeNet, NiN); down otherwise (PyTorch).
+    caffe: bool,
 }
 
 /// The output side of a window of `k` moved by `stride` over `side` pixels padded by `pad`:
@@ -119,12 +121,12 @@ fn out_side(side: u64, k: u64, stride: u64, pad: u64, ceil: bool) -> u64 {
 }
 
 impl Builder {
-    fn new(image_size: u64) -> Builder {
-        Builder { layers: Vec::with_capacity(200), side: image_size, channels: 3, block: 0 }
+    fn new(image_size: u64, caffe: bool) -> Builder {
+        Builder { layers: Vec::with_capacity(200), side: image_size, channels: 3, block: 0, caffe }
     }
 
-    /// A layer from `c_in` channels of `side` pixels; returns its output side (rounded up
-    /// when `ceil`).
+    /// A layer from `c_in` channels of `side` pixels; returns its output side (a pool's
+    /// rounded up under Caffe's rounding).
     fn push(
         &mut self,
         kind: LayerKind,
@@ -133,19 +135,7 @@ impl Builder {
         (k, stride, pad): (u64, u64, u64),
         norm: bool,
     ) -> u64 {
-        self.push_rounded(kind, (c_in, side), c_out, (k, stride, pad), norm, false)
-    }
-
-    fn push_rounded(
-        &mut self,
-        kind: LayerKind,
-        (c_in, side): (u64, u64),
-        c_out: u64,
-        (k, stride, pad): (u64, u64, u64),
-        norm: bool,
-        ceil: bool,
-    ) -> u64 {
-        let out = out_side(side, k, stride, pad, ceil);
+        let out = out_side(side, k, stride, pad, kind == LayerKind::Pool && self.caffe);
         let block = self.block;
         self.layers.push(Layer { kind, block, c_in, c_out, kernel: k, in_side: side, out_side: out, norm });
         out
@@ -158,16 +148,16 @@ impl Builder {
         self.channels = c_out;
     }
 
-    /// A pooling window of `k` moved by `stride` (PyTorch's rounding when `torch`, else Caffe's).
-    fn pool(&mut self, k: u64, stride: u64, pad: u64, torch: bool) {
+    /// A pooling window of `k` moved by `stride` over the current feature map.
+    fn pool(&mut self, k: u64, stride: u64, pad: u64) {
         let c = self.channels;
-        self.side = self.push_rounded(LayerKind::Pool, (c, self.side), c, (k, stride, pad), false, !torch);
+        self.side = self.push(LayerKind::Pool, (c, self.side), c, (k, stride, pad), false);
     }
 
     /// Global average pooling, then the classifier in a block of its own.
     fn head(&mut self, classes: u64) {
         self.block += 1;
-        self.pool(self.side, 1, 0, true);
+        self.pool(self.side, 1, 0);
         let from = (self.channels, 1);
         self.push(LayerKind::Linear, from, classes, (1, 1, 0), false);
     }
@@ -176,7 +166,7 @@ impl Builder {
     /// the width) blocks in four stages of widths 64 to 512, each block a timeline block.
     fn resnet(&mut self, bottleneck: bool, counts: [u64; 4]) {
         self.conv(64, 7, 2, true);
-        self.pool(3, 2, 1, true);
+        self.pool(3, 2, 1);
         for (stage, n) in counts.into_iter().enumerate() {
             let width = 64u64 << stage;
             for i in 0..n {
@@ -210,7 +200,7 @@ impl Builder {
         self.push(LayerKind::Conv, (r3, s), n3, (3, 1, 1), false);
         self.push(LayerKind::Conv, entry, r5, (1, 1, 0), false);
         self.push(LayerKind::Conv, (r5, s), n5, (5, 1, 2), false);
-        self.push_rounded(LayerKind::Pool, entry, entry.0, (3, 1, 1), false, true);
+        self.push(LayerKind::Pool, entry, entry.0, (3, 1, 1), false);
         self.push(LayerKind::Conv, entry, proj, (1, 1, 0), false);
         self.channels = n1 + n3 + n5 + proj;
     }
@@ -218,10 +208,10 @@ impl Builder {
     /// GoogLeNet (Table 1 of the paper; Caffe's rounding of pooled sides).
     fn googlenet(&mut self) {
         self.conv(64, 7, 2, false);
-        self.pool(3, 2, 0, false);
+        self.pool(3, 2, 0);
         self.conv(64, 1, 1, false);
         self.conv(192, 3, 1, false);
-        self.pool(3, 2, 0, false);
+        self.pool(3, 2, 0);
         const MODULES: [(bool, [u64; 6]); 9] = [
             (false, [64, 96, 128, 16, 32, 32]),
             (false, [128, 128, 192, 32, 96, 64]),
@@ -236,7 +226,7 @@ impl Builder {
         for (pool_first, widths) in MODULES {
             self.block += 1;
             if pool_first {
-                self.pool(3, 2, 0, false);
+                self.pool(3, 2, 0);
             }
             self.inception(widths);
         }
@@ -259,17 +249,17 @@ impl Builder {
             let last = if i == 3 { classes } else { width };
             self.conv(last, 1, 1, false);
             if i < 3 {
-                self.pool(3, 2, 0, false);
+                self.pool(3, 2, 0);
             }
         }
         self.block += 1;
-        self.pool(self.side, 1, 0, true);
+        self.pool(self.side, 1, 0);
     }
 }
 
 /// The layers of a network at its input size, in forward order.
 pub fn layers(c: &Cnn) -> Vec<Layer> {
-    let mut b = Builder::new(c.image_size);
+    let mut b = Builder::new(c.image_size, matches!(c.network, Network::GoogLeNet | Network::Nin));
     match c.network {
         Network::ResNet18 => b.resnet(false, [2, 2, 2, 2]),
         Network::ResNet34 => b.resnet(false, [3, 4, 6, 3]),
@@ -599,17 +589,13 @@ pub fn evaluate(cx: &CnnCx) -> Report {
     let mut r = Report::assemble(parts, Mode::Default);
     r.launch_waits = launch_waits;
     let passes = if cx.trains { 3.0 } else { 1.0 };
-    let model_flops = per_sample * g * passes;
-    let denom = r.iteration_s * sys.num_devices as f64 * cx.peak_flops_per_s;
-    r.utilization = Some(Utilization {
-        model_flops,
-        hardware_flops: model_flops,
-        peak_flops_per_s: cx.peak_flops_per_s,
-        mfu: model_flops / denom,
-        hfu: model_flops / denom,
-        model_flops_per_s_per_gpu: model_flops / (r.iteration_s * sys.num_devices as f64),
-        formula: "MFU = model FLOPs per iteration (2 per multiply-add; 3 x forward when training) / (iteration time x GPUs x peak FLOP/s per GPU)",
-    });
+    r.utilization = Some(iteration::plain_utilization(
+        per_sample * g * passes,
+        r.iteration_s,
+        sys.num_devices,
+        cx.peak_flops_per_s,
+        "MFU = model FLOPs per iteration (2 per multiply-add; 3 x forward when training) / (iteration time x GPUs x peak FLOP/s per GPU)",
+    ));
     r.limits = limits;
     r
 }

@@ -30,7 +30,7 @@ use super::layout::Layout;
 use super::shape::Dims;
 use crate::engine::ops::{Block, OpKind, OpName, Phase};
 use crate::engine::reference::explain::{Explanation, Term, Unit};
-use crate::engine::report::{LayerWork, MemPart, Memory, Mode, ModelStats, Parts, Report, Utilization, Work};
+use crate::engine::report::{LayerWork, MemPart, Memory, Mode, ModelStats, Parts, Report, Work};
 use crate::engine::scenario::{
     Arch, BotMlpPlacement, Dlrm, EmbSharding, Freeze, Scenario, Setup, Spec, Strategy, TaskKind,
 };
@@ -792,17 +792,13 @@ pub fn evaluate(cx: &DlrmCx) -> Report {
     let mut r = Report::assemble(parts, Mode::Default);
     r.launch_waits = launch_waits;
     let passes = if cx.trains { 3.0 } else { 1.0 };
-    let model_flops = per_sample * g * passes;
-    let denom = r.iteration_s * sys.num_devices as f64 * cx.peak_flops_per_s;
-    r.utilization = Some(Utilization {
-        model_flops,
-        hardware_flops: model_flops,
-        peak_flops_per_s: cx.peak_flops_per_s,
-        mfu: model_flops / denom,
-        hfu: model_flops / denom,
-        model_flops_per_s_per_gpu: model_flops / (r.iteration_s * sys.num_devices as f64),
-        formula: "MFU = model FLOPs per iteration (3 x forward when training) / (iteration time x GPUs x peak FLOP/s per GPU)",
-    });
+    r.utilization = Some(iteration::plain_utilization(
+        per_sample * g * passes,
+        r.iteration_s,
+        sys.num_devices,
+        cx.peak_flops_per_s,
+        "MFU = model FLOPs per iteration (3 x forward when training) / (iteration time x GPUs x peak FLOP/s per GPU)",
+    ));
     r.limits = limits;
     r
 }

@@ -498,6 +498,28 @@ pub(super) fn wait_for_input(
     Some(Limit::InputBound { loader_samples_per_s: rate, compute_samples_per_s: global_batch as f64 / start_s })
 }
 
+/// The utilisation of a run that recomputes nothing (HFU = MFU): `model_flops` per iteration
+/// of `iteration_s` on `devices` GPUs of `peak_flops_per_s` each.
+pub(super) fn plain_utilization(
+    model_flops: f64,
+    iteration_s: f64,
+    devices: u64,
+    peak_flops_per_s: f64,
+    formula: &'static str,
+) -> Utilization {
+    let per_gpu_s = iteration_s * devices as f64;
+    let mfu = model_flops / (per_gpu_s * peak_flops_per_s);
+    Utilization {
+        model_flops,
+        hardware_flops: model_flops,
+        peak_flops_per_s,
+        mfu,
+        hfu: mfu,
+        model_flops_per_s_per_gpu: model_flops / per_gpu_s,
+        formula,
+    }
+}
+
 /// The system figures of a default-model report: the effective rates it used, and the
 /// inter-node bandwidth for every collective (what bounds the ones that cross nodes).
 pub(super) fn system_stats(s: &Scenario, flops_per_s: f64, hbm_bytes_per_s: f64, links: &Links) -> SystemStats {
