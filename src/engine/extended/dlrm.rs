@@ -129,12 +129,7 @@ impl<'a> DlrmCx<'a> {
         };
         let links = Links::of(sys);
         let e = s.model.bytes_per_dense_param.f64();
-        let peak = match e as i64 {
-            8 => sys.f64_flops_per_s,
-            4 => sys.f32_flops_per_s,
-            1 => sys.i8_ops_per_s,
-            _ => sys.f16_flops_per_s,
-        };
+        let peak = crate::engine::report::peak_flops_per_s(s);
         let local = plan.local_mlp_batch.unwrap_or(1);
         let freeze = match &s.task.kind {
             TaskKind::Finetune(f) => f.clone(),
