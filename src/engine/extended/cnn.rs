@@ -729,10 +729,15 @@ mod tests {
                 assert!((macs / 1e9 / paper - 1.0).abs() < 0.025, "{network:?}: {macs}");
             }
         }
-        // The bottleneck nets are some 5% over the paper's 3.8, 7.6 and 11.3 billion: v1.5
-        // strides in the 3x3 convolution, so it runs at the larger side.
-        let (_, macs) = sums(&net(Network::ResNet50, 224));
-        assert!(macs / 3.8e9 > 1.05 && macs / 3.8e9 < 1.1, "{macs}");
+        // The bottleneck nets are over the paper's 3.8, 7.6 and 11.3 billion: v1.5 strides in the
+        // 3x3 convolution of each stage's first block, so that convolution runs at the larger
+        // side: 7.6% more for ResNet-50, 2.6% and 1.9% for the deeper two.
+        for (network, paper, over) in
+            [(Network::ResNet50, 3.8e9, 0.076), (Network::ResNet101, 7.6e9, 0.026), (Network::ResNet152, 11.3e9, 0.019)]
+        {
+            let (_, macs) = sums(&net(network, 224));
+            assert!((macs / paper - 1.0 - over).abs() < 0.002, "{network:?}: {macs}");
+        }
     }
 
     #[test]
