@@ -148,14 +148,20 @@ pub fn plan_task_keys(
         m.insert(key.to_owned(), json!(st));
         m.insert(format!("{key}_degree"), json!(dg));
     };
+    // A CNN's network plan stands for the embeddings it does not have.
+    let cnn = base.model().arch.family() == crate::engine::scenario::Family::Cnn;
     if let Some(s) = &p.mlp {
         spec("mlp_parallel", s);
     }
-    spec("emb_parallel", &p.emb);
+    if !cnn {
+        spec("emb_parallel", &p.emb);
+    }
     if let Some(s) = &p.transformer {
         spec("transformer_parallel", s);
     }
-    m.insert("local_emb_bs".into(), json!(p.local_emb_batch));
+    if !cnn {
+        m.insert("local_emb_bs".into(), json!(p.local_emb_batch));
+    }
     if let Some(b) = p.local_mlp_batch {
         m.insert("local_mlp_bs".into(), json!(b));
     }
@@ -176,8 +182,10 @@ pub fn plan_task_keys(
         m.insert("zero_stage".into(), json!(o.setup.zero_stage));
         m.insert("sequence_parallel".into(), json!(o.setup.sequence_parallel));
         m.insert("virtual_stages".into(), json!(o.setup.virtual_stages));
-        m.insert("overlap_grad_reduce".into(), json!(o.setup.overlap_grad_reduce));
         m.insert("overlap_tp_comm".into(), json!(o.setup.overlap_tp_comm));
+    }
+    if cnn || crate::engine::explore::searches_settings(base) {
+        m.insert("overlap_grad_reduce".into(), json!(o.setup.overlap_grad_reduce));
         m.insert("collective".into(), json!(o.setup.collective.config_name()));
     }
     m

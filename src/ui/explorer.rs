@@ -606,4 +606,22 @@ mod tests {
             "{said:?}"
         );
     }
+
+    #[test]
+    fn applying_a_cnn_plan_sets_its_batch_and_gradient_settings() {
+        let cnn = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/cnn/resnet50_a100_8.json"))
+            .expect("CNN file");
+        let s = State::initial().next(Action::Import(cnn));
+        let base = s.good.as_ref().expect("good").scenario.clone();
+        let ranked = explore::search(&base, &Space::local(vec![128])).expect("within budget").ranked;
+        // The plan reducing its gradients after the backward pass, with a batch of its own.
+        let after = ranked.iter().find(|o| !o.setup.overlap_grad_reduce).expect("tried");
+        let keys = crate::doc::plan_task_keys(&base, after);
+        assert!(!keys.contains_key("emb_parallel") && !keys.contains_key("local_emb_bs"), "{keys:?}");
+        let s = s.next(Action::ApplyPlan(keys));
+        assert!(!s.stale(), "{:?}", s.errors);
+        assert_eq!(s.doc.get(crate::doc::Config::Task, "overlap_grad_reduce"), Some(&serde_json::json!(false)));
+        assert_eq!(s.doc.get(crate::doc::Config::Task, "local_mlp_bs"), Some(&serde_json::json!(128)));
+        assert_eq!(s.good.as_ref().map(|g| g.report.throughput_samples_per_s), Some(after.throughput_samples_per_s));
+    }
 }

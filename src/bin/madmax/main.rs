@@ -48,7 +48,8 @@ Usage:
       may (large mixtures of experts), each plan first with the task's own settings and the
       32 most promising with every one; for recommendation models, embedding tables split over GPUs
       table-, row- or column-wise, the bottom MLP data-parallel or on one GPU; for a CNN, data
-      parallelism, the batch per GPU its only choice); for LLM serving,
+      parallelism with its gradients reduced during or after the backward pass and, across
+      nodes, by each collective algorithm); for LLM serving,
       --max-tpot-ms marks plans slower than MS per output token as infeasible, and
       --max-ttft-ms plans whose first token comes after MS, and --weight-formats and
       --kv-formats (lists of fp16, bf16, fp8, int8, int4) try every plan with each pair of

@@ -18,6 +18,10 @@ pub fn describe_outcome(s: &Scenario, o: &Outcome) -> String {
         let format = |p: Option<Precision>| p.map_or(own.clone(), |p| p.label().to_owned());
         return format!("{plan}, {} weights, {} KV cache", format(o.setup.weight_format), format(o.setup.kv_format));
     }
+    if s.model.arch.family() == Family::Cnn {
+        let when = if o.setup.overlap_grad_reduce { "during" } else { "after" };
+        return format!("{plan}, gradients reduced {when} the backward pass{}", collective_words(s, o));
+    }
     if !searches_settings(s) {
         return plan;
     }
@@ -44,18 +48,24 @@ pub fn describe_outcome(s: &Scenario, o: &Outcome) -> String {
     if o.setup.overlap_tp_comm && transformer(Strategy::Tp) {
         text += ", tensor-parallel communication overlapped with GEMMs";
     }
-    if o.setup.collective != s.task.setup.collective {
-        text += match o.setup.collective {
-            Algorithm::Ring => ", ring collectives",
-            Algorithm::Tree => ", tree all-reduces across nodes",
-            Algorithm::Hierarchical => ", two-level collectives (node, then network)",
-            Algorithm::InNetwork => ", all-reduces summed in the network",
-        };
-    }
+    text += collective_words(s, o);
     if let Some((inner, outer)) = o.plan.transformer.as_ref().and_then(out_of_megatron_order) {
         text += &format!(", {inner} nested inside {outer} (Megatron-LM nests {outer} inside {inner})");
     }
     text
+}
+
+/// The outcome's collective algorithm in words when it is not the scenario's own (else nothing).
+fn collective_words(s: &Scenario, o: &Outcome) -> &'static str {
+    if o.setup.collective == s.task.setup.collective {
+        return "";
+    }
+    match o.setup.collective {
+        Algorithm::Ring => ", ring collectives",
+        Algorithm::Tree => ", tree all-reduces across nodes",
+        Algorithm::Hierarchical => ", two-level collectives (node, then network)",
+        Algorithm::InNetwork => ", all-reduces summed in the network",
+    }
 }
 
 /// How Megatron-LM ranks GPUs, innermost (consecutive GPUs) first: tensor, context, expert,

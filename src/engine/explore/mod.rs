@@ -503,6 +503,20 @@ pub fn plans(base: &Scenario, space: &Space) -> Vec<Candidate> {
                         local_transformer_batch: tb.flatten(),
                     };
                     candidate.task.plan = plan;
+                    if family == Family::Cnn {
+                        // A CNN's own choices: when its gradients are reduced, and how.
+                        for (overlap, collective) in cnn_settings(base) {
+                            candidate.task.setup.overlap_grad_reduce = overlap;
+                            candidate.task.setup.collective = collective;
+                            if extended::rules::check(&candidate).is_empty() {
+                                out.push(Candidate {
+                                    plan: candidate.task.plan.clone(),
+                                    setup: candidate.task.setup.clone(),
+                                });
+                            }
+                        }
+                        continue;
+                    }
                     // Tables split over GPUs (an mp level) can be split by table, row or column,
                     // each way checked on its own (a split may not divide the tables), and the
                     // bottom MLP placed data-parallel or on one GPU of each table group.
@@ -540,6 +554,20 @@ pub fn plans(base: &Scenario, space: &Space) -> Vec<Candidate> {
         }
     }
     out
+}
+
+/// The gradient settings a CNN's search tries on each batch: reduced in buckets during the
+/// backward pass or all after it, with each collective algorithm where GPUs span nodes (on one
+/// node every algorithm is the same ring), the base's own first.
+fn cnn_settings(base: &Scenario) -> Vec<(bool, Algorithm)> {
+    let own = base.task.setup.collective;
+    let mut algorithms = vec![own];
+    if base.system.num_nodes > 1 {
+        algorithms
+            .extend([Algorithm::Hierarchical, Algorithm::Ring, Algorithm::Tree].into_iter().filter(|a| *a != own));
+    }
+    let first = base.task.setup.overlap_grad_reduce;
+    [first, !first].into_iter().flat_map(|o| algorithms.iter().map(move |a| (o, *a))).collect()
 }
 
 /// Evaluates the base scenario with another plan (which must come from [`plans`]), judged
@@ -748,20 +776,38 @@ mod tests {
         let raw: crate::engine::RawScenario =
             serde_json::from_str(include_str!("../../../tests/data/cnn/resnet50_a100_8.json")).expect("scenario");
         let s = validate(&raw).expect("valid");
-        // The global batch fixed: one plan, the scenario's own.
+        // The global batch fixed: the scenario's own plan, its gradients reduced during the
+        // backward pass (its own setting, first) or after it; on one node no other algorithm.
         let own = plans(&s, &Space::fixed_global(&s));
-        assert_eq!(own.len(), 1);
-        assert_eq!(own[0].plan, s.task.plan);
+        assert_eq!(own.len(), 2);
+        assert!(own.iter().all(|c| c.plan == s.task.plan && c.setup.collective == s.task.setup.collective));
+        assert_eq!(own.iter().map(|c| c.setup.overlap_grad_reduce).collect::<Vec<_>>(), [true, false]);
         // Local batches: one data-parallel plan each, its network spec standing for embeddings.
         let s4 = plans(&s, &Space::local(vec![64, 128, 256, 512]));
-        let batches: Vec<Option<u64>> = s4.iter().map(|c| c.plan.local_mlp_batch).collect();
+        let batches: Vec<Option<u64>> = s4.iter().step_by(2).map(|c| c.plan.local_mlp_batch).collect();
         assert_eq!(batches, [Some(64), Some(128), Some(256), Some(512)]);
         assert!(s4.iter().all(|c| c.plan.mlp == Some(c.plan.emb) && c.plan.transformer.is_none()));
-        let summary = search(&s, &Space::local(vec![64, 512])).expect("a small search");
-        assert!(summary
-            .ranked
-            .iter()
-            .all(|o| describe::describe_outcome(&s, o).starts_with("network ddp 8, local batch")));
+        let summary = search(&s, &Space::fixed_global(&s)).expect("a small search");
+        let words: Vec<String> = summary.ranked.iter().map(|o| describe::describe_outcome(&s, o)).collect();
+        assert_eq!(
+            words,
+            [
+                "network ddp 8, local batch 256, gradients reduced during the backward pass",
+                "network ddp 8, local batch 256, gradients reduced after the backward pass"
+            ]
+        );
+        // Across nodes each algorithm is tried too; reducing during the backward pass wins.
+        let mut two: serde_json::Value =
+            serde_json::from_str(include_str!("../../../tests/data/cnn/resnet50_a100_8.json")).expect("scenario");
+        two["system"]["num_devices"] = 16.into();
+        two["system"]["num_nodes"] = 2.into();
+        two["system"]["ar_perc_intra"] = 0.5.into();
+        two["task"]["mlp_parallel_degree"] = serde_json::json!([16]);
+        let s2 = validate(&serde_json::from_value(two).expect("raw")).expect("valid");
+        let tried = plans(&s2, &Space::fixed_global(&s2));
+        assert_eq!(tried.len(), 2 * 3);
+        let best = &search(&s2, &Space::fixed_global(&s2)).expect("search").ranked[0];
+        assert!(best.setup.overlap_grad_reduce, "{}", describe::describe_outcome(&s2, best));
     }
 
     #[test]
