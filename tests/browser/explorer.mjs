@@ -236,6 +236,36 @@ await runTest('explorer', dist, async ({ server, browser }) => {
   check(applied.task.emb_sharding === cliDlrm.best.task.emb_sharding && applied.task.bot_mlp === cliDlrm.best.task.bot_mlp,
     `"apply" sets the table sharding and the bottom MLP's placement: ${applied.task.emb_sharding}, ${applied.task.bot_mlp}`);
 
+  // A convolutional network (#23) on two nodes: data parallel, each batch tried with its
+  // gradients reduced during or after the backward pass and with each collective algorithm,
+  // ranked as the CLI ranks them; "apply" sets what the best plan chose.
+  const cnnScenario = JSON.parse(readFileSync('tests/data/cnn/resnet50_a100_8.json', 'utf8'));
+  Object.assign(cnnScenario.system, { num_devices: 16, num_nodes: 2, ar_perc_intra: 0.5 });
+  cnnScenario.task.mlp_parallel_degree = [16];
+  const cnn = await watchedPage(await browser.newContext({ viewport: { width: 1280, height: 900 } }), server.url);
+  await cnn.goto(server.url + linkOf(cnnScenario));
+  await cnn.locator('#iteration-time').waitFor({ timeout: 20000 });
+  await settled(cnn);
+  const cliCnn = cliExplore(scenarioOfLink(await cnn.locator('#share-link').inputValue()));
+  await cnn.click('nav >> text=Explorer');
+  await cnn.uncheck('#explore-codesign');
+  await cnn.click('#explore-start');
+  await waitFinished(cnn);
+  const cnnRows = await cnn.locator('#ranked-plans tbody tr').allTextContents();
+  check(cnnRows.length === 6 && cnnRows.every((r) => r.includes('network ddp 16, local batch 256, gradients reduced'))
+    && cnnRows.some((r) => r.includes('after the backward pass')) && cnnRows.some((r) => r.includes('ring collectives'))
+    && (await cnn.locator('#best-plan').textContent()).trim() === cliCnn.best.plan,
+    `a CNN's 6 plans name when and how gradients are reduced; best plan as the CLI's: ${cliCnn.best.plan}`);
+  await cnn.click('#apply-best');
+  await cnn.locator('#iteration-time').waitFor();
+  await settled(cnn);
+  const cnnApplied = scenarioOfLink(await cnn.locator('#share-link').inputValue());
+  check(cnnApplied.task.overlap_grad_reduce === cliCnn.best.task.overlap_grad_reduce && cnnApplied.task.collective === cliCnn.best.task.collective
+    && cnnApplied.task.emb_parallel === undefined,
+    `"apply" sets a CNN's gradient settings: overlap ${cnnApplied.task.overlap_grad_reduce}, ${cnnApplied.task.collective}`);
+  for (const problem of cnn.problems ?? []) check(false, problem);
+  await cnn.context().close();
+
   // A model with too many plans to try every setting on each (GPT-4 1.8T, MoE, on 2,048
   // H100s): the search runs in two passes, says so, and ranks what the CLI ranks.
   const { page: moe, fromCli: cliMoe, ms: moeMs } = await searchCase(browser, server, 'llm_moe__gpt4_1.8t__cloud_A_h100.80_2048__llm_train');
