@@ -27,7 +27,7 @@ use super::iteration::{self, name, Timeline};
 use super::layout::Layout;
 use crate::engine::ops::{Block, OpKind, OpName, Phase};
 use crate::engine::reference::explain::{Explanation, Term, Unit};
-use crate::engine::report::{LayerWork, MemPart, Memory, Mode, ModelStats, Parts, Report, Work};
+use crate::engine::report::{LayerWork, MemPart, Memory, ModelStats, Parts, Report, Work};
 use crate::engine::scenario::{Cnn, Network, Scenario, Setup};
 
 /// What a layer computes.
@@ -578,21 +578,17 @@ pub fn evaluate(cx: &CnnCx) -> Report {
         flops_per_sample: per_sample,
         lookup_bytes_per_sample: 0.0,
     };
-    let sys = &cx.s.system;
     let system = iteration::system_stats(cx.s, cx.flops_per_s, cx.hbm_bytes_per_s, &cx.links);
     let parts = Parts { ops, schedule, global_batch: cx.global_batch, memory, work, model, system };
-    let mut r = Report::assemble(parts, Mode::Default);
-    r.launch_waits = launch_waits;
-    let passes = if cx.trains { 3.0 } else { 1.0 };
-    r.utilization = Some(iteration::plain_utilization(
-        per_sample * g * passes,
-        r.iteration_s,
-        sys.num_devices,
+    iteration::plain_report(
+        parts,
+        launch_waits,
+        limits,
+        per_sample,
+        cx.trains,
         cx.peak_flops_per_s,
         "MFU = model FLOPs per iteration (2 per multiply-add; 3 x forward when training) / (iteration time x GPUs x peak FLOP/s per GPU)",
-    ));
-    r.limits = limits;
-    r
+    )
 }
 
 /// `n` things in words (`4 convolutions`, `1 pooling layer`), or nothing for none. (The

@@ -30,7 +30,7 @@ use super::layout::Layout;
 use super::shape::Dims;
 use crate::engine::ops::{Block, OpKind, OpName, Phase};
 use crate::engine::reference::explain::{Explanation, Term, Unit};
-use crate::engine::report::{LayerWork, MemPart, Memory, Mode, ModelStats, Parts, Report, Work};
+use crate::engine::report::{LayerWork, MemPart, Memory, ModelStats, Parts, Report, Work};
 use crate::engine::scenario::{
     Arch, BotMlpPlacement, Dlrm, EmbSharding, Freeze, Scenario, Setup, Spec, Strategy, TaskKind,
 };
@@ -781,21 +781,17 @@ pub fn evaluate(cx: &DlrmCx) -> Report {
         flops_per_sample: per_sample,
         lookup_bytes_per_sample: lookup_per_sample,
     };
-    let sys = &cx.s.system;
     let system = iteration::system_stats(cx.s, cx.flops_per_s, cx.hbm_bytes_per_s, &cx.links);
     let parts = Parts { ops, schedule, global_batch: cx.global_batch, memory, work, model, system };
-    let mut r = Report::assemble(parts, Mode::Default);
-    r.launch_waits = launch_waits;
-    let passes = if cx.trains { 3.0 } else { 1.0 };
-    r.utilization = Some(iteration::plain_utilization(
-        per_sample * g * passes,
-        r.iteration_s,
-        sys.num_devices,
+    iteration::plain_report(
+        parts,
+        launch_waits,
+        limits,
+        per_sample,
+        cx.trains,
         cx.peak_flops_per_s,
         "MFU = model FLOPs per iteration (3 x forward when training) / (iteration time x GPUs x peak FLOP/s per GPU)",
-    ));
-    r.limits = limits;
-    r
+    )
 }
 
 /// Forward FLOPs per sample of an MLP layer: every layer's with square layers, the mean over

@@ -498,18 +498,28 @@ pub(super) fn wait_for_input(
     Some(Limit::InputBound { loader_samples_per_s: rate, compute_samples_per_s: global_batch as f64 / start_s })
 }
 
-/// The utilisation of a run that recomputes nothing (HFU = MFU): `model_flops` per iteration
-/// of `iteration_s` on `devices` GPUs of `peak_flops_per_s` each.
-pub(super) fn plain_utilization(
-    model_flops: f64,
-    iteration_s: f64,
-    devices: u64,
+/// The report of a run that recomputes nothing (the recommendation families, CNNs): its parts
+/// assembled, with its collectives' launch waits and its limits, and a utilisation of
+/// `forward_flops_per_sample` per sample of the global batch, 3x that when training (HFU =
+/// MFU), against `peak_flops_per_s` per GPU.
+pub(super) fn plain_report(
+    parts: Parts,
+    launch_waits: Vec<(u32, f64)>,
+    limits: Vec<Limit>,
+    forward_flops_per_sample: f64,
+    trains: bool,
     peak_flops_per_s: f64,
     formula: &'static str,
-) -> Utilization {
-    let per_gpu_s = iteration_s * devices as f64;
+) -> Report {
+    let passes = if trains { 3.0 } else { 1.0 };
+    let model_flops = forward_flops_per_sample * parts.global_batch as f64 * passes;
+    let devices = parts.system.devices;
+    let mut r = Report::assemble(parts, Mode::Default);
+    let per_gpu_s = r.iteration_s * devices as f64;
     let mfu = model_flops / (per_gpu_s * peak_flops_per_s);
-    Utilization {
+    r.launch_waits = launch_waits;
+    r.limits = limits;
+    r.utilization = Some(Utilization {
         model_flops,
         hardware_flops: model_flops,
         peak_flops_per_s,
@@ -517,7 +527,8 @@ pub(super) fn plain_utilization(
         hfu: mfu,
         model_flops_per_s_per_gpu: model_flops / per_gpu_s,
         formula,
-    }
+    });
+    r
 }
 
 /// The system figures of a default-model report: the effective rates it used, and the
