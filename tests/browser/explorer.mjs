@@ -23,13 +23,18 @@ async function waitFinished(page) {
   return Number(await page.locator('#explore-status').getAttribute('data-ms'));
 }
 
-/// A golden case opened in the default model, searched without what-ifs: the page, the
-/// CLI's search of the page's own scenario, and the search's time.
+/// A golden case opened in the default model, searched without what-ifs ([`searchScenario`]).
 async function searchCase(browser, server, name) {
   const inputs = JSON.parse(readFileSync(`tests/data/reference/cases/${name}.json`, 'utf8')).inputs;
   inputs.task.mode = 'default';
+  return searchScenario(browser, server, inputs);
+}
+
+/// A scenario opened in the calculator and searched without what-ifs: the page, the CLI's
+/// search of the page's own scenario, and the search's time.
+async function searchScenario(browser, server, scenario) {
   const page = await watchedPage(await browser.newContext({ viewport: { width: 1280, height: 900 } }), server.url);
-  await page.goto(server.url + linkOf(inputs));
+  await page.goto(server.url + linkOf(scenario));
   await page.locator('#iteration-time').waitFor({ timeout: 20000 });
   await settled(page);
   const fromCli = cliExplore(scenarioOfLink(await page.locator('#share-link').inputValue()));
@@ -242,15 +247,7 @@ await runTest('explorer', dist, async ({ server, browser }) => {
   const cnnScenario = JSON.parse(readFileSync('tests/data/cnn/resnet50_a100_8.json', 'utf8'));
   Object.assign(cnnScenario.system, { num_devices: 16, num_nodes: 2, ar_perc_intra: 0.5 });
   cnnScenario.task.mlp_parallel_degree = [16];
-  const cnn = await watchedPage(await browser.newContext({ viewport: { width: 1280, height: 900 } }), server.url);
-  await cnn.goto(server.url + linkOf(cnnScenario));
-  await cnn.locator('#iteration-time').waitFor({ timeout: 20000 });
-  await settled(cnn);
-  const cliCnn = cliExplore(scenarioOfLink(await cnn.locator('#share-link').inputValue()));
-  await cnn.click('nav >> text=Explorer');
-  await cnn.uncheck('#explore-codesign');
-  await cnn.click('#explore-start');
-  await waitFinished(cnn);
+  const { page: cnn, fromCli: cliCnn } = await searchScenario(browser, server, cnnScenario);
   const cnnRows = await cnn.locator('#ranked-plans tbody tr').allTextContents();
   check(cnnRows.length === 6 && cnnRows.every((r) => r.includes('network ddp 16, local batch 256, gradients reduced'))
     && cnnRows.some((r) => r.includes('after the backward pass')) && cnnRows.some((r) => r.includes('ring collectives'))
@@ -263,7 +260,7 @@ await runTest('explorer', dist, async ({ server, browser }) => {
   check(cnnApplied.task.overlap_grad_reduce === cliCnn.best.task.overlap_grad_reduce && cnnApplied.task.collective === cliCnn.best.task.collective
     && cnnApplied.task.emb_parallel === undefined,
     `"apply" sets a CNN's gradient settings: overlap ${cnnApplied.task.overlap_grad_reduce}, ${cnnApplied.task.collective}`);
-  for (const problem of cnn.problems ?? []) check(false, problem);
+  for (const problem of cnn.problems) check(false, problem);
   await cnn.context().close();
 
   // A model with too many plans to try every setting on each (GPT-4 1.8T, MoE, on 2,048
