@@ -150,6 +150,7 @@ pub fn expectation(s: &Scenario, r: &Report) -> Option<Expectation> {
         Arch::Llm(_) => {}
         Arch::LlmMoe(..) => return unknown("mixture-of-experts LLMs"),
         Arch::Vit(_) => return unknown("vision transformers"),
+        Arch::EncDec(_) => return unknown("encoder-decoder models (T5, mT5)"),
         Arch::Cnn(_) => return Some(Expectation::Unknown(super::VISION_NOTE.into())),
         _ => {
             let several = s.system().num_devices > 1;

@@ -150,6 +150,7 @@ pub fn estimated_ops(s: &Scenario) -> u64 {
         Arch::Llm(l) | Arch::LlmMoe(l, _) => l.transformer.layers,
         Arch::Vit(v) => v.layers,
         Arch::Cnn(_) => 0,
+        Arch::EncDec(x) => x.encoder_layers + x.decoder_layers,
     };
     layers.saturating_mul(16).saturating_add(64)
 }

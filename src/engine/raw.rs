@@ -280,6 +280,10 @@ raw_config! {
     attention_dim,
     transformer_fc_dim,
     transformer_seq_len,
+    // encoder-decoder (the default model only)
+    num_encoder_layers,
+    num_decoder_layers,
+    target_seq_len,
     // ViT (and CNN)
     image_size,
     patch_dim,

@@ -288,9 +288,11 @@ impl Report {
 
 /// Tokens per sample of a language model: its sequence length, or, where the default model
 /// serves it, the tokens each request generates (with a request mix, their mean), so that
-/// tokens/s counts output tokens; `None` for other families.
+/// tokens/s counts output tokens; an encoder-decoder's input tokens (T5 and mT5 count their
+/// batches in them: 65,536 and 1,048,576 tokens); `None` for other families.
 pub fn tokens_per_sample(s: &Scenario) -> Option<f64> {
     match &s.model.arch {
+        Arch::EncDec(x) => Some(x.input_len as f64),
         Arch::Llm(l) | Arch::LlmMoe(l, _) => {
             let seq = l.transformer.seq_len;
             let setup = &s.task.setup;

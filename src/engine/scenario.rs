@@ -523,6 +523,7 @@ pub enum Arch {
     LlmMoe(Llm, Moe),
     Vit(Vit),
     Cnn(Cnn),
+    EncDec(EncDec),
 }
 
 impl Arch {
@@ -536,6 +537,7 @@ impl Arch {
             Arch::LlmMoe(..) => Family::LlmMoe,
             Arch::Vit(_) => Family::Vit,
             Arch::Cnn(_) => Family::Cnn,
+            Arch::EncDec(_) => Family::EncDec,
         }
     }
 }
@@ -550,11 +552,20 @@ pub enum Family {
     LlmMoe,
     Vit,
     Cnn,
+    EncDec,
 }
 
 impl Family {
-    pub const ALL: [Family; 7] =
-        [Family::Dlrm, Family::DlrmMoe, Family::DlrmTransformer, Family::Llm, Family::LlmMoe, Family::Vit, Family::Cnn];
+    pub const ALL: [Family; 8] = [
+        Family::Dlrm,
+        Family::DlrmMoe,
+        Family::DlrmTransformer,
+        Family::Llm,
+        Family::LlmMoe,
+        Family::Vit,
+        Family::Cnn,
+        Family::EncDec,
+    ];
 
     /// The `type` string MAD-Max configs use.
     pub fn config_name(self) -> &'static str {
@@ -566,7 +577,14 @@ impl Family {
             Family::LlmMoe => "LLM_MoE",
             Family::Vit => "ViT",
             Family::Cnn => "CNN",
+            Family::EncDec => "EncoderDecoder",
         }
+    }
+
+    /// Whether only the default model has this family (CNNs and encoder-decoders: MAD-Max has
+    /// neither), so a config without a mode key is evaluated by it.
+    pub fn default_model_only(self) -> bool {
+        matches!(self, Family::Cnn | Family::EncDec)
     }
 
     /// True for the recommendation models (MLPs + embedding tables).
@@ -702,6 +720,28 @@ impl Vit {
             seq_len: self.seq_len(),
         }
     }
+}
+
+/// An encoder-decoder transformer (T5, mT5, BART; the default model only, MAD-Max has none):
+/// an encoder stack reads the input tokens with bidirectional self-attention; a decoder stack
+/// reads the target tokens with causal self-attention and attends to the encoder's output in a
+/// cross-attention block in every layer (Vaswani et al. 2017; Raffel et al. 2020, T5). Both
+/// stacks have the same widths, and share one token embedding.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct EncDec {
+    /// Token embedding rows (the vocabulary).
+    pub vocab: u64,
+    pub encoder_layers: u64,
+    pub decoder_layers: u64,
+    pub heads: u64,
+    /// Hidden size (T5's `d_model`).
+    pub attention_dim: u64,
+    /// Feed-forward inner width (T5's `d_ff`).
+    pub fc_dim: u64,
+    /// Tokens per sample the encoder reads (the input length).
+    pub input_len: u64,
+    /// Tokens per sample the decoder reads and predicts (the target length).
+    pub target_len: u64,
 }
 
 /// A convolutional network (the default model only; MAD-Max has none): a published

@@ -595,6 +595,22 @@ fn read_model(v: &mut Reader, m: &RawModel) -> Option<Model> {
             };
             Arch::Cnn(Cnn { network: network?, image_size: image_size?, classes: classes? })
         }
+        Family::EncDec => {
+            let t = read_transformer(v, m, &why, Some(0));
+            let encoder_layers = layers(v, &m.num_encoder_layers, "num_encoder_layers");
+            let decoder_layers = layers(v, &m.num_decoder_layers, "num_decoder_layers");
+            let target_len = dim(v, &m.target_seq_len, "target_seq_len");
+            Arch::EncDec(EncDec {
+                vocab: dim(v, &m.entries_per_table, "entries_per_table").unwrap_or(0),
+                encoder_layers: encoder_layers.unwrap_or(0),
+                decoder_layers: decoder_layers.unwrap_or(0),
+                heads: t.heads,
+                attention_dim: t.attention_dim,
+                fc_dim: t.fc_dim,
+                input_len: t.seq_len,
+                target_len: target_len.unwrap_or(0),
+            })
+        }
     };
     let shape = read_shape(v, m, &arch);
     Some(Model { name, bytes_per_dense_param: dense?, bytes_per_emb_param: emb?, arch, shape: shape? })
@@ -619,6 +635,7 @@ fn read_shape(v: &mut Reader, m: &RawModel, arch: &Arch) -> Option<Shape> {
         Arch::Llm(l) | Arch::LlmMoe(l, _) => l.transformer.heads,
         Arch::DlrmTransformer(_, t) => t.heads,
         Arch::Vit(x) => x.heads,
+        Arch::EncDec(x) => x.heads,
         _ => 0,
     };
     let optional = &"optional";
@@ -656,7 +673,8 @@ fn read_shape(v: &mut Reader, m: &RawModel, arch: &Arch) -> Option<Shape> {
         ],
         Attention::Flash,
     )?;
-    let decoder = matches!(arch, Arch::Llm(_) | Arch::LlmMoe(..));
+    // An encoder-decoder's decoder masks its self-attention causally; its encoder never does.
+    let decoder = matches!(arch, Arch::Llm(_) | Arch::LlmMoe(..) | Arch::EncDec(_));
     let causal = v.optional_flag(&m.causal, at("model", "causal"), decoder)?;
     let tied_embeddings = v.optional_flag(&m.tied_embeddings, at("model", "tied_embeddings"), false)?;
     let capacity_factor = match &m.capacity_factor {
@@ -876,17 +894,20 @@ fn read_task(v: &mut Reader, t: &RawTask, family: Family) -> Option<Task> {
     } else {
         None
     };
-    // MAD-Max has no CNNs: the default model evaluates them, unless the task asks otherwise.
+    // MAD-Max has no CNNs and no encoder-decoders: the default model evaluates them, unless the
+    // task asks otherwise.
+    let own = family.default_model_only();
     let mode = v.choice(
         &t.mode,
         at("task", "mode"),
         &[("default", Mode::Default), ("reference", Mode::Reference)],
-        if cnn { Mode::Default } else { Mode::Reference },
+        if own { Mode::Default } else { Mode::Reference },
     );
-    if cnn && mode == Some(Mode::Reference) {
+    if own && mode == Some(Mode::Reference) {
+        let what = if cnn { "CNNs" } else { "encoder-decoder models" };
         v.push(FieldError::new(
             "task.mode",
-            "MAD-Max's paper model has no CNNs: evaluate a CNN with the default model (\"default\")",
+            format!("MAD-Max's paper model has no {what}: evaluate this model with the default model (\"default\")"),
         ));
     }
     let setup = read_setup(v, t);

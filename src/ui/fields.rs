@@ -138,6 +138,30 @@ const VOCAB: Field = count(
     "Vocabulary size",
     "Tokens in the vocabulary (rows of the word embedding): 50257 in the MAD-Max LLM configs, 32000 for LLaMA.",
 );
+const ENC_LAYERS: Field = count(
+    M,
+    "num_encoder_layers",
+    "Encoder layers",
+    "Layers of the encoder stack, which reads the input with bidirectional self-attention: 12 in T5-Base and mT5-Base, 24 in T5-Large to T5-11B and mT5-Large to mT5-XXL.",
+);
+const DEC_LAYERS: Field = count(
+    M,
+    "num_decoder_layers",
+    "Decoder layers",
+    "Layers of the decoder stack. Each has causal self-attention over the target, then cross-attention to the encoder's output, then the feed-forward layer: as many as the encoder's in T5 and mT5.",
+);
+const INPUT_SEQ: Field = count(
+    M,
+    "transformer_seq_len",
+    "Input tokens",
+    "Tokens per sample the encoder reads: 512 in T5's and mT5's pre-training (a span-corrupted C4 text). The encoder's work and its cross-attention keys grow with it.",
+);
+const TARGET_SEQ: Field = count(
+    M,
+    "target_seq_len",
+    "Target tokens",
+    "Tokens per sample the decoder reads and predicts: 114 in T5's pre-training (the dropped-out spans, with their sentinels), as long as the input in translation-like fine-tuning. The loss and the output layer run on these only.",
+);
 const EXPERTS: Field = count(
     M,
     "num_experts",
@@ -220,6 +244,7 @@ pub fn model_fields(family: Family) -> Vec<Field> {
             v.extend([IMAGE, PATCH]);
         }
         Family::Cnn => return vec![NETWORK, CNN_IMAGE, CLASSES, BYTES_DENSE],
+        Family::EncDec => v.extend([ENC_LAYERS, DEC_LAYERS, HEADS, ATTN_DIM, FC_DIM, INPUT_SEQ, TARGET_SEQ, VOCAB]),
         Family::Dlrm | Family::DlrmMoe | Family::DlrmTransformer => {
             v.extend(dlrm);
             if family == Family::DlrmMoe {
@@ -511,7 +536,7 @@ pub fn freeze_fields(family: Family) -> Vec<(&'static str, &'static str)> {
             ("freeze_emb", "Freeze embeddings"),
             ("freeze_transformer", "Freeze transformer"),
         ],
-        Family::Llm | Family::LlmMoe | Family::Vit => {
+        Family::Llm | Family::LlmMoe | Family::Vit | Family::EncDec => {
             vec![("freeze_emb", "Freeze embeddings"), ("freeze_transformer", "Freeze transformer")]
         }
         Family::Cnn => Vec::new(),

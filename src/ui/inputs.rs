@@ -339,8 +339,8 @@ pub(super) fn task_form(state: &State, d: &Dispatch) -> Html {
             <div class="field">
                 <label for="task-type">{ "Task" }</label>
                 <select id="task-type" onchange={on_select(d, Action::SetTaskKind)}>
-                    // CNNs are trained or served, not fine-tuned.
-                    { for kinds.iter().filter(|(v, _)| family != Family::Cnn || *v != "finetune").map(|(v, l)| html! { <option value={*v} selected={*v == kind}>{ *l }</option> }) }
+                    // CNNs are not fine-tuned here, encoder-decoders not served.
+                    { for kinds.iter().filter(|(v, _)| plan::offers(family, v)).map(|(v, l)| html! { <option value={*v} selected={*v == kind}>{ *l }</option> }) }
                 </select>
                 <p class="help">{ "Training runs a forward and a backward pass with gradient communication; inference only the forward pass." }</p>
                 { error_line(state.error_for("task.type").map(|e| e.message.as_str())) }

@@ -11,9 +11,16 @@ pub fn spec_keys(family: Family) -> &'static [&'static str] {
     match family {
         Family::Dlrm | Family::DlrmMoe => &["mlp_parallel", "emb_parallel"],
         Family::DlrmTransformer => &["mlp_parallel", "transformer_parallel", "emb_parallel"],
-        Family::Llm | Family::LlmMoe | Family::Vit => &["transformer_parallel", "emb_parallel"],
+        Family::Llm | Family::LlmMoe | Family::Vit | Family::EncDec => &["transformer_parallel", "emb_parallel"],
         Family::Cnn => &["mlp_parallel"],
     }
+}
+
+/// Whether the form offers task `kind` (`pretrain`, `finetune`, `inference`) for a family: a
+/// CNN is not fine-tuned here (nothing says which layers it freezes), and an encoder-decoder
+/// is not served (the default model does not model its decoding yet).
+pub fn offers(family: Family, kind: &str) -> bool {
+    !matches!((family, kind), (Family::Cnn, "finetune") | (Family::EncDec, "inference"))
 }
 
 /// The local-batch key of a spec key.
@@ -30,6 +37,9 @@ pub fn batch_key(spec_key: &str) -> &'static str {
 pub fn strategies(spec_key: &str, mode: Mode, family: Option<Family>) -> &'static [&'static str] {
     if family == Some(Family::Cnn) {
         return &["ddp"];
+    }
+    if family == Some(Family::EncDec) && spec_key == "transformer_parallel" {
+        return &["ddp", "fsdp", "tp", "pp"];
     }
     match (spec_key, mode) {
         ("emb_parallel", _) => &["ddp", "mp"],
@@ -115,7 +125,7 @@ pub fn default_task(family: Family, kind: &str, total: u64, layers: u64) -> Map<
                 t.insert("local_transformer_bs".into(), json!(512));
             }
         }
-        Family::Llm | Family::LlmMoe | Family::Vit => {
+        Family::Llm | Family::LlmMoe | Family::Vit | Family::EncDec => {
             write_spec(&mut t, "transformer_parallel", &["fsdp".into()], &[total]);
             write_spec(&mut t, "emb_parallel", &["ddp".into()], &[total]);
             let b = if family == Family::Vit { 16 } else { 1 };
@@ -146,7 +156,7 @@ pub fn add_freeze_defaults(task: &mut Map<String, Value>, family: Family, layers
                 put("freeze_transformer", json!(false));
             }
         }
-        Family::Llm | Family::LlmMoe | Family::Vit => {
+        Family::Llm | Family::LlmMoe | Family::Vit | Family::EncDec => {
             put("freeze_emb", json!(false));
             put("freeze_transformer", json!(false));
             put("min_frozen_layer", json!(layers));
@@ -202,10 +212,8 @@ mod tests {
         let system = p.system("zionex_128").expect("system").config.clone();
         for family in Family::ALL {
             let model = p.models.iter().find(|m| m.config["type"] == json!(family.config_name())).expect("a model");
-            // CNNs are trained or served, not fine-tuned.
-            let kinds: &[&str] =
-                if family == Family::Cnn { &["pretrain", "inference"] } else { &["pretrain", "finetune", "inference"] };
-            for kind in kinds {
+            // The kinds the form offers the family (no fine-tuned CNN, no served encoder-decoder).
+            for kind in ["pretrain", "finetune", "inference"].into_iter().filter(|k| offers(family, k)) {
                 let doc = Doc::new([model.config.clone(), system.clone(), default_task(family, kind, 128, 10)]);
                 assert!(validate(&doc.to_raw()).is_ok(), "{family} {kind}: {:?}", validate(&doc.to_raw()).err());
             }

@@ -461,8 +461,8 @@ impl State {
                 let new_family = self.family();
                 if let (Some(f), true) = (new_family, old_family != new_family) {
                     let mut kind = self.doc.text(Config::Task, "type").unwrap_or("pretrain").to_owned();
-                    if f == Family::Cnn && kind == "finetune" {
-                        // CNNs are trained or served here, not fine-tuned.
+                    if !plan::offers(f, &kind) {
+                        // CNNs are not fine-tuned here, encoder-decoders not served.
                         kind = "pretrain".into();
                     }
                     let total = self.doc.count(Config::System, "num_devices").unwrap_or(8);
@@ -679,8 +679,14 @@ impl State {
     }
 
     /// Layer count of a transformer model (0 otherwise).
+    /// The model's transformer layers: an encoder-decoder's two stacks together.
     fn layers(&self) -> u64 {
-        self.doc.count(Config::Model, "num_transformer_layers").unwrap_or(0)
+        let count = |key| self.doc.count(Config::Model, key).unwrap_or(0);
+        if self.family() == Some(Family::EncDec) {
+            count("num_encoder_layers").saturating_add(count("num_decoder_layers"))
+        } else {
+            count("num_transformer_layers")
+        }
     }
 
     /// Keeps "first frozen layer" at most the layer count, so that "train all" stays all.
@@ -827,10 +833,12 @@ pub fn interrupted_scenario() -> Option<Doc> {
 }
 
 /// Which model a doc asks for (`task.mode`; absent: MAD-Max paper mode).
-/// The mode a newly loaded model is shown in, `current` being the one chosen: a CNN's is the
-/// default model (MAD-Max has no CNNs; paper mode would only refuse it).
+/// The mode a newly loaded model is shown in, `current` being the one chosen: a CNN's or an
+/// encoder-decoder's is the default model (MAD-Max has neither; paper mode would only refuse
+/// it).
 fn mode_for(doc: &Doc, current: Mode) -> Mode {
-    if doc.text(Config::Model, "type") == Some(Family::Cnn.config_name()) {
+    let family = doc.text(Config::Model, "type").and_then(|t| Family::ALL.into_iter().find(|f| f.config_name() == t));
+    if family.is_some_and(Family::default_model_only) {
         Mode::Default
     } else {
         current
@@ -840,7 +848,8 @@ fn mode_for(doc: &Doc, current: Mode) -> Mode {
 pub fn doc_mode(doc: &Doc) -> Mode {
     match doc.text(Config::Task, "mode") {
         Some("default") => Mode::Default,
-        // Without a mode key, as validation reads it: paper mode, but for a CNN (MAD-Max has none).
+        // Without a mode key, as validation reads it: paper mode, but for a CNN or an
+        // encoder-decoder (MAD-Max has neither).
         None => mode_for(doc, Mode::Reference),
         _ => Mode::Reference,
     }
@@ -1031,8 +1040,8 @@ mod tests {
             assert!(s.errors.is_empty(), "{}: {:?}", m.id, s.errors);
         }
         for kind in ["inference", "finetune", "pretrain"] {
-            // The form offers no fine-tuning for a CNN.
-            if s.family() == Some(Family::Cnn) && kind == "finetune" {
+            // The form offers no fine-tuning for a CNN, no serving for an encoder-decoder.
+            if s.family().is_some_and(|f| !plan::offers(f, kind)) {
                 continue;
             }
             s = s.next(Action::SetTaskKind(kind.into()));
@@ -1052,9 +1061,9 @@ mod tests {
         for sc in &p.scenarios {
             s = s.next(Action::LoadScenario(sc.id.clone()));
             assert!(!s.stale(), "{}: {:?}", sc.id, s.errors);
-            if s.family() == Some(Family::Cnn) {
-                // MAD-Max has no CNNs: a CNN preset opens in the default model, and paper mode,
-                // chosen again, refuses it and says why.
+            if s.family().is_some_and(Family::default_model_only) {
+                // MAD-Max has no CNNs or encoder-decoders: such a preset opens in the default
+                // model, and paper mode, chosen again, refuses it and says why.
                 assert_eq!(s.mode(), Mode::Default, "{}", sc.id);
                 s = s.next(Action::SetMode(Mode::Reference));
                 assert_eq!(s.errors.first().map(|e| e.field.as_str()), Some("task.mode"));

@@ -351,6 +351,45 @@ fn a_cnn_is_evaluated_by_the_default_model_and_refused_in_paper_mode() {
     assert!(e["error"].as_str().is_some_and(|m| m.contains("no CNNs")), "{e}");
 }
 
+#[test]
+fn an_encoder_decoder_is_evaluated_by_the_default_model_and_what_it_cannot_do_is_named() {
+    // mT5-XL pre-training on 64 A100s (ZeRO-2), without a mode key: MAD-Max has no
+    // encoder-decoders, so the default model evaluates it.
+    let case = data_dir().join("encdec/mt5_xl_a100_64.json");
+    let path = case.to_str().expect("utf-8 path");
+    let r = stdout_json(&madmax(&["eval", path, "--json"]));
+    assert_eq!(r["mode"], "default");
+    // Tokens are counted as mT5 counts its batches: the 1,024 input tokens of each sample.
+    let (tokens, samples) = (r["tokens_per_s"].as_f64(), r["throughput"].as_f64());
+    assert!(matches!((tokens, samples), (Some(t), Some(s)) if close(t, s * 1024.0, 1e-12, 0.0)), "{r}");
+    assert!(r["mfu"].as_f64().is_some_and(|m| m > 0.2 && m < 0.6), "{r}");
+    let text = String::from_utf8_lossy(&madmax(&["eval", path]).stdout).into_owned();
+    assert!(text.contains("3.74 B parameters") && text.contains("EncoderDecoder"), "{text}");
+    assert!(text.contains("encoder-decoder models (T5, mT5)"), "{text}");
+    // What it refuses, each naming its field.
+    let doc = read_json(&case);
+    let with = |f: &dyn Fn(&mut Value)| {
+        let mut d = doc.clone();
+        f(&mut d);
+        d.to_string()
+    };
+    let paper = with(&|d| d["task"]["mode"] = "reference".into());
+    assert_eq!(rejected(&paper), "task.mode");
+    let serve = with(&|d| d["task"]["type"] = "inference".into());
+    assert_eq!(rejected(&serve), "task.type");
+    let cp = with(&|d| {
+        d["task"]["transformer_parallel"] = serde_json::json!(["cp", "ddp"]);
+        d["task"]["transformer_parallel_degree"] = serde_json::json!([2, 32]);
+    });
+    // (The explorer searches from data parallelism instead, saying why: its own test.)
+    let o = madmax_stdin(&["eval", "-", "--json"], cp.as_bytes());
+    assert_eq!((o.status.code(), &stdout_json(&o)["field"]), (Some(2), &Value::from("task.transformer_parallel")));
+    let no_target = with(&|d| {
+        d["model"].as_object_mut().map(|m| m.remove("target_seq_len"));
+    });
+    assert_eq!(rejected(&no_target), "model.target_seq_len");
+}
+
 /// The display conventions (#22 item 6): tokens/s next to a language model's samples/s,
 /// counts in the singular for one, MFU and HFU on stated bases, and an inference MFU that counts the forward pass only
 /// (durations under a nanosecond read 0: `units`' tests).

@@ -287,7 +287,9 @@ fn default_plans(base: &Scenario, space: &Space, d: &Dims) -> Vec<Candidate> {
     let heads = d.heads as u64;
     let seq = d.seq as u64;
     let tps = powers(n.min(total), |t| heads.is_multiple_of(t));
-    let cps = powers(if seq >= 8192 { 8 } else { 1 }, |c| seq.is_multiple_of(c));
+    // An encoder-decoder's sequences are not split (context parallelism is not modelled for it).
+    let long = seq >= 8192 && !d.is_encoder_decoder();
+    let cps = powers(if long { 8 } else { 1 }, |c| seq.is_multiple_of(c));
     let eps = powers(if d.is_moe() { d.experts as u64 } else { 1 }, |e| (d.experts as u64).is_multiple_of(e));
     let pps = powers(d.layers.min(64), |_| true);
     // The settings every plan runs with, unless the training knobs are tried: the scenario's,

@@ -359,3 +359,9 @@ pub const DDP_BUCKET_BYTES: f64 = 25.0 * 1024.0 * 1024.0;
 /// and the fp32 momentum, write the weight and the momentum (about 20 whether the weights are
 /// fp32, or 16-bit with an fp32 master copy written back to them).
 pub const SGD_STEP_BYTES_PER_PARAM: f64 = 20.0;
+
+/// Buckets of T5's relative position bias: each self-attention stack of an encoder-decoder
+/// learns one scalar per bucket and head, in its first layer, shared by the layers above
+/// (Raffel et al. 2020, section 2.1; `relative_attention_num_buckets` is 32 in every released
+/// T5 and mT5 config). Weights only: [`super::shape::Dims::edge_params`].
+pub const RELATIVE_POSITION_BUCKETS: f64 = 32.0;

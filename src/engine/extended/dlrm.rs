@@ -114,6 +114,9 @@ impl<'a> DlrmCx<'a> {
                     tied_embeddings: false,
                     dropout: s.model.shape.dropout,
                     elem_bytes: s.model.bytes_per_dense_param.f64(),
+                    encoder_layers: 0,
+                    cross_seq: 0.0,
+                    norm_params: 2.0,
                 };
                 (m, None, Some(d))
             }

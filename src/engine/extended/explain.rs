@@ -53,11 +53,34 @@ fn group_terms(g: Group, links: &Links) -> Vec<Term> {
     t
 }
 
+/// How an explanation names layer `l`: "layer 3", or in an encoder-decoder "layer 30 (decoder
+/// layer 6)".
+fn layer_name(cx: &TrainingCx, l: u64) -> String {
+    let e = cx.d.encoder_layers;
+    match (cx.d.is_encoder_decoder(), l < e) {
+        (false, _) => format!("layer {l}"),
+        (true, true) => format!("layer {l} (encoder layer {l})"),
+        (true, false) => format!("layer {l} (decoder layer {})", l - e),
+    }
+}
+
 /// Explains an op of a default-model training timeline (transformers); `None` for a name the
 /// scenario cannot have.
-pub fn explain(cx: &TrainingCx, op: &OpName) -> Option<Explanation> {
+pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
     let layer = op.layer.max(0) as u64;
+    // A layer's ops are explained in its stack's terms (an encoder-decoder's encoder or
+    // decoder: its tokens, FLOPs and weights); the iteration's ops in the whole model's.
+    let in_stack;
+    let cx = if matches!(op.block, Block::Attn | Block::Fc | Block::Moe) {
+        in_stack = whole.at(layer);
+        &in_stack
+    } else {
+        whole
+    };
     let t = cx.layer_times(layer);
+    let l = layer;
+    let layer = layer_name(whole, l);
+    let cross = cx.d.cross_seq > 0.0;
     let pass = if op.phase == Phase::Forward { "forward" } else { "backward" };
     let alg = cx.setup.collective.config_name();
     let tokens = term("T", "tokens per GPU per micro-batch (micro-batch x sequence / cp)", cx.tokens, Unit::Count);
@@ -107,6 +130,14 @@ pub fn explain(cx: &TrainingCx, op: &OpName) -> Option<Explanation> {
                     term("t_s", "the scores' GEMMs: T x FLOPs_s / k / tp / F", cx.score_gemm_s(), Unit::Seconds),
                 ]);
             }
+            if attn && cross {
+                terms.push(term(
+                    "s_enc",
+                    "encoder tokens per sample each target token attends to in cross-attention: its scores cover them, and t_gemm adds the cross-attention's query and output projections and the keys and values of the micro-batch's encoder tokens",
+                    cx.d.cross_seq,
+                    Unit::Count,
+                ));
+            }
             terms.extend([
                 tokens,
                 tp,
@@ -138,7 +169,7 @@ pub fn explain(cx: &TrainingCx, op: &OpName) -> Option<Explanation> {
                     if attn { "max(t_gemm + t_s + t_ew, t_host - t_tp)" } else { "max(t_gemm + t_ew, t_host - t_tp)" };
                 (formula, if attn { t.attn_fwd_s } else { t.ffn_fwd_s }, "forward pass")
             } else {
-                let (act, wgt) = cx.backward_work(layer);
+                let (act, wgt) = cx.backward_work(l);
                 let formula = match (act, wgt, attn) {
                     (true, true, true) => "max(t_dgrad + t_s + t_ew, t_host - t_tp) + max(t_wgrad + t_s + t_ew, t_host - t_tp) + t_rec",
                     (true, true, false) => "max(t_dgrad + t_ew, t_host - t_tp) + max(t_wgrad + t_ew, t_host - t_tp) + t_rec",
@@ -166,8 +197,13 @@ pub fn explain(cx: &TrainingCx, op: &OpName) -> Option<Explanation> {
                 terms.push(term("t_rec", rec, seconds - passes, Unit::Seconds));
                 (formula, seconds, "backward pass")
             };
+            let block_name = match (attn, cross) {
+                (false, _) => "Feed-forward",
+                (true, false) => "Attention",
+                (true, true) => "Attention (self-attention, then cross-attention to the encoder's output)",
+            };
             Explanation {
-                what: format!("{} block of layer {layer}, {what}, one micro-batch", if attn { "Attention" } else { "Feed-forward" }),
+                what: format!("{block_name} block of {layer}, {what}, one micro-batch"),
                 formula: formula.into(),
                 terms,
                 seconds,
@@ -181,13 +217,10 @@ pub fn explain(cx: &TrainingCx, op: &OpName) -> Option<Explanation> {
         (OpKind::ActAllReduce | OpKind::ActAllGather | OpKind::ActReduceScatter, _) => {
             let mut terms = vec![term("S", "activations of the micro-batch: T x h x e", act_bytes, Unit::Bytes)];
             terms.extend(group_terms(cx.lay.tp, &cx.links));
-            let seconds = if op.phase == Phase::Backward && cx.setup.recompute == Recompute::Full {
-                2.0 * t.tp_comm_s
-            } else {
-                t.tp_comm_s
-            };
+            let one = if op.block == Block::Attn { t.attn_tp_comm_s } else { t.tp_comm_s };
+            let seconds = if op.phase == Phase::Backward && cx.setup.recompute == Recompute::Full { 2.0 * one } else { one };
             Explanation {
-                what: format!("Tensor-parallel {} of layer {layer}'s activations ({pass})", match op.kind { OpKind::ActAllReduce => "all-reduce", OpKind::ActAllGather => "all-gather (sequence parallel)", _ => "reduce-scatter (sequence parallel)" }),
+                what: format!("Tensor-parallel {} of {layer}'s activations ({pass})", match op.kind { OpKind::ActAllReduce => "all-reduce", OpKind::ActAllGather => "all-gather (sequence parallel)", _ => "reduce-scatter (sequence parallel)" }),
                 formula: "ring within the node: 2 (d-1)/d x S / B_nvl + 2 (d-1) alpha (all-reduce; half for gather or scatter); doubled in a backward pass with full recomputation".into(),
                 terms,
                 seconds,
@@ -216,7 +249,7 @@ pub fn explain(cx: &TrainingCx, op: &OpName) -> Option<Explanation> {
             )];
             terms.extend(group_terms(cx.zero3_group(), &cx.links));
             Explanation {
-                what: format!("ZeRO-3 / FSDP all-gather of layer {layer}'s weights ({pass})"),
+                what: format!("ZeRO-3 / FSDP all-gather of {layer}'s weights ({pass})"),
                 formula: "(d-1)/d x W / bandwidth + latency: within the node over NVLink, then 1/k of it over the NICs; a ring of d-1 hops, m-1 of them between nodes (14 us each, 3.4 us over NVLink), as NCCL runs it".into(),
                 terms,
                 seconds: t.weight_gather_s,
@@ -246,7 +279,7 @@ pub fn explain(cx: &TrainingCx, op: &OpName) -> Option<Explanation> {
             let mut terms = vec![];
             terms.extend(group_terms(cx.lay.dense_dp, &cx.links));
             Explanation {
-                what: format!("Gradients of layer {layer} reduced over the data-parallel ranks ({alg})"),
+                what: format!("Gradients of {layer} reduced over the data-parallel ranks ({alg})"),
                 formula: "all-reduce (ZeRO 0/1) or reduce-scatter (ZeRO 2/3) of the layer's gradients".into(),
                 terms,
                 seconds: t.grad_sync_s,
@@ -264,7 +297,7 @@ pub fn explain(cx: &TrainingCx, op: &OpName) -> Option<Explanation> {
             )];
             terms.extend(group_terms(cx.lay.ep, &cx.links));
             Explanation {
-                what: format!("Expert-parallel all-to-all of layer {layer} ({})", if op.kind == OpKind::MoeDispatch { "dispatch" } else { "combine" }),
+                what: format!("Expert-parallel all-to-all of {layer} ({})", if op.kind == OpKind::MoeDispatch { "dispatch" } else { "combine" }),
                 formula: "max(S (k-1)/d / B_nvl, S (d-k)/d / B_nic) + latency".into(),
                 terms,
                 seconds: t.moe_a2a_s,
@@ -276,7 +309,7 @@ pub fn explain(cx: &TrainingCx, op: &OpName) -> Option<Explanation> {
             terms.extend(group_terms(cx.lay.cp, &cx.links));
             Explanation {
                 what: format!(
-                    "Ring attention of layer {layer}: keys and values passed around the context-parallel ring ({pass})"
+                    "Ring attention of {layer}: keys and values passed around the context-parallel ring ({pass})"
                 ),
                 formula: "(cp-1) x (2 x T x kv x d_head x e / tp) / bandwidth; overlapped with the attention GEMMs".into(),
                 terms,

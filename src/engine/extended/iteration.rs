@@ -184,14 +184,15 @@ impl TrainingCx<'_> {
             );
             let mut gate = [c.compute, c.gate, ag];
             if sp {
-                let g = tl.push(name(Block::Attn, l, Phase::Forward, OpKind::ActAllGather, mb), t.tp_comm_s, &gate);
+                let g =
+                    tl.push(name(Block::Attn, l, Phase::Forward, OpKind::ActAllGather, mb), t.attn_tp_comm_s, &gate);
                 gate = [c.compute, g, ag];
             }
             let ring =
                 tl.push(name(Block::Attn, l, Phase::Forward, OpKind::KvRing, mb), t.kv_ring_s, &[c.compute, c.gate]);
             let attn = tl.push(name(Block::Attn, l, Phase::Forward, OpKind::Compute, mb), t.attn_fwd_s, &gate);
             let kind = if sp { OpKind::ActReduceScatter } else { OpKind::ActAllReduce };
-            let comm = tl.push(name(Block::Attn, l, Phase::Forward, kind, mb), t.tp_comm_s, &[attn, ring]);
+            let comm = tl.push(name(Block::Attn, l, Phase::Forward, kind, mb), t.attn_tp_comm_s, &[attn, ring]);
             let mut wait = if blocking_tp { comm } else { None };
             if sp {
                 let g =
@@ -230,7 +231,7 @@ impl TrainingCx<'_> {
         let first = layers.start;
         let full = self.setup.recompute == Recompute::Full;
         // The recomputed forward pass repeats its tensor-parallel communication.
-        let tp_bwd = |t: &LayerTimes| t.tp_comm_s * if full { 2.0 } else { 1.0 };
+        let tp_bwd = |comm_s: f64| comm_s * if full { 2.0 } else { 1.0 };
         let mut lag = c.compute;
         for l in layers.rev() {
             let t = times[(l - first) as usize];
@@ -253,7 +254,7 @@ impl TrainingCx<'_> {
             if sp {
                 let g = tl.push(
                     name(Block::Fc, l, Phase::Backward, OpKind::ActAllGather, mb),
-                    tp_bwd(&t),
+                    tp_bwd(t.tp_comm_s),
                     &[c.compute, c.gate, combine],
                 );
                 wait = [g.or(c.gate), combine];
@@ -264,17 +265,21 @@ impl TrainingCx<'_> {
                 &[c.compute, wait[0], wait[1], ag],
             );
             let dispatch = tl.push(name(Block::Moe, l, Phase::Backward, OpKind::MoeDispatch, mb), t.moe_a2a_s, &[ffn]);
-            let comm = tl.push(name(Block::Fc, l, Phase::Backward, kind, mb), tp_bwd(&t), &[ffn, dispatch]);
+            let comm = tl.push(name(Block::Fc, l, Phase::Backward, kind, mb), tp_bwd(t.tp_comm_s), &[ffn, dispatch]);
             let mut wait = if blocking_tp { comm.or(dispatch) } else { dispatch };
             if sp {
-                let g =
-                    tl.push(name(Block::Attn, l, Phase::Backward, OpKind::ActAllGather, mb), tp_bwd(&t), &[ffn, comm]);
+                let g = tl.push(
+                    name(Block::Attn, l, Phase::Backward, OpKind::ActAllGather, mb),
+                    tp_bwd(t.attn_tp_comm_s),
+                    &[ffn, comm],
+                );
                 wait = if blocking_tp { g.or(wait) } else { dispatch };
             }
             let ring =
                 tl.push(name(Block::Attn, l, Phase::Backward, OpKind::KvRing, mb), 2.0 * t.kv_ring_s, &[ffn, wait]);
             let attn = tl.push(name(Block::Attn, l, Phase::Backward, OpKind::Compute, mb), t.attn_bwd_s, &[ffn, wait]);
-            let comm = tl.push(name(Block::Attn, l, Phase::Backward, kind, mb), tp_bwd(&t), &[attn, ring]);
+            let comm =
+                tl.push(name(Block::Attn, l, Phase::Backward, kind, mb), tp_bwd(t.attn_tp_comm_s), &[attn, ring]);
             let gate = if blocking_tp { comm.or(ring) } else { ring };
             // Gradients: ZeRO-3 (and ZeRO-2 over several micro-batches) reduce-scatters every
             // micro-batch; otherwise bucketed reduction runs during the last micro-batch's
@@ -296,13 +301,15 @@ impl TrainingCx<'_> {
     fn stage_work(&self) -> (u64, Vec<LayerTimes>, Vec<std::ops::Range<u64>>) {
         let (first, per_chunk) = self.drawn_layers();
         let last = self.stage_layers(self.stage).end;
-        // A layer's durations depend on the layer only through the backward work it does
-        // (`layer_times`), so runs of alike layers share one computation: the explorer builds
-        // thousands of stages, each of tens of layers.
+        // A layer's durations depend on the layer only through its stack (an encoder-decoder's
+        // encoder or decoder) and the backward work it does (`layer_times`), so runs of alike
+        // layers share one computation: the explorer builds thousands of stages, each of tens
+        // of layers.
         let mut times: Vec<LayerTimes> = Vec::with_capacity((last - first) as usize);
-        let mut previous: Option<((bool, bool), LayerTimes)> = None;
+        let mut previous: Option<((bool, bool, bool), LayerTimes)> = None;
         for l in first..last {
-            let work = self.backward_work(l);
+            let (act, wgt) = self.backward_work(l);
+            let work = (act, wgt, l < self.d.encoder_layers);
             let t = match previous {
                 Some((w, t)) if w == work => t,
                 _ => self.layer_times(l),
@@ -424,15 +431,27 @@ pub fn evaluate(cx: &TrainingCx) -> Report {
     let memory = cx.memory();
     limits.extend(memory.does_not_fit());
     let n = cx.s.system.num_devices as f64;
-    let fwd_layer = cx.d.layer_flops().total() * cx.d.seq;
-    let per_sample_fwd = cx.d.forward_flops_per_token() * cx.d.seq;
+    let per_sample_fwd = cx.d.forward_flops_per_sample();
     let local = cx.local_batch as f64 / (cx.lay.tp.size * cx.lay.cp.size) as f64;
+    let enc_dec = cx.d.is_encoder_decoder();
     let work = Work {
-        layers: vec![LayerWork {
-            label: "Transformer layer",
-            local_flops: fwd_layer * local,
-            global_flops: fwd_layer * cx.global_batch as f64,
-        }],
+        layers: cx
+            .d
+            .stacks()
+            .enumerate()
+            .map(|(i, (_, d))| {
+                let fwd_layer = d.layer_flops().total() * d.seq;
+                LayerWork {
+                    label: match (enc_dec, i) {
+                        (false, _) => "Transformer layer",
+                        (true, 0) => "Encoder layer",
+                        (true, _) => "Decoder layer",
+                    },
+                    local_flops: fwd_layer * local,
+                    global_flops: fwd_layer * cx.global_batch as f64,
+                }
+            })
+            .collect(),
         local_total_flops: per_sample_fwd * local,
         global_total_flops: per_sample_fwd * cx.global_batch as f64,
         lookup_bytes_per_local_batch: 0.0,
@@ -1130,6 +1149,123 @@ mod tests {
             assert!(tf > 1.9 * tb && tf < 2.0 * tb, "{tf} vs {tb}");
             let (lb, lf) = (b.layer_times(0).grad_sync_s, f.layer_times(0).grad_sync_s);
             assert!(lf > 1.5 * lb && lf < 2.0 * lb, "{lf} vs {lb}");
+        }
+    }
+
+    /// A T5-Large-like encoder-decoder (24 + 24 layers, 1024 wide, 16 heads) reading
+    /// `input` tokens and predicting `target`, with `task` merged in.
+    fn encoder_decoder(n: u64, input: u64, target: u64, task: Value) -> Scenario {
+        let model = json!({"type": "EncoderDecoder", "num_encoder_layers": 24, "num_decoder_layers": 24,
+            "num_transformer_heads": 16, "attention_dim": 1024, "transformer_fc_dim": 4096,
+            "transformer_seq_len": input, "target_seq_len": target, "entries_per_table": 32128,
+            "tied_embeddings": true});
+        scenario_with(n, task, model)
+    }
+
+    #[test]
+    fn an_encoder_decoder_runs_each_stack_on_its_own_tokens() {
+        let task = || {
+            json!({"transformer_parallel": ["tp", "ddp"], "transformer_parallel_degree": [2, 4],
+                "local_transformer_bs": 32, "local_emb_bs": 32})
+        };
+        let s = encoder_decoder(8, 512, 114, task());
+        let cx = TrainingCx::new(&s).expect("transformer");
+        // The encoder's layers take the input's tokens, the decoder's the target's.
+        let (enc_tokens, dec_tokens) = (32.0 * 512.0, 32.0 * 114.0);
+        assert_eq!((cx.at(0).tokens, cx.at(23).tokens, cx.at(24).tokens), (enc_tokens, enc_tokens, dec_tokens));
+        assert_eq!((cx.tokens, cx.encoder_tokens()), (dec_tokens, enc_tokens));
+        // The decoder's attention block ends in two all-reduces (self- and cross-attention).
+        let (enc, dec) = (cx.layer_times(0), cx.layer_times(24));
+        assert_eq!((enc.attn_tp_comm_s, dec.attn_tp_comm_s), (enc.tp_comm_s, 2.0 * dec.tp_comm_s));
+        assert!(dec.attn_fwd_s < enc.attn_fwd_s && dec.ffn_fwd_s < enc.ffn_fwd_s);
+        // Every layer runs once per micro-batch and pass, in its stack's durations.
+        let r = evaluate(&cx);
+        let fwd = |block: Block| {
+            r.timeline.iter().filter(move |o| {
+                o.name.block == block && o.name.phase == Phase::Forward && o.name.kind == OpKind::Compute
+            })
+        };
+        assert_eq!(fwd(Block::Attn).count(), 48);
+        for op in fwd(Block::Attn) {
+            let want = cx.layer_times(op.name.layer as u64).attn_fwd_s;
+            assert_eq!(op.duration_s, want, "{}", op.name);
+        }
+        // Model FLOPs: forward and twice that backward, each stack over its own tokens.
+        assert!((cx.model_flops_per_sample() / (3.0 * cx.d.forward_flops_per_sample()) - 1.0).abs() < 1e-12);
+        let u = r.utilization.expect("default model");
+        assert!((u.model_flops / (cx.model_flops_per_sample() * 128.0) - 1.0).abs() < 1e-12);
+        // Reading a longer input costs the encoder (and the cross-attention), not the logits.
+        let long = encoder_decoder(8, 2048, 114, task());
+        let long = TrainingCx::new(&long).expect("transformer");
+        assert_eq!(long.edge_times(), cx.edge_times());
+        assert!(long.layer_times(0).attn_fwd_s > 4.0 * enc.attn_fwd_s);
+        assert!(long.layer_times(24).attn_fwd_s > dec.attn_fwd_s);
+        assert_eq!(long.layer_times(24).ffn_fwd_s, dec.ffn_fwd_s);
+    }
+
+    #[test]
+    fn an_encoder_decoder_pipeline_is_paced_and_sized_by_its_busiest_stage() {
+        // 48 layers on 4 stages: two of encoder layers over 1,024 input tokens, two of decoder
+        // layers over 128 target tokens. The encoder's stages are busier.
+        let task = json!({"transformer_parallel": ["pp", "ddp"], "transformer_parallel_degree": [4, 2],
+            "local_transformer_bs": 128, "local_emb_bs": 128, "micro_batch": 32});
+        let s = encoder_decoder(8, 1024, 128, task);
+        let cx = TrainingCx::new(&s).expect("transformer");
+        let pass = |stage: u64| {
+            let (f, b) = TrainingCx { stage, ..cx.clone() }.pass_times();
+            f + b
+        };
+        assert!(cx.stage < 2, "drawn stage {}", cx.stage);
+        for stage in 0..4 {
+            assert!(pass(stage) <= pass(cx.stage), "stage {stage}");
+        }
+        // Stages of decoder layers receive the encoder's output beside their own activations.
+        let p2p = |stage: u64| TrainingCx { stage, ..cx.clone() }.p2p_s();
+        assert!(p2p(3) > p2p(0));
+        // Memory is the busiest stage's, whichever it is.
+        let busiest = (0..4).map(|k| cx.stage_memory(k).iter().map(|(_, b)| b).sum::<f64>()).fold(0.0, f64::max);
+        assert!((cx.memory().total_bytes - busiest).abs() < 1.0, "{} vs {busiest}", cx.memory().total_bytes);
+        // The stages' weights add up to the model's (the shared embedding on the first stage,
+        // its tied copy for the logits on the last).
+        let on_stages: f64 = (0..4).map(|k| cx.stage_params(k).0 + cx.stage_params(k).1).sum();
+        let tied_copy = 1024.0 * 32128.0;
+        assert!((on_stages - cx.d.params() - tied_copy).abs() < 1.0, "{on_stages} vs {}", cx.d.params());
+    }
+
+    #[test]
+    fn zero_stages_shard_an_encoder_decoders_training_state() {
+        let memory = |zero: u64| {
+            let task = json!({"transformer_parallel": ["ddp"], "transformer_parallel_degree": [8],
+                "zero_stage": zero, "micro_batch": 8});
+            let s = encoder_decoder(8, 512, 114, task);
+            let cx = TrainingCx::new(&s).expect("transformer");
+            (cx.memory().total_bytes, evaluate(&cx).comm_s)
+        };
+        let m: Vec<(f64, f64)> = (0..4).map(memory).collect();
+        // Each stage keeps less per GPU; ZeRO-3 also gathers the weights layer by layer, in
+        // the forward and the backward pass: it communicates the most.
+        assert!(m[1].0 < m[0].0 && m[2].0 < m[1].0 && m[3].0 < m[2].0, "{m:?}");
+        assert!(m[3].1 > m[2].1 && m[3].1 > m[0].1, "{m:?}");
+    }
+
+    #[test]
+    fn an_encoder_decoder_explains_its_layers_by_stack() {
+        let task = json!({"transformer_parallel": ["tp", "ddp"], "transformer_parallel_degree": [2, 4]});
+        let s = encoder_decoder(8, 512, 114, task);
+        let cx = TrainingCx::new(&s).expect("transformer");
+        let r = evaluate(&cx);
+        for (layer, says) in [(3, "encoder layer 3"), (30, "decoder layer 6")] {
+            for block in [Block::Attn, Block::Fc] {
+                let op = r
+                    .timeline
+                    .iter()
+                    .find(|o| o.name.layer == layer && o.name.block == block && o.name.kind == OpKind::Compute)
+                    .expect("op");
+                let e = crate::engine::extended::explain::explain(&cx, &op.name).expect("explained");
+                assert!(e.what.contains(says), "{}", e.what);
+                assert_eq!(e.what.contains("cross-attention"), layer == 30 && block == Block::Attn, "{}", e.what);
+                assert!((e.seconds - op.duration_s).abs() < 1e-15, "{}: {} vs {}", e.what, e.seconds, op.duration_s);
+            }
         }
     }
 }

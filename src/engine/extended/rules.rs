@@ -48,6 +48,9 @@ pub fn check(s: &Scenario) -> Vec<FieldError> {
     levels(&mut errors, "transformer_parallel", spec, ALLOWED, s.system.num_devices);
     let degree = |st: Strategy| spec.product_of(&[st]);
     let (tp, pp, cp, ep) = (degree(Strategy::Tp), degree(Strategy::Pp), degree(Strategy::Cp), degree(Strategy::Ep));
+    if d.is_encoder_decoder() {
+        encoder_decoder(&mut errors, s, cp, ep);
+    }
     let heads = d.heads as u64;
     if tp > 1 && !heads.is_multiple_of(tp) {
         errors.push(FieldError::new(
@@ -183,6 +186,26 @@ pub fn check(s: &Scenario) -> Vec<FieldError> {
         }
     }
     errors
+}
+
+/// What the default model does not model for an encoder-decoder: serving it (a decoder that
+/// decodes against a cached encoder output), and splitting its sequences (context parallelism;
+/// its input and target lengths differ) or its feed-forward layers into experts.
+fn encoder_decoder(errors: &mut Vec<FieldError>, s: &Scenario, cp: u64, ep: u64) {
+    if matches!(s.task.kind, crate::engine::scenario::TaskKind::Inference) {
+        errors.push(FieldError::new(
+            "task.type",
+            "serving an encoder-decoder model is not modelled yet (its decoder decodes against the encoder's cached keys and values): use pretrain or finetune",
+        ));
+    }
+    for (degree, what) in [(cp, "context parallelism (cp)"), (ep, "expert parallelism (ep)")] {
+        if degree > 1 {
+            errors.push(FieldError::new(
+                "task.transformer_parallel",
+                format!("{what} is not modelled for an encoder-decoder model: use ddp, fsdp, tp and pp levels"),
+            ));
+        }
+    }
 }
 
 /// FP8 training needs FP8 tensor cores, a 16-bit model to cast from, and a transformer trained

@@ -9,7 +9,8 @@
 //! Ainslie et al. 2023 (GQA), Dao et al. 2022 (FlashAttention).
 
 use super::calibration::{
-    DROPOUT_PASSES, FLASH1_EFFICIENCY, FLASH1_H100_EFFICIENCY, FLASH2_EFFICIENCY, HIDDEN_PASSES, SCORE_ELEMENT_PASSES,
+    DROPOUT_PASSES, FLASH1_EFFICIENCY, FLASH1_H100_EFFICIENCY, FLASH2_EFFICIENCY, HIDDEN_PASSES,
+    RELATIVE_POSITION_BUCKETS, SCORE_ELEMENT_PASSES,
 };
 use super::gemm::Gemm;
 use crate::engine::ops::Block;
@@ -50,6 +51,16 @@ pub struct Dims {
     pub dropout: bool,
     /// Bytes per weight and per activation element e.
     pub elem_bytes: f64,
+    /// An encoder-decoder's encoder layers: the first `encoder_layers` of `layers`, which read
+    /// `cross_seq` tokens per sample with bidirectional self-attention and no cross-attention
+    /// ([`Dims::stack_at`]). 0 for every other model.
+    pub encoder_layers: u64,
+    /// Tokens per sample of the encoder output each decoder token attends to in its
+    /// cross-attention block (an encoder-decoder's input length); 0: no cross-attention.
+    pub cross_seq: f64,
+    /// Weights per hidden unit of each normalisation layer: 2 for LayerNorm's scale and bias,
+    /// 1 for T5's RMSNorm, which has a scale only.
+    pub norm_params: f64,
 }
 
 /// Forward FLOPs per token of one layer, split by block.
@@ -99,6 +110,35 @@ impl Dims {
                     tied_embeddings: false,
                     dropout: m.shape.dropout,
                     elem_bytes,
+                    encoder_layers: 0,
+                    cross_seq: 0.0,
+                    norm_params: 2.0,
+                });
+            }
+            Arch::EncDec(x) => {
+                // The decoder stack's view, with the encoder's layers counted in `layers`.
+                return Some(Dims {
+                    layers: x.encoder_layers + x.decoder_layers,
+                    hidden: x.attention_dim as f64,
+                    heads: x.heads as f64,
+                    kv_heads: m.shape.kv_heads.unwrap_or(x.heads) as f64,
+                    head_size: m.shape.head_dim.map(|d| d as f64),
+                    ffn: x.fc_dim as f64,
+                    ffn_kind: m.shape.ffn,
+                    vocab: x.vocab as f64,
+                    patch_inputs: 0.0,
+                    seq: x.target_len as f64,
+                    experts: 1.0,
+                    active: 1.0,
+                    capacity_factor: 1.0,
+                    causal_skip: m.shape.causal && m.shape.attention != Attention::Materialized,
+                    attention: m.shape.attention,
+                    tied_embeddings: m.shape.tied_embeddings,
+                    dropout: m.shape.dropout,
+                    elem_bytes,
+                    encoder_layers: x.encoder_layers,
+                    cross_seq: x.input_len as f64,
+                    norm_params: 1.0,
                 });
             }
             _ => return None,
@@ -123,7 +163,67 @@ impl Dims {
             tied_embeddings: m.shape.tied_embeddings,
             dropout: m.shape.dropout,
             elem_bytes,
+            encoder_layers: 0,
+            cross_seq: 0.0,
+            norm_params: 2.0,
         })
+    }
+
+    /// True for an encoder-decoder model (layers of two kinds, [`Dims::stack_at`]).
+    pub fn is_encoder_decoder(&self) -> bool {
+        self.encoder_layers > 0 && self.cross_seq > 0.0
+    }
+
+    /// The stack layer `l` belongs to, as a model of alike layers: for an encoder-decoder's
+    /// first `encoder_layers` layers the encoder (its input length, no causal mask, no
+    /// cross-attention), for the others the decoder; the model itself otherwise. Per-token
+    /// quantities ([`Dims::layer_flops`], [`Dims::layer_params`], [`Dims::block_gemms`], ...)
+    /// of the result are those of layer `l`; its `layers` counts the stack's.
+    pub fn stack_at(&self, l: u64) -> Dims {
+        if !self.is_encoder_decoder() {
+            return *self;
+        }
+        if l < self.encoder_layers {
+            Dims {
+                layers: self.encoder_layers,
+                seq: self.cross_seq,
+                causal_skip: false,
+                encoder_layers: 0,
+                cross_seq: 0.0,
+                ..*self
+            }
+        } else {
+            Dims { layers: self.layers - self.encoder_layers, encoder_layers: 0, ..*self }
+        }
+    }
+
+    /// The model's stacks of alike layers: (the first layer, the stack's view): one for a
+    /// decoder-only or encoder-only model, the encoder's and the decoder's for an
+    /// encoder-decoder.
+    pub fn stacks(&self) -> impl Iterator<Item = (u64, Dims)> + '_ {
+        let stacks = if self.is_encoder_decoder() { 2 } else { 1 };
+        [0, self.encoder_layers].into_iter().take(stacks).map(move |l| (l, self.stack_at(l)))
+    }
+
+    /// Encoder tokens per decoder token (the input length over the target length): what a
+    /// decoder layer's cross-attention keys and values cost per decoder token; 0 without
+    /// cross-attention.
+    pub fn cross_ratio(&self) -> f64 {
+        if self.cross_seq > 0.0 && self.seq > 0.0 {
+            self.cross_seq / self.seq
+        } else {
+            0.0
+        }
+    }
+
+    /// Residual sub-layers of a block, each with its norm, residual add and dropout: 1, or 2
+    /// for a decoder layer's attention block (self-attention, then cross-attention).
+    pub fn sublayers(&self, block: Block) -> f64 {
+        if block == Block::Attn && self.cross_seq > 0.0 {
+            2.0
+        } else {
+            1.0
+        }
     }
 
     /// True for a mixture-of-experts model.
@@ -147,15 +247,22 @@ impl Dims {
         self.q_width() + 2.0 * self.kv_heads * self.head_dim()
     }
 
-    /// Forward FLOPs per token of one layer.
+    /// Forward FLOPs per token of one layer of this stack ([`Dims::stack_at`]). A decoder
+    /// layer's cross-attention adds its query and output projections (`4 h q`), the keys and
+    /// values of the encoder's tokens (`4 h kv d_head` per encoder token, so times
+    /// [`Dims::cross_ratio`] per decoder token) and scores over every encoder token
+    /// (`4 s_enc q`, no mask).
     pub fn layer_flops(&self) -> LayerFlops {
         let h = self.hidden;
         let score_tokens = if self.causal_skip { self.seq / 2.0 } else { self.seq };
         let routed = self.active * self.capacity_factor;
         let router = if self.is_moe() { 2.0 * h * self.experts } else { 0.0 };
+        let kv = 2.0 * self.kv_heads * self.head_dim();
+        let cross_linear =
+            if self.cross_seq > 0.0 { 4.0 * h * self.q_width() + 2.0 * h * kv * self.cross_ratio() } else { 0.0 };
         LayerFlops {
-            attn_linear: 2.0 * h * self.qkv_width() + 2.0 * self.q_width() * h,
-            attn_scores: 4.0 * score_tokens * self.q_width(),
+            attn_linear: 2.0 * h * self.qkv_width() + 2.0 * self.q_width() * h + cross_linear,
+            attn_scores: 4.0 * (score_tokens + self.cross_seq) * self.q_width(),
             ffn: 2.0 * self.ffn_kind.matrices() as f64 * h * self.ffn * routed + router,
         }
     }
@@ -189,34 +296,50 @@ impl Dims {
         2.0 * self.hidden * (self.vocab + self.patch_inputs)
     }
 
-    /// Forward FLOPs per token of the whole model.
-    pub fn forward_flops_per_token(&self) -> f64 {
-        self.layers as f64 * self.layer_flops().total() + self.edge_flops()
+    /// Forward FLOPs per sample of the whole model: each stack's layers over its tokens, and
+    /// the output layer over the (target) tokens.
+    pub fn forward_flops_per_sample(&self) -> f64 {
+        let layers: f64 = self.stacks().map(|(_, d)| d.layers as f64 * d.layer_flops().total() * d.seq).sum();
+        layers + self.edge_flops() * self.seq
     }
 
-    /// Weights of one layer: (attention + norms, one expert's feed-forward). Dense models have
-    /// one expert.
+    /// Weights of one layer of this stack: (attention + norms, one expert's feed-forward).
+    /// Dense models have one expert. A decoder layer's cross-attention adds its four
+    /// projections and a third norm.
     pub fn layer_params(&self) -> (f64, f64) {
         let h = self.hidden;
-        let attn = h * self.qkv_width() + self.q_width() * h + 4.0 * h; // + two norms' scale and bias
+        let attn = h * self.qkv_width() + self.q_width() * h;
+        let norms = 1.0 + self.sublayers(Block::Attn);
+        let attn = self.sublayers(Block::Attn) * attn + norms * self.norm_params * h;
         let expert = self.ffn_kind.matrices() as f64 * h * self.ffn;
         let router = if self.is_moe() { h * self.experts } else { 0.0 };
         (attn + router, expert)
     }
 
     /// Weights of the input embedding (or patch projection) and of the output layer (0 when
-    /// tied to the input embedding).
+    /// tied to the input embedding). An encoder-decoder's stacks share the input embedding;
+    /// its other weights outside the layers, each stack's final norm and relative position
+    /// bias ([`RELATIVE_POSITION_BUCKETS`] per head), count with it.
     pub fn edge_params(&self) -> (f64, f64) {
-        let input = self.hidden * (self.vocab.max(self.patch_inputs));
+        let mut input = self.hidden * (self.vocab.max(self.patch_inputs));
+        if self.is_encoder_decoder() {
+            input += 2.0 * (self.norm_params * self.hidden + RELATIVE_POSITION_BUCKETS * self.heads);
+        }
         let output = if self.tied_embeddings || self.vocab == 0.0 { 0.0 } else { self.hidden * self.vocab };
         (input, output)
     }
 
     /// Every weight of the model.
     pub fn params(&self) -> f64 {
-        let (attn, expert) = self.layer_params();
         let (input, output) = self.edge_params();
-        self.layers as f64 * (attn + expert * self.experts) + input + output
+        let layers: f64 = self
+            .stacks()
+            .map(|(_, d)| {
+                let (attn, expert) = d.layer_params();
+                d.layers as f64 * (attn + expert * d.experts)
+            })
+            .sum();
+        layers + input + output
     }
 
     /// The GEMMs of a block's forward pass over `t` tokens on one GPU of `tp`-way tensor and
@@ -226,13 +349,20 @@ impl Dims {
     /// Feed-forward: the first matrix (or the gate and up matrices together, SwiGLU) and the
     /// second, once per expert this GPU holds that the tokens visit (all of them unless the
     /// tokens are fewer, as in decoding), on the tokens routed to it, and the router.
-    /// Shoeybi et al. 2019 (Megatron-LM) for the splits.
-    pub fn block_gemms(&self, block: Block, t: f64, tp: f64, ep: f64) -> [(Gemm, f64); 3] {
+    /// Shoeybi et al. 2019 (Megatron-LM) for the splits. A decoder layer's cross-attention adds
+    /// its query projection on the `t` tokens, its key and value projection on the encoder's
+    /// `t x` [`Dims::cross_ratio`] tokens, and a second output projection.
+    pub fn block_gemms(&self, block: Block, t: f64, tp: f64, ep: f64) -> [(Gemm, f64); 4] {
         let h = self.hidden;
         if block == Block::Attn {
             let qkv = Gemm { m: t, n: self.qkv_width() / tp, k: h };
             let proj = Gemm { m: t, n: h, k: self.q_width() / tp };
-            return [(qkv, 1.0), (proj, 1.0), (Gemm::NONE, 0.0)];
+            if self.cross_seq <= 0.0 {
+                return [(qkv, 1.0), (proj, 1.0), (Gemm::NONE, 0.0), (Gemm::NONE, 0.0)];
+            }
+            let q = Gemm { m: t, n: self.q_width() / tp, k: h };
+            let kv = Gemm { m: t * self.cross_ratio(), n: 2.0 * self.kv_heads * self.head_dim() / tp, k: h };
+            return [(qkv, 1.0), (proj, 2.0), (q, 1.0), (kv, 1.0)];
         }
         let f = self.ffn / tp;
         let routed = t * self.active * self.capacity_factor;
@@ -241,7 +371,7 @@ impl Dims {
         let up = Gemm { m, n: (self.ffn_kind.matrices() - 1) as f64 * f, k: h };
         let down = Gemm { m, n: h, k: f };
         let router = if self.is_moe() { Gemm { m: t, n: self.experts, k: h } } else { Gemm::NONE };
-        [(up, local_experts), (down, local_experts), (router, 1.0)]
+        [(up, local_experts), (down, local_experts), (router, 1.0), (Gemm::NONE, 0.0)]
     }
 
     /// Element-wise bytes per token of one layer's forward pass outside the tensor-parallel
@@ -255,14 +385,16 @@ impl Dims {
 
     /// Element-wise bytes per token of the attention scores (softmax, dropout) when they go
     /// through HBM: `a s (4 e + 1)`, or `a s 2 e` for the softmax alone without dropout; 0
-    /// with a fused kernel. Tensor parallelism divides it.
+    /// with a fused kernel. Tensor parallelism divides it. A decoder layer's cross-attention
+    /// adds its scores over the encoder's tokens (`s` + `s_enc` keys).
     pub fn score_bytes(&self) -> f64 {
+        let keys = self.seq + self.cross_seq;
         if !self.materialized() {
             0.0
         } else if self.dropout {
-            self.heads * self.seq * (SCORE_ELEMENT_PASSES * self.elem_bytes + 1.0)
+            self.heads * keys * (SCORE_ELEMENT_PASSES * self.elem_bytes + 1.0)
         } else {
-            self.heads * self.seq * (SCORE_ELEMENT_PASSES - 2.0) * self.elem_bytes
+            self.heads * keys * (SCORE_ELEMENT_PASSES - 2.0) * self.elem_bytes
         }
     }
 
@@ -290,12 +422,24 @@ impl Dims {
     /// [`Dims::stored_bytes`] with the four GEMM inputs kept for the weight gradients (QKV and
     /// FC1 outside, the projection's and FC2's inside) at `g` bytes per element: FP8 training
     /// keeps their FP8 copies (Transformer Engine), 1 byte.
+    ///
+    /// A decoder layer's cross-attention keeps as much again for its sub-layer (its norm's
+    /// and its query projection's inputs, a mask; the queries, the projection's input), the
+    /// keys and values of the encoder's tokens (`2 kv d_head e` x [`Dims::cross_ratio`] per
+    /// decoder token) and, materialized, its scores over the encoder's tokens.
     pub fn stored_bytes_with_gemm_inputs(&self, g: f64) -> (f64, f64, f64) {
         let e = self.elem_bytes;
         let h = self.hidden;
-        let masks = if self.dropout { 2.0 } else { 0.0 };
-        let outside = (2.0 * e + 2.0 * g + masks) * h;
-        let qkv = e * self.qkv_width();
+        let masks = if self.dropout { 1.0 } else { 0.0 };
+        let cross = self.cross_seq > 0.0;
+        let sub = self.sublayers(Block::Attn);
+        let outside = (1.0 + sub) * (e + g + masks) * h;
+        let cross_inside = if cross {
+            (e + g) * self.q_width() + 2.0 * self.kv_heads * self.head_dim() * e * self.cross_ratio()
+        } else {
+            0.0
+        };
+        let qkv = e * self.qkv_width() + cross_inside;
         let f = self.ffn * self.active * self.capacity_factor;
         // GELU keeps its input and FC2's input; SwiGLU the gate, the up projection and FC2's input.
         let ffn_acts = match self.ffn_kind {
@@ -304,7 +448,8 @@ impl Dims {
         };
         let inside = qkv + g * self.q_width() + ffn_acts;
         let per_score = if self.dropout { 2.0 * e + 1.0 } else { e };
-        let scores = if self.materialized() { self.heads * self.seq * per_score } else { 0.0 };
+        let keys = self.seq + self.cross_seq;
+        let scores = if self.materialized() { self.heads * keys * per_score } else { 0.0 };
         (outside, inside, scores)
     }
 }
@@ -334,6 +479,9 @@ mod tests {
             tied_embeddings: true,
             dropout: true,
             elem_bytes: 2.0,
+            encoder_layers: 0,
+            cross_seq: 0.0,
+            norm_params: 2.0,
         }
     }
 
@@ -344,7 +492,7 @@ mod tests {
         let d = gpt3();
         let (l, h, s, v) = (96.0, 12288.0, 2048.0, 51200.0);
         let megatron_per_token = 72.0 * l * h * h * (1.0 + s / (6.0 * h) + v / (12.0 * l * h)) / 3.0;
-        let ours = d.forward_flops_per_token();
+        let ours = d.forward_flops_per_sample() / s;
         assert!((ours / megatron_per_token - 1.0).abs() < 1e-12, "{ours} vs {megatron_per_token}");
     }
 
@@ -464,10 +612,123 @@ mod tests {
         assert_eq!(f.attn_linear, 2.0 * 5120.0 * 10240.0 + 2.0 * 8192.0 * 5120.0);
         assert_eq!(f.attn_scores, 4.0 * 4096.0 * 8192.0);
         // The output projection reads the 8,192-wide attention output.
-        let [_, (proj, _), _] = qwen.block_gemms(Block::Attn, 10.0, 2.0, 1.0);
+        let [_, (proj, _), ..] = qwen.block_gemms(Block::Attn, 10.0, 2.0, 1.0);
         assert_eq!((proj.n, proj.k), (5120.0, 4096.0));
         // Without a stated head size nothing changes: h / a, and q = h.
         let plain = Dims { head_size: None, ..qwen };
         assert_eq!((plain.head_dim(), plain.q_width()), (80.0, 5120.0));
+    }
+
+    /// A T5-style encoder-decoder as released: `l` + `l` layers of width `h`, feed-forward `f`,
+    /// `heads` heads of `d_kv`, vocabulary `v`; T5 v1.1 / mT5 (`v11`): gated GELU, an output
+    /// layer of its own; T5 v1.0: ReLU (two matrices), output tied to the embedding.
+    fn t5(h: f64, f: f64, d_kv: f64, heads: f64, l: u64, v: f64, v11: bool) -> Dims {
+        Dims {
+            layers: 2 * l,
+            hidden: h,
+            heads,
+            kv_heads: heads,
+            head_size: Some(d_kv),
+            ffn: f,
+            ffn_kind: if v11 { Ffn::Swiglu } else { Ffn::Gelu },
+            vocab: v,
+            patch_inputs: 0.0,
+            seq: 114.0,
+            experts: 1.0,
+            active: 1.0,
+            capacity_factor: 1.0,
+            causal_skip: false,
+            attention: Attention::Materialized,
+            tied_embeddings: !v11,
+            dropout: !v11,
+            elem_bytes: 2.0,
+            encoder_layers: l,
+            cross_seq: 512.0,
+            norm_params: 1.0,
+        }
+    }
+
+    #[test]
+    fn encoder_decoder_weights_are_the_released_t5_and_mt5_models() {
+        // The weights of the released checkpoints (Hugging Face's t5-* and google/mt5-*, which
+        // the papers round to 220M, 770M, 3B, 11B and 580M, 3.7B, 13B): two stacks of
+        // attention, cross-attention (decoder), feed-forward and scale-only norms, one shared
+        // embedding, each stack's final norm and relative position bias.
+        for (name, d, released) in [
+            ("t5-base", t5(768.0, 3072.0, 64.0, 12.0, 12, 32128.0, false), 222_903_552.0),
+            ("t5-large", t5(1024.0, 4096.0, 64.0, 16.0, 24, 32128.0, false), 737_668_096.0),
+            ("t5-3b", t5(1024.0, 16384.0, 128.0, 32.0, 24, 32128.0, false), 2_851_598_336.0),
+            ("t5-11b", t5(1024.0, 65536.0, 128.0, 128.0, 24, 32128.0, false), 11_307_321_344.0),
+            ("mt5-base", t5(768.0, 2048.0, 64.0, 12.0, 12, 250112.0, true), 582_401_280.0),
+            ("mt5-xl", t5(2048.0, 5120.0, 64.0, 32.0, 24, 250112.0, true), 3_742_619_648.0),
+            ("mt5-xxl", t5(4096.0, 10240.0, 64.0, 64.0, 24, 250112.0, true), 12_921_057_280.0),
+        ] {
+            assert_eq!(d.params(), released, "{name}");
+        }
+        // A decoder layer holds a second attention's four projections and a third norm.
+        let d = t5(768.0, 3072.0, 64.0, 12.0, 12, 32128.0, false);
+        let (enc, dec) = (d.stack_at(0), d.stack_at(12));
+        let attn = 4.0 * 768.0 * 768.0;
+        assert_eq!(enc.layer_params(), (attn + 2.0 * 768.0, 2.0 * 768.0 * 3072.0));
+        assert_eq!(dec.layer_params(), (2.0 * attn + 3.0 * 768.0, 2.0 * 768.0 * 3072.0));
+        assert_eq!((enc.layers, enc.seq, dec.layers, dec.seq), (12, 512.0, 12, 114.0));
+    }
+
+    #[test]
+    fn encoder_decoder_flops_are_twice_the_weights_each_token_meets_plus_attention() {
+        // Forward FLOPs per sample: 2 FLOPs per weight per token that meets it (the encoder's
+        // weights meet the input's tokens, the decoder's the targets', and the cross-attention's
+        // key and value projections the encoder's output, the input's length), plus the scores
+        // (4 s q per token and layer: the encoder's over its input, the decoder's over its
+        // targets and, across, over the input) and the output layer over the targets.
+        let d = t5(1024.0, 2816.0, 64.0, 16.0, 24, 250112.0, true); // mT5-Large
+        let (h, f, l, s_in, s_out, v) = (1024.0, 2816.0, 24.0, 512.0, 114.0, 250112.0);
+        let proj = 4.0 * h * h;
+        let ffn = 3.0 * h * f;
+        let cross_kv = 2.0 * h * h;
+        let gemms = 2.0 * l * ((proj + ffn) * s_in + (2.0 * proj - cross_kv + ffn) * s_out + cross_kv * s_in);
+        let scores = 4.0 * h * l * (s_in * s_in + s_out * (s_out + s_in));
+        let want = gemms + scores + 2.0 * h * v * s_out;
+        assert!((d.forward_flops_per_sample() / want - 1.0).abs() < 1e-12, "{}", d.forward_flops_per_sample());
+        // T5 (Raffel et al. 2020, section 3.2.2): an L + L encoder-decoder has about the weights
+        // of a 2L-layer language model, yet costs about what an L-layer one does on the input
+        // and the target together, each stack seeing only its own tokens. Cross-attention is
+        // what "about" leaves out: 1/6 more of both with a 4x feed-forward, no more.
+        let ed = t5(1024.0, 4096.0, 64.0, 16.0, 24, 0.0, false);
+        let ed = Dims { cross_seq: 512.0, seq: 512.0, ..ed };
+        let lm = |layers: u64, seq: f64| Dims { layers, seq, encoder_layers: 0, cross_seq: 0.0, ..ed };
+        let weights = ed.params() / lm(48, 512.0).params();
+        let linear = |d: &Dims| {
+            let per_stack = |s: Dims| s.layers as f64 * (s.layer_flops().attn_linear + s.layer_flops().ffn) * s.seq;
+            d.stacks().map(|(_, s)| per_stack(s)).sum::<f64>()
+        };
+        let cost = linear(&ed) / linear(&lm(24, 1024.0));
+        assert!((weights - 7.0 / 6.0).abs() < 1e-3 && (cost - 7.0 / 6.0).abs() < 1e-9, "{weights} {cost}");
+    }
+
+    #[test]
+    fn a_decoder_layer_of_an_encoder_decoder_adds_cross_attention_work_and_memory() {
+        let d = t5(1024.0, 4096.0, 64.0, 16.0, 24, 32128.0, false);
+        let (enc, dec) = (d.stack_at(0), d.stack_at(24));
+        // GEMMs: the decoder's attention block projects queries and outputs twice, and the
+        // encoder's 512 tokens' keys and values for every 114 of its own.
+        let [(qkv, 1.0), (proj, 2.0), (q, 1.0), (kv, 1.0)] = dec.block_gemms(Block::Attn, 114.0, 2.0, 1.0) else {
+            panic!("decoder attention GEMMs")
+        };
+        assert_eq!((qkv.n, proj.k, q.n), (1536.0, 512.0, 512.0));
+        assert_eq!((kv.m, kv.n, kv.k), (512.0, 1024.0, 1024.0));
+        assert_eq!(enc.block_gemms(Block::Attn, 512.0, 2.0, 1.0)[2].1, 0.0);
+        // Two residual sub-layers' element-wise work; scores over 114 + 512 keys.
+        assert_eq!((dec.sublayers(Block::Attn), dec.sublayers(Block::Fc), enc.sublayers(Block::Attn)), (2.0, 1.0, 1.0));
+        assert_eq!(dec.score_bytes() / enc.score_bytes(), (114.0 + 512.0) / 512.0);
+        // Activations: what a layer keeps grows by the cross sub-layer and the encoder's K, V.
+        let (o_enc, i_enc, _) = enc.stored_bytes();
+        let (o_dec, i_dec, _) = dec.stored_bytes();
+        assert_eq!(o_dec / o_enc, 1.5);
+        let e = 2.0;
+        assert_eq!(i_dec - i_enc, 2.0 * e * 1024.0 + 2.0 * 1024.0 * e * 512.0 / 114.0);
+        // Other models keep one stack.
+        assert_eq!(gpt3().stacks().count(), 1);
+        assert_eq!(gpt3().stack_at(50), gpt3());
     }
 }

@@ -50,8 +50,9 @@ pub struct TrainingCx<'a> {
     /// Tokens one GPU processes per micro-batch: micro x s / cp.
     pub tokens: f64,
     pub global_batch: u64,
-    /// Which layers train (fine-tuning freezes some); `trainable[l]`.
-    pub trainable: Vec<bool>,
+    /// How many layers train, counted from the first (fine-tuning freezes the layers from
+    /// `min_frozen_layer` up, or all of them).
+    pub trainable_layers: u64,
     /// Whether the embedding trains.
     pub emb_trains: bool,
 }
@@ -67,6 +68,9 @@ pub struct LayerTimes {
     /// One tensor-parallel collective of a block's activations (an all-reduce, or with
     /// sequence parallelism one all-gather or one reduce-scatter).
     pub tp_comm_s: f64,
+    /// The same for the attention block: `tp_comm_s`, or twice that in a decoder layer of an
+    /// encoder-decoder (self-attention and cross-attention each end in one).
+    pub attn_tp_comm_s: f64,
     /// One MoE all-to-all (dispatch or combine).
     pub moe_a2a_s: f64,
     /// The context-parallel key/value ring of one attention forward pass.
@@ -97,13 +101,11 @@ impl<'a> TrainingCx<'a> {
         let tokens = micro_batch as f64 * d.seq / lay.cp.size as f64;
         let global_batch = local_batch.saturating_mul(lay.dense_dp.size);
         let trains = s.task.kind.trains();
-        let (trainable, emb_trains) = match &s.task.kind {
-            TaskKind::Pretrain => (vec![true; d.layers as usize], true),
-            TaskKind::Inference => (vec![false; d.layers as usize], false),
-            TaskKind::Finetune(f) => {
-                let mu = f.min_frozen_layer.unwrap_or(d.layers);
-                ((0..d.layers).map(|l| !f.transformer && l < mu).collect(), !f.emb)
-            }
+        let (trainable_layers, emb_trains) = match &s.task.kind {
+            TaskKind::Pretrain => (d.layers, true),
+            TaskKind::Inference => (0, false),
+            TaskKind::Finetune(f) if f.transformer => (0, !f.emb),
+            TaskKind::Finetune(f) => (f.min_frozen_layer.unwrap_or(d.layers).min(d.layers), !f.emb),
         };
         let mut cx = TrainingCx {
             s,
@@ -126,12 +128,23 @@ impl<'a> TrainingCx<'a> {
             stage: p - 1,
             tokens,
             global_batch,
-            trainable,
+            trainable_layers,
             emb_trains,
         };
-        // With an uneven split the first stage holds one layer more than the last, which runs
-        // the output layer instead: the slower of the two paces the pipeline.
-        if p > 1 && !cx.d.layers.is_multiple_of(p) {
+        if p > 1 && cx.d.is_encoder_decoder() {
+            // Stages of encoder layers, of decoder layers or of both differ in their work: the
+            // slowest paces the pipeline.
+            let mut slowest = (0.0, p - 1);
+            for stage in 0..p {
+                let (f, b) = TrainingCx { stage, ..cx.clone() }.pass_times();
+                if f + b > slowest.0 {
+                    slowest = (f + b, stage);
+                }
+            }
+            cx.stage = slowest.1;
+        } else if p > 1 && !cx.d.layers.is_multiple_of(p) {
+            // With an uneven split the first stage holds one layer more than the last, which
+            // runs the output layer instead: the slower of the two paces the pipeline.
             let first = TrainingCx { stage: 0, ..cx.clone() };
             let (f0, b0) = first.pass_times();
             let (f1, b1) = cx.pass_times();
@@ -181,13 +194,13 @@ impl<'a> TrainingCx<'a> {
 
     /// The GEMMs of a block's forward pass on one GPU for one micro-batch, each with how many
     /// times it runs ([`TrainingCx::block_gemms_of`] the micro-batch's tokens).
-    pub fn block_gemms(&self, block: Block) -> [(Gemm, f64); 3] {
+    pub fn block_gemms(&self, block: Block) -> [(Gemm, f64); 4] {
         self.block_gemms_of(block, self.tokens)
     }
 
     /// The GEMMs of a block's forward pass over `t` tokens on one GPU, each with how many times
     /// it runs ([`Dims::block_gemms`] at this plan's tensor and expert parallelism).
-    pub fn block_gemms_of(&self, block: Block, t: f64) -> [(Gemm, f64); 3] {
+    pub fn block_gemms_of(&self, block: Block, t: f64) -> [(Gemm, f64); 4] {
         self.d.block_gemms(block, t, self.tp(), self.lay.ep.size as f64)
     }
 
@@ -237,8 +250,9 @@ impl<'a> TrainingCx<'a> {
     /// effective HBM bandwidth plus its kernel-launch overheads.
     pub fn block_ew_s(&self, block: Block) -> f64 {
         let inside = if block == Block::Attn { self.d.score_bytes() } else { self.d.ffn_act_bytes() };
-        self.tokens * (self.d.hidden_bytes() / self.outside_div() + inside / self.tp()) / self.hbm_bytes_per_s
-            + KERNELS_PER_BLOCK * KERNEL_OVERHEAD_S
+        let sub = self.d.sublayers(block);
+        self.tokens * (sub * self.d.hidden_bytes() / self.outside_div() + inside / self.tp()) / self.hbm_bytes_per_s
+            + sub * KERNELS_PER_BLOCK * KERNEL_OVERHEAD_S
     }
 
     /// A block's gradient passes for one micro-batch, s, without recomputation: the
@@ -259,9 +273,9 @@ impl<'a> TrainingCx<'a> {
         if !self.trains {
             return (false, false);
         }
-        let weights = self.trainable.get(l as usize).copied().unwrap_or(false);
+        let weights = l < self.trainable_layers;
         // Activation gradients flow down through l when anything below it trains.
-        let below = self.emb_trains || self.trainable.iter().take(l as usize).any(|t| *t);
+        let below = self.emb_trains || (l > 0 && self.trainable_layers > 0);
         (below, weights)
     }
 
@@ -299,8 +313,19 @@ impl<'a> TrainingCx<'a> {
         })
     }
 
+    /// The context of layer `l`'s stack ([`Dims::stack_at`]): an encoder-decoder's encoder or
+    /// decoder dimensions, with the stack's tokens per micro-batch; the same context for other
+    /// models. Whole-model figures (stage splits, memory, FLOPs) stay with `self`.
+    pub fn at(&self, l: u64) -> TrainingCx<'a> {
+        let d = self.d.stack_at(l);
+        TrainingCx { d, tokens: self.micro_batch as f64 * d.seq / self.lay.cp.size as f64, ..self.clone() }
+    }
+
     /// Durations of layer `l`'s ops for one micro-batch.
     pub fn layer_times(&self, l: u64) -> LayerTimes {
+        if self.d.is_encoder_decoder() {
+            return self.at(l).layer_times(l);
+        }
         let (attn, ffn) = (self.block_gemm_s(Block::Attn), self.block_gemm_s(Block::Fc));
         let score_gemm_s = self.score_gemm_s();
         let act_bytes = self.tokens * self.d.hidden * self.d.elem_bytes;
@@ -349,6 +374,7 @@ impl<'a> TrainingCx<'a> {
             attn_bwd_s,
             ffn_bwd_s,
             tp_comm_s,
+            attn_tp_comm_s: tp_comm_s * self.d.sublayers(Block::Attn),
             moe_a2a_s,
             kv_ring_s,
             weight_gather_s,
@@ -356,11 +382,35 @@ impl<'a> TrainingCx<'a> {
         }
     }
 
-    /// Parameters of one layer on one GPU: its dense weights and the experts it holds, split by
-    /// tensor parallelism.
+    /// Parameters of one layer of this stack on one GPU: its dense weights and the experts it
+    /// holds, split by tensor parallelism.
     pub fn layer_params_on_gpu(&self) -> f64 {
-        let (dense, expert) = self.d.layer_params();
-        (dense + expert * self.d.experts / self.lay.ep.size as f64) / self.tp()
+        self.params_on_gpu(&self.d)
+    }
+
+    /// Parameters on one GPU of one layer of the stack `d` ([`TrainingCx::layer_params_on_gpu`]).
+    fn params_on_gpu(&self, d: &Dims) -> f64 {
+        let (dense, expert) = d.layer_params();
+        (dense + expert * d.experts / self.lay.ep.size as f64) / self.tp()
+    }
+
+    /// Stage `stage`'s layers by stack ([`Dims::stacks`]): how many of its layers each stack
+    /// has there, and the stack's view; stacks without a layer there are left out.
+    pub fn stage_stacks(&self, stage: u64) -> impl Iterator<Item = (f64, Dims)> + '_ {
+        let r = self.stage_layers(stage);
+        self.d.stacks().filter_map(move |(first, d)| {
+            let n = (first + d.layers).min(r.end).saturating_sub(first.max(r.start));
+            (n > 0).then_some((n as f64, d))
+        })
+    }
+
+    /// Parameters on one GPU of stage `stage`'s layers, and of its largest layer (the one
+    /// gathered whole under ZeRO-3).
+    pub fn stage_layer_params(&self, stage: u64) -> (f64, f64) {
+        self.stage_stacks(stage).fold((0.0, 0.0), |(sum, max), (n, d)| {
+            let x = self.params_on_gpu(&d);
+            (sum + n * x, f64::max(max, x))
+        })
     }
 
     /// Bytes per gradient element, kept and reduced: 4 when gradients are accumulated in fp32
@@ -433,9 +483,16 @@ impl<'a> TrainingCx<'a> {
         }
     }
 
-    /// The input embedding lookup (or patch projection) of one micro-batch, s.
+    /// Tokens one GPU processes per micro-batch in an encoder-decoder's encoder (its input
+    /// length), s; 0 for other models.
+    pub fn encoder_tokens(&self) -> f64 {
+        self.micro_batch as f64 * self.d.cross_seq / self.lay.cp.size as f64
+    }
+
+    /// The input embedding lookup (or patch projection) of one micro-batch, s: an
+    /// encoder-decoder looks up its input and its target tokens.
     pub fn input_time(&self) -> f64 {
-        let t = self.tokens;
+        let t = self.tokens + self.encoder_tokens();
         let proj = self.gemm_s(Gemm { m: t, n: self.d.hidden / self.tp(), k: self.d.patch_inputs });
         proj + t * self.d.hidden * self.d.elem_bytes * 2.0 / self.hbm_bytes_per_s
     }
@@ -446,26 +503,37 @@ impl<'a> TrainingCx<'a> {
         if self.lay.pp.size <= 1 {
             return 0.0;
         }
-        let bytes = self.tokens * self.d.hidden * self.d.elem_bytes / self.tp();
+        // An encoder-decoder's stages pass the encoder's output on to the decoder's stages,
+        // whose own activations travel beside it.
+        let decoder = self.stage_layers(self.stage).end > self.d.encoder_layers;
+        let tokens = if self.d.is_encoder_decoder() {
+            self.encoder_tokens() + if decoder { self.tokens } else { 0.0 }
+        } else {
+            self.tokens
+        };
+        let bytes = tokens * self.d.hidden * self.d.elem_bytes / self.tp();
         self.collective(Collective::PointToPoint, bytes, Group { size: 2, per_node: self.lay.pp.per_node.min(2) })
     }
 
     /// Parameters on one GPU of stage `stage` (0-based): (dense, expert).
     pub fn stage_params(&self, stage: u64) -> (f64, f64) {
         let p = self.lay.pp.size.max(1);
-        let layers = self.stage_layers(stage).count() as f64;
-        let (attn, expert) = self.d.layer_params();
         let (input, output) = self.d.edge_params();
-        let mut dense = layers * attn;
+        let (mut dense, mut experts) = (0.0, 0.0);
+        for (n, d) in self.stage_stacks(stage) {
+            let (attn, expert) = d.layer_params();
+            dense += n * attn;
+            experts += n * expert * d.experts / self.lay.ep.size as f64;
+        }
         if stage == 0 {
             dense += input;
         }
         if stage + 1 == p {
             // A tied output layer still needs the embedding on the last stage when the
             // pipeline has several (Megatron keeps a copy and all-reduces its gradient).
-            dense += if output == 0.0 && p > 1 && self.d.vocab > 0.0 { input } else { output };
+            let embedding = self.d.hidden * self.d.vocab;
+            dense += if output == 0.0 && p > 1 && self.d.vocab > 0.0 { embedding } else { output };
         }
-        let experts = layers * expert * self.d.experts / self.lay.ep.size as f64;
         (dense / self.tp(), experts / self.tp())
     }
 
@@ -484,7 +552,7 @@ impl<'a> TrainingCx<'a> {
         if !zero3 && self.reduces_every_micro_batch() {
             // ZeRO-2: the layers' gradients were reduced in each micro-batch's backward pass;
             // the embeddings' and the output layer's, once per micro-batch, here.
-            let layers = self.stage_layers(self.stage).count() as f64 * self.layer_params_on_gpu();
+            let layers = self.stage_layer_params(self.stage).0;
             let edges = (bytes - layers * share * self.grad_bytes()).max(0.0);
             let each = self.collective(Collective::ReduceScatter, edges, self.lay.dense_dp);
             return (OpKind::GradReduceScatter, self.micro_batches as f64 * each);
@@ -526,8 +594,7 @@ impl<'a> TrainingCx<'a> {
 
     /// Trainable share of the stage's parameters (fine-tuning freezes some layers).
     pub fn trainable_share(&self) -> f64 {
-        let n = self.trainable.len().max(1) as f64;
-        self.trainable.iter().filter(|t| **t).count() as f64 / n
+        self.trainable_layers as f64 / self.d.layers.max(1) as f64
     }
 
     /// Memory per GPU of stage `stage`, by part.
@@ -538,19 +605,19 @@ impl<'a> TrainingCx<'a> {
         let zero = self.zero_stage();
         let dp = self.lay.dense_dp.size as f64;
         let shard3 = self.zero3_group().size as f64;
-        let layer_params = self.layer_params_on_gpu();
+        let (stage_layer_params, layer_params) = self.stage_layer_params(stage);
         // FP8 training keeps FP8 copies of the blocks' weights: of the stage's layers, or with
         // ZeRO-3 of the gathered ones.
         let fp8_copy = if self.fp8_flops_per_s.is_some() { FP8_WEIGHT_COPY_BYTES_PER_PARAM } else { 0.0 };
-        let stage_layers = self.stage_layers(stage).count() as f64;
         let weights = params * e / if zero >= 3 { shard3 } else { 1.0 }
-            + if shard3 > 1.0 { 0.0 } else { stage_layers * layer_params * fp8_copy };
+            + if shard3 > 1.0 { 0.0 } else { stage_layer_params * fp8_copy };
         let train_share = if self.trains { self.trainable_share() } else { 0.0 };
         let grads = params * train_share * self.grad_bytes() / if zero >= 2 { dp } else { 1.0 };
         let optimizer = params * train_share * OPTIMIZER_BYTES_PER_PARAM / if zero >= 1 { dp } else { 1.0 };
         let activations = self.stage_activations(stage);
         let gathered = if shard3 > 1.0 { 2.0 * layer_params * (e + fp8_copy) } else { 0.0 };
-        let tp_buffer = if self.lay.tp.size > 1 { 2.0 * self.tokens * self.d.hidden * e } else { 0.0 };
+        let tokens = self.tokens.max(self.encoder_tokens());
+        let tp_buffer = if self.lay.tp.size > 1 { 2.0 * tokens * self.d.hidden * e } else { 0.0 };
         let buffers = WORKSPACE_BYTES + gathered + tp_buffer;
         vec![
             (MemPart::Weights, weights),
@@ -563,61 +630,75 @@ impl<'a> TrainingCx<'a> {
 
     /// Activation bytes stage `stage` holds at its peak: the micro-batches in flight, each with
     /// what its layers keep for the backward pass (Korthikanti et al. 2022), plus the working
-    /// set of one layer being recomputed and the output layer's logits on the last stage.
+    /// set of one layer being recomputed and the output layer's logits on the last stage. An
+    /// encoder-decoder's layers keep what their stack's layers keep over its tokens.
     pub fn stage_activations(&self, stage: u64) -> f64 {
         let p = self.lay.pp.size.max(1);
-        let t = self.tokens;
         let gemm_inputs = if self.fp8_flops_per_s.is_some() { 1.0 } else { self.d.elem_bytes };
-        let (outside, inside, scores) = self.d.stored_bytes_with_gemm_inputs(gemm_inputs);
         let tp = self.tp();
-        let full_layer = t * (outside / self.outside_div() + inside / tp + scores / tp);
+        // Per layer of each stack there: (kept for the backward pass, the whole working set).
+        let per_layer = |d: &Dims| {
+            let t = self.micro_batch as f64 * d.seq / self.lay.cp.size as f64;
+            let (outside, inside, scores) = d.stored_bytes_with_gemm_inputs(gemm_inputs);
+            let full_layer = t * (outside / self.outside_div() + inside / tp + scores / tp);
+            let kept = match self.setup.recompute {
+                Recompute::None => full_layer,
+                Recompute::Selective => t * (outside / self.outside_div() + inside / tp),
+                Recompute::Full => t * d.hidden * d.elem_bytes / self.outside_div(),
+            };
+            (kept, full_layer)
+        };
+        let (kept, full_layer) = self.stage_stacks(stage).fold((0.0, 0.0), |(kept, full), (n, d)| {
+            let (k, f) = per_layer(&d);
+            (kept + n * k, f64::max(full, f))
+        });
+        let t = self.tokens;
         let logits =
             if stage + 1 == p && self.d.vocab > 0.0 { t * self.d.vocab / tp * self.logit_bytes() } else { 0.0 };
         if !self.trains {
             // Inference keeps nothing: one layer's working set.
             return full_layer + logits;
         }
-        let kept = match self.setup.recompute {
-            Recompute::None => full_layer,
-            Recompute::Selective => t * (outside / self.outside_div() + inside / tp),
-            Recompute::Full => t * self.d.hidden * self.d.elem_bytes / self.outside_div(),
-        };
         let working = if self.setup.recompute == Recompute::Full { full_layer } else { 0.0 };
         // 1F1B: stage k holds min(m, p - k) micro-batches; interleaving holds more.
         let in_flight = self.micro_batches.min(p - stage.min(p - 1)) as f64;
         // Interleaving keeps (p - 1)/p of a largest chunk's micro-batches more in flight.
         let interleave =
             if self.chunks > 1 { 1.0 + self.of_largest_chunk(stage, (p as f64 - 1.0) / p as f64) } else { 1.0 };
-        let layers = self.stage_layers(stage).count() as f64;
-        layers * kept * in_flight * interleave + working + logits
+        kept * in_flight * interleave + working + logits
     }
 
-    /// The busiest stage's memory: the larger of the first and the last stage.
+    /// The busiest stage's memory: the larger of the first and the last stage (of any stage
+    /// for an encoder-decoder, whose stages hold layers of two kinds).
     pub fn memory(&self) -> Memory {
         let p = self.lay.pp.size.max(1);
-        let first = self.stage_memory(0);
-        let last = self.stage_memory(p - 1);
-        let (first, last) =
-            (Memory::of_parts(first, self.s.system.mem_cap_bytes), Memory::of_parts(last, self.s.system.mem_cap_bytes));
-        if last.total_bytes > first.total_bytes {
-            last
-        } else {
-            first
+        let stages: &mut dyn Iterator<Item = u64> =
+            if self.d.is_encoder_decoder() { &mut (0..p) } else { &mut [0, p - 1].into_iter() };
+        let cap = self.s.system.mem_cap_bytes;
+        let mut busiest: Option<Memory> = None;
+        for stage in stages {
+            let m = Memory::of_parts(self.stage_memory(stage), cap);
+            if busiest.as_ref().is_none_or(|b| m.total_bytes > b.total_bytes) {
+                busiest = Some(m);
+            }
         }
+        busiest.unwrap_or_else(|| Memory::of_parts(self.stage_memory(0), cap))
     }
 
     /// Model FLOPs per sample of one iteration: forward, and twice that backward when training
     /// (Narayanan et al.'s 3x; fine-tuning counts what it computes).
     pub fn model_flops_per_sample(&self) -> f64 {
-        let fwd = self.d.forward_flops_per_token() * self.d.seq;
+        let fwd = self.d.forward_flops_per_sample();
         if !self.trains {
             return fwd;
         }
-        let lf = self.d.layer_flops().total() * self.d.seq;
         let mut bwd = 0.0;
-        for l in 0..self.d.layers {
-            let (act, wgt) = self.backward_work(l);
-            bwd += (act as u8 + wgt as u8) as f64 * lf;
+        for (first, d) in self.d.stacks() {
+            let lf = d.layer_flops().total() * d.seq;
+            for l in first..first + d.layers {
+                let (act, wgt) = self.backward_work(l);
+                bwd += (act as u8 + wgt as u8) as f64 * lf;
+            }
         }
         bwd += 2.0 * self.d.edge_flops() * self.d.seq;
         fwd + bwd
@@ -626,15 +707,21 @@ impl<'a> TrainingCx<'a> {
     /// FLOPs the hardware executes per sample: model FLOPs plus recomputation (and the score
     /// GEMMs a fused attention kernel's backward pass recomputes).
     pub fn hardware_flops_per_sample(&self) -> f64 {
-        let f = self.d.layer_flops();
-        let replay =
-            if self.trains && !self.d.materialized() { FUSED_BACKWARD_SCORE_REPLAY * f.attn_scores } else { 0.0 };
-        let extra = replay
-            + match (self.trains, self.setup.recompute) {
-                (false, _) | (_, Recompute::None) => 0.0,
-                (true, Recompute::Full) => f.total(),
-                (true, Recompute::Selective) => f.attn_scores,
-            };
-        self.model_flops_per_sample() + extra * self.d.seq * self.d.layers as f64
+        let extra: f64 = self
+            .d
+            .stacks()
+            .map(|(_, d)| {
+                let f = d.layer_flops();
+                let replay =
+                    if self.trains && !d.materialized() { FUSED_BACKWARD_SCORE_REPLAY * f.attn_scores } else { 0.0 };
+                let recomputed = match (self.trains, self.setup.recompute) {
+                    (false, _) | (_, Recompute::None) => 0.0,
+                    (true, Recompute::Full) => f.total(),
+                    (true, Recompute::Selective) => f.attn_scores,
+                };
+                (replay + recomputed) * d.seq * d.layers as f64
+            })
+            .sum();
+        self.model_flops_per_sample() + extra
     }
 }

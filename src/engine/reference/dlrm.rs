@@ -67,7 +67,7 @@ impl<'a, 'c> Mlp<'a, 'c> {
         let (dlrm, experts) = match &cx.s.model.arch {
             Arch::Dlrm(d) | Arch::DlrmTransformer(d, _) => (d, None),
             Arch::DlrmMoe(d, moe) => (d, Some(moe.experts)),
-            Arch::Llm(_) | Arch::LlmMoe(..) | Arch::Vit(_) | Arch::Cnn(_) => return None,
+            Arch::Llm(_) | Arch::LlmMoe(..) | Arch::Vit(_) | Arch::Cnn(_) | Arch::EncDec(_) => return None,
         };
         let spec = cx.mlp?;
         let l = &cx.counts.layers;

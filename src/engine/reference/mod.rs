@@ -34,8 +34,8 @@ pub fn build(s: &Scenario) -> Parts {
         Arch::Dlrm(_) | Arch::DlrmMoe(..) => dlrm::build(&cx, &mut g),
         Arch::DlrmTransformer(..) => dlrm_transformer::build(&cx, &mut g),
         Arch::Llm(_) | Arch::LlmMoe(..) | Arch::Vit(_) => transformer::build(&cx, &mut g),
-        // MAD-Max has no CNNs: validation refuses them in paper mode.
-        Arch::Cnn(_) => {}
+        // MAD-Max has no CNNs or encoder-decoders: validation refuses them in paper mode.
+        Arch::Cnn(_) | Arch::EncDec(_) => {}
     }
     let (ops, schedule) = g.finish();
     Parts {
@@ -101,7 +101,7 @@ impl<'a> ReferenceCx<'a> {
             Arch::DlrmTransformer(d, t) => d.bot_mlp_layers.max(d.top_mlp_layers).max(t.layers),
             Arch::Llm(l) | Arch::LlmMoe(l, _) => l.transformer.layers,
             Arch::Vit(v) => v.layers,
-            Arch::Cnn(_) => 0,
+            Arch::Cnn(_) | Arch::EncDec(_) => 0,
         }
     }
 
@@ -112,7 +112,7 @@ impl<'a> ReferenceCx<'a> {
             Arch::DlrmTransformer(d, t) => d.bot_mlp_layers + d.top_mlp_layers + 2 * t.layers,
             Arch::Llm(l) | Arch::LlmMoe(l, _) => 2 * l.transformer.layers,
             Arch::Vit(v) => 2 * v.layers,
-            Arch::Cnn(_) => 0,
+            Arch::Cnn(_) | Arch::EncDec(_) => 0,
         };
         (layers as usize) * 9 + 8
     }
@@ -305,7 +305,7 @@ impl<'a> ReferenceCx<'a> {
             Arch::DlrmTransformer(_, t) => t.layers,
             Arch::Llm(l) | Arch::LlmMoe(l, _) => l.transformer.layers,
             Arch::Vit(v) => v.layers,
-            Arch::Dlrm(_) | Arch::DlrmMoe(..) | Arch::Cnn(_) => 0,
+            Arch::Dlrm(_) | Arch::DlrmMoe(..) | Arch::Cnn(_) | Arch::EncDec(_) => 0,
         }
     }
 

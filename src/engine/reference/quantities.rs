@@ -157,8 +157,8 @@ pub fn model_counts(s: &Scenario) -> ModelCounts {
         Arch::Llm(l) => lm_counts(l.vocab, &l.transformer, None, be),
         Arch::LlmMoe(l, m) => lm_counts(l.vocab, &l.transformer, Some(m), be),
         Arch::Vit(v) => lm_counts(v.vocab(), &v.transformer(), None, be),
-        // MAD-Max has no CNNs: validation refuses them in paper mode.
-        Arch::Cnn(_) => ModelCounts {
+        // MAD-Max has no CNNs or encoder-decoders: validation refuses them in paper mode.
+        Arch::Cnn(_) | Arch::EncDec(_) => ModelCounts {
             mlp_params: zero,
             emb_params: zero,
             transformer_params: zero,

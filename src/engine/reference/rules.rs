@@ -171,7 +171,7 @@ pub fn check(s: &Scenario) -> Vec<FieldError> {
             Family::Dlrm | Family::DlrmMoe => f.top_mlp && f.bot_mlp && f.emb,
             Family::DlrmTransformer => f.top_mlp && f.bot_mlp && f.emb && f.transformer,
             Family::Llm | Family::LlmMoe | Family::Vit => f.emb && f.transformer,
-            Family::Cnn => false,
+            Family::Cnn | Family::EncDec => false,
         };
         if all_frozen {
             errors.push(
