@@ -56,8 +56,15 @@ pub enum Base {
     Row { validation_row: String },
     /// A scenario preset, evaluated in a mode (`default` or `reference`).
     Preset { scenario: String, mode: String },
-    /// A model preset (with `model_keys` set over its config) on a cluster with a task config.
-    Parts { model: String, model_keys: Map<String, Value>, cluster: Cluster, task: Map<String, Value> },
+    /// A model preset (with `model_keys` set over its config) on a cluster with a task config;
+    /// its row reads `label`, or the model's and the cluster's labels.
+    Parts {
+        model: String,
+        model_keys: Map<String, Value>,
+        cluster: Cluster,
+        task: Map<String, Value>,
+        label: Option<String>,
+    },
 }
 
 /// A what-if: the base with another model (a preset's id: its config, with the base's
@@ -255,7 +262,14 @@ fn read_story(v: &Value) -> Result<StorySpec, String> {
         Base::Preset { scenario: text(b, "scenario")?, mode: text(b, "mode")? }
     } else {
         let cluster = read_cluster(b.get("cluster").ok_or("base.cluster is missing")?)?;
-        Base::Parts { model: text(b, "model")?, model_keys: map(b, "model_keys")?, cluster, task: map(b, "task")? }
+        let label = b.get("label").map(|_| text(b, "label")).transpose()?;
+        Base::Parts {
+            model: text(b, "model")?,
+            model_keys: map(b, "model_keys")?,
+            cluster,
+            task: map(b, "task")?,
+            label,
+        }
     };
     let citations = match v.get("citations") {
         Some(Value::Array(a)) => a
@@ -346,9 +360,9 @@ fn base_doc(spec: &StorySpec, measured_run: Option<&RowResult>) -> Result<(Doc, 
             let model = if mode == "reference" { "MAD-Max paper mode" } else { "default model" };
             Ok((Doc::new([m, sys, t]), format!("{} ({model})", s.label)))
         }
-        Base::Parts { model, model_keys, cluster, task } => {
+        Base::Parts { model, model_keys, cluster, task, label } => {
             let m = p.model(model).ok_or(format!("no model preset {model}"))?;
-            let label = format!("{} on {}", m.label, cluster.label);
+            let label = label.clone().unwrap_or_else(|| format!("{} on {}", m.label, cluster.label));
             let mut config = m.config.clone();
             config.extend(model_keys.clone());
             Ok((Doc::new([config, cluster.system(&p.gpus)?, task.clone()]), label))
@@ -620,6 +634,41 @@ mod tests {
             assert_eq!((bytes(&story.base), bytes(v)), (Some(4), Some(4)), "{id}");
             assert!(v.report.is_ok() && story.base.report.is_ok(), "{id}");
         }
+    }
+
+    #[test]
+    fn the_mt5_story_compares_the_zero_stages_at_five_sizes_as_it_says() {
+        let spec = specs().expect("parse").into_iter().find(|s| s.id == "mt5-zero").expect("story");
+        let story = compute(spec, &accuracy::shipped_rows()).expect("computes");
+        let model = |o: &Outcome| o.doc.model.get("name").and_then(Value::as_str).unwrap_or("").to_owned();
+        let zero = |o: &Outcome| o.doc.task.get("zero_stage").and_then(Value::as_u64).unwrap_or(0);
+        let all: Vec<&Outcome> = std::iter::once(&story.base).chain(&story.variants).collect();
+        let at = |name: &str, stage: u64| {
+            let o = all.iter().find(|o| model(o) == name && zero(o) == stage).expect("a row");
+            let r = o.report.as_ref().expect("evaluates");
+            let fits = !r.limits.iter().any(|l| matches!(l, crate::engine::report::Limit::DoesNotFit { .. }));
+            (r.throughput_samples_per_s, fits)
+        };
+        // Five sizes at three stages each, every one an encoder-decoder.
+        assert_eq!(all.len(), 15);
+        assert!(all.iter().all(|o| o.doc.model.get("type") == Some(&Value::from("EncoderDecoder"))));
+        let sizes = ["mT5-Small", "mT5-Base", "mT5-Large", "mT5-XL", "mT5-XXL"];
+        let mut penalty = 0.0;
+        for (i, name) in sizes.into_iter().enumerate() {
+            let ((z1, fits1), (z2, fits2), (z3, fits3)) = (at(name, 1), at(name, 2), at(name, 3));
+            // Only mT5-XXL fails to fit, and only with stage 1.
+            assert_eq!((fits1, fits2, fits3), (i < 4, true, true), "{name}");
+            // Stages 1 and 2 run alike; stage 3 is slower, and more so the larger the model.
+            assert!((z2 / z1 - 1.0).abs() < 0.01, "{name}: {z1} {z2}");
+            let cost = 1.0 - z3 / z2;
+            assert!(cost > penalty, "{name}: stage 3 costs {cost}, the smaller size {penalty}");
+            penalty = cost;
+        }
+        // The story's figures: 12% at Small, a third at XL.
+        let cost = |name: &str| 1.0 - at(name, 3).0 / at(name, 2).0;
+        assert!((0.11..0.13).contains(&cost("mT5-Small")) && (0.3..0.36).contains(&cost("mT5-XL")));
+        // The compared figure: the released mT5-XXL's weights against the paper's 13B.
+        assert!(story.predicted.is_some_and(|p| (p - 12.92).abs() < 0.01), "{:?}", story.predicted);
     }
 
     #[test]
