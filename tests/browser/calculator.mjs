@@ -479,6 +479,30 @@ await runTest('calculator', dist, async ({ server, browser }) => {
     `paper mode refuses a CNN, saying why, and the last result stays: ${cnnRefused}`);
   await page.locator('label[for=mode-default]').click();
   check((await matchesCli(page, 'ResNet-152 in the default model again')).throughput === resnet152.throughput, 'back on the default model it runs again');
+  // An encoder-decoder (#23): two stacks with their own token counts, the default model's
+  // own family; no serving, no context or expert parallelism, and paper mode refusing it.
+  await page.selectOption('#model-preset', 'mt5_xl');
+  await page.locator('#f-model-num_encoder_layers').waitFor();
+  const field = (key) => page.locator(`#f-model-${key}`).inputValue();
+  check(await field('num_encoder_layers') === '24' && await field('num_decoder_layers') === '24'
+    && await field('transformer_seq_len') === '1024' && await field('target_seq_len') === '229'
+    && !(await page.locator('#f-model-num_transformer_layers').count()), 'mT5-XL shows its two stacks and its input and target tokens');
+  check(await page.locator('#mode-default').isChecked(), 'an encoder-decoder opens in the default model');
+  const taskKinds = await page.locator('#task-type option').evaluateAll((os) => os.map((o) => o.value));
+  const strategies = await page.locator('#transformer_parallel-0-strategy option').allTextContents();
+  check(!taskKinds.includes('inference') && taskKinds.includes('finetune') && JSON.stringify(strategies) === '["ddp","fsdp","tp","pp"]',
+    `no serving, and only the plans it models: ${taskKinds} / ${strategies}`);
+  const mt5 = await matchesCli(page, 'mT5-XL on ZionEX-128');
+  await page.screenshot({ path: join(shots, 'calculator-encdec.png'), fullPage: true });
+  await type(page, '#f-model-target_seq_len', '1024');
+  const longTargets = await matchesCli(page, 'mT5-XL with 1,024 target tokens');
+  check(longTargets.throughput < mt5.throughput, `longer targets run fewer samples/s (${longTargets.throughput} < ${mt5.throughput})`);
+  await page.locator('label[for=mode-reference]').click();
+  const encdecRefused = (await page.locator('.mode-switch .error-msg').first().textContent({ timeout: 20000 }).catch(() => '')).trim();
+  check(/paper model has no encoder-decoder models/.test(encdecRefused) && (await shown(page)).throughput === longTargets.throughput,
+    `paper mode refuses an encoder-decoder, saying why, and the last result stays: ${encdecRefused}`);
+  await page.locator('label[for=mode-default]').click();
+  check((await matchesCli(page, 'mT5-XL in the default model again')).throughput === longTargets.throughput, 'back on the default model it runs again');
   await page.selectOption('#model-preset', 'vit_h');
   await matchesCli(page, 'ViT-H again');
 

@@ -30,7 +30,8 @@ Usage:
       --mode       which model evaluates FILE: the default model, or MAD-Max paper mode
                    (reference). Without it, task.mode decides; a MAD-Max config without a
                    mode key is evaluated in reference mode, as the paper's code would (a
-                   CNN, which MAD-Max does not have, in the default model)
+                   CNN or an encoder-decoder, which MAD-Max does not have, in the default
+                   model)
   madmax explore FILE [--json] [--top N] [--local-batches 1,2,4,8] [--mode default|reference]
                  [--max-tpot-ms MS] [--max-ttft-ms MS] [--weight-formats L] [--kv-formats L]
       search every parallelization plan the model accepts for FILE's model on its cluster

@@ -220,7 +220,7 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
             let one = if op.block == Block::Attn { t.attn_tp_comm_s } else { t.tp_comm_s };
             let seconds = if op.phase == Phase::Backward && cx.setup.recompute == Recompute::Full { 2.0 * one } else { one };
             Explanation {
-                what: format!("Tensor-parallel {} of {layer}'s activations ({pass})", match op.kind { OpKind::ActAllReduce => "all-reduce", OpKind::ActAllGather => "all-gather (sequence parallel)", _ => "reduce-scatter (sequence parallel)" }),
+                what: format!("Tensor-parallel {} of the activations of {layer} ({pass})", match op.kind { OpKind::ActAllReduce => "all-reduce", OpKind::ActAllGather => "all-gather (sequence parallel)", _ => "reduce-scatter (sequence parallel)" }),
                 formula: "ring within the node: 2 (d-1)/d x S / B_nvl + 2 (d-1) alpha (all-reduce; half for gather or scatter); doubled in a backward pass with full recomputation".into(),
                 terms,
                 seconds,
@@ -249,7 +249,7 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
             )];
             terms.extend(group_terms(cx.zero3_group(), &cx.links));
             Explanation {
-                what: format!("ZeRO-3 / FSDP all-gather of {layer}'s weights ({pass})"),
+                what: format!("ZeRO-3 / FSDP all-gather of the weights of {layer} ({pass})"),
                 formula: "(d-1)/d x W / bandwidth + latency: within the node over NVLink, then 1/k of it over the NICs; a ring of d-1 hops, m-1 of them between nodes (14 us each, 3.4 us over NVLink), as NCCL runs it".into(),
                 terms,
                 seconds: t.weight_gather_s,
@@ -261,19 +261,49 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
             }
         }
         (OpKind::GradAllReduce | OpKind::GradReduceScatter, Block::Optimizer) => {
-            let (dense, expert) = cx.stage_params(cx.stage);
+            let Some(g) = cx.final_grad_sync_plan() else {
+                return Some(Explanation {
+                    what: "Data-parallel gradient synchronisation after the backward pass".into(),
+                    formula: "0: nothing is left to reduce".into(),
+                    terms: Vec::new(),
+                    seconds: 0.0,
+                    note: Some("The gradients were reduced during the backward pass (or nothing trains, or one replica holds them all)."),
+                });
+            };
+            let e = cx.grad_bytes();
+            let per_micro_batch = g.times > 1.0;
+            let replicas = cx.zero3_group().size > 1;
+            let (what, params, formula, note) = if per_micro_batch {
+                (
+                    "ZeRO-2: the embeddings' and the output layer's gradients, reduce-scattered once per micro-batch",
+                    "the embeddings' and the output layer's parameters on this GPU (the layers' gradients were reduce-scattered in each micro-batch's backward pass)",
+                    "m x (P x e bytes reduce-scattered with the chosen algorithm); see the collective model",
+                    "With ZeRO-2 a GPU keeps only its shard of the gradients, so every micro-batch reduces its own.",
+                )
+            } else if replicas {
+                (
+                    "Hybrid sharding: each GPU's shard of the gradients all-reduced across the replicas",
+                    "parameters in this GPU's shard (the stage's over the sharding group)",
+                    "P x e bytes all-reduced over the replicas with the chosen algorithm; see the collective model",
+                    "The shards were reduce-scattered within the sharding group during the backward pass.",
+                )
+            } else {
+                (
+                    "Data-parallel gradient synchronisation after the backward pass",
+                    "parameters on this GPU",
+                    "P x e bytes with the chosen algorithm; see the collective model",
+                    "Turn on overlap_grad_reduce to run it in buckets during the backward pass.",
+                )
+            };
             let mut terms = vec![
-                term("P", "parameters on this GPU", dense + expert, Unit::Params),
-                term("e", "bytes per gradient (4 with fp32 gradients)", cx.grad_bytes(), Unit::BytesPerElement),
+                term("P", params, g.bytes / e, Unit::Params),
+                term("e", "bytes per gradient (4 with fp32 gradients)", e, Unit::BytesPerElement),
             ];
-            terms.extend(group_terms(cx.lay.dense_dp, &cx.links));
-            Explanation {
-                what: "Data-parallel gradient synchronisation after the backward pass".into(),
-                formula: "P x e bytes with the chosen algorithm; see the collective model".into(),
-                terms,
-                seconds: cx.final_grad_sync().1,
-                note: Some("Turn on overlap_grad_reduce to run it in buckets during the backward pass."),
+            if per_micro_batch {
+                terms.push(term("m", "micro-batches per iteration", g.times, Unit::Count));
             }
+            terms.extend(group_terms(g.group, &cx.links));
+            Explanation { what: what.into(), formula: formula.into(), terms, seconds: cx.final_grad_sync().1, note: Some(note) }
         }
         (OpKind::GradAllReduce | OpKind::GradReduceScatter, _) => {
             let mut terms = vec![];

@@ -955,7 +955,25 @@ mod tests {
                     "local_emb_bs": 4, "local_transformer_bs": 4, "micro_batch": micro}),
             );
             let cx = TrainingCx::new(&s).expect("transformer");
-            (cx.reduces_every_micro_batch(), cx.final_grad_sync().1, evaluate(&cx))
+            // The op's explanation reduces what the op does, as long.
+            let r = evaluate(&cx);
+            let op = r.timeline.iter().find(|o| {
+                o.name.block == Block::Optimizer
+                    && o.name.phase == Phase::Backward
+                    && matches!(o.name.kind, OpKind::GradAllReduce | OpKind::GradReduceScatter)
+            });
+            let op = op.expect("the gradient synchronisation");
+            let e = crate::engine::extended::explain::explain(&cx, &op.name).expect("explained");
+            assert_eq!(e.seconds, op.duration_s);
+            let params = e.terms.iter().find(|t| t.symbol == "P").map_or(0.0, |t| t.value);
+            let (dense, expert) = cx.stage_params(0);
+            if cx.reduces_every_micro_batch() {
+                let edges = dense + expert - cx.stage_layer_params(0).0;
+                assert!(e.what.contains("once per micro-batch") && (params - edges).abs() < 1.0, "{} {params}", e.what);
+            } else {
+                assert_eq!(params, dense + expert);
+            }
+            (cx.reduces_every_micro_batch(), cx.final_grad_sync().1, r)
         };
         let (every1, once1, z1) = run(1, 1);
         let (every2, once2, z2) = run(2, 1);

@@ -57,6 +57,17 @@ pub struct TrainingCx<'a> {
     pub emb_trains: bool,
 }
 
+/// A gradient synchronisation after the backward pass: `times` collectives of `bytes` each
+/// over `group`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GradSync {
+    pub kind: OpKind,
+    pub collective: Collective,
+    pub bytes: f64,
+    pub group: Group,
+    pub times: f64,
+}
+
 /// Durations of one layer's ops for one micro-batch, s.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct LayerTimes {
@@ -537,37 +548,47 @@ impl<'a> TrainingCx<'a> {
         (dense / self.tp(), experts / self.tp())
     }
 
-    /// The gradient synchronisation after the backward pass (none when it ran per layer
-    /// during the backward pass): its kind and duration, s. Plain data parallelism all-reduces
-    /// the stage's gradients; ZeRO-1/2 reduce-scatters them; hybrid sharding all-reduces each
-    /// shard across the replicas.
-    pub fn final_grad_sync(&self) -> (OpKind, f64) {
+    /// What the gradient synchronisation after the backward pass reduces; `None` when nothing
+    /// is left to reduce then (it ran per layer during the backward pass, or nothing trains).
+    /// Plain data parallelism all-reduces the stage's gradients; ZeRO-1/2 reduce-scatters
+    /// them; ZeRO-2 over several micro-batches, which reduced the layers' gradients in each
+    /// micro-batch's backward pass, reduce-scatters the embeddings' and the output layer's
+    /// once per micro-batch; hybrid sharding all-reduces each shard across the replicas.
+    pub fn final_grad_sync_plan(&self) -> Option<GradSync> {
         let zero3 = self.zero3_group().size > 1;
         let share = self.trainable_share();
         if !self.trains || share <= 0.0 || (self.setup.overlap_grad_reduce && !zero3) {
-            return (OpKind::GradAllReduce, 0.0);
+            return None;
         }
         let (dense, expert) = self.stage_params(self.stage);
         let bytes = (dense + expert) * share * self.grad_bytes();
+        let sync = |kind, collective, bytes, group, times| Some(GradSync { kind, collective, bytes, group, times });
         if !zero3 && self.reduces_every_micro_batch() {
-            // ZeRO-2: the layers' gradients were reduced in each micro-batch's backward pass;
-            // the embeddings' and the output layer's, once per micro-batch, here.
             let layers = self.stage_layer_params(self.stage).0;
             let edges = (bytes - layers * share * self.grad_bytes()).max(0.0);
-            let each = self.collective(Collective::ReduceScatter, edges, self.lay.dense_dp);
-            return (OpKind::GradReduceScatter, self.micro_batches as f64 * each);
+            let m = self.micro_batches as f64;
+            return sync(OpKind::GradReduceScatter, Collective::ReduceScatter, edges, self.lay.dense_dp, m);
         }
         if zero3 {
-            if self.lay.ddp.size > 1 {
-                let shard = bytes / self.zero3_group().size as f64;
-                return (OpKind::GradAllReduce, self.collective(Collective::AllReduce, shard, self.lay.ddp));
+            if self.lay.ddp.size <= 1 {
+                return None;
             }
-            return (OpKind::GradAllReduce, 0.0);
+            let shard = bytes / self.zero3_group().size as f64;
+            return sync(OpKind::GradAllReduce, Collective::AllReduce, shard, self.lay.ddp, 1.0);
         }
         if self.zero_stage() >= 1 {
-            (OpKind::GradReduceScatter, self.collective(Collective::ReduceScatter, bytes, self.lay.dense_dp))
+            sync(OpKind::GradReduceScatter, Collective::ReduceScatter, bytes, self.lay.dense_dp, 1.0)
         } else {
-            (OpKind::GradAllReduce, self.collective(Collective::AllReduce, bytes, self.lay.dense_dp))
+            sync(OpKind::GradAllReduce, Collective::AllReduce, bytes, self.lay.dense_dp, 1.0)
+        }
+    }
+
+    /// The gradient synchronisation after the backward pass ([`TrainingCx::final_grad_sync_plan`]):
+    /// its kind and duration, s.
+    pub fn final_grad_sync(&self) -> (OpKind, f64) {
+        match self.final_grad_sync_plan() {
+            Some(g) => (g.kind, g.times * self.collective(g.collective, g.bytes, g.group)),
+            None => (OpKind::GradAllReduce, 0.0),
         }
     }
 
