@@ -667,6 +667,15 @@ mod tests {
         // The story's figures: 12% at Small, a third at XL.
         let cost = |name: &str| 1.0 - at(name, 3).0 / at(name, 2).0;
         assert!((0.11..0.13).contains(&cost("mT5-Small")) && (0.3..0.36).contains(&cost("mT5-XL")));
+        // At 4 sequences per micro-batch the decoders of the three smaller models are host-bound.
+        for o in &all {
+            let host_bound = o
+                .report
+                .as_ref()
+                .is_ok_and(|r| r.limits.iter().any(|l| matches!(l, crate::engine::report::Limit::HostBound { .. })));
+            let small = ["mT5-Small", "mT5-Base", "mT5-Large"].contains(&model(o).as_str());
+            assert_eq!(host_bound, small, "{}", o.label);
+        }
         // The compared figure: the released mT5-XXL's weights against the paper's 13B.
         assert!(story.predicted.is_some_and(|p| (p - 12.92).abs() < 0.01), "{:?}", story.predicted);
     }

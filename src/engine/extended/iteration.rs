@@ -1251,6 +1251,23 @@ mod tests {
     }
 
     #[test]
+    fn an_encoder_decoder_is_host_bound_where_a_stack_is() {
+        // One sequence per GPU: 32 input tokens give the encoder's layers a few microseconds of
+        // work, 4,096 target tokens the decoder's milliseconds. The encoder waits for the host.
+        let task = || {
+            json!({"transformer_parallel": ["ddp"], "transformer_parallel_degree": [8],
+            "local_transformer_bs": 1, "local_emb_bs": 1})
+        };
+        let short_input = encoder_decoder(8, 32, 4096, task());
+        let cx = TrainingCx::new(&short_input).expect("transformer");
+        assert!(matches!(cx.host_bound(), Some(Limit::HostBound { .. })));
+        assert!(cx.at(0).host_bound().is_some() && cx.at(24).host_bound().is_none());
+        // Long inputs too: nothing waits.
+        let long = encoder_decoder(8, 4096, 4096, task());
+        assert!(TrainingCx::new(&long).expect("transformer").host_bound().is_none());
+    }
+
+    #[test]
     fn zero_stages_shard_an_encoder_decoders_training_state() {
         let memory = |zero: u64| {
             let task = json!({"transformer_parallel": ["ddp"], "transformer_parallel_degree": [8],

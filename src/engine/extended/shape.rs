@@ -717,7 +717,8 @@ mod tests {
         let base = t5(768.0, 2048.0, 64.0, 12.0, 12, 32128.0, true);
         let large = t5(1024.0, 2816.0, 64.0, 16.0, 24, 32128.0, true);
         let xxl = t5(4096.0, 10240.0, 64.0, 64.0, 24, 32128.0, true);
-        let scores = |d: &Dims| d.stacks().map(|(_, s)| s.layers as f64 * s.layer_flops().attn_scores * s.seq).sum::<f64>();
+        let scores =
+            |d: &Dims| d.stacks().map(|(_, s)| s.layers as f64 * s.layer_flops().attn_scores * s.seq).sum::<f64>();
         for (name, d, table9) in [("Base", base, 124e9), ("Large", large, 425e9), ("XXL", xxl, 6.3e12)] {
             let ours = d.forward_flops_per_sample();
             let above = ours / table9 - 1.0;

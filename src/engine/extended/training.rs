@@ -311,8 +311,15 @@ impl<'a> TrainingCx<'a> {
     }
 
     /// [`Limit::HostBound`] when both blocks of a layer give the GPU less work than the host
-    /// needs to issue them.
+    /// needs to issue them: of the drawn stage's layers, or of the first stack there that is
+    /// so (an encoder-decoder's encoder or decoder).
     pub fn host_bound(&self) -> Option<Limit> {
+        if self.d.is_encoder_decoder() {
+            let r = self.stage_layers(self.stage);
+            let e = self.d.encoder_layers;
+            let firsts = [r.start, r.start.max(e)].into_iter().filter(|&l| l < r.end);
+            return firsts.filter_map(|l| self.at(l).host_bound()).next();
+        }
         let l = self.layer_times(0);
         let blocking = self.blocking_tp_comm_s(l.tp_comm_s);
         let floor = self.host_floor_s(l.tp_comm_s);
