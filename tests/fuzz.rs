@@ -77,15 +77,19 @@ fn fuzz(name: &str, seed: u64, mut gen: impl FnMut(&mut Rng) -> String, f: impl 
 
 /// Golden case inputs (a sample), as raw JSON.
 fn corpus() -> Vec<Value> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/reference/cases");
-    let mut files: Vec<_> = std::fs::read_dir(dir).expect("cases").filter_map(|e| e.ok().map(|e| e.path())).collect();
-    files.sort();
-    files
-        .iter()
-        .step_by(3)
-        .filter_map(|p| serde_json::from_str::<Value>(&std::fs::read_to_string(p).ok()?).ok())
-        .map(|v| v["inputs"].clone())
-        .collect()
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let files = |dir: &str| {
+        let mut f: Vec<_> =
+            std::fs::read_dir(data.join(dir)).expect("data").filter_map(|e| e.ok().map(|e| e.path())).collect();
+        f.sort();
+        f
+    };
+    let read = |p: &Path| serde_json::from_str::<Value>(&std::fs::read_to_string(p).ok()?).ok();
+    let mut docs: Vec<Value> =
+        files("reference/cases").iter().step_by(3).filter_map(|p| read(p)).map(|v| v["inputs"].clone()).collect();
+    // The default model's own families (a CNN, an encoder-decoder), which no golden case has.
+    docs.extend(files("cnn").iter().chain(&files("encdec")).filter_map(|p| read(p)));
+    docs
 }
 
 /// Byte-level mutations of a text: flips, deletions, insertions, truncation, duplication.
@@ -293,6 +297,9 @@ fn plausible(rng: &mut Rng, key: &str, old: Option<&Value>) -> Value {
 
 /// Keys the default model reads besides MAD-Max's.
 const EXTRA_KEYS: &[(&str, &str)] = &[
+    ("model", "num_encoder_layers"),
+    ("model", "num_decoder_layers"),
+    ("model", "target_seq_len"),
     ("model", "num_kv_heads"),
     ("model", "ffn_kind"),
     ("model", "attention"),

@@ -366,6 +366,16 @@ fn an_encoder_decoder_is_evaluated_by_the_default_model_and_what_it_cannot_do_is
     let text = String::from_utf8_lossy(&madmax(&["eval", path]).stdout).into_owned();
     assert!(text.contains("3.74 B parameters") && text.contains("EncoderDecoder"), "{text}");
     assert!(text.contains("encoder-decoder models (T5, mT5)"), "{text}");
+    // The explorer searches only plans the default model runs for it (no context or expert
+    // parallelism) at the same global batch, and its best plan fits.
+    let e = stdout_json(&madmax(&["explore", path, "--json", "--top", "40"]));
+    let plans = e["plans"].as_array().map_or(&[][..], Vec::as_slice);
+    assert!(!plans.is_empty() && e["best"]["fits"] == true, "{e}");
+    for p in plans {
+        let levels = p["task"]["transformer_parallel"].as_array().map_or(&[][..], Vec::as_slice);
+        assert!(levels.iter().all(|s| ["ddp", "fsdp", "tp", "pp"].contains(&s.as_str().unwrap_or(""))), "{p}");
+        assert_eq!(p["global_batch"], 1024, "{p}");
+    }
     // What it refuses, each naming its field.
     let doc = read_json(&case);
     let with = |f: &dyn Fn(&mut Value)| {
