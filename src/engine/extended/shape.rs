@@ -14,7 +14,7 @@ use super::calibration::{
 };
 use super::gemm::Gemm;
 use crate::engine::ops::Block;
-use crate::engine::scenario::{Arch, Attention, Ffn, Model};
+use crate::engine::scenario::{Arch, Attention, Ffn, Llm, Model};
 
 /// A transformer's dimensions as the default model uses them.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -85,87 +85,59 @@ impl LayerFlops {
 impl Dims {
     /// The default model's view of a transformer model; `None` for the DLRM families.
     pub fn of(m: &Model) -> Option<Dims> {
-        let elem_bytes = m.bytes_per_dense_param.f64();
-        let (t, vocab, patch_inputs, seq, moe) = match &m.arch {
-            Arch::Llm(l) => (&l.transformer, l.vocab as f64, 0.0, l.transformer.seq_len as f64, None),
-            Arch::LlmMoe(l, moe) => (&l.transformer, l.vocab as f64, 0.0, l.transformer.seq_len as f64, Some(moe)),
-            Arch::Vit(v) => {
-                // MAD-Max's ViT omits the class token (SPEC Q26); the default model counts it.
-                return Some(Dims {
-                    layers: v.layers,
-                    hidden: v.attention_dim as f64,
-                    heads: v.heads as f64,
-                    kv_heads: m.shape.kv_heads.unwrap_or(v.heads) as f64,
-                    head_size: m.shape.head_dim.map(|d| d as f64),
-                    ffn: v.fc_dim as f64,
-                    ffn_kind: m.shape.ffn,
-                    vocab: 0.0,
-                    patch_inputs: v.vocab() as f64,
-                    seq: v.seq_len() as f64 + 1.0,
-                    experts: 1.0,
-                    active: 1.0,
-                    capacity_factor: 1.0,
-                    causal_skip: m.shape.causal && m.shape.attention != Attention::Materialized,
-                    attention: m.shape.attention,
-                    tied_embeddings: false,
-                    dropout: m.shape.dropout,
-                    elem_bytes,
-                    encoder_layers: 0,
-                    cross_seq: 0.0,
-                    norm_params: 2.0,
-                });
-            }
-            Arch::EncDec(x) => {
-                // The decoder stack's view, with the encoder's layers counted in `layers`.
-                return Some(Dims {
-                    layers: x.encoder_layers + x.decoder_layers,
-                    hidden: x.attention_dim as f64,
-                    heads: x.heads as f64,
-                    kv_heads: m.shape.kv_heads.unwrap_or(x.heads) as f64,
-                    head_size: m.shape.head_dim.map(|d| d as f64),
-                    ffn: x.fc_dim as f64,
-                    ffn_kind: m.shape.ffn,
-                    vocab: x.vocab as f64,
-                    patch_inputs: 0.0,
-                    seq: x.target_len as f64,
-                    experts: 1.0,
-                    active: 1.0,
-                    capacity_factor: 1.0,
-                    causal_skip: m.shape.causal && m.shape.attention != Attention::Materialized,
-                    attention: m.shape.attention,
-                    tied_embeddings: m.shape.tied_embeddings,
-                    dropout: m.shape.dropout,
-                    elem_bytes,
-                    encoder_layers: x.encoder_layers,
-                    cross_seq: x.input_len as f64,
-                    norm_params: 1.0,
-                });
-            }
-            _ => return None,
-        };
-        let (experts, active) = moe.map_or((1.0, 1.0), |x| (x.experts as f64, x.active_experts as f64));
-        Some(Dims {
-            layers: t.layers,
-            hidden: t.attention_dim as f64,
-            heads: t.heads as f64,
-            kv_heads: m.shape.kv_heads.unwrap_or(t.heads) as f64,
+        // A dense transformer of these widths over `seq` tokens per sample; each family then
+        // sets what it has apart.
+        let plain = |layers: u64, heads: u64, hidden: u64, ffn: u64, seq: f64| Dims {
+            layers,
+            hidden: hidden as f64,
+            heads: heads as f64,
+            kv_heads: m.shape.kv_heads.unwrap_or(heads) as f64,
             head_size: m.shape.head_dim.map(|d| d as f64),
-            ffn: t.fc_dim as f64,
+            ffn: ffn as f64,
             ffn_kind: m.shape.ffn,
-            vocab,
-            patch_inputs,
+            vocab: 0.0,
+            patch_inputs: 0.0,
             seq,
-            experts,
-            active,
-            capacity_factor: if moe.is_some() { m.shape.capacity_factor } else { 1.0 },
+            experts: 1.0,
+            active: 1.0,
+            capacity_factor: 1.0,
             causal_skip: m.shape.causal && m.shape.attention != Attention::Materialized,
             attention: m.shape.attention,
             tied_embeddings: m.shape.tied_embeddings,
             dropout: m.shape.dropout,
-            elem_bytes,
+            elem_bytes: m.bytes_per_dense_param.f64(),
             encoder_layers: 0,
             cross_seq: 0.0,
             norm_params: 2.0,
+        };
+        let lm = |l: &Llm| {
+            let t = &l.transformer;
+            Dims { vocab: l.vocab as f64, ..plain(t.layers, t.heads, t.attention_dim, t.fc_dim, t.seq_len as f64) }
+        };
+        Some(match &m.arch {
+            Arch::Llm(l) => lm(l),
+            Arch::LlmMoe(l, moe) => Dims {
+                experts: moe.experts as f64,
+                active: moe.active_experts as f64,
+                capacity_factor: m.shape.capacity_factor,
+                ..lm(l)
+            },
+            // MAD-Max's ViT omits the class token (SPEC Q26); the default model counts it.
+            Arch::Vit(v) => Dims {
+                patch_inputs: v.vocab() as f64,
+                tied_embeddings: false,
+                ..plain(v.layers, v.heads, v.attention_dim, v.fc_dim, v.seq_len() as f64 + 1.0)
+            },
+            // The decoder stack's view, with the encoder's layers counted in `layers`; T5's
+            // norms have a scale only.
+            Arch::EncDec(x) => Dims {
+                vocab: x.vocab as f64,
+                encoder_layers: x.encoder_layers,
+                cross_seq: x.input_len as f64,
+                norm_params: 1.0,
+                ..plain(x.encoder_layers + x.decoder_layers, x.heads, x.attention_dim, x.fc_dim, x.target_len as f64)
+            },
+            _ => return None,
         })
     }
 
