@@ -336,7 +336,7 @@ impl<'a> TrainingCx<'a> {
     /// models. Whole-model figures (stage splits, memory, FLOPs) stay with `self`.
     pub fn at(&self, l: u64) -> TrainingCx<'a> {
         let d = self.d.stack_at(l);
-        TrainingCx { d, tokens: self.micro_batch as f64 * d.seq / self.lay.cp.size as f64, ..self.clone() }
+        TrainingCx { d, tokens: self.tokens_of(d.seq), ..self.clone() }
     }
 
     /// Durations of layer `l`'s ops for one micro-batch.
@@ -501,10 +501,15 @@ impl<'a> TrainingCx<'a> {
         }
     }
 
-    /// Tokens one GPU processes per micro-batch in an encoder-decoder's encoder (its input
-    /// length), s; 0 for other models.
+    /// Tokens one GPU processes per micro-batch of samples of `seq` tokens: micro x seq / cp.
+    fn tokens_of(&self, seq: f64) -> f64 {
+        self.micro_batch as f64 * seq / self.lay.cp.size as f64
+    }
+
+    /// Tokens one GPU processes per micro-batch in an encoder-decoder's encoder (of its input
+    /// length); 0 for other models.
     pub fn encoder_tokens(&self) -> f64 {
-        self.micro_batch as f64 * self.d.cross_seq / self.lay.cp.size as f64
+        self.tokens_of(self.d.cross_seq)
     }
 
     /// The input embedding lookup (or patch projection) of one micro-batch, s: an
@@ -666,7 +671,7 @@ impl<'a> TrainingCx<'a> {
         let tp = self.tp();
         // Per layer of each stack there: (kept for the backward pass, the whole working set).
         let per_layer = |d: &Dims| {
-            let t = self.micro_batch as f64 * d.seq / self.lay.cp.size as f64;
+            let t = self.tokens_of(d.seq);
             let (outside, inside, scores) = d.stored_bytes_with_gemm_inputs(gemm_inputs);
             let full_layer = t * (outside / self.outside_div() + inside / tp + scores / tp);
             let kept = match self.setup.recompute {
