@@ -221,7 +221,12 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
             let seconds = if op.phase == Phase::Backward && cx.setup.recompute == Recompute::Full { 2.0 * one } else { one };
             Explanation {
                 what: format!("Tensor-parallel {} of the activations of {layer} ({pass})", match op.kind { OpKind::ActAllReduce => "all-reduce", OpKind::ActAllGather => "all-gather (sequence parallel)", _ => "reduce-scatter (sequence parallel)" }),
-                formula: "ring within the node: 2 (d-1)/d x S / B_nvl + 2 (d-1) alpha (all-reduce; half for gather or scatter); doubled in a backward pass with full recomputation".into(),
+                formula: if op.block == Block::Attn && cross {
+                    "twice (the self-attention and the cross-attention sub-layers each end in one) a ring within the node: 2 (d-1)/d x S / B_nvl + 2 (d-1) alpha (all-reduce; half for gather or scatter); doubled in a backward pass with full recomputation"
+                } else {
+                    "ring within the node: 2 (d-1)/d x S / B_nvl + 2 (d-1) alpha (all-reduce; half for gather or scatter); doubled in a backward pass with full recomputation"
+                }
+                .into(),
                 terms,
                 seconds,
                 note: Some(if cx.setup.overlap_tp_comm { "Overlapped with GEMMs (comm/GEMM overlap is on)." } else { "Blocking: the next GEMM waits for it, as in Megatron-LM." }),

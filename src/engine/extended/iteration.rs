@@ -1301,6 +1301,16 @@ mod tests {
                 assert_eq!(e.what.contains("cross-attention"), layer == 30 && block == Block::Attn, "{}", e.what);
                 assert!((e.seconds - op.duration_s).abs() < 1e-15, "{}: {} vs {}", e.what, e.seconds, op.duration_s);
             }
+            // The attention block's tensor-parallel all-reduce: two in a decoder layer, as long
+            // as the op and saying so.
+            let comm = r
+                .timeline
+                .iter()
+                .find(|o| o.name.layer == layer && o.name.block == Block::Attn && o.name.kind == OpKind::ActAllReduce)
+                .expect("all-reduce");
+            let e = crate::engine::extended::explain::explain(&cx, &comm.name).expect("explained");
+            assert_eq!(e.seconds, comm.duration_s);
+            assert_eq!(e.formula.starts_with("twice"), layer == 30, "{}", e.formula);
         }
     }
 }
