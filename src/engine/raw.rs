@@ -325,8 +325,13 @@ raw_config! {
     ibroce_bw,
     ibroce_util,
     ar_perc_intra,
-    // the default model's link latency (MAD-Max ignores it)
+    // the default model's link latencies (MAD-Max ignores them)
     nic_latency_s,
+    nvlink_latency_s,
+    // the default model's wide-area level between sites (MAD-Max refuses more than one site)
+    num_sites,
+    wan_bw,
+    wan_latency_s,
 }
 
 raw_config! {

@@ -820,12 +820,43 @@ pub struct System {
     /// sites or homes. The default model adds it to every network step of a collective and
     /// to every point-to-point transfer between nodes; MAD-Max has no latency term.
     pub nic_latency_s: f64,
+    /// Latency each hop within a node adds to NCCL's own, s (config key `nvlink_latency_s`,
+    /// optional, 0 by default): for links slower to answer than NVLink. The default model
+    /// adds it to every step of a collective within a node.
+    pub nvlink_latency_s: f64,
+    /// The wide-area level between sites, `None` on a cluster of one site (config keys
+    /// `num_sites`, `wan_bw`, `wan_latency_s`). The default model only; MAD-Max has one
+    /// network level between nodes.
+    pub wan: Option<Wan>,
+}
+
+/// A wide-area link between the sites of a cluster (datacenters, buildings or homes), each
+/// holding the same number of its nodes, consecutive nodes together.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Wan {
+    /// Sites, at least 2; they divide the nodes evenly.
+    pub sites: u64,
+    /// Each site's wide-area bandwidth, one direction, bytes/s: the rate a transfer reaches
+    /// (no utilisation factor applies).
+    pub bytes_per_s: f64,
+    /// One-way latency of a hop between sites, s (in place of `nic_latency_s` on that hop).
+    pub latency_s: f64,
 }
 
 impl System {
     /// Devices per node.
     pub fn devices_per_node(&self) -> u64 {
         self.num_devices / self.num_nodes
+    }
+
+    /// Sites the cluster spans (1 without a wide-area level).
+    pub fn sites(&self) -> u64 {
+        self.wan.as_ref().map_or(1, |w| w.sites)
+    }
+
+    /// Devices per site.
+    pub fn devices_per_site(&self) -> u64 {
+        self.num_devices / self.sites()
     }
 }
 

@@ -773,6 +773,14 @@ fn read_system(v: &mut Reader, s: &RawSystem) -> Option<System> {
         (MAX_NIC_LATENCY_S, "s"),
         "0: a datacenter network",
     );
+    let nvlink_latency_s = v.optional_upto(
+        &s.nvlink_latency_s,
+        at("system", "nvlink_latency_s"),
+        "a latency from",
+        (MAX_NIC_LATENCY_S, "s"),
+        "0: NCCL's own hop latency",
+    );
+    let wan = wide_area(v, s);
     let (devices, nodes) = (devices?, nodes?);
     if devices % nodes != 0 {
         v.push(
@@ -786,6 +794,20 @@ fn read_system(v: &mut Reader, s: &RawSystem) -> Option<System> {
             .reference("Number of devices must be evenly divisible by number of nodes!"),
         );
         return None;
+    }
+    let wan = wan?;
+    if let Some(w) = &wan {
+        if nodes % w.sites != 0 {
+            v.push(FieldError::new(
+                "system.num_sites",
+                format!(
+                    "{nodes} nodes do not split evenly over {} sites: use a site count that divides {nodes}, such as {}",
+                    w.sites,
+                    divisor_at_most(nodes, w.sites)
+                ),
+            ));
+            return None;
+        }
     }
     if let Some(p) = pi {
         if nodes == 1 && p != 1.0 {
@@ -825,7 +847,31 @@ fn read_system(v: &mut Reader, s: &RawSystem) -> Option<System> {
         ibroce_util: iu?,
         ar_perc_intra: pi?,
         nic_latency_s: nic_latency_s?,
+        nvlink_latency_s: nvlink_latency_s?,
+        wan,
     })
+}
+
+/// The wide-area level: `None` for one site (the key absent or 1), or an error (`None`
+/// outside) naming the field.
+fn wide_area(v: &mut Reader, s: &RawSystem) -> Option<Option<Wan>> {
+    let sites = match &s.num_sites {
+        None | Some(RawValue::Null) => 1,
+        f => v.count(f, at("system", "num_sites"), &"optional", 1, MAX_COUNT)?,
+    };
+    let latency_s = v.optional_upto(
+        &s.wan_latency_s,
+        at("system", "wan_latency_s"),
+        "a latency from",
+        (MAX_NIC_LATENCY_S, "s"),
+        "0: a network hop's own latency",
+    );
+    if sites == 1 {
+        return Some(None);
+    }
+    let why = &"a cluster of several sites needs each site's wide-area bandwidth, bytes/s each way";
+    let bytes_per_s = v.within(&s.wan_bw, at("system", "wan_bw"), why, RANGES.bytes_per_s);
+    Some(Some(Wan { sites, bytes_per_s: bytes_per_s?, latency_s: latency_s? }))
 }
 
 /// The longest link latency a system may state, s: a geostationary satellite hop is about
@@ -1355,6 +1401,41 @@ mod tests {
         }
         let said = problems(serde_json::json!({}), serde_json::json!({"nic_latency_s": -1}));
         assert!(said[0].contains("must be a latency from 0 to 10 s (0: a datacenter network), got -1"), "{said:?}");
+    }
+
+    #[test]
+    fn sites_divide_the_nodes_and_need_their_bandwidth_and_paper_mode_refuses_them() {
+        use serde_json::json;
+        // DC_A-2048: 256 nodes. Reference mode (the case has no mode key) has no site level.
+        let said = problems(json!({}), json!({"num_sites": 4, "wan_bw": 1.25e9, "wan_latency_s": 0.01}));
+        assert!(
+            said.len() == 1 && said[0].starts_with("system.num_sites") && said[0].contains("default model"),
+            "{said:?}"
+        );
+        let said = problems(json!({}), json!({"num_sites": 3, "wan_bw": 1.25e9}));
+        assert!(said.len() == 1 && said[0].contains("256 nodes do not split evenly over 3 sites"), "{said:?}");
+        let said = problems(json!({}), json!({"num_sites": 4}));
+        assert!(said.len() == 1 && said[0].starts_with("system.wan_bw"), "{said:?}");
+        for (key, bad) in [("num_sites", json!(0)), ("wan_latency_s", json!(-1)), ("nvlink_latency_s", json!("slow"))] {
+            let mut sys = json!({"num_sites": 1, "wan_bw": 1e9});
+            sys[key] = bad;
+            let said = problems(json!({}), sys);
+            assert!(said.len() == 1 && said[0].starts_with(&format!("system.{key}")), "{said:?}");
+        }
+        // One site is no wide-area level; the default model takes several.
+        assert!(problems(json!({}), json!({"num_sites": 1, "nvlink_latency_s": 1e-6})).is_empty());
+        let mut v: serde_json::Value = serde_json::from_str(include_str!(
+            "../../tests/data/reference/cases/llm__llama2_70b__dc_A_2048__llm_train.json"
+        ))
+        .expect("case");
+        v["inputs"]["task"]["mode"] = json!("default");
+        v["inputs"]["system"]["num_sites"] = json!(4);
+        v["inputs"]["system"]["wan_bw"] = json!(1.25e9);
+        v["inputs"]["system"]["wan_latency_s"] = json!(0.01);
+        let raw = serde_json::from_value::<RawFile>(v).expect("case").into_scenario().expect("case");
+        let s = validate(&raw).expect("four sites");
+        assert_eq!(s.system.wan, Some(Wan { sites: 4, bytes_per_s: 1.25e9, latency_s: 0.01 }));
+        assert_eq!((s.system.devices_per_site(), s.system.devices_per_node()), (512, 8));
     }
 
     /// LLaMA2-70B on DC_A-2048 with these task keys, validated.

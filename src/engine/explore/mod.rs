@@ -10,7 +10,7 @@
 //!
 //! One job: finding and ranking plans (the co-design what-ifs re-run the same search).
 
-use super::extended::{self, shape::Dims};
+use super::extended::{self, collective::Placement, shape::Dims};
 use super::raw::{RawScenario, RawValue};
 use super::reference::rules;
 use super::report::Report;
@@ -767,6 +767,9 @@ mod tests {
     use super::*;
     use crate::engine::{validate, RawFile};
 
+    /// Nodes of eight GPUs.
+    const EIGHT: Placement = Placement::one_site(8);
+
     /// A golden case's scenario (compiled in: the engine does no I/O, even in its tests).
     fn scenario(case_json: &str) -> Scenario {
         let raw = serde_json::from_str::<RawFile>(case_json).expect("case").into_scenario().expect("case");
@@ -879,7 +882,7 @@ mod tests {
         let placed = |o: &Outcome, c: &Candidate| {
             let (Some(t), Some(u)) = (&o.plan.transformer, &c.plan.transformer) else { return false };
             Plan { transformer: o.plan.transformer, ..c.plan.clone() } == o.plan
-                && placements(t, s.system.devices_per_node()).contains(u)
+                && placements(t, Placement::of(&s.system)).contains(u)
         };
         assert!(more.iter().all(|c| refined
             .iter()
@@ -943,7 +946,10 @@ mod tests {
             let last = t.levels().last().map(|l| l.strategy);
             assert_eq!(last, Some(Strategy::Ddp), "{t}: replicas outermost");
             let fits_a_node = t.product_of(&[Strategy::Tp, Strategy::Pp]) <= per_node;
-            assert!(!fits_a_node || Layout::of(t, per_node).pp.within_node(), "{t}: the stages share a node");
+            assert!(
+                !fits_a_node || Layout::of(t, Placement::of(&s.system)).pp.within_node(),
+                "{t}: the stages share a node"
+            );
         }
     }
 
@@ -954,18 +960,27 @@ mod tests {
         // tp 4 x ddp 16 x pp 2 on 8-GPU nodes: Megatron-LM's order puts data-parallel pairs in
         // a node; the one other placement puts the two pipeline stages there instead.
         let megatron = levels(&[(Tp, 4), (Ddp, 16), (Pp, 2)]);
-        let other = placements(&megatron, 8);
+        let other = placements(&megatron, EIGHT);
         assert_eq!(other, vec![levels(&[(Tp, 4), (Pp, 2), (Ddp, 16)])]);
-        let (a, b) = (Layout::of(&megatron, 8), Layout::of(&other[0], 8));
+        let (a, b) = (Layout::of(&megatron, EIGHT), Layout::of(&other[0], EIGHT));
         assert!(!a.pp.within_node() && b.pp.within_node() && a.dp.per_node == 2 && b.dp.per_node == 1);
         // When tensor parallelism fills the node, every order places the rest the same way.
-        assert!(placements(&levels(&[(Tp, 8), (Ddp, 16), (Pp, 2)]), 8).is_empty());
+        assert!(placements(&levels(&[(Tp, 8), (Ddp, 16), (Pp, 2)]), EIGHT).is_empty());
         // Tensor parallelism stays innermost even where the plan lists it elsewhere; every
         // placement is a distinct layout, and none is the plan's own.
-        let many = placements(&levels(&[(Ddp, 4), (Tp, 2), (Strategy::Cp, 2), (Pp, 4)]), 8);
+        let many = placements(&levels(&[(Ddp, 4), (Tp, 2), (Strategy::Cp, 2), (Pp, 4)]), EIGHT);
         assert!(!many.is_empty() && many.iter().all(|p| p.levels()[0] == Level { strategy: Tp, degree: 2 }));
-        let own = Layout::of(&levels(&[(Ddp, 4), (Tp, 2), (Strategy::Cp, 2), (Pp, 4)]), 8);
-        let layouts: Vec<Layout> = many.iter().map(|p| Layout::of(p, 8)).collect();
+        let own = Layout::of(&levels(&[(Ddp, 4), (Tp, 2), (Strategy::Cp, 2), (Pp, 4)]), EIGHT);
+        let layouts: Vec<Layout> = many.iter().map(|p| Layout::of(p, EIGHT)).collect();
+        // On one site tp 8 x pp 2 x ddp 4 places its pipeline and its replicas alike (each a
+        // node apart); on two sites of four nodes, one of them crosses the wide-area link:
+        // the other order is tried.
+        let piped = levels(&[(Tp, 8), (Pp, 2), (Ddp, 4)]);
+        assert!(placements(&piped, EIGHT).is_empty());
+        let sites = Placement { per_node: 8, per_site: 32 };
+        assert_eq!(placements(&piped, sites), vec![levels(&[(Tp, 8), (Ddp, 4), (Pp, 2)])]);
+        let (a, b) = (Layout::of(&piped, sites), Layout::of(&levels(&[(Tp, 8), (Ddp, 4), (Pp, 2)]), sites));
+        assert!(a.dp.sites() == 2 && a.pp.sites() == 1 && b.dp.sites() == 1 && b.pp.sites() == 2);
         assert!(layouts.iter().enumerate().all(|(i, l)| *l != own && !layouts[..i].contains(l)));
         assert_eq!(permutations(3).len(), 6);
         assert_eq!(permutations(0), vec![Vec::<usize>::new()]);

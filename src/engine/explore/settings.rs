@@ -143,22 +143,22 @@ fn overlap_variants(setup: &Setup, shape: PlanShape) -> Vec<Setup> {
     out
 }
 
-/// The other placements of `spec`'s levels on nodes of `per_node` GPUs: each order of its
+/// The other placements of `spec`'s levels on the cluster's nodes and sites: each order of its
 /// levels with tensor parallelism kept innermost (its collectives sit between every layer's
 /// GEMMs, so it gains most from NVLink), one order per distinct set of groups it places
 /// ([`Layout`](extended::layout::Layout)) other than `spec`'s own, in a stable order. Megatron-LM
 /// ranks data parallelism inside the pipeline; putting the pipeline inside instead keeps its
 /// point-to-point transfers on NVLink and sends the gradient reduction over the NICs, which
 /// pays off when the gradients are few or overlapped.
-pub fn placements(spec: &Spec, per_node: u64) -> Vec<Spec> {
+pub fn placements(spec: &Spec, at: Placement) -> Vec<Spec> {
     use extended::layout::Layout;
     let (inner, rest): (Vec<Level>, Vec<Level>) = spec.levels().iter().partition(|l| l.strategy == Strategy::Tp);
-    let mut seen = vec![Layout::of(spec, per_node)];
+    let mut seen = vec![Layout::of(spec, at)];
     let mut out = Vec::new();
     for order in permutations(rest.len()) {
         let levels: Vec<Level> = inner.iter().copied().chain(order.iter().map(|&i| rest[i])).collect();
         let Some(other) = Spec::new(&levels) else { continue };
-        let layout = Layout::of(&other, per_node);
+        let layout = Layout::of(&other, at);
         if !seen.contains(&layout) {
             seen.push(layout);
             out.push(other);
@@ -209,7 +209,7 @@ pub fn refinements(base: &Scenario, ranked: &[Outcome], space: &Space) -> Vec<Ca
         return Vec::new();
     }
     let layers = Dims::of(&base.model).map_or(0, |d| d.layers);
-    let per_node = base.system.devices_per_node();
+    let at = Placement::of(&base.system);
     let mut out = Vec::new();
     for o in ranked.iter().filter(|o| o.fits()).take(REFINED_PLANS) {
         let (Some(t), Some(local)) = (&o.plan.transformer, o.plan.local_transformer_batch) else { continue };
@@ -218,7 +218,7 @@ pub fn refinements(base: &Scenario, ranked: &[Outcome], space: &Space) -> Vec<Ca
             .chain(overlap_variants(&o.setup, shape))
             .chain(algorithm_variants(&o.setup, base))
             .collect();
-        let own = std::iter::once(*t).chain(placements(t, per_node));
+        let own = std::iter::once(*t).chain(placements(t, at));
         for (i, spec) in own.enumerate() {
             let plan = Plan { transformer: Some(spec), ..o.plan.clone() };
             // The plan's own placement with its own settings is already ranked.
@@ -300,7 +300,7 @@ pub fn brute_force_everywhere(base: &Scenario, space: &Space) -> Vec<Outcome> {
 fn sweep(base: &Scenario, space: &Space, everywhere: bool) -> Vec<Outcome> {
     let knobs = space.knobs && searches_settings(base);
     let layers = Dims::of(&base.model).map_or(0, |d| d.layers);
-    let per_node = base.system.devices_per_node();
+    let at = Placement::of(&base.system);
     let mut out = Vec::new();
     for c in plans(base, &Space { knobs: false, ..space.clone() }) {
         let setups = match (&c.plan.transformer, c.plan.local_transformer_batch) {
@@ -316,7 +316,7 @@ fn sweep(base: &Scenario, space: &Space, everywhere: bool) -> Vec<Outcome> {
             setups
         };
         let specs: Vec<Option<Spec>> = match &c.plan.transformer {
-            Some(t) if everywhere && knobs => std::iter::once(*t).chain(placements(t, per_node)).map(Some).collect(),
+            Some(t) if everywhere && knobs => std::iter::once(*t).chain(placements(t, at)).map(Some).collect(),
             t => vec![*t],
         };
         for spec in specs {

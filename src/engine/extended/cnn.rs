@@ -21,7 +21,7 @@ use super::calibration::{
     CONV_BIAS_BACKWARD_PASSES, CONV_BIAS_FORWARD_PASSES, CONV_NORM_BACKWARD_PASSES, CONV_NORM_FORWARD_PASSES,
     DDP_BUCKET_BYTES, SGD_STEP_BYTES_PER_PARAM, WORKSPACE_BYTES,
 };
-use super::collective::{time_s, Collective, Group, Links};
+use super::collective::{time_s, Collective, Group, Links, Placement};
 use super::gemm::Gemm;
 use super::iteration::{self, name, Timeline};
 use super::layout::Layout;
@@ -301,7 +301,7 @@ impl<'a> CnnCx<'a> {
     pub fn new(s: &'a Scenario, cnn: &'a Cnn) -> Option<CnnCx<'a>> {
         let plan = &s.task.plan;
         let sys = &s.system;
-        let lay = Layout::of(plan.mlp.as_ref()?, sys.devices_per_node());
+        let lay = Layout::of(plan.mlp.as_ref()?, Placement::of(sys));
         let e = s.model.bytes_per_dense_param.f64();
         let peak = crate::engine::report::peak_flops_per_s(s);
         let local = plan.local_mlp_batch?;

@@ -26,25 +26,77 @@ pub enum Collective {
     PointToPoint,
 }
 
-/// A communication group: `size` ranks, of which `per_node` share each node.
+/// A communication group: `size` ranks, of which `per_node` share each node and `per_site`
+/// each site (a datacenter, building or home; the whole group on a cluster of one site).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Group {
     pub size: u64,
     pub per_node: u64,
+    pub per_site: u64,
 }
 
 impl Group {
     /// A group of one: nothing to communicate.
-    pub const ONE: Group = Group { size: 1, per_node: 1 };
+    pub const ONE: Group = Group::new(1, 1);
+
+    /// A group of `size` ranks, `per_node` on each node, all in one site.
+    pub const fn new(size: u64, per_node: u64) -> Group {
+        Group { size, per_node, per_site: size }
+    }
 
     /// Nodes the group spans.
     pub fn nodes(&self) -> u64 {
         (self.size / self.per_node.max(1)).max(1)
     }
 
+    /// Sites the group spans.
+    pub fn sites(&self) -> u64 {
+        (self.size / self.per_site.max(1)).max(1)
+    }
+
     /// True when every member is in one node.
     pub fn within_node(&self) -> bool {
         self.nodes() == 1
+    }
+
+    /// The group formed by this group's members and `inner`'s together (their levels are
+    /// nested).
+    pub fn with(self, inner: Group) -> Group {
+        let size = self.size.saturating_mul(inner.size);
+        let per = |a: u64, b: u64| a.saturating_mul(b).min(size);
+        Group { size, per_node: per(self.per_node, inner.per_node), per_site: per(self.per_site, inner.per_site) }
+    }
+
+    /// Two neighbouring members (adjacent pipeline stages): on one node, or one site, when
+    /// the group has two members there.
+    pub fn neighbours(self) -> Group {
+        Group { size: 2, per_node: self.per_node.min(2), per_site: self.per_site.min(2) }
+    }
+}
+
+/// How a cluster's GPUs sit: `per_node` on each node, `per_site` on each site.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Placement {
+    pub per_node: u64,
+    pub per_site: u64,
+}
+
+impl Placement {
+    /// Nodes of `per_node` GPUs, all in one site.
+    pub const fn one_site(per_node: u64) -> Placement {
+        Placement { per_node, per_site: u64::MAX }
+    }
+
+    /// The placement of `sys`'s GPUs.
+    pub fn of(sys: &crate::engine::scenario::System) -> Placement {
+        Placement { per_node: sys.devices_per_node(), per_site: sys.devices_per_site() }
+    }
+
+    /// The group of `degree` ranks `stride` GPUs apart (a plan's level, its inner levels'
+    /// degrees multiplied being `stride`): as many share a node (a site) as fit in its span.
+    pub fn group(self, degree: u64, stride: u64) -> Group {
+        let within = |span: u64| if stride >= span { 1 } else { (span / stride).clamp(1, degree) };
+        Group { size: degree, per_node: within(self.per_node), per_site: within(self.per_site) }
     }
 }
 
@@ -58,17 +110,35 @@ pub struct Links {
     /// Latency every hop between nodes adds to the protocol's own, s
     /// ([`crate::engine::scenario::System::nic_latency_s`]).
     pub inter_latency_s: f64,
+    /// Latency every hop within a node adds to the protocol's own, s
+    /// ([`crate::engine::scenario::System::nvlink_latency_s`]).
+    pub intra_latency_s: f64,
+    /// A GPU's share of its site's wide-area bandwidth, one direction, bytes/s (infinite on a
+    /// cluster of one site).
+    pub wan_bytes_per_s: f64,
+    /// Latency every hop between sites adds to the protocol's network hop, s (in place of
+    /// `inter_latency_s`).
+    pub wan_latency_s: f64,
 }
 
 impl Links {
-    /// A GPU's links on `sys`, after the utilisation factors: NVLink per GPU, and its share of
-    /// its node's NICs (every GPU of a node communicates at once in a data-parallel step).
+    /// A GPU's links on `sys`, after the utilisation factors: NVLink per GPU, its share of its
+    /// node's NICs and of its site's wide-area link (every GPU communicates at once in a
+    /// data-parallel step). The wide-area bandwidth is taken as stated: the rate transfers
+    /// reach, with no utilisation factor.
     pub fn of(sys: &crate::engine::scenario::System) -> Links {
+        let (wan_bytes_per_s, wan_latency_s) = match &sys.wan {
+            Some(w) => (w.bytes_per_s / sys.devices_per_site() as f64, w.latency_s),
+            None => (f64::INFINITY, 0.0),
+        };
         Links {
             intra_bytes_per_s: sys.num_nvlinks * (sys.bw_per_nvlink_bytes_per_s / 2.0) * sys.nvlink_util,
             inter_bytes_per_s: sys.num_ibroce_ports * (sys.ibroce_bw_bytes_per_s / 2.0) * sys.ibroce_util
                 / sys.devices_per_node() as f64,
             inter_latency_s: sys.nic_latency_s,
+            intra_latency_s: sys.nvlink_latency_s,
+            wan_bytes_per_s,
+            wan_latency_s,
         }
     }
 }
@@ -108,7 +178,7 @@ pub fn engine_all_reduce(bytes: f64, g: Group, links: &Links, alg: Algorithm) ->
         return nccl;
     }
     let p = g.size as f64;
-    let phase_s = CUSTOM_ALL_REDUCE_BASE_S + (p - 1.0) * CUSTOM_ALL_REDUCE_PEER_S;
+    let phase_s = CUSTOM_ALL_REDUCE_BASE_S + (p - 1.0) * CUSTOM_ALL_REDUCE_PEER_S + links.intra_latency_s;
     let one_shot = phase_s + (p - 1.0) * bytes / links.intra_bytes_per_s;
     let two_shot = 2.0 * (phase_s + (p - 1.0) / p * bytes / links.intra_bytes_per_s);
     [(one_shot, AllReduceKernel::OneShot), (two_shot, AllReduceKernel::TwoShot)].into_iter().fold(nccl, |best, k| {
@@ -143,28 +213,32 @@ impl AllReduceKernel {
     }
 }
 
-/// A collective's time without its launch cost with protocol `p`, s.
+/// A collective's time without its launch cost with protocol `p`, s. A group crosses up to
+/// three levels: NVLink within a node, the NICs between a site's nodes, and the wide-area link
+/// between sites (absent on a cluster of one site, where every formula is the two-level one).
 fn transfer_s(c: Collective, bytes: f64, g: Group, links: &Links, alg: Algorithm, p: &Protocol) -> f64 {
     let share = if c == Collective::AllReduce { p.all_reduce_bw_share } else { p.gather_bw_share };
-    let (bi, bx) = (links.intra_bytes_per_s * share, links.inter_bytes_per_s * share);
-    let (nvl_step_s, nic_step_s) = (p.nvlink_step_s, p.nic_step_s + links.inter_latency_s);
-    let d = g.size as f64;
-    let k = g.per_node.clamp(1, g.size) as f64;
-    let m = g.nodes() as f64;
+    let (bi, bx, bw) =
+        (links.intra_bytes_per_s * share, links.inter_bytes_per_s * share, links.wan_bytes_per_s * share);
+    let h = Hops::of(g, links, p);
+    let (d, k, s, m, w, ms) = (h.d, h.k, h.s, h.m, h.w, h.ms);
     match c {
         Collective::PointToPoint => {
             if g.within_node() {
-                bytes / bi + nvl_step_s
+                bytes / bi + h.nvl_s
+            } else if w <= 1.0 {
+                bytes / bx + h.nic_s
             } else {
-                bytes / bx + nic_step_s
+                bytes / bx.min(bw) + h.wan_s
             }
         }
         Collective::AllToAll => {
-            // Each rank keeps 1/d, sends (k-1)/d over NVLink and (d-k)/d over the NICs; the two
-            // links work at once.
-            let intra = bytes * (k - 1.0) / d / bi + (k - 1.0) * nvl_step_s;
-            let inter = if m > 1.0 { bytes * (d - k) / d / bx + (m - 1.0) * nic_step_s } else { 0.0 };
-            intra.max(inter)
+            // Each rank keeps 1/d, sends (k-1)/d over NVLink, (d-k)/d through its NICs and
+            // (d-s)/d of that over the wide-area link; the links work at once.
+            let intra = bytes * (k - 1.0) / d / bi + (k - 1.0) * h.nvl_s;
+            let inter = if m > 1.0 { bytes * (d - k) / d / bx + (ms - 1.0) * h.nic_s } else { 0.0 };
+            let wan = if w > 1.0 { bytes * (d - s) / d / bw + (w - 1.0) * h.wan_s } else { 0.0 };
+            intra.max(inter).max(wan)
         }
         // NCCL's trees: all-reduces across nodes only.
         Collective::AllReduce if alg == Algorithm::Tree && !g.within_node() => tree_all_reduce_s(bytes, g, links, p),
@@ -177,37 +251,88 @@ fn transfer_s(c: Collective, bytes: f64, g: Group, links: &Links, alg: Algorithm
             // An all-reduce is a reduce-scatter then an all-gather: twice the traffic.
             let twice = if c == Collective::AllReduce { 2.0 } else { 1.0 };
             if m <= 1.0 {
-                return twice * ((d - 1.0) / d * bytes / bi + (d - 1.0) * nvl_step_s);
+                return twice * ((d - 1.0) / d * bytes / bi + (d - 1.0) * h.nvl_s);
             }
             // A ring through every member, node after node, has d - 1 hops, m - 1 of them across
-            // nodes: NCCL's ring latency (`src/graph/tuning.cc`), which grows with the group.
-            let ring_hops_s = (m - 1.0) * nic_step_s + (d - m) * nvl_step_s;
+            // nodes (w - 1 of those across sites): NCCL's ring latency (`src/graph/tuning.cc`),
+            // which grows with the group.
+            let ring_hops_s = (w - 1.0) * h.wan_s + (m - w) * h.nic_s + (d - m) * h.nvl_s;
             if alg == Algorithm::Ring {
                 // k rings in parallel, one per NIC: each node's NICs carry every byte once per
                 // ring, shared by the node's n/k concurrent groups, so a member's effective
-                // bandwidth is k times its NIC share (capped by NVLink).
-                let bw = (k * bx).min(bi);
-                return twice * ((d - 1.0) / d * bytes / bw + ring_hops_s);
+                // bandwidth is k times its NIC share (capped by NVLink); a site's wide-area
+                // link likewise gives a member s times its share.
+                let across_sites = if w > 1.0 { s * bw } else { f64::INFINITY };
+                let ring_bw = (k * bx).min(bi).min(across_sites);
+                return twice * ((d - 1.0) / d * bytes / ring_bw + ring_hops_s);
             }
-            // Within the node on the full data, across nodes on 1/k of it.
+            // Within the node on the full data, across a site's nodes on 1/k of it, across
+            // sites on 1/s.
             let intra_bytes_s = (k - 1.0) / k * bytes / bi;
             let share = bytes / k;
-            let inter_bytes_s = (m - 1.0) / m * share / bx;
+            let inter_bytes_s = (ms - 1.0) / ms * share / bx;
+            let wan_bytes_s = if w > 1.0 { (w - 1.0) / w * bytes / s / bw } else { 0.0 };
             if alg == Algorithm::Hierarchical && c != Collective::AllReduce {
                 // NCCL has no two-level all-gather or reduce-scatter: it runs them as rings, so
                 // they pay the ring's latency. Their bytes are charged as the two-level path's,
                 // the path the utilisation constants were measured on.
-                return intra_bytes_s + inter_bytes_s + ring_hops_s;
+                return intra_bytes_s + inter_bytes_s + wan_bytes_s + ring_hops_s;
             }
-            let intra = twice * (intra_bytes_s + (k - 1.0) * nvl_step_s);
+            let intra = twice * (intra_bytes_s + (k - 1.0) * h.nvl_s);
             let inter = if alg == Algorithm::InNetwork && c == Collective::AllReduce {
                 // The switch reduces: each host sends its share once and receives the sum
-                // once, instead of 2 (m-1)/m of it each way.
-                share / bx + 2.0 * nic_step_s
+                // once, instead of 2 (m-1)/m of it each way (within a site: switches do not
+                // span a wide-area link).
+                if ms > 1.0 {
+                    share / bx + 2.0 * h.nic_s
+                } else {
+                    0.0
+                }
             } else {
-                twice * (inter_bytes_s + (m - 1.0) * nic_step_s)
+                twice * (inter_bytes_s + (ms - 1.0) * h.nic_s)
             };
-            intra + inter
+            let wan = if w > 1.0 { twice * (wan_bytes_s + (w - 1.0) * h.wan_s) } else { 0.0 };
+            intra + inter + wan
+        }
+    }
+}
+
+/// A group's shape and its hops' latencies with protocol `p`.
+struct Hops {
+    /// Ranks.
+    d: f64,
+    /// Ranks per node.
+    k: f64,
+    /// Ranks per site.
+    s: f64,
+    /// Nodes.
+    m: f64,
+    /// Sites.
+    w: f64,
+    /// Nodes per site.
+    ms: f64,
+    /// A hop within a node, across a site's nodes, and between sites, s.
+    nvl_s: f64,
+    nic_s: f64,
+    wan_s: f64,
+}
+
+impl Hops {
+    fn of(g: Group, links: &Links, p: &Protocol) -> Hops {
+        let k = g.per_node.clamp(1, g.size);
+        let s = g.per_site.clamp(k, g.size);
+        let m = g.nodes() as f64;
+        let w = (g.size / s).max(1) as f64;
+        Hops {
+            d: g.size as f64,
+            k: k as f64,
+            s: s as f64,
+            m,
+            w,
+            ms: m / w,
+            nvl_s: p.nvlink_step_s + links.intra_latency_s,
+            nic_s: p.nic_step_s + links.inter_latency_s,
+            wan_s: p.nic_step_s + links.wan_latency_s,
         }
     }
 }
@@ -217,18 +342,23 @@ fn transfer_s(c: Collective, bytes: f64, g: Group, links: &Links, alg: Algorithm
 /// down (2 (k - 1) hops over NVLink, 2 floor(log2 m) across nodes at the tree's network hop
 /// latency), moving the two-level path's bytes at [`TREE_BW_SHARE`] of the protocol's
 /// bandwidth, less at medium sizes (`tree_correction`). Its log latency pays across many nodes;
-/// its bandwidth, never.
+/// its bandwidth, never. Across sites the tree within each site is joined by one across the
+/// sites (floor(log2 w) hops at the wide-area latency, the three-level path's bytes).
 fn tree_all_reduce_s(bytes: f64, g: Group, links: &Links, p: &Protocol) -> f64 {
-    let k = g.per_node.clamp(1, g.size) as f64;
-    let m = g.nodes() as f64;
+    let h = Hops::of(g, links, p);
+    let (k, s, ms, w) = (h.k, h.s, h.ms, h.w);
     // NCCL's index: log2 of the size in 64-byte units, rounded down.
     let size_class = (bytes / 64.0).max(1.0).log2().floor() as usize;
     let correction = p.tree_correction.get(size_class).copied().unwrap_or(1.0);
     let share = p.all_reduce_bw_share * TREE_BW_SHARE * correction;
     let (bi, bx) = (links.intra_bytes_per_s * share, links.inter_bytes_per_s * share);
     // NCCL's tuner counts floor(log2 m) network hops each way (its `log2i`).
-    let hops_s = 2.0 * ((k - 1.0) * p.nvlink_step_s + m.log2().floor() * (p.tree_nic_step_s + links.inter_latency_s));
-    hops_s + 2.0 * ((k - 1.0) / k * bytes / bi + (m - 1.0) / m * bytes / k / bx)
+    let hops_s = 2.0
+        * ((k - 1.0) * h.nvl_s
+            + ms.log2().floor() * (p.tree_nic_step_s + links.inter_latency_s)
+            + w.log2().floor() * (p.tree_nic_step_s + links.wan_latency_s));
+    let wan_s = if w > 1.0 { (w - 1.0) / w * bytes / s / (links.wan_bytes_per_s * share) } else { 0.0 };
+    hops_s + 2.0 * ((k - 1.0) / k * bytes / bi + (ms - 1.0) / ms * bytes / k / bx + wan_s)
 }
 
 #[cfg(test)]
@@ -236,7 +366,14 @@ mod tests {
     use super::super::calibration::{NIC_STEP_S, NVLINK_STEP_S};
     use super::*;
 
-    const LINKS: Links = Links { intra_bytes_per_s: 200e9, inter_bytes_per_s: 10e9, inter_latency_s: 0.0 };
+    const LINKS: Links = Links {
+        intra_bytes_per_s: 200e9,
+        inter_bytes_per_s: 10e9,
+        inter_latency_s: 0.0,
+        intra_latency_s: 0.0,
+        wan_bytes_per_s: f64::INFINITY,
+        wan_latency_s: 0.0,
+    };
 
     fn close(a: f64, b: f64) {
         assert!((a - b).abs() <= 1e-12 * b.abs().max(1e-9), "{a} vs {b}");
@@ -244,7 +381,7 @@ mod tests {
 
     #[test]
     fn ring_all_reduce_within_a_node_is_two_times_d_minus_1_over_d() {
-        let g = Group { size: 8, per_node: 8 };
+        let g = Group::new(8, 8);
         let t = time_s(Collective::AllReduce, 1e9, g, &LINKS, Algorithm::Ring);
         close(t, COLLECTIVE_BASE_S + 2.0 * 7.0 / 8.0 * 1e9 / 200e9 + 2.0 * 7.0 * NVLINK_STEP_S);
         // Reduce-scatter and all-gather move half of it.
@@ -255,7 +392,7 @@ mod tests {
     #[test]
     fn hierarchical_all_reduce_sends_one_kth_across_nodes() {
         // 4 nodes of 8: within the node on 1 GB, across nodes on 1/8 GB.
-        let g = Group { size: 32, per_node: 8 };
+        let g = Group::new(32, 8);
         let t = time_s(Collective::AllReduce, 1e9, g, &LINKS, Algorithm::Hierarchical);
         let intra = 2.0 * (7.0 / 8.0 * 1e9 / 200e9 + 7.0 * NVLINK_STEP_S);
         let inter = 2.0 * (3.0 / 4.0 * 1e9 / 8.0 / 10e9 + 3.0 * NIC_STEP_S);
@@ -265,7 +402,7 @@ mod tests {
     #[test]
     fn in_network_aggregation_halves_the_bytes_each_host_sends() {
         // One GPU per node, many nodes: ring sends ~2x the data, the switch 1x.
-        let g = Group { size: 64, per_node: 1 };
+        let g = Group::new(64, 1);
         let ring = time_s(Collective::AllReduce, 1e9, g, &LINKS, Algorithm::Hierarchical);
         let switch = time_s(Collective::AllReduce, 1e9, g, &LINKS, Algorithm::InNetwork);
         let ratio = ring / switch;
@@ -277,7 +414,7 @@ mod tests {
 
     #[test]
     fn tree_latency_grows_with_the_log_of_the_group() {
-        let g = Group { size: 1024, per_node: 1 };
+        let g = Group::new(1024, 1);
         let tiny = 1.0; // latency-bound: the LL protocol
         let ring = time_s(Collective::AllReduce, tiny, g, &LINKS, Algorithm::Ring);
         let tree = time_s(Collective::AllReduce, tiny, g, &LINKS, Algorithm::Tree);
@@ -290,7 +427,7 @@ mod tests {
 
     #[test]
     fn trees_lose_bandwidth_and_only_all_reduce_as_nccl_runs_them() {
-        let nodes = Group { size: 32, per_node: 8 };
+        let nodes = Group::new(32, 8);
         // A gradient bucket across 4 nodes: the tree's 0.9 of the bandwidth makes it slower
         // than the two-level path; within a node a chain is never faster than the ring.
         let big = 1e9;
@@ -298,7 +435,7 @@ mod tests {
         let two_level = time_s(Collective::AllReduce, big, nodes, &LINKS, Algorithm::Hierarchical);
         assert!(tree > two_level && tree < two_level / 0.85, "tree {tree} two-level {two_level}");
         // Within a node NCCL builds no tree: the ring's time.
-        let node = Group { size: 8, per_node: 8 };
+        let node = Group::new(8, 8);
         for bytes in [1e3, 1e6, 1e9] {
             let asked = time_s(Collective::AllReduce, bytes, node, &LINKS, Algorithm::Tree);
             close(asked, time_s(Collective::AllReduce, bytes, node, &LINKS, Algorithm::Ring));
@@ -324,7 +461,7 @@ mod tests {
     fn each_message_takes_the_nccl_protocol_that_is_fastest_for_its_size() {
         // A decode step's tensor-parallel all-reduce (one token of a 8,192-wide model, 16 kB)
         // over 8 GPUs of a node: LL, 14 hops of 0.6 us, not Simple's 3.4 us.
-        let g = Group { size: 8, per_node: 8 };
+        let g = Group::new(8, 8);
         let small = time_s(Collective::AllReduce, 16384.0, g, &LINKS, Algorithm::Hierarchical);
         close(small, LL.base_s + 2.0 * (7.0 / 8.0 * 16384.0 / (200e9 * 0.25) + 7.0 * LL.nvlink_step_s));
         let simple = COLLECTIVE_BASE_S + 2.0 * (7.0 / 8.0 * 16384.0 / 200e9 + 7.0 * NVLINK_STEP_S);
@@ -337,7 +474,7 @@ mod tests {
         let big = time_s(Collective::AllReduce, 1e9, g, &LINKS, Algorithm::Hierarchical);
         close(big, COLLECTIVE_BASE_S + 2.0 * (7.0 / 8.0 * 1e9 / 200e9 + 7.0 * NVLINK_STEP_S));
         // Across nodes LL128 is not used: megabytes go Simple.
-        let nodes = Group { size: 16, per_node: 8 };
+        let nodes = Group::new(16, 8);
         let across = time_s(Collective::AllGather, 4e6, nodes, &LINKS, Algorithm::Ring);
         close(across, COLLECTIVE_BASE_S + 15.0 / 16.0 * 4e6 / 80e9 + NIC_STEP_S + 14.0 * NVLINK_STEP_S);
     }
@@ -345,7 +482,7 @@ mod tests {
     #[test]
     fn engine_all_reduce_kernels_take_a_small_message_in_one_phase() {
         use super::super::calibration::{CUSTOM_ALL_REDUCE_BASE_S as BASE, CUSTOM_ALL_REDUCE_PEER_S as PEER};
-        let g = Group { size: 8, per_node: 8 };
+        let g = Group::new(8, 8);
         let alg = Algorithm::Hierarchical;
         // A decode step's 16 kB over 8 GPUs: one-shot, one phase of 7 peers, not NCCL's 14 hops.
         let (small, kind) = engine_all_reduce(16384.0, g, &LINKS, alg);
@@ -361,7 +498,7 @@ mod tests {
         assert_eq!(kind, AllReduceKernel::Nccl);
         close(big, time_s(Collective::AllReduce, 9e6, g, &LINKS, alg));
         // Across nodes the engines fall back to NCCL.
-        let nodes = Group { size: 16, per_node: 8 };
+        let nodes = Group::new(16, 8);
         let (across, _) = engine_all_reduce(16384.0, nodes, &LINKS, alg);
         close(across, time_s(Collective::AllReduce, 16384.0, nodes, &LINKS, alg));
         assert_eq!(engine_all_reduce(16384.0, Group::ONE, &LINKS, alg).0, 0.0);
@@ -371,8 +508,8 @@ mod tests {
     fn engine_all_reduce_matches_a_published_h100_benchmark() {
         // vLLM PR #24111, 4 H100 SXM (NVLink 450 GB/s each way; nvlink_util 0.6667): the fastest
         // of its all-reduce kernels (custom one-/two-stage, NCCL, symmetric memory) per size, us.
-        let h100 = Links { intra_bytes_per_s: 18.0 * 25e9 * 0.6667, inter_bytes_per_s: 50e9, inter_latency_s: 0.0 };
-        let g = Group { size: 4, per_node: 4 };
+        let h100 = Links { intra_bytes_per_s: 18.0 * 25e9 * 0.6667, inter_bytes_per_s: 50e9, ..LINKS };
+        let g = Group::new(4, 4);
         let mib = 1024.0 * 1024.0;
         for (size_mib, best_us) in [(0.5, 10.0), (1.0, 15.0), (1.5, 19.0), (2.0, 22.0), (3.0, 25.0), (4.0, 29.0)] {
             let t_us = engine_all_reduce(size_mib * mib, g, &h100, Algorithm::Hierarchical).0 * 1e6;
@@ -384,13 +521,13 @@ mod tests {
     #[test]
     fn a_group_of_one_or_no_bytes_costs_nothing() {
         assert_eq!(time_s(Collective::AllReduce, 1e9, Group::ONE, &LINKS, Algorithm::Ring), 0.0);
-        let g = Group { size: 8, per_node: 8 };
+        let g = Group::new(8, 8);
         assert_eq!(time_s(Collective::AllGather, 0.0, g, &LINKS, Algorithm::Ring), 0.0);
     }
 
     #[test]
     fn all_to_all_uses_both_links_at_once() {
-        let g = Group { size: 16, per_node: 8 };
+        let g = Group::new(16, 8);
         let t = time_s(Collective::AllToAll, 1.6e9, g, &LINKS, Algorithm::Ring);
         let intra = 1.6e9 * 7.0 / 16.0 / 200e9 + 7.0 * NVLINK_STEP_S;
         let inter = 1.6e9 * 8.0 / 16.0 / 10e9 + NIC_STEP_S;
@@ -402,7 +539,7 @@ mod tests {
         // NCCL's default: all-reduces node first, all-gathers and reduce-scatters as rings.
         let (tiny, big) = (1.0, 8e9);
         let ag = |d: u64, bytes: f64| {
-            time_s(Collective::AllGather, bytes, Group { size: d, per_node: 8 }, &LINKS, Algorithm::Hierarchical)
+            time_s(Collective::AllGather, bytes, Group::new(d, 8), &LINKS, Algorithm::Hierarchical)
         };
         // 128 nodes of 8: 127 network hops and 896 NVLink hops (a byte: the LL protocol, a third
         // of the bandwidth for gathers).
@@ -416,15 +553,14 @@ mod tests {
         assert!((1.99..2.01).contains(&r), "{r}");
         // Bandwidth-bound: the two-level path's bytes.
         close(ag(16, big), COLLECTIVE_BASE_S + bytes_s(16.0, big) + NIC_STEP_S + 14.0 * NVLINK_STEP_S);
-        let rs =
-            time_s(Collective::ReduceScatter, big, Group { size: 16, per_node: 8 }, &LINKS, Algorithm::Hierarchical);
+        let rs = time_s(Collective::ReduceScatter, big, Group::new(16, 8), &LINKS, Algorithm::Hierarchical);
         close(rs, ag(16, big));
         // All-reduces still go node first, latency included.
-        let ar = time_s(Collective::AllReduce, big, Group { size: 16, per_node: 8 }, &LINKS, Algorithm::Hierarchical);
+        let ar = time_s(Collective::AllReduce, big, Group::new(16, 8), &LINKS, Algorithm::Hierarchical);
         let two_level = 2.0 * (bytes_s(16.0, big) + 7.0 * NVLINK_STEP_S + NIC_STEP_S);
         close(ar, COLLECTIVE_BASE_S + two_level);
         // An explicit ring pays network latency only on the hops that cross nodes.
-        let ring = time_s(Collective::AllReduce, tiny, Group { size: 16, per_node: 8 }, &LINKS, Algorithm::Ring);
+        let ring = time_s(Collective::AllReduce, tiny, Group::new(16, 8), &LINKS, Algorithm::Ring);
         close(ring, LL.base_s + 2.0 * (15.0 / 16.0 * tiny / (80e9 * 0.25) + LL.nic_step_s + 14.0 * LL.nvlink_step_s));
     }
 
@@ -434,7 +570,7 @@ mod tests {
         // paths cross the network 2 (m - 1) times, a transfer between nodes once, one within a
         // node never.
         let far = Links { inter_latency_s: 0.02, ..LINKS };
-        for (g, crossings) in [(Group { size: 16, per_node: 8 }, 2.0), (Group { size: 16, per_node: 1 }, 30.0)] {
+        for (g, crossings) in [(Group::new(16, 8), 2.0), (Group::new(16, 1), 30.0)] {
             for alg in [Algorithm::Ring, Algorithm::Hierarchical] {
                 for bytes in [1e3, 1e9] {
                     let extra = time_s(Collective::AllReduce, bytes, g, &far, alg)
@@ -443,10 +579,101 @@ mod tests {
                 }
             }
         }
-        let across = Group { size: 2, per_node: 1 };
+        let across = Group::new(2, 1);
         let p2p = |l: &Links, g| time_s(Collective::PointToPoint, 1e6, g, l, Algorithm::Ring);
         close(p2p(&far, across) - p2p(&LINKS, across), 0.02);
-        let within = Group { size: 2, per_node: 2 };
+        let within = Group::new(2, 2);
         assert_eq!(p2p(&far, within), p2p(&LINKS, within));
+    }
+
+    /// Sites 10 ms apart whose wide-area link gives each GPU 1 GB/s each way.
+    const SITES: Links = Links { wan_bytes_per_s: 1e9, wan_latency_s: 0.01, ..LINKS };
+
+    /// 64 GPUs in 4 sites of 2 nodes of 8.
+    const FOUR_SITES: Group = Group { size: 64, per_node: 8, per_site: 16 };
+
+    #[test]
+    fn a_group_within_one_site_never_pays_the_wide_area_link() {
+        use Collective::*;
+        for c in [AllReduce, AllGather, ReduceScatter, AllToAll, PointToPoint] {
+            for alg in [Algorithm::Ring, Algorithm::Hierarchical, Algorithm::Tree, Algorithm::InNetwork] {
+                for g in [Group::new(16, 8), Group::new(64, 1), Group::new(8, 8), Group::new(2, 1)] {
+                    for bytes in [1.0, 1e6, 1e9] {
+                        assert_eq!(
+                            time_s(c, bytes, g, &SITES, alg),
+                            time_s(c, bytes, g, &LINKS, alg),
+                            "{c:?} {alg:?} {g:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn across_sites_a_two_level_all_reduce_becomes_three_levels() {
+        // Within the node on all 8 GB, across a site's 2 nodes on 1/8 of it, across the 4 sites
+        // on 1/16 of it, each level a reduce-scatter and an all-gather.
+        let big = 8e9;
+        let t = time_s(Collective::AllReduce, big, FOUR_SITES, &SITES, Algorithm::Hierarchical);
+        let intra = 2.0 * (7.0 / 8.0 * big / 200e9 + 7.0 * NVLINK_STEP_S);
+        let inter = 2.0 * (1.0 / 2.0 * big / 8.0 / 10e9 + NIC_STEP_S);
+        let wan = 2.0 * (3.0 / 4.0 * big / 16.0 / 1e9 + 3.0 * (NIC_STEP_S + 0.01));
+        close(t, COLLECTIVE_BASE_S + intra + inter + wan);
+        // A ring crosses sites 3 times, a site's nodes 4 times and NVLink 56 times, at the
+        // narrowest of NVLink, the node's NICs (8 rings) and the site's link (16 rings).
+        let ring = time_s(Collective::AllReduce, big, FOUR_SITES, &SITES, Algorithm::Ring);
+        let hops_s = 3.0 * (NIC_STEP_S + 0.01) + 4.0 * NIC_STEP_S + 56.0 * NVLINK_STEP_S;
+        close(ring, COLLECTIVE_BASE_S + 2.0 * (63.0 / 64.0 * big / 16e9 + hops_s));
+        // Gathers run as rings, latency included; their bytes are the three-level path's.
+        let ag = time_s(Collective::AllGather, big, FOUR_SITES, &SITES, Algorithm::Hierarchical);
+        close(
+            ag,
+            COLLECTIVE_BASE_S + (intra + inter + wan) / 2.0
+                - 7.0 * NVLINK_STEP_S
+                - NIC_STEP_S
+                - 3.0 * (NIC_STEP_S + 0.01)
+                + hops_s,
+        );
+        // The switches of in-network aggregation stop at the site: the wide-area level is
+        // the same as a two-level path's.
+        let switch = time_s(Collective::AllReduce, big, FOUR_SITES, &SITES, Algorithm::InNetwork);
+        close(switch, COLLECTIVE_BASE_S + intra + big / 8.0 / 10e9 + 2.0 * NIC_STEP_S + wan);
+    }
+
+    #[test]
+    fn across_sites_every_hop_between_them_pays_the_wide_area_latency() {
+        let near = Links { wan_latency_s: 0.0, ..SITES };
+        let tiny = 1.0;
+        let extra = |alg| {
+            time_s(Collective::AllReduce, tiny, FOUR_SITES, &SITES, alg)
+                - time_s(Collective::AllReduce, tiny, FOUR_SITES, &near, alg)
+        };
+        // Rings and the two-level path: 3 hops between the 4 sites, each way; a tree across
+        // the sites: log2 4 = 2 each way.
+        close(extra(Algorithm::Ring), 6.0 * 0.01);
+        close(extra(Algorithm::Hierarchical), 6.0 * 0.01);
+        close(extra(Algorithm::Tree), 4.0 * 0.01);
+        // A transfer between sites: once, at the narrower of the NIC share and the site's link.
+        let between = Group { size: 2, per_node: 1, per_site: 1 };
+        let p2p = time_s(Collective::PointToPoint, 1e6, between, &SITES, Algorithm::Ring);
+        close(p2p, COLLECTIVE_BASE_S + 1e6 / 1e9 + NIC_STEP_S + 0.01);
+        // An all-to-all sends three quarters of its bytes to other sites: the link binds.
+        let a2a = time_s(Collective::AllToAll, 1e9, FOUR_SITES, &SITES, Algorithm::Ring);
+        close(a2a, COLLECTIVE_BASE_S + 1e9 * 48.0 / 64.0 / 1e9 + 3.0 * (NIC_STEP_S + 0.01));
+    }
+
+    #[test]
+    fn nvlink_latency_adds_to_every_hop_within_a_node() {
+        let slow = Links { intra_latency_s: 1e-5, ..LINKS };
+        let g = Group::new(8, 8);
+        let extra = time_s(Collective::AllReduce, 1e9, g, &slow, Algorithm::Ring)
+            - time_s(Collective::AllReduce, 1e9, g, &LINKS, Algorithm::Ring);
+        close(extra, 2.0 * 7.0 * 1e-5);
+        // An engine's own kernels pay it once per phase.
+        let (one_shot, kernel) = engine_all_reduce(1e3, g, &slow, Algorithm::Ring);
+        let (fast, same) = engine_all_reduce(1e3, g, &LINKS, Algorithm::Ring);
+        assert_eq!(kernel, same);
+        assert!(one_shot > fast);
     }
 }

@@ -23,7 +23,7 @@ use super::calibration::{
     ADAM_BYTES_PER_PARAM, EMB_BACKWARD_PASSES, EMB_STATE_BYTES_PER_ROW, MLP_ELEMENTWISE_PASSES,
     OPTIMIZER_BYTES_PER_PARAM, WORKSPACE_BYTES,
 };
-use super::collective::{time_s, Collective, Group, Links};
+use super::collective::{time_s, Collective, Group, Links, Placement};
 use super::gemm::Gemm;
 use super::iteration::{self, name, Timeline};
 use super::layout::Layout;
@@ -44,18 +44,14 @@ pub struct EmbLayout {
 }
 
 impl EmbLayout {
-    fn of(spec: &Spec, per_node: u64) -> EmbLayout {
+    fn of(spec: &Spec, at: Placement) -> EmbLayout {
         let mut shard = Group::ONE;
         let mut replicas = Group::ONE;
         let mut stride = 1u64;
         for l in spec.levels() {
-            let inside = if stride >= per_node { 1 } else { (per_node / stride).clamp(1, l.degree) };
-            let g = Group { size: l.degree, per_node: inside };
+            let g = at.group(l.degree, stride);
             let target = if l.strategy == Strategy::Mp { &mut shard } else { &mut replicas };
-            *target = Group {
-                size: target.size.saturating_mul(g.size),
-                per_node: target.per_node.saturating_mul(g.per_node).min(target.size.saturating_mul(g.size)),
-            };
+            *target = target.with(g);
             stride = stride.saturating_mul(l.degree);
         }
         EmbLayout { shard, replicas }
@@ -124,10 +120,10 @@ impl<'a> DlrmCx<'a> {
         };
         let plan = &s.task.plan;
         let sys = &s.system;
-        let per_node = sys.devices_per_node();
-        let mlp = Layout::of(plan.mlp.as_ref()?, per_node);
+        let at = Placement::of(sys);
+        let mlp = Layout::of(plan.mlp.as_ref()?, at);
         let tr = match (tr_dims, &plan.transformer) {
-            (Some(d), Some(spec)) => Some((d, Layout::of(spec, per_node))),
+            (Some(d), Some(spec)) => Some((d, Layout::of(spec, at))),
             _ => None,
         };
         let links = Links::of(sys);
@@ -144,7 +140,7 @@ impl<'a> DlrmCx<'a> {
             moe,
             tr,
             mlp,
-            emb: EmbLayout::of(&plan.emb, per_node),
+            emb: EmbLayout::of(&plan.emb, at),
             links,
             setup: &s.task.setup,
             freeze,

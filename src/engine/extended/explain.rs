@@ -26,8 +26,8 @@ fn group_terms(g: Group, links: &Links) -> Vec<Term> {
         ));
         t.push(term(
             "alpha",
-            "latency per step within a node (NCCL's Simple protocol; smaller messages take LL128 or LL, with less latency and less bandwidth, when that is faster)",
-            NVLINK_STEP_S,
+            "latency per step within a node (NCCL's Simple protocol, plus the system's NVLink latency; smaller messages take LL128 or LL, with less latency and less bandwidth, when that is faster)",
+            NVLINK_STEP_S + links.intra_latency_s,
             Unit::Seconds,
         ));
     } else {
@@ -47,6 +47,21 @@ fn group_terms(g: Group, links: &Links) -> Vec<Term> {
             "alpha",
             "latency per step across nodes (NCCL's Simple protocol, plus the system's link latency; small messages take LL, with less latency and a quarter of the bandwidth, when that is faster)",
             NIC_STEP_S + links.inter_latency_s,
+            Unit::Seconds,
+        ));
+    }
+    if g.sites() > 1 {
+        t.push(term("s", "ranks of the group per site", g.per_site as f64, Unit::Count));
+        t.push(term(
+            "B_wan",
+            "a GPU's share of its site's wide-area link, one direction",
+            links.wan_bytes_per_s,
+            Unit::BytesPerS,
+        ));
+        t.push(term(
+            "alpha_wan",
+            "latency per step between sites (a network step plus the wide-area link's latency)",
+            NIC_STEP_S + links.wan_latency_s,
             Unit::Seconds,
         ));
     }

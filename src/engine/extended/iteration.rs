@@ -634,6 +634,35 @@ mod tests {
     }
 
     #[test]
+    fn a_data_parallel_group_split_over_sites_pays_the_wide_area_link_and_nothing_else_does() {
+        // tp 8 x dp 8 on 8 nodes, then the same nodes in 2 sites joined by 100 Gb/s, 5 ms apart.
+        let task = json!({"transformer_parallel": ["tp", "ddp"], "transformer_parallel_degree": [8, 8]});
+        let one = scenario(64, task.clone());
+        let mut d = doc(64, task, json!({}));
+        d["system"]["num_sites"] = json!(2);
+        d["system"]["wan_bw"] = json!(12.5e9);
+        d["system"]["wan_latency_s"] = json!(0.005);
+        let two = checked(d).unwrap_or_else(|e| panic!("{e:?}"));
+        let run = |s: &Scenario| TrainingCx::new(s).map(|cx| evaluate(&cx)).expect("a transformer");
+        let (a, b) = (run(&one), run(&two));
+        assert_eq!(a.timeline.len(), b.timeline.len());
+        let mut slower = 0;
+        for (x, y) in a.timeline.iter().zip(&b.timeline) {
+            assert_eq!(x.name, y.name);
+            if matches!(x.name.kind, OpKind::GradAllReduce | OpKind::EmbAllReduce) {
+                // Each of the 8 GPUs of a site sends its 1/8 share of the gradients across
+                // the link at 1/64 of its bandwidth (12.5 GB/s / 64 GPUs per site).
+                assert!(y.duration_s > x.duration_s + 0.01, "{:?}: {} vs {}", x.name, y.duration_s, x.duration_s);
+                slower += 1;
+            } else {
+                assert_eq!(x.duration_s, y.duration_s, "{:?}", x.name);
+            }
+        }
+        assert!(slower > 0);
+        assert!(b.iteration_s > a.iteration_s);
+    }
+
+    #[test]
     fn a_collective_launched_by_a_host_thread_starts_half_a_cycle_after_its_inputs() {
         let n = |layer: u64, kind: OpKind| name(Block::Attn, layer, Phase::Backward, kind, 0);
         let cycle_s = 1e-3;

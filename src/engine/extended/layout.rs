@@ -4,7 +4,7 @@
 //! A group whose stride times degree fits in a node stays on NVLink; otherwise its members are
 //! spread over nodes and its collectives cross the NICs.
 
-use super::collective::Group;
+use super::collective::{Group, Placement};
 use crate::engine::scenario::{Spec, Strategy};
 
 /// The groups of a transformer plan.
@@ -26,13 +26,12 @@ pub struct Layout {
 }
 
 impl Layout {
-    /// The groups of `spec` on nodes of `per_node` GPUs.
-    pub fn of(spec: &Spec, per_node: u64) -> Layout {
+    /// The groups of `spec` on a cluster placed as `at`.
+    pub fn of(spec: &Spec, at: Placement) -> Layout {
         let mut found = [Group::ONE; 6];
         let mut stride = 1u64;
         for l in spec.levels() {
-            let inside = if stride >= per_node { 1 } else { (per_node / stride).clamp(1, l.degree) };
-            let g = Group { size: l.degree, per_node: inside };
+            let g = at.group(l.degree, stride);
             let slot = match l.strategy {
                 Strategy::Tp => 0,
                 Strategy::Cp => 1,
@@ -41,19 +40,13 @@ impl Layout {
                 Strategy::Ddp | Strategy::Mp => 4,
                 Strategy::Fsdp => 5,
             };
-            found[slot] = merge(found[slot], g);
+            found[slot] = found[slot].with(g);
             stride = stride.saturating_mul(l.degree);
         }
         let [tp, cp, pp, ep, ddp, fsdp] = found;
-        let dp = merge(ddp, fsdp);
-        Layout { tp, cp, pp, ep, ddp, fsdp, dp, dense_dp: merge(dp, ep) }
+        let dp = ddp.with(fsdp);
+        Layout { tp, cp, pp, ep, ddp, fsdp, dp, dense_dp: dp.with(ep) }
     }
-}
-
-/// The group formed by two groups' members together (their levels are nested).
-fn merge(a: Group, b: Group) -> Group {
-    let size = a.size.saturating_mul(b.size);
-    Group { size, per_node: a.per_node.saturating_mul(b.per_node).min(size) }
 }
 
 #[cfg(test)]
@@ -69,27 +62,43 @@ mod tests {
     #[test]
     fn megatron_order_keeps_tp_in_the_node_and_spreads_dp_and_pp() {
         // tp 4 x dp 16 x pp 2 on 8-GPU nodes: two tp groups per node, dp pairs within a node.
-        let l = Layout::of(&spec(&[(Strategy::Tp, 4), (Strategy::Ddp, 16), (Strategy::Pp, 2)]), 8);
-        assert_eq!(l.tp, Group { size: 4, per_node: 4 });
-        assert_eq!(l.dp, Group { size: 16, per_node: 2 });
-        assert_eq!(l.pp, Group { size: 2, per_node: 1 });
+        let l = Layout::of(&spec(&[(Strategy::Tp, 4), (Strategy::Ddp, 16), (Strategy::Pp, 2)]), Placement::one_site(8));
+        assert_eq!(l.tp, Group::new(4, 4));
+        assert_eq!(l.dp, Group::new(16, 2));
+        assert_eq!(l.pp, Group::new(2, 1));
         assert!(l.tp.within_node() && !l.dp.within_node() && !l.pp.within_node());
     }
 
     #[test]
     fn tp_wider_than_a_node_crosses_the_nics() {
-        let l = Layout::of(&spec(&[(Strategy::Tp, 16), (Strategy::Ddp, 4)]), 8);
-        assert_eq!(l.tp, Group { size: 16, per_node: 8 });
+        let l = Layout::of(&spec(&[(Strategy::Tp, 16), (Strategy::Ddp, 4)]), Placement::one_site(8));
+        assert_eq!(l.tp, Group::new(16, 8));
         assert_eq!(l.tp.nodes(), 2);
         assert_eq!(l.dp.per_node, 1);
     }
 
     #[test]
     fn hybrid_sharding_shards_within_the_node_and_replicates_across() {
-        let l = Layout::of(&spec(&[(Strategy::Fsdp, 8), (Strategy::Ddp, 32)]), 8);
-        assert_eq!(l.fsdp, Group { size: 8, per_node: 8 });
-        assert_eq!(l.ddp, Group { size: 32, per_node: 1 });
-        assert_eq!(l.dp, Group { size: 256, per_node: 8 });
+        let l = Layout::of(&spec(&[(Strategy::Fsdp, 8), (Strategy::Ddp, 32)]), Placement::one_site(8));
+        assert_eq!(l.fsdp, Group::new(8, 8));
+        assert_eq!(l.ddp, Group::new(32, 1));
+        assert_eq!(l.dp, Group::new(256, 8));
         assert_eq!(l.dense_dp, l.dp);
+    }
+
+    #[test]
+    fn sites_hold_consecutive_nodes() {
+        // tp 8 x fsdp 8 x ddp 4 on 4 sites of 8 nodes of 8: the shards share a site, the
+        // replicas are a site apart.
+        let at = Placement { per_node: 8, per_site: 64 };
+        let l = Layout::of(&spec(&[(Strategy::Tp, 8), (Strategy::Fsdp, 8), (Strategy::Ddp, 4)]), at);
+        assert_eq!(l.tp, Group { size: 8, per_node: 8, per_site: 8 });
+        assert_eq!(l.fsdp, Group { size: 8, per_node: 1, per_site: 8 });
+        assert_eq!(l.ddp, Group { size: 4, per_node: 1, per_site: 1 });
+        assert_eq!((l.dp.sites(), l.dp.nodes()), (4, 32));
+        // On one site nothing crosses one.
+        let one =
+            Layout::of(&spec(&[(Strategy::Tp, 8), (Strategy::Fsdp, 8), (Strategy::Ddp, 4)]), Placement::one_site(8));
+        assert_eq!(one.dp.sites(), 1);
     }
 }

@@ -10,7 +10,7 @@ use super::calibration::{
     FUSED_BACKWARD_SCORE_REPLAY, HOST_BLOCK_S, KERNELS_PER_BLOCK, KERNEL_OVERHEAD_S, OPTIMIZER_BYTES_PER_PARAM,
     WORKSPACE_BYTES,
 };
-use super::collective::{time_s, Collective, Group, Links};
+use super::collective::{time_s, Collective, Group, Links, Placement};
 use super::gemm::Gemm;
 use super::layout::Layout;
 use super::shape::Dims;
@@ -98,8 +98,7 @@ impl<'a> TrainingCx<'a> {
         let d = Dims::of(&s.model)?;
         let spec = s.task.plan.transformer.as_ref()?;
         let sys = &s.system;
-        let per_node = sys.devices_per_node();
-        let lay = Layout::of(spec, per_node);
+        let lay = Layout::of(spec, Placement::of(sys));
         let links = Links::of(sys);
         let peak = crate::engine::report::peak_flops_per_s(s);
         let setup = &s.task.setup;
@@ -535,7 +534,7 @@ impl<'a> TrainingCx<'a> {
             self.tokens
         };
         let bytes = tokens * self.d.hidden * self.d.elem_bytes / self.tp();
-        self.collective(Collective::PointToPoint, bytes, Group { size: 2, per_node: self.lay.pp.per_node.min(2) })
+        self.collective(Collective::PointToPoint, bytes, self.lay.pp.neighbours())
     }
 
     /// Parameters on one GPU of stage `stage` (0-based): (dense, expert).

@@ -23,6 +23,15 @@ pub fn check(s: &Scenario) -> Vec<FieldError> {
     let n_all = s.system.num_devices;
     let per_node = s.system.devices_per_node();
     let family = s.model.arch.family();
+    if let Some(w) = &s.system.wan {
+        errors.push(FieldError::new(
+            "system.num_sites",
+            format!(
+                "MAD-Max's paper model has one network level between nodes, not {} sites joined by a wide-area link: evaluate this cluster with the default model (task.mode \"default\"), or set 1 site",
+                w.sites
+            ),
+        ));
+    }
 
     let components = [
         plan.mlp.as_ref().map(|spec| Component { key: "mlp_parallel", word: "MLP", spec, allowed: DENSE }),

@@ -352,7 +352,7 @@ impl<'a> ServingCx<'a> {
         if cx.lay.pp.size <= 1 {
             return 0.0;
         }
-        let g = crate::engine::extended::collective::Group { size: 2, per_node: cx.lay.pp.per_node.min(2) };
+        let g = cx.lay.pp.neighbours();
         time_s(
             Collective::PointToPoint,
             tokens * cx.d.hidden * cx.d.elem_bytes / self.tp(),
@@ -872,7 +872,7 @@ mod tests {
 
     #[test]
     fn each_decoded_token_costs_two_tensor_parallel_all_reduces_per_layer() {
-        let g = Group { size: 4, per_node: 4 };
+        let g = Group::new(4, 4);
         let bytes = 8.0 * 8192.0 * 2.0;
         // The engine's own all-reduce kernels (the default), or NCCL's alone.
         for (extra, nccl_only) in [(json!({}), false), (json!({"custom_all_reduce": false}), true)] {
