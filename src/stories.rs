@@ -210,6 +210,14 @@ fn map(v: &Value, key: &str) -> Result<Map<String, Value>, String> {
     }
 }
 
+/// An optional number, `default` when absent.
+fn optional(v: &Value, key: &str, default: f64) -> Result<f64, String> {
+    match v.get(key) {
+        None => Ok(default),
+        Some(_) => number(v, key),
+    }
+}
+
 fn read_cluster(v: &Value) -> Result<Cluster, String> {
     let fabric = match text(v, "fabric")?.as_str() {
         "datacenter" => Fabric::Datacenter,
@@ -225,10 +233,13 @@ fn read_cluster(v: &Value) -> Result<Cluster, String> {
         nic_ports_per_node: count(v, "nic_ports_per_node")?,
         nic_gbit_s: number(v, "nic_gbit_s")?,
         fabric,
-        link_latency_ms: match v.get("link_latency_ms") {
-            None => 0.0,
-            Some(_) => number(v, "link_latency_ms")?,
+        link_latency_ms: optional(v, "link_latency_ms", 0.0)?,
+        sites: match v.get("sites") {
+            None => 1,
+            Some(_) => count(v, "sites")?,
         },
+        wan_gbit_s: optional(v, "wan_gbit_s", 0.0)?,
+        wan_latency_ms: optional(v, "wan_latency_ms", 0.0)?,
         source: String::new(),
     })
 }
@@ -619,6 +630,34 @@ mod tests {
             far.iteration_s,
             near.iteration_s
         );
+    }
+
+    #[test]
+    fn offices_joined_by_a_slow_link_want_a_pipeline_across_them() {
+        // FusionAI's 50 PCs in 5 offices: the wide-area level reaches the system config, ZeRO-3
+        // over all 50 is about ten times slower than data parallelism inside each office with a
+        // pipeline across them (as the story says), and that pipeline's time between offices is
+        // its transfers over their links.
+        use crate::engine::ops::OpKind;
+        let spec = specs().expect("parse").into_iter().find(|s| s.id == "fusionai").expect("story");
+        let story = compute(spec, &accuracy::shipped_rows()).expect("computes");
+        let [.., spread, piped] = &story.variants[..] else { panic!("variants") };
+        for o in [spread, piped] {
+            assert_eq!(o.doc.system.get("num_sites"), Some(&Value::from(5)));
+            assert_eq!(o.doc.system.get("wan_bw"), Some(&Value::from(1e9 / 8.0)));
+            assert_eq!(o.doc.system.get("wan_latency_s"), Some(&Value::from(0.01)));
+        }
+        let (spread, piped) = (spread.report.as_ref().expect("runs"), piped.report.as_ref().expect("runs"));
+        assert!(spread.limits.is_empty() && piped.limits.is_empty());
+        let faster = spread.iteration_s / piped.iteration_s;
+        assert!((8.0..=14.0).contains(&faster), "about ten times: {faster}");
+        let transfers_s: f64 =
+            piped.timeline.iter().filter(|o| o.name.kind == OpKind::PipeTransfer).map(|o| o.duration_s).sum();
+        assert!(transfers_s > 0.5 * piped.comm_s, "{transfers_s} of {}", piped.comm_s);
+        // Each office's 10 PCs share its 1 Gb/s: a sequence's activations (2,048 x 4,096 x 2
+        // bytes) take 10 x 16.8 MB / 125 MB/s, about 1.3 s, to reach the next office.
+        let one = piped.timeline.iter().find(|o| o.name.kind == OpKind::PipeTransfer).expect("a transfer");
+        assert!((1.3..1.4).contains(&one.duration_s), "{}", one.duration_s);
     }
 
     #[test]

@@ -323,6 +323,11 @@ const EXTRA_KEYS: &[(&str, &str)] = &[
     ("task", "output_tokens"),
     ("task", "weight_format"),
     ("task", "kv_format"),
+    ("system", "nic_latency_s"),
+    ("system", "nvlink_latency_s"),
+    ("system", "num_sites"),
+    ("system", "wan_bw"),
+    ("system", "wan_latency_s"),
 ];
 
 #[test]

@@ -160,6 +160,12 @@ pub fn expectation(s: &Scenario, r: &Report) -> Option<Expectation> {
     if s.system().nic_latency_s > 0.0 {
         return unknown("nodes far apart (every published run is on one datacenter network)");
     }
+    if s.system().nvlink_latency_s > 0.0 {
+        return unknown("links within a node slower to answer than NVLink (every published run is on NVLink)");
+    }
+    if s.system().wan.is_some() {
+        return unknown("sites joined by a wide-area link (every published run is on one datacenter network)");
+    }
     if !matches!(s.task().kind, TaskKind::Pretrain) {
         return unknown("fine-tuning (the published runs are pre-training)");
     }
@@ -361,6 +367,10 @@ mod tests {
         );
         let Some(Expectation::Unknown(why)) = expectation(&far, &evaluate(&far)) else { panic!("far apart") };
         assert!(why.contains("nodes far apart"), "{why}");
+        let sites = [full.clone(), ("system", "num_sites", json!(2)), ("system", "wan_bw", json!(12.5e9))];
+        let (split, _) = preset_keys(presets::PAPER_LLAMA2_70B, "default", &sites);
+        let Some(Expectation::Unknown(why)) = expectation(&split, &evaluate(&split)) else { panic!("two sites") };
+        assert!(why.contains("sites joined by a wide-area link"), "{why}");
         let (s, r) = preset(presets::PAPER_LLAMA2_70B, "reference");
         assert_eq!(expectation(&s, &r), None);
         // Without recomputation it needs twice the 40 GB: no range for a plan that cannot run.

@@ -131,8 +131,22 @@ pub struct Cluster {
     /// system's `nic_latency_s`).
     #[serde(default)]
     pub link_latency_ms: f64,
+    /// Sites the nodes are spread over, joined by a wide-area link (1: one site; the
+    /// system's `num_sites`).
+    #[serde(default = "one")]
+    pub sites: u64,
+    /// Each site's wide-area bandwidth, Gb/s in each direction (with more than one site).
+    #[serde(default)]
+    pub wan_gbit_s: f64,
+    /// One-way latency of a hop between sites, ms.
+    #[serde(default)]
+    pub wan_latency_ms: f64,
     #[serde(default)]
     pub source: String,
+}
+
+fn one() -> u64 {
+    1
 }
 
 /// Which utilisation calibration a cluster takes.
@@ -157,6 +171,13 @@ impl Cluster {
         let mut cfg = system_config(&self.label, gpu, self.gpus_per_node, self.nodes, nic, util);
         if self.link_latency_ms > 0.0 {
             cfg.insert("nic_latency_s".into(), (self.link_latency_ms / 1e3).into());
+        }
+        if self.sites > 1 {
+            cfg.insert("num_sites".into(), self.sites.into());
+            cfg.insert("wan_bw".into(), (self.wan_gbit_s * 1e9 / 8.0).into());
+            if self.wan_latency_ms > 0.0 {
+                cfg.insert("wan_latency_s".into(), (self.wan_latency_ms / 1e3).into());
+            }
         }
         Ok(cfg)
     }

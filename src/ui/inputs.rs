@@ -264,7 +264,17 @@ pub(super) fn system_form(state: &State, d: &Dispatch) -> Html {
     let total = state.doc.count(Config::System, "num_devices");
     // Network fields up front; datasheet figures and calibrations folded (open on a problem).
     let (links, details): (Vec<Field>, Vec<Field>) = fields::system_fields().into_iter().partition(|f| {
-        matches!(f.key, "num_nvlinks" | "bw_per_nvlink" | "num_ibroce_ports" | "ibroce_bw" | "nic_latency_s")
+        matches!(
+            f.key,
+            "num_nvlinks"
+                | "bw_per_nvlink"
+                | "num_ibroce_ports"
+                | "ibroce_bw"
+                | "nic_latency_s"
+                | "num_sites"
+                | "wan_bw"
+                | "wan_latency_s"
+        )
     });
     let details_open = details.iter().any(|f| state.error_for(&f.path()).is_some());
     let shape_err = state

@@ -121,8 +121,12 @@ fn headline(g: &Rc<Evaluated>, measured: Option<&super::state::Yardstick>, d: &D
     let r = &g.report;
     let s = &g.scenario;
     let kind = super::state::task_kind_name(s);
+    let sites = match s.system().sites() {
+        1 => String::new(),
+        n => format!(" in {n} sites"),
+    };
     let what = format!(
-        "{} {} on {} ({} x {}), global batch {}",
+        "{} {} on {} ({} x {}{sites}), global batch {}",
         s.model().name,
         kind,
         crate::units::things(s.system().num_devices, "GPU"),
