@@ -869,7 +869,7 @@ fn wide_area(v: &mut Reader, s: &RawSystem) -> Option<Option<Wan>> {
     if sites == 1 {
         return Some(None);
     }
-    let why = &"a cluster of several sites needs each site's wide-area bandwidth, bytes/s each way";
+    let why = &"a cluster of several sites needs each site's wide-area bandwidth in each direction";
     let bytes_per_s = v.within(&s.wan_bw, at("system", "wan_bw"), why, RANGES.bytes_per_s);
     Some(Some(Wan { sites, bytes_per_s: bytes_per_s?, latency_s: latency_s? }))
 }

@@ -161,6 +161,28 @@ await runTest('calculator', dist, async ({ server, browser }) => {
     && far.iteration_s > h100.iteration_s, `a 10 ms link latency is 0.01 s in the link and slows the step: ${h100.iteration_s} -> ${far.iteration_s} s`);
   await type(page, '#f-system-nic_latency_s', '');
   check((await shown(page)).iteration_s === h100.iteration_s, 'clearing the latency gives a datacenter network again');
+  // Two sites: the wide-area bandwidth is asked for by name; with it, collectives that span
+  // the sites slow the step as the CLI says, and the link carries the three keys.
+  await type(page, '#f-system-num_sites', '2');
+  await page.waitForFunction(() => /wide-area bandwidth/.test(document.querySelector('#f-system-wan_bw')?.closest('.field')?.querySelector('.error-msg')?.textContent ?? ''));
+  check(await page.locator('.stale-banner').isVisible(), 'two sites without their bandwidth: the last results stay, stale');
+  await type(page, '#f-system-wan_bw', '100');
+  await type(page, '#f-system-wan_latency_s', '5');
+  await page.waitForFunction(() => /in 2 sites/.test(document.querySelector('#scenario-summary')?.textContent));
+  const split = await matchesCli(page, 'H100, 16 nodes in 2 sites, 100 Gb/s and 5 ms between them');
+  const linked = scenarioOfLink(await page.locator('#share-link').inputValue()).system;
+  check(linked.num_sites === 2 && linked.wan_bw === 12.5e9 && linked.wan_latency_s === 0.005 && split.iteration_s > h100.iteration_s,
+    `two sites 100 Gb/s and 5 ms apart are in the link and slow the step: ${h100.iteration_s} -> ${split.iteration_s} s`);
+  check(/128 GPUs \(16 nodes x 8 in 2 sites\)/.test(await page.locator('#scenario-summary').textContent()), 'the summary names the sites');
+  await page.locator('#f-system-num_sites').scrollIntoViewIfNeeded();
+  await page.locator('details.card', { has: page.locator('#f-system-num_sites') }).screenshot({ path: join(shots, 'sites.png') });
+  await type(page, '#f-system-num_sites', '3');
+  await page.waitForFunction(() => /16 nodes do not split evenly over 3 sites/.test(document.querySelector('#f-system-num_sites')?.closest('.field')?.querySelector('.error-msg')?.textContent ?? ''));
+  check((await shown(page)).iteration_s === split.iteration_s, 'three sites for 16 nodes: a message under the field, the last results stay');
+  await type(page, '#f-system-num_sites', '');
+  await type(page, '#f-system-wan_bw', '');
+  await type(page, '#f-system-wan_latency_s', '');
+  check((await shown(page)).iteration_s === h100.iteration_s, 'one site again gives the datacenter figures');
   // The results stay in view next to the hardware fields just edited: their column fills the
   // window and scrolls by itself (back at its top, the headline shows).
   const pane = await page.locator('section.outputs').evaluate((e) => {
