@@ -262,6 +262,10 @@ pub fn limit(l: &Limit) -> String {
             units::duration(*host_s),
             if *tp == 8 { format!(" {}", crate::accuracy::TP8_HOST_NOTE) } else { String::new() }
         ),
+        Limit::PacedBy { slow_gpu, fast_gpu, fast_iteration_s } => format!(
+            "Paced by the {slow_gpu} GPUs: every synchronous step waits for the slowest GPU, so the {fast_gpu} GPUs, which alone would take {} per iteration, wait for them the rest of the time. The figures are the {slow_gpu} GPUs' (memory: the type closest to its limit).",
+            units::duration(*fast_iteration_s)
+        ),
     }
 }
 
@@ -277,6 +281,7 @@ pub fn limit_brief(l: &Limit) -> String {
         }
         Limit::Overloaded { most_per_s, .. } => format!("overloaded: at most {}", units::si(*most_per_s, "requests/s")),
         Limit::HostBound { host_s, .. } => format!("host-bound: {} per layer to issue", units::duration(*host_s)),
+        Limit::PacedBy { slow_gpu, .. } => format!("paced by the {slow_gpu} GPUs"),
     }
 }
 

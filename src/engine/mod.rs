@@ -114,9 +114,13 @@ impl<'a> Evaluator<'a> {
 /// The symbol of a collective's wait for the host thread that launches it, in its explanation.
 pub const LAUNCH_WAIT: &str = "w_launch";
 
-/// Explains an op of `s`'s timeline: the formula behind its duration, with every term's value.
+/// Explains an op of `s`'s timeline: the formula behind its duration, with every term's value
+/// (on a cluster of two GPU types, in the terms of the type that paces it).
 pub fn explain(s: &Scenario, op: &ops::OpName) -> Option<Explanation> {
-    Evaluator::of(s).explain(s, op)
+    match extended::mixed::paced(s, |k| Evaluator::of(k).evaluate(k)) {
+        Some((paced, _)) => Evaluator::of(&paced).explain(&paced, op),
+        None => Evaluator::of(s).explain(s, op),
+    }
 }
 
 /// True when the default model evaluates the scenario ([`Evaluator::of`]): it asks for the
@@ -126,9 +130,16 @@ pub fn uses_default_model(s: &Scenario) -> bool {
     !matches!(Evaluator::of(s), Evaluator::Reference)
 }
 
-/// Evaluates a validated scenario with its [`Evaluator`].
+/// Evaluates a validated scenario with its [`Evaluator`] (a cluster of two GPU types at its
+/// slower type's pace: [`extended::mixed`]).
 pub fn evaluate(s: &Scenario) -> Report {
-    Evaluator::of(s).evaluate(s)
+    if s.system.second.is_none() {
+        return Evaluator::of(s).evaluate(s);
+    }
+    match extended::mixed::paced(s, |k| Evaluator::of(k).evaluate(k)) {
+        Some((_, r)) => r,
+        None => Evaluator::of(s).evaluate(s),
+    }
 }
 
 /// About how many ops [`evaluate`] puts on the timeline of `s`, known before it runs: an

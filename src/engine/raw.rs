@@ -332,6 +332,16 @@ raw_config! {
     num_sites,
     wan_bw,
     wan_latency_s,
+    // the default model's second GPU type on the last nodes (MAD-Max has one)
+    second_gpu_nodes,
+    second_gpu_name,
+    second_f64_flops,
+    second_f32_flops,
+    second_f16_flops,
+    second_i8_ops,
+    second_fp8_flops,
+    second_mem_cap,
+    second_mem_bw,
 }
 
 raw_config! {

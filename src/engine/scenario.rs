@@ -828,6 +828,28 @@ pub struct System {
     /// `num_sites`, `wan_bw`, `wan_latency_s`). The default model only; MAD-Max has one
     /// network level between nodes.
     pub wan: Option<Wan>,
+    /// A second GPU type on some of the nodes, `None` when every GPU is alike (config keys
+    /// `second_gpu_nodes`, `second_gpu_name`, `second_f16_flops`, ...). The default model only.
+    pub second: Option<SecondGpu>,
+}
+
+/// A second GPU type on the last `nodes` nodes of a cluster: its datasheet figures. The nodes
+/// share the cluster's NVLink, NIC and utilisation figures.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SecondGpu {
+    pub name: Arc<str>,
+    /// Nodes of this type, at least 1 and fewer than the cluster's.
+    pub nodes: u64,
+    pub f64_flops_per_s: f64,
+    pub f32_flops_per_s: f64,
+    pub f16_flops_per_s: f64,
+    pub i8_ops_per_s: f64,
+    /// Dense FP8 peak, FLOP/s; `None`: no FP8 tensor cores.
+    pub fp8_flops_per_s: Option<f64>,
+    /// HBM capacity per device, bytes.
+    pub mem_cap_bytes: f64,
+    /// HBM bandwidth per device, bytes/s.
+    pub mem_bw_bytes_per_s: f64,
 }
 
 /// A wide-area link between the sites of a cluster (datacenters, buildings or homes), each
@@ -857,6 +879,34 @@ impl System {
     /// Devices per site.
     pub fn devices_per_site(&self) -> u64 {
         self.num_devices / self.sites()
+    }
+
+    /// The cluster as if every GPU were of its second type (`None` without one): a
+    /// synchronous step runs at its slower type's pace.
+    pub fn all_second(&self) -> Option<System> {
+        let g = self.second.as_ref()?;
+        Some(System {
+            name: Arc::clone(&g.name),
+            f64_flops_per_s: g.f64_flops_per_s,
+            f32_flops_per_s: g.f32_flops_per_s,
+            f16_flops_per_s: g.f16_flops_per_s,
+            i8_ops_per_s: g.i8_ops_per_s,
+            fp8_flops_per_s: g.fp8_flops_per_s,
+            mem_cap_bytes: g.mem_cap_bytes,
+            mem_bw_bytes_per_s: g.mem_bw_bytes_per_s,
+            second: None,
+            ..self.clone()
+        })
+    }
+
+    /// The cluster as if every GPU were of its first type (without a second type: itself).
+    pub fn all_first(&self) -> System {
+        System { second: None, ..self.clone() }
+    }
+
+    /// The smallest HBM capacity of the cluster's GPUs, bytes.
+    pub fn smallest_mem_cap_bytes(&self) -> f64 {
+        self.second.as_ref().map_or(self.mem_cap_bytes, |g| g.mem_cap_bytes.min(self.mem_cap_bytes))
     }
 }
 

@@ -781,6 +781,7 @@ fn read_system(v: &mut Reader, s: &RawSystem) -> Option<System> {
         "0: NCCL's own hop latency",
     );
     let wan = wide_area(v, s);
+    let second = second_gpu(v, s);
     let (devices, nodes) = (devices?, nodes?);
     if devices % nodes != 0 {
         v.push(
@@ -795,7 +796,19 @@ fn read_system(v: &mut Reader, s: &RawSystem) -> Option<System> {
         );
         return None;
     }
-    let wan = wan?;
+    let (wan, second) = (wan?, second?);
+    if let Some(g) = &second {
+        if g.nodes >= nodes {
+            v.push(FieldError::new(
+                "system.second_gpu_nodes",
+                format!(
+                    "must be fewer than the cluster's {nodes} nodes (the others hold the first GPU type), got {}",
+                    g.nodes
+                ),
+            ));
+            return None;
+        }
+    }
     if let Some(w) = &wan {
         if nodes % w.sites != 0 {
             v.push(FieldError::new(
@@ -849,7 +862,50 @@ fn read_system(v: &mut Reader, s: &RawSystem) -> Option<System> {
         nic_latency_s: nic_latency_s?,
         nvlink_latency_s: nvlink_latency_s?,
         wan,
+        second,
     })
+}
+
+/// The second GPU type: `None` without one (`second_gpu_nodes` absent or 0), or an error
+/// (`None` outside) naming the field.
+fn second_gpu(v: &mut Reader, s: &RawSystem) -> Option<Option<SecondGpu>> {
+    let nodes = match &s.second_gpu_nodes {
+        None | Some(RawValue::Null) => 0,
+        f => v.count(f, at("system", "second_gpu_nodes"), &"optional", 0, MAX_COUNT)?,
+    };
+    if nodes == 0 {
+        return Some(None);
+    }
+    let name = match &s.second_gpu_name {
+        None | Some(RawValue::Null) => Arc::from("second GPU type"),
+        f => v.name(f, at("system", "second_gpu_name")),
+    };
+    let why = &"a second GPU type needs its datasheet figures";
+    let mut rate = |f: &Field, key: &str| v.within(f, at("system", key), why, RANGES.flops_per_s);
+    let rates = [
+        rate(&s.second_f64_flops, "second_f64_flops"),
+        rate(&s.second_f32_flops, "second_f32_flops"),
+        rate(&s.second_f16_flops, "second_f16_flops"),
+        rate(&s.second_i8_ops, "second_i8_ops"),
+    ];
+    let fp8 = match &s.second_fp8_flops {
+        None | Some(RawValue::Null) => Some(None),
+        f => v.within(f, at("system", "second_fp8_flops"), &"optional", RANGES.flops_per_s).map(Some),
+    };
+    let cap = v.within(&s.second_mem_cap, at("system", "second_mem_cap"), why, RANGES.bytes);
+    let bw = v.within(&s.second_mem_bw, at("system", "second_mem_bw"), why, RANGES.bytes_per_s);
+    let [f64f, f32f, f16f, i8f] = rates;
+    Some(Some(SecondGpu {
+        name,
+        nodes,
+        f64_flops_per_s: f64f?,
+        f32_flops_per_s: f32f?,
+        f16_flops_per_s: f16f?,
+        i8_ops_per_s: i8f?,
+        fp8_flops_per_s: fp8?,
+        mem_cap_bytes: cap?,
+        mem_bw_bytes_per_s: bw?,
+    }))
 }
 
 /// The wide-area level: `None` for one site (the key absent or 1), or an error (`None`

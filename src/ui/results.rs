@@ -222,6 +222,7 @@ fn limit_line(l: &Limit) -> Html {
         Limit::Overloaded { .. } => ("limit-overloaded", "alert"),
         Limit::InputBound { .. } => ("limit-input", "status"),
         Limit::HostBound { .. } => ("limit-host", "status"),
+        Limit::PacedBy { .. } => ("limit-paced", "status"),
     };
     html! { <p class="error-msg limit" id={id} role={role}>{ crate::wording::limit(l) }</p> }
 }

@@ -401,7 +401,7 @@ fn lighter_recompute_fits(candidate: &Scenario) -> bool {
         let mut s = candidate.clone();
         s.task.setup.recompute = recompute;
         extended::training::TrainingCx::new(&s)
-            .is_some_and(|cx| cx.memory().total_bytes <= candidate.system.mem_cap_bytes)
+            .is_some_and(|cx| cx.memory().total_bytes <= candidate.system.smallest_mem_cap_bytes())
     })
 }
 

@@ -22,6 +22,7 @@ pub mod explain;
 pub mod gemm;
 pub mod iteration;
 pub mod layout;
+pub mod mixed;
 pub mod rules;
 pub mod serving;
 pub mod shape;

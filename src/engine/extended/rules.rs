@@ -21,6 +21,12 @@ const ALLOWED: &[Strategy] = &[Strategy::Ddp, Strategy::Fsdp, Strategy::Tp, Stra
 pub fn check(s: &Scenario) -> Vec<FieldError> {
     let mut errors = Vec::new();
     fp8(&mut errors, s);
+    if s.system.second.is_some() && super::serving::serves(s) {
+        errors.push(FieldError::new(
+            "system.second_gpu_nodes",
+            "serving on two GPU types is not modelled yet (replicas on each type would serve at their own pace): remove the second type, or train",
+        ));
+    }
     if let (Arch::Cnn(_), Some(spec)) = (&s.model.arch, &s.task.plan.mlp) {
         levels(&mut errors, "mlp_parallel", spec, &[Strategy::Ddp], s.system.num_devices);
         return errors;
@@ -218,6 +224,8 @@ fn fp8(errors: &mut Vec<FieldError>, s: &Scenario) {
         "FP8 GEMMs are modelled for transformer families only: turn FP8 training off".to_string()
     } else if super::serving::serves(s) {
         "serving takes its formats from weight_format and kv_format; set weight_format to fp8 instead".to_string()
+    } else if s.system.second.as_ref().is_some_and(|g| g.fp8_flops_per_s.is_none()) {
+        "the cluster's second GPU type has no FP8 tensor cores (no FP8 peak is set): every GPU of a synchronous step runs the same kernels, so turn FP8 training off or drop the second type".to_string()
     } else if s.system.fp8_flops_per_s.is_none() {
         "this GPU has no FP8 tensor cores (no FP8 peak is set: the A100 and older have none): pick an H100 or later, or turn FP8 training off".to_string()
     } else if s.model.bytes_per_dense_param.f64() != 2.0 {

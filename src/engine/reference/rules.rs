@@ -23,6 +23,15 @@ pub fn check(s: &Scenario) -> Vec<FieldError> {
     let n_all = s.system.num_devices;
     let per_node = s.system.devices_per_node();
     let family = s.model.arch.family();
+    if let Some(g) = &s.system.second {
+        errors.push(FieldError::new(
+            "system.second_gpu_nodes",
+            format!(
+                "MAD-Max's paper model has one GPU type, not a second ({}) on {} nodes: evaluate this cluster with the default model (task.mode \"default\"), or remove the second type",
+                g.name, g.nodes
+            ),
+        ));
+    }
     if let Some(w) = &s.system.wan {
         errors.push(FieldError::new(
             "system.num_sites",
