@@ -262,10 +262,17 @@ pub fn limit(l: &Limit) -> String {
             units::duration(*host_s),
             if *tp == 8 { format!(" {}", crate::accuracy::TP8_HOST_NOTE) } else { String::new() }
         ),
-        Limit::PacedBy { slow_gpu, fast_gpu, fast_iteration_s } => format!(
-            "Paced by the {slow_gpu} GPUs: every synchronous step waits for the slowest GPU, so the {fast_gpu} GPUs, which alone would take {} per iteration, wait for them the rest of the time. The figures are the {slow_gpu} GPUs' (memory: the type closest to its limit).",
-            units::duration(*fast_iteration_s)
-        ),
+        Limit::PacedBy { second_paces, second_gpu, other_iteration_s } => {
+            let (slow, fast) = if *second_paces {
+                (format!("{second_gpu} nodes"), "other nodes".to_string())
+            } else {
+                ("nodes of the first GPU type".to_string(), format!("{second_gpu} nodes"))
+            };
+            format!(
+                "Paced by the {slow}: every synchronous step waits for its slowest GPU, so the {fast}, which alone would take {} per iteration, wait the rest of the time. Time and throughput are the {slow}'; memory is the type's closest to its HBM.",
+                units::duration(*other_iteration_s)
+            )
+        }
     }
 }
 
@@ -281,7 +288,8 @@ pub fn limit_brief(l: &Limit) -> String {
         }
         Limit::Overloaded { most_per_s, .. } => format!("overloaded: at most {}", units::si(*most_per_s, "requests/s")),
         Limit::HostBound { host_s, .. } => format!("host-bound: {} per layer to issue", units::duration(*host_s)),
-        Limit::PacedBy { slow_gpu, .. } => format!("paced by the {slow_gpu} GPUs"),
+        Limit::PacedBy { second_paces: true, second_gpu, .. } => format!("paced by the {second_gpu} nodes"),
+        Limit::PacedBy { .. } => "paced by the first GPU type".to_string(),
     }
 }
 

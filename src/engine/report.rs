@@ -162,10 +162,10 @@ pub enum Limit {
     /// at `asked_per_s` and at most `most_per_s` complete (the cluster's); the queue grows
     /// without bound, and the figures are those at full load.
     Overloaded { asked_per_s: f64, most_per_s: f64 },
-    /// A cluster of two GPU types runs at its slower type's pace: the `slow_gpu` nodes set
-    /// every step's length; the `fast_gpu` nodes alone would take `fast_iteration_s` and
-    /// wait for them the rest of the time.
-    PacedBy { slow_gpu: std::sync::Arc<str>, fast_gpu: std::sync::Arc<str>, fast_iteration_s: f64 },
+    /// A cluster of two GPU types runs at its slower type's pace: the second type's nodes
+    /// (`second_gpu`) when `second_paces`, else the first type's, set every step's length; the
+    /// other type's alone would take `other_iteration_s` and wait the rest of the time.
+    PacedBy { second_paces: bool, second_gpu: std::sync::Arc<str>, other_iteration_s: f64 },
 }
 
 /// What a model hands to [`Report::assemble`]: its scheduled ops and the figures it derived.

@@ -259,11 +259,23 @@ pub(super) fn system_form(state: &State, d: &Dispatch) -> Html {
         })
         .map(|g| g.id.clone())
         .unwrap_or_default();
+    let second_gpu = p
+        .gpus
+        .iter()
+        .find(|g| {
+            num("second_f16_flops") == Some(g.f16_flops)
+                && num("second_mem_cap") == Some(g.mem_cap)
+                && num("second_mem_bw") == Some(g.mem_bw)
+        })
+        .map(|g| g.id.clone());
+    let has_second = state.doc.get(Config::System, "second_f16_flops").is_some();
     let per_node = state.per_node_draft.clone().or_else(|| state.per_node().map(|n| n.to_string())).unwrap_or_default();
     let nodes = state.nodes_draft.clone().unwrap_or_else(|| show_field(&state.doc, &NODES));
     let total = state.doc.count(Config::System, "num_devices");
     // Network fields up front; datasheet figures and calibrations folded (open on a problem).
-    let (links, details): (Vec<Field>, Vec<Field>) = fields::system_fields().into_iter().partition(|f| {
+    let (second_nodes, fields): (Vec<Field>, Vec<Field>) =
+        fields::system_fields().into_iter().partition(|f| f.key == "second_gpu_nodes");
+    let (links, details): (Vec<Field>, Vec<Field>) = fields.into_iter().partition(|f| {
         matches!(
             f.key,
             "num_nvlinks"
@@ -300,6 +312,16 @@ pub(super) fn system_form(state: &State, d: &Dispatch) -> Html {
                 </select>
                 <p class="help">{ "Sets peak FLOP/s, HBM capacity and bandwidth, and NVLinks from the GPU's datasheet; utilisation factors stay." }</p>
             </div>
+            <div class="field">
+                <label for="second-gpu-type">{ "Second GPU type" }</label>
+                <select id="second-gpu-type" onchange={on_select(d, Action::SetSecondGpu)}>
+                    <option value="" selected={!has_second}>{ "None: every GPU alike" }</option>
+                    { if has_second && second_gpu.is_none() { html! { <option value="as-configured" selected=true>{ "As configured" }</option> } } else { html! {} } }
+                    { for p.gpus.iter().map(|g| html! { <option value={g.id.clone()} selected={second_gpu.as_deref() == Some(g.id.as_str())} title={g.source.clone()}>{ &g.label }</option> }) }
+                </select>
+                <p class="help">{ "A cluster mixing two GPU types (older nodes beside newer ones, or different cards in a consumer cluster): the second type's datasheet figures, on the nodes set below. The default model only." }</p>
+            </div>
+            { for second_nodes.into_iter().filter(|_| has_second).map(|f| input(state, d, f)) }
             <div class="row">
                 <div class={classes!("field", shape_err.map(|_| "invalid"))}>
                     <label for="f-system-gpus_per_node">{ "GPUs per node" }</label>

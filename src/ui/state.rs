@@ -200,6 +200,9 @@ pub enum Action {
     SetSystem(String),
     /// Put a GPU's datasheet figures into the system.
     SetGpu(String),
+    /// Put a second GPU type's datasheet figures into the system (on half the nodes unless
+    /// set), or none ("").
+    SetSecondGpu(String),
     /// Text typed into a field of the table in `fields.rs`.
     SetField(Field, String),
     /// Which model evaluates the scenario: the default model or MAD-Max paper mode.
@@ -499,6 +502,32 @@ impl State {
                         self.doc.config_mut(Config::System).remove("fp8_flops");
                     }
                 }
+                self.edited();
+            }
+            Action::SetSecondGpu(id) => {
+                let nodes = self.doc.count(Config::System, "num_nodes").unwrap_or(2);
+                let sys = self.doc.config_mut(Config::System);
+                if id.is_empty() {
+                    sys.retain(|k, _| !k.starts_with("second_"));
+                    return self.edited();
+                }
+                let Some(g) = presets.and_then(|p| p.gpu(&id)) else { return };
+                for (k, v) in [
+                    ("second_gpu_name", json!(g.label)),
+                    ("second_f64_flops", json!(g.f64_flops)),
+                    ("second_f32_flops", json!(g.f32_flops)),
+                    ("second_f16_flops", json!(g.f16_flops)),
+                    ("second_i8_ops", json!(g.i8_ops)),
+                    ("second_mem_cap", json!(g.mem_cap)),
+                    ("second_mem_bw", json!(g.mem_bw)),
+                ] {
+                    sys.insert(k.into(), v);
+                }
+                match g.fp8_flops {
+                    Some(f) => sys.insert("second_fp8_flops".into(), json!(f)),
+                    None => sys.remove("second_fp8_flops"),
+                };
+                sys.entry("second_gpu_nodes").or_insert(json!((nodes / 2).max(1)));
                 self.edited();
             }
             Action::SetMode(mode) => {
@@ -991,6 +1020,29 @@ mod tests {
         assert_eq!(View::from_query("?view=nonsense&v=1"), None);
         assert_eq!(View::of_query("?view=nonsense&v=1"), View::Calculator);
         assert_eq!(View::from_query(""), None);
+    }
+
+    #[test]
+    fn a_second_gpu_type_goes_on_half_the_nodes_and_the_slower_type_paces() {
+        use crate::engine::report::Limit;
+        let s = paper_llama().next(Action::SetMode(Mode::Default)).next(Action::SetGpu("a100_80".into()));
+        let alone = s.good.as_ref().expect("good").report.iteration_s;
+        let s = s.next(Action::SetSecondGpu("h100_sxm".into()));
+        assert!(!s.stale(), "{:?}", s.errors);
+        let nodes = s.doc.count(Config::System, "num_nodes").expect("nodes");
+        assert_eq!(s.doc.count(Config::System, "second_gpu_nodes"), Some(nodes / 2));
+        assert_eq!(s.doc.text(Config::System, "second_gpu_name"), Some("NVIDIA H100 SXM 80GB"));
+        let r = &s.good.as_ref().expect("good").report;
+        // The A100s pace the step: the same time as a cluster of A100s alone.
+        assert_eq!(r.iteration_s, alone);
+        assert!(r.limits.iter().any(|l| matches!(l, Limit::PacedBy { second_paces: false, .. })), "{:?}", r.limits);
+        // Paper mode has one GPU type: the field says so and the last results stay.
+        let t = s.clone().next(Action::SetMode(Mode::Reference));
+        assert!(t.stale() && t.error_for("system.second_gpu_nodes").is_some(), "{:?}", t.errors);
+        // None removes every key of the second type.
+        let s = s.next(Action::SetSecondGpu(String::new()));
+        assert!(!s.stale() && s.doc.system.keys().all(|k| !k.starts_with("second_")));
+        assert_eq!(s.good.as_ref().expect("good").report.iteration_s, alone);
     }
 
     #[test]

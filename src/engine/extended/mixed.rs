@@ -19,9 +19,10 @@ pub fn paced(s: &Scenario, evaluate: impl Fn(&Scenario) -> Report) -> Option<(Sc
     let second_gpus =
         s.system.second.as_ref().map_or(0, |g| g.nodes.saturating_mul(s.system.devices_per_node())) as f64;
     let mean_peak = ((n - second_gpus) * peak_flops_per_s(&first) + second_gpus * peak_flops_per_s(&second)) / n;
+    let second_gpu = s.system.second.as_ref().map(|g| g.name.clone()).unwrap_or_default();
     let (a, b) = (evaluate(&first), evaluate(&second));
-    let ((slow_s, mut slow), (fast_s, fast)) =
-        if b.iteration_s > a.iteration_s { ((second, b), (first, a)) } else { ((first, a), (second, b)) };
+    let second_paces = b.iteration_s > a.iteration_s;
+    let ((slow_s, mut slow), fast) = if second_paces { ((second, b), a) } else { ((first, a), b) };
     let fullness = |r: &Report| r.memory.total_bytes / r.memory.capacity_bytes;
     if fullness(&fast) > fullness(&slow) {
         slow.limits.retain(|l| !matches!(l, Limit::DoesNotFit { .. }));
@@ -29,11 +30,7 @@ pub fn paced(s: &Scenario, evaluate: impl Fn(&Scenario) -> Report) -> Option<(Sc
         slow.memory = fast.memory.clone();
     }
     if fast.iteration_s < slow.iteration_s {
-        slow.limits.push(Limit::PacedBy {
-            slow_gpu: slow_s.system.name.clone(),
-            fast_gpu: fast_s.system.name.clone(),
-            fast_iteration_s: fast.iteration_s,
-        });
+        slow.limits.push(Limit::PacedBy { second_paces, second_gpu, other_iteration_s: fast.iteration_s });
     }
     if let Some(u) = &mut slow.utilization {
         let scale = u.peak_flops_per_s / mean_peak;
@@ -99,9 +96,9 @@ mod tests {
         assert_eq!(m.iteration_s, a.iteration_s);
         assert_eq!(m.timeline, a.timeline);
         assert!(m.limits.contains(&Limit::PacedBy {
-            slow_gpu: "A100".into(),
-            fast_gpu: "H100".into(),
-            fast_iteration_s: h.iteration_s
+            second_paces: true,
+            second_gpu: "A100".into(),
+            other_iteration_s: h.iteration_s
         }));
         // Utilisation against every GPU's own peak: half the GPUs at 989.5, half at 312 TFLOP/s.
         let (mu, au) = (m.utilization.as_ref().expect("mfu"), a.utilization.as_ref().expect("mfu"));
@@ -118,7 +115,7 @@ mod tests {
         faster["system"]["second_mem_bw"] = json!(8000e9);
         let r = evaluate(&checked(faster).expect("valid"));
         assert_eq!(r.iteration_s, h.iteration_s);
-        assert!(r.limits.iter().any(|l| matches!(l, Limit::PacedBy { slow_gpu, .. } if &**slow_gpu == "H100")));
+        assert!(r.limits.iter().any(|l| matches!(l, Limit::PacedBy { second_paces: false, .. })));
     }
 
     #[test]
