@@ -61,7 +61,7 @@ pub enum Base {
     Parts {
         model: String,
         model_keys: Map<String, Value>,
-        cluster: Cluster,
+        cluster: Box<Cluster>,
         task: Map<String, Value>,
         label: Option<String>,
     },
@@ -240,6 +240,11 @@ fn read_cluster(v: &Value) -> Result<Cluster, String> {
         },
         wan_gbit_s: optional(v, "wan_gbit_s", 0.0)?,
         wan_latency_ms: optional(v, "wan_latency_ms", 0.0)?,
+        second_gpu: v.get("second_gpu").and_then(Value::as_str).unwrap_or_default().to_owned(),
+        second_nodes: match v.get("second_nodes") {
+            None => 0,
+            Some(_) => count(v, "second_nodes")?,
+        },
         source: String::new(),
     })
 }
@@ -277,7 +282,7 @@ fn read_story(v: &Value) -> Result<StorySpec, String> {
         Base::Parts {
             model: text(b, "model")?,
             model_keys: map(b, "model_keys")?,
-            cluster,
+            cluster: Box::new(cluster),
             task: map(b, "task")?,
             label,
         }

@@ -141,6 +141,11 @@ pub struct Cluster {
     /// One-way latency of a hop between sites, ms.
     #[serde(default)]
     pub wan_latency_ms: f64,
+    /// Id of a second [`GpuPreset`] on the last `second_nodes` nodes ("" for none).
+    #[serde(default)]
+    pub second_gpu: String,
+    #[serde(default)]
+    pub second_nodes: u64,
     #[serde(default)]
     pub source: String,
 }
@@ -171,6 +176,13 @@ impl Cluster {
         let mut cfg = system_config(&self.label, gpu, self.gpus_per_node, self.nodes, nic, util);
         if self.link_latency_ms > 0.0 {
             cfg.insert("nic_latency_s".into(), (self.link_latency_ms / 1e3).into());
+        }
+        if !self.second_gpu.is_empty() {
+            let g = gpus
+                .iter()
+                .find(|g| g.id == self.second_gpu)
+                .ok_or(format!("{}: no GPU {}", self.label, self.second_gpu))?;
+            cfg.extend(second_gpu_config(g, self.second_nodes));
         }
         if self.sites > 1 {
             cfg.insert("num_sites".into(), self.sites.into());
@@ -285,6 +297,28 @@ pub fn system_config(
         }
         _ => Map::new(),
     }
+}
+
+/// The system keys of a second GPU type, `gpu`, on `nodes` nodes: its datasheet figures
+/// under the `second_` keys.
+pub fn second_gpu_config(gpu: &GpuPreset, nodes: u64) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("second_gpu_nodes".into(), json!(nodes));
+    m.insert("second_gpu_name".into(), json!(gpu.label));
+    for (k, v) in [
+        ("second_f64_flops", gpu.f64_flops),
+        ("second_f32_flops", gpu.f32_flops),
+        ("second_f16_flops", gpu.f16_flops),
+        ("second_i8_ops", gpu.i8_ops),
+        ("second_mem_cap", gpu.mem_cap),
+        ("second_mem_bw", gpu.mem_bw),
+    ] {
+        m.insert(k.into(), json!(v));
+    }
+    if let Some(f) = gpu.fp8_flops {
+        m.insert("second_fp8_flops".into(), json!(f));
+    }
+    m
 }
 
 /// A NIC port's line rate in Gb/s each way, as MAD-Max's `ibroce_bw` (bytes/s, both ways).

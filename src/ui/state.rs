@@ -512,22 +512,12 @@ impl State {
                     return self.edited();
                 }
                 let Some(g) = presets.and_then(|p| p.gpu(&id)) else { return };
-                for (k, v) in [
-                    ("second_gpu_name", json!(g.label)),
-                    ("second_f64_flops", json!(g.f64_flops)),
-                    ("second_f32_flops", json!(g.f32_flops)),
-                    ("second_f16_flops", json!(g.f16_flops)),
-                    ("second_i8_ops", json!(g.i8_ops)),
-                    ("second_mem_cap", json!(g.mem_cap)),
-                    ("second_mem_bw", json!(g.mem_bw)),
-                ] {
-                    sys.insert(k.into(), v);
+                let kept = sys.remove("second_gpu_nodes");
+                sys.remove("second_fp8_flops");
+                sys.extend(presets::second_gpu_config(g, (nodes / 2).max(1)));
+                if let Some(n) = kept {
+                    sys.insert("second_gpu_nodes".into(), n);
                 }
-                match g.fp8_flops {
-                    Some(f) => sys.insert("second_fp8_flops".into(), json!(f)),
-                    None => sys.remove("second_fp8_flops"),
-                };
-                sys.entry("second_gpu_nodes").or_insert(json!((nodes / 2).max(1)));
                 self.edited();
             }
             Action::SetMode(mode) => {

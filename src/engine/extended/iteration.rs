@@ -472,11 +472,13 @@ pub fn evaluate(cx: &TrainingCx) -> Report {
     r.launch_waits = launch_waits;
     let model_flops = cx.model_flops_per_sample() * cx.global_batch as f64;
     let hardware_flops = cx.hardware_flops_per_sample() * cx.global_batch as f64;
-    let denom = r.iteration_s * n * cx.peak_flops_per_s;
+    // On two GPU types (a pipeline placed by speed), each GPU's own peak.
+    let peak = super::mixed::mean_peak_flops_per_s(cx.s);
+    let denom = r.iteration_s * n * peak;
     r.utilization = Some(Utilization {
         model_flops,
         hardware_flops,
-        peak_flops_per_s: cx.peak_flops_per_s,
+        peak_flops_per_s: peak,
         mfu: model_flops / denom,
         hfu: hardware_flops / denom,
         model_flops_per_s_per_gpu: model_flops / (r.iteration_s * n),

@@ -7,11 +7,14 @@
 //! utilisation is counted against every GPU's own peak.
 
 use super::super::report::{peak_flops_per_s, Limit, Report};
-use super::super::scenario::Scenario;
+use super::super::scenario::{Arch, Scenario, Strategy};
 
 /// The scenario of the type that paces a cluster of two GPU types (every GPU of that type)
 /// and the cluster's report; `None` when the cluster has one type.
 pub fn paced(s: &Scenario, evaluate: impl Fn(&Scenario) -> Report) -> Option<(Scenario, Report)> {
+    if places_by_speed(s) {
+        return None;
+    }
     let second = Scenario { system: s.system.all_second()?, ..s.clone() };
     let first = Scenario { system: s.system.all_first(), ..s.clone() };
     // Per GPU, the cluster's mean peak: each type's own, by its share of the GPUs.
@@ -39,6 +42,135 @@ pub fn paced(s: &Scenario, evaluate: impl Fn(&Scenario) -> Report) -> Option<(Sc
         u.hfu *= scale;
     }
     Some((slow_s, slow))
+}
+
+/// True when `s` is a transformer whose pipeline is placed by speed on two GPU types
+/// ([`StagesByType`]): its stages run at their own types' rates, and nothing is paced.
+pub fn places_by_speed(s: &Scenario) -> bool {
+    let transformer = !s.model.arch.family().is_dlrm() && !matches!(s.model.arch, Arch::Cnn(_));
+    transformer && super::shape::Dims::of(&s.model).is_some_and(|d| StagesByType::of(s, d.layers).is_some())
+}
+
+/// A GPU type's rates, as a [`super::training::TrainingCx`] runs at them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Rates {
+    /// Effective FLOP rate at the model's precision (peak x utilisation), FLOP/s.
+    pub flops_per_s: f64,
+    /// Datasheet peak at the model's precision, FLOP/s.
+    pub peak_flops_per_s: f64,
+    /// FP8 GEMM rate with FP8 training, FLOP/s.
+    pub fp8_flops_per_s: Option<f64>,
+    /// Effective HBM bandwidth, bytes/s.
+    pub hbm_bytes_per_s: f64,
+    /// HBM capacity, bytes.
+    pub mem_cap_bytes: f64,
+}
+
+impl Rates {
+    /// The rates of every GPU of `s`'s cluster taken as its first type (`second` false) or
+    /// its second.
+    pub fn of(s: &Scenario, second: bool) -> Option<Rates> {
+        let sys = if second { s.system.all_second()? } else { s.system.all_first() };
+        let peak = peak_flops_per_s(&Scenario { system: sys.clone(), ..s.clone() });
+        let fp8 = sys.fp8_flops_per_s.filter(|_| s.task.setup.fp8);
+        Some(Rates {
+            flops_per_s: peak * sys.flops_util,
+            peak_flops_per_s: peak,
+            fp8_flops_per_s: fp8.map(|f| f * sys.flops_util * super::calibration::FP8_GEMM_EFFICIENCY),
+            hbm_bytes_per_s: sys.mem_bw_bytes_per_s * sys.mem_bw_util,
+            mem_cap_bytes: sys.mem_cap_bytes,
+        })
+    }
+}
+
+/// A pipeline placed by speed on a cluster of two GPU types: each stage wholly on one type
+/// (the pipeline is the plan's outermost level, and the types meet between two stages), and
+/// the layers split in inverse proportion to a layer's time on each type, so the faster GPUs
+/// hold more of them and the stages take about as long (as heterogeneity-aware pipeline
+/// planners do, e.g. HetPipe, Park et al. 2020).
+#[derive(Clone, Debug, PartialEq)]
+pub struct StagesByType {
+    /// The first stage on the second type (the second type holds the last nodes).
+    pub first_second_stage: u64,
+    /// Where each stage's layers start, then the layer count: stages + 1 indices.
+    pub starts: Vec<u64>,
+    /// The first type's rates, then the second's.
+    pub rates: [Rates; 2],
+}
+
+impl StagesByType {
+    /// The placement of `s`'s pipeline with its layers split evenly (as [`Self::split`]
+    /// leaves them until a layer's time on each type is known), `None` where it does not
+    /// apply: one type, no pipeline, the pipeline not outermost, or a stage on both types.
+    pub fn of(s: &Scenario, layers: u64) -> Option<StagesByType> {
+        let second = s.system.second.as_ref()?;
+        let spec = s.task.plan.transformer.as_ref()?;
+        let p = spec.product_of(&[Strategy::Pp]);
+        let outermost = spec.levels().last().is_some_and(|l| l.strategy == Strategy::Pp && l.degree == p);
+        if p < 2 || !outermost || layers < p {
+            return None;
+        }
+        let n = s.system.num_devices;
+        let per_stage = n / p;
+        let first_gpus = n.checked_sub(second.nodes.saturating_mul(s.system.devices_per_node()))?;
+        if per_stage == 0 || first_gpus == 0 || !first_gpus.is_multiple_of(per_stage) {
+            return None;
+        }
+        let first_second_stage = first_gpus / per_stage;
+        let rates = [Rates::of(s, false)?, Rates::of(s, true)?];
+        let starts = (0..=p).map(|j| j * layers / p).collect();
+        Some(StagesByType { first_second_stage, starts, rates })
+    }
+
+    /// Splits the layers so that each stage's share is inversely proportional to a layer's
+    /// time on its type, `layer_s` (the first type's, then the second's), s: each share
+    /// rounded down, the layers left over to the stages short of theirs by most (the
+    /// earlier on a tie), at least one layer a stage.
+    pub fn split(&mut self, layer_s: [f64; 2]) {
+        let p = self.starts.len().saturating_sub(1) as u64;
+        let layers = self.starts.last().copied().unwrap_or(0);
+        let weight = |stage: u64| 1.0 / layer_s[usize::from(stage >= self.first_second_stage)].max(f64::MIN_POSITIVE);
+        let total: f64 = (0..p).map(weight).sum();
+        let ideal: Vec<f64> = (0..p).map(|j| layers as f64 * weight(j) / total).collect();
+        let mut counts: Vec<u64> = ideal.iter().map(|x| (x.floor() as u64).max(1)).collect();
+        // At least one layer each can overshoot: take back from the stages most over theirs.
+        while counts.iter().sum::<u64>() > layers {
+            let over = |j: usize| counts[j] as f64 - ideal[j];
+            let Some(j) = (0..counts.len()).filter(|&j| counts[j] > 1).max_by(|&a, &b| over(a).total_cmp(&over(b)))
+            else {
+                break;
+            };
+            counts[j] -= 1;
+        }
+        while counts.iter().sum::<u64>() < layers {
+            let short = |j: usize| ideal[j] - counts[j] as f64;
+            // The first of the stages shortest of their share.
+            let j = (0..counts.len()).rev().max_by(|&a, &b| short(a).total_cmp(&short(b))).unwrap_or(0);
+            counts[j] += 1;
+        }
+        let mut start = 0;
+        for (j, c) in counts.iter().enumerate() {
+            self.starts[j] = start;
+            start += c;
+        }
+    }
+
+    /// The rates of stage `stage`'s GPUs.
+    pub fn rates_of(&self, stage: u64) -> Rates {
+        self.rates[usize::from(stage >= self.first_second_stage)]
+    }
+}
+
+/// Peak FLOP/s per GPU of `s`'s cluster at the model's precision: with two types, the mean of
+/// each GPU's own.
+pub fn mean_peak_flops_per_s(s: &Scenario) -> f64 {
+    let Some(second) = s.system.all_second() else { return peak_flops_per_s(s) };
+    let n = s.system.num_devices as f64;
+    let second_gpus =
+        s.system.second.as_ref().map_or(0, |g| g.nodes.saturating_mul(s.system.devices_per_node())) as f64;
+    let first = Scenario { system: s.system.all_first(), ..s.clone() };
+    let second = Scenario { system: second, ..s.clone() };
+    ((n - second_gpus) * peak_flops_per_s(&first) + second_gpus * peak_flops_per_s(&second)) / n
 }
 
 #[cfg(test)]
@@ -158,5 +290,84 @@ mod tests {
         // Zero nodes of it: one type.
         let one = checked(doc(json!({"second_gpu_nodes": 0}), json!({}))).expect("one type");
         assert_eq!(one.system.second, None);
+    }
+
+    #[test]
+    fn a_pipeline_across_the_types_gives_the_faster_gpus_more_layers() {
+        use super::places_by_speed;
+        use crate::engine::extended::training::TrainingCx;
+        // tp 8 x dp 4 x pp 4: each stage on 4 nodes; the A100s on the last 8 hold stages 2-3.
+        let piped = json!({"transformer_parallel": ["tp", "ddp", "pp"], "transformer_parallel_degree": [8, 4, 4],
+            "local_transformer_bs": 32, "micro_batch": 4});
+        let s = checked(doc(a100s(8, 85.5e9), piped.clone())).expect("valid");
+        assert!(places_by_speed(&s));
+        let cx = TrainingCx::new(&s).expect("transformer");
+        let t = cx.by_type.as_deref().expect("by type").clone();
+        assert_eq!(t.first_second_stage, 2);
+        // The H100 stages take more of the 32 layers, about in proportion to their speed.
+        let held: Vec<u64> = t.starts.windows(2).map(|w| w[1] - w[0]).collect();
+        assert_eq!(held.iter().sum::<u64>(), 32);
+        assert!(held[0] == held[1] && held[2] == held[3] && held[0] >= 2 * held[2], "{held:?}");
+        assert_eq!((t.rates_of(1).flops_per_s, t.rates_of(2).flops_per_s), (989.5e12 * 0.75, 312e12 * 0.75));
+        // The drawn stage is the slowest, at its own GPUs' rate.
+        let pass = |stage: u64| {
+            let (f, b) = cx.on_stage(stage).pass_times();
+            f + b
+        };
+        assert!((0..4).all(|k| pass(k) <= pass(cx.stage)), "stage {}", cx.stage);
+        assert_eq!(cx.flops_per_s, t.rates_of(cx.stage).flops_per_s);
+        // Faster than the same plan paced by A100s (the pipeline inside the data parallelism:
+        // every stage spans both types), and no line says a type paces it.
+        let r = evaluate(&s);
+        let inner = json!({"transformer_parallel": ["tp", "pp", "ddp"], "transformer_parallel_degree": [8, 4, 4],
+            "local_transformer_bs": 32, "micro_batch": 4});
+        let paced = evaluate(&checked(doc(a100s(8, 85.5e9), inner)).expect("valid"));
+        assert!(paced.limits.iter().any(|l| matches!(l, Limit::PacedBy { .. })));
+        // Between a cluster of H100s and one of A100s running the same plan.
+        let mut all_a100 = s.clone();
+        all_a100.system = s.system.all_second().expect("second");
+        let all_h100 = Scenario { system: s.system.all_first(), ..s.clone() };
+        let (ra, rh) = (evaluate(&all_a100), evaluate(&all_h100));
+        assert!(!r.limits.iter().any(|l| matches!(l, Limit::PacedBy { .. })), "{:?}", r.limits);
+        assert!(
+            rh.iteration_s < r.iteration_s && r.iteration_s < ra.iteration_s.min(paced.iteration_s),
+            "{} < {} < {} and {}",
+            rh.iteration_s,
+            r.iteration_s,
+            ra.iteration_s,
+            paced.iteration_s
+        );
+        let u = r.utilization.as_ref().expect("mfu");
+        assert_eq!(u.peak_flops_per_s, (989.5e12 + 312e12) / 2.0);
+        // The types meeting inside a stage: paced instead.
+        let mid = checked(doc(a100s(2, 85.5e9), piped)).expect("valid");
+        assert!(!places_by_speed(&mid));
+        assert!(evaluate(&mid).limits.iter().any(|l| matches!(l, Limit::PacedBy { second_paces: true, .. })));
+    }
+
+    #[test]
+    fn layers_split_in_inverse_proportion_to_a_layers_time() {
+        use super::{Rates, StagesByType};
+        let r = Rates {
+            flops_per_s: 1.0,
+            peak_flops_per_s: 1.0,
+            fp8_flops_per_s: None,
+            hbm_bytes_per_s: 1.0,
+            mem_cap_bytes: 1.0,
+        };
+        let even = StagesByType { first_second_stage: 2, starts: vec![0, 8, 16, 24, 32], rates: [r, r] };
+        let split = |layer_s| {
+            let mut t = even.clone();
+            t.split(layer_s);
+            t.starts
+        };
+        // Three times slower: a third of the layers (12, 12, 4, 4).
+        assert_eq!(split([1.0, 3.0]), vec![0, 12, 24, 28, 32]);
+        // Alike: even.
+        assert_eq!(split([2.0, 2.0]), vec![0, 8, 16, 24, 32]);
+        // Far slower: one layer each, never none.
+        assert_eq!(split([1.0, 1e9]), vec![0, 15, 30, 31, 32]);
+        // 2.5 times slower: 11.4 and 4.6 each; the shortest take what is left (11, 11, 5, 5).
+        assert_eq!(split([1.0, 2.5]), vec![0, 11, 22, 27, 32]);
     }
 }

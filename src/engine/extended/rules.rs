@@ -270,7 +270,11 @@ pub fn timeline_ops(s: &Scenario) -> u64 {
     let zero3 = u64::from(degree(Strategy::Fsdp) > 1 || setup.zero_stage >= 3);
     let pass = 2 + 2 * tp + 2 * sp + cp + 2 * ep + zero3;
     let per_layer = if s.task.kind.trains() { 2 * pass + zero3 } else { pass };
-    let stage_layers = d.layers.div_ceil(pp);
+    // A pipeline placed by speed on two GPU types gives the faster stages more layers.
+    let stage_layers = match super::mixed::StagesByType::of(s, d.layers) {
+        Some(_) => d.layers.saturating_sub(pp - 1),
+        None => d.layers.div_ceil(pp),
+    };
     let local = s.task.plan.local_transformer_batch.unwrap_or(1);
     let micro = setup.micro_batch.unwrap_or(if pp > 1 { 1 } else { local }).clamp(1, local.max(1));
     (local / micro)

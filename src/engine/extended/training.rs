@@ -13,6 +13,7 @@ use super::calibration::{
 use super::collective::{time_s, Collective, Group, Links, Placement};
 use super::gemm::Gemm;
 use super::layout::Layout;
+use super::mixed::StagesByType;
 use super::shape::Dims;
 use crate::engine::ops::{Block, OpKind};
 use crate::engine::report::{Limit, MemPart, Memory};
@@ -55,6 +56,9 @@ pub struct TrainingCx<'a> {
     pub trainable_layers: u64,
     /// Whether the embedding trains.
     pub emb_trains: bool,
+    /// A pipeline placed by speed on a cluster of two GPU types (`None` otherwise): each
+    /// stage's layers and rates.
+    pub by_type: Option<std::sync::Arc<StagesByType>>,
 }
 
 /// A gradient synchronisation after the backward pass: `times` collectives of `bytes` each
@@ -96,6 +100,7 @@ impl<'a> TrainingCx<'a> {
     /// The default model's quantities; `None` when the model is not a transformer.
     pub fn new(s: &'a Scenario) -> Option<TrainingCx<'a>> {
         let d = Dims::of(&s.model)?;
+        let d_layers = d.layers;
         let spec = s.task.plan.transformer.as_ref()?;
         let sys = &s.system;
         let lay = Layout::of(spec, Placement::of(sys));
@@ -140,18 +145,31 @@ impl<'a> TrainingCx<'a> {
             global_batch,
             trainable_layers,
             emb_trains,
+            by_type: None,
         };
-        if p > 1 && cx.d.is_encoder_decoder() {
+        if let Some(mut t) = StagesByType::of(s, d_layers) {
+            // A middle layer's forward and backward time on each type splits the layers.
+            cx.by_type = Some(std::sync::Arc::new(t.clone()));
+            let layer_s = [0, p - 1].map(|stage| {
+                let on = cx.on_stage(stage);
+                let lt = on.layer_times(on.stage_layers(stage).start);
+                lt.attn_fwd_s + lt.ffn_fwd_s + lt.attn_bwd_s + lt.ffn_bwd_s
+            });
+            t.split(layer_s);
+            cx.by_type = Some(std::sync::Arc::new(t));
+        }
+        if cx.by_type.is_some() || (p > 1 && cx.d.is_encoder_decoder()) {
             // Stages of encoder layers, of decoder layers or of both differ in their work: the
             // slowest paces the pipeline.
+            // (On two GPU types, stages of each type run at their own rates.)
             let mut slowest = (0.0, p - 1);
             for stage in 0..p {
-                let (f, b) = TrainingCx { stage, ..cx.clone() }.pass_times();
+                let (f, b) = cx.on_stage(stage).pass_times();
                 if f + b > slowest.0 {
                     slowest = (f + b, stage);
                 }
             }
-            cx.stage = slowest.1;
+            cx = cx.on_stage(slowest.1);
         } else if p > 1 && !cx.d.layers.is_multiple_of(p) {
             // With an uneven split the first stage holds one layer more than the last, which
             // runs the output layer instead: the slower of the two paces the pipeline.
@@ -169,10 +187,26 @@ impl<'a> TrainingCx<'a> {
     /// each, and one more on each of the first `L mod p` stages (the last stage, which also
     /// runs the output layer, gets no extra one while any other stage can take it).
     pub fn stage_layers(&self, stage: u64) -> std::ops::Range<u64> {
+        if let Some(t) = &self.by_type {
+            let at = |i: u64| t.starts.get(i as usize).copied().unwrap_or(self.d.layers);
+            return at(stage)..at(stage + 1);
+        }
         let (l, p) = (self.d.layers, self.lay.pp.size.max(1));
         let (q, r) = (l / p, l % p);
         let start = (stage * q + stage.min(r)).min(l);
         start..(start + q + u64::from(stage < r)).min(l)
+    }
+
+    /// This context on pipeline stage `stage`, at the rates of that stage's GPUs.
+    pub fn on_stage(&self, stage: u64) -> TrainingCx<'a> {
+        let mut cx = TrainingCx { stage, ..self.clone() };
+        if let Some(r) = self.by_type.as_ref().map(|t| t.rates_of(stage)) {
+            cx.flops_per_s = r.flops_per_s;
+            cx.peak_flops_per_s = r.peak_flops_per_s;
+            cx.fp8_flops_per_s = r.fp8_flops_per_s;
+            cx.hbm_bytes_per_s = r.hbm_bytes_per_s;
+        }
+        cx
     }
 
     /// Whether the drawn stage runs the output layer (it is the last stage).
@@ -704,17 +738,20 @@ impl<'a> TrainingCx<'a> {
     /// for an encoder-decoder, whose stages hold layers of two kinds).
     pub fn memory(&self) -> Memory {
         let p = self.lay.pp.size.max(1);
-        let stages: &mut dyn Iterator<Item = u64> =
-            if self.d.is_encoder_decoder() { &mut (0..p) } else { &mut [0, p - 1].into_iter() };
-        let cap = self.s.system.mem_cap_bytes;
+        let every = self.d.is_encoder_decoder() || self.by_type.is_some();
+        let stages: &mut dyn Iterator<Item = u64> = if every { &mut (0..p) } else { &mut [0, p - 1].into_iter() };
+        // On two GPU types, each stage against its own GPUs' memory: the fullest is shown.
+        let cap =
+            |stage: u64| self.by_type.as_ref().map_or(self.s.system.mem_cap_bytes, |t| t.rates_of(stage).mem_cap_bytes);
         let mut busiest: Option<Memory> = None;
         for stage in stages {
-            let m = Memory::of_parts(self.stage_memory(stage), cap);
-            if busiest.as_ref().is_none_or(|b| m.total_bytes > b.total_bytes) {
+            let m = Memory::of_parts(self.stage_memory(stage), cap(stage));
+            let fuller = |b: &Memory| m.total_bytes * b.capacity_bytes > b.total_bytes * m.capacity_bytes;
+            if busiest.as_ref().is_none_or(fuller) {
                 busiest = Some(m);
             }
         }
-        busiest.unwrap_or_else(|| Memory::of_parts(self.stage_memory(0), cap))
+        busiest.unwrap_or_else(|| Memory::of_parts(self.stage_memory(0), cap(0)))
     }
 
     /// Model FLOPs per sample of one iteration: forward, and twice that backward when training
