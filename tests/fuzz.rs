@@ -87,8 +87,9 @@ fn corpus() -> Vec<Value> {
     let read = |p: &Path| serde_json::from_str::<Value>(&std::fs::read_to_string(p).ok()?).ok();
     let mut docs: Vec<Value> =
         files("reference/cases").iter().step_by(3).filter_map(|p| read(p)).map(|v| v["inputs"].clone()).collect();
-    // The default model's own families (a CNN, an encoder-decoder), which no golden case has.
-    docs.extend(files("cnn").iter().chain(&files("encdec")).filter_map(|p| read(p)));
+    // The default model's own families (a CNN, an encoder-decoder) and clusters (two GPU
+    // types, several sites), which no golden case has.
+    docs.extend(files("cnn").iter().chain(&files("encdec")).chain(&files("clusters")).filter_map(|p| read(p)));
     docs
 }
 
@@ -328,6 +329,11 @@ const EXTRA_KEYS: &[(&str, &str)] = &[
     ("system", "num_sites"),
     ("system", "wan_bw"),
     ("system", "wan_latency_s"),
+    ("system", "second_gpu_nodes"),
+    ("system", "second_f16_flops"),
+    ("system", "second_mem_cap"),
+    ("system", "second_mem_bw"),
+    ("system", "second_fp8_flops"),
 ];
 
 #[test]

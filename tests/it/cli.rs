@@ -400,6 +400,44 @@ fn an_encoder_decoder_is_evaluated_by_the_default_model_and_what_it_cannot_do_is
     assert_eq!(rejected(&no_target), "model.target_seq_len");
 }
 
+#[test]
+fn clusters_of_two_gpu_types_and_of_several_sites_are_evaluated_searched_and_refused_in_paper_mode() {
+    let mixed = data_dir().join("clusters/h100_a100_pipeline.json");
+    let sites = data_dir().join("clusters/h100_two_sites.json");
+    let (mixed, sites) = (mixed.to_str().expect("utf-8 path"), sites.to_str().expect("utf-8 path"));
+    // 8 H100 nodes and 8 A100 nodes, the pipeline outermost: its stages are placed by speed,
+    // so no type paces it, and MFU counts each GPU's own peak.
+    let r = stdout_json(&madmax(&["eval", mixed, "--json"]));
+    let limits = r["limits"].to_string();
+    assert!(!limits.contains("PacedBy") && r["mfu"].as_f64().is_some_and(|m| m > 0.0), "{r}");
+    let text = String::from_utf8_lossy(&madmax(&["eval", mixed]).stdout).into_owned();
+    assert!(text.contains("the last 8 nodes hold A100 80GB GPUs: the pipeline's stages placed by speed"), "{text}");
+    // The pipeline inside the data parallelism: every stage spans both types, the A100s pace.
+    let doc = read_json(std::path::Path::new(mixed));
+    let mut inner = doc.clone();
+    inner["task"]["transformer_parallel"] = serde_json::json!(["tp", "pp", "ddp"]);
+    let o = madmax_stdin(&["eval", "-", "--json"], inner.to_string().as_bytes());
+    let paced = stdout_json(&o);
+    assert!(paced["limits"].to_string().contains(r#"{"PacedBy":{"other_iteration_s":"#), "{paced}");
+    assert_eq!(
+        paced["limits"].as_array().and_then(|l| l.last()).map(|l| l["PacedBy"]["second_gpu"].clone()),
+        Some("A100 80GB".into())
+    );
+    assert!(paced["iteration_ms"].as_f64() > r["iteration_ms"].as_f64(), "{paced} {r}");
+    // Two sites: the explorer searches them, and its best plan fits and is no slower than
+    // the given one.
+    let r = stdout_json(&madmax(&["eval", sites, "--json"]));
+    let e = stdout_json(&madmax(&["explore", sites, "--json", "--top", "5"]));
+    assert!(e["best"]["fits"] == true && e["best"]["iteration_ms"].as_f64() <= r["iteration_ms"].as_f64(), "{e}");
+    // Paper mode has neither, and says so under the field.
+    for (doc, field) in [(doc, "system.second_gpu_nodes"), (read_json(std::path::Path::new(sites)), "system.num_sites")]
+    {
+        let mut d = doc;
+        d["task"]["mode"] = "reference".into();
+        assert_eq!(rejected(&d.to_string()), field);
+    }
+}
+
 /// The display conventions (#22 item 6): tokens/s next to a language model's samples/s,
 /// counts in the singular for one, MFU and HFU on stated bases, and an inference MFU that counts the forward pass only
 /// (durations under a nanosecond read 0: `units`' tests).

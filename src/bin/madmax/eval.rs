@@ -157,6 +157,23 @@ fn text_report(s: &Scenario, r: &Report) -> String {
         units::things(sys.nodes, "node"),
         sys.devices_per_node
     );
+    if let Some(g) = &s.system().second {
+        let how = if madmax::engine::extended::mixed::places_by_speed(s) {
+            "the pipeline's stages placed by speed"
+        } else {
+            "the slower type paces every step"
+        };
+        let _ = writeln!(o, "        the last {} hold {} GPUs: {how}", units::things(g.nodes, "node"), g.name);
+    }
+    if let Some(w) = &s.system().wan {
+        let _ = writeln!(
+            o,
+            "        in {} sites joined by {} each way per site, {} one way between them",
+            w.sites,
+            units::bytes_per_s(w.bytes_per_s),
+            units::duration(w.latency_s)
+        );
+    }
     let _ = writeln!(
         o,
         "        {} per GPU (effective), HBM {}, NVLink {} and network {} per GPU (one direction)",
