@@ -638,6 +638,25 @@ mod tests {
     }
 
     #[test]
+    fn mixed_cards_share_a_pipeline_placed_by_speed() {
+        // 8 RTX 4090s and 8 RTX 3080s: three layers on each 4090, one on each 3080, a little
+        // faster than 32 RTX 3080s in a 32-stage pipeline, as the story says.
+        let spec = specs().expect("parse").into_iter().find(|s| s.id == "fusionai").expect("story");
+        let story = compute(spec, &accuracy::shipped_rows()).expect("computes");
+        let find = |start: &str| story.variants.iter().find(|v| v.label.starts_with(start)).expect("variant");
+        let (mixed, cards) = (find("8 RTX 4090s and 8 RTX 3080s"), find("32 x RTX 3080 as a 32-stage"));
+        let s = crate::engine::validate(&mixed.doc.to_raw()).expect("valid");
+        let cx = crate::engine::extended::training::TrainingCx::new(&s).expect("transformer");
+        let held: Vec<u64> =
+            cx.by_type.as_ref().expect("placed by speed").starts.windows(2).map(|w| w[1] - w[0]).collect();
+        assert_eq!(held, [[3; 8], [1; 8]].concat());
+        let (m, c) = (mixed.report.as_ref().expect("runs"), cards.report.as_ref().expect("runs"));
+        assert!(m.limits.is_empty(), "{:?}", m.limits);
+        let faster = m.throughput_samples_per_s / c.throughput_samples_per_s;
+        assert!((1.0..1.2).contains(&faster), "a little faster: {faster}");
+    }
+
+    #[test]
     fn offices_joined_by_a_slow_link_want_a_pipeline_across_them() {
         // FusionAI's 50 PCs in 5 offices: the wide-area level reaches the system config, ZeRO-3
         // over all 50 is about ten times slower than data parallelism inside each office with a
