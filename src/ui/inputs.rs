@@ -321,7 +321,9 @@ pub(super) fn system_form(state: &State, d: &Dispatch) -> Html {
                 </select>
                 <p class="help">{ "A cluster mixing two GPU types (older nodes beside newer ones, or different cards in a consumer cluster): the second type's datasheet figures, on the nodes set below. The default model only." }</p>
             </div>
-            { for second_nodes.into_iter().filter(|_| has_second).map(|f| input(state, d, f)) }
+            // One child whether shown or not: Yew matches unkeyed children from the end, so a
+            // child that comes and goes would shift the selects above onto each other's nodes.
+            { match second_nodes.into_iter().find(|_| has_second) { Some(f) => input(state, d, f), None => html! {} } }
             <div class="row">
                 <div class={classes!("field", shape_err.map(|_| "invalid"))}>
                     <label for="f-system-gpus_per_node">{ "GPUs per node" }</label>

@@ -183,6 +183,25 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   await type(page, '#f-system-wan_bw', '');
   await type(page, '#f-system-wan_latency_s', '');
   check((await shown(page)).iteration_s === h100.iteration_s, 'one site again gives the datacenter figures');
+  // A second GPU type on half the nodes: the slower A100s pace every step, as the CLI says,
+  // and a line says so; the node count is a field of its own; None removes the type.
+  await page.selectOption('#second-gpu-type', 'a100_80');
+  await page.waitForFunction(() => document.querySelector('#limit-paced') !== null);
+  check(await page.locator('#f-system-second_gpu_nodes').inputValue() === '8', 'the second type goes on half the 16 nodes');
+  const mixed = await matchesCli(page, 'H100 and A100 nodes');
+  const paced = await page.locator('#limit-paced').textContent();
+  check(/^Paced by the NVIDIA A100 SXM 80GB nodes: .* the other nodes, which alone would take /.test(paced) && mixed.iteration_s > h100.iteration_s,
+    `the A100s pace the step (${h100.iteration_s} -> ${mixed.iteration_s} s): ${paced.slice(0, 120)}`);
+  check(scenarioOfLink(await page.locator('#share-link').inputValue()).system.second_gpu_nodes === 8, 'the link carries the second type');
+  await type(page, '#f-system-second_gpu_nodes', '16');
+  await page.waitForFunction(() => /fewer than the cluster's 16 nodes/.test(document.querySelector('#f-system-second_gpu_nodes')?.closest('.field')?.querySelector('.error-msg')?.textContent ?? ''));
+  check((await shown(page)).iteration_s === mixed.iteration_s, 'every node of the second type: a message under the field, the last results stay');
+  await type(page, '#f-system-second_gpu_nodes', '8');
+  await page.locator('details.card', { has: page.locator('#second-gpu-type') }).screenshot({ path: join(shots, 'second-gpu.png') });
+  await page.selectOption('#second-gpu-type', '');
+  await page.waitForFunction(() => document.querySelector('#limit-paced') === null);
+  check((await shown(page)).iteration_s === h100.iteration_s && (await page.locator('#f-system-second_gpu_nodes').count()) === 0,
+    'no second type: the H100 figures again, and no node count');
   // The results stay in view next to the hardware fields just edited: their column fills the
   // window and scrolls by itself (back at its top, the headline shows).
   const pane = await page.locator('section.outputs').evaluate((e) => {
