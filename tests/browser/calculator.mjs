@@ -44,6 +44,15 @@ async function matchesCli(page, what) {
 }
 
 /// Types into a text field and leaves it (the page recomputes on change).
+/// Every drop-down shows the option the page marks as chosen (its `selected` attribute): a
+/// select whose node was reused for another would show the other's choice.
+async function selectsAgree(page, when) {
+  const wrong = await page.evaluate(() => [...document.querySelectorAll('select')]
+    .filter((s) => [...s.options].some((o) => o.hasAttribute('selected')) && !s.options[s.selectedIndex]?.hasAttribute('selected'))
+    .map((s) => `${s.id}: shows ${s.value}`));
+  check(wrong.length === 0, `${when}: every drop-down shows its own choice ${wrong.join(', ')}`);
+}
+
 async function type(page, selector, text) {
   const f = page.locator(selector);
   await f.fill(text);
@@ -202,6 +211,7 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   await page.waitForFunction(() => document.querySelector('#limit-paced') === null);
   check((await shown(page)).iteration_s === h100.iteration_s && (await page.locator('#f-system-second_gpu_nodes').count()) === 0,
     'no second type: the H100 figures again, and no node count');
+  await selectsAgree(page, 'after the GPU types changed');
   // The results stay in view next to the hardware fields just edited: their column fills the
   // window and scrolls by itself (back at its top, the headline shows).
   const pane = await page.locator('section.outputs').evaluate((e) => {
@@ -375,6 +385,7 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   await settled(page);
   check(!(await page.locator('.stale-banner').isVisible()) && (await shown(page)).iteration_s === bf16.iteration_s,
     'back to BF16 on H100s: the same figures as before');
+  await selectsAgree(page, 'after FP8 on and off and a refused GPU');
   // MAD-Max paper mode cannot run a 3-level plan: it says so; the default model can.
   await page.locator('label[for=mode-reference]').click();
   check(/paper mode/.test(await page.locator('#mode-badge').textContent()), 'the badge says MAD-Max paper mode');
@@ -382,6 +393,7 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   check(/at most 2/.test(three), `paper mode refuses three levels: ${three}`);
   await page.locator('label[for=mode-default]').click();
   check(!(await page.locator('.stale-banner').isVisible()), 'back on the default model the plan runs again');
+  await selectsAgree(page, 'after paper mode and back');
   await type(page, '#f-task-micro_batch', '');
   await type(page, '#f-task-local_transformer_bs', '1');
   await page.selectOption('#transformer_parallel-0-strategy', 'fsdp');
