@@ -133,9 +133,6 @@ pub fn uses_default_model(s: &Scenario) -> bool {
 /// Evaluates a validated scenario with its [`Evaluator`] (a cluster of two GPU types at its
 /// slower type's pace: [`extended::mixed`]).
 pub fn evaluate(s: &Scenario) -> Report {
-    if s.system.second.is_none() {
-        return Evaluator::of(s).evaluate(s);
-    }
     match extended::mixed::paced(s, |k| Evaluator::of(k).evaluate(k)) {
         Some((_, r)) => r,
         None => Evaluator::of(s).evaluate(s),

@@ -4,7 +4,9 @@
 //! each type is evaluated as if it made up the whole cluster (the same nodes, links and plan),
 //! and the slower one's timeline is the cluster's. Every GPU holds the same share of the work,
 //! so the memory figure is the tighter type's (the one closest to, or over, its HBM), and
-//! utilisation is counted against every GPU's own peak.
+//! utilisation is counted against every GPU's own peak ([`paced`]). A pipeline that is the
+//! plan's outermost level, each stage on one type, is placed by speed instead
+//! ([`StagesByType`]): the faster GPUs' stages hold more layers.
 
 use super::super::report::{peak_flops_per_s, Limit, Report};
 use super::super::scenario::{Arch, Scenario, Strategy};
@@ -12,16 +14,12 @@ use super::super::scenario::{Arch, Scenario, Strategy};
 /// The scenario of the type that paces a cluster of two GPU types (every GPU of that type)
 /// and the cluster's report; `None` when the cluster has one type.
 pub fn paced(s: &Scenario, evaluate: impl Fn(&Scenario) -> Report) -> Option<(Scenario, Report)> {
-    if places_by_speed(s) {
+    if s.system.second.is_none() || places_by_speed(s) {
         return None;
     }
     let second = Scenario { system: s.system.all_second()?, ..s.clone() };
     let first = Scenario { system: s.system.all_first(), ..s.clone() };
-    // Per GPU, the cluster's mean peak: each type's own, by its share of the GPUs.
-    let n = s.system.num_devices as f64;
-    let second_gpus =
-        s.system.second.as_ref().map_or(0, |g| g.nodes.saturating_mul(s.system.devices_per_node())) as f64;
-    let mean_peak = ((n - second_gpus) * peak_flops_per_s(&first) + second_gpus * peak_flops_per_s(&second)) / n;
+    let mean_peak = mean_peak_flops_per_s(s);
     let second_gpu = s.system.second.as_ref().map(|g| g.name.clone()).unwrap_or_default();
     let (a, b) = (evaluate(&first), evaluate(&second));
     let second_paces = b.iteration_s > a.iteration_s;

@@ -148,7 +148,8 @@ impl<'a> TrainingCx<'a> {
             by_type: None,
         };
         if let Some(mut t) = StagesByType::of(s, d_layers) {
-            // A middle layer's forward and backward time on each type splits the layers.
+            // A layer's forward and backward time on each type (the first layer of the first
+            // and of the last stage) splits the layers.
             cx.by_type = Some(std::sync::Arc::new(t.clone()));
             let layer_s = [0, p - 1].map(|stage| {
                 let on = cx.on_stage(stage);
