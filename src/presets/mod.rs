@@ -61,6 +61,21 @@ pub struct GpuPreset {
     pub bw_per_nvlink: f64,
 }
 
+impl GpuPreset {
+    /// The datasheet figures a system config takes from the GPU, by config key (FP8 and the
+    /// links apart).
+    pub fn figures(&self) -> [(&'static str, f64); 6] {
+        [
+            ("f64_flops", self.f64_flops),
+            ("f32_flops", self.f32_flops),
+            ("f16_flops", self.f16_flops),
+            ("i8_ops", self.i8_ops),
+            ("mem_cap", self.mem_cap),
+            ("mem_bw", self.mem_bw),
+        ]
+    }
+}
+
 /// A GPU-hour price and the power drawn per GPU, for cost and energy.
 ///
 /// Source: the MAD-Max artifact's spreadsheet "\[A\] Cloud Provider Results" (samhsia/MADMAX-AE),
@@ -305,15 +320,8 @@ pub fn second_gpu_config(gpu: &GpuPreset, nodes: u64) -> Map<String, Value> {
     let mut m = Map::new();
     m.insert("second_gpu_nodes".into(), json!(nodes));
     m.insert("second_gpu_name".into(), json!(gpu.label));
-    for (k, v) in [
-        ("second_f64_flops", gpu.f64_flops),
-        ("second_f32_flops", gpu.f32_flops),
-        ("second_f16_flops", gpu.f16_flops),
-        ("second_i8_ops", gpu.i8_ops),
-        ("second_mem_cap", gpu.mem_cap),
-        ("second_mem_bw", gpu.mem_bw),
-    ] {
-        m.insert(k.into(), json!(v));
+    for (k, v) in gpu.figures() {
+        m.insert(format!("second_{k}"), json!(v));
     }
     if let Some(f) = gpu.fp8_flops {
         m.insert("second_fp8_flops".into(), json!(f));

@@ -249,25 +249,16 @@ pub(super) fn system_form(state: &State, d: &Dispatch) -> Html {
     let Ok(p) = presets::all() else { return html! {} };
     let current = p.systems.iter().find(|s| s.config == state.doc.system).map(|s| s.id.clone()).unwrap_or_default();
     let num = |k: &str| state.doc.num(Config::System, k);
-    let gpu = p
-        .gpus
-        .iter()
-        .find(|g| {
-            num("f16_flops") == Some(g.f16_flops)
-                && num("mem_cap") == Some(g.mem_cap)
-                && num("mem_bw") == Some(g.mem_bw)
-        })
-        .map(|g| g.id.clone())
-        .unwrap_or_default();
-    let second_gpu = p
-        .gpus
-        .iter()
-        .find(|g| {
-            num("second_f16_flops") == Some(g.f16_flops)
-                && num("second_mem_cap") == Some(g.mem_cap)
-                && num("second_mem_bw") == Some(g.mem_bw)
-        })
-        .map(|g| g.id.clone());
+    // The GPU preset whose figures the system has (under `prefix`: "" or "second_").
+    let preset = |prefix: &str| {
+        let has = |key: &str, v: f64| num(&format!("{prefix}{key}")) == Some(v);
+        p.gpus
+            .iter()
+            .find(|g| has("f16_flops", g.f16_flops) && has("mem_cap", g.mem_cap) && has("mem_bw", g.mem_bw))
+            .map(|g| g.id.clone())
+    };
+    let gpu = preset("").unwrap_or_default();
+    let second_gpu = preset("second_");
     let has_second = state.doc.get(Config::System, "second_f16_flops").is_some();
     let per_node = state.per_node_draft.clone().or_else(|| state.per_node().map(|n| n.to_string())).unwrap_or_default();
     let nodes = state.nodes_draft.clone().unwrap_or_else(|| show_field(&state.doc, &NODES));

@@ -484,16 +484,8 @@ impl State {
             }
             Action::SetGpu(id) => {
                 let Some(g) = presets.and_then(|p| p.gpu(&id)) else { return };
-                for (k, v) in [
-                    ("f64_flops", g.f64_flops),
-                    ("f32_flops", g.f32_flops),
-                    ("f16_flops", g.f16_flops),
-                    ("i8_ops", g.i8_ops),
-                    ("mem_cap", g.mem_cap),
-                    ("mem_bw", g.mem_bw),
-                    ("num_nvlinks", g.num_nvlinks),
-                    ("bw_per_nvlink", g.bw_per_nvlink),
-                ] {
+                let links = [("num_nvlinks", g.num_nvlinks), ("bw_per_nvlink", g.bw_per_nvlink)];
+                for (k, v) in g.figures().into_iter().chain(links) {
                     self.doc.set(Config::System, k, json!(v));
                 }
                 match g.fp8_flops {
