@@ -342,6 +342,8 @@ raw_config! {
     second_fp8_flops,
     second_mem_cap,
     second_mem_bw,
+    second_num_nvlinks,
+    second_bw_per_nvlink,
 }
 
 raw_config! {

@@ -834,7 +834,7 @@ pub struct System {
 }
 
 /// A second GPU type on the last `nodes` nodes of a cluster: its datasheet figures. The nodes
-/// share the cluster's NVLink, NIC and utilisation figures.
+/// share the cluster's NIC and utilisation figures, and its NVLinks unless they have their own.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SecondGpu {
     pub name: Arc<str>,
@@ -850,6 +850,8 @@ pub struct SecondGpu {
     pub mem_cap_bytes: f64,
     /// HBM bandwidth per device, bytes/s.
     pub mem_bw_bytes_per_s: f64,
+    /// NVLinks per device and each one's bidirectional bytes/s; `None`: the cluster's.
+    pub nvlinks: Option<(f64, f64)>,
 }
 
 /// A wide-area link between the sites of a cluster (datacenters, buildings or homes), each
@@ -894,6 +896,8 @@ impl System {
             fp8_flops_per_s: g.fp8_flops_per_s,
             mem_cap_bytes: g.mem_cap_bytes,
             mem_bw_bytes_per_s: g.mem_bw_bytes_per_s,
+            num_nvlinks: g.nvlinks.map_or(self.num_nvlinks, |l| l.0),
+            bw_per_nvlink_bytes_per_s: g.nvlinks.map_or(self.bw_per_nvlink_bytes_per_s, |l| l.1),
             second: None,
             ..self.clone()
         })

@@ -894,6 +894,16 @@ fn second_gpu(v: &mut Reader, s: &RawSystem) -> Option<Option<SecondGpu>> {
     };
     let cap = v.within(&s.second_mem_cap, at("system", "second_mem_cap"), why, RANGES.bytes);
     let bw = v.within(&s.second_mem_bw, at("system", "second_mem_bw"), why, RANGES.bytes_per_s);
+    // Its NVLinks: both or neither (then the cluster's).
+    let nvlinks = match (&s.second_num_nvlinks, &s.second_bw_per_nvlink) {
+        (None | Some(RawValue::Null), None | Some(RawValue::Null)) => Some(None),
+        (links, speed) => {
+            let why = &"a second GPU type's NVLinks need both their count and their speed";
+            let n = v.within(links, at("system", "second_num_nvlinks"), why, RANGES.links);
+            let b = v.within(speed, at("system", "second_bw_per_nvlink"), why, RANGES.bytes_per_s);
+            n.zip(b).map(Some)
+        }
+    };
     let [f64f, f32f, f16f, i8f] = rates;
     Some(Some(SecondGpu {
         name,
@@ -905,6 +915,7 @@ fn second_gpu(v: &mut Reader, s: &RawSystem) -> Option<Option<SecondGpu>> {
         fp8_flops_per_s: fp8?,
         mem_cap_bytes: cap?,
         mem_bw_bytes_per_s: bw?,
+        nvlinks: nvlinks?,
     }))
 }
 

@@ -74,6 +74,11 @@ impl GpuPreset {
             ("mem_bw", self.mem_bw),
         ]
     }
+
+    /// Its NVLinks by config key: count per GPU and bidirectional bytes/s each.
+    pub fn links(&self) -> [(&'static str, f64); 2] {
+        [("num_nvlinks", self.num_nvlinks), ("bw_per_nvlink", self.bw_per_nvlink)]
+    }
 }
 
 /// A GPU-hour price and the power drawn per GPU, for cost and energy.
@@ -320,7 +325,7 @@ pub fn second_gpu_config(gpu: &GpuPreset, nodes: u64) -> Map<String, Value> {
     let mut m = Map::new();
     m.insert("second_gpu_nodes".into(), json!(nodes));
     m.insert("second_gpu_name".into(), json!(gpu.label));
-    for (k, v) in gpu.figures() {
+    for (k, v) in gpu.figures().into_iter().chain(gpu.links()) {
         m.insert(format!("second_{k}"), json!(v));
     }
     if let Some(f) = gpu.fp8_flops {

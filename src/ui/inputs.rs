@@ -310,7 +310,7 @@ pub(super) fn system_form(state: &State, d: &Dispatch) -> Html {
                     { if has_second && second_gpu.is_none() { html! { <option value="as-configured" selected=true>{ "As configured" }</option> } } else { html! {} } }
                     { for p.gpus.iter().map(|g| html! { <option value={g.id.clone()} selected={second_gpu.as_deref() == Some(g.id.as_str())} title={g.source.clone()}>{ &g.label }</option> }) }
                 </select>
-                <p class="help">{ "A cluster mixing two GPU types (older nodes beside newer ones, or different cards in a consumer cluster): the second type's datasheet figures, on the nodes set below. The default model only." }</p>
+                <p class="help">{ "A cluster mixing two GPU types (older nodes beside newer ones, or different cards in a consumer cluster): the second type's datasheet figures and NVLinks, on the nodes set below. The default model only." }</p>
             </div>
             // One child whether shown or not: Yew matches unkeyed children from the end, so a
             // child that comes and goes would shift the selects above onto each other's nodes.

@@ -484,8 +484,7 @@ impl State {
             }
             Action::SetGpu(id) => {
                 let Some(g) = presets.and_then(|p| p.gpu(&id)) else { return };
-                let links = [("num_nvlinks", g.num_nvlinks), ("bw_per_nvlink", g.bw_per_nvlink)];
-                for (k, v) in g.figures().into_iter().chain(links) {
+                for (k, v) in g.figures().into_iter().chain(g.links()) {
                     self.doc.set(Config::System, k, json!(v));
                 }
                 match g.fp8_flops {

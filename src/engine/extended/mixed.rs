@@ -1,7 +1,8 @@
 //! Clusters of two GPU types (the default model). Every GPU of a synchronous step (a
 //! data-parallel, tensor-parallel or pipeline step, with the collectives that join them) waits
 //! for the slowest one before the step ends, so the cluster runs at its slower type's pace:
-//! each type is evaluated as if it made up the whole cluster (the same nodes, links and plan),
+//! each type is evaluated as if it made up the whole cluster (the same nodes, network and
+//! plan; its own NVLinks),
 //! and the slower one's timeline is the cluster's. Every GPU holds the same share of the work,
 //! so the memory figure is the tighter type's (the one closest to, or over, its HBM), and
 //! utilisation is counted against every GPU's own peak ([`paced`]). A pipeline that is the
@@ -249,6 +250,20 @@ mod tests {
     }
 
     #[test]
+    fn the_second_type_runs_on_its_own_nvlinks() {
+        // An A100 has 12 NVLinks to an H100's 18: its tensor-parallel all-reduces take longer.
+        let mut own = a100s(8, 85.5e9);
+        own["second_num_nvlinks"] = json!(12);
+        own["second_bw_per_nvlink"] = json!(50e9);
+        let s = checked(doc(own, json!({}))).expect("valid");
+        assert_eq!(s.system.all_second().map(|a| a.num_nvlinks), Some(12.0));
+        assert_eq!(s.system.all_first().num_nvlinks, 18.0);
+        let shared = evaluate(&checked(doc(a100s(8, 85.5e9), json!({}))).expect("valid"));
+        let r = evaluate(&s);
+        assert!(r.totals.allreduce_s > shared.totals.allreduce_s && r.iteration_s > shared.iteration_s);
+    }
+
+    #[test]
     fn memory_is_the_tighter_types() {
         // Without recomputation a GPU needs more than a 40 GB A100 holds: the cluster does not
         // fit, whichever type is slower.
@@ -285,6 +300,11 @@ mod tests {
         let serve = json!({"type": "inference", "transformer_parallel": ["tp", "ddp"], "local_transformer_bs": 1, "local_emb_bs": 1});
         let e = said(a100s(4, 85.5e9), serve);
         assert!(e.len() == 1 && e[0].starts_with("system.second_gpu_nodes") && e[0].contains("serving"), "{e:?}");
+        // Its NVLinks: both keys or neither.
+        let mut half = a100s(4, 85.5e9);
+        half["second_num_nvlinks"] = json!(12);
+        let e = said(half, json!({}));
+        assert!(e.len() == 1 && e[0].starts_with("system.second_bw_per_nvlink"), "{e:?}");
         // Zero nodes of it: one type.
         let one = checked(doc(json!({"second_gpu_nodes": 0}), json!({}))).expect("one type");
         assert_eq!(one.system.second, None);
