@@ -174,9 +174,15 @@ fn text_report(s: &Scenario, r: &Report) -> String {
             units::duration(w.latency_s)
         );
     }
+    // On two GPU types the figures are those of the GPUs timed.
+    let whose = match &s.system().second {
+        None => "",
+        Some(_) if madmax::engine::extended::mixed::places_by_speed(s) => " (the drawn stage's GPUs)",
+        Some(_) => " (the pacing type's GPUs)",
+    };
     let _ = writeln!(
         o,
-        "        {} per GPU (effective), HBM {}, NVLink {} and network {} per GPU (one direction)",
+        "        {} per GPU (effective), HBM {}, NVLink {} and network {} per GPU (one direction){whose}",
         units::si(sys.flops_per_s, "FLOP/s"),
         units::bytes_per_s(sys.mem_bw_bytes_per_s),
         units::bytes_per_s(sys.intra_node_bytes_per_s),

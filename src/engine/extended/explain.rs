@@ -270,7 +270,12 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
             terms.extend(group_terms(cx.zero3_group(), &cx.links));
             Explanation {
                 what: format!("ZeRO-3 / FSDP all-gather of the weights of {layer} ({pass})"),
-                formula: "(d-1)/d x W / bandwidth + latency: within the node over NVLink, then 1/k of it over the NICs; a ring of d-1 hops, m-1 of them between nodes (14 us each, 3.4 us over NVLink), as NCCL runs it".into(),
+                formula: if cx.zero3_group().sites() > 1 {
+                    "(d-1)/d x W / bandwidth + latency: within the node over NVLink, then 1/k of it over the NICs, then 1/s of it over the wide-area link (B_wan); a ring of d-1 hops, m-1 of them between nodes (14 us each, 3.4 us over NVLink), w-1 of those between sites (alpha_wan each), as NCCL runs it"
+                } else {
+                    "(d-1)/d x W / bandwidth + latency: within the node over NVLink, then 1/k of it over the NICs; a ring of d-1 hops, m-1 of them between nodes (14 us each, 3.4 us over NVLink), as NCCL runs it"
+                }
+                .into(),
                 terms,
                 seconds: t.weight_gather_s,
                 note: Some(if cx.setup.overlap_param_gather {

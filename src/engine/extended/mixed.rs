@@ -63,6 +63,8 @@ pub struct Rates {
     pub hbm_bytes_per_s: f64,
     /// HBM capacity, bytes.
     pub mem_cap_bytes: f64,
+    /// Its links (its own NVLinks, the cluster's network).
+    pub links: super::collective::Links,
 }
 
 impl Rates {
@@ -78,6 +80,7 @@ impl Rates {
             fp8_flops_per_s: fp8.map(|f| f * sys.flops_util * super::calibration::FP8_GEMM_EFFICIENCY),
             hbm_bytes_per_s: sys.mem_bw_bytes_per_s * sys.mem_bw_util,
             mem_cap_bytes: sys.mem_cap_bytes,
+            links: super::collective::Links::of(&sys),
         })
     }
 }
@@ -261,6 +264,16 @@ mod tests {
         let shared = evaluate(&checked(doc(a100s(8, 85.5e9), json!({}))).expect("valid"));
         let r = evaluate(&s);
         assert!(r.totals.allreduce_s > shared.totals.allreduce_s && r.iteration_s > shared.iteration_s);
+        // In a pipeline placed by speed, each stage on its own type's NVLinks.
+        let piped = json!({"transformer_parallel": ["tp", "ddp", "pp"], "transformer_parallel_degree": [8, 4, 4],
+            "local_transformer_bs": 32, "micro_batch": 4});
+        let mut own = a100s(8, 85.5e9);
+        own["second_num_nvlinks"] = json!(12);
+        own["second_bw_per_nvlink"] = json!(50e9);
+        let s = checked(doc(own, piped)).expect("valid");
+        let cx = crate::engine::extended::training::TrainingCx::new(&s).expect("transformer");
+        let nvlink = |stage: u64| cx.on_stage(stage).links.intra_bytes_per_s;
+        assert_eq!(nvlink(3) / nvlink(0), 12.0 / 18.0);
     }
 
     #[test]
@@ -366,12 +379,21 @@ mod tests {
     #[test]
     fn layers_split_in_inverse_proportion_to_a_layers_time() {
         use super::{Rates, StagesByType};
+        let links = crate::engine::extended::collective::Links {
+            intra_bytes_per_s: 1.0,
+            inter_bytes_per_s: 1.0,
+            inter_latency_s: 0.0,
+            intra_latency_s: 0.0,
+            wan_bytes_per_s: f64::INFINITY,
+            wan_latency_s: 0.0,
+        };
         let r = Rates {
             flops_per_s: 1.0,
             peak_flops_per_s: 1.0,
             fp8_flops_per_s: None,
             hbm_bytes_per_s: 1.0,
             mem_cap_bytes: 1.0,
+            links,
         };
         let even = StagesByType { first_second_stage: 2, starts: vec![0, 8, 16, 24, 32], rates: [r, r] };
         let split = |layer_s| {

@@ -198,7 +198,7 @@ impl<'a> TrainingCx<'a> {
         start..(start + q + u64::from(stage < r)).min(l)
     }
 
-    /// This context on pipeline stage `stage`, at the rates of that stage's GPUs.
+    /// This context on pipeline stage `stage`, at the rates (and NVLinks) of that stage's GPUs.
     pub fn on_stage(&self, stage: u64) -> TrainingCx<'a> {
         let mut cx = TrainingCx { stage, ..self.clone() };
         if let Some(r) = self.by_type.as_ref().map(|t| t.rates_of(stage)) {
@@ -206,6 +206,7 @@ impl<'a> TrainingCx<'a> {
             cx.peak_flops_per_s = r.peak_flops_per_s;
             cx.fp8_flops_per_s = r.fp8_flops_per_s;
             cx.hbm_bytes_per_s = r.hbm_bytes_per_s;
+            cx.links = r.links;
         }
         cx
     }
