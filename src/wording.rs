@@ -3,7 +3,7 @@
 
 use crate::engine::critical::CriticalPath;
 use crate::engine::explore::{Outcome, SettingsSearched};
-use crate::engine::report::{Limit, MemPart, Report, Serving};
+use crate::engine::report::{Limit, LoaderBound, MemPart, Report, Serving};
 use crate::engine::scenario::Batching;
 use crate::paper::Gain;
 use crate::units;
@@ -251,9 +251,14 @@ pub fn limit(l: &Limit) -> String {
             units::si(*asked_per_s, "requests/s"),
             units::si(*most_per_s, "requests/s")
         ),
-        Limit::InputBound { loader_samples_per_s, compute_samples_per_s } => format!(
-            "Input-bound: the data loader delivers {} and the GPUs could process {}; the GPUs wait for data.",
+        Limit::InputBound { loader_samples_per_s, compute_samples_per_s, by } => format!(
+            "Input-bound: the data loader delivers {}{} and the GPUs could process {}; the GPUs wait for data.",
             units::si(*loader_samples_per_s, "samples/s"),
+            match by {
+                LoaderBound::Given => "",
+                LoaderBound::Decoding => ", as fast as its decoders go",
+                LoaderBound::Storage => ", as fast as storage reads",
+            },
             units::si(*compute_samples_per_s, "samples/s")
         ),
         Limit::HostBound { gpu_s, host_s, tp } => format!(
@@ -520,7 +525,11 @@ mod tests {
                 && over.ends_with("add replicas or GPUs."),
             "{over}"
         );
-        let input = limit(&Limit::InputBound { loader_samples_per_s: 100.0, compute_samples_per_s: 250.0 });
+        let input = limit(&Limit::InputBound {
+            loader_samples_per_s: 100.0,
+            compute_samples_per_s: 250.0,
+            by: LoaderBound::Given,
+        });
         assert!(input.starts_with("Input-bound: the data loader delivers 100 samples/s"), "{input}");
         let host = |tp| limit(&Limit::HostBound { gpu_s: 0.2e-3, host_s: 0.46e-3, tp });
         assert!(host(8).ends_with(crate::accuracy::TP8_HOST_NOTE) && !host(4).contains(crate::accuracy::TP8_HOST_NOTE));

@@ -140,6 +140,17 @@ pub struct Percentiles {
     pub e2e_s: [f64; 3],
 }
 
+/// Which part of the input pipeline sets its rate (`extended::loader`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum LoaderBound {
+    /// The rate the user gave.
+    Given,
+    /// Decoding the samples' frames.
+    Decoding,
+    /// Reading them from storage.
+    Storage,
+}
+
 /// Something that limits or invalidates a result.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub enum Limit {
@@ -151,8 +162,9 @@ pub enum Limit {
         largest: MemPart,
         largest_bytes: f64,
     },
-    /// The input pipeline delivers fewer samples per second than the GPUs could process.
-    InputBound { loader_samples_per_s: f64, compute_samples_per_s: f64 },
+    /// The input pipeline delivers fewer samples per second than the GPUs could process; `by`
+    /// says which of its parts sets its rate.
+    InputBound { loader_samples_per_s: f64, compute_samples_per_s: f64, by: LoaderBound },
     /// Every transformer block gives the GPU less work than the host needs to issue it, so the
     /// GPU waits for the host: `gpu_s` of GPU work per layer's forward pass (both blocks, with
     /// the collectives they wait for) against `host_s` to issue it; `tp` is the blocks'

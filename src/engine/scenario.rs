@@ -203,8 +203,9 @@ pub struct Setup {
     /// Gradients are accumulated and reduced in fp32 (4 bytes each), as Megatron-LM does for
     /// bf16 training and DeepSpeed's bf16 optimizer.
     pub fp32_grads: bool,
-    /// Samples per second the input pipeline delivers to the whole job; `None`: unlimited.
-    pub loader_samples_per_s: Option<f64>,
+    /// The input pipeline: a rate the user measured, a model of decoding and of reading
+    /// storage, or none of them (unlimited).
+    pub loader: Loader,
     /// How model-parallel (mp) levels split DLRM embedding tables.
     pub emb_sharding: EmbSharding,
     /// Where a DLRM's bottom MLP runs.
@@ -434,7 +435,7 @@ impl Default for Setup {
             fused_loss: false,
             fp8: false,
             fp32_grads: false,
-            loader_samples_per_s: None,
+            loader: Loader::default(),
             emb_sharding: EmbSharding::Table,
             bot_mlp: BotMlpPlacement::DataParallel,
             collective_cycle_s: 0.0,
@@ -865,6 +866,48 @@ pub struct Wan {
     pub bytes_per_s: f64,
     /// One-way latency of a hop between sites, s (in place of `nic_latency_s` on that hop).
     pub latency_s: f64,
+}
+
+/// The input pipeline (default model): what delivers samples to the GPUs. Each part it has
+/// caps the samples per second; the slowest one is the pipeline's rate
+/// (`extended::loader`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Loader {
+    /// Samples per second the user measured for the whole job (`data_loader_samples_per_s`).
+    pub given_samples_per_s: Option<f64>,
+    /// Decoding images or video clips on the nodes' CPU cores and the GPUs' hardware decoders.
+    pub decode: Option<Decode>,
+    /// Reading the samples' bytes from storage.
+    pub storage: Option<Storage>,
+}
+
+/// Decoding the frames of each sample (an image is one frame, a clip several).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Decode {
+    /// Frames a sample holds (1 for an image, 16 for a 16-frame clip).
+    pub frames_per_sample: u64,
+    /// Frames of the video between two frames of a sample (1: consecutive).
+    pub frame_stride: u64,
+    /// Frames from one keyframe to the next (x264's default is 250; 1 for images or
+    /// all-intra video): a decoder starts at the keyframe before the frame it needs.
+    pub keyframe_interval: u64,
+    /// Pixels of a stored frame (width x height).
+    pub frame_pixels: f64,
+    /// CPU cores per node that decode.
+    pub cores_per_node: u64,
+    /// Pixels one core decodes per second.
+    pub core_pixels_per_s: f64,
+    /// Pixels each GPU's hardware decoders (NVDEC) decode per second; 0: not used.
+    pub gpu_pixels_per_s: f64,
+}
+
+/// Reading the samples from storage.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Storage {
+    /// Bytes read per sample (a clip's or an image's file).
+    pub bytes_per_sample: f64,
+    /// Bytes per second each node reads from storage.
+    pub bytes_per_s_per_node: f64,
 }
 
 impl System {

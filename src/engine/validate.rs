@@ -8,6 +8,7 @@
 //!
 //! One job: checking input: raw configs to a trusted scenario or every problem found.
 
+use super::extended::calibration::{CORE_PIXELS_PER_S, X264_KEYFRAME_INTERVAL};
 use super::num::Num;
 use super::raw::{short, Field, RawModel, RawScenario, RawSystem, RawTask, RawValue};
 use super::reference::rules;
@@ -1092,10 +1093,7 @@ fn read_setup(v: &mut Reader, t: &RawTask) -> Option<Setup> {
     let fused_loss = v.optional_flag(&t.fused_loss, at("task", "fused_loss"), d.fused_loss)?;
     let fp8 = v.optional_flag(&t.fp8, at("task", "fp8"), d.fp8)?;
     let fp32_grads = v.optional_flag(&t.fp32_grads, at("task", "fp32_grads"), d.fp32_grads)?;
-    let loader_samples_per_s = match &t.data_loader_samples_per_s {
-        None | Some(RawValue::Null) => None,
-        f => Some(v.within(f, at("task", "data_loader_samples_per_s"), optional, (1e-6, 1e15))?),
-    };
+    let loader = read_loader(v, t)?;
     let shardings = EmbSharding::ALL.map(|e| (e.config_name(), e));
     let emb_sharding = v.choice(&t.emb_sharding, at("task", "emb_sharding"), &shardings, d.emb_sharding)?;
     let placements = BotMlpPlacement::ALL.map(|p| (p.config_name(), p));
@@ -1176,8 +1174,87 @@ fn read_setup(v: &mut Reader, t: &RawTask) -> Option<Setup> {
         fused_loss,
         fp8,
         fp32_grads,
-        loader_samples_per_s,
+        loader,
     })
+}
+
+/// The input pipeline: a measured rate, a model of decoding (`loader_frames_per_sample` turns
+/// it on and needs the frame size and a decoder), and of reading storage (both its keys or
+/// neither). A decoding key without the frames per sample is refused: it would do nothing.
+fn read_loader(v: &mut Reader, t: &RawTask) -> Option<Loader> {
+    let optional = &"optional";
+    let absent = |f: &Field| matches!(f, None | Some(RawValue::Null));
+    let given_samples_per_s = match &t.data_loader_samples_per_s {
+        f if absent(f) => None,
+        f => Some(v.within(f, at("task", "data_loader_samples_per_s"), optional, (1e-6, 1e15))?),
+    };
+    let decoding = [
+        (&t.loader_frame_stride, "loader_frame_stride"),
+        (&t.loader_keyframe_interval, "loader_keyframe_interval"),
+        (&t.loader_frame_width, "loader_frame_width"),
+        (&t.loader_frame_height, "loader_frame_height"),
+        (&t.loader_cores_per_node, "loader_cores_per_node"),
+        (&t.loader_core_pixels_per_s, "loader_core_pixels_per_s"),
+        (&t.loader_gpu_pixels_per_s, "loader_gpu_pixels_per_s"),
+    ];
+    let decode = if absent(&t.loader_frames_per_sample) {
+        if let Some((_, key)) = decoding.iter().find(|(f, _)| !absent(f)) {
+            let e =
+                "models decoding, which needs task.loader_frames_per_sample (1 for an image, 16 for a 16-frame clip)";
+            v.push(FieldError::new(at("task", key).to_string(), e.to_string()));
+            return None;
+        }
+        None
+    } else {
+        let frames =
+            v.count(&t.loader_frames_per_sample, at("task", "loader_frames_per_sample"), optional, 1, 1 << 20)?;
+        let why = &"decoding needs the frame size";
+        let width = v.count(&t.loader_frame_width, at("task", "loader_frame_width"), why, 1, 1 << 16);
+        let height = v.count(&t.loader_frame_height, at("task", "loader_frame_height"), why, 1, 1 << 16);
+        let count = |v: &mut Reader, f: &Field, key: &str, (default, min): (u64, u64)| match f {
+            f if absent(f) => Some(default),
+            f => v.count(f, at("task", key), optional, min, 1 << 20),
+        };
+        let stride = count(v, &t.loader_frame_stride, "loader_frame_stride", (1, 1));
+        // Clips default to x264's keyframe interval; an image is its own keyframe.
+        let keyframes = if frames == 1 { 1 } else { X264_KEYFRAME_INTERVAL };
+        let keyframe_interval = count(v, &t.loader_keyframe_interval, "loader_keyframe_interval", (keyframes, 1));
+        let cores = count(v, &t.loader_cores_per_node, "loader_cores_per_node", (0, 0));
+        let rate = |v: &mut Reader, f: &Field, key: &str, default: f64| match f {
+            f if absent(f) => Some(default),
+            f => v.within(f, at("task", key), optional, (1.0, 1e15)),
+        };
+        let core_rate = rate(v, &t.loader_core_pixels_per_s, "loader_core_pixels_per_s", CORE_PIXELS_PER_S);
+        let gpu_rate = match &t.loader_gpu_pixels_per_s {
+            f if absent(f) => Some(0.0),
+            f => v.within(f, at("task", "loader_gpu_pixels_per_s"), optional, (0.0, 1e15)),
+        };
+        let d = Decode {
+            frames_per_sample: frames,
+            frame_stride: stride?,
+            keyframe_interval: keyframe_interval?,
+            frame_pixels: (width? * height?) as f64,
+            cores_per_node: cores?,
+            core_pixels_per_s: core_rate?,
+            gpu_pixels_per_s: gpu_rate?,
+        };
+        if d.cores_per_node == 0 && d.gpu_pixels_per_s == 0.0 {
+            let e = "no decoder: give the CPU cores per node that decode, or the GPUs' decoding rate (task.loader_gpu_pixels_per_s)";
+            v.push(FieldError::new(at("task", "loader_cores_per_node").to_string(), e.to_string()));
+            return None;
+        }
+        Some(d)
+    };
+    let storage = match (&t.loader_bytes_per_sample, &t.loader_storage_bytes_per_s) {
+        (b, s) if absent(b) && absent(s) => None,
+        (b, s) => {
+            let why = &"reading storage needs both the bytes per sample and the storage bandwidth";
+            let b = v.within(b, at("task", "loader_bytes_per_sample"), why, RANGES.bytes);
+            let s = v.within(s, at("task", "loader_storage_bytes_per_s"), why, RANGES.bytes_per_s);
+            Some(Storage { bytes_per_sample: b?, bytes_per_s_per_node: s? })
+        }
+    };
+    Some(Loader { given_samples_per_s, decode, storage })
 }
 
 fn read_freeze(v: &mut Reader, t: &RawTask, family: Family) -> Option<Freeze> {

@@ -365,3 +365,26 @@ pub const SGD_STEP_BYTES_PER_PARAM: f64 = 20.0;
 /// (Raffel et al. 2020, section 2.1; `relative_attention_num_buckets` is 32 in every released
 /// T5 and mT5 config). Weights only: [`super::shape::Dims::edge_params`].
 pub const RELATIVE_POSITION_BUCKETS: f64 = 32.0;
+
+/// Pixels of H.264 video one CPU core decodes per second, the default of
+/// `loader_core_pixels_per_s` (`super::loader`): 199 million (96 frames of 1920 x 1080 per second).
+///
+/// From TorchCodec's published decoder benchmark (pytorch/torchcodec,
+/// `benchmarks/decoders/benchmark_readme_data.json`, the data of its README's chart; the
+/// workload `generate_readme_data.py` defines): 10 threads, each a single-threaded FFmpeg
+/// decoder on a 22-CPU machine, read 10 frames 1 s apart (0 s to 9 s) from each of 50 copies of
+/// a 10-second 1920 x 1080, 60 frame/s libx264 video with one keyframe (`-g 600`), and resize
+/// them to 256 x 256: 28.19 s (median) for TorchCodec on the CPU. Each video decodes its frames
+/// 0 to 540 in order, 541 frames: 50 x 541 / 28.19 s / 10 threads = 96 frames per second per
+/// thread. The video is FFmpeg's synthetic Mandelbrot pattern; natural video at the same
+/// resolution may decode at another speed, and a CPU of another generation at another rate.
+pub const CORE_PIXELS_PER_S: f64 = 50.0 * 541.0 / 28.19 / 10.0 * 1920.0 * 1080.0;
+
+/// The same benchmark decoding on the GPU (TorchCodec's CUDA device, NVDEC, an A100-class GPU:
+/// board PG509-210), 10.31 s for the same 50 videos: 2,624 frames of 1920 x 1080 per second,
+/// 5.4 billion pixels per second per GPU. The presets' figure for an A100's decoders.
+pub const A100_NVDEC_PIXELS_PER_S: f64 = 50.0 * 541.0 / 10.31 * 1920.0 * 1080.0;
+
+/// x264's default keyframe interval (`--keyint 250`), which FFmpeg's libx264 keeps unless
+/// told otherwise (`-g`): the default of `loader_keyframe_interval` for clips.
+pub const X264_KEYFRAME_INTERVAL: u64 = 250;

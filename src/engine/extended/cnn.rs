@@ -552,7 +552,12 @@ impl<'a> CnnCx<'a> {
 pub fn evaluate(cx: &CnnCx) -> Report {
     let (mut ops, mut schedule, launch_waits) = cx.timeline();
     let mut limits = Vec::new();
-    limits.extend(iteration::wait_for_input(&mut ops, &mut schedule, cx.global_batch, cx.setup.loader_samples_per_s));
+    limits.extend(iteration::wait_for_input(
+        &mut ops,
+        &mut schedule,
+        cx.global_batch,
+        cx.setup.loader.rate(&cx.s.system),
+    ));
     let memory = cx.memory();
     limits.extend(memory.does_not_fit());
     let per_sample = cx.flops_per_sample();
@@ -673,19 +678,9 @@ pub fn explain(cx: &CnnCx, op: &OpName) -> Option<Explanation> {
             None,
         ),
         (OpKind::Idle, Block::Input, _) => {
-            let rate = cx.setup.loader_samples_per_s.unwrap_or(f64::INFINITY);
             let r = evaluate(cx);
             let wait = r.timeline.iter().find(|o| o.name == *op).map_or(0.0, |o| o.duration_s);
-            (
-                "Waiting for the input pipeline".into(),
-                "global batch / loader rate - time of the GPUs' work",
-                vec![
-                    term("G", "images per iteration", cx.global_batch as f64, Unit::Count),
-                    term("r", "images per second the loader delivers", rate, Unit::Count),
-                ],
-                wait,
-                None,
-            )
+            return Some(cx.setup.loader.explain_wait(&cx.s.system, cx.global_batch, wait));
         }
         _ => return None,
     };

@@ -417,20 +417,9 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
             }
         }
         (OpKind::Idle, _) => {
-            let rate = cx.setup.loader_samples_per_s.unwrap_or(f64::INFINITY);
             let r = super::iteration::evaluate(cx);
             let wait = r.timeline.iter().find(|o| o.name == *op).map_or(0.0, |o| o.duration_s);
-            Explanation {
-                what: "Waiting for the input pipeline (data loader)".into(),
-                formula: "B / R - t_compute".into(),
-                terms: vec![
-                    term("B", "global batch, samples", cx.global_batch as f64, Unit::Count),
-                    term("R", "samples per second the input pipeline delivers", rate, Unit::Count),
-                    term("t_compute", "iteration time without the wait", r.iteration_s - wait, Unit::Seconds),
-                ],
-                seconds: wait,
-                note: Some("The input pipeline caps throughput: faster GPUs would not help."),
-            }
+            cx.setup.loader.explain_wait(&cx.s.system, cx.global_batch, wait)
         }
         (OpKind::Compute, Block::Optimizer) => {
             let (dense, expert) = cx.stage_params(cx.stage);

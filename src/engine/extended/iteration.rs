@@ -15,7 +15,9 @@
 use super::collective::Links;
 use super::training::{LayerTimes, TrainingCx};
 use crate::engine::ops::{Block, Deps, Op, OpKind, OpName, Phase, Stream};
-use crate::engine::report::{LayerWork, Limit, Mode, ModelStats, Parts, Report, SystemStats, Utilization, Work};
+use crate::engine::report::{
+    LayerWork, Limit, LoaderBound, Mode, ModelStats, Parts, Report, SystemStats, Utilization, Work,
+};
 use crate::engine::scenario::{Recompute, Scenario};
 use crate::engine::schedule::{Schedule, Scheduler};
 
@@ -426,7 +428,7 @@ impl TrainingCx<'_> {
 pub fn evaluate(cx: &TrainingCx) -> Report {
     let (mut ops, mut schedule, launch_waits) = cx.timeline();
     let mut limits = Vec::new();
-    limits.extend(wait_for_input(&mut ops, &mut schedule, cx.global_batch, cx.setup.loader_samples_per_s));
+    limits.extend(wait_for_input(&mut ops, &mut schedule, cx.global_batch, cx.setup.loader.rate(&cx.s.system)));
     limits.extend(cx.host_bound());
     let memory = cx.memory();
     limits.extend(memory.does_not_fit());
@@ -492,16 +494,17 @@ pub fn evaluate(cx: &TrainingCx) -> Report {
     r
 }
 
-/// Holds the iteration until an input pipeline delivering `loader_samples_per_s` to the whole
-/// job has brought the global batch: when the GPUs would finish first, an input wait after the
-/// last op, and the limit that says so.
+/// Holds the iteration until an input pipeline delivering `rate` samples/s to the whole job
+/// (and what sets it, [`crate::engine::scenario::Loader::rate`]) has brought the global batch:
+/// when the GPUs would finish first, an input wait after the last op, and the limit that says
+/// so.
 pub(super) fn wait_for_input(
     ops: &mut Vec<Op>,
     schedule: &mut Schedule,
     global_batch: u64,
-    loader_samples_per_s: Option<f64>,
+    rate: Option<(f64, LoaderBound)>,
 ) -> Option<Limit> {
-    let rate = loader_samples_per_s?;
+    let (rate, by) = rate?;
     let need_s = global_batch as f64 / rate;
     if need_s <= schedule.end_s {
         return None;
@@ -516,7 +519,7 @@ pub(super) fn wait_for_input(
     });
     schedule.end_s = need_s;
     schedule.totals.idle_s += wait;
-    Some(Limit::InputBound { loader_samples_per_s: rate, compute_samples_per_s: global_batch as f64 / start_s })
+    Some(Limit::InputBound { loader_samples_per_s: rate, compute_samples_per_s: global_batch as f64 / start_s, by })
 }
 
 /// The report of a run that recomputes nothing (the recommendation families, CNNs): its parts

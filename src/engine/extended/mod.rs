@@ -22,6 +22,7 @@ pub mod explain;
 pub mod gemm;
 pub mod iteration;
 pub mod layout;
+pub mod loader;
 pub mod mixed;
 pub mod rules;
 pub mod serving;
