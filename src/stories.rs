@@ -744,6 +744,48 @@ mod tests {
     }
 
     #[test]
+    fn the_video_story_decodes_its_clips_as_it_says() {
+        use crate::engine::report::{Limit, LoaderBound};
+        let spec = specs().expect("parse").into_iter().find(|s| s.id == "video-loader").expect("story");
+        let text = spec.story.clone();
+        let story = compute(spec, &accuracy::shipped_rows()).expect("computes");
+        let all: Vec<&Outcome> = std::iter::once(&story.base).chain(&story.variants).collect();
+        let run = |i: usize| {
+            let r = all[i].report.as_ref().expect("evaluates");
+            let bound = r.limits.iter().find_map(|l| match l {
+                Limit::InputBound { loader_samples_per_s, compute_samples_per_s, by } => {
+                    Some((*loader_samples_per_s, *compute_samples_per_s, *by))
+                }
+                _ => None,
+            });
+            (r.throughput_samples_per_s, bound)
+        };
+        let said = |x: f64| text.contains(&format!("{x:.0}"));
+        // 1080p on 128 cores: decoding paces the GPUs at 66 clips/s of the 334 they could do.
+        let (base, bound) = run(0);
+        let (loader, gpus, by) = bound.expect("input-bound");
+        assert_eq!(by, LoaderBound::Decoding);
+        assert!((base - 66.2).abs() < 0.1 && (gpus - 333.8).abs() < 0.5, "{base} {gpus}");
+        assert_eq!(base, loader);
+        assert!(said(base) && said(gpus) && text.contains("a fifth"), "{text}");
+        // NVDEC and a short keyframe interval both reach 179, still input-bound.
+        for i in [1, 2] {
+            let (t, bound) = run(i);
+            assert!(bound.is_some() && (t - 179.3).abs() < 0.2, "{}: {t}", all[i].label);
+        }
+        assert!(said(179.3) && text.contains("69 decoded frames"), "{text}");
+        // A 320-pixel short side: the GPUs set the pace, as if the loader were unlimited; its
+        // decoders would manage 754 clips/s.
+        let (small, bound) = run(3);
+        assert!(bound.is_none() && small == run(4).0 && (small - gpus).abs() < 1e-9);
+        let decode_320 = 128.0 * crate::engine::extended::calibration::CORE_PIXELS_PER_S / (185.5 * 569.0 * 320.0);
+        assert!((decode_320 - 754.0).abs() < 1.0 && said(decode_320), "{decode_320}");
+        // The compared figure is the base's own rate, derived from the benchmark, and says so.
+        assert!(story.predicted.is_some_and(|p| (p - story.spec.reported.value).abs() < 1e-3));
+        assert!(story.spec.reported.text.contains("derived"));
+    }
+
+    #[test]
     fn the_index_lists_every_story_by_id_and_title() {
         let specs = specs().expect("stories");
         let index = index();

@@ -345,7 +345,9 @@ pub fn default_task_fields(family: Family, inference: bool) -> Vec<Field> {
             "data_loader_samples_per_s",
         ]
     };
-    all_task_fields().into_iter().filter(|f| keep.contains(&f.key)).collect()
+    // Images and video clips: their decoding and storage can be modelled.
+    let frames = !inference && matches!(family, Family::Vit | Family::Cnn);
+    all_task_fields().into_iter().filter(|f| keep.contains(&f.key) || (frames && f.key.starts_with("loader_"))).collect()
 }
 
 const FORMATS: &[(&str, &str)] = &[
@@ -410,8 +412,28 @@ fn all_task_fields() -> Vec<Field> {
             "Accumulate and reduce gradients in fp32, 4 bytes each: Megatron-LM always does for bf16 training (accumulate_allreduce_grads_in_fp32), and so does DeepSpeed's bf16 optimizer. Twice the gradient memory and twice the bytes of every gradient all-reduce or reduce-scatter of 16-bit gradients; no is PyTorch DDP's and FSDP's way with 16-bit gradients."),
         extra(T, "collective_cycle_ms", "Collective launch cycle (ms)", Kind::OptionalNumber, "0: launched directly",
             "How often a host thread launches the collectives, in ms. Horovod (TensorFlow and older PyTorch jobs, NVIDIA's TensorFlow 2 DLRM) hands each all-reduce and all-to-all to a background thread that wakes every HOROVOD_CYCLE_TIME, 1 ms by default, and starts those every GPU has ready: a collective waits half a cycle on average, and a short step that waits on three of them loses about 1.5 ms. PyTorch DDP and FSDP, Megatron-LM and DeepSpeed call NCCL directly: leave it empty."),
-        extra(T, "data_loader_samples_per_s", "Input pipeline", Kind::OptionalNumber, "unlimited",
-            "Samples per second the data loader delivers to the whole job (decoding video or images can be the limit). Throughput cannot exceed it. Leave empty when input is not a bottleneck."),
+        extra(T, "data_loader_samples_per_s", "Input rate, measured (samples/s)", Kind::OptionalNumber, "unlimited",
+            "Samples per second your data loader delivers to the whole job, if you measured it. Throughput cannot exceed it. Leave empty when input is not a bottleneck, or model the decoding and storage below instead (the slowest of them sets the rate)."),
+        extra(T, "loader_frames_per_sample", "Frames per sample", Kind::OptionalCount, "none: decoding not modelled",
+            "Frames the loader decodes into each sample: 1 for an image, 16 for a 16-frame video clip. Setting it models the decoding: the job decodes nodes x (CPU cores x their rate + GPUs x their decoders' rate) pixels per second, and each sample costs its frames' pixels."),
+        extra(T, "loader_frame_width", "Frame width (pixels)", Kind::OptionalCount, "needed to model decoding",
+            "Width of the stored frames (before any crop or resize): 1920 for 1080p video, 569 for 16:9 video re-encoded to 320 lines, about 470 for ImageNet's JPEGs (their average). Decoding costs every stored pixel."),
+        extra(T, "loader_frame_height", "Frame height (pixels)", Kind::OptionalCount, "needed to model decoding",
+            "Height of the stored frames: 1080 for 1080p, 320 for video re-encoded to a 320-pixel short side (as AVION re-encodes Kinetics), about 390 for ImageNet (its average)."),
+        extra(T, "loader_frame_stride", "Frames between sampled frames", Kind::OptionalCount, "1: consecutive frames",
+            "A clip samples every s-th frame of the video: 4 in VideoMAE's 16-frame Kinetics clips. The decoder still decodes the frames in between (it cannot skip them), unless jumping to the next keyframe is cheaper."),
+        extra(T, "loader_keyframe_interval", "Keyframe interval (frames)", Kind::OptionalCount, "250 for clips (x264's default), 1 for images",
+            "Frames from one keyframe to the next in the stored video. A decoder must start at the keyframe before a clip, so on average (interval - 1) / 2 frames are decoded and thrown away per clip: with x264's default of 250, more than a clip's own 61 frames. Re-encoding with short intervals (ffmpeg -g 16) cuts that waste; images and all-intra video have 1."),
+        extra(T, "loader_cores_per_node", "CPU cores decoding per node", Kind::OptionalCount, "0",
+            "CPU cores per node that decode samples (the DataLoader's worker processes): a DGX A100 has 128. Cores that also run the training processes and augmentations decode less."),
+        Field { kind: Kind::OptionalNumber, default: "199 Mpixel/s (96 frames of 1080p per second)", ..number(T, "loader_core_pixels_per_s", "Decoding rate per core", "Mpixel/s", 1e6,
+            "Pixels one CPU core decodes per second. The default is from TorchCodec's published decoder benchmark: single-threaded FFmpeg decoders of 1080p H.264 (libx264) at 96 frames/s each on a 22-CPU machine. Measure your own codec and CPU with ffmpeg -threads 1 -benchmark.") },
+        Field { kind: Kind::OptionalNumber, default: "0: GPU decoders not used", ..number(T, "loader_gpu_pixels_per_s", "GPU decoding rate per GPU", "Mpixel/s", 1e6,
+            "Pixels each GPU's hardware video decoders (NVDEC) decode per second, if the loader uses them (torchcodec or DALI on CUDA): about 5,440 on an A100 (TorchCodec's benchmark: 2,624 frames of 1080p per second). NVDEC runs beside the SMs, so training does not slow it.") },
+        Field { kind: Kind::OptionalNumber, default: "none: storage not modelled", ..number(T, "loader_bytes_per_sample", "Bytes read per sample", "MB", 1e6,
+            "Bytes the loader reads from storage per sample: Kinetics-400's 450 GB over its 260,000 ten-second videos is 1.7 MB a clip; about 110 KB for an ImageNet JPEG.") },
+        Field { kind: Kind::OptionalNumber, default: "none: storage not modelled", ..number(T, "loader_storage_bytes_per_s", "Storage read rate per node", "GB/s", 1e9,
+            "Bytes per second each node reads from its storage (local NVMe drives or a network file system, with both keys set): the job reads nodes x this over the bytes per sample.") },
     ]
 }
 
