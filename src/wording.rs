@@ -256,8 +256,8 @@ pub fn limit(l: &Limit) -> String {
             units::si(*loader_samples_per_s, "samples/s"),
             match by {
                 LoaderBound::Given => "",
-                LoaderBound::Decoding => ", as fast as its decoders go",
-                LoaderBound::Storage => ", as fast as storage reads",
+                LoaderBound::Decoding => " (as fast as its decoders go),",
+                LoaderBound::Storage => " (as fast as storage reads),",
             },
             units::si(*compute_samples_per_s, "samples/s")
         ),

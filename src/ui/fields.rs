@@ -347,7 +347,10 @@ pub fn default_task_fields(family: Family, inference: bool) -> Vec<Field> {
     };
     // Images and video clips: their decoding and storage can be modelled.
     let frames = !inference && matches!(family, Family::Vit | Family::Cnn);
-    all_task_fields().into_iter().filter(|f| keep.contains(&f.key) || (frames && f.key.starts_with("loader_"))).collect()
+    all_task_fields()
+        .into_iter()
+        .filter(|f| keep.contains(&f.key) || (frames && f.key.starts_with("loader_")))
+        .collect()
 }
 
 const FORMATS: &[(&str, &str)] = &[

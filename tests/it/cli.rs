@@ -401,6 +401,34 @@ fn an_encoder_decoder_is_evaluated_by_the_default_model_and_what_it_cannot_do_is
 }
 
 #[test]
+fn a_modelled_input_pipeline_says_what_a_clip_costs_and_which_part_sets_the_pace() {
+    let clips = data_dir().join("loader/vit_l_clips_1080p.json");
+    let clips = clips.to_str().expect("utf-8 path");
+    // ViT-L on 8 A100s reading 16-frame 1080p clips decoded by 128 cores: decoding paces it.
+    let r = stdout_json(&madmax(&["eval", clips, "--json"]));
+    let bound = &r["limits"][0]["InputBound"];
+    assert_eq!(bound["by"], "Decoding", "{r}");
+    let rate = bound["loader_samples_per_s"].as_f64().expect("a rate");
+    assert!((rate - 66.2).abs() < 0.1 && (r["throughput"].as_f64().expect("throughput") - rate).abs() < 1e-6, "{r}");
+    let text = String::from_utf8_lossy(&madmax(&["eval", clips]).stdout).into_owned();
+    assert!(
+        text.contains("input: 16 frames of 2.07 M pixels per sample, 186 frames decoded (keyframe every 250 frames, every 4th frame sampled), by 128 CPU cores per node at 199 M pixel/s each: 66.2 samples/s"),
+        "{text}"
+    );
+    assert!(text.contains("(as fast as its decoders go)"), "{text}");
+    // Storage slower still: it sets the pace, and the limit says so.
+    let mut doc = read_json(std::path::Path::new(clips));
+    doc["task"]["loader_bytes_per_sample"] = 1.7e6.into();
+    doc["task"]["loader_storage_bytes_per_s"] = 50e6.into();
+    let o = stdout_json(&madmax_stdin(&["eval", "-", "--json"], doc.to_string().as_bytes()));
+    assert_eq!(o["limits"][0]["InputBound"]["by"], "Storage", "{o}");
+    assert!((o["limits"][0]["InputBound"]["loader_samples_per_s"].as_f64().expect("rate") - 50e6 / 1.7e6).abs() < 1e-9);
+    // Half of storage's keys is refused under the missing one.
+    doc["task"]["loader_storage_bytes_per_s"] = Value::Null;
+    assert_eq!(rejected(&doc.to_string()), "task.loader_storage_bytes_per_s");
+}
+
+#[test]
 fn clusters_of_two_gpu_types_and_of_several_sites_are_evaluated_searched_and_refused_in_paper_mode() {
     let mixed = data_dir().join("clusters/h100_a100_pipeline.json");
     let sites = data_dir().join("clusters/h100_two_sites.json");

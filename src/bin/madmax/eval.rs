@@ -212,6 +212,9 @@ fn text_report(s: &Scenario, r: &Report) -> String {
         let _ = writeln!(o, "        transformer plan: {spec}, local batch {b}");
     }
     let _ = writeln!(o, "        global batch {} samples", r.global_batch);
+    if r.mode == madmax::engine::scenario::Mode::Default {
+        input_lines(&mut o, s);
+    }
     let _ = writeln!(o, "Mode    {}", r.mode.label());
     if r.mode == madmax::engine::scenario::Mode::Default && cnn {
         let st = &s.task().setup;
@@ -327,4 +330,61 @@ fn text_report(s: &Scenario, r: &Report) -> String {
         let _ = writeln!(o, "Runs like this        {}", e.sentence(s.system().flops_util, r.iteration_s));
     }
     o
+}
+
+/// The input pipeline's model, when it has one: what each sample costs to decode and read,
+/// and the rate of each part (the slowest sets the pace).
+fn input_lines(o: &mut String, s: &Scenario) {
+    use std::fmt::Write;
+    let loader = &s.task().setup.loader;
+    let sys = s.system();
+    if let Some(d) = &loader.decode {
+        let mut decoders = Vec::new();
+        if d.cores_per_node > 0 {
+            decoders.push(format!(
+                "{} CPU cores per node at {} each",
+                d.cores_per_node,
+                units::si(d.core_pixels_per_s, "pixel/s")
+            ));
+        }
+        if d.gpu_pixels_per_s > 0.0 {
+            decoders.push(format!("each GPU's decoders at {}", units::si(d.gpu_pixels_per_s, "pixel/s")));
+        }
+        let _ = writeln!(
+            o,
+            "        input: {} of {} pixels per sample, {} decoded (keyframe every {}, {}), by {}: {}",
+            units::things(d.frames_per_sample, "frame"),
+            units::si(d.frame_pixels, ""),
+            units::si(d.frames_decoded_per_sample(), "frames"),
+            units::things(d.keyframe_interval, "frame"),
+            match d.frame_stride {
+                1 => "consecutive frames".to_owned(),
+                n => format!("every {} frame sampled", ordinal(n)),
+            },
+            decoders.join(" and "),
+            units::si(d.samples_per_s(sys), "samples/s")
+        );
+    }
+    if let Some(st) = &loader.storage {
+        let _ = writeln!(
+            o,
+            "        input: {} per sample read at {} per node: {}",
+            units::bytes(st.bytes_per_sample),
+            units::bytes_per_s(st.bytes_per_s_per_node),
+            units::si(st.samples_per_s(sys), "samples/s")
+        );
+    }
+    if let Some(r) = loader.given_samples_per_s {
+        let _ = writeln!(o, "        input: {} measured", units::si(r, "samples/s"));
+    }
+}
+
+/// `2` as "2nd", `4` as "4th": "every 4th frame".
+fn ordinal(n: u64) -> String {
+    match n {
+        n if n % 10 == 2 && n % 100 != 12 => format!("{n}nd"),
+        n if n % 10 == 3 && n % 100 != 13 => format!("{n}rd"),
+        n if n % 10 == 1 && n % 100 != 11 => format!("{n}st"),
+        n => format!("{n}th"),
+    }
 }
