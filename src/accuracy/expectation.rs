@@ -13,7 +13,7 @@
 use super::rows::family_util;
 use super::{gpu_family, Metric, RowResult};
 use crate::engine::evaluate;
-use crate::engine::report::{Limit, Report};
+use crate::engine::report::{Limit, LoaderBound, Report};
 use crate::engine::scenario::{Arch, Mode, Scenario, Strategy, System, TaskKind};
 use crate::units;
 
@@ -142,6 +142,11 @@ pub fn expectation(s: &Scenario, r: &Report) -> Option<Expectation> {
             "No published run validates the default model on {what}: its accuracy here is unknown."
         )))
     };
+    // A modelled input pipeline that paces the step: its rate, not the GPUs', is the figure.
+    let modelled_input = |l: &Limit| matches!(l, Limit::InputBound { by, .. } if *by != LoaderBound::Given);
+    if r.limits.iter().any(modelled_input) {
+        return unknown("an input pipeline's decoding and storage (its decoding rates are decoder benchmarks', not training runs'; measure yours)");
+    }
     match &s.model().arch {
         Arch::Llm(_) if matches!(s.task().kind, TaskKind::Inference) => {
             let inflight = s.task().setup.batching == crate::engine::scenario::Batching::InFlight;
@@ -381,10 +386,21 @@ mod tests {
         let (slow, r) = preset_keys(
             presets::PAPER_LLAMA2_70B,
             "default",
-            &[full, ("task", "data_loader_samples_per_s", json!(1.0))],
+            &[full.clone(), ("task", "data_loader_samples_per_s", json!(1.0))],
         );
         assert!(r.limits.iter().any(|l| matches!(l, Limit::InputBound { .. })), "{:?}", r.limits);
         assert_eq!(expectation(&slow, &r), None);
+        // A modelled pipeline that paces it: its decoding, which no training run validates.
+        let decoding = [
+            full.clone(),
+            ("task", "loader_frames_per_sample", json!(1000)),
+            ("task", "loader_frame_width", json!(4096)),
+            ("task", "loader_frame_height", json!(4096)),
+            ("task", "loader_cores_per_node", json!(1)),
+        ];
+        let (decoded, r) = preset_keys(presets::PAPER_LLAMA2_70B, "default", &decoding);
+        let Some(Expectation::Unknown(why)) = expectation(&decoded, &r) else { panic!("decoding paces it") };
+        assert!(why.contains("an input pipeline's decoding"), "{why}");
         // LLM serving: what the published serving runs batched the same way say, whatever the
         // plan.
         let name = "current__llama2_70b__h200_sxm_128__inference";

@@ -2,7 +2,7 @@
 // journeys 1-5 and 8), checked against the CLI, with screenshots to look at.
 //
 // Usage: node tests/browser/calculator.mjs [DIST_DIR] [MADMAX_BIN]
-import { watchedPage, check, shots, cli, cliLine, scenarioOfLink, close, canvasInked, runTest, settled, pointAt, steps } from './lib.mjs';
+import { watchedPage, check, shots, cli, cliLine, scenarioOfLink, linkOf, close, canvasInked, runTest, settled, pointAt, steps } from './lib.mjs';
 import { readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -697,6 +697,38 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   await phone.screenshot({ path: join(shots, 'calculator-phone-form.png') });
   await phone.screenshot({ path: join(shots, 'calculator-phone.png'), fullPage: true });
 
+  // Video clips the CPUs must decode: a link to ViT-L reading 1080p clips on 128 cores. The
+  // input wait paces the step and is explained term by term; the decoding fields hold the
+  // clip; a 320-pixel short side lets the GPUs set the pace, as the CLI says; a frame without
+  // a height is refused under its field, the last results kept.
+  const clipsDoc = JSON.parse(readFileSync('tests/data/loader/vit_l_clips_1080p.json', 'utf8'));
+  const video = await watchedPage(await browser.newContext({ viewport: { width: 1280, height: 900 } }), server.url);
+  await video.goto(server.url + linkOf(clipsDoc));
+  await video.locator('#limit-input').waitFor({ timeout: 20000 });
+  const decoding = await matchesCli(video, 'ViT-L on 1080p clips decoded by 128 cores');
+  const inputLimit = await video.locator('#limit-input').textContent();
+  check(/delivers 66\.2 samples\/s \(as fast as its decoders go\), and the GPUs could process 334 samples\/s/.test(inputLimit),
+    `the decoders pace the GPUs: ${inputLimit}`);
+  check(await video.locator('#f-task-loader_frame_width').inputValue() === '1920' && await video.locator('#f-task-loader_cores_per_node').inputValue() === '128',
+    'the decoding fields hold the clip and the cores');
+  await video.locator('.longest .chip', { hasText: /^InputWait/ }).click();
+  const waitText = await video.locator('#op-details').textContent();
+  check(/186 = \(250 - 1\) \/ 2 \+ 1 \+ \(16 - 1\) x min\(4, \(250 \+ 1\) \/ 2\)/.test(waitText) && /R_core199 M/.test(waitText),
+    `the input wait is explained with the frames a clip costs: ${waitText.slice(0, 200)}`);
+  await video.locator('#op-details').screenshot({ path: join(shots, 'explain-input.png') });
+  await type(video, '#f-task-loader_frame_width', '569');
+  await type(video, '#f-task-loader_frame_height', '320');
+  await video.waitForFunction(() => document.querySelector('#limit-input') === null);
+  const reencoded = await matchesCli(video, 'clips re-encoded at 569 x 320');
+  check(reencoded.throughput > 5 * decoding.throughput && scenarioOfLink(await video.locator('#share-link').inputValue()).task.loader_frame_height === 320,
+    `a 320-pixel short side: the GPUs set the pace (${decoding.throughput} -> ${reencoded.throughput} samples/s), and the link carries it`);
+  await type(video, '#f-task-loader_frame_height', '');
+  await video.waitForFunction(() => /frame size/.test(document.querySelector('#f-task-loader_frame_height')?.closest('.field')?.querySelector('.error-msg')?.textContent ?? ''));
+  check((await shown(video)).throughput === reencoded.throughput && await video.locator('.stale-banner').isVisible(),
+    'a frame without a height: a message under the field, the last results stay');
+  await type(video, '#f-task-loader_frame_height', '320');
+  await video.locator('#default-settings').screenshot({ path: join(shots, 'loader-fields.png') });
+
   // Dark mode follows the system setting, charts included.
   const dark = await watchedPage(await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: 'dark' }), server.url);
   await dark.goto(server.url);
@@ -705,6 +737,6 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   check(bg !== 'rgb(246, 247, 249)', `dark mode background ${bg}`);
   await dark.screenshot({ path: join(shots, 'calculator-dark.png') });
 
-  for (const p of [page, p2, p3, p4, phone, dark]) for (const problem of p.problems) check(false, problem);
+  for (const p of [page, p2, p3, p4, phone, dark, video]) for (const problem of p.problems) check(false, problem);
 
 });

@@ -78,7 +78,7 @@ impl Loader {
         let nodes = term("n", "nodes", sys.num_nodes as f64, Unit::Count);
         let (formula, terms, note) = match (bound, &self.decode, &self.storage) {
             (LoaderBound::Decoding, Some(d), _) => (
-                "B / (n x (c x R_core + g x R_gpu) / (F x P)) - t_compute, F = (k - 1) / 2 + 1 + (f - 1) x min(s, (k + 1) / 2)",
+                "F = (k - 1) / 2 + 1 + (f - 1) x min(s, (k + 1) / 2); B / (n x (c x R_core + g x R_gpu) / (F x P)) - t_compute",
                 vec![
                     batch,
                     nodes,
