@@ -347,10 +347,22 @@ pub fn default_task_fields(family: Family, inference: bool) -> Vec<Field> {
     };
     // Images and video clips: their decoding and storage can be modelled.
     let frames = !inference && matches!(family, Family::Vit | Family::Cnn);
-    all_task_fields()
-        .into_iter()
-        .filter(|f| keep.contains(&f.key) || (frames && f.key.starts_with("loader_")))
-        .collect()
+    all_task_fields().into_iter().filter(|f| keep.contains(&f.key) || (frames && is_loader(f))).collect()
+}
+
+fn is_loader(f: &Field) -> bool {
+    f.key.starts_with("loader_")
+}
+
+/// The input pipeline's decoding and storage fields that `set` says a scenario has although
+/// its family's form does not offer them (an LLM's training with a clip decoder left from a
+/// ViT): shown, so the user can see and clear what the engine reads. Serving reads none.
+pub fn loader_fields_set(family: Family, inference: bool, set: impl Fn(&str) -> bool) -> Vec<Field> {
+    if inference {
+        return Vec::new();
+    }
+    let offered = default_task_fields(family, inference);
+    all_task_fields().into_iter().filter(|f| is_loader(f) && set(f.key) && !offered.contains(f)).collect()
 }
 
 const FORMATS: &[(&str, &str)] = &[
@@ -598,5 +610,30 @@ mod tests {
         assert_eq!(named("system.num_nodes"), Some(("Nodes".into(), Some("f-system-num_nodes".into()))));
         assert_eq!(named("task.fp8").map(|x| x.0), Some("FP8 training".into()));
         assert_eq!(named("nonsense"), None);
+    }
+
+    #[test]
+    fn an_input_pipeline_left_from_another_family_shows_its_fields_and_only_those() {
+        let keys = |f: Vec<Field>| f.into_iter().map(|f| f.key).collect::<Vec<_>>();
+        // A ViT or a CNN offers every decoding and storage field; an LLM none.
+        for family in [Family::Vit, Family::Cnn] {
+            assert_eq!(
+                keys(default_task_fields(family, false)).iter().filter(|k| k.starts_with("loader_")).count(),
+                10
+            );
+            assert!(keys(loader_fields_set(family, false, |_| true)).is_empty(), "offered already");
+        }
+        assert!(!keys(default_task_fields(Family::Llm, false)).iter().any(|k| k.starts_with("loader_")));
+        // An LLM's training with a clip decoder set shows those fields; its serving reads none.
+        let set = |k: &str| ["loader_frames_per_sample", "loader_cores_per_node"].contains(&k);
+        assert_eq!(
+            keys(loader_fields_set(Family::Llm, false, set)),
+            ["loader_frames_per_sample", "loader_cores_per_node"]
+        );
+        assert!(loader_fields_set(Family::Llm, true, set).is_empty());
+        // Every one has a help text and, being optional, says what applies when empty.
+        for f in default_task_fields(Family::Vit, false).into_iter().filter(|f| f.key.starts_with("loader_")) {
+            assert!(f.help.len() > 60 && !f.default.is_empty(), "{}", f.key);
+        }
     }
 }

@@ -376,6 +376,7 @@ pub(super) fn task_form(state: &State, d: &Dispatch) -> Html {
                 <fieldset class="spec" id="default-settings">
                     <legend>{ if kind == "inference" { "How serving runs (default model)" } else { "How training runs (default model)" } }</legend>
                     { for fields::default_task_fields(family, kind == "inference").into_iter().map(|f| input(state, d, f)) }
+                    { for fields::loader_fields_set(family, kind == "inference", |k| state.doc.get(Config::Task, k).is_some_and(|v| !v.is_null())).into_iter().map(|f| input(state, d, f)) }
                 </fieldset>
             } } else { html! {} } }
         </details>
