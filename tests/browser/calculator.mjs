@@ -713,7 +713,8 @@ await runTest('calculator', dist, async ({ server, browser }) => {
     'the decoding fields hold the clip and the cores');
   await video.locator('.longest .chip', { hasText: /^InputWait/ }).click();
   const waitText = await video.locator('#op-details').textContent();
-  check(/186 = \(250 - 1\) \/ 2 \+ 1 \+ \(16 - 1\) x min\(4, \(250 \+ 1\) \/ 2\)/.test(waitText) && /R_core199 M/.test(waitText),
+  check(/= 64 \/ \(1 x \(128 x 199 M \+ 8 x 0\) \/ \(186 x 2\.07 M\)\) - 192 ms = 775 ms/.test(waitText)
+    && /F186frames decoded per sample: \(k - 1\) \/ 2 \+ 1 \+ \(f - 1\) x min\(s, \(k \+ 1\) \/ 2\)/.test(waitText),
     `the input wait is explained with the frames a clip costs: ${waitText.slice(0, 200)}`);
   await video.locator('#op-details').screenshot({ path: join(shots, 'explain-input.png') });
   await type(video, '#f-task-loader_frame_width', '569');

@@ -78,7 +78,7 @@ impl Loader {
         let nodes = term("n", "nodes", sys.num_nodes as f64, Unit::Count);
         let (formula, terms, note) = match (bound, &self.decode, &self.storage) {
             (LoaderBound::Decoding, Some(d), _) => (
-                "F = (k - 1) / 2 + 1 + (f - 1) x min(s, (k + 1) / 2); B / (n x (c x R_core + g x R_gpu) / (F x P)) - t_compute",
+                "B / (n x (c x R_core + g x R_gpu) / (F x P)) - t_compute",
                 vec![
                     batch,
                     nodes,
@@ -86,7 +86,12 @@ impl Loader {
                     term("R_core", "pixels one core decodes per second", d.core_pixels_per_s, Unit::Count),
                     term("g", "GPUs per node (their hardware decoders)", sys.devices_per_node() as f64, Unit::Count),
                     term("R_gpu", "pixels one GPU's decoders decode per second (0: not used)", d.gpu_pixels_per_s, Unit::Count),
-                    term("F", "frames decoded per sample", d.frames_decoded_per_sample(), Unit::Count),
+                    term(
+                        "F",
+                        "frames decoded per sample: (k - 1) / 2 + 1 + (f - 1) x min(s, (k + 1) / 2), from the keyframe before the sample to its last frame",
+                        d.frames_decoded_per_sample(),
+                        Unit::Count,
+                    ),
                     term("f", "frames a sample holds", d.frames_per_sample as f64, Unit::Count),
                     term("s", "frames between a sample's frames", d.frame_stride as f64, Unit::Count),
                     term("k", "frames from one keyframe to the next", d.keyframe_interval as f64, Unit::Count),
