@@ -19,6 +19,10 @@
 //! 3. **Storage**: `n x S / b` samples/s, each node reading `S` bytes/s and a sample being `b`
 //!    bytes.
 //!
+//! Every node decodes and reads for the job. With a pipeline across nodes only the nodes of its
+//! first stage read the input (Megatron-LM's ranks of later stages load none), so there the
+//! rate is optimistic by the pipeline's share of the nodes.
+//!
 //! Re-encoding videos to a lower resolution and shorter keyframe intervals (Zhao and
 //! Krähenbühl 2023, "Training a Large Video Model on a Single Machine in a Day", who cut
 //! videos into 15-second chunks with a 288- or 320-pixel short side) cuts `P` and `F`.
