@@ -337,7 +337,12 @@ fn text_report(s: &Scenario, r: &Report) -> String {
 fn input_lines(o: &mut String, s: &Scenario) {
     use std::fmt::Write;
     let loader = &s.task().setup.loader;
-    let sys = s.system();
+    let (input, nodes) = (madmax::engine::extended::loader::input_nodes(s), s.system().num_nodes);
+    let whose = if input < nodes {
+        format!(" on the pipeline's first-stage nodes ({input} of {nodes})")
+    } else {
+        String::new()
+    };
     if let Some(d) = &loader.decode {
         let mut decoders = Vec::new();
         if d.cores_per_node > 0 {
@@ -352,7 +357,7 @@ fn input_lines(o: &mut String, s: &Scenario) {
         }
         let _ = writeln!(
             o,
-            "        input: {} of {} pixels per sample, {} decoded (keyframe every {}, {}), by {}: {}",
+            "        input: {} of {} pixels per sample, {} decoded (keyframe every {}, {}), by {}{whose}: {}",
             units::things(d.frames_per_sample, "frame"),
             units::si(d.frame_pixels, ""),
             units::si(d.frames_decoded_per_sample(), "frames"),
@@ -362,16 +367,16 @@ fn input_lines(o: &mut String, s: &Scenario) {
                 n => format!("every {} frame sampled", ordinal(n)),
             },
             decoders.join(" and "),
-            units::si(d.samples_per_s(sys), "samples/s")
+            units::si(d.samples_per_s(s), "samples/s")
         );
     }
     if let Some(st) = &loader.storage {
         let _ = writeln!(
             o,
-            "        input: {} per sample read at {} per node: {}",
+            "        input: {} per sample read at {} per node{whose}: {}",
             units::bytes(st.bytes_per_sample),
             units::bytes_per_s(st.bytes_per_s_per_node),
-            units::si(st.samples_per_s(sys), "samples/s")
+            units::si(st.samples_per_s(s), "samples/s")
         );
     }
     if let Some(r) = loader.given_samples_per_s {

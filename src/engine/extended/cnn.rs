@@ -552,12 +552,7 @@ impl<'a> CnnCx<'a> {
 pub fn evaluate(cx: &CnnCx) -> Report {
     let (mut ops, mut schedule, launch_waits) = cx.timeline();
     let mut limits = Vec::new();
-    limits.extend(iteration::wait_for_input(
-        &mut ops,
-        &mut schedule,
-        cx.global_batch,
-        cx.setup.loader.rate(&cx.s.system),
-    ));
+    limits.extend(iteration::wait_for_input(&mut ops, &mut schedule, cx.global_batch, cx.setup.loader.rate(cx.s)));
     let memory = cx.memory();
     limits.extend(memory.does_not_fit());
     let per_sample = cx.flops_per_sample();
@@ -680,7 +675,7 @@ pub fn explain(cx: &CnnCx, op: &OpName) -> Option<Explanation> {
         (OpKind::Idle, Block::Input, _) => {
             let r = evaluate(cx);
             let wait = r.timeline.iter().find(|o| o.name == *op).map_or(0.0, |o| o.duration_s);
-            return Some(cx.setup.loader.explain_wait(&cx.s.system, cx.global_batch, wait));
+            return Some(cx.setup.loader.explain_wait(cx.s, cx.global_batch, wait));
         }
         _ => return None,
     };

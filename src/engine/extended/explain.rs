@@ -419,7 +419,7 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
         (OpKind::Idle, _) => {
             let r = super::iteration::evaluate(cx);
             let wait = r.timeline.iter().find(|o| o.name == *op).map_or(0.0, |o| o.duration_s);
-            cx.setup.loader.explain_wait(&cx.s.system, cx.global_batch, wait)
+            cx.setup.loader.explain_wait(cx.s, cx.global_batch, wait)
         }
         (OpKind::Compute, Block::Optimizer) => {
             let (dense, expert) = cx.stage_params(cx.stage);

@@ -428,7 +428,7 @@ impl TrainingCx<'_> {
 pub fn evaluate(cx: &TrainingCx) -> Report {
     let (mut ops, mut schedule, launch_waits) = cx.timeline();
     let mut limits = Vec::new();
-    limits.extend(wait_for_input(&mut ops, &mut schedule, cx.global_batch, cx.setup.loader.rate(&cx.s.system)));
+    limits.extend(wait_for_input(&mut ops, &mut schedule, cx.global_batch, cx.setup.loader.rate(cx.s)));
     limits.extend(cx.host_bound());
     let memory = cx.memory();
     limits.extend(memory.does_not_fit());

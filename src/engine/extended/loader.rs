@@ -19,9 +19,10 @@
 //! 3. **Storage**: `n x S / b` samples/s, each node reading `S` bytes/s and a sample being `b`
 //!    bytes.
 //!
-//! Every node decodes and reads for the job. With a pipeline across nodes only the nodes of its
-//! first stage read the input (Megatron-LM's ranks of later stages load none), so there the
-//! rate is optimistic by the pipeline's share of the nodes.
+//! Every node decodes and reads for the job, except that a pipeline's later stages read no
+//! input (Megatron-LM's ranks of later stages load none): with the pipeline as the plan's
+//! outermost level, only the nodes of its first stage, `ceil(nodes / pp)`, decode and read
+//! ([`input_nodes`]). (A pipeline inside other levels has a first-stage rank on every node.)
 //!
 //! Re-encoding videos to a lower resolution and shorter keyframe intervals (Zhao and
 //! Krähenbühl 2023, "Training a Large Video Model on a Single Machine in a Day", who cut
@@ -29,7 +30,22 @@
 
 use crate::engine::reference::explain::{Explanation, Term, Unit};
 use crate::engine::report::LoaderBound;
-use crate::engine::scenario::{Decode, Loader, Storage, System};
+use crate::engine::scenario::{Decode, Loader, Scenario, Storage, Strategy};
+
+/// Nodes whose GPUs take input: all of them, or with a pipeline as the transformer plan's
+/// outermost level only those of its first stage (its GPUs are the first `1/pp` of the
+/// cluster's): `ceil(nodes / pp)`.
+pub fn input_nodes(s: &Scenario) -> u64 {
+    let nodes = s.system.num_nodes;
+    let Some(spec) = s.task.plan.transformer.as_ref() else { return nodes };
+    let p = spec.product_of(&[Strategy::Pp]);
+    let outermost = spec.levels().last().is_some_and(|l| l.strategy == Strategy::Pp && l.degree == p);
+    if p > 1 && outermost {
+        nodes.div_ceil(p)
+    } else {
+        nodes
+    }
+}
 
 impl Decode {
     /// Frames decoded per sample: `(k - 1) / 2 + 1 + (f - 1) x min(s, (k + 1) / 2)` (see the
@@ -45,41 +61,48 @@ impl Decode {
         self.cores_per_node as f64 * self.core_pixels_per_s + gpus_per_node as f64 * self.gpu_pixels_per_s
     }
 
-    /// Samples per second the job decodes: `n x (c x R_core + g x R_gpu) / (F x P)`.
-    pub fn samples_per_s(&self, sys: &System) -> f64 {
-        sys.num_nodes as f64 * self.node_pixels_per_s(sys.devices_per_node())
+    /// Samples per second the job decodes: `n x (c x R_core + g x R_gpu) / (F x P)`, `n` the
+    /// [`input_nodes`].
+    pub fn samples_per_s(&self, s: &Scenario) -> f64 {
+        input_nodes(s) as f64 * self.node_pixels_per_s(s.system.devices_per_node())
             / (self.frames_decoded_per_sample() * self.frame_pixels)
     }
 }
 
 impl Storage {
-    /// Samples per second the job reads: `n x S / b`.
-    pub fn samples_per_s(&self, sys: &System) -> f64 {
-        sys.num_nodes as f64 * self.bytes_per_s_per_node / self.bytes_per_sample
+    /// Samples per second the job reads: `n x S / b`, `n` the [`input_nodes`].
+    pub fn samples_per_s(&self, s: &Scenario) -> f64 {
+        input_nodes(s) as f64 * self.bytes_per_s_per_node / self.bytes_per_sample
     }
 }
 
 impl Loader {
     /// The pipeline's samples per second for the whole job and what sets it: the slowest of
     /// its parts (a tie goes to the measured rate, then decoding). `None`: unlimited.
-    pub fn rate(&self, sys: &System) -> Option<(f64, LoaderBound)> {
+    pub fn rate(&self, s: &Scenario) -> Option<(f64, LoaderBound)> {
         let parts = [
             self.given_samples_per_s.map(|r| (r, LoaderBound::Given)),
-            self.decode.as_ref().map(|d| (d.samples_per_s(sys), LoaderBound::Decoding)),
-            self.storage.as_ref().map(|s| (s.samples_per_s(sys), LoaderBound::Storage)),
+            self.decode.as_ref().map(|d| (d.samples_per_s(s), LoaderBound::Decoding)),
+            self.storage.as_ref().map(|st| (st.samples_per_s(s), LoaderBound::Storage)),
         ];
         parts.into_iter().flatten().reduce(|a, b| if b.0 < a.0 { b } else { a })
     }
 
     /// Why the GPUs wait `wait_s` for the input at the end of an iteration whose global batch
     /// is `global_batch` samples: the rate's formula by what sets it, with its terms.
-    pub fn explain_wait(&self, sys: &System, global_batch: u64, wait_s: f64) -> Explanation {
+    pub fn explain_wait(&self, s: &Scenario, global_batch: u64, wait_s: f64) -> Explanation {
+        let sys = &s.system;
         let term = |symbol, meaning, value, unit| Term { symbol, meaning, value, unit };
         let batch = term("B", "global batch, samples", global_batch as f64, Unit::Count);
-        let (rate, bound) = self.rate(sys).unwrap_or((f64::INFINITY, LoaderBound::Given));
+        let (rate, bound) = self.rate(s).unwrap_or((f64::INFINITY, LoaderBound::Given));
         let compute =
             term("t_compute", "iteration time without the wait", global_batch as f64 / rate - wait_s, Unit::Seconds);
-        let nodes = term("n", "nodes", sys.num_nodes as f64, Unit::Count);
+        let nodes = term(
+            "n",
+            "nodes that take input (with a pipeline outermost, its first stage's)",
+            input_nodes(s) as f64,
+            Unit::Count,
+        );
         let (formula, terms, note) = match (bound, &self.decode, &self.storage) {
             (LoaderBound::Decoding, Some(d), _) => (
                 "B / (n x (c x R_core + g x R_gpu) / (F x P)) - t_compute",
@@ -221,6 +244,39 @@ mod tests {
             "loader_frame_width": 569, "loader_frame_height": 320, "loader_cores_per_node": 128}));
         assert!(small.limits.iter().all(|l| !matches!(l, Limit::InputBound { .. })), "{:?}", small.limits);
         assert!((small.throughput_samples_per_s / gpus - 1.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn only_the_first_stage_of_an_outermost_pipeline_takes_input() {
+        // ViT-L on 2 nodes of 8: a 2-stage pipeline outermost puts stage 0 on the first node,
+        // whose 128 cores alone decode; inside the data parallelism every node has stage-0
+        // ranks and decodes.
+        let run = |levels: Value, degrees: Value| {
+            let mut r = raw(
+                vit(),
+                json!({"loader_frames_per_sample": 16, "loader_frame_stride": 4,
+                "loader_frame_width": 1920, "loader_frame_height": 1080, "loader_cores_per_node": 128}),
+            );
+            let sys = r.system.as_mut().expect("a system");
+            sys.num_devices = Some(crate::engine::RawValue::Int(16));
+            sys.num_nodes = Some(crate::engine::RawValue::Int(2));
+            sys.ar_perc_intra = Some(crate::engine::RawValue::Float(0.5));
+            let task = r.task.as_mut().expect("a task");
+            task.transformer_parallel = serde_json::from_value(json!(levels)).ok();
+            task.transformer_parallel_degree = serde_json::from_value(json!(degrees)).ok();
+            task.emb_parallel_degree = serde_json::from_value(json!([16])).ok();
+            let s = validate(&r).expect("valid");
+            (input_nodes(&s), s.task().setup.loader.rate(&s).expect("a rate").0)
+        };
+        let one_node = 128.0 * CORE_PIXELS_PER_S / (185.5 * 1920.0 * 1080.0);
+        let (nodes, rate) = run(json!(["ddp", "pp"]), json!([8, 2]));
+        assert_eq!(nodes, 1);
+        assert!((rate / one_node - 1.0).abs() < 1e-12, "{rate}");
+        let (nodes, rate) = run(json!(["pp", "ddp"]), json!([2, 8]));
+        assert_eq!(nodes, 2);
+        assert!((rate / one_node - 2.0).abs() < 1e-12, "{rate}");
+        let (nodes, _) = run(json!(["ddp"]), json!([16]));
+        assert_eq!(nodes, 2);
     }
 
     #[test]
