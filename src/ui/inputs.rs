@@ -358,6 +358,15 @@ pub(super) fn task_form(state: &State, d: &Dispatch) -> Html {
     let kinds =
         [("pretrain", "Pre-training"), ("finetune", "Fine-tuning"), ("inference", "Inference (forward pass only)")];
     let default_transformer = state.mode() == ModelMode::Default && !family.is_dlrm();
+    // The default model's settings, and apart from them the input pipeline's (those a key left
+    // from another family sets included).
+    let inference = kind == "inference";
+    let is_input = |f: &fields::Field| f.key == "data_loader_samples_per_s" || f.key.starts_with("loader_");
+    let (mut loader, how): (Vec<_>, Vec<_>) =
+        fields::default_task_fields(family, inference).into_iter().partition(is_input);
+    loader.extend(fields::loader_fields_set(family, inference, |k| {
+        state.doc.get(Config::Task, k).is_some_and(|v| !v.is_null())
+    }));
     html! {
         <details class="card" open={unfolded()}>
             <summary><h2>{ "Task and plan" }</h2><span class="sub">{ kind.clone() }</span></summary>
@@ -375,8 +384,16 @@ pub(super) fn task_form(state: &State, d: &Dispatch) -> Html {
             { if state.mode() == ModelMode::Default { html! {
                 <fieldset class="spec" id="default-settings">
                     <legend>{ if kind == "inference" { "How serving runs (default model)" } else { "How training runs (default model)" } }</legend>
-                    { for fields::default_task_fields(family, kind == "inference").into_iter().map(|f| input(state, d, f)) }
-                    { for fields::loader_fields_set(family, kind == "inference", |k| state.doc.get(Config::Task, k).is_some_and(|v| !v.is_null())).into_iter().map(|f| input(state, d, f)) }
+                    { for how.into_iter().map(|f| input(state, d, f)) }
+                    // The input pipeline's fields in a group of their own (one child slot,
+                    // shown or not).
+                    { if loader.is_empty() { html! {} } else { html! {
+                        <fieldset class="spec" id="input-pipeline">
+                            <legend>{ "Input pipeline" }</legend>
+                            <p class="help">{ "What feeds the GPUs: a rate you measured, or the decoding of each sample's frames and the reading of its bytes. The slowest part sets the pace; empty, input is not a limit." }</p>
+                            { for loader.into_iter().map(|f| input(state, d, f)) }
+                        </fieldset>
+                    } } }
                 </fieldset>
             } } else { html! {} } }
         </details>
