@@ -1220,15 +1220,13 @@ fn read_loader(v: &mut Reader, t: &RawTask) -> Option<Loader> {
         let keyframes = if frames == 1 { 1 } else { X264_KEYFRAME_INTERVAL };
         let keyframe_interval = count(v, &t.loader_keyframe_interval, "loader_keyframe_interval", (keyframes, 1));
         let cores = count(v, &t.loader_cores_per_node, "loader_cores_per_node", (0, 0));
-        let rate = |v: &mut Reader, f: &Field, key: &str, default: f64| match f {
+        let rate = |v: &mut Reader, f: &Field, key: &str, (default, min): (f64, f64)| match f {
             f if absent(f) => Some(default),
-            f => v.within(f, at("task", key), optional, (1.0, 1e15)),
+            f => v.within(f, at("task", key), optional, (min, 1e15)),
         };
-        let core_rate = rate(v, &t.loader_core_pixels_per_s, "loader_core_pixels_per_s", CORE_PIXELS_PER_S);
-        let gpu_rate = match &t.loader_gpu_pixels_per_s {
-            f if absent(f) => Some(0.0),
-            f => v.within(f, at("task", "loader_gpu_pixels_per_s"), optional, (0.0, 1e15)),
-        };
+        let core_rate = rate(v, &t.loader_core_pixels_per_s, "loader_core_pixels_per_s", (CORE_PIXELS_PER_S, 1.0));
+        // 0: the GPUs' decoders are not used.
+        let gpu_rate = rate(v, &t.loader_gpu_pixels_per_s, "loader_gpu_pixels_per_s", (0.0, 0.0));
         let d = Decode {
             frames_per_sample: frames,
             frame_stride: stride?,

@@ -354,10 +354,21 @@ fn is_loader(f: &Field) -> bool {
     f.key.starts_with("loader_")
 }
 
+/// The default model's task fields in the form's two groups: how training (or serving) runs,
+/// and the input pipeline (the measured rate, decoding and storage, with those a key left from
+/// another family sets: `loader_fields_set`).
+pub fn task_field_groups(family: Family, inference: bool, set: impl Fn(&str) -> bool) -> (Vec<Field>, Vec<Field>) {
+    let (mut input, how): (Vec<Field>, Vec<Field>) = default_task_fields(family, inference)
+        .into_iter()
+        .partition(|f| f.key == "data_loader_samples_per_s" || is_loader(f));
+    input.extend(loader_fields_set(family, inference, set));
+    (how, input)
+}
+
 /// The input pipeline's decoding and storage fields that `set` says a scenario has although
 /// its family's form does not offer them (an LLM's training with a clip decoder left from a
 /// ViT): shown, so the user can see and clear what the engine reads. Serving reads none.
-pub fn loader_fields_set(family: Family, inference: bool, set: impl Fn(&str) -> bool) -> Vec<Field> {
+fn loader_fields_set(family: Family, inference: bool, set: impl Fn(&str) -> bool) -> Vec<Field> {
     if inference {
         return Vec::new();
     }
@@ -631,6 +642,10 @@ mod tests {
             ["loader_frames_per_sample", "loader_cores_per_node"]
         );
         assert!(loader_fields_set(Family::Llm, true, set).is_empty());
+        // The form's groups: the input pipeline apart, the fields left over in it.
+        let (how, input) = task_field_groups(Family::Llm, false, set);
+        assert_eq!(keys(input), ["data_loader_samples_per_s", "loader_frames_per_sample", "loader_cores_per_node"]);
+        assert!(how.iter().all(|f| f.key != "data_loader_samples_per_s") && how.iter().any(|f| f.key == "zero_stage"));
         // Every one has a help text and, being optional, says what applies when empty.
         for f in default_task_fields(Family::Vit, false).into_iter().filter(|f| f.key.starts_with("loader_")) {
             assert!(f.help.len() > 60 && !f.default.is_empty(), "{}", f.key);

@@ -358,15 +358,10 @@ pub(super) fn task_form(state: &State, d: &Dispatch) -> Html {
     let kinds =
         [("pretrain", "Pre-training"), ("finetune", "Fine-tuning"), ("inference", "Inference (forward pass only)")];
     let default_transformer = state.mode() == ModelMode::Default && !family.is_dlrm();
-    // The default model's settings, and apart from them the input pipeline's (those a key left
-    // from another family sets included).
-    let inference = kind == "inference";
-    let is_input = |f: &fields::Field| f.key == "data_loader_samples_per_s" || f.key.starts_with("loader_");
-    let (mut loader, how): (Vec<_>, Vec<_>) =
-        fields::default_task_fields(family, inference).into_iter().partition(is_input);
-    loader.extend(fields::loader_fields_set(family, inference, |k| {
+    // The default model's settings, and apart from them the input pipeline's.
+    let (how, loader) = fields::task_field_groups(family, kind == "inference", |k| {
         state.doc.get(Config::Task, k).is_some_and(|v| !v.is_null())
-    }));
+    });
     html! {
         <details class="card" open={unfolded()}>
             <summary><h2>{ "Task and plan" }</h2><span class="sub">{ kind.clone() }</span></summary>

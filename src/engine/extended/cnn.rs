@@ -22,6 +22,7 @@ use super::calibration::{
     DDP_BUCKET_BYTES, SGD_STEP_BYTES_PER_PARAM, WORKSPACE_BYTES,
 };
 use super::collective::{time_s, Collective, Group, Links, Placement};
+use super::explain::term;
 use super::gemm::Gemm;
 use super::iteration::{self, name, Timeline};
 use super::layout::Layout;
@@ -603,8 +604,6 @@ fn units_of(n: u64, what: &str) -> String {
 
 /// Explains an op of a CNN default-model timeline.
 pub fn explain(cx: &CnnCx, op: &OpName) -> Option<Explanation> {
-    let term =
-        |symbol: &'static str, meaning: &'static str, value: f64, unit: Unit| Term { symbol, meaning, value, unit };
     let rate = term("F", "effective FLOP rate per GPU (peak x utilisation)", cx.flops_per_s, Unit::FlopsPerS);
     let hbm = term("B_mem", "effective HBM bandwidth per GPU", cx.hbm_bytes_per_s, Unit::BytesPerS);
     let images = term("B", "images per GPU", cx.local_batch, Unit::Count);

@@ -8,7 +8,8 @@ use crate::engine::ops::{Block, OpKind, OpName, Phase};
 use crate::engine::reference::explain::{Explanation, Term, Unit};
 use crate::engine::scenario::{Attention, Recompute};
 
-fn term(symbol: &'static str, meaning: &'static str, value: f64, unit: Unit) -> Term {
+/// A term of a default-model explanation (every op's, the CNN's and the input wait's).
+pub(super) fn term(symbol: &'static str, meaning: &'static str, value: f64, unit: Unit) -> Term {
     Term { symbol, meaning, value, unit }
 }
 

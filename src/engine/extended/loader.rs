@@ -28,7 +28,8 @@
 //! Krähenbühl 2023, "Training a Large Video Model on a Single Machine in a Day", who cut
 //! videos into 15-second chunks with a 288- or 320-pixel short side) cuts `P` and `F`.
 
-use crate::engine::reference::explain::{Explanation, Term, Unit};
+use super::explain::term;
+use crate::engine::reference::explain::{Explanation, Unit};
 use crate::engine::report::LoaderBound;
 use crate::engine::scenario::{Decode, Loader, Scenario, Storage, Strategy};
 
@@ -92,7 +93,6 @@ impl Loader {
     /// is `global_batch` samples: the rate's formula by what sets it, with its terms.
     pub fn explain_wait(&self, s: &Scenario, global_batch: u64, wait_s: f64) -> Explanation {
         let sys = &s.system;
-        let term = |symbol, meaning, value, unit| Term { symbol, meaning, value, unit };
         let batch = term("B", "global batch, samples", global_batch as f64, Unit::Count);
         let (rate, bound) = self.rate(s).unwrap_or((f64::INFINITY, LoaderBound::Given));
         let compute =
