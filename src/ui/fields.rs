@@ -1,6 +1,9 @@
 //! The form's fields: label, unit, scale to the MAD-Max config unit, and help text with a
 //! typical value and where the number comes from. One table, read by one generic input
 //! component; plain data, no DOM.
+//!
+//! One job: the form's table of fields (what each is, its unit and help, which ones a family's
+//! form shows).
 
 use crate::doc::Config;
 use crate::engine::scenario::Family;
