@@ -38,14 +38,14 @@ pub const MIN_RUNS: usize = 20;
 /// Every band of the shipped runs. A test recomputes them ([`bands_in`]), so they cannot go stale;
 /// they are constants only so the calculator does not predict 700 runs to show one.
 pub const BANDS: &[Band] = &[
-    Band { parallelism: "DP", gpu: "A100", runs: 200, low: 0.96, median: 1.09, high: 1.23 },
-    Band { parallelism: "DP", gpu: "H100", runs: 59, low: 1.03, median: 1.15, high: 1.27 },
-    Band { parallelism: "PP", gpu: "A100", runs: 44, low: 0.91, median: 1.01, high: 1.15 },
-    Band { parallelism: "PP+DP", gpu: "A100", runs: 69, low: 0.94, median: 1.03, high: 1.13 },
-    Band { parallelism: "TP", gpu: "A100", runs: 81, low: 0.93, median: 1.12, high: 1.43 },
-    Band { parallelism: "TP+DP", gpu: "A100", runs: 94, low: 0.89, median: 1.00, high: 1.27 },
-    Band { parallelism: "TP+PP", gpu: "A100", runs: 77, low: 0.90, median: 1.00, high: 1.25 },
-    Band { parallelism: "TP+PP+DP", gpu: "A100", runs: 101, low: 0.95, median: 1.00, high: 1.26 },
+    Band { parallelism: "DP", gpu: "A100", runs: 200, low: 0.94, median: 1.08, high: 1.19 },
+    Band { parallelism: "DP", gpu: "H100", runs: 59, low: 1.03, median: 1.13, high: 1.24 },
+    Band { parallelism: "PP", gpu: "A100", runs: 44, low: 0.89, median: 0.98, high: 1.11 },
+    Band { parallelism: "PP+DP", gpu: "A100", runs: 69, low: 0.92, median: 1.00, high: 1.08 },
+    Band { parallelism: "TP", gpu: "A100", runs: 81, low: 0.90, median: 1.09, high: 1.42 },
+    Band { parallelism: "TP+DP", gpu: "A100", runs: 94, low: 0.88, median: 0.99, high: 1.21 },
+    Band { parallelism: "TP+PP", gpu: "A100", runs: 77, low: 0.89, median: 0.98, high: 1.21 },
+    Band { parallelism: "TP+PP+DP", gpu: "A100", runs: 101, low: 0.95, median: 0.99, high: 1.24 },
 ];
 
 /// The bands of `rows` (training rows; others are passed over), sorted by parallelism then
@@ -336,7 +336,7 @@ mod tests {
         assert!(text.starts_with(&expect) && text.ends_with(&at), "{text}");
         // The same time at either fraction is said once.
         let same = e.sentence(0.5, calibrated_s * (1.0 + 1e-4));
-        assert!(same.starts_with(&expect) && same.ends_with("(median 1.09\u{d7})."), "{same}");
+        assert!(same.starts_with(&expect) && same.ends_with(&format!("(median {:.2}\u{d7}).", band.median)), "{same}");
         // At the calibrated factors the range is around the scenario's own time.
         let sys = s.system();
         let cal = s.with_fractions([0.80, sys.mem_bw_util, sys.nvlink_util, sys.ibroce_util]).expect("fractions");
@@ -345,7 +345,7 @@ mod tests {
         assert_eq!(e, Expectation::Like { band, calibrated_s: cal_r.iteration_s, calibrated_gemm: 0.80 });
         assert!(e
             .sentence(0.80, cal_r.iteration_s)
-            .ends_with(": on 200 published DP runs on A100s, 8 in 10 took 0.96\u{d7} to 1.23\u{d7} the model's time (median 1.09\u{d7})."));
+            .ends_with(": on 200 published DP runs on A100s, 8 in 10 took 0.94\u{d7} to 1.19\u{d7} the model's time (median 1.08\u{d7})."));
     }
 
     #[test]

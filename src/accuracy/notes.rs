@@ -24,8 +24,8 @@ pub(super) fn training_rows() -> Option<Vec<RowResult>> {
 /// Horovod's launch cycle) and TensorFlow's on one to sixteen V100s (held out). A test
 /// recomputes both from the shipped rows ([`recommendation_note`]).
 pub const RECOMMENDATION_NOTES: [&str; 2] = [
-    "On the 10 published runs of a recommendation model on 1 GPU it was checked against (NVIDIA's DLRM in PyTorch and TensorFlow on A100s and V100s, those on V100s held out), the default model predicted from 5% fewer to 37% more samples/s than measured (median error 17%): PyTorch DLRM 4% to 37% more, TensorFlow2 DLRM 18% to 29% more, TensorFlow2 DLRM on V100s from 5% fewer to 21% more.",
-    "On the 16 published runs of a recommendation model on 8 and 16 GPUs it was checked against (NVIDIA's DLRM in PyTorch and TensorFlow on A100s and V100s, those on V100s held out), the default model predicted from 3% fewer to 50% more samples/s than measured (median error 13%): PyTorch DLRM from 3% fewer to 12% more, TensorFlow2 DLRM 12% to 28% more, TensorFlow2 DLRM on V100s 8% to 50% more.",
+    "On the 10 published runs of a recommendation model on 1 GPU it was checked against (NVIDIA's DLRM in PyTorch and TensorFlow on A100s and V100s, those on V100s held out), the default model predicted from 10% fewer to 31% more samples/s than measured (median error 13%): PyTorch DLRM from 0% fewer to 31% more, TensorFlow2 DLRM 13% to 23% more, TensorFlow2 DLRM on V100s from 10% fewer to 18% more.",
+    "On the 16 published runs of a recommendation model on 8 and 16 GPUs it was checked against (NVIDIA's DLRM in PyTorch and TensorFlow on A100s and V100s, those on V100s held out), the default model predicted from 6% fewer to 46% more samples/s than measured (median error 9%): PyTorch DLRM from 6% fewer to 8% more, TensorFlow2 DLRM 10% to 23% more, TensorFlow2 DLRM on V100s from 1% fewer to 46% more.",
 ];
 
 /// [`RECOMMENDATION_NOTES`]`[several as usize]` as the shipped rows make it now: the runs on one
@@ -97,7 +97,7 @@ pub fn recommendation_note(several: bool) -> Option<String> {
 
 /// What the published convolutional-network runs say of the default model (the calculator's and
 /// the CLI's "runs like this" for a CNN), as [`vision_note`] computes it (a test checks).
-pub const VISION_NOTE: &str = "On the 8 published ResNet-50 runs it was checked against (NVIDIA's PyTorch training on 1 and 8 A100s and V100s, held out), the default model predicted from 0% fewer to 73% more images/s than measured (median error 31%): in 32-bit floats on V100s from 0% fewer to 3% more, in mixed precision 18% to 51% more, in TF32 on A100s 67% to 73% more.";
+pub const VISION_NOTE: &str = "On the 8 published ResNet-50 runs it was checked against (NVIDIA's PyTorch training on 1 and 8 A100s and V100s, held out), the default model predicted from 5% fewer to 70% more images/s than measured (median error 29%): in 32-bit floats on V100s 2% to 5% fewer, in mixed precision 17% to 47% more, in TF32 on A100s 64% to 70% more.";
 
 /// [`VISION_NOTE`] as the shipped rows make it now.
 #[cfg(not(target_arch = "wasm32"))]
@@ -164,8 +164,8 @@ fn common_prefix(names: &[&str]) -> usize {
 /// (`[0]`) or in flight (`[1]`). A test recomputes them from the shipped rows
 /// ([`serving_note`]).
 pub const SERVING_NOTES: [&str; 2] = [
-    "On the 328 published serving runs of static batches it was checked against (FasterTransformer and vLLM on A100s, 293 of them held out), the default model predicted less time than measured on 311 of them, median error 22%. Read its serving times as a lower bound.",
-    "On the 32 published serving runs of in-flight batching it was checked against (vLLM 0.11 serving Qwen3 8B and 14B on one H100 or A100, all held out), the default model predicted less time than measured on 31 of them, median error 37%. Read its serving times as a lower bound.",
+    "On the 328 published serving runs of static batches it was checked against (FasterTransformer and vLLM on A100s, 293 of them held out), the default model predicted less time than measured on 306 of them, median error 21%. Read its serving times as a lower bound.",
+    "On the 32 published serving runs of in-flight batching it was checked against (vLLM 0.11 serving Qwen3 8B and 14B on one H100 or A100, all held out), the default model predicted less time than measured on 31 of them, median error 36%. Read its serving times as a lower bound.",
 ];
 
 /// [`SERVING_NOTES`]`[inflight as usize]` as the shipped rows make it now.
@@ -214,7 +214,7 @@ pub fn serving_note(inflight: bool) -> Option<String> {
 /// What the calculator tells users about the default model's accuracy on LLM training runs. A test
 /// recomputes it from the shipped rows ([`accuracy_note`]), so it cannot go stale; it is a
 /// constant only so the calculator does not predict 200 runs to print it.
-pub const ACCURACY_NOTE: &str = "Median error 8% on the 521 published LLM training runs of its calibration set (runs some choice of the model looked at). On 211 runs held out from every choice (BLOOM 176B, MT-NLG 530B, small GPTs on one node, FP8 training on H100s) the median error is 7%, and it predicts faster than measured on 127 of them: it tends to be optimistic.";
+pub const ACCURACY_NOTE: &str = "Median error 7% on the 521 published LLM training runs of its calibration set (runs some choice of the model looked at). On 211 runs held out from every choice (BLOOM 176B, MT-NLG 530B, small GPTs on one node, FP8 training on H100s) the median error is 5%, and it predicts faster than measured on 103 of them.";
 
 /// [`ACCURACY_NOTE`] as the shipped rows make it now.
 #[cfg(not(target_arch = "wasm32"))]
@@ -245,7 +245,7 @@ pub fn accuracy_note() -> Option<String> {
 /// was measured (SOURCES.md section 5: the time it misses is per layer and depends on the
 /// micro-batch size, not on anything the model counts). A test recomputes it from the shipped
 /// rows ([`tp8_host_note`]).
-pub const TP8_HOST_NOTE: &str = "On the 29 published runs like this (small GPTs split 8 ways by tensor parallelism on one node, vTrain), the model predicted 10% to 32% less time than was measured: expect this plan to run slower than shown.";
+pub const TP8_HOST_NOTE: &str = "On the 29 published runs like this (small GPTs split 8 ways by tensor parallelism on one node, vTrain), the model predicted 9% to 31% less time than was measured: expect this plan to run slower than shown.";
 
 /// [`TP8_HOST_NOTE`] as the shipped rows make it now: vTrain's single-node runs with 8-way
 /// tensor parallelism and nothing else.

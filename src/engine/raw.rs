@@ -314,6 +314,8 @@ raw_config! {
     i8_ops,
     /// Optional: absent on GPUs without FP8 tensor cores.
     fp8_flops,
+    /// Optional, the default model only: streaming multiprocessors per GPU.
+    sm_count,
     flops_util,
     mem_cap,
     mem_bw,
@@ -340,6 +342,7 @@ raw_config! {
     second_f16_flops,
     second_i8_ops,
     second_fp8_flops,
+    second_sm_count,
     second_mem_cap,
     second_mem_bw,
     second_num_nvlinks,

@@ -799,6 +799,11 @@ pub struct System {
     /// Dense FP8 tensor-core peak per device, FLOP/s; `None`: no FP8 tensor cores (A100 and
     /// older), so FP8 training is refused.
     pub fp8_flops_per_s: Option<f64>,
+    /// Streaming multiprocessors per device (AMD: compute units), from the GPU's whitepaper
+    /// (config key `sm_count`, optional): the default model charges a GEMM's last, part-full
+    /// wave of tiles over them ([`crate::engine::extended::gemm`]); `None` charges none.
+    /// MAD-Max has no such term.
+    pub sm_count: Option<u64>,
     pub flops_util: f64,
     /// HBM capacity per device, bytes.
     pub mem_cap_bytes: f64,
@@ -847,6 +852,8 @@ pub struct SecondGpu {
     pub i8_ops_per_s: f64,
     /// Dense FP8 peak, FLOP/s; `None`: no FP8 tensor cores.
     pub fp8_flops_per_s: Option<f64>,
+    /// Streaming multiprocessors per device; `None`: not known (no wave quantization).
+    pub sm_count: Option<u64>,
     /// HBM capacity per device, bytes.
     pub mem_cap_bytes: f64,
     /// HBM bandwidth per device, bytes/s.
@@ -937,6 +944,7 @@ impl System {
             f16_flops_per_s: g.f16_flops_per_s,
             i8_ops_per_s: g.i8_ops_per_s,
             fp8_flops_per_s: g.fp8_flops_per_s,
+            sm_count: g.sm_count,
             mem_cap_bytes: g.mem_cap_bytes,
             mem_bw_bytes_per_s: g.mem_bw_bytes_per_s,
             num_nvlinks: g.nvlinks.map_or(self.num_nvlinks, |l| l.0),

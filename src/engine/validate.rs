@@ -61,6 +61,9 @@ pub const MIN_CNN_IMAGE: u64 = 32;
 /// Longest accepted collective launch cycle (`task.collective_cycle_ms`), ms: a second, far
 /// beyond Horovod's 1 ms default and the 5 ms of its early versions.
 pub const MAX_COLLECTIVE_CYCLE_MS: f64 = 1000.0;
+/// Largest accepted SM count per GPU (`system.sm_count`): far beyond a B200's 148 or an
+/// MI300X's 304 compute units.
+pub const MAX_SM_COUNT: u64 = 1 << 20;
 /// Smallest accepted utilisation factor.
 pub const UTIL_MIN: f64 = 1e-3;
 /// Accepted ranges of the physical quantities: far beyond any real hardware, yet narrow enough
@@ -758,6 +761,7 @@ fn read_system(v: &mut Reader, s: &RawSystem) -> Option<System> {
         None | Some(RawValue::Null) => Some(None),
         f => v.within(f, at("system", "fp8_flops"), &"optional", RANGES.flops_per_s).map(Some),
     };
+    let sm_count = sm_count(v, &s.sm_count, "sm_count");
     let pi = v.number(&s.ar_perc_intra, at("system", "ar_perc_intra"), why).and_then(|p| {
         let p = p.f64();
         if (0.0..=1.0).contains(&p) {
@@ -849,6 +853,7 @@ fn read_system(v: &mut Reader, s: &RawSystem) -> Option<System> {
         f16_flops_per_s: f16f?,
         i8_ops_per_s: i8f?,
         fp8_flops_per_s: fp8?,
+        sm_count: sm_count?,
         flops_util: fu?,
         mem_cap_bytes: cap?,
         mem_bw_bytes_per_s: bw?,
@@ -865,6 +870,15 @@ fn read_system(v: &mut Reader, s: &RawSystem) -> Option<System> {
         wan,
         second,
     })
+}
+
+/// A GPU's streaming multiprocessors at `key`: `None` inside when absent (no wave
+/// quantization), or an error (`None` outside) naming the field.
+fn sm_count(v: &mut Reader, f: &Option<RawValue>, key: &str) -> Option<Option<u64>> {
+    match f {
+        None | Some(RawValue::Null) => Some(None),
+        f => v.count(f, at("system", key), &"optional", 1, MAX_SM_COUNT).map(Some),
+    }
 }
 
 /// The second GPU type: `None` without one (`second_gpu_nodes` absent or 0), or an error
@@ -893,6 +907,7 @@ fn second_gpu(v: &mut Reader, s: &RawSystem) -> Option<Option<SecondGpu>> {
         None | Some(RawValue::Null) => Some(None),
         f => v.within(f, at("system", "second_fp8_flops"), &"optional", RANGES.flops_per_s).map(Some),
     };
+    let sm_count = sm_count(v, &s.second_sm_count, "second_sm_count");
     let cap = v.within(&s.second_mem_cap, at("system", "second_mem_cap"), why, RANGES.bytes);
     let bw = v.within(&s.second_mem_bw, at("system", "second_mem_bw"), why, RANGES.bytes_per_s);
     // Its NVLinks: both or neither (then the cluster's).
@@ -914,6 +929,7 @@ fn second_gpu(v: &mut Reader, s: &RawSystem) -> Option<Option<SecondGpu>> {
         f16_flops_per_s: f16f?,
         i8_ops_per_s: i8f?,
         fp8_flops_per_s: fp8?,
+        sm_count: sm_count?,
         mem_cap_bytes: cap?,
         mem_bw_bytes_per_s: bw?,
         nvlinks: nvlinks?,
@@ -1543,6 +1559,26 @@ mod tests {
         }
         let said = problems(serde_json::json!({}), serde_json::json!({"nic_latency_s": -1}));
         assert!(said[0].contains("must be a latency from 0 to 10 s (0: a datacenter network), got -1"), "{said:?}");
+    }
+
+    #[test]
+    fn an_sm_count_is_optional_and_must_be_a_whole_number_of_sms() {
+        use serde_json::json;
+        assert!(problems(json!({}), json!({"sm_count": 108})).is_empty());
+        assert!(problems(json!({}), json!({"sm_count": null})).is_empty());
+        for (key, bad) in [("sm_count", json!(0)), ("sm_count", json!(13.5)), ("sm_count", json!("many"))] {
+            let said = problems(json!({}), json!({ key: bad }));
+            assert!(said.len() == 1 && said[0].starts_with("system.sm_count"), "{said:?}");
+        }
+        let said = problems(json!({}), json!({"sm_count": 0}));
+        assert!(said[0].contains("at least 1"), "{said:?}");
+        // The second GPU type's, read beside its figures.
+        let second = json!({"second_gpu_nodes": 128, "second_f64_flops": 34e12, "second_f32_flops": 495e12,
+            "second_f16_flops": 989e12, "second_i8_ops": 1979e12, "second_mem_cap": 80e9, "second_mem_bw": 3.35e12});
+        let mut sys = second.clone();
+        sys["second_sm_count"] = json!(-132);
+        let said = problems(json!({}), sys);
+        assert!(said.len() == 1 && said[0].starts_with("system.second_sm_count"), "{said:?}");
     }
 
     #[test]

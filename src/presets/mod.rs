@@ -2,7 +2,9 @@
 //!
 //! Every number lives once, in the JSON files under `data/`, each entry with its source:
 //! - `models.json`, `systems.json`: the MAD-Max reference model and system configs, exactly as
-//!   the golden cases inline them;
+//!   the golden cases inline them, the systems with one key added: `sm_count` (the GPU's SMs
+//!   from its whitepaper: 108 on an A100, 132 on an H100, 80 on a V100), which the default
+//!   model reads and MAD-Max ignores;
 //! - `gpus.json`: current GPUs from vendor datasheets; `clusters.json`: clusters built from them
 //!   (GPUs per node, nodes, NICs), turned into MAD-Max system configs here;
 //! - `scenarios.json`: named (model, system, task) runs, from the golden cases and on current
@@ -59,6 +61,8 @@ pub struct GpuPreset {
     pub mem_bw: f64,
     pub num_nvlinks: f64,
     pub bw_per_nvlink: f64,
+    /// Streaming multiprocessors (AMD: compute units), from the architecture whitepaper.
+    pub sm_count: u64,
 }
 
 impl GpuPreset {
@@ -313,6 +317,7 @@ pub fn system_config(
             if let Some(f) = gpu.fp8_flops {
                 m.insert("fp8_flops".into(), json!(f));
             }
+            m.insert("sm_count".into(), json!(gpu.sm_count));
             m
         }
         _ => Map::new(),
@@ -331,6 +336,7 @@ pub fn second_gpu_config(gpu: &GpuPreset, nodes: u64) -> Map<String, Value> {
     if let Some(f) = gpu.fp8_flops {
         m.insert("second_fp8_flops".into(), json!(f));
     }
+    m.insert("second_sm_count".into(), json!(gpu.sm_count));
     m
 }
 

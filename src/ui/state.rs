@@ -493,6 +493,7 @@ impl State {
                         self.doc.config_mut(Config::System).remove("fp8_flops");
                     }
                 }
+                self.doc.set(Config::System, "sm_count", json!(g.sm_count));
                 self.edited();
             }
             Action::SetSecondGpu(id) => {
@@ -505,6 +506,7 @@ impl State {
                 let Some(g) = presets.and_then(|p| p.gpu(&id)) else { return };
                 let kept = sys.remove("second_gpu_nodes");
                 sys.remove("second_fp8_flops");
+                sys.remove("second_sm_count");
                 sys.extend(presets::second_gpu_config(g, (nodes / 2).max(1)));
                 if let Some(n) = kept {
                     sys.insert("second_gpu_nodes".into(), n);

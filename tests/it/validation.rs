@@ -117,7 +117,8 @@ fn added_serving(prefix: &str, count: usize) -> (Vec<RowResult>, Summary) {
 /// FasterTransformer's GPT guide (SOURCES.md section 6): 320 static-batch latencies, predicted
 /// once at a median error of 22.8%, almost all too fast, but for Megatron 530B on TP 8 x PP 3,
 /// up to 134% too slow at large batches. That table led to prefilling through a pipeline in
-/// micro-batches (calibration since: 5.9% to 26% too fast now); the other 293 stay held out.
+/// micro-batches (calibration since: from 25% too fast to 3% too slow now); the other 293 stay
+/// held out.
 /// Pinned with the two trends that first prediction showed (the error grows as the model
 /// shrinks on one GPU, and with tensor parallelism on GPT 20B), so that a change that moves
 /// them shows here.
@@ -126,9 +127,11 @@ fn fastertransformer_latencies_are_held_out_and_their_gaps_are_known() {
     let (rows, s) = added_serving("ftguide-", 320);
     let pp3 = |r: &RowResult| r.id.starts_with("ftguide-530b-tp8-pp3-");
     assert!(rows.iter().all(|r| r.held_out() != pp3(r)));
-    // The pipeline's table: every run now faster than measured, as the guide's other 530B
-    // tables (TP 16, TP 32) are at most batches, and none beyond 30%.
-    assert!(rows.iter().filter(|r| pp3(r)).all(|r| r.error.is_some_and(|e| (-0.3..0.0).contains(&e))));
+    // The pipeline's table: every run within 30% faster and 5% slower than measured, most
+    // faster, as the guide's other 530B tables (TP 16, TP 32) are at most batches.
+    let table: Vec<f64> = rows.iter().filter(|r| pp3(r)).filter_map(|r| r.error).collect();
+    assert!(table.len() == 27 && table.iter().all(|e| (-0.3..0.05).contains(e)), "{table:?}");
+    assert!(table.iter().filter(|e| **e < 0.0).count() >= 25, "{table:?}");
     assert!(
         (0.18..0.28).contains(&s.all.median_abs_error),
         "median {}: update SOURCES.md section 6 and the README",

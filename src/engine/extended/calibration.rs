@@ -102,6 +102,11 @@ pub const FP8_WEIGHT_COPY_BYTES_PER_PARAM: f64 = 2.0;
 /// [`super::gemm`].
 pub const GEMM_TILE: f64 = 128.0;
 
+/// Bytes per element of a split-K GEMM's partial outputs: each slice writes its `m x n`
+/// partial sums in FP32 and a reduction reads them back (CUTLASS's split-K "parallel"
+/// reduction; cuBLAS's workspace holds them the same way).
+pub const SPLIT_K_PARTIAL_BYTES: f64 = 4.0;
+
 /// Side of the square GEMM at which the GEMM rate ([`Util::flops`], [`gemm_util`]) is taken,
 /// elements: the large square GEMMs of NVIDIA's GEMM benchmarks and of the maximum achievable
 /// matmul searches are 8,192 on a side or more. The default model times a GEMM of another shape

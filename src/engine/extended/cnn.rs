@@ -23,7 +23,7 @@ use super::calibration::{
 };
 use super::collective::{time_s, Collective, Group, Links, Placement};
 use super::explain::term;
-use super::gemm::Gemm;
+use super::gemm::{Gemm, GemmGpu};
 use super::iteration::{self, name, Timeline};
 use super::layout::Layout;
 use crate::engine::ops::{Block, OpKind, OpName, Phase};
@@ -373,7 +373,9 @@ impl<'a> CnnCx<'a> {
     /// A GEMM of this GPU's images, s: its compute time, or streaming the `bytes` it really
     /// moves if that takes longer.
     fn gemm_s(&self, g: Gemm, bytes: f64) -> f64 {
-        g.compute_time_s(self.e, self.flops_per_s, self.hbm_bytes_per_s).max(bytes / self.hbm_bytes_per_s)
+        let sms = self.s.system.sm_count.map(|n| n as f64);
+        let gpu = GemmGpu { flops_per_s: self.flops_per_s, hbm_bytes_per_s: self.hbm_bytes_per_s, sms };
+        g.compute_time_s(self.e, gpu).max(bytes / self.hbm_bytes_per_s)
     }
 
     /// `passes` passes over a layer's outputs for this GPU's images, s.

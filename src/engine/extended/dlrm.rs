@@ -24,7 +24,7 @@ use super::calibration::{
     OPTIMIZER_BYTES_PER_PARAM, WORKSPACE_BYTES,
 };
 use super::collective::{time_s, Collective, Group, Links, Placement};
-use super::gemm::Gemm;
+use super::gemm::{Gemm, GemmGpu};
 use super::iteration::{self, name, Timeline};
 use super::layout::Layout;
 use super::shape::Dims;
@@ -269,7 +269,13 @@ impl<'a> DlrmCx<'a> {
     /// gradients, on this GPU, s ([`Gemm::time_s`]: thin and small GEMMs run under the FLOP
     /// rate).
     fn gemms_s(&self, gemms: &[(Gemm, f64)], pass: impl Fn(Gemm) -> Gemm) -> f64 {
-        gemms.iter().map(|(g, n)| n * pass(*g).time_s(self.e, self.flops_per_s, self.hbm_bytes_per_s)).sum()
+        gemms.iter().map(|(g, n)| n * pass(*g).time_s(self.e, self.gemm_gpu())).sum()
+    }
+
+    /// This GPU for a GEMM at the model's precision.
+    pub fn gemm_gpu(&self) -> GemmGpu {
+        let sms = self.s.system.sm_count.map(|n| n as f64);
+        GemmGpu { flops_per_s: self.flops_per_s, hbm_bytes_per_s: self.hbm_bytes_per_s, sms }
     }
 
     /// MLP layer `l`'s forward pass on this GPU, s: its GEMMs by their shapes
@@ -1031,12 +1037,12 @@ mod tests {
         let rate = |top: bool, l: u64| {
             let (g, n) = cx.mlp_gemms(top, l)[0];
             assert_eq!((n, cx.mlp_gemms(top, l)[1].1), (1.0, 0.0), "one GEMM, no router");
-            g.flops() / g.time_s(cx.e, cx.flops_per_s, cx.hbm_bytes_per_s)
+            g.flops() / g.time_s(cx.e, cx.gemm_gpu())
         };
         let (thin, _) = cx.mlp_gemms(true, 4)[0];
         assert_eq!((thin.m, thin.n, thin.k), (b, 1.0, 256.0));
         let read = (b * 256.0 + 256.0 + b) * cx.e / cx.hbm_bytes_per_s;
-        assert_eq!(thin.time_s(cx.e, cx.flops_per_s, cx.hbm_bytes_per_s), read);
+        assert_eq!(thin.time_s(cx.e, cx.gemm_gpu()), read);
         // 1024 x 1024: the output write's share of the gemm module, e F / (2 B) (1/k - 1/R).
         let share = cx.e * cx.flops_per_s / (2.0 * cx.hbm_bytes_per_s) * (1.0 / 1024.0 - 1.0 / GEMM_REFERENCE_DIM);
         assert!(b % 128.0 == 0.0 && (0.1..0.3).contains(&share), "{b} {share}");
@@ -1046,7 +1052,7 @@ mod tests {
         // Backward: the activation and weight gradients of each GEMM, by their own shapes
         // (the first layer passes no gradient to the input features).
         let (g0, _) = cx.mlp_gemms(false, 0)[0];
-        let at = |g: Gemm| g.time_s(cx.e, cx.flops_per_s, cx.hbm_bytes_per_s);
+        let at = |g: Gemm| g.time_s(cx.e, cx.gemm_gpu());
         let ew = b * 512.0 * cx.e * MLP_ELEMENTWISE_PASSES / cx.hbm_bytes_per_s;
         assert_eq!(cx.mlp_grad_passes_s(false, 0), (at(g0.dgrad()) + ew, at(g0.wgrad()) + ew));
         assert_eq!(cx.mlp_bwd_s(false, 0), at(g0.wgrad()) + ew);

@@ -19,13 +19,22 @@
 //! 3. **Memory-bound GEMMs.** A GEMM never runs faster than reading its inputs and writing its
 //!    output once: `(m k + k n + m n) e / B` (the roofline; thin GEMMs, such as decoding's
 //!    few tokens, sit there).
+//! 4. **Wave quantization.** The SMs compute the output tiles in waves, one tile per SM at a
+//!    time; the last wave runs part-full and its idle SMs wait. With `tiles` tiles on `S` SMs
+//!    the main loop takes `ceil(waves) / waves` times longer, `waves = tiles / S` (NVIDIA,
+//!    *Matrix Multiplication Background User's Guide*, "Wave quantization"): a 768 x 2,304
+//!    weight gradient (GPT-2 small's QKV, 108 tiles) fills an A100's 108 SMs but 82% of an
+//!    H100's 132. An output under one wave has its inner dimension split in `s` slices
+//!    (split-K, as cuBLAS and CUTLASS do for thin outputs with a long `k`): `s = min(floor(S /
+//!    tiles), floor(k / tile))`, `waves = tiles s / S`, each slice writing its partial sums in
+//!    FP32 and a reduction reading them back (`2 s m n x 4` bytes over `B`). The SM count comes
+//!    from the system config (`sm_count`); without it nothing is charged.
 //!
-//! `F` is the GEMM rate of large square GEMMs ([`super::calibration::Util::flops`]), `B` the
-//! effective HBM bandwidth. Wave quantization (the last wave of tiles over the SMs running
-//! part-full) is not charged: the system configs do not say how many SMs a GPU has, and
-//! cuBLAS's heuristics choose tile shapes and split-k to avoid a thin last wave.
+//! `F` is the GEMM rate of the best large GEMMs ([`super::calibration::Util::flops`]: the
+//! maximum achievable matmul searches pick shapes whose tiles fill whole waves), `B` the
+//! effective HBM bandwidth.
 
-use super::calibration::{GEMM_REFERENCE_DIM, GEMM_TILE};
+use super::calibration::{GEMM_REFERENCE_DIM, GEMM_TILE, SPLIT_K_PARTIAL_BYTES};
 
 /// A GEMM `C[m x n] = A[m x k] B[k x n]`; dimensions in elements.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -55,56 +64,104 @@ impl Gemm {
         Gemm { m: self.k, n: self.n, k: self.m }
     }
 
-    /// Time of the GEMM with `e`-byte elements at a GEMM rate of `flops_per_s` (that of a
-    /// square GEMM of [`GEMM_REFERENCE_DIM`]) and an HBM bandwidth of `hbm_bytes_per_s`, s:
-    /// [`Gemm::mixed_time_s`] with `e`-byte operands and output.
-    pub fn time_s(&self, e: f64, flops_per_s: f64, hbm_bytes_per_s: f64) -> f64 {
-        self.mixed_time_s(e, e, flops_per_s, hbm_bytes_per_s)
+    /// Time of the GEMM with `e`-byte elements on `gpu`, s: [`Gemm::mixed_time_s`] with
+    /// `e`-byte operands and output.
+    pub fn time_s(&self, e: f64, gpu: GemmGpu) -> f64 {
+        self.mixed_time_s(e, e, gpu)
     }
 
-    /// Time of the GEMM with `a`-byte operands (A and B) and an `c`-byte output, s:
-    /// `max(2 m' n' k / F_main + m n c / B, ((m k + k n) a + m n c) / B)` with the main loop's
-    /// rate `1 / F_main = 1 / F - c / (2 R B)` and m', n' rounded up to whole tiles (see the
-    /// module documentation). An FP8 GEMM reads 1-byte operands and writes a 16-bit output.
-    pub fn mixed_time_s(&self, a: f64, c: f64, flops_per_s: f64, hbm_bytes_per_s: f64) -> f64 {
+    /// Time of the GEMM with `a`-byte operands (A and B) and an `c`-byte output on `gpu`, s:
+    /// `max(2 m' n' k / (F_main w) + m n c / B, ((m k + k n) a + m n c) / B)` with the main
+    /// loop's rate `1 / F_main = 1 / F - c / (2 R B)`, m', n' rounded up to whole tiles and `w`
+    /// the share of the last wave the tiles fill (see the module documentation). An FP8 GEMM
+    /// reads 1-byte operands and writes a 16-bit output.
+    pub fn mixed_time_s(&self, a: f64, c: f64, gpu: GemmGpu) -> f64 {
         let Gemm { m, n, k } = *self;
         if m <= 0.0 || n <= 0.0 || k <= 0.0 {
             return 0.0;
         }
-        let stream = ((m * k + k * n) * a + m * n * c) / hbm_bytes_per_s;
-        self.compute_time_s(c, flops_per_s, hbm_bytes_per_s).max(stream)
+        let stream = ((m * k + k * n) * a + m * n * c) / gpu.hbm_bytes_per_s;
+        self.compute_time_s(c, gpu).max(stream)
     }
 
-    /// The compute side of [`Gemm::mixed_time_s`] alone, s: `2 m' n' k / F_main + m n c / B`.
-    /// A convolution run as an implicit GEMM (cuDNN) reads its input once, not the `k`-times
-    /// larger unfolded matrix A, so it sets its own bound on streaming.
-    pub fn compute_time_s(&self, c: f64, flops_per_s: f64, hbm_bytes_per_s: f64) -> f64 {
+    /// The compute side of [`Gemm::mixed_time_s`] alone, s: `2 m' n' k / (F_main w) + m n c /
+    /// B`. A convolution run as an implicit GEMM (cuDNN) reads its input once, not the
+    /// `k`-times larger unfolded matrix A, so it sets its own bound on streaming.
+    pub fn compute_time_s(&self, c: f64, gpu: GemmGpu) -> f64 {
         let Gemm { m, n, k } = *self;
         if m <= 0.0 || n <= 0.0 || k <= 0.0 {
             return 0.0;
         }
+        let GemmGpu { flops_per_s, hbm_bytes_per_s, sms } = gpu;
         let main_s_per_flop = (1.0 / flops_per_s - c / (2.0 * GEMM_REFERENCE_DIM * hbm_bytes_per_s)).max(0.0);
-        2.0 * tiled(m) * tiled(n) * k * main_s_per_flop + m * n * c / hbm_bytes_per_s
+        let Waves { share, split } = self.waves(sms);
+        let partials_s = if split > 1.0 { split * m * n * SPLIT_K_PARTIAL_BYTES * 2.0 / hbm_bytes_per_s } else { 0.0 };
+        2.0 * tiled(m) * tiled(n) * k * main_s_per_flop / share + m * n * c / hbm_bytes_per_s + partials_s
+    }
+
+    /// How the GEMM's output tiles spread over `sms` SMs (see the module documentation):
+    /// under one wave, the inner dimension split in `split` slices (as many as fill the SMs,
+    /// each at least a tile deep), and the share `waves / ceil(waves)` of the SMs' time the
+    /// tiles keep busy, `waves = tiles x split / sms`. Whole waves, or no SM count, keep
+    /// every SM busy.
+    pub fn waves(&self, sms: Option<f64>) -> Waves {
+        let Some(sms) = sms.filter(|s| *s >= 1.0) else { return Waves { share: 1.0, split: 1.0 } };
+        let tiles = tiled(self.m) / tile(self.m) * (tiled(self.n) / tile(self.n));
+        let split = if tiles < sms { (sms / tiles).floor().min((self.k / GEMM_TILE).floor()).max(1.0) } else { 1.0 };
+        let waves = tiles * split / sms;
+        Waves { share: waves / waves.ceil(), split }
     }
 }
 
-/// `x` rounded up to whole tiles: of [`GEMM_TILE`], or under a tile the smallest power of two
-/// (at least 16) that holds it.
+/// A GEMM's tiles over a GPU's SMs ([`Gemm::waves`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Waves {
+    /// Share of the SMs' time the tiles keep busy, 0 to 1.
+    pub share: f64,
+    /// Slices of the inner dimension (split-K), 1 when not split.
+    pub split: f64,
+}
+
+/// What a GPU brings to a GEMM.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GemmGpu {
+    /// The GEMM rate `F` of its best large GEMMs ([`super::calibration::Util::flops`]), FLOP/s.
+    pub flops_per_s: f64,
+    /// Effective HBM bandwidth `B`, bytes/s.
+    pub hbm_bytes_per_s: f64,
+    /// Streaming multiprocessors (AMD: compute units) that share a GEMM's tiles; `None` when
+    /// the system config does not say (no wave quantization charged).
+    pub sms: Option<f64>,
+}
+
+/// The tile a dimension of `x` elements is cut in: [`GEMM_TILE`], or under a tile the
+/// smallest power of two (at least 16) that holds it.
+fn tile(x: f64) -> f64 {
+    if x >= GEMM_TILE {
+        GEMM_TILE
+    } else {
+        x.max(16.0).log2().ceil().exp2()
+    }
+}
+
+/// `x` rounded up to whole tiles ([`tile`]).
 fn tiled(x: f64) -> f64 {
-    let tile = if x >= GEMM_TILE { GEMM_TILE } else { x.max(16.0).log2().ceil().exp2() };
-    (x / tile).ceil() * tile
+    let t = tile(x);
+    (x / t).ceil() * t
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// An A100 at the default model's rates: 80% of 312 TFLOP/s, 83.6% of 2,039 GB/s.
+    /// An A100 at the default model's rates: 80% of 312 TFLOP/s, 83.6% of 2,039 GB/s; its SM
+    /// count left out (no wave quantization) but where a test says.
     const F: f64 = 0.8 * 312e12;
     const B: f64 = 0.836 * 2039e9;
+    const GPU: GemmGpu = GemmGpu { flops_per_s: F, hbm_bytes_per_s: B, sms: None };
 
     fn rate(g: Gemm) -> f64 {
-        g.flops() / g.time_s(2.0, F, B)
+        g.flops() / g.time_s(2.0, GPU)
     }
 
     #[test]
@@ -127,7 +184,7 @@ mod tests {
         // 50,257 (GPT-2's vocabulary) computes 50,304 columns; 50,304 itself is whole tiles.
         let odd = Gemm { m: 4096.0, n: 50257.0, k: 4096.0 };
         let even = Gemm { n: 50304.0, ..odd };
-        let t = |g: Gemm| g.time_s(2.0, F, B);
+        let t = |g: Gemm| g.time_s(2.0, GPU);
         assert!(t(odd) < t(even), "the output write still counts only real elements");
         assert!((t(even) - t(odd)) / t(even) < 1e-3);
         assert_eq!(tiled(50257.0), 50304.0);
@@ -140,12 +197,12 @@ mod tests {
     fn a_thin_gemm_is_bound_by_reading_its_weights() {
         // One token through a 8,192 x 8,192 weight: it reads 134 MB of weights.
         let g = Gemm { m: 1.0, n: 8192.0, k: 8192.0 };
-        let t = g.time_s(2.0, F, B);
+        let t = g.time_s(2.0, GPU);
         let read = (8192.0 + 8192.0 * 8192.0 + 8192.0) * 2.0 / B;
         assert_eq!(t, read);
         // Doubling the tokens barely costs more until the FLOPs catch up (about 150 tokens).
         let g8 = Gemm { m: 8.0, ..g };
-        assert!(g8.time_s(2.0, F, B) < 1.01 * t);
+        assert!(g8.time_s(2.0, GPU) < 1.01 * t);
     }
 
     #[test]
@@ -159,19 +216,66 @@ mod tests {
         assert!(rate(w) > rate(d) && rate(d) > rate(fwd));
         assert!(rate(w) > F);
         // Nothing to compute costs nothing.
-        assert_eq!(Gemm { m: 0.0, ..fwd }.time_s(2.0, F, B), 0.0);
+        assert_eq!(Gemm { m: 0.0, ..fwd }.time_s(2.0, GPU), 0.0);
     }
 
     #[test]
     fn one_byte_operands_halve_what_a_thin_gemm_reads_but_not_its_16_bit_output() {
         let g = Gemm { m: 1.0, n: 8192.0, k: 8192.0 };
-        let fp8 = g.mixed_time_s(1.0, 2.0, 2.0 * F, B);
+        let fp8 = g.mixed_time_s(1.0, 2.0, GemmGpu { flops_per_s: 2.0 * F, ..GPU });
         assert_eq!(fp8, ((8192.0 + 8192.0 * 8192.0) * 1.0 + 8192.0 * 2.0) / B);
-        assert!((fp8 / g.time_s(2.0, F, B) - 0.5).abs() < 1e-3);
+        assert!((fp8 / g.time_s(2.0, GPU) - 0.5).abs() < 1e-3);
         // A GEMM of the reference depth is compute-bound: twice the rate, half the time (its
         // 16-bit output write is part of the rate either way).
         let big = Gemm { m: 16384.0, n: 8192.0, k: GEMM_REFERENCE_DIM };
-        let ratio = big.mixed_time_s(1.0, 2.0, 2.0 * F, B) / big.time_s(2.0, F, B);
+        let ratio = big.mixed_time_s(1.0, 2.0, GemmGpu { flops_per_s: 2.0 * F, ..GPU }) / big.time_s(2.0, GPU);
         assert!((ratio - 0.5).abs() < 1e-9, "{ratio}");
+    }
+
+    #[test]
+    fn the_last_wave_of_tiles_runs_part_full_and_the_sm_count_sets_how_full() {
+        // GPT-2 small's QKV weight gradient: 768 x 2,304, 6 x 18 = 108 tiles, k = 16,384 tokens.
+        let wgrad = Gemm { m: 768.0, n: 2304.0, k: 16384.0 };
+        let on = |sms: f64| GemmGpu { sms: Some(sms), ..GPU };
+        // An A100's 108 SMs take them in one full wave: as without an SM count.
+        assert_eq!(wgrad.waves(Some(108.0)), Waves { share: 1.0, split: 1.0 });
+        assert_eq!(wgrad.time_s(2.0, on(108.0)), wgrad.time_s(2.0, GPU));
+        // An H100's 132: one wave, 108 of 132 SMs busy, so the main loop takes 132/108 as long.
+        assert_eq!(wgrad.waves(Some(132.0)), Waves { share: 108.0 / 132.0, split: 1.0 });
+        let main = |gpu: GemmGpu| wgrad.time_s(2.0, gpu) - 768.0 * 2304.0 * 2.0 / B;
+        assert!((main(on(132.0)) / main(GPU) - 132.0 / 108.0).abs() < 1e-12);
+        // 1.5 waves take 2: 162 tiles on 108 SMs keep 75% of them busy.
+        let g = Gemm { m: 9.0 * 128.0, n: 18.0 * 128.0, k: 4096.0 };
+        assert_eq!(g.waves(Some(108.0)).share, 0.75);
+        // The reference GEMM, 64 x 64 tiles, nearly fills its waves (38 on an A100: 99.8%).
+        let r = Gemm { m: GEMM_REFERENCE_DIM, n: GEMM_REFERENCE_DIM, k: GEMM_REFERENCE_DIM };
+        assert!((r.waves(Some(108.0)).share - 4096.0 / (38.0 * 108.0)).abs() < 1e-12);
+        // Many waves: the part-full last one hardly counts.
+        let big = Gemm { m: 65536.0, n: 8192.0 + 128.0, k: 4096.0 };
+        assert!(big.waves(Some(132.0)).share > 0.99);
+    }
+
+    #[test]
+    fn an_output_under_one_wave_splits_its_inner_dimension_and_pays_for_the_partial_sums() {
+        // A DLRM MLP's weight gradient: 512 x 256 (8 tiles), k = 65,536 samples, on an A100.
+        let g = Gemm { m: 512.0, n: 256.0, k: 65536.0 };
+        let w = g.waves(Some(108.0));
+        // 13 slices of 5,041 samples: 104 tiles in one wave of 108.
+        assert_eq!(w, Waves { share: 104.0 / 108.0, split: 13.0 });
+        let gpu = GemmGpu { sms: Some(108.0), ..GPU };
+        let main = 2.0 * 512.0 * 256.0 * 65536.0 * (1.0 / F - 2.0 / (2.0 * GEMM_REFERENCE_DIM * B)) / w.share;
+        let partials = 13.0 * 512.0 * 256.0 * SPLIT_K_PARTIAL_BYTES * 2.0 / B;
+        let t = g.time_s(2.0, gpu);
+        assert!((t - (main + 512.0 * 256.0 * 2.0 / B + partials)).abs() < 1e-15, "{t}");
+        // Unsplit, its 8 tiles would keep 8 of the 108 SMs busy: 13.5 times the main loop.
+        assert!(10.0 * t < main * w.share * 108.0 / 8.0);
+        // Split, it runs within a fifth of a GEMM whose tiles fill whole waves.
+        assert!((0.8..1.0).contains(&(g.time_s(2.0, GPU) / t)), "{}", g.time_s(2.0, GPU) / t);
+        // A short inner dimension splits no finer than a tile deep: k = 256 gives 2 slices.
+        let shallow = Gemm { k: 256.0, ..g };
+        assert_eq!(shallow.waves(Some(108.0)), Waves { share: 16.0 / 108.0, split: 2.0 });
+        // A thin decoding GEMM is bound by its weights either way.
+        let decode = Gemm { m: 8.0, n: 8192.0, k: 8192.0 };
+        assert_eq!(decode.time_s(2.0, gpu), decode.time_s(2.0, GPU));
     }
 }

@@ -1120,8 +1120,8 @@ mod tests {
         let up = Gemm { m: t, n: ff, k: h };
         let hbm = f.hbm_bytes_per_s;
         let cast = |g: Gemm| g.m * g.k * 4.0 / hbm;
-        assert_eq!(f.block_gemm_pass_s(up, true), up.mixed_time_s(1.0, 2.0, rate, hbm) + cast(up));
-        assert_eq!(f.block_gemm_pass_s(up.wgrad(), false), up.wgrad().mixed_time_s(1.0, 2.0, rate, hbm));
+        assert_eq!(f.block_gemm_pass_s(up, true), up.mixed_time_s(1.0, 2.0, f.gemm_gpu(rate)) + cast(up));
+        assert_eq!(f.block_gemm_pass_s(up.wgrad(), false), up.wgrad().mixed_time_s(1.0, 2.0, f.gemm_gpu(rate)));
         assert_eq!(b.block_gemm_pass_s(up, true), b.gemm_s(up));
         // Forward, activation-gradient and weight-gradient GEMMs all gain, by less than the
         // 2x of the peaks: 0.91 x 2 on the rate, less the casts.

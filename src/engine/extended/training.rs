@@ -11,7 +11,7 @@ use super::calibration::{
     WORKSPACE_BYTES,
 };
 use super::collective::{time_s, Collective, Group, Links, Placement};
-use super::gemm::Gemm;
+use super::gemm::{Gemm, GemmGpu};
 use super::layout::Layout;
 use super::mixed::StagesByType;
 use super::shape::Dims;
@@ -37,6 +37,8 @@ pub struct TrainingCx<'a> {
     pub fp8_flops_per_s: Option<f64>,
     /// Effective HBM bandwidth per GPU, bytes/s.
     pub hbm_bytes_per_s: f64,
+    /// Streaming multiprocessors per GPU (`system.sm_count`); `None`: not known.
+    pub sms: Option<f64>,
     pub trains: bool,
     /// Samples per data-parallel rank per iteration (the local batch).
     pub local_batch: u64,
@@ -135,6 +137,7 @@ impl<'a> TrainingCx<'a> {
                 .filter(|_| setup.fp8)
                 .map(|f| f * sys.flops_util * FP8_GEMM_EFFICIENCY),
             hbm_bytes_per_s: sys.mem_bw_bytes_per_s * sys.mem_bw_util,
+            sms: sys.sm_count.map(|n| n as f64),
             trains,
             local_batch,
             micro_batch,
@@ -206,6 +209,7 @@ impl<'a> TrainingCx<'a> {
             cx.peak_flops_per_s = r.peak_flops_per_s;
             cx.fp8_flops_per_s = r.fp8_flops_per_s;
             cx.hbm_bytes_per_s = r.hbm_bytes_per_s;
+            cx.sms = r.sms;
             cx.links = r.links;
         }
         cx
@@ -235,7 +239,13 @@ impl<'a> TrainingCx<'a> {
 
     /// Time of one GEMM of this GPU at the model's precision, s ([`Gemm::time_s`]).
     pub fn gemm_s(&self, g: Gemm) -> f64 {
-        g.time_s(self.d.elem_bytes, self.flops_per_s, self.hbm_bytes_per_s)
+        g.time_s(self.d.elem_bytes, self.gemm_gpu(self.flops_per_s))
+    }
+
+    /// This GPU for a GEMM at `flops_per_s` (the model's precision, FP8, or the served
+    /// weights' format).
+    pub fn gemm_gpu(&self, flops_per_s: f64) -> GemmGpu {
+        GemmGpu { flops_per_s, hbm_bytes_per_s: self.hbm_bytes_per_s, sms: self.sms }
     }
 
     /// The GEMMs of a block's forward pass on one GPU for one micro-batch, each with how many
@@ -269,7 +279,7 @@ impl<'a> TrainingCx<'a> {
         let Some(fp8) = self.fp8_flops_per_s else { return self.gemm_s(g) };
         let e = self.d.elem_bytes;
         let cast_s = if cast { g.m * g.k * (e + FP8_CAST_WRITE_BYTES) / self.hbm_bytes_per_s } else { 0.0 };
-        g.mixed_time_s(1.0, e, fp8, self.hbm_bytes_per_s) + cast_s
+        g.mixed_time_s(1.0, e, self.gemm_gpu(fp8)) + cast_s
     }
 
     /// The attention scores' GEMMs (`Q K^T` and `P V`) of one forward pass, s: at the GEMM

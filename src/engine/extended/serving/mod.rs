@@ -276,11 +276,11 @@ impl<'a> ServingCx<'a> {
     /// the weights' bytes (the activations are few where reading matters) and writes a 16-bit
     /// output.
     fn block_gemms_s(&self, block: Block, t: f64) -> f64 {
-        let (e, hbm) = (self.cx.d.elem_bytes, self.cx.hbm_bytes_per_s);
+        let (e, gpu) = (self.cx.d.elem_bytes, self.cx.gemm_gpu(self.rate));
         self.cx
             .block_gemms_of(block, t)
             .iter()
-            .map(|(g, count)| count * g.mixed_time_s(self.weight_bytes, e, self.rate, hbm))
+            .map(|(g, count)| count * g.mixed_time_s(self.weight_bytes, e, gpu))
             .sum()
     }
 
