@@ -163,6 +163,26 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   await type(page, '#f-system-num_nodes', '16');
   check(/128 GPUs \(16 nodes x 8\)/.test(await page.locator('#scenario-summary').textContent()), 'summary follows the cluster back');
   const h100 = await matchesCli(page, 'H100, 16 nodes');
+  // The GPU's SMs come with it (132 on an H100, 108 on the A100 picked above) and the link
+  // carries them; without them no GEMM pays for a part-full last wave of tiles, so the step
+  // is shorter; 0 SMs is refused under the field with the last results kept. The field is
+  // among the GPU figures, folded until opened.
+  await page.locator('summary', { hasText: 'GPU figures and utilisation factors' }).click();
+  await page.locator('#f-system-sm_count').waitFor();
+  check(await page.locator('#f-system-sm_count').inputValue() === '132'
+    && scenarioOfLink(await page.locator('#share-link').inputValue()).system.sm_count === 132,
+    `the H100's 132 SMs are in the form and the link: ${await page.locator('#f-system-sm_count').inputValue()}`);
+  await type(page, '#f-system-sm_count', '');
+  const noWaves = await matchesCli(page, 'H100, 16 nodes, no SM count');
+  check(noWaves.iteration_s < h100.iteration_s && scenarioOfLink(await page.locator('#share-link').inputValue()).system.sm_count === undefined,
+    `without the SM count the waves cost nothing: ${h100.iteration_s} -> ${noWaves.iteration_s} s`);
+  await type(page, '#f-system-sm_count', '0');
+  await page.waitForFunction(() => /at least 1/.test(document.querySelector('#f-system-sm_count')?.closest('.field')?.querySelector('.error-msg')?.textContent ?? ''));
+  check(await page.locator('.stale-banner').isVisible() && (await shown(page)).iteration_s === noWaves.iteration_s, '0 SMs: a message under the field, the last results stay');
+  await type(page, '#f-system-sm_count', '132');
+  await settled(page);
+  check(!(await page.locator('.stale-banner').isVisible()) && (await shown(page)).iteration_s === h100.iteration_s,
+    'typing the 132 SMs back gives the H100 figures again');
   // Nodes far apart: a link latency in ms slows every collective across them, as the CLI says.
   await type(page, '#f-system-nic_latency_s', '10');
   const far = await matchesCli(page, 'H100, 16 nodes 10 ms apart');

@@ -402,3 +402,29 @@ fn the_attention_kernel_speed_is_explained_by_kernel() {
     assert!(k_of[0].1 > k_of[1].1 && k_of[1].1 > k_of[2].1, "{k_of:?}");
     assert!((k_of[2].1 - 0.325 * 0.35 / 0.615 / madmax::engine::extended::calibration::H100_GEMM_UTIL).abs() < 1e-9);
 }
+
+/// A system that says its SM count gets its GEMMs' waves charged and explained: the block's
+/// explanation lists the SMs, and no GEMM gets faster for it; without the count nothing of
+/// the kind is said or charged.
+#[test]
+fn the_waves_of_gemm_tiles_are_charged_and_explained_when_the_system_says_its_sms() {
+    let gemm_s = |sms: Option<u64>| {
+        let mut v = case("llm__llama_7b__zionex_128__llm_pre_ddp_tp_128x8_bs1", json!({"mode": "default"}));
+        if let Some(n) = sms {
+            v["inputs"]["system"]["sm_count"] = json!(n);
+        }
+        let s = validate(&raw_of(&v)).unwrap_or_else(|e| panic!("{e:?}"));
+        let r = evaluate(&s);
+        let op = r.timeline.iter().find(|o| o.name.block == Block::Fc && o.name.kind == OpKind::Compute).expect("op");
+        let e = madmax::engine::explain(&s, &op.name).expect("explained");
+        let of = |symbol: &str| e.terms.iter().find(|t| t.symbol == symbol).map(|t| t.value);
+        (of("t_gemm").expect("t_gemm"), of("SMs"), r.iteration_s)
+    };
+    let (plain, none, plain_s) = gemm_s(None);
+    let (a100, sms, a100_s) = gemm_s(Some(108));
+    assert_eq!((none, sms), (None, Some(108.0)));
+    assert!(a100 >= plain && a100_s >= plain_s, "{plain} -> {a100}, {plain_s} -> {a100_s}");
+    // Any SM count only adds time: a wave share is at most 1 (the rate F is per GPU).
+    let (odd, _, _) = gemm_s(Some(7));
+    assert!(odd >= plain, "{plain} -> {odd}");
+}
