@@ -373,8 +373,7 @@ impl<'a> CnnCx<'a> {
     /// A GEMM of this GPU's images, s: its compute time, or streaming the `bytes` it really
     /// moves if that takes longer.
     fn gemm_s(&self, g: Gemm, bytes: f64) -> f64 {
-        let sms = self.s.system.sm_count.map(|n| n as f64);
-        let gpu = GemmGpu { flops_per_s: self.flops_per_s, hbm_bytes_per_s: self.hbm_bytes_per_s, sms };
+        let gpu = GemmGpu::new(self.flops_per_s, self.hbm_bytes_per_s, self.s.system.sm_count);
         g.compute_time_s(self.e, gpu).max(bytes / self.hbm_bytes_per_s)
     }
 

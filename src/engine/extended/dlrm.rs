@@ -274,8 +274,7 @@ impl<'a> DlrmCx<'a> {
 
     /// This GPU for a GEMM at the model's precision.
     pub fn gemm_gpu(&self) -> GemmGpu {
-        let sms = self.s.system.sm_count.map(|n| n as f64);
-        GemmGpu { flops_per_s: self.flops_per_s, hbm_bytes_per_s: self.hbm_bytes_per_s, sms }
+        GemmGpu::new(self.flops_per_s, self.hbm_bytes_per_s, self.s.system.sm_count)
     }
 
     /// MLP layer `l`'s forward pass on this GPU, s: its GEMMs by their shapes

@@ -134,6 +134,13 @@ pub struct GemmGpu {
     pub sms: Option<f64>,
 }
 
+impl GemmGpu {
+    /// A GPU of `sm_count` SMs (as a system config says it, `None` when it does not).
+    pub fn new(flops_per_s: f64, hbm_bytes_per_s: f64, sm_count: Option<u64>) -> GemmGpu {
+        GemmGpu { flops_per_s, hbm_bytes_per_s, sms: sm_count.map(|n| n as f64) }
+    }
+}
+
 /// The tile a dimension of `x` elements is cut in: [`GEMM_TILE`], or under a tile the
 /// smallest power of two (at least 16) that holds it.
 fn tile(x: f64) -> f64 {
