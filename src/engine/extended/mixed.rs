@@ -256,6 +256,22 @@ mod tests {
     }
 
     #[test]
+    fn each_type_runs_its_gemms_over_its_own_sms() {
+        // 132 SMs on the H100s, 108 on the A100s: each type's rates carry its own count, and a
+        // second type without one charges no waves (its SM count is not the first type's).
+        let mut sys = a100s(8, 85.5e9);
+        sys["sm_count"] = json!(132);
+        sys["second_sm_count"] = json!(108);
+        let s = checked(doc(sys.clone(), json!({}))).expect("valid");
+        let sms = |s: &Scenario, second: bool| super::Rates::of(s, second).expect("rates").sms;
+        assert_eq!((sms(&s, false), sms(&s, true)), (Some(132.0), Some(108.0)));
+        sys.as_object_mut().expect("object").remove("second_sm_count");
+        let s = checked(doc(sys, json!({}))).expect("valid");
+        assert_eq!((sms(&s, false), sms(&s, true)), (Some(132.0), None));
+        assert_eq!(s.system.all_second().expect("second").sm_count, None);
+    }
+
+    #[test]
     fn the_second_type_runs_on_its_own_nvlinks() {
         // An A100 has 12 NVLinks to an H100's 18: its tensor-parallel all-reduces take longer.
         let mut own = a100s(8, 85.5e9);
