@@ -209,7 +209,11 @@ pub struct RowResult {
     /// Memory per GPU the source states (the `memory_gib` column), bytes; `None` when it does
     /// not say.
     pub measured_memory_bytes: Option<f64>,
-    /// `(predicted - stated) / stated` memory per GPU; `None` unless both are known.
+    /// Predicted memory per GPU as `nvidia-smi` shows it (the caching allocator's reserve,
+    /// [`crate::engine::extended::shown_memory_bytes`]), bytes: what a stated figure is
+    /// compared with.
+    pub memory_shown_bytes: Option<f64>,
+    /// `(shown - stated) / stated` memory per GPU; `None` unless both are known.
     pub memory_error: Option<f64>,
     /// The row's model label, GPU cell and GPU count, as the CSV gives them.
     pub model: String,
@@ -271,6 +275,7 @@ struct Prediction {
     predicted: f64,
     iteration_s: f64,
     memory_bytes: f64,
+    memory_shown_bytes: f64,
     capacity_bytes: f64,
 }
 
@@ -318,6 +323,7 @@ fn predict(run: &RunRow, metric: Metric, doc: &Value) -> Result<Prediction, Stri
         predicted,
         iteration_s: it,
         memory_bytes: report.memory.total_bytes,
+        memory_shown_bytes: crate::engine::extended::shown_memory_bytes(&report.memory),
         capacity_bytes: report.memory.capacity_bytes,
     })
 }
@@ -372,6 +378,7 @@ fn row_result(r: &Row) -> RowResult {
         defaults: Vec::new(),
         iteration_s: None,
         memory_bytes: None,
+        memory_shown_bytes: None,
         capacity_bytes: None,
         measured_memory_bytes: None,
         memory_error: None,
@@ -426,7 +433,8 @@ fn row_result(r: &Row) -> RowResult {
             out.defaults = defaults;
             out.iteration_s = Some(p.iteration_s);
             out.memory_bytes = Some(p.memory_bytes);
-            out.memory_error = out.measured_memory_bytes.map(|m| (p.memory_bytes - m) / m);
+            out.memory_shown_bytes = Some(p.memory_shown_bytes);
+            out.memory_error = out.measured_memory_bytes.map(|m| (p.memory_shown_bytes - m) / m);
             out.capacity_bytes = Some(p.capacity_bytes);
             out.scenario = Some(doc);
         }
@@ -701,8 +709,11 @@ mod tests {
             run(&format!("{head}{}{}{}", row("stated", "20"), row("silent", ""), row("bad", "lots"))).expect("parses");
         let gib = 1024.0 * 1024.0 * 1024.0;
         assert_eq!(out[0].measured_memory_bytes, Some(20.0 * gib));
-        let predicted = out[0].memory_bytes.expect("predicted");
-        assert_eq!(out[0].memory_error, Some((predicted - 20.0 * gib) / (20.0 * gib)));
+        // The stated figure is nvidia-smi's: compared with the allocator's reserve, the 2 GB of
+        // workspaces plus the live tensors over 0.85, more than the peak of live tensors.
+        let (peak, shown) = (out[0].memory_bytes.expect("predicted"), out[0].memory_shown_bytes.expect("shown"));
+        assert!((shown - (2e9 + (peak - 2e9) / 0.85)).abs() < 1.0 && shown > peak, "{peak} {shown}");
+        assert_eq!(out[0].memory_error, Some((shown - 20.0 * gib) / (20.0 * gib)));
         assert_eq!((out[1].measured_memory_bytes, out[1].memory_error), (None, None));
         assert!(out[1].skipped.is_none());
         assert!(

@@ -231,12 +231,12 @@ fn mfu(s: &Scenario, r: &Report) -> Figure {
 fn memory(r: &Report) -> Figure {
     let m = &r.memory;
     let help = if r.utilization.is_some() {
-        "Everything one GPU of the busiest pipeline stage holds: weights, gradients, optimizer states, activations of the micro-batches in flight, buffers."
+        "Everything one GPU of the busiest pipeline stage holds at its peak: weights, gradients, optimizer states, activations of the micro-batches in flight, buffers; a plan fits when this does. nvidia-smi shows more in training: PyTorch's caching allocator keeps freed blocks it cannot reuse, about 15% of what it reserves on average (GMLake, ASPLOS 2024)."
     } else {
         "Model weights held by each GPU under this plan. MAD-Max paper mode counts weights only."
     };
     let label = if r.utilization.is_some() { "Memory per GPU" } else { "Weights per GPU" };
-    Figure::new("memory", label, units::bytes(m.total_bytes), m.total_bytes, help).with(Piece::Exact {
+    let figure = Figure::new("memory", label, units::bytes(m.total_bytes), m.total_bytes, help).with(Piece::Exact {
         text: format!(
             "of {} HBM ({}){}",
             units::bytes(m.capacity_bytes),
@@ -245,6 +245,17 @@ fn memory(r: &Report) -> Figure {
         ),
         exact: format!("{} of {}", units::gib(m.total_bytes), units::gib(m.capacity_bytes)),
         warn: !m.fits(),
+    });
+    // A training job's memory as nvidia-smi shows it: PyTorch's caching allocator keeps more
+    // than the live tensors (a serving engine reserves its KV cache up front instead).
+    if r.utilization.is_none() || r.serving.is_some() || !m.fits() {
+        return figure;
+    }
+    let shown = crate::engine::extended::shown_memory_bytes(m);
+    figure.with(Piece::Marked {
+        id: "memory-shown",
+        text: format!("; about {} as nvidia-smi shows it, with the allocator's cache", units::bytes(shown)),
+        raw: shown,
     })
 }
 

@@ -255,6 +255,7 @@ mod tests {
             defaults: vec![],
             iteration_s: Some(measured),
             memory_bytes: None,
+            memory_shown_bytes: None,
             capacity_bytes: None,
             measured_memory_bytes: None,
             memory_error: None,

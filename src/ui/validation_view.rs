@@ -279,7 +279,7 @@ fn validation_table(p: &TableProps) -> Html {
                     <p class="help" id="validation-memory">
                         <strong>{ "Memory. " }</strong>
                         { format!(
-                            "On the {} runs whose source states memory per GPU (as nvidia-smi shows it, so with the CUDA context and the allocator's cache, which the model does not count), the predicted memory is off by {} at the median and {} at most ({}). Open a row's name to see both figures.",
+                            "On the {} runs whose source states memory per GPU (as nvidia-smi shows it: the CUDA context and workspaces, and what PyTorch's caching allocator reserves, which holds 15% more than the live tensors need on average, GMLake measured), the predicted memory as nvidia-smi would show it is off by {} at the median and {} at most ({}). Whether a plan fits is judged on the live tensors' peak. Open a row's name to see the figures.",
                             m.rows,
                             units::percent(m.median_abs_error),
                             units::percent(m.max_abs_error),
@@ -524,12 +524,13 @@ fn table(rows: &[RowResult], d: &Callback<Action>) -> Html {
                         <summary>{ &r.id }</summary>
                         <p>{ &r.notes }</p>
                         { if r.defaults.is_empty() { html! {} } else { html! { <p>{ format!("Defaults for blank cells: {}.", r.defaults.join("; ")) }</p> } } }
-                        { for r.measured_memory_bytes.zip(r.memory_bytes).map(|(stated, predicted)| html! {
+                        { for r.measured_memory_bytes.zip(r.memory_bytes.zip(r.memory_shown_bytes)).map(|(stated, (peak, shown))| html! {
                             <p class="memory-stated">{ format!(
-                                "Memory per GPU: {} predicted, {} stated by the source ({:+.0} %).",
-                                units::bytes(predicted),
+                                "Memory per GPU: {} of live tensors at the peak predicted, about {} as nvidia-smi shows it (PyTorch's caching allocator keeps more), against {} stated by the source ({:+.0} %).",
+                                units::bytes(peak),
+                                units::bytes(shown),
                                 units::bytes(stated),
-                                (predicted - stated) / stated * 100.0
+                                (shown - stated) / stated * 100.0
                             ) }</p>
                         }) }
                     </details>

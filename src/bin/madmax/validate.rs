@@ -76,8 +76,13 @@ pub fn run(a: &ValidateArgs) -> ExitCode {
                     }
                     _ => String::new(),
                 };
-                let stated = match (r.measured_memory_bytes, r.memory_error) {
-                    (Some(m), Some(e)) => format!(" (stated {}: {:+.0}%)", units::bytes(m), e * 100.0),
+                let stated = match (r.measured_memory_bytes, r.memory_shown_bytes, r.memory_error) {
+                    (Some(m), Some(shown), Some(e)) => format!(
+                        " (as nvidia-smi shows it: {} predicted, {} stated, {:+.0}%)",
+                        units::bytes(shown),
+                        units::bytes(m),
+                        e * 100.0
+                    ),
                     _ => String::new(),
                 };
                 outln!(
@@ -139,7 +144,7 @@ pub fn run(a: &ValidateArgs) -> ExitCode {
             }
             if let Some(m) = &s.memory {
                 outln!(
-                    "\nMemory per GPU against what sources state ({} rows): median {:.1}%, mean {:.1}%, max {:.1}% ({})",
+                    "\nMemory per GPU as nvidia-smi shows it (the allocator's reserve) against what sources state ({} rows): median {:.1}%, mean {:.1}%, max {:.1}% ({})",
                     m.rows,
                     m.median_abs_error * 100.0,
                     m.mean_abs_error * 100.0,
