@@ -254,7 +254,8 @@ fn memory(r: &Report) -> Figure {
     let shown = crate::engine::extended::shown_memory_bytes(m);
     figure.with(Piece::Marked {
         id: "memory-shown",
-        text: format!("; about {} as nvidia-smi shows it, with the allocator's cache", units::bytes(shown)),
+        // A non-breaking hyphen keeps the tool's name on one line.
+        text: format!("; about {} in nvidia\u{2011}smi, the allocator's cache included", units::bytes(shown)),
         raw: shown,
     })
 }

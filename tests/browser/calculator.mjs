@@ -116,6 +116,7 @@ await runTest('calculator', dist, async ({ server, browser }) => {
 
   // Hover and click an op of the timeline: its details and formula appear.
   const tl = page.locator('#chart-timeline');
+  await tl.scrollIntoViewIfNeeded();
   const box = await tl.boundingBox();
   await page.mouse.move(box.x + box.width * 0.5, box.y + box.height * 0.45);
   const tip = await page.locator('.tooltip').textContent().catch(() => '');
@@ -163,6 +164,12 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   await type(page, '#f-system-num_nodes', '16');
   check(/128 GPUs \(16 nodes x 8\)/.test(await page.locator('#scenario-summary').textContent()), 'summary follows the cluster back');
   const h100 = await matchesCli(page, 'H100, 16 nodes');
+  // Beside the live tensors' peak, the memory nvidia-smi would show: the caching allocator's
+  // reserve, 2 GB of workspaces plus the rest over 0.85, within the GPU's memory.
+  const peak = Number(await page.locator('#memory').getAttribute('data-value'));
+  const smi = Number(await page.locator('#memory-shown').getAttribute('data-value'));
+  check(Math.abs(smi - Math.min(2e9 + (peak - 2e9) / 0.85, 85.5e9)) < 1e3 && smi > peak,
+    `memory as nvidia-smi shows it: ${smi} B beside the peak's ${peak} B`);
   // The GPU's SMs come with it (132 on an H100, 108 on the A100 picked above) and the link
   // carries them; without them no GEMM pays for a part-full last wave of tiles, so the step
   // is shorter; 0 SMs is refused under the field with the last results kept. The field is
