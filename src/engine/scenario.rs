@@ -1160,6 +1160,15 @@ impl Spec {
         self.levels().iter().filter(|l| set.contains(&l.strategy)).fold(1u64, |p, l| p.saturating_mul(l.degree))
     }
 
+    /// The pipeline's degree when the pipeline is the plan's outermost level (and its only
+    /// pipeline level, of degree 2 or more): its stages then hold consecutive blocks of the
+    /// cluster's GPUs, the first stage the first `1/pp` of them. `None` otherwise.
+    pub fn outermost_pipeline(&self) -> Option<u64> {
+        let p = self.product_of(&[Strategy::Pp]);
+        let last = self.levels().last()?;
+        (p > 1 && last.strategy == Strategy::Pp && last.degree == p).then_some(p)
+    }
+
     /// Degree of the first level (1 for an empty spec).
     pub fn first_degree(&self) -> u64 {
         self.levels().first().map_or(1, |l| l.degree)

@@ -524,13 +524,13 @@ fn table(rows: &[RowResult], d: &Callback<Action>) -> Html {
                         <summary>{ &r.id }</summary>
                         <p>{ &r.notes }</p>
                         { if r.defaults.is_empty() { html! {} } else { html! { <p>{ format!("Defaults for blank cells: {}.", r.defaults.join("; ")) }</p> } } }
-                        { for r.measured_memory_bytes.zip(r.memory_bytes.zip(r.memory_shown_bytes)).map(|(stated, (peak, shown))| html! {
+                        { for r.measured_memory_bytes.zip(r.memory_bytes.zip(r.memory_shown_bytes)).zip(r.memory_error).map(|((stated, (peak, shown)), error)| html! {
                             <p class="memory-stated">{ format!(
                                 "Memory per GPU: {} of live tensors at the peak predicted, about {} as nvidia-smi shows it (PyTorch's caching allocator keeps more), against {} stated by the source ({:+.0} %).",
                                 units::bytes(peak),
                                 units::bytes(shown),
                                 units::bytes(stated),
-                                (shown - stated) / stated * 100.0
+                                error * 100.0
                             ) }</p>
                         }) }
                     </details>

@@ -135,7 +135,7 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
                 terms.push(term(
                     "SMs",
                     "streaming multiprocessors per GPU: they compute a GEMM's 128 x 128 output tiles in waves, one tile each at a time, and a last wave that fills only some of them leaves the others idle, so each GEMM's 2 m n k / F is divided by the share waves / ceil(waves) of their time its tiles keep busy; an output under one wave splits its inner dimension into as many slices as fill the SMs, each writing FP32 partial sums that a reduction reads back",
-                    sms,
+                    sms as f64,
                     Unit::Count,
                 ));
             }

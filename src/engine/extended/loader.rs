@@ -31,21 +31,14 @@
 use super::explain::term;
 use crate::engine::reference::explain::{Explanation, Unit};
 use crate::engine::report::LoaderBound;
-use crate::engine::scenario::{Decode, Loader, Scenario, Storage, Strategy};
+use crate::engine::scenario::{Decode, Loader, Scenario, Storage};
 
 /// Nodes whose GPUs take input: all of them, or with a pipeline as the transformer plan's
 /// outermost level only those of its first stage (its GPUs are the first `1/pp` of the
 /// cluster's): `ceil(nodes / pp)`.
 pub fn input_nodes(s: &Scenario) -> u64 {
     let nodes = s.system.num_nodes;
-    let Some(spec) = s.task.plan.transformer.as_ref() else { return nodes };
-    let p = spec.product_of(&[Strategy::Pp]);
-    let outermost = spec.levels().last().is_some_and(|l| l.strategy == Strategy::Pp && l.degree == p);
-    if p > 1 && outermost {
-        nodes.div_ceil(p)
-    } else {
-        nodes
-    }
+    s.task.plan.transformer.as_ref().and_then(|t| t.outermost_pipeline()).map_or(nodes, |p| nodes.div_ceil(p))
 }
 
 impl Decode {

@@ -10,7 +10,7 @@
 //! ([`StagesByType`]): the faster GPUs' stages hold more layers.
 
 use super::super::report::{peak_flops_per_s, Limit, Report};
-use super::super::scenario::{Arch, Scenario, Strategy};
+use super::super::scenario::{Arch, Scenario};
 
 /// The scenario of the type that paces a cluster of two GPU types (every GPU of that type)
 /// and the cluster's report; `None` when the cluster has one type.
@@ -62,7 +62,7 @@ pub struct Rates {
     /// Effective HBM bandwidth, bytes/s.
     pub hbm_bytes_per_s: f64,
     /// Streaming multiprocessors; `None`: not known.
-    pub sms: Option<f64>,
+    pub sms: Option<u64>,
     /// HBM capacity, bytes.
     pub mem_cap_bytes: f64,
     /// Its links (its own NVLinks, the cluster's network).
@@ -81,7 +81,7 @@ impl Rates {
             peak_flops_per_s: peak,
             fp8_flops_per_s: fp8.map(|f| f * sys.flops_util * super::calibration::FP8_GEMM_EFFICIENCY),
             hbm_bytes_per_s: sys.mem_bw_bytes_per_s * sys.mem_bw_util,
-            sms: sys.sm_count.map(|n| n as f64),
+            sms: sys.sm_count,
             mem_cap_bytes: sys.mem_cap_bytes,
             links: super::collective::Links::of(&sys),
         })
@@ -110,11 +110,7 @@ impl StagesByType {
     pub fn of(s: &Scenario, layers: u64) -> Option<StagesByType> {
         let second = s.system.second.as_ref()?;
         let spec = s.task.plan.transformer.as_ref()?;
-        let p = spec.product_of(&[Strategy::Pp]);
-        let outermost = spec.levels().last().is_some_and(|l| l.strategy == Strategy::Pp && l.degree == p);
-        if p < 2 || !outermost || layers < p {
-            return None;
-        }
+        let p = spec.outermost_pipeline().filter(|p| layers >= *p)?;
         let n = s.system.num_devices;
         let per_stage = n / p;
         let first_gpus = n.checked_sub(second.nodes.saturating_mul(s.system.devices_per_node()))?;
@@ -264,10 +260,10 @@ mod tests {
         sys["second_sm_count"] = json!(108);
         let s = checked(doc(sys.clone(), json!({}))).expect("valid");
         let sms = |s: &Scenario, second: bool| super::Rates::of(s, second).expect("rates").sms;
-        assert_eq!((sms(&s, false), sms(&s, true)), (Some(132.0), Some(108.0)));
+        assert_eq!((sms(&s, false), sms(&s, true)), (Some(132), Some(108)));
         sys.as_object_mut().expect("object").remove("second_sm_count");
         let s = checked(doc(sys, json!({}))).expect("valid");
-        assert_eq!((sms(&s, false), sms(&s, true)), (Some(132.0), None));
+        assert_eq!((sms(&s, false), sms(&s, true)), (Some(132), None));
         assert_eq!(s.system.all_second().expect("second").sm_count, None);
     }
 

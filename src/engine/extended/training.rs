@@ -38,7 +38,7 @@ pub struct TrainingCx<'a> {
     /// Effective HBM bandwidth per GPU, bytes/s.
     pub hbm_bytes_per_s: f64,
     /// Streaming multiprocessors per GPU (`system.sm_count`); `None`: not known.
-    pub sms: Option<f64>,
+    pub sms: Option<u64>,
     pub trains: bool,
     /// Samples per data-parallel rank per iteration (the local batch).
     pub local_batch: u64,
@@ -137,7 +137,7 @@ impl<'a> TrainingCx<'a> {
                 .filter(|_| setup.fp8)
                 .map(|f| f * sys.flops_util * FP8_GEMM_EFFICIENCY),
             hbm_bytes_per_s: sys.mem_bw_bytes_per_s * sys.mem_bw_util,
-            sms: sys.sm_count.map(|n| n as f64),
+            sms: sys.sm_count,
             trains,
             local_batch,
             micro_batch,
@@ -245,7 +245,7 @@ impl<'a> TrainingCx<'a> {
     /// This GPU for a GEMM at `flops_per_s` (the model's precision, FP8, or the served
     /// weights' format).
     pub fn gemm_gpu(&self, flops_per_s: f64) -> GemmGpu {
-        GemmGpu { flops_per_s, hbm_bytes_per_s: self.hbm_bytes_per_s, sms: self.sms }
+        GemmGpu::new(flops_per_s, self.hbm_bytes_per_s, self.sms)
     }
 
     /// The GEMMs of a block's forward pass on one GPU for one micro-batch, each with how many
