@@ -32,7 +32,7 @@ mod stats;
 use columns::{Col, Columns, Row};
 pub use csv::{parse_csv, Records};
 pub use expectation::{bands_in, expectation, Band, Expectation, BANDS, MIN_RUNS};
-pub use floor::{floor, same_work_pairs, sentence as floor_sentence, Floor, Pair, Run, SameWork};
+pub use floor::{floor, same_work_pairs, sentence as floor_sentence, Floor, Pair, Run, SameWork, Work};
 pub use rows::{gpu_family, gpu_label, megatron_flops};
 use rows::{FlopsBasis, RunRow, Schema, GIB};
 pub use shipped::{rows_of, ShippedRow, SHIPPED_FILES};
@@ -332,15 +332,21 @@ fn predict(run: &RunRow, metric: Metric, doc: &Value) -> Result<Prediction, Stri
 /// header).
 pub fn run(csv: &str) -> Result<Vec<RowResult>, String> {
     let mut rows = Vec::new();
-    for_each_row(csv, |r| rows.push(r))?;
+    for_each_row(csv, |r| r, |r| rows.push(r))?;
     Ok(rows)
 }
 
-/// Predicts every row of a CSV of measured runs and hands each outcome to `each` as soon as it
-/// is known, so that a long file is never held as cells; returns the number of rows. Refuses a
-/// CSV without the `id`, `metric` and `measured` columns or with more than
-/// [`crate::input::MAX_CSV_ROWS`] rows.
-pub fn for_each_row(csv: &str, mut each: impl FnMut(RowResult)) -> Result<usize, String> {
+/// Predicts every row of a CSV of measured runs, turns each outcome into what the caller keeps
+/// (`prepare`, on the thread that predicted the row: what it drops is freed where it was made)
+/// and hands that to `each` in the file's order, a batch of [`BATCH_ROWS`] rows at a time, so
+/// that a long file is never held as cells; returns the number of rows. Natively a batch's
+/// rows are predicted on every core ([`predict_batch`]). Refuses a CSV without the `id`,
+/// `metric` and `measured` columns or with more than [`crate::input::MAX_CSV_ROWS`] rows.
+pub fn for_each_row<T: Send>(
+    csv: &str,
+    prepare: impl Fn(RowResult) -> T + Sync,
+    mut each: impl FnMut(T),
+) -> Result<usize, String> {
     let mut records = Records::new(csv);
     let header = records.next().ok_or("the CSV is empty")?;
     let columns = Columns::of(&header)?;
@@ -350,17 +356,67 @@ pub fn for_each_row(csv: &str, mut each: impl FnMut(RowResult)) -> Result<usize,
         }
     }
     let mut n = 0;
+    let mut batch = Vec::with_capacity(BATCH_ROWS);
     for cells in records {
         if n == crate::input::MAX_CSV_ROWS {
+            predict_batch(&columns, &mut batch, &prepare, &mut each);
             return Err(format!(
                 "the CSV has more than {} rows, the most madmax reads at once: split it",
                 crate::input::MAX_CSV_ROWS
             ));
         }
-        each(row_result(&Row { columns: &columns, cells: &cells }));
+        batch.push(cells);
         n += 1;
+        if batch.len() == BATCH_ROWS {
+            predict_batch(&columns, &mut batch, &prepare, &mut each);
+        }
     }
+    predict_batch(&columns, &mut batch, &prepare, &mut each);
     Ok(n)
+}
+
+/// Rows [`for_each_row`] reads before predicting them: enough to keep every core busy, few
+/// enough that a batch's cells stay small next to the results kept.
+const BATCH_ROWS: usize = 4096;
+
+/// Predicts a batch of rows and hands the outcomes to `each` in order, emptying the batch.
+/// Natively the rows are dealt round-robin to one thread per core (rows differ in cost, a
+/// pipeline of many micro-batches taking 30 times as long as one GPU, and neighbours in a file
+/// are often alike); the WebAssembly page has no threads and predicts them in turn.
+fn predict_batch<T: Send>(
+    columns: &Columns,
+    batch: &mut Vec<Vec<String>>,
+    prepare: &(impl Fn(RowResult) -> T + Sync),
+    each: &mut impl FnMut(T),
+) {
+    let predict = |cells: &Vec<String>| prepare(row_result(&Row { columns, cells }));
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        let threads = std::thread::available_parallelism().map_or(1, usize::from).min(batch.len());
+        if threads > 1 {
+            let rows: &[Vec<String>] = batch;
+            let mut dealt: Vec<std::vec::IntoIter<T>> = std::thread::scope(|s| {
+                let handles: Vec<_> = (1..threads)
+                    .map(|t| s.spawn(move || rows.iter().skip(t).step_by(threads).map(predict).collect::<Vec<_>>()))
+                    .collect();
+                let mine: Vec<T> = rows.iter().step_by(threads).map(predict).collect();
+                std::iter::once(mine)
+                    .chain(handles.into_iter().map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))))
+                    .map(Vec::into_iter)
+                    .collect()
+            });
+            for i in 0..rows.len() {
+                if let Some(r) = dealt[i % threads].next() {
+                    each(r);
+                }
+            }
+            batch.clear();
+            return;
+        }
+    }
+    for cells in batch.drain(..) {
+        each(predict(&cells));
+    }
 }
 
 /// One row's outcome: its prediction and error, or why it was skipped.
@@ -487,6 +543,45 @@ mod tests {
     use super::*;
     use crate::engine::extended::calibration::{self, UTIL};
     use crate::presets;
+
+    #[test]
+    fn rows_predicted_on_every_core_come_back_in_the_files_order_as_predicted_one_by_one() {
+        // More rows than a batch, of different costs (vTrain's plans: 1 to 4-way tensor
+        // parallelism, a pipeline, micro-batches of 2 to 32), so that the threads finish out
+        // of step, and with same-work pairs for the floor.
+        let mut records = Records::new(TRAINING_CSV);
+        let header = records.next().expect("a header");
+        let some: Vec<Vec<String>> = records.take(12).collect();
+        let n = BATCH_ROWS + 37;
+        let mut csv = header.join(",") + "\n";
+        let id = header.iter().position(|h| h == "id").expect("an id column");
+        for i in 0..n {
+            let mut cells = some[i * 7 % some.len()].clone();
+            cells[id] = format!("r{i}");
+            let quoted: Vec<String> = cells.iter().map(|c| format!("\"{}\"", c.replace('"', "\"\""))).collect();
+            csv += &(quoted.join(",") + "\n");
+        }
+        let mut ids = Vec::new();
+        let mut works = SameWork::default();
+        let count = for_each_row(
+            &csv,
+            |r| (Work::of(&r), RowResult { scenario: None, ..r }),
+            |(w, r)| {
+                works.add_work(ids.len(), w);
+                ids.push((r.id, r.predicted));
+            },
+        )
+        .expect("reads");
+        assert_eq!(count, n);
+        let whole = run(&csv).expect("reads");
+        let one_by_one: Vec<_> = whole.iter().map(|r| (r.id.clone(), r.predicted)).collect();
+        assert_eq!(ids, one_by_one);
+        assert!(ids.iter().enumerate().all(|(i, (id, p))| *id == format!("r{i}") && p.is_some()));
+        // The work taken on the threads groups the rows as the scenarios do.
+        let (a, b) = (works.floor(&whole), SameWork::of(&whole).floor(&whole));
+        assert!(a.as_ref().is_some_and(|f| f.pairs > 0));
+        assert_eq!(a.map(|f| (f.error, f.pairs)), b.map(|f| (f.error, f.pairs)));
+    }
 
     #[test]
     fn a_metric_reads_and_writes_its_cell() {

@@ -45,10 +45,27 @@ pub struct Floor {
     pub pairs: usize,
 }
 
-/// The row's work as bytes of text (its metric and scenario without what a same-work pair may differ
-/// in: its name and micro-batch size), its micro-batch size and the sequences per data-parallel
-/// rank; `None` for skipped rows, rows with a pipeline (whose bubble depends on the number of
-/// micro-batches) and rows without a scenario.
+/// What [`SameWork`] needs of a row, taken from its scenario: the work as bytes of text (its
+/// metric and scenario without what a same-work pair may differ in: its name and micro-batch
+/// size), its micro-batch size and the sequences per data-parallel rank. A caller that drops
+/// rows' scenarios takes it first ([`Work::of`], then [`SameWork::add_work`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Work {
+    key: Vec<u8>,
+    micro: u64,
+    local: u64,
+}
+
+impl Work {
+    /// The row's work; `None` for skipped rows, rows with a pipeline (whose bubble depends on
+    /// the number of micro-batches) and rows without a scenario.
+    pub fn of(r: &RowResult) -> Option<Work> {
+        let (key, micro, local) = work(r)?;
+        Some(Work { key, micro, local })
+    }
+}
+
+/// [`Work::of`] as a tuple.
 fn work(r: &RowResult) -> Option<(Vec<u8>, u64, u64)> {
     if r.skipped.is_some() {
         return None;
@@ -100,8 +117,8 @@ struct Member {
 }
 
 /// Rows grouped by the work they do, in the order of each group's first row, built one row at
-/// a time: a caller may drop a row's scenario once it is added (`madmax validate` on a long
-/// file does).
+/// a time: a caller may drop a row's scenario once it is added, or once its [`Work`] is taken
+/// (`madmax validate` on a long file does).
 #[derive(Debug, Default)]
 pub struct SameWork {
     index: BTreeMap<Vec<u8>, usize>,
@@ -120,7 +137,12 @@ impl SameWork {
 
     /// Adds row number `row` (`r`), if it does work that a pair can share.
     pub fn add(&mut self, row: usize, r: &RowResult) {
-        let Some((key, micro, local)) = work(r) else { return };
+        self.add_work(row, Work::of(r));
+    }
+
+    /// Adds row number `row` by its work ([`Work::of`]); `None` adds nothing.
+    pub fn add_work(&mut self, row: usize, work: Option<Work>) {
+        let Some(Work { key, micro, local }) = work else { return };
         let groups = &mut self.groups;
         let i = *self.index.entry(key).or_insert_with(|| {
             groups.push(Vec::new());

@@ -8,6 +8,14 @@ use madmax::input::printable;
 use madmax::units;
 use std::process::ExitCode;
 
+/// A line of `madmax validate`'s report, added to `$text`.
+macro_rules! wln {
+    ($text:ident, $($t:tt)*) => {{
+        use std::fmt::Write as _;
+        let _ = writeln!($text, $($t)*);
+    }};
+}
+
 /// `madmax validate`: the default model against measured runs.
 pub fn run(a: &ValidateArgs) -> ExitCode {
     let (files, json_out) = (&a.files, a.json);
@@ -31,11 +39,14 @@ pub fn run(a: &ValidateArgs) -> ExitCode {
                 return ExitCode::from(2);
             }
         };
-        let read = madmax::accuracy::for_each_row(&text, |mut r| {
-            same_work.add(rows.len(), &r);
-            r.scenario = None;
-            r.notes = String::new();
-            r.citation = String::new();
+        // Each row's work is taken, and its scenario, notes and citation dropped, on the thread
+        // that predicted it.
+        let lean = |r: madmax::accuracy::RowResult| {
+            let work = madmax::accuracy::Work::of(&r);
+            (work, madmax::accuracy::RowResult { scenario: None, notes: String::new(), citation: String::new(), ..r })
+        };
+        let read = madmax::accuracy::for_each_row(&text, lean, |(work, r)| {
+            same_work.add_work(rows.len(), work);
             rows.push(r);
         });
         if let Err(e) = read {
@@ -61,7 +72,10 @@ pub fn run(a: &ValidateArgs) -> ExitCode {
         out_json(&madmax::accuracy::to_json(&rows, floor.as_ref()));
         return ExitCode::SUCCESS;
     }
-    outln!("{:<34} {:>14} {:>12} {:>12} {:>8}  memory/GPU", "row", "metric", "predicted", "measured", "error");
+    // The report is written once at the end: written line by line, each of a long file's
+    // 100,000 lines would be a write of its own.
+    let mut text = String::new();
+    wln!(text, "{:<34} {:>14} {:>12} {:>12} {:>8}  memory/GPU", "row", "metric", "predicted", "measured", "error");
     for r in &rows {
         match (r.predicted, r.error) {
             (Some(p), Some(e)) => {
@@ -85,7 +99,8 @@ pub fn run(a: &ValidateArgs) -> ExitCode {
                     ),
                     _ => String::new(),
                 };
-                outln!(
+                wln!(
+                    text,
                     "{:<34} {:>14} {:>12.4} {:>12.4} {:>+7.1}%  {mem}{stated}",
                     r.id,
                     r.metric.map_or("", madmax::accuracy::Metric::cell),
@@ -94,17 +109,17 @@ pub fn run(a: &ValidateArgs) -> ExitCode {
                     e * 100.0
                 )
             }
-            _ => outln!("{:<34} skipped: {}", r.id, r.skipped.as_deref().unwrap_or("")),
+            _ => wln!(text, "{:<34} skipped: {}", r.id, r.skipped.as_deref().unwrap_or("")),
         }
     }
     let mut defaults: Vec<&str> = rows.iter().flat_map(|r| r.defaults.iter().map(String::as_str)).collect();
     madmax::engine::order::sort(&mut defaults);
     defaults.dedup();
     if !defaults.is_empty() {
-        outln!("\nDefaults for blank cells:");
+        wln!(text, "\nDefaults for blank cells:");
         for d in defaults {
             let n = rows.iter().filter(|r| r.defaults.iter().any(|x| x == d)).count();
-            outln!("  {d} ({n} rows)");
+            wln!(text, "  {d} ({n} rows)");
         }
     }
     match madmax::accuracy::summarize(&rows) {
@@ -128,9 +143,10 @@ pub fn run(a: &ValidateArgs) -> ExitCode {
             }));
             // Names are aligned on the longest.
             let width = lines.iter().map(|(n, _)| n.chars().count()).max().unwrap_or(0).max(28);
-            outln!("\nAbsolute error of the default model:");
+            wln!(text, "\nAbsolute error of the default model:");
             for (name, st) in lines {
-                outln!(
+                wln!(
+                    text,
                     "  {name:<width$} {:>4} rows  median {:>5.1}%  mean {:>5.1}%  max {:>5.1}% ({})",
                     st.rows,
                     st.median_abs_error * 100.0,
@@ -140,10 +156,11 @@ pub fn run(a: &ValidateArgs) -> ExitCode {
                 );
             }
             if s.skipped > 0 {
-                outln!("  {} rows skipped", s.skipped);
+                wln!(text, "  {} rows skipped", s.skipped);
             }
             if let Some(m) = &s.memory {
-                outln!(
+                wln!(
+                    text,
                     "\nMemory per GPU as nvidia-smi shows it (the allocator's reserve) against what sources state ({} rows): median {:.1}%, mean {:.1}%, max {:.1}% ({})",
                     m.rows,
                     m.median_abs_error * 100.0,
@@ -153,19 +170,21 @@ pub fn run(a: &ValidateArgs) -> ExitCode {
                 );
             }
         }
-        None => outln!("\nno row could be predicted"),
+        None => wln!(text, "\nno row could be predicted"),
     }
     if let Some(f) = &floor {
-        outln!("\nFloor: {}", printable(&madmax::accuracy::floor_sentence(f)));
-        outln!("  (the worst of {} pairs of rows that do the same work in more or fewer micro-batches)", f.pairs);
+        wln!(text, "\nFloor: {}", printable(&madmax::accuracy::floor_sentence(f)));
+        wln!(text, "  (the worst of {} pairs of rows that do the same work in more or fewer micro-batches)", f.pairs);
     }
     if let Some(bands) = madmax::accuracy::bands_in(&rows) {
-        outln!(
+        wln!(
+            text,
             "\nMeasured / predicted time by kind of plan ({} runs or more; 10th, 50th, 90th percentile):",
             madmax::accuracy::MIN_RUNS
         );
         for b in bands {
-            outln!(
+            wln!(
+                text,
                 "  {:<10} {:<5} {:>4} runs  {:.2}  {:.2}  {:.2}",
                 b.parallelism,
                 b.gpu,
@@ -176,5 +195,6 @@ pub fn run(a: &ValidateArgs) -> ExitCode {
             );
         }
     }
+    crate::io::out(&text);
     ExitCode::SUCCESS
 }
