@@ -37,10 +37,39 @@ pub const MAMF_A100: f64 = 267.9 / 312.0;
 /// The same for an H100 SXM: 792.1 of 989 TFLOP/s (same table, CUDA 12.1).
 pub const MAMF_H100: f64 = 792.1 / 989.0;
 
-/// [`UTIL`]'s GEMM fraction on an H100 SXM: the A100 figure scaled by how much less of its peak
-/// the H100's best matmul reaches (80.1% against 85.9%), so 0.746. The H100 reaches a smaller
-/// share of a peak that is 3.2 times the A100's; the other fractions are shared.
-pub const H100_GEMM_UTIL: f64 = UTIL.flops * MAMF_H100 / MAMF_A100;
+/// The largest BF16 matmul rate an H200 SXM *sustains*, as a fraction of its peak: 708.5 of 989
+/// TFLOP/s once the chip draws its 700 W and its clock settles (about 1,465 MHz against the
+/// 1,980 MHz boost at which the peak is counted and at which short bursts run: 841.9 TFLOP/s).
+/// Bekman, *Machine Learning Engineering*, "Maximum Achievable Matmul FLOPS comparison table",
+/// MAMF and MSMF columns (branch `fast-mamf`, August 2026, torch 2.13 with CUDA 13), measured
+/// on one GPU after a thermal soak: the rate a training step, which keeps the SMs busy for
+/// hours, lives at. The H200 is the H100 SXM's chip at the same power (the table's H100 row:
+/// "H200 is the same").
+pub const MSMF_H200: f64 = 708.5 / 989.0;
+
+/// The same for FP8 (`float8_e4m3fn`) on an H200 SXM: 1,288.7 of 1,979 TFLOP/s (same table).
+pub const MSMF_H200_FP8: f64 = 1288.7 / 1979.0;
+
+/// The same for BF16 on a B200 SXM: 1,456.3 of 2,250 TFLOP/s at its 1,000 W, about 1,339 MHz
+/// against a 1,965 MHz boost (same table).
+pub const MSMF_B200: f64 = 1456.3 / 2250.0;
+
+/// [`UTIL`]'s GEMM fraction on a GPU whose sustained matmul rate is `sustained` of its peak: the
+/// A100 figure scaled by that over the A100's sustained rate. The A100's comes from Azure's
+/// benchmark after 10,000 warm-up GEMMs ([`AZURE_A100_FP16`], 82.2%): an A100 at 400 W loses
+/// little of its 1,410 MHz, so its sustained and burst rates differ by a few percent (85.9-86.9%
+/// in the maximum achievable matmul table), where Hopper and Blackwell, whose peaks assume a
+/// boost clock their power limit does not hold, lose 15-18%.
+pub const fn sustained_gemm_util(sustained: f64) -> f64 {
+    UTIL.flops * sustained / AZURE_A100_FP16
+}
+
+/// [`UTIL`]'s GEMM fraction on an H100 SXM (and the H200, the same chip):
+/// [`sustained_gemm_util`] of [`MSMF_H200`], 0.697. The H100 sustains a smaller share of a
+/// peak that is 3.2 times the A100's; the other fractions are shared. Until December 2026 the
+/// model took the H100's burst rate ([`MAMF_H100`], 0.746 then) and predicted H100 training
+/// 8-18% faster than the A100 runs of the same source where those were 5-10% fast.
+pub const H100_GEMM_UTIL: f64 = sustained_gemm_util(MSMF_H200);
 
 /// The same for the Hopper GPU of a GH200: 821.0 of 989 TFLOP/s (same table, CUDA 12.5); it
 /// draws more power than an H100 SXM and holds its clock better.
@@ -56,13 +85,16 @@ pub const MAMF_MI300X: f64 = 781.9 / 1300.0;
 pub const MAMF_V100: f64 = 101.0 / 112.0;
 
 /// [`UTIL`]'s GEMM fraction on a GPU family of the validation rows (`accuracy::gpu_family`):
-/// the A100 figure scaled by the family's maximum achievable matmul fraction over the A100's.
-/// Families without a measured figure take the H100's: the H100 NVL and the H200 are the same
-/// Hopper chip as the H100 SXM (other memory, other power), and no maximum achievable matmul
-/// figure of a B200 is published in that table, so it is assumed to lose what the H100 loses.
+/// the A100 figure scaled by the family's sustained matmul fraction over the A100's
+/// ([`sustained_gemm_util`]) where one is measured (H100 and H200, B200), else by its maximum
+/// achievable (burst) fraction over the A100's: GH200 (1,000 W, which holds its clock better;
+/// no sustained figure published), MI300X (which reaches its power limit within one kernel, so
+/// its burst rate is its sustained rate), V100. The H100 NVL is the same Hopper chip as the
+/// H100 SXM (other memory, other power) and takes its figure.
 pub fn gemm_util(family: &str) -> f64 {
     match family {
         "A100" => UTIL.flops,
+        "B200" => sustained_gemm_util(MSMF_B200),
         "GH200" => UTIL.flops * MAMF_GH200 / MAMF_A100,
         "MI300X" => UTIL.flops * MAMF_MI300X / MAMF_A100,
         "V100" => UTIL.flops * MAMF_V100 / MAMF_A100,
@@ -80,11 +112,12 @@ pub const AZURE_A100_FP16: f64 = 256.5 / 312.0;
 pub const AZURE_H100_FP8: f64 = 1382.2 / 1979.0;
 
 /// Share of a GPU's 16-bit GEMM efficiency that its FP8 GEMMs keep, as fractions of their own
-/// peaks: the H100's FP8 fraction over its BF16 fraction, 0.91. Azure's guide measures FP8 on
-/// the H100 and FP16 on the A100 with one harness, so the FP8 fraction is taken against the
-/// A100's there (0.698 / 0.822) and carried to the H100's BF16 through the maximum achievable
-/// matmul table (0.859 / 0.801). FP8 GEMMs run at `fp8_flops x flops_util x` this.
-pub const FP8_GEMM_EFFICIENCY: f64 = AZURE_H100_FP8 / AZURE_A100_FP16 * MAMF_A100 / MAMF_H100;
+/// peaks: the H200's sustained FP8 fraction over its sustained BF16 fraction, 0.651 / 0.716 =
+/// 0.909 ([`MSMF_H200_FP8`], [`MSMF_H200`]: one chip, one harness, both at full power). Azure's
+/// guide, which measures FP8 on the H100 and FP16 on the A100, gives 0.911 through the maximum
+/// achievable matmul table ([`AZURE_H100_FP8`]). FP8 GEMMs run at `fp8_flops x flops_util x`
+/// this.
+pub const FP8_GEMM_EFFICIENCY: f64 = MSMF_H200_FP8 / MSMF_H200;
 
 /// Bytes an FP8 GEMM's 16-bit activation operand writes per element before the GEMM, besides
 /// reading it (Transformer Engine's cast-transpose kernels): the FP8 copy (1) and its FP8
@@ -135,7 +168,7 @@ pub const PRE_HOPPER_KERNEL_ON_H100: f64 = 0.35 / 0.615;
 
 /// Speed of the score FLOPs of the first FlashAttention or its Triton ports on an H100, relative
 /// to the H100's GEMMs at [`H100_GEMM_UTIL`]: their A100 share, 32.5% of peak, times
-/// [`PRE_HOPPER_KERNEL_ON_H100`] gives 18.5% of the H100's peak; over 74.6%, 0.25. No benchmark of
+/// [`PRE_HOPPER_KERNEL_ON_H100`] gives 18.5% of the H100's peak; over 69.7%, 0.27. No benchmark of
 /// these kernels on an H100 is published; the figure assumes that, written for the A100 as
 /// FlashAttention-2 was, they lose on an H100 what it loses.
 pub const FLASH1_H100_EFFICIENCY: f64 = 0.325 * PRE_HOPPER_KERNEL_ON_H100 / H100_GEMM_UTIL;
