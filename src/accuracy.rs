@@ -573,7 +573,8 @@ mod tests {
         )
         .expect("reads");
         assert_eq!(count, n);
-        let whole = run(&csv).expect("reads");
+        // Each row predicted on its own, in turn, on this thread.
+        let whole: Vec<RowResult> = rows_of(&[&csv]).iter().map(ShippedRow::predict).collect();
         let one_by_one: Vec<_> = whole.iter().map(|r| (r.id.clone(), r.predicted)).collect();
         assert_eq!(ids, one_by_one);
         assert!(ids.iter().enumerate().all(|(i, (id, p))| *id == format!("r{i}") && p.is_some()));
