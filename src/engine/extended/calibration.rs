@@ -68,8 +68,8 @@ pub const fn sustained_gemm_util(sustained: f64) -> f64 {
 /// [`sustained_gemm_util`] of [`MSMF_H200`], 0.697. The H100 sustains a smaller share of a
 /// peak that is 3.2 times the A100's; the other fractions are shared. Until December 2026 the
 /// model took the H100's burst rate ([`MAMF_H100`], 0.746 then) and predicted MosaicML's MPT
-/// models 2.4-2.8 times as fast on H100s as on A100s at 2,048 tokens, where they ran 2.1-2.4
-/// times as fast.
+/// models 2.4-2.6 times as fast on 8 H100s as on 8 A100s at 2,048 tokens, where they ran
+/// 2.0-2.3 times as fast.
 pub const H100_GEMM_UTIL: f64 = sustained_gemm_util(MSMF_H200);
 
 /// The same for the Hopper GPU of a GH200: 821.0 of 989 TFLOP/s (same table, CUDA 12.5); it
