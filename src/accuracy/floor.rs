@@ -60,44 +60,38 @@ impl Work {
     /// The row's work; `None` for skipped rows, rows with a pipeline (whose bubble depends on
     /// the number of micro-batches) and rows without a scenario.
     pub fn of(r: &RowResult) -> Option<Work> {
-        let (key, micro, local) = work(r)?;
+        if r.skipped.is_some() {
+            return None;
+        }
+        let doc = r.scenario.as_ref()?.as_object()?;
+        let task = doc.get("task")?.as_object()?;
+        let levels = task.get("transformer_parallel")?.as_array()?;
+        if levels.iter().any(|l| l == "pp") {
+            return None;
+        }
+        let micro = task.get("micro_batch")?.as_u64().filter(|m| *m > 0)?;
+        let local = task.get("local_transformer_bs")?.as_u64()?;
+        // Written from the borrowed scenario, each value as JSON (self-delimiting), the task's in
+        // its own key order without the two keys: copying the scenario to remove them took longer
+        // than the rest of `validate`'s grouping on a long file.
+        let mut key = format!("{}|", r.metric?.cell()).into_bytes();
+        for (part, value) in doc {
+            key.extend_from_slice(part.as_bytes());
+            key.push(b'=');
+            if part == "task" {
+                for (k, v) in task.iter().filter(|(k, _)| !matches!(k.as_str(), "micro_batch" | "name")) {
+                    serde_json::to_writer(&mut key, k).ok()?;
+                    key.push(b':');
+                    serde_json::to_writer(&mut key, v).ok()?;
+                    key.push(b',');
+                }
+            } else {
+                serde_json::to_writer(&mut key, value).ok()?;
+            }
+            key.push(b';');
+        }
         Some(Work { key, micro, local })
     }
-}
-
-/// [`Work::of`] as a tuple.
-fn work(r: &RowResult) -> Option<(Vec<u8>, u64, u64)> {
-    if r.skipped.is_some() {
-        return None;
-    }
-    let doc = r.scenario.as_ref()?.as_object()?;
-    let task = doc.get("task")?.as_object()?;
-    let levels = task.get("transformer_parallel")?.as_array()?;
-    if levels.iter().any(|l| l == "pp") {
-        return None;
-    }
-    let micro = task.get("micro_batch")?.as_u64().filter(|m| *m > 0)?;
-    let local = task.get("local_transformer_bs")?.as_u64()?;
-    // Written from the borrowed scenario, each value as JSON (self-delimiting), the task's in
-    // its own key order without the two keys: copying the scenario to remove them took longer
-    // than the rest of `validate`'s grouping on a long file.
-    let mut key = format!("{}|", r.metric?.cell()).into_bytes();
-    for (part, value) in doc {
-        key.extend_from_slice(part.as_bytes());
-        key.push(b'=');
-        if part == "task" {
-            for (k, v) in task.iter().filter(|(k, _)| !matches!(k.as_str(), "micro_batch" | "name")) {
-                serde_json::to_writer(&mut key, k).ok()?;
-                key.push(b':');
-                serde_json::to_writer(&mut key, v).ok()?;
-                key.push(b',');
-            }
-        } else {
-            serde_json::to_writer(&mut key, value).ok()?;
-        }
-        key.push(b';');
-    }
-    Some((key, micro, local))
 }
 
 /// Two rows that do the same work: `larger` runs fewer, larger micro-batches than `smaller`.

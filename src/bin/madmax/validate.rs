@@ -19,17 +19,22 @@ macro_rules! wln {
 /// `madmax validate`: the default model against measured runs.
 pub fn run(a: &ValidateArgs) -> ExitCode {
     let (files, json_out) = (&a.files, a.json);
-    // Rows are read one at a time and keep only what is printed: a long file is never held as
-    // cells or scenarios (the floor's groups take each row's work as it comes).
+    // Rows keep only what is printed: a long file is never held as cells or scenarios. Each
+    // row's work (for the floor's groups) is taken, and its scenario, notes and citation
+    // dropped, as it comes (on the thread that predicted it, for a file).
+    let lean = |r: madmax::accuracy::RowResult| {
+        let work = madmax::accuracy::Work::of(&r);
+        (work, madmax::accuracy::RowResult { scenario: None, notes: String::new(), citation: String::new(), ..r })
+    };
     let mut rows = Vec::new();
     let mut same_work = madmax::accuracy::SameWork::default();
+    let mut keep = |(work, r)| {
+        same_work.add_work(rows.len(), work);
+        rows.push(r);
+    };
     if files.is_empty() {
         // The runs that ship with madmax, each in its set.
-        for mut r in madmax::accuracy::shipped() {
-            same_work.add(rows.len(), &r);
-            (r.scenario, r.notes, r.citation) = (None, String::new(), String::new());
-            rows.push(r);
-        }
+        madmax::accuracy::shipped().into_iter().map(lean).for_each(&mut keep);
     }
     for file in files {
         let text = match read_bounded(file, madmax::input::MAX_CSV_BYTES) {
@@ -39,16 +44,7 @@ pub fn run(a: &ValidateArgs) -> ExitCode {
                 return ExitCode::from(2);
             }
         };
-        // Each row's work is taken, and its scenario, notes and citation dropped, on the thread
-        // that predicted it.
-        let lean = |r: madmax::accuracy::RowResult| {
-            let work = madmax::accuracy::Work::of(&r);
-            (work, madmax::accuracy::RowResult { scenario: None, notes: String::new(), citation: String::new(), ..r })
-        };
-        let read = madmax::accuracy::for_each_row(&text, lean, |(work, r)| {
-            same_work.add_work(rows.len(), work);
-            rows.push(r);
-        });
+        let read = madmax::accuracy::for_each_row(&text, lean, &mut keep);
         if let Err(e) = read {
             errln!("madmax: {}: {e}", printable(file));
             return ExitCode::from(2);
