@@ -59,6 +59,7 @@ columns! {
     Attention = "attention",
     Dropout = "dropout",
     FusedLoss = "fused_loss",
+    MetricLosses = "metric_losses",
     Fp32Grads = "fp32_grads",
     FlopsBasis = "flops_basis",
     Metric = "metric",

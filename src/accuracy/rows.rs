@@ -413,4 +413,23 @@ mod tests {
         assert_eq!(defaults[0], "dtype blank: fp16");
         assert_eq!(cells("relu").read().map(|_| ()), Err("ffn_kind \"relu\" is not gelu or swiglu".into()));
     }
+
+    #[test]
+    fn a_training_row_says_how_many_metric_losses_its_loop_computes() {
+        let header = format!("{TRAINING},metric_losses");
+        let with = |m: &str| {
+            row(&header, &format!("r,GPT,24,2048,16,,8192,gelu,51200,2048,a100-80g,8,600,1600,8,1,1,8,1,64,0,none,0,bf16,iteration_s,1,{m}"))
+        };
+        let losses = |m: &str| {
+            with(m).read().map(|(run, _)| match run {
+                RunRow::Training(t) => RunRow::Training(t).scenario()["task"]["metric_losses"].clone(),
+                other => panic!("a training row: {other:?}"),
+            })
+        };
+        // Blank: the loop logs the loss it computed (Megatron-LM); Composer's rows say 2.
+        assert_eq!(losses(""), Ok(json!(0)));
+        assert_eq!(losses("2"), Ok(json!(2)));
+        assert_eq!(losses("9"), Err("column metric_losses must be at most 8".into()));
+        assert_eq!(losses("two"), Err("column metric_losses: \"two\" is not a whole number".into()));
+    }
 }

@@ -381,6 +381,7 @@ raw_config! {
     overlap_param_gather,
     overlap_tp_comm,
     fused_loss,
+    metric_losses,
     fp8,
     fp32_grads,
     data_loader_samples_per_s,

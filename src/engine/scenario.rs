@@ -196,6 +196,12 @@ pub struct Setup {
     /// The loss is computed by a fused cross-entropy kernel over the 16-bit logits (flash-attn's,
     /// as llm-foundry uses by default): no fp32 copy of the logits is kept.
     pub fused_loss: bool,
+    /// Cross-entropy losses the training loop computes again over each micro-batch's logits, for
+    /// the metrics it logs, after the backward pass: 0 for Megatron-LM and most trainers (they
+    /// log the loss they computed); 2 for MosaicML Composer with llm-foundry's models, whose
+    /// `LanguageCrossEntropy` and `LanguagePerplexity` each recompute it in fp32
+    /// ([`crate::engine::extended::calibration::METRIC_LOG_SOFTMAX_BYTES`]).
+    pub metric_losses: u8,
     /// Transformer Engine's FP8 training: the transformer blocks' GEMMs run in FP8 (at the
     /// system's FP8 peak), each 16-bit activation operand cast first; weights, activations,
     /// gradients, communication and attention stay 16-bit.
@@ -433,6 +439,7 @@ impl Default for Setup {
             overlap_param_gather: true,
             overlap_tp_comm: false,
             fused_loss: false,
+            metric_losses: 0,
             fp8: false,
             fp32_grads: false,
             loader: Loader::default(),

@@ -52,6 +52,9 @@ impl fmt::Display for FieldError {
 pub const MAX_LAYERS: u64 = 10_000;
 /// Largest accepted value of any other count (dimensions, tables, batches, devices).
 pub const MAX_COUNT: u64 = 1 << 40;
+/// Most cross-entropy losses a training loop may compute again per micro-batch for its metrics
+/// (`task.metric_losses`): Composer's language models compute two.
+pub const MAX_METRIC_LOSSES: u64 = 8;
 /// Largest accepted image side and patch side, pixels (keeps patches per image and the patch
 /// "vocabulary" `3 p^2` exact integers).
 pub const MAX_IMAGE: u64 = 1 << 24;
@@ -1107,6 +1110,10 @@ fn read_setup(v: &mut Reader, t: &RawTask) -> Option<Setup> {
         v.optional_flag(&t.overlap_param_gather, at("task", "overlap_param_gather"), d.overlap_param_gather)?;
     let overlap_tp_comm = v.optional_flag(&t.overlap_tp_comm, at("task", "overlap_tp_comm"), d.overlap_tp_comm)?;
     let fused_loss = v.optional_flag(&t.fused_loss, at("task", "fused_loss"), d.fused_loss)?;
+    let metric_losses = match &t.metric_losses {
+        None => d.metric_losses,
+        f => v.count(f, at("task", "metric_losses"), optional, 0, MAX_METRIC_LOSSES)? as u8,
+    };
     let fp8 = v.optional_flag(&t.fp8, at("task", "fp8"), d.fp8)?;
     let fp32_grads = v.optional_flag(&t.fp32_grads, at("task", "fp32_grads"), d.fp32_grads)?;
     let loader = read_loader(v, t)?;
@@ -1188,6 +1195,7 @@ fn read_setup(v: &mut Reader, t: &RawTask) -> Option<Setup> {
         overlap_param_gather,
         overlap_tp_comm,
         fused_loss,
+        metric_losses,
         fp8,
         fp32_grads,
         loader,

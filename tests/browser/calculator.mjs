@@ -391,6 +391,25 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   await page.selectOption('#f-model-dropout', 'true');
   await page.selectOption('#f-task-recompute', 'full');
   check(!(await limit.isVisible()), `full recomputation makes it fit ${await limit.textContent().catch(() => '')}`);
+  // A training loop that logs two metrics over the logits (Composer's): each micro-batch
+  // takes longer, the page agrees with the CLI and the link carries the count; a count past 8
+  // is refused under the field with the last figures kept, and clearing it restores them.
+  await settled(page);
+  const noMetrics = await shown(page);
+  await type(page, '#f-task-metric_losses', '2');
+  const withMetrics = await matchesCli(page, 'two training metrics over the logits');
+  const metricsDoc = scenarioOfLink(await page.locator('#share-link').inputValue());
+  check(metricsDoc.task.metric_losses === 2 && withMetrics.iteration_s > noMetrics.iteration_s,
+    `two training metrics: ${withMetrics.iteration_s} s against ${noMetrics.iteration_s} s`);
+  await type(page, '#f-task-metric_losses', '9');
+  const metricsError = page.locator('.field', { has: page.locator('#f-task-metric_losses') }).locator('.error-msg');
+  await metricsError.waitFor();
+  check(/at most 8/.test(await metricsError.textContent()) && await page.locator('.stale-banner').isVisible()
+    && (await shown(page)).iteration_s === withMetrics.iteration_s, `nine metrics are refused by field: ${await metricsError.textContent()}`);
+  await type(page, '#f-task-metric_losses', '');
+  await settled(page);
+  check(!(await page.locator('.stale-banner').isVisible()) && (await shown(page)).iteration_s === noMetrics.iteration_s,
+    'no training metrics: the same figures as before');
   // FP8 training on the H100s: faster, but well under the 2x of the peaks; the page agrees with
   // the CLI and the share link carries it. An A100 has no FP8 tensor cores: the field says so
   // and the last results stay.

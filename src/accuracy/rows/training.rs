@@ -6,6 +6,7 @@ use crate::accuracy::columns::{Col, Row};
 use crate::accuracy::rows::gpu_family;
 use crate::accuracy::Metric;
 use crate::engine::raw::short;
+use crate::engine::validate::MAX_METRIC_LOSSES;
 use serde_json::{json, Value};
 
 /// A row of the LLM training schema.
@@ -25,6 +26,9 @@ pub(in crate::accuracy) struct TrainingRow<'a> {
     pub(in crate::accuracy) attention: &'a str,
     pub(in crate::accuracy) dropout: bool,
     pub(in crate::accuracy) fused_loss: bool,
+    /// Cross-entropy losses the training loop computes again per micro-batch for its metrics
+    /// (Composer's two); blank: 0.
+    pub(in crate::accuracy) metric_losses: u64,
     pub(in crate::accuracy) fp32_grads: bool,
     /// Which FLOP count a `tflops_per_gpu` row's source used; `None` for the other metrics.
     pub(in crate::accuracy) flops_basis: Option<FlopsBasis>,
@@ -83,6 +87,10 @@ impl<'a> TrainingRow<'a> {
         // Blank: dropout on (Megatron-LM's GPT, the shared set's runs) and PyTorch's loss.
         let dropout = r.flag(Col::Dropout, true)?;
         let fused_loss = r.flag(Col::FusedLoss, false)?;
+        let metric_losses = r.count(Col::MetricLosses)?.unwrap_or(0);
+        if metric_losses > MAX_METRIC_LOSSES {
+            return Err(format!("column metric_losses must be at most {MAX_METRIC_LOSSES}"));
+        }
         let seq_len = r.need(Col::SeqLen)?;
         let cluster = Cluster::read(r, true)?;
         let plan = TrainingPlan::read(r, &shape, cluster.n_gpus, defaults)?;
@@ -97,6 +105,7 @@ impl<'a> TrainingRow<'a> {
             attention,
             dropout,
             fused_loss,
+            metric_losses,
             fp32_grads: r.flag(Col::Fp32Grads, false)?,
             flops_basis,
         })
@@ -128,6 +137,7 @@ impl<'a> TrainingRow<'a> {
                 "recompute": p.recompute,
                 "sequence_parallel": p.sequence_parallel,
                 "fused_loss": self.fused_loss,
+                "metric_losses": self.metric_losses,
                 "fp8": self.fp8,
                 "fp32_grads": self.fp32_grads,
             }),

@@ -287,6 +287,23 @@ pub const DROPOUT_PASSES: f64 = 4.0;
 /// 1-byte mask. In units of the element size, plus the mask byte: `4 x e + 1`.
 pub const SCORE_ELEMENT_PASSES: f64 = 4.0;
 
+/// Bytes PyTorch's log-softmax moves per logit over rows wider than 1,024 (a vocabulary): one
+/// block per row reads it once for the maximum, once for the sum of exponentials and once more
+/// to write the result, in fp32 (3 reads and a write of 4 bytes). What a training metric that
+/// computes the cross-entropy again costs per logit ([`crate::engine::scenario::Setup::metric_losses`]):
+/// Composer computes its training metrics after every micro-batch's backward pass, each with
+/// `torch.nn.CrossEntropyLoss` under autocast, so in fp32 after a cast of the 16-bit logits (read
+/// `e`, write 4 bytes; [`METRIC_CAST_BYTES`]). llm-foundry's language models log two,
+/// `LanguageCrossEntropy` and `LanguagePerplexity`, each computing its own (Composer 0.12 to
+/// 0.16, `Trainer._eval_train_metrics`; `composer/metrics/nlp.py`). Counted from the kernels,
+/// not fitted.
+pub const METRIC_LOG_SOFTMAX_BYTES: f64 = 16.0;
+
+/// Bytes a 16-bit logit's cast to fp32 writes ([`METRIC_LOG_SOFTMAX_BYTES`]); it reads the
+/// logit's own bytes too. PyTorch casts bf16 logits before a log-softmax in fp32 (its fused
+/// half-to-float path takes only fp16).
+pub const METRIC_CAST_BYTES: f64 = 4.0;
+
 /// Bytes Adam moves per parameter in the optimizer step: read fp32 master weight, first and
 /// second moment and the fp32 gradient (16), write the three states (12) and the 16-bit weight
 /// (2). Mixed-precision Adam as in Megatron-LM and DeepSpeed.

@@ -449,10 +449,26 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
         }
         (OpKind::Compute, Block::Head) => {
             let (fwd, bwd) = cx.edge_times();
+            let backward = op.phase != Phase::Forward;
+            let metrics = backward && cx.setup.metric_losses > 0;
+            let mut terms = vec![tokens, term("V", "vocabulary", cx.d.vocab, Unit::Count), tp, rate, hbm];
+            if metrics {
+                terms.push(term(
+                    "m",
+                    "bytes per logit of the training metrics' cross-entropies, each an fp32 cast and a log-softmax",
+                    cx.metric_bytes_per_logit(),
+                    Unit::Bytes,
+                ));
+            }
             Explanation {
                 what: format!("Output layer (logits) and loss, {pass}"),
-                formula: "the logits GEMM (T x h times h x V / tp) by its shape + logits traffic / B_mem (backward: its two gradient GEMMs + the traffic)".into(),
-                terms: vec![tokens, term("V", "vocabulary", cx.d.vocab, Unit::Count), tp, rate, hbm],
+                formula: if metrics {
+                    "its two gradient GEMMs (T x h times h x V / tp) by their shapes + logits traffic / B_mem + T x V / tp x m / B_mem (the training metrics, after the backward pass)"
+                } else {
+                    "the logits GEMM (T x h times h x V / tp) by its shape + logits traffic / B_mem (backward: its two gradient GEMMs + the traffic)"
+                }
+                .into(),
+                terms,
                 seconds: if op.phase == Phase::Forward { fwd } else { bwd },
                 note: Some("MAD-Max has no output layer; Megatron's V/(16 l h) term."),
             }

@@ -953,6 +953,62 @@ mod tests {
     }
 
     #[test]
+    fn training_metrics_recompute_the_cross_entropy_over_the_logits_after_the_backward_pass() {
+        // One stage, 8 x 2048 tokens, vocabulary 51,200, bf16: Composer's two metrics each cast
+        // the logits to fp32 (read 2, write 4 bytes) and take their log-softmax (3 reads and a
+        // write of 4 bytes): 44 bytes per logit, charged once per micro-batch with the output
+        // layer's backward, and nothing forward.
+        let task = json!({"transformer_parallel": ["ddp"], "transformer_parallel_degree": [8], "micro_batch": 4});
+        let plain = scenario(8, task.clone());
+        let mut with = task.clone();
+        with["metric_losses"] = json!(2);
+        let metrics = scenario(8, with);
+        assert_eq!(metrics.task.setup.metric_losses, 2);
+        let (p, m) = (TrainingCx::new(&plain).expect("transformer"), TrainingCx::new(&metrics).expect("transformer"));
+        let logits = 4.0 * 2048.0 * 51200.0;
+        assert_eq!(m.metric_bytes_per_logit(), 44.0);
+        let b = 0.836 * plain.system.mem_bw_bytes_per_s;
+        let ((pf, pb), (mf, mb)) = (p.edge_times(), m.edge_times());
+        assert_eq!(pf, mf);
+        assert!(((mb - pb) / (logits * 44.0 / b) - 1.0).abs() < 1e-9, "{pb} {mb}");
+        // Each of the two micro-batches pays it: the iteration is that much longer.
+        let (rp, rm) = (crate::engine::evaluate(&plain), crate::engine::evaluate(&metrics));
+        assert!(((rm.iteration_s - rp.iteration_s) / (2.0 * logits * 44.0 / b) - 1.0).abs() < 1e-6);
+        // Memory: here the backward pass's activations outweigh the metrics' fp32 copies.
+        assert_eq!(p.stage_activations(0), m.stage_activations(0));
+        // With full recomputation, a fused loss and a 256,000-token vocabulary they do not: the
+        // 16-bit logits and the fp32 copy and log-probabilities beside them (8 bytes per logit)
+        // are the peak.
+        let mut lean = task.clone();
+        lean["recompute"] = json!("full");
+        lean["fused_loss"] = json!(true);
+        let wide = json!({"entries_per_table": 256000, "attention": "flash"});
+        let at = |t: &Value| {
+            TrainingCx::new(&scenario_with(8, t.clone(), wide.clone())).expect("transformer").stage_activations(0)
+        };
+        let lean_plain = at(&lean);
+        lean["metric_losses"] = json!(2);
+        let lean_metrics = at(&lean);
+        assert_eq!(lean_metrics, 4.0 * 2048.0 * 256000.0 * (2.0 + 8.0));
+        assert!(lean_metrics > 1.2 * lean_plain, "{lean_metrics} vs {lean_plain}");
+        // fp32 logits need no cast: one log-softmax, 16 bytes each.
+        let fp32 = scenario_with(
+            8,
+            json!({"transformer_parallel": ["ddp"], "transformer_parallel_degree": [8],
+            "metric_losses": 1}),
+            json!({"bytes_per_nonemb_param": 4, "bytes_per_emb_param": 4}),
+        );
+        assert_eq!(TrainingCx::new(&fp32).expect("transformer").metric_bytes_per_logit(), 16.0);
+        // A count out of range, or not a whole number, is refused by name.
+        for bad in [json!(9), json!(-1), json!(1.5), json!("two")] {
+            let mut t = task.clone();
+            t["metric_losses"] = bad.clone();
+            let errs = checked(doc(8, t, json!({}))).expect_err("refused");
+            assert!(errs.iter().any(|e| e.field == "task.metric_losses"), "{bad}: {errs:?}");
+        }
+    }
+
+    #[test]
     fn zero_stages_shard_optimizer_then_gradients_then_weights() {
         // 8-way data parallel; per GPU: weights 2P, gradients 2P, optimizer 12P bytes (P params),
         // and each ZeRO stage divides one more of them by 8.

@@ -7,8 +7,8 @@
 
 use super::calibration::{
     ADAM_BYTES_PER_PARAM, FP8_CAST_WRITE_BYTES, FP8_GEMM_EFFICIENCY, FP8_WEIGHT_COPY_BYTES_PER_PARAM,
-    FUSED_BACKWARD_SCORE_REPLAY, HOST_BLOCK_S, KERNELS_PER_BLOCK, KERNEL_OVERHEAD_S, OPTIMIZER_BYTES_PER_PARAM,
-    WORKSPACE_BYTES,
+    FUSED_BACKWARD_SCORE_REPLAY, HOST_BLOCK_S, KERNELS_PER_BLOCK, KERNEL_OVERHEAD_S, METRIC_CAST_BYTES,
+    METRIC_LOG_SOFTMAX_BYTES, OPTIMIZER_BYTES_PER_PARAM, WORKSPACE_BYTES,
 };
 use super::collective::{time_s, Collective, Group, Links, Placement};
 use super::gemm::{Gemm, GemmGpu};
@@ -527,7 +527,9 @@ impl<'a> TrainingCx<'a> {
         let logits_bytes = t * v * self.logit_bytes() * 2.0;
         let fwd = self.gemm_s(logits) + logits_bytes / self.hbm_bytes_per_s;
         let bwd = if self.trains {
-            self.gemm_s(logits.dgrad()) + self.gemm_s(logits.wgrad()) + logits_bytes / self.hbm_bytes_per_s
+            self.gemm_s(logits.dgrad())
+                + self.gemm_s(logits.wgrad())
+                + (logits_bytes + t * v * self.metric_bytes_per_logit()) / self.hbm_bytes_per_s
         } else {
             0.0
         };
@@ -544,6 +546,28 @@ impl<'a> TrainingCx<'a> {
         } else {
             self.d.elem_bytes + 4.0
         }
+    }
+
+    /// Bytes the training metrics move per logit in each micro-batch: each of
+    /// [`crate::engine::scenario::Setup::metric_losses`] casts the 16-bit logits to fp32
+    /// ([`METRIC_CAST_BYTES`]) and takes their log-softmax ([`METRIC_LOG_SOFTMAX_BYTES`]). The
+    /// training loop computes them after the backward pass; the model charges them with the
+    /// output layer's.
+    pub fn metric_bytes_per_logit(&self) -> f64 {
+        let e = self.d.elem_bytes;
+        let cast = if e < 4.0 { e + METRIC_CAST_BYTES } else { 0.0 };
+        f64::from(self.setup.metric_losses) * (cast + METRIC_LOG_SOFTMAX_BYTES)
+    }
+
+    /// Bytes per logit a training metric holds while it computes the cross-entropy again, on
+    /// top of the 16-bit logits: the fp32 copy (none when the logits are fp32 already) and the
+    /// fp32 log-probabilities; 0 without training metrics.
+    fn metric_held_bytes_per_logit(&self) -> f64 {
+        if self.setup.metric_losses == 0 {
+            return 0.0;
+        }
+        let copy = if self.d.elem_bytes < 4.0 { METRIC_CAST_BYTES } else { 0.0 };
+        copy + 4.0
     }
 
     /// Tokens one GPU processes per micro-batch of samples of `seq` tokens: micro x seq / cp.
@@ -731,8 +755,9 @@ impl<'a> TrainingCx<'a> {
             (kept + n * k, f64::max(full, f))
         });
         let t = self.tokens;
-        let logits =
-            if stage + 1 == p && self.d.vocab > 0.0 { t * self.d.vocab / tp * self.logit_bytes() } else { 0.0 };
+        let last = stage + 1 == p && self.d.vocab > 0.0;
+        let logits_of = |bytes: f64| if last { t * self.d.vocab / tp * bytes } else { 0.0 };
+        let logits = logits_of(self.logit_bytes());
         if !self.trains {
             // Inference keeps nothing: one layer's working set.
             return full_layer + logits;
@@ -743,7 +768,17 @@ impl<'a> TrainingCx<'a> {
         // Interleaving keeps (p - 1)/p of a largest chunk's micro-batches more in flight.
         let interleave =
             if self.chunks > 1 { 1.0 + self.of_largest_chunk(stage, (p as f64 - 1.0) / p as f64) } else { 1.0 };
-        kept * in_flight * interleave + working + logits
+        let training = kept * in_flight * interleave + working + logits;
+        // After a micro-batch's backward pass its activations are gone but its 16-bit logits are
+        // not: the training metrics' fp32 copies sit beside them (and the other micro-batches
+        // still in flight on a pipeline).
+        let metrics =
+            kept * (in_flight * interleave - 1.0) + logits_of(self.d.elem_bytes + self.metric_held_bytes_per_logit());
+        if self.setup.metric_losses > 0 {
+            training.max(metrics)
+        } else {
+            training
+        }
     }
 
     /// The busiest stage's memory: the larger of the first and the last stage (of any stage
