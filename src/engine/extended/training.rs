@@ -554,20 +554,30 @@ impl<'a> TrainingCx<'a> {
     /// training loop computes them after the backward pass; the model charges them with the
     /// output layer's.
     pub fn metric_bytes_per_logit(&self) -> f64 {
-        let e = self.d.elem_bytes;
-        let cast = if e < 4.0 { e + METRIC_CAST_BYTES } else { 0.0 };
+        let copy = self.metric_copy_bytes();
+        let cast = if copy > 0.0 { self.d.elem_bytes + copy } else { 0.0 };
         f64::from(self.setup.metric_losses) * (cast + METRIC_LOG_SOFTMAX_BYTES)
     }
 
+    /// Bytes per logit of a training metric's fp32 copy of the logits: none when they are fp32
+    /// already.
+    fn metric_copy_bytes(&self) -> f64 {
+        if self.d.elem_bytes < 4.0 {
+            METRIC_CAST_BYTES
+        } else {
+            0.0
+        }
+    }
+
     /// Bytes per logit a training metric holds while it computes the cross-entropy again, on
-    /// top of the 16-bit logits: the fp32 copy (none when the logits are fp32 already) and the
-    /// fp32 log-probabilities; 0 without training metrics.
+    /// top of the 16-bit logits: its fp32 copy of them and the fp32 log-probabilities (4
+    /// bytes); 0 without training metrics.
     fn metric_held_bytes_per_logit(&self) -> f64 {
         if self.setup.metric_losses == 0 {
-            return 0.0;
+            0.0
+        } else {
+            self.metric_copy_bytes() + 4.0
         }
-        let copy = if self.d.elem_bytes < 4.0 { METRIC_CAST_BYTES } else { 0.0 };
-        copy + 4.0
     }
 
     /// Tokens one GPU processes per micro-batch of samples of `seq` tokens: micro x seq / cp.
