@@ -579,6 +579,23 @@ mod tests {
     }
 
     #[test]
+    fn the_composer_story_is_its_row_and_its_metrics_cost_44_bytes_a_logit_each_micro_batch() {
+        let (story, row) = story_on_row("composer-metrics", "mpt-125m-a100-40g-n8-mb26");
+        assert_eq!(story.predicted, row.predicted);
+        assert_eq!(story.spec.reported.value, row.measured);
+        let time = |o: &Outcome| o.report.as_ref().expect("evaluates").iteration_s;
+        // Three micro-batches of 26 x 2,048 tokens, 50,368 logits each, at 83.6% of the A100
+        // 40GB's 1,555 GB/s: the metrics' two cross-entropies move 44 bytes a logit.
+        let logits = 3.0 * 26.0 * 2048.0 * 50368.0;
+        let saved_s = time(&story.base) - time(&story.variants[0]);
+        let want_s = logits * 44.0 / (0.836 * 1555e9);
+        assert!((saved_s / want_s - 1.0).abs() < 1e-9, "{saved_s} {want_s}");
+        // The story's "about a fifth of the step".
+        let share = saved_s / time(&story.base);
+        assert!((0.18..0.23).contains(&share), "{share}");
+    }
+
+    #[test]
     fn paper_mode_reproduces_the_dlrm_number_the_story_quotes() {
         let spec = specs().expect("parse").into_iter().find(|s| s.id == "dlrm-a-zionex").expect("story");
         let story = compute(spec, &accuracy::shipped_rows()).expect("computes");
