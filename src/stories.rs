@@ -565,12 +565,22 @@ mod tests {
         assert_eq!(story.difference(), row.error);
     }
 
-    #[test]
-    fn the_horovod_story_is_its_row_and_launching_directly_saves_three_half_cycles() {
-        let (story, row) = story_on_row("horovod-dlrm", "nvidia-tf2-dlrm-a10080g-8gpu-large-fp16");
+    /// The story `id` on validation row `row`, checked to predict the row's figure and to
+    /// report the row's measurement.
+    fn story_true_to_row(id: &str, row: &str) -> Story {
+        let (story, row) = story_on_row(id, row);
         assert_eq!(story.predicted, row.predicted);
         assert_eq!(story.spec.reported.value, row.measured);
-        let time = |o: &Outcome| o.report.as_ref().expect("evaluates").iteration_s;
+        story
+    }
+
+    fn time(o: &Outcome) -> f64 {
+        o.report.as_ref().expect("evaluates").iteration_s
+    }
+
+    #[test]
+    fn the_horovod_story_is_its_row_and_launching_directly_saves_three_half_cycles() {
+        let story = story_true_to_row("horovod-dlrm", "nvidia-tf2-dlrm-a10080g-8gpu-large-fp16");
         // The forward exchange, the backward exchange and the gradient all-reduce: 3 x 0.5 ms.
         let saved_s = time(&story.base) - time(&story.variants[0]);
         assert!((saved_s - 1.5e-3).abs() < 1e-9, "{saved_s}");
@@ -580,10 +590,7 @@ mod tests {
 
     #[test]
     fn the_composer_story_is_its_row_and_its_metrics_cost_44_bytes_a_logit_each_micro_batch() {
-        let (story, row) = story_on_row("composer-metrics", "mpt-125m-a100-40g-n8-mb26");
-        assert_eq!(story.predicted, row.predicted);
-        assert_eq!(story.spec.reported.value, row.measured);
-        let time = |o: &Outcome| o.report.as_ref().expect("evaluates").iteration_s;
+        let story = story_true_to_row("composer-metrics", "mpt-125m-a100-40g-n8-mb26");
         // Three micro-batches of 26 x 2,048 tokens, 50,368 logits each, at 83.6% of the A100
         // 40GB's 1,555 GB/s: the metrics' two cross-entropies move 44 bytes a logit.
         let logits = 3.0 * 26.0 * 2048.0 * 50368.0;
