@@ -299,9 +299,10 @@ pub const SCORE_ELEMENT_PASSES: f64 = 4.0;
 /// not fitted.
 pub const METRIC_LOG_SOFTMAX_BYTES: f64 = 16.0;
 
-/// Bytes a 16-bit logit's cast to fp32 writes ([`METRIC_LOG_SOFTMAX_BYTES`]); it reads the
-/// logit's own bytes too. PyTorch casts bf16 logits before a log-softmax in fp32 (its fused
-/// half-to-float path takes only fp16).
+/// Bytes of a logit in fp32: what a 16-bit logit's cast writes (it reads the logit's own bytes
+/// too), and what each log-probability of a training metric's log-softmax takes
+/// ([`METRIC_LOG_SOFTMAX_BYTES`]). PyTorch casts bf16 logits before a log-softmax in fp32 (its
+/// fused half-to-float path takes only fp16).
 pub const METRIC_CAST_BYTES: f64 = 4.0;
 
 /// Bytes Adam moves per parameter in the optimizer step: read fp32 master weight, first and

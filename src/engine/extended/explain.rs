@@ -449,8 +449,7 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
         }
         (OpKind::Compute, Block::Head) => {
             let (fwd, bwd) = cx.edge_times();
-            let backward = op.phase != Phase::Forward;
-            let metrics = backward && cx.setup.metric_losses > 0;
+            let metrics = op.phase != Phase::Forward && cx.setup.metric_losses > 0;
             let mut terms = vec![tokens, term("V", "vocabulary", cx.d.vocab, Unit::Count), tp, rate, hbm];
             if metrics {
                 terms.push(term(

@@ -562,21 +562,10 @@ impl<'a> TrainingCx<'a> {
     /// Bytes per logit of a training metric's fp32 copy of the logits: none when they are fp32
     /// already.
     fn metric_copy_bytes(&self) -> f64 {
-        if self.d.elem_bytes < 4.0 {
+        if self.d.elem_bytes < METRIC_CAST_BYTES {
             METRIC_CAST_BYTES
         } else {
             0.0
-        }
-    }
-
-    /// Bytes per logit a training metric holds while it computes the cross-entropy again, on
-    /// top of the 16-bit logits: its fp32 copy of them and the fp32 log-probabilities (4
-    /// bytes); 0 without training metrics.
-    fn metric_held_bytes_per_logit(&self) -> f64 {
-        if self.setup.metric_losses == 0 {
-            0.0
-        } else {
-            self.metric_copy_bytes() + 4.0
         }
     }
 
@@ -779,16 +768,14 @@ impl<'a> TrainingCx<'a> {
         let interleave =
             if self.chunks > 1 { 1.0 + self.of_largest_chunk(stage, (p as f64 - 1.0) / p as f64) } else { 1.0 };
         let training = kept * in_flight * interleave + working + logits;
-        // After a micro-batch's backward pass its activations are gone but its 16-bit logits are
-        // not: the training metrics' fp32 copies sit beside them (and the other micro-batches
-        // still in flight on a pipeline).
-        let metrics =
-            kept * (in_flight * interleave - 1.0) + logits_of(self.d.elem_bytes + self.metric_held_bytes_per_logit());
-        if self.setup.metric_losses > 0 {
-            training.max(metrics)
-        } else {
-            training
+        if self.setup.metric_losses == 0 {
+            return training;
         }
+        // After a micro-batch's backward pass its activations are gone but its 16-bit logits are
+        // not: a training metric's fp32 copy and fp32 log-probabilities sit beside them (and the
+        // other micro-batches still in flight on a pipeline).
+        let held = self.d.elem_bytes + self.metric_copy_bytes() + METRIC_CAST_BYTES;
+        training.max(kept * (in_flight * interleave - 1.0) + logits_of(held))
     }
 
     /// The busiest stage's memory: the larger of the first and the last stage (of any stage
