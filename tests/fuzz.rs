@@ -277,6 +277,8 @@ fn plausible(rng: &mut Rng, key: &str, old: Option<&Value>) -> Value {
         "weight_format" | "kv_format" => &["fp16", "bf16", "fp8", "int8", "int4"],
         "causal"
         | "tied_embeddings"
+        | "dropout"
+        | "biases"
         | "sequence_parallel"
         | "overlap_grad_reduce"
         | "overlap_param_gather"
@@ -306,6 +308,8 @@ const EXTRA_KEYS: &[(&str, &str)] = &[
     ("model", "attention"),
     ("model", "causal"),
     ("model", "tied_embeddings"),
+    ("model", "dropout"),
+    ("model", "biases"),
     ("model", "capacity_factor"),
     ("task", "mode"),
     ("task", "micro_batch"),

@@ -58,6 +58,7 @@ columns! {
     Dtype = "dtype",
     Attention = "attention",
     Dropout = "dropout",
+    Biases = "biases",
     FusedLoss = "fused_loss",
     MetricLosses = "metric_losses",
     Fp32Grads = "fp32_grads",

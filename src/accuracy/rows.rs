@@ -432,4 +432,24 @@ mod tests {
         assert_eq!(losses("9"), Err("column metric_losses must be at most 8".into()));
         assert_eq!(losses("two"), Err("column metric_losses: \"two\" is not a whole number".into()));
     }
+
+    #[test]
+    fn a_training_row_may_say_whether_its_model_has_biases() {
+        let header = format!("{TRAINING},biases");
+        let biases = |ffn: &str, b: &str| {
+            let line = format!("r,GPT,24,2048,16,,8192,{ffn},51200,2048,a100-80g,8,600,1600,8,1,1,8,1,64,0,none,0,bf16,iteration_s,1,{b}");
+            row(&header, &line).read().map(|(run, _)| match run {
+                RunRow::Training(t) => {
+                    let doc = RunRow::Training(t).scenario();
+                    let raw: crate::engine::raw::RawScenario = serde_json::from_value(doc).expect("raw");
+                    crate::engine::validate(&raw).expect("valid").model().shape.biases
+                }
+                other => panic!("a training row: {other:?}"),
+            })
+        };
+        // Blank: the engine's default for the feed-forward kind; a cell says otherwise.
+        assert_eq!((biases("gelu", ""), biases("swiglu", "")), (Ok(true), Ok(false)));
+        assert_eq!((biases("gelu", "0"), biases("swiglu", "1")), (Ok(false), Ok(true)));
+        assert!(biases("gelu", "maybe").is_err_and(|e| e.contains("biases")));
+    }
 }

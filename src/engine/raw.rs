@@ -299,6 +299,7 @@ raw_config! {
     causal,
     capacity_factor,
     dropout,
+    biases,
 }
 
 raw_config! {

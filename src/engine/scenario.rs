@@ -85,6 +85,11 @@ pub struct Shape {
     /// on materialized attention scores): its masks are kept for the backward pass and its
     /// passes cost HBM time. GPT-3 and Megatron-LM's GPT use it; LLaMA and MPT train without.
     pub dropout: bool,
+    /// Whether the attention projections and feed-forward matrices add biases: their
+    /// gradients' reductions cost HBM time in the backward pass. Defaults to the feed-forward
+    /// kind's usual practice: GELU models have them (GPT-2 and GPT-3, Megatron-LM's GPT, MPT as
+    /// llm-foundry benchmarks it, BLOOM, ViT), SwiGLU models do not (LLaMA, Mistral, Qwen).
+    pub biases: bool,
 }
 
 /// The feed-forward block of a transformer layer.

@@ -689,7 +689,8 @@ fn read_shape(v: &mut Reader, m: &RawModel, arch: &Arch) -> Option<Shape> {
         f => v.within(f, at("model", "capacity_factor"), optional, (1.0, 64.0))?,
     };
     let dropout = v.optional_flag(&m.dropout, at("model", "dropout"), true)?;
-    Some(Shape { kv_heads, head_dim, ffn, tied_embeddings, attention, causal, capacity_factor, dropout })
+    let biases = v.optional_flag(&m.biases, at("model", "biases"), ffn == Ffn::Gelu)?;
+    Some(Shape { kv_heads, head_dim, ffn, tied_embeddings, attention, causal, capacity_factor, dropout, biases })
 }
 
 /// The layer-count errors were already recorded; unread keys of other families are ignored.

@@ -25,6 +25,9 @@ pub(in crate::accuracy) struct TrainingRow<'a> {
     /// is none of them).
     pub(in crate::accuracy) attention: &'a str,
     pub(in crate::accuracy) dropout: bool,
+    /// Whether the projections add biases; blank: the engine's default for the feed-forward
+    /// kind (GELU models have them, SwiGLU models do not).
+    pub(in crate::accuracy) biases: Option<bool>,
     pub(in crate::accuracy) fused_loss: bool,
     /// Cross-entropy losses the training loop computes again per micro-batch for its metrics
     /// (Composer's two); blank: 0.
@@ -86,6 +89,7 @@ impl<'a> TrainingRow<'a> {
         };
         // Blank: dropout on (Megatron-LM's GPT, the shared set's runs) and PyTorch's loss.
         let dropout = r.flag(Col::Dropout, true)?;
+        let biases = if r.get(Col::Biases).is_empty() { None } else { Some(r.flag(Col::Biases, false)?) };
         let fused_loss = r.flag(Col::FusedLoss, false)?;
         let metric_losses = r.count(Col::MetricLosses)?.unwrap_or(0);
         if metric_losses > MAX_METRIC_LOSSES {
@@ -104,6 +108,7 @@ impl<'a> TrainingRow<'a> {
             fp8,
             attention,
             dropout,
+            biases,
             fused_loss,
             metric_losses,
             fp32_grads: r.flag(Col::Fp32Grads, false)?,
@@ -112,17 +117,17 @@ impl<'a> TrainingRow<'a> {
     }
 
     pub(super) fn scenario(&self) -> Value {
-        let model = self.shape.config(
-            self.model,
-            self.seq_len,
-            json!({
-                // Megatron-LM GPT (and MPT) tie the output layer to the word embedding.
-                "tied_embeddings": true,
-                "attention": self.attention,
-                "causal": true,
-                "dropout": self.dropout,
-            }),
-        );
+        let mut extra = json!({
+            // Megatron-LM GPT (and MPT) tie the output layer to the word embedding.
+            "tied_embeddings": true,
+            "attention": self.attention,
+            "causal": true,
+            "dropout": self.dropout,
+        });
+        if let Some(b) = self.biases {
+            extra["biases"] = json!(b);
+        }
+        let model = self.shape.config(self.model, self.seq_len, extra);
         let p = &self.plan;
         let task = task_config(
             self.id,

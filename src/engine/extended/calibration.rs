@@ -282,6 +282,44 @@ pub const HIDDEN_PASSES: f64 = 14.0;
 /// model trained without dropout (LLaMA, MPT) does not make them.
 pub const DROPOUT_PASSES: f64 = 4.0;
 
+/// Passes over a residual stream's gradient where two of them meet in the backward pass: a
+/// block's input feeds both its norm and the residual connection, so autograd adds the two
+/// gradients (reads both, writes the sum), once per residual sub-layer. Counted from the
+/// kernels, as are the other backward passes below.
+pub const RESIDUAL_JOIN_GRAD_PASSES: f64 = 3.0;
+
+/// Passes of a norm's input gradient (LayerNorm or RMSNorm): read the output gradient and the
+/// input, write the input gradient (PyTorch's `layer_norm_backward`, apex's
+/// `cuComputeGradInput`).
+pub const NORM_INPUT_GRAD_PASSES: f64 = 3.0;
+
+/// Passes of a norm's weight gradients: a second kernel reads the output gradient and the
+/// input again and reduces them over the tokens (PyTorch's `GammaBetaBackward`, apex's
+/// `cuComputePartGradGammaBeta`).
+pub const NORM_WEIGHT_GRAD_PASSES: f64 = 2.0;
+
+/// Passes of a bias gradient: a reduction over the tokens reads the gradient of the
+/// projection's output once (autograd sums the broadcast bias's gradient, `sum_to`; Megatron-LM
+/// `grad_output.sum(dim=0)`). Only models with biases ([`crate::engine::scenario::Shape::biases`]).
+pub const BIAS_GRAD_PASSES: f64 = 1.0;
+
+/// Passes that copy the query, key and value gradients into the gradient of the fused
+/// projection's output they were split from (the backward of the split is a concatenation:
+/// read and write them once).
+pub const QKV_GRAD_COPY_PASSES: f64 = 2.0;
+
+/// Passes of the feed-forward activation's gradient: GELU reads the output gradient and its
+/// input and writes the input gradient (3 of `f`); a fused SwiGLU reads the gradient, the gate
+/// and the up projection and writes the gate's and the up projection's gradients (5 of `f`).
+pub const GELU_GRAD_PASSES: f64 = 3.0;
+
+/// See [`GELU_GRAD_PASSES`].
+pub const SWIGLU_GRAD_PASSES: f64 = 5.0;
+
+/// Passes of a materialized softmax's gradient per score: read its output and the output's
+/// gradient, write the input's gradient.
+pub const SOFTMAX_GRAD_PASSES: f64 = 3.0;
+
 /// Bytes moved per attention-score element in the forward pass when scores are materialized:
 /// softmax reads and writes (2 elements), dropout reads, writes (2 elements) and stores a
 /// 1-byte mask. In units of the element size, plus the mask byte: `4 x e + 1`.
@@ -375,11 +413,13 @@ pub const CUSTOM_ALL_REDUCE_MAX_BYTES: f64 = 8.0 * 1024.0 * 1024.0;
 /// waits for) takes longer hides it; a shorter one takes this long, the GPU waiting for the
 /// host. About 30-45 operations at 10-15 us each. Fitted on the odd-numbered half of vTrain's
 /// single-node runs (Megatron-DeepSpeed, small GPTs on 2 to 8 A100s, `added.csv`: the best of
-/// 340 to 600 us in steps of 20, median error 5.1% there) and tested on the even-numbered half:
-/// median 5.1%, against 37% without it (both halves are calibration). No other shipped run
-/// reaches it.
+/// 340 to 600 us in steps of 20, median error 3.8% there) and tested on the even-numbered half:
+/// median 5.2%, against 31% without it (both halves are calibration). Refitted the same way
+/// when the backward pass's element-wise work came to be counted from its kernels
+/// ([`crate::engine::extended::shape::Dims::backward_bytes`]; it was 460 us before). No other
+/// shipped run reaches it: a constant of one source's runs.
 /// Stacks that capture CUDA graphs or compile the model issue blocks faster.
-pub const HOST_BLOCK_S: f64 = 460e-6;
+pub const HOST_BLOCK_S: f64 = 440e-6;
 
 /// Kernels of one transformer block (attention or feed-forward) in a forward pass: a norm, the
 /// GEMMs (QKV and output projection, or the two or three feed-forward matrices), the fused

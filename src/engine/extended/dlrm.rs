@@ -109,6 +109,7 @@ impl<'a> DlrmCx<'a> {
                     attention: s.model.shape.attention,
                     tied_embeddings: false,
                     dropout: s.model.shape.dropout,
+                    biases: s.model.shape.biases,
                     elem_bytes: s.model.bytes_per_dense_param.f64(),
                     encoder_layers: 0,
                     cross_seq: 0.0,
@@ -468,10 +469,17 @@ impl<'a> DlrmCx<'a> {
         let gemms: Vec<(Gemm, f64)> =
             [Block::Attn, Block::Fc].into_iter().flat_map(|b| d.block_gemms(b, tokens, tp, 1.0)).collect();
         let scores = tokens * d.layer_timed_flops().attn_scores / tp / self.flops_per_s;
-        let ew =
-            tokens * (2.0 * d.hidden_bytes() + d.score_bytes() / tp + d.ffn_act_bytes() / tp) / self.hbm_bytes_per_s;
-        let pass = |f: fn(&Gemm) -> Gemm| self.gemms_s(&gemms, |g| f(&g)) + scores + ew;
-        let (fwd, dgrad, wgrad) = (pass(|g| *g), pass(Gemm::dgrad), pass(Gemm::wgrad));
+        // Element-wise bytes of both blocks at HBM speed, the inside of the tensor-parallel
+        // regions split by tp.
+        let ew = |bytes: &dyn Fn(Block) -> (f64, f64)| {
+            let per_token: f64 =
+                [Block::Attn, Block::Fc].map(bytes).iter().map(|(out, inside)| out + inside / tp).sum();
+            tokens * per_token / self.hbm_bytes_per_s
+        };
+        let pass = |f: fn(&Gemm) -> Gemm, ew: f64| self.gemms_s(&gemms, |g| f(&g)) + scores + ew;
+        let fwd = pass(|g| *g, ew(&|b| d.forward_bytes(b)));
+        let dgrad = pass(Gemm::dgrad, ew(&|b| d.backward_bytes(b).activation));
+        let wgrad = pass(Gemm::wgrad, ew(&|b| d.backward_bytes(b).weight));
         let bwd = if !self.trains {
             0.0
         } else if self.freeze.transformer {

@@ -162,16 +162,33 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
                     Unit::Count,
                 ));
             }
-            terms.extend([
-                tokens,
-                tp,
-                rate,
-                term(
+            let ew_terms = if op.phase == Phase::Forward {
+                vec![term(
                     "t_ew",
-                    "element-wise kernels (norms, dropout, softmax, activation) at HBM speed",
+                    "element-wise kernels (norms, residual adds, dropout, softmax, activation) at HBM speed",
                     ew,
                     Unit::Seconds,
-                ),
+                )]
+            } else {
+                let (activation, weight) = cx.block_bwd_ew_s(block);
+                vec![
+                    term(
+                        "t_ew_a",
+                        "the activation gradients' element-wise kernels at HBM speed, counted from the kernels: the two residual gradients summed (3 passes), the norm's input gradient (3), dropout's (the gradient and its 1-byte mask read, one written), the query, key and value gradients copied into their fused projection's (2), the softmax's (3 per materialized score) or the activation's (GELU 3, SwiGLU 5 passes of f)",
+                        activation,
+                        Unit::Seconds,
+                    ),
+                    term(
+                        "t_ew_w",
+                        "the weight gradients' element-wise kernels at HBM speed: the norm's scale and shift gradients (2 passes) and, with biases, each bias gradient's reduction over the tokens (1 pass of its projection's output)",
+                        weight,
+                        Unit::Seconds,
+                    ),
+                ]
+            };
+            terms.extend([tokens, tp, rate]);
+            terms.extend(ew_terms);
+            terms.extend([
                 hbm,
                 term("e", "bytes per element", cx.d.elem_bytes, Unit::Count),
                 term(
@@ -195,12 +212,12 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
             } else {
                 let (act, wgt) = cx.backward_work(l);
                 let formula = match (act, wgt, attn) {
-                    (true, true, true) => "max(t_dgrad + t_s + t_ew, t_host - t_tp) + max(t_wgrad + t_s + t_ew, t_host - t_tp) + t_rec",
-                    (true, true, false) => "max(t_dgrad + t_ew, t_host - t_tp) + max(t_wgrad + t_ew, t_host - t_tp) + t_rec",
-                    (true, false, true) => "max(t_dgrad + t_s + t_ew, t_host - t_tp) + t_rec (frozen weights: no weight gradients)",
-                    (true, false, false) => "max(t_dgrad + t_ew, t_host - t_tp) + t_rec (frozen weights: no weight gradients)",
-                    (false, true, true) => "max(t_wgrad + t_s + t_ew, t_host - t_tp) + t_rec (nothing below trains)",
-                    (false, true, false) => "max(t_wgrad + t_ew, t_host - t_tp) + t_rec (nothing below trains)",
+                    (true, true, true) => "max(t_dgrad + t_s + t_ew_a, t_host - t_tp) + max(t_wgrad + t_s + t_ew_w, t_host - t_tp) + t_rec",
+                    (true, true, false) => "max(t_dgrad + t_ew_a, t_host - t_tp) + max(t_wgrad + t_ew_w, t_host - t_tp) + t_rec",
+                    (true, false, true) => "max(t_dgrad + t_s + t_ew_a, t_host - t_tp) + t_rec (frozen weights: no weight gradients)",
+                    (true, false, false) => "max(t_dgrad + t_ew_a, t_host - t_tp) + t_rec (frozen weights: no weight gradients)",
+                    (false, true, true) => "max(t_wgrad + t_s + t_ew_w, t_host - t_tp) + t_rec (nothing below trains)",
+                    (false, true, false) => "max(t_wgrad + t_ew_w, t_host - t_tp) + t_rec (nothing below trains)",
                     (false, false, _) => "0 (nothing at or below this layer trains)",
                 };
                 let seconds = if attn { t.attn_bwd_s } else { t.ffn_bwd_s };

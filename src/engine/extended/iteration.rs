@@ -889,11 +889,20 @@ mod tests {
         assert!((gemm / expected - 1.0).abs() < 1e-12, "{gemm} vs {expected}");
         // Backward without recomputation: activation gradients (t x h outputs with inner
         // dimensions 3h and h), weight gradients (3h^2 and h^2 with inner dimension t), the
-        // scores' backward in each, plus Q K^T again, half the score GEMMs.
+        // scores' backward in each, plus Q K^T again, half the score GEMMs. Element-wise, in
+        // bytes per token at e = 2 with dropout and biases: the activation gradients' residual
+        // sum and norm input gradient (6 e h), dropout's (2 e + 1) h, and the Q, K and V
+        // gradients copied into the projection's (2 e 3h); the weight gradients' norm scale and
+        // shift (2 e h) and the biases of the output projection (e h) and of Q, K, V (e 3h).
+        // Each pass also pays the block's kernel launches, as the forward pass does.
         let l = cx.layer_times(0);
         let dgrad = t * 8.0 * h * h / f + out(t * h, 3.0 * h) + out(t * h, h);
         let wgrad = t * 8.0 * h * h / f + out(3.0 * h * h, t) + out(h * h, t);
-        let expected = dgrad + wgrad + 2.0 * (scores_s + ew) + 0.5 * scores_s;
+        // The forward pass: 14 passes of e h over the layer, half of them in this block.
+        let launches = ew - t * 14.0 * 2.0 * h / 2.0 / b;
+        let ew_a = t * (6.0 * 2.0 * h + 5.0 * h + 2.0 * 2.0 * 3.0 * h) / b + launches;
+        let ew_w = t * (2.0 * 2.0 * h + 2.0 * h + 2.0 * 3.0 * h) / b + launches;
+        let expected = dgrad + wgrad + 2.0 * scores_s + ew_a + ew_w + 0.5 * scores_s;
         assert!((l.attn_bwd_s / expected - 1.0).abs() < 1e-12, "{} vs {expected}", l.attn_bwd_s);
         // The replay is hardware work, not model work.
         let extra = cx.hardware_flops_per_sample() - cx.model_flops_per_sample();
@@ -950,6 +959,31 @@ mod tests {
         // The rest of the memory is the same.
         let weights = |cx: &TrainingCx| cx.stage_memory(0)[0].1;
         assert_eq!(weights(&p), weights(&f));
+    }
+
+    #[test]
+    fn biases_cost_their_gradients_reductions_in_the_weight_gradient_pass_only() {
+        // 8 x 2048 tokens, h = 4096, f = 16384, bf16: each bias gradient reads its
+        // projection's output gradient once, 2 (3h + h + f + h) bytes per token and layer.
+        let task = json!({"transformer_parallel": ["ddp"], "transformer_parallel_degree": [8]});
+        let with = scenario(8, task.clone());
+        assert!(with.model.shape.biases, "a GELU model has biases unless it says not");
+        let without = scenario_with(8, task.clone(), json!({"biases": false}));
+        let (w, o) = (TrainingCx::new(&with).expect("transformer"), TrainingCx::new(&without).expect("transformer"));
+        let (lw, lo) = (w.layer_times(0), o.layer_times(0));
+        assert_eq!((lw.attn_fwd_s, lw.ffn_fwd_s), (lo.attn_fwd_s, lo.ffn_fwd_s));
+        let b = 0.836 * with.system.mem_bw_bytes_per_s;
+        let (t, h, f) = (8.0 * 2048.0, 4096.0, 16384.0);
+        let extra = (lw.attn_bwd_s + lw.ffn_bwd_s) - (lo.attn_bwd_s + lo.ffn_bwd_s);
+        assert!((extra / (t * 2.0 * (5.0 * h + f) / b) - 1.0).abs() < 1e-9, "{extra}");
+        assert_eq!(w.block_bwd_ew_s(Block::Fc).0, o.block_bwd_ew_s(Block::Fc).0);
+        // A SwiGLU model has none unless it says so; the key takes true or false only.
+        let swiglu = scenario_with(8, task.clone(), json!({"ffn_kind": "swiglu"}));
+        assert!(!swiglu.model.shape.biases);
+        let stated = scenario_with(8, task.clone(), json!({"ffn_kind": "swiglu", "biases": true}));
+        assert!(stated.model.shape.biases);
+        let errs = checked(doc(8, task, json!({"biases": "yes"}))).expect_err("refused");
+        assert!(errs.iter().any(|e| e.field == "model.biases" && e.message.contains("true or false")), "{errs:?}");
     }
 
     #[test]

@@ -9,8 +9,9 @@
 //! Ainslie et al. 2023 (GQA), Dao et al. 2022 (FlashAttention).
 
 use super::calibration::{
-    DROPOUT_PASSES, FLASH1_EFFICIENCY, FLASH1_H100_EFFICIENCY, FLASH2_EFFICIENCY, HIDDEN_PASSES,
-    RELATIVE_POSITION_BUCKETS, SCORE_ELEMENT_PASSES,
+    BIAS_GRAD_PASSES, DROPOUT_PASSES, FLASH1_EFFICIENCY, FLASH1_H100_EFFICIENCY, FLASH2_EFFICIENCY, GELU_GRAD_PASSES,
+    HIDDEN_PASSES, NORM_INPUT_GRAD_PASSES, NORM_WEIGHT_GRAD_PASSES, QKV_GRAD_COPY_PASSES, RELATIVE_POSITION_BUCKETS,
+    RESIDUAL_JOIN_GRAD_PASSES, SCORE_ELEMENT_PASSES, SOFTMAX_GRAD_PASSES, SWIGLU_GRAD_PASSES,
 };
 use super::gemm::Gemm;
 use crate::engine::ops::Block;
@@ -49,6 +50,9 @@ pub struct Dims {
     pub tied_embeddings: bool,
     /// Whether the model trains with dropout (its masks are stored, its passes timed).
     pub dropout: bool,
+    /// Whether the projections and the feed-forward matrices add biases (their gradients'
+    /// reductions are timed; their weights, under 0.1%, are not counted).
+    pub biases: bool,
     /// Bytes per weight and per activation element e.
     pub elem_bytes: f64,
     /// An encoder-decoder's encoder layers: the first `encoder_layers` of `layers`, which read
@@ -61,6 +65,15 @@ pub struct Dims {
     /// Weights per hidden unit of each normalisation layer: 2 for LayerNorm's scale and bias,
     /// 1 for T5's RMSNorm, which has a scale only.
     pub norm_params: f64,
+}
+
+/// Element-wise bytes per token of a block's backward pass ([`Dims::backward_bytes`]), each
+/// as (outside the tensor-parallel region, inside it): what the activation-gradient pass
+/// moves, and what the weight-gradient pass moves.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BackwardBytes {
+    pub activation: (f64, f64),
+    pub weight: (f64, f64),
 }
 
 /// Forward FLOPs per token of one layer, split by block.
@@ -105,6 +118,7 @@ impl Dims {
             attention: m.shape.attention,
             tied_embeddings: m.shape.tied_embeddings,
             dropout: m.shape.dropout,
+            biases: m.shape.biases,
             elem_bytes: m.bytes_per_dense_param.f64(),
             encoder_layers: 0,
             cross_seq: 0.0,
@@ -355,6 +369,53 @@ impl Dims {
         passes * self.elem_bytes * self.hidden / 2.0
     }
 
+    /// Element-wise bytes per token of a block's forward pass, as (outside the tensor-parallel
+    /// region, inside it): [`Dims::hidden_bytes`] per residual sub-layer, and the scores'
+    /// ([`Dims::score_bytes`]) or the feed-forward activation's ([`Dims::ffn_act_bytes`]).
+    pub fn forward_bytes(&self, block: Block) -> (f64, f64) {
+        let inside = if block == Block::Attn { self.score_bytes() } else { self.ffn_act_bytes() };
+        (self.sublayers(block) * self.hidden_bytes(), inside)
+    }
+
+    /// Element-wise bytes per token of a block's backward pass, counted from its kernels rather
+    /// than taken as twice the forward pass's (the activation-gradient and weight-gradient
+    /// passes, [`BackwardBytes`]). Per residual sub-layer, outside the tensor-parallel region:
+    /// the residual gradients' sum ([`RESIDUAL_JOIN_GRAD_PASSES`]), the norm's input gradient
+    /// ([`NORM_INPUT_GRAD_PASSES`]) and dropout's (read the gradient and the 1-byte mask, write:
+    /// `2 e + 1`) for the activations; the norm's weight gradients
+    /// ([`NORM_WEIGHT_GRAD_PASSES`]) and the output projection's bias gradient
+    /// ([`BIAS_GRAD_PASSES`]) for the weights. Inside: attention copies the query, key and value
+    /// gradients into their fused projection's ([`QKV_GRAD_COPY_PASSES`], and a decoder's
+    /// cross-attention the keys' and values') and, materialized, takes the softmax's
+    /// ([`SOFTMAX_GRAD_PASSES`]) and dropout's gradients per score; the feed-forward block its
+    /// activation's ([`GELU_GRAD_PASSES`], [`SWIGLU_GRAD_PASSES`]); their input projections'
+    /// bias gradients go to the weights.
+    pub fn backward_bytes(&self, block: Block) -> BackwardBytes {
+        let (e, h) = (self.elem_bytes, self.hidden);
+        let sub = self.sublayers(block);
+        let dropout = if self.dropout { 2.0 * e + 1.0 } else { 0.0 };
+        let bias = if self.biases { BIAS_GRAD_PASSES * e } else { 0.0 };
+        let outside_activation = sub * ((RESIDUAL_JOIN_GRAD_PASSES + NORM_INPUT_GRAD_PASSES) * e + dropout) * h;
+        let outside_weight = sub * (NORM_WEIGHT_GRAD_PASSES * e + bias) * h;
+        let (inside_activation, inside_weight) = if block == Block::Attn {
+            let cross_kv = 2.0 * self.kv_heads * self.head_dim() * self.cross_ratio();
+            let cross_q = if self.cross_seq > 0.0 { self.q_width() } else { 0.0 };
+            let keys = self.seq + self.cross_seq;
+            let scores =
+                if self.materialized() { self.heads * keys * (SOFTMAX_GRAD_PASSES * e + dropout) } else { 0.0 };
+            let split = QKV_GRAD_COPY_PASSES * e * (self.qkv_width() + cross_kv);
+            (split + scores, bias * (self.qkv_width() + cross_q + cross_kv))
+        } else {
+            let f = self.ffn * self.active * self.capacity_factor;
+            let activation = match self.ffn_kind {
+                Ffn::Gelu => GELU_GRAD_PASSES,
+                Ffn::Swiglu => SWIGLU_GRAD_PASSES,
+            };
+            (activation * e * f, bias * (self.ffn_kind.matrices() - 1) as f64 * f)
+        };
+        BackwardBytes { activation: (outside_activation, inside_activation), weight: (outside_weight, inside_weight) }
+    }
+
     /// Element-wise bytes per token of the attention scores (softmax, dropout) when they go
     /// through HBM: `a s (4 e + 1)`, or `a s 2 e` for the softmax alone without dropout; 0
     /// with a fused kernel. Tensor parallelism divides it. A decoder layer's cross-attention
@@ -450,6 +511,7 @@ mod tests {
             attention: Attention::Materialized,
             tied_embeddings: true,
             dropout: true,
+            biases: true,
             elem_bytes: 2.0,
             encoder_layers: 0,
             cross_seq: 0.0,
@@ -498,6 +560,63 @@ mod tests {
         assert_eq!(with.score_bytes(), a * s * (4.0 * e + 1.0));
         // FLOPs and weights do not change.
         assert_eq!((without.layer_flops(), without.params()), (with.layer_flops(), with.params()));
+    }
+
+    #[test]
+    fn the_backward_pass_moves_the_bytes_its_kernels_move() {
+        // GPT-3 in Megatron-LM: dropout, biases, scores through HBM. Per token and layer, in
+        // bytes at e = 2 (h = 12288, f = 4h, 96 heads over 2,048 keys).
+        let d = gpt3();
+        let (h, f, a, s, e) = (12288.0, 4.0 * 12288.0, 96.0, 2048.0, 2.0);
+        let dropout = 2.0 * e + 1.0;
+        let attn = d.backward_bytes(Block::Attn);
+        let ffn = d.backward_bytes(Block::Fc);
+        // Activation gradients: the residual sum (3 passes) and the norm's input gradient (3),
+        // dropout's; inside, Q, K, V copied into the projection's gradient (2 passes of 3h)
+        // and the softmax's and dropout's gradients per score.
+        assert_eq!(attn.activation, ((6.0 * e + dropout) * h, 2.0 * e * 3.0 * h + a * s * (3.0 * e + dropout)));
+        // GELU's gradient reads the output's gradient and the input and writes one: 3 of f.
+        assert_eq!(ffn.activation, ((6.0 * e + dropout) * h, 3.0 * e * f));
+        // Weight gradients: the norm's scale and shift (2 passes), the output projection's
+        // bias (1); inside, the biases of Q, K, V and of the first matrix.
+        assert_eq!(attn.weight, (3.0 * e * h, e * 3.0 * h));
+        assert_eq!(ffn.weight, (3.0 * e * h, e * f));
+        // Without dropout and biases (LLaMA-style, SwiGLU, fused attention): no mask, no bias
+        // reduction, no scores; the fused SwiGLU reads three and writes two of f.
+        let plain =
+            Dims { dropout: false, biases: false, ffn_kind: Ffn::Swiglu, attention: Attention::Flash, ..gpt3() };
+        assert_eq!(plain.backward_bytes(Block::Attn).activation, (6.0 * e * h, 2.0 * e * 3.0 * h));
+        assert_eq!(plain.backward_bytes(Block::Fc).activation, (6.0 * e * h, 5.0 * e * f));
+        assert_eq!(plain.backward_bytes(Block::Fc).weight, (2.0 * e * h, 0.0));
+        // Against the old rule of twice the forward pass's traffic: less outside the
+        // tensor-parallel region with dropout (23 bytes against 28 per hidden unit and block,
+        // the forward pass counting unfused dropout); GELU's gradient and the first matrix's
+        // bias gradient move as much as two forward passes of the activation (4 passes of f).
+        let (fwd_out, fwd_in) = d.forward_bytes(Block::Fc);
+        assert_eq!((fwd_out, fwd_in), (7.0 * e * h, 2.0 * e * f));
+        assert_eq!(ffn.activation.0 + ffn.weight.0, 23.0 * h);
+        assert_eq!(ffn.activation.1 + ffn.weight.1, 2.0 * fwd_in);
+    }
+
+    #[test]
+    fn a_decoder_layer_counts_its_cross_attention_backward() {
+        // t5-base with biases (as Megatron-LM's T5 has them): the decoder's attention block
+        // has two residual sub-layers; the cross-attention's keys and values, over 512 / 114
+        // encoder tokens per decoder token, are split from one projection (copied back), its
+        // queries are not; the biases add the cross-attention's query, keys and values.
+        let d = Dims { biases: true, ..t5(768.0, 3072.0, 64.0, 12.0, 12, 32128.0, false) };
+        let (enc, dec) = (d.stack_at(0), d.stack_at(12));
+        let (h, e, r) = (768.0, 2.0, 512.0 / 114.0);
+        let enc_b = enc.backward_bytes(Block::Attn);
+        let dec_b = dec.backward_bytes(Block::Attn);
+        assert_eq!(dec_b.activation.0, 2.0 * enc_b.activation.0);
+        let cross_kv = 2.0 * h * r;
+        let extra_copy = dec_b.activation.1 - enc_b.activation.1;
+        // The decoder's scores cover its own 114 tokens and the 512 encoder tokens; the
+        // encoder's its 512.
+        let scores = 12.0 * 114.0 * (3.0 * e + 2.0 * e + 1.0);
+        assert!((extra_copy - (2.0 * e * cross_kv + scores)).abs() < 1e-6, "{extra_copy}");
+        assert!((dec_b.weight.1 - e * (3.0 * h + h + cross_kv)).abs() < 1e-6, "{:?}", dec_b.weight);
     }
 
     #[test]
@@ -613,6 +732,7 @@ mod tests {
             attention: Attention::Materialized,
             tied_embeddings: !v11,
             dropout: !v11,
+            biases: false,
             elem_bytes: 2.0,
             encoder_layers: l,
             cross_seq: 512.0,

@@ -301,26 +301,39 @@ impl<'a> TrainingCx<'a> {
         (self.block_gemm_s(Block::Fc).0, self.block_ew_s(Block::Fc))
     }
 
-    /// A block's element-wise work in one pass for one micro-batch, s: its traffic (norms,
-    /// residual adds, dropout; the scores' softmax or the feed-forward activation) at the
-    /// effective HBM bandwidth plus its kernel-launch overheads.
+    /// A block's element-wise work in its forward pass for one micro-batch, s: its traffic
+    /// (norms, residual adds, dropout; the scores' softmax or the feed-forward activation) at
+    /// the effective HBM bandwidth plus its kernel-launch overheads.
     pub fn block_ew_s(&self, block: Block) -> f64 {
-        let inside = if block == Block::Attn { self.d.score_bytes() } else { self.d.ffn_act_bytes() };
-        let sub = self.d.sublayers(block);
-        self.tokens * (sub * self.d.hidden_bytes() / self.outside_div() + inside / self.tp()) / self.hbm_bytes_per_s
-            + sub * KERNELS_PER_BLOCK * KERNEL_OVERHEAD_S
+        self.ew_s(block, self.d.forward_bytes(block))
+    }
+
+    /// A block's element-wise work in its backward pass for one micro-batch, s, as (the
+    /// activation-gradient pass, the weight-gradient pass): [`Dims::backward_bytes`] at the
+    /// effective HBM bandwidth, each plus the block's kernel-launch overheads.
+    pub fn block_bwd_ew_s(&self, block: Block) -> (f64, f64) {
+        let b = self.d.backward_bytes(block);
+        (self.ew_s(block, b.activation), self.ew_s(block, b.weight))
+    }
+
+    /// Element-wise bytes per token (outside the tensor-parallel region, inside it) of one of
+    /// `block`'s passes over this micro-batch, s, plus the block's kernel-launch overheads.
+    fn ew_s(&self, block: Block, (outside, inside): (f64, f64)) -> f64 {
+        self.tokens * (outside / self.outside_div() + inside / self.tp()) / self.hbm_bytes_per_s
+            + self.d.sublayers(block) * KERNELS_PER_BLOCK * KERNEL_OVERHEAD_S
     }
 
     /// A block's gradient passes for one micro-batch, s, without recomputation: the
     /// activation-gradient pass and the weight-gradient pass where they run (`work`, as
     /// [`TrainingCx::backward_work`] gives it), each its GEMMs (`gemms`, as [`TrainingCx::block_gemm_s`] gives
-    /// them), the scores' backward in attention and the element-wise work, and each at least
-    /// `floor` (the host time to issue it, [`TrainingCx::host_floor_s`]).
+    /// them), the scores' backward in attention and its element-wise work
+    /// ([`TrainingCx::block_bwd_ew_s`]), and each at least `floor` (the host time to issue it,
+    /// [`TrainingCx::host_floor_s`]).
     pub fn gradient_passes_s(&self, block: Block, work: (bool, bool), gemms: (f64, f64, f64), floor: f64) -> f64 {
         let scores = if block == Block::Attn { self.score_gemm_s() } else { 0.0 };
-        let ew = self.block_ew_s(block);
-        let pass = |on: bool, gemm_s: f64| if on { (gemm_s + scores + ew).max(floor) } else { 0.0 };
-        pass(work.0, gemms.1) + pass(work.1, gemms.2)
+        let (activation_ew, weight_ew) = self.block_bwd_ew_s(block);
+        let pass = |on: bool, gemm_s: f64, ew: f64| if on { (gemm_s + scores + ew).max(floor) } else { 0.0 };
+        pass(work.0, gemms.1, activation_ew) + pass(work.1, gemms.2, weight_ew)
     }
 
     /// Whether the backward pass must go through layer `l` at all, and whether it computes
