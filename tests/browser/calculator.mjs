@@ -139,6 +139,9 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   const fused = await page.locator('#op-details').textContent();
   check(/t_s \/ 2/.test(fused) && /computes Q K\^T again/.test(fused) && /k\s*0\.769/.test(fused) && /t_dgrad/.test(fused),
     `the fused attention kernel is explained: ${fused.trim().slice(0, 160)}`);
+  // Its element-wise work is the backward pass's own, split between the gradient passes.
+  check(/t_ew_a/.test(fused) && /t_ew_w/.test(fused) && /residual gradients summed/.test(fused) && /bias gradient/.test(fused),
+    `the backward pass's element-wise kernels are explained: ${fused.match(/t_ew_a[^]*?HBM speed/)?.[0]?.slice(0, 160)}`);
   await page.locator('#op-details').screenshot({ path: join(shots, 'explain-attention.png') });
   // The same by keyboard: the longest ops are buttons.
   await page.locator('.longest .chip').first().focus();
@@ -410,6 +413,23 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   await settled(page);
   check(!(await page.locator('.stale-banner').isVisible()) && (await shown(page)).iteration_s === noMetrics.iteration_s,
     'no training metrics: the same figures as before');
+  // Biases: with them each step is longer by their gradients' sums over the tokens (a few
+  // percent at most); the page agrees with the CLI and the link carries the choice. The
+  // default follows the feed-forward kind (this SwiGLU model has none).
+  const byDefault = await shown(page);
+  const ffnKind = scenarioOfLink(await page.locator('#share-link').inputValue()).model.ffn_kind;
+  await page.selectOption('#f-model-biases', 'true');
+  const biased = await matchesCli(page, 'biases');
+  check(scenarioOfLink(await page.locator('#share-link').inputValue()).model.biases === true, 'the link carries the biases');
+  await page.selectOption('#f-model-biases', 'false');
+  const unbiased = await matchesCli(page, 'no biases');
+  check(scenarioOfLink(await page.locator('#share-link').inputValue()).model.biases === false
+    && unbiased.iteration_s < biased.iteration_s && unbiased.iteration_s > 0.95 * biased.iteration_s
+    && byDefault.iteration_s === (ffnKind === 'swiglu' ? unbiased : biased).iteration_s,
+    `biases: ${biased.iteration_s} s, none: ${unbiased.iteration_s} s, ${ffnKind} by default: ${byDefault.iteration_s} s`);
+  await page.selectOption('#f-model-biases', '');
+  await settled(page);
+  check((await shown(page)).iteration_s === byDefault.iteration_s, 'biases by default again: the same figures as before');
   // FP8 training on the H100s: faster, but well under the 2x of the peaks; the page agrees with
   // the CLI and the share link carries it. An A100 has no FP8 tensor cores: the field says so
   // and the last results stay.
@@ -753,13 +773,13 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   await video.locator('#limit-input').waitFor({ timeout: 20000 });
   const decoding = await matchesCli(video, 'ViT-L on 1080p clips decoded by 128 cores');
   const inputLimit = await video.locator('#limit-input').textContent();
-  check(/delivers 66\.2 samples\/s \(as fast as its decoders go\), and the GPUs could process 334 samples\/s/.test(inputLimit),
+  check(/delivers 66\.2 samples\/s \(as fast as its decoders go\), and the GPUs could process 331 samples\/s/.test(inputLimit),
     `the decoders pace the GPUs: ${inputLimit}`);
   check(await video.locator('#f-task-loader_frame_width').inputValue() === '1920' && await video.locator('#f-task-loader_cores_per_node').inputValue() === '128',
     'the decoding fields hold the clip and the cores');
   await video.locator('.longest .chip', { hasText: /^InputWait/ }).click();
   const waitText = await video.locator('#op-details').textContent();
-  check(/= 64 \/ \(1 x \(128 x 199 M \+ 8 x 0\) \/ \(186 x 2\.07 M\)\) - 192 ms = 775 ms/.test(waitText)
+  check(/= 64 \/ \(1 x \(128 x 199 M \+ 8 x 0\) \/ \(186 x 2\.07 M\)\) - 193 ms = 773 ms/.test(waitText)
     && /F186frames decoded per sample: \(k - 1\) \/ 2 \+ 1 \+ \(f - 1\) x min\(s, \(k \+ 1\) \/ 2\)/.test(waitText),
     `the input wait is explained with the frames a clip costs: ${waitText.slice(0, 200)}`);
   await video.locator('#op-details').screenshot({ path: join(shots, 'explain-input.png') });
