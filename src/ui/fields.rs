@@ -295,7 +295,7 @@ pub fn default_model_fields(family: Family) -> Vec<Field> {
         extra(M, "dropout", "Dropout", Kind::Flag, "yes",
             "Whether training applies dropout after attention and the feed-forward block (and to attention scores written to HBM). Its 1-byte masks are kept for the backward pass and its passes cost HBM time. GPT-3 and Megatron-LM's GPT train with it; LLaMA, MPT and most recent LLMs without, which saves about 2 bytes per token and hidden unit per layer."),
         extra(M, "biases", "Biases", Kind::Flag, "yes for GELU, no for SwiGLU",
-            "Whether the attention projections and feed-forward matrices add a bias. Their weights are negligible, but in training each bias gradient is a sum over the micro-batch's tokens that reads its projection's output gradient once more: about 9 bytes per token and hidden unit per layer in 16 bits, at HBM speed. GPT-2 and GPT-3, Megatron-LM's GPT, BLOOM, ViT and MPT as llm-foundry benchmarks it have biases; LLaMA, Mistral and T5 do not."),
+            "Whether the attention projections and feed-forward matrices add a bias. Their weights are negligible, but in training each bias gradient is a sum over the micro-batch's tokens that reads its projection's output gradient once more: about 18 bytes per token and hidden unit per layer in 16 bits with a 4x feed-forward, at HBM speed. GPT-2 and GPT-3, Megatron-LM's GPT, BLOOM, ViT and MPT as llm-foundry benchmarks it have biases; LLaMA, Mistral and T5 do not."),
     ];
     if family == Family::LlmMoe {
         v.push(extra(M, "capacity_factor", "MoE capacity factor", Kind::OptionalNumber, "1",
