@@ -174,7 +174,7 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
                 vec![
                     term(
                         "t_ew_a",
-                        "the activation gradients' element-wise kernels at HBM speed, counted from the kernels: the two residual gradients summed (3 passes), the norm's input gradient (3), dropout's (the gradient and its 1-byte mask read, one written), the query, key and value gradients copied into their fused projection's (2), the softmax's (3 per materialized score) or the activation's (GELU 3, SwiGLU 5 passes of f)",
+                        "the activation gradients' element-wise kernels at HBM speed, counted from the kernels: the two residual gradients summed (3 passes), the norm's input gradient (3) and, with dropout, its gradient (the gradient and the 1-byte mask read, one written); in attention, the query, key and value gradients copied into their fused projection's (2) and, with scores in HBM, the softmax's (3 per score); in the feed-forward block, the activation's (GELU 3, SwiGLU 5 passes of f)",
                         activation,
                         Unit::Seconds,
                     ),
