@@ -109,7 +109,6 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
         (OpKind::Compute, Block::Attn) | (OpKind::Compute, Block::Fc) => {
             let attn = op.block == Block::Attn;
             let block = op.block;
-            let ew = cx.block_ew_s(block);
             let (fwd, dgrad, wgrad) = cx.block_gemm_s(block);
             let mut terms = vec![term(
                 "t_gemm",
@@ -166,7 +165,7 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
                 vec![term(
                     "t_ew",
                     "element-wise kernels (norms, residual adds, dropout, softmax, activation) at HBM speed",
-                    ew,
+                    cx.block_ew_s(block),
                     Unit::Seconds,
                 )]
             } else {

@@ -263,8 +263,9 @@ impl<'a> ServingCx<'a> {
     pub fn layer(&self, p: Pass) -> Step {
         let d = &self.cx.d;
         let t = p.prefill_tokens + p.decode_tokens;
+        let (outside, inside) = d.forward_bytes(Block::Fc);
         let ffn_s = self.block_gemms_s(Block::Fc, t)
-            + t * (d.hidden_bytes() + d.ffn_act_bytes() / self.tp()) / self.cx.hbm_bytes_per_s
+            + t * (outside + inside / self.tp()) / self.cx.hbm_bytes_per_s
             + self.launch_s(p);
         Step { attn_s: self.attn_s(p), ffn_s, comm_s: self.comm(t) }
     }
