@@ -214,7 +214,7 @@ pub fn serving_note(inflight: bool) -> Option<String> {
 /// What the calculator tells users about the default model's accuracy on LLM training runs. A test
 /// recomputes it from the shipped rows ([`accuracy_note`]), so it cannot go stale; it is a
 /// constant only so the calculator does not predict 200 runs to print it.
-pub const ACCURACY_NOTE: &str = "Median error 5% on the 521 published LLM training runs of its calibration set (runs some choice of the model looked at). On 211 runs held out from every choice (BLOOM 176B, MT-NLG 530B, small GPTs on one node, FP8 training on H100s) the median error is 6%, and it predicts faster than measured on 155 of them: it tends to be optimistic.";
+pub const ACCURACY_NOTE: &str = "Median error 5% on the 521 published LLM training runs of its calibration set (runs some choice of the model looked at). On 211 runs held out from every choice (BLOOM 176B, MT-NLG 530B, small GPTs on one node, FP8 training on H100s) the median error is 6%, and it predicts faster than measured on 140 of them: it tends to be optimistic.";
 
 /// [`ACCURACY_NOTE`] as the shipped rows make it now.
 #[cfg(not(target_arch = "wasm32"))]
@@ -245,7 +245,7 @@ pub fn accuracy_note() -> Option<String> {
 /// was measured (SOURCES.md section 5: the time it misses is per layer and depends on the
 /// micro-batch size, not on anything the model counts). A test recomputes it from the shipped
 /// rows ([`tp8_host_note`]).
-pub const TP8_HOST_NOTE: &str = "On the 29 published runs like this (small GPTs split 8 ways by tensor parallelism on one node, vTrain), the model predicted 11% to 34% less time than was measured: expect this plan to run slower than shown.";
+pub const TP8_HOST_NOTE: &str = "On the 29 published runs like this (small GPTs split 8 ways by tensor parallelism on one node, vTrain), the model predicted 10% to 34% less time than was measured: expect this plan to run slower than shown.";
 
 /// [`TP8_HOST_NOTE`] as the shipped rows make it now: vTrain's single-node runs with 8-way
 /// tensor parallelism and nothing else.

@@ -468,7 +468,7 @@ impl<'a> DlrmCx<'a> {
         let tp = lay.tp.size as f64;
         let gemms: Vec<(Gemm, f64)> =
             [Block::Attn, Block::Fc].into_iter().flat_map(|b| d.block_gemms(b, tokens, tp, 1.0)).collect();
-        let scores = tokens * d.layer_timed_flops().attn_scores / tp / self.flops_per_s;
+        let [scores, scores_a, scores_w] = d.score_gemms_s(self.local_batch, d.seq, tp, self.gemm_gpu());
         // Element-wise bytes of both blocks at HBM speed, the inside of the tensor-parallel
         // regions split by tp.
         let ew = |bytes: &dyn Fn(Block) -> (f64, f64)| {
@@ -476,10 +476,10 @@ impl<'a> DlrmCx<'a> {
                 [Block::Attn, Block::Fc].map(bytes).iter().map(|(out, inside)| out + inside / tp).sum();
             tokens * per_token / self.hbm_bytes_per_s
         };
-        let pass = |f: fn(&Gemm) -> Gemm, ew: f64| self.gemms_s(&gemms, |g| f(&g)) + scores + ew;
-        let fwd = pass(|g| *g, ew(&|b| d.forward_bytes(b)));
-        let dgrad = pass(Gemm::dgrad, ew(&|b| d.backward_bytes(b).activation));
-        let wgrad = pass(Gemm::wgrad, ew(&|b| d.backward_bytes(b).weight));
+        let pass = |f: fn(&Gemm) -> Gemm, scores: f64, ew: f64| self.gemms_s(&gemms, |g| f(&g)) + scores + ew;
+        let fwd = pass(|g| *g, scores, ew(&|b| d.forward_bytes(b)));
+        let dgrad = pass(Gemm::dgrad, scores_a, ew(&|b| d.backward_bytes(b).activation));
+        let wgrad = pass(Gemm::wgrad, scores_w, ew(&|b| d.backward_bytes(b).weight));
         let bwd = if !self.trains {
             0.0
         } else if self.freeze.transformer {

@@ -147,11 +147,37 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
                 ));
             }
             if attn {
-                terms.extend([
-                    term("FLOPs_s", "score and context FLOPs per token", f.attn_scores, Unit::Flops),
-                    term("k", kernel_speed(cx.d.attention), 1.0 / cx.d.score_cost(), Unit::Count),
-                    term("t_s", "the scores' GEMMs: T x FLOPs_s / k / tp / F", cx.score_gemm_s(), Unit::Seconds),
-                ]);
+                let [t_s, t_s_a, t_s_w] = cx.score_gemms_s();
+                terms.push(term("FLOPs_s", "score and context FLOPs per token", f.attn_scores, Unit::Flops));
+                if cx.d.materialized() {
+                    terms.push(term(
+                        "t_s",
+                        "the scores' GEMMs, batched one per sequence and head: Q K^T writes the s x s scores and P V reads them, each max(FLOPs / F, bytes read and written / B_mem); with a head of 64 or 128 the score matrix's bytes set the time",
+                        t_s,
+                        Unit::Seconds,
+                    ));
+                } else {
+                    terms.extend([
+                        term("k", kernel_speed(cx.d.attention), 1.0 / cx.d.score_cost(), Unit::Count),
+                        term("t_s", "the scores' GEMMs: T x FLOPs_s / k / tp / F", t_s, Unit::Seconds),
+                    ]);
+                }
+                if op.phase == Phase::Backward && cx.d.materialized() {
+                    terms.extend([
+                        term(
+                            "t_s_a",
+                            "the scores' backward GEMMs with the activation gradients: dP = dO V^T (writes the scores' gradient) and dQ = dS K (reads it)",
+                            t_s_a,
+                            Unit::Seconds,
+                        ),
+                        term(
+                            "t_s_w",
+                            "the scores' backward GEMMs with the weight gradients: dV = P^T dO and dK = dS^T Q (each reads an s x s matrix)",
+                            t_s_w,
+                            Unit::Seconds,
+                        ),
+                    ]);
+                }
             }
             if attn && cross {
                 terms.push(term(
@@ -206,18 +232,25 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
             let fused = attn && !cx.d.materialized();
             let (formula, seconds, what) = if op.phase == Phase::Forward {
                 let formula =
-                    if attn { "max(t_gemm + t_s + t_ew, t_host - t_tp)" } else { "max(t_gemm + t_ew, t_host - t_tp)" };
+                    if attn { "max(t_gemm + t_s + t_ew, t_host - t_tp)" } else { "max(t_gemm + t_ew, t_host - t_tp)" }
+                        .to_string();
                 (formula, if attn { t.attn_fwd_s } else { t.ffn_fwd_s }, "forward pass")
             } else {
                 let (act, wgt) = cx.backward_work(l);
-                let formula = match (act, wgt, attn) {
-                    (true, true, true) => "max(t_dgrad + t_s + t_ew_a, t_host - t_tp) + max(t_wgrad + t_s + t_ew_w, t_host - t_tp) + t_rec",
-                    (true, true, false) => "max(t_dgrad + t_ew_a, t_host - t_tp) + max(t_wgrad + t_ew_w, t_host - t_tp) + t_rec",
-                    (true, false, true) => "max(t_dgrad + t_s + t_ew_a, t_host - t_tp) + t_rec (frozen weights: no weight gradients)",
-                    (true, false, false) => "max(t_dgrad + t_ew_a, t_host - t_tp) + t_rec (frozen weights: no weight gradients)",
-                    (false, true, true) => "max(t_wgrad + t_s + t_ew_w, t_host - t_tp) + t_rec (nothing below trains)",
-                    (false, true, false) => "max(t_wgrad + t_ew_w, t_host - t_tp) + t_rec (nothing below trains)",
-                    (false, false, _) => "0 (nothing at or below this layer trains)",
+                // The scores' backward GEMMs: a fused kernel's t_s in each pass, materialized
+                // scores' own in each.
+                let (sa, sw) = match (attn, fused) {
+                    (false, _) => ("", ""),
+                    (true, true) => (" + t_s", " + t_s"),
+                    (true, false) => (" + t_s_a", " + t_s_w"),
+                };
+                let a = format!("max(t_dgrad{sa} + t_ew_a, t_host - t_tp)");
+                let w = format!("max(t_wgrad{sw} + t_ew_w, t_host - t_tp)");
+                let formula = match (act, wgt) {
+                    (true, true) => format!("{a} + {w} + t_rec"),
+                    (true, false) => format!("{a} + t_rec (frozen weights: no weight gradients)"),
+                    (false, true) => format!("{w} + t_rec (nothing below trains)"),
+                    (false, false) => "0 (nothing at or below this layer trains)".to_string(),
                 };
                 let seconds = if attn { t.attn_bwd_s } else { t.ffn_bwd_s };
                 let rec = match (cx.setup.recompute, fused) {

@@ -99,14 +99,39 @@ impl Gemm {
         2.0 * tiled(m) * tiled(n) * k * main_s_per_flop / share + m * n * c / hbm_bytes_per_s + partials_s
     }
 
+    /// Time of `batch` GEMMs of this shape in one batched kernel with `e`-byte elements, s: the
+    /// roofline `max(2 batch m' n' k / (F w), batch (m k + k n + m n) e / B)`, the batches'
+    /// output tiles (m', n' whole tiles) sharing the SMs' waves (`w`: cuBLAS's
+    /// strided-batched GEMM launches them as one grid). Its tiles are small (a short `k`
+    /// needs little shared memory), so several run on each SM and one's output write overlaps
+    /// another's main loop: the write is not added as [`Gemm::compute_time_s`] adds it for a
+    /// large-tile kernel. Attention's materialized scores run so, one GEMM per sequence and
+    /// head ([`super::shape::Dims::score_gemms_s`]): with a 64- or 128-wide head their inner
+    /// or outer dimension is that narrow, and the `s x s` scores they write or read set their
+    /// time, not their FLOPs.
+    pub fn batched_time_s(&self, batch: f64, e: f64, gpu: GemmGpu) -> f64 {
+        let Gemm { m, n, k } = *self;
+        if batch <= 0.0 || m <= 0.0 || n <= 0.0 || k <= 0.0 {
+            return 0.0;
+        }
+        let stream = batch * (m * k + k * n + m * n) * e / gpu.hbm_bytes_per_s;
+        let share = self.batched_waves(batch, gpu.sms).share;
+        (2.0 * batch * tiled(m) * tiled(n) * k / gpu.flops_per_s / share).max(stream)
+    }
+
     /// How the GEMM's output tiles spread over `sms` SMs (see the module documentation):
     /// under one wave, the inner dimension split in `split` slices (as many as fill the SMs,
     /// each at least a tile deep), and the share `waves / ceil(waves)` of the SMs' time the
     /// tiles keep busy, `waves = tiles x split / sms`. Whole waves, or no SM count, keep
     /// every SM busy.
     pub fn waves(&self, sms: Option<f64>) -> Waves {
+        self.batched_waves(1.0, sms)
+    }
+
+    /// [`Gemm::waves`] of `batch` such GEMMs in one grid: `batch` times the tiles.
+    fn batched_waves(&self, batch: f64, sms: Option<f64>) -> Waves {
         let Some(sms) = sms.filter(|s| *s >= 1.0) else { return Waves { share: 1.0, split: 1.0 } };
-        let tiles = tiled(self.m) / tile(self.m) * (tiled(self.n) / tile(self.n));
+        let tiles = batch * (tiled(self.m) / tile(self.m) * (tiled(self.n) / tile(self.n)));
         let split = if tiles < sms { (sms / tiles).floor().min((self.k / GEMM_TILE).floor()).max(1.0) } else { 1.0 };
         let waves = tiles * split / sms;
         Waves { share: waves / waves.ceil(), split }
@@ -284,5 +309,30 @@ mod tests {
         // A thin decoding GEMM is bound by its weights either way.
         let decode = Gemm { m: 8.0, n: 8192.0, k: 8192.0 };
         assert_eq!(decode.time_s(2.0, gpu), decode.time_s(2.0, GPU));
+    }
+
+    #[test]
+    fn batched_score_gemms_are_bound_by_the_scores_they_write_and_read() {
+        // Q K^T of one sequence of 2,048 tokens and one 64-wide head, 32 of them in a batch:
+        // 64 FLOPs per byte of scores, under the A100's 149 FLOP/byte, so the bytes set the time.
+        let qk = Gemm { m: 2048.0, n: 2048.0, k: 64.0 };
+        let bytes = 32.0 * (2.0 * 2048.0 * 64.0 + 2048.0 * 2048.0) * 2.0;
+        assert_eq!(qk.batched_time_s(32.0, 2.0, GPU), bytes / B);
+        assert!(qk.batched_time_s(32.0, 2.0, GPU) > 2.0 * 32.0 * qk.flops() / F);
+        // P V reads the scores: the same bytes but for the output, as narrow as the head.
+        let pv = Gemm { m: 2048.0, n: 64.0, k: 2048.0 };
+        assert_eq!(pv.batched_time_s(32.0, 2.0, GPU), bytes / B);
+        // A head four times wider does four times the FLOPs on the same scores: compute-bound.
+        let wide = Gemm { k: 256.0, ..qk };
+        assert_eq!(wide.batched_time_s(32.0, 2.0, GPU), 32.0 * wide.flops() / F);
+        // The batches' tiles share the waves: 27 GEMMs of 16 tiles fill an A100's 108 SMs 4
+        // times; 28 take 5 waves, the last with 16 tiles.
+        let g = Gemm { m: 512.0, n: 512.0, k: 4096.0 };
+        let a100 = GemmGpu { sms: Some(108.0), ..GPU };
+        assert_eq!(g.batched_time_s(27.0, 2.0, a100), 27.0 * g.flops() / F);
+        let t = g.batched_time_s(28.0, 2.0, a100);
+        assert!((t / (28.0 * g.flops() / F) - 5.0 * 108.0 / 448.0).abs() < 1e-12, "{t}");
+        // No batch, no time.
+        assert_eq!(qk.batched_time_s(0.0, 2.0, GPU), 0.0);
     }
 }

@@ -13,7 +13,7 @@ use super::calibration::{
     HIDDEN_PASSES, NORM_INPUT_GRAD_PASSES, NORM_WEIGHT_GRAD_PASSES, QKV_GRAD_COPY_PASSES, RELATIVE_POSITION_BUCKETS,
     RESIDUAL_JOIN_GRAD_PASSES, SCORE_ELEMENT_PASSES, SOFTMAX_GRAD_PASSES, SWIGLU_GRAD_PASSES,
 };
-use super::gemm::Gemm;
+use super::gemm::{Gemm, GemmGpu};
 use crate::engine::ops::Block;
 use crate::engine::scenario::{Arch, Attention, Ffn, Llm, Model};
 
@@ -414,6 +414,38 @@ impl Dims {
             (activation * e * f, bias * (self.ffn_kind.matrices() - 1) as f64 * f)
         };
         BackwardBytes { activation: (outside_activation, inside_activation), weight: (outside_weight, inside_weight) }
+    }
+
+    /// Time of one layer's attention-score GEMMs on one GPU, s, as (forward pass,
+    /// activation-gradient pass, weight-gradient pass): `seqs` sequences of `s_q` query tokens
+    /// (the sequence, split by context parallelism), the heads split `tp` ways.
+    ///
+    /// Materialized, the scores are batched GEMMs, one per sequence and head, each timed by its
+    /// shape ([`Gemm::batched_time_s`]; keys `s_k`: the sequence, and in a decoder layer the
+    /// encoder's tokens in a second set): forward `Q K^T` (`s_q x s_k`, inner `d_head`: it
+    /// writes the scores) and `P V` (`s_q x d_head`, inner `s_k`: it reads them); backward
+    /// `dP = dO V^T` and `dQ = dS K` in the forward's shapes, and `dV = P^T dO`, `dK = dS^T Q`
+    /// (`s_k x d_head`, inner `s_q`), counted with the weight gradients. With a head of 64 or
+    /// 128 they do `d_head` FLOPs per score byte or fewer, under the A100's and H100's ridge
+    /// (about 150 and 300 FLOP/byte), so the score matrix's traffic sets their time: on an
+    /// A100 about 2.5 times their FLOP time at `d_head` 64, a quarter more at 128.
+    ///
+    /// A fused kernel keeps the scores on chip: its score FLOPs at its rate
+    /// ([`Dims::layer_timed_flops`] over `gpu`'s GEMM rate), the same again in each backward
+    /// pass.
+    pub fn score_gemms_s(&self, seqs: f64, s_q: f64, tp: f64, gpu: GemmGpu) -> [f64; 3] {
+        if !self.materialized() {
+            let fwd = seqs * s_q * self.layer_timed_flops().attn_scores / tp / gpu.flops_per_s;
+            return [fwd; 3];
+        }
+        let (e, d_head, batch) = (self.elem_bytes, self.head_dim(), seqs * self.heads / tp);
+        let time = |g: Gemm| g.batched_time_s(batch, e, gpu);
+        [self.seq, self.cross_seq].into_iter().filter(|&s_k| s_k > 0.0).fold([0.0; 3], |[f, a, w], s_k| {
+            let scores = time(Gemm { m: s_q, n: s_k, k: d_head });
+            let context = time(Gemm { m: s_q, n: d_head, k: s_k });
+            let key_side = time(Gemm { m: s_k, n: d_head, k: s_q });
+            [f + scores + context, a + scores + context, w + 2.0 * key_side]
+        })
     }
 
     /// Element-wise bytes per token of the attention scores (softmax, dropout) when they go
@@ -846,5 +878,36 @@ mod tests {
         // Other models keep one stack.
         assert_eq!(gpt3().stacks().count(), 1);
         assert_eq!(gpt3().stack_at(50), gpt3());
+    }
+
+    #[test]
+    fn materialized_scores_cost_their_bytes_and_a_fused_kernel_its_flops() {
+        // GPT-3 175B, one sequence of 2,048 tokens, 96 heads of 128 split 8 ways, on an A100.
+        let gpu = GemmGpu { flops_per_s: 0.8 * 312e12, hbm_bytes_per_s: 0.836 * 2039e9, sms: None };
+        let d = gpt3();
+        let [fwd, act, wgt] = d.score_gemms_s(1.0, 2048.0, 8.0, gpu);
+        let batch = 12.0;
+        let t = |g: Gemm| g.batched_time_s(batch, 2.0, gpu);
+        let (qk, pv) = (t(Gemm { m: 2048.0, n: 2048.0, k: 128.0 }), t(Gemm { m: 2048.0, n: 128.0, k: 2048.0 }));
+        assert_eq!(fwd, qk + pv);
+        assert_eq!(act, fwd, "dP = dO V^T and dQ = dS K have the forward's shapes");
+        assert_eq!(wgt, 2.0 * t(Gemm { m: 2048.0, n: 128.0, k: 2048.0 }), "dV and dK: s_k x d_head, inner s_q");
+        // Bound by the scores: a quarter more than the FLOPs at the GEMM rate (128 FLOPs per
+        // byte of scores against the A100's 149).
+        let flop_s = 2048.0 * d.layer_flops().attn_scores / 8.0 / gpu.flops_per_s;
+        assert!((1.2..1.35).contains(&(fwd / flop_s)), "{}", fwd / flop_s);
+        // A 64-wide head does half the FLOPs on as many scores: about 2.5 times its FLOP time.
+        let narrow = Dims { head_size: Some(64.0), ..d };
+        let narrow_flop_s = 2048.0 * narrow.layer_flops().attn_scores / 8.0 / gpu.flops_per_s;
+        let ratio = narrow.score_gemms_s(1.0, 2048.0, 8.0, gpu)[0] / narrow_flop_s;
+        assert!((2.2..2.6).contains(&ratio), "{ratio}");
+        // A decoder layer's cross-attention adds a second set over the encoder's tokens.
+        let cross = Dims { cross_seq: 512.0, ..d };
+        let extra = t(Gemm { m: 2048.0, n: 512.0, k: 128.0 }) + t(Gemm { m: 2048.0, n: 128.0, k: 512.0 });
+        assert!((cross.score_gemms_s(1.0, 2048.0, 8.0, gpu)[0] - fwd - extra).abs() < 1e-15);
+        // A fused kernel: its FLOPs at its rate, the same in each backward pass.
+        let flash = Dims { attention: Attention::Flash, ..d };
+        let f = flash.score_gemms_s(1.0, 2048.0, 8.0, gpu);
+        assert_eq!(f, [2048.0 * flash.layer_timed_flops().attn_scores / 8.0 / gpu.flops_per_s; 3]);
     }
 }

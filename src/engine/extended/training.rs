@@ -282,10 +282,18 @@ impl<'a> TrainingCx<'a> {
         g.mixed_time_s(1.0, e, self.gemm_gpu(fp8)) + cast_s
     }
 
-    /// The attention scores' GEMMs (`Q K^T` and `P V`) of one forward pass, s: at the GEMM
-    /// rate when batched, slower in a fused kernel ([`Dims::score_cost`]).
+    /// The attention scores' GEMMs (`Q K^T` and `P V`) of one forward pass, s
+    /// ([`TrainingCx::score_gemms_s`]).
     pub fn score_gemm_s(&self) -> f64 {
-        self.tokens * self.d.layer_timed_flops().attn_scores / self.tp() / self.flops_per_s
+        self.score_gemms_s()[0]
+    }
+
+    /// The attention scores' GEMMs of one micro-batch in the forward, activation-gradient and
+    /// weight-gradient passes, s: batched GEMMs timed by their shapes when the scores go
+    /// through HBM, a fused kernel's rate otherwise ([`Dims::score_gemms_s`]).
+    pub fn score_gemms_s(&self) -> [f64; 3] {
+        let cp = self.lay.cp.size as f64;
+        self.d.score_gemms_s(self.micro_batch as f64, self.d.seq / cp, self.tp(), self.gemm_gpu(self.flops_per_s))
     }
 
     /// Forward time of the attention block for one micro-batch, as (GEMM, element-wise), s:
@@ -330,10 +338,10 @@ impl<'a> TrainingCx<'a> {
     /// ([`TrainingCx::block_bwd_ew_s`]), and each at least `floor` (the host time to issue it,
     /// [`TrainingCx::host_floor_s`]).
     pub fn gradient_passes_s(&self, block: Block, work: (bool, bool), gemms: (f64, f64, f64), floor: f64) -> f64 {
-        let scores = if block == Block::Attn { self.score_gemm_s() } else { 0.0 };
+        let [_, scores_a, scores_w] = if block == Block::Attn { self.score_gemms_s() } else { [0.0; 3] };
         let (activation_ew, weight_ew) = self.block_bwd_ew_s(block);
-        let pass = |on: bool, gemm_s: f64, ew: f64| if on { (gemm_s + scores + ew).max(floor) } else { 0.0 };
-        pass(work.0, gemms.1, activation_ew) + pass(work.1, gemms.2, weight_ew)
+        let pass = |on: bool, gemm_s: f64, ew: f64| if on { (gemm_s + ew).max(floor) } else { 0.0 };
+        pass(work.0, gemms.1 + scores_a, activation_ew) + pass(work.1, gemms.2 + scores_w, weight_ew)
     }
 
     /// Whether the backward pass must go through layer `l` at all, and whether it computes
