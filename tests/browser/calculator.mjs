@@ -430,6 +430,23 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   await page.selectOption('#f-model-biases', '');
   await settled(page);
   check((await shown(page)).iteration_s === byDefault.iteration_s, 'biases by default again: the same figures as before');
+  // Scores in HBM (Megatron's unfused attention): slower than the fused kernel, the page agrees
+  // with the CLI, and an attention block's backward pass explains the scores' batched GEMMs
+  // of each gradient pass by the bytes of the score matrix they write and read.
+  const kernel = await page.locator('#f-model-attention').inputValue();
+  await page.selectOption('#f-model-attention', 'materialized');
+  const unfused = await matchesCli(page, 'scores in HBM');
+  check(scenarioOfLink(await page.locator('#share-link').inputValue()).model.attention === 'materialized'
+    && unfused.iteration_s > byDefault.iteration_s, `scores in HBM: ${unfused.iteration_s} s against ${byDefault.iteration_s} s fused`);
+  await page.locator('.longest .chip', { hasText: /^Attn\d+_b\./ }).first().click();
+  await page.locator('#op-details', { hasText: 't_s_w' }).waitFor();
+  const scores = await page.locator('#op-details').textContent();
+  check(/t_s_a/.test(scores) && /dP = dO V\^T/.test(scores) && /dK = dS\^T Q/.test(scores) && /score matrix's bytes set the time/.test(scores)
+    && /t_dgrad \+ t_s_a \+ t_ew_a/.test(scores), `the scores' batched GEMMs are explained pass by pass: ${scores.match(/t_s_a[^]*?\)/)?.[0]?.slice(0, 160)}`);
+  await page.locator('#op-details').screenshot({ path: join(shots, 'explain-materialized.png') });
+  await page.selectOption('#f-model-attention', kernel);
+  await settled(page);
+  check((await shown(page)).iteration_s === byDefault.iteration_s, 'the fused kernel again: the same figures as before');
   // FP8 training on the H100s: faster, but well under the 2x of the peaks; the page agrees with
   // the CLI and the share link carries it. An A100 has no FP8 tensor cores: the field says so
   // and the last results stay.
