@@ -24,8 +24,8 @@ pub(super) fn training_rows() -> Option<Vec<RowResult>> {
 /// Horovod's launch cycle) and TensorFlow's on one to sixteen V100s (held out). A test
 /// recomputes both from the shipped rows ([`recommendation_note`]).
 pub const RECOMMENDATION_NOTES: [&str; 2] = [
-    "On the 10 published runs of a recommendation model on 1 GPU it was checked against (NVIDIA's DLRM in PyTorch and TensorFlow on A100s and V100s, those on V100s held out), the default model predicted from 10% fewer to 31% more samples/s than measured (median error 13%): PyTorch DLRM from 0% fewer to 31% more, TensorFlow2 DLRM 13% to 23% more, TensorFlow2 DLRM on V100s from 10% fewer to 18% more.",
-    "On the 16 published runs of a recommendation model on 8 and 16 GPUs it was checked against (NVIDIA's DLRM in PyTorch and TensorFlow on A100s and V100s, those on V100s held out), the default model predicted from 6% fewer to 46% more samples/s than measured (median error 9%): PyTorch DLRM from 6% fewer to 8% more, TensorFlow2 DLRM 10% to 23% more, TensorFlow2 DLRM on V100s from 1% fewer to 46% more.",
+    "On the 10 published runs of a recommendation model on 1 GPU it was checked against (NVIDIA's DLRM in PyTorch and TensorFlow on A100s and V100s, those on V100s held out), the default model predicted from 10% fewer to 27% more samples/s than measured (median error 12%): PyTorch DLRM from 2% fewer to 27% more, TensorFlow2 DLRM 12% to 21% more, TensorFlow2 DLRM on V100s from 10% fewer to 17% more.",
+    "On the 16 published runs of a recommendation model on 8 and 16 GPUs it was checked against (NVIDIA's DLRM in PyTorch and TensorFlow on A100s and V100s, those on V100s held out), the default model predicted from 8% fewer to 44% more samples/s than measured (median error 8%): PyTorch DLRM from 8% fewer to 3% more, TensorFlow2 DLRM 7% to 20% more, TensorFlow2 DLRM on V100s from 2% fewer to 44% more.",
 ];
 
 /// [`RECOMMENDATION_NOTES`]`[several as usize]` as the shipped rows make it now: the runs on one

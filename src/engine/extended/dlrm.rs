@@ -20,7 +20,7 @@
 //! One job: the default model of the recommendation families.
 
 use super::calibration::{
-    ADAM_BYTES_PER_PARAM, EMB_BACKWARD_PASSES, EMB_STATE_BYTES_PER_ROW, MLP_ELEMENTWISE_PASSES,
+    ADAM_BYTES_PER_PARAM, EMB_BACKWARD_PASSES, EMB_STATE_BYTES_PER_ROW, KERNEL_OVERHEAD_S, MLP_ELEMENTWISE_PASSES,
     OPTIMIZER_BYTES_PER_PARAM, WORKSPACE_BYTES,
 };
 use super::collective::{time_s, Collective, Group, Links, Placement};
@@ -279,16 +279,23 @@ impl<'a> DlrmCx<'a> {
     }
 
     /// MLP layer `l`'s forward pass on this GPU, s: its GEMMs by their shapes
-    /// ([`DlrmCx::mlp_gemms`]), bias and ReLU of its outputs at HBM speed.
+    /// ([`DlrmCx::mlp_gemms`]), bias and ReLU of its outputs at HBM speed, and its kernels'
+    /// launches.
     pub fn mlp_fwd_s(&self, top: bool, l: u64) -> f64 {
         self.gemms_s(&self.mlp_gemms(top, l), |g| g) + self.mlp_elementwise_s(top, l)
     }
 
-    /// Bias and ReLU of MLP layer `l`'s outputs (one pass), s: HBM-bound.
+    /// Bias and ReLU of MLP layer `l`'s outputs (one pass), s: HBM-bound, plus the time the
+    /// pass's kernels lose to launching, [`KERNEL_OVERHEAD_S`] each, as a transformer block's
+    /// do: its GEMMs and one element-wise kernel (the ReLU forward, its gradient in the
+    /// activation-gradient pass, the bias gradient's sum over the batch in the weight-gradient
+    /// pass).
     fn mlp_elementwise_s(&self, top: bool, l: u64) -> f64 {
         let o = self.widths(top, l).1;
         let tp = self.mlp_tp_group(top).size as f64;
+        let kernels = 1.0 + self.mlp_gemms(top, l).iter().map(|(_, n)| n).sum::<f64>();
         self.mlp_batch(top) * o * self.e * MLP_ELEMENTWISE_PASSES / tp / self.hbm_bytes_per_s
+            + kernels * KERNEL_OVERHEAD_S
     }
 
     /// Which backward work an MLP layer does: (activation gradients, weight gradients).
@@ -884,9 +891,9 @@ pub fn explain(cx: &DlrmCx, op: &OpName) -> Option<Explanation> {
             (
                 format!("{} MLP layer {l}, {pass} pass", if top { "Top" } else { "Bottom" }),
                 if fwd {
-                    "the GEMM (B x in -> out / tp) by its shape: B x FLOPs / tp / F, more for a short inner dimension, at least its matrices read and written at B_mem; + bias and ReLU at B_mem"
+                    "the GEMM (B x in -> out / tp) by its shape: B x FLOPs / tp / F, more for a short inner dimension, at least its matrices read and written at B_mem; + bias and ReLU at B_mem; + 4 us per kernel launched (the GEMM and the ReLU)"
                 } else {
-                    "the activation-gradient GEMM (inner dimension out) and the weight-gradient GEMM (inner dimension B), each by its shape, + the ReLU's gradient at B_mem, for the g passes needed"
+                    "the activation-gradient GEMM (inner dimension out) and the weight-gradient GEMM (inner dimension B), each by its shape, + the ReLU's gradient at B_mem, + 4 us per kernel launched (each pass's GEMM and its element-wise kernel: the ReLU's gradient, the bias gradient's sum), for the g passes needed"
                 },
                 terms,
                 if fwd { cx.mlp_fwd_s(top, l) } else { cx.mlp_bwd_s(top, l) },
@@ -1055,16 +1062,18 @@ mod tests {
         assert!(b % 128.0 == 0.0 && (0.1..0.3).contains(&share), "{b} {share}");
         assert!((cx.flops_per_s / rate(true, 1) - 1.0 - share).abs() < 1e-9);
         assert!(rate(false, 0) < 0.2 * cx.flops_per_s && rate(true, 4) < 0.01 * cx.flops_per_s);
-        assert!(cx.mlp_fwd_s(true, 4) < cx.mlp_fwd_s(true, 1) / 10.0);
+        // Its work is under a tenth of the square layer's; both lose two kernel launches.
+        assert!(cx.mlp_fwd_s(true, 4) - 2.0 * KERNEL_OVERHEAD_S < cx.mlp_fwd_s(true, 1) / 10.0);
         // Backward: the activation and weight gradients of each GEMM, by their own shapes
         // (the first layer passes no gradient to the input features).
         let (g0, _) = cx.mlp_gemms(false, 0)[0];
         let at = |g: Gemm| g.time_s(cx.e, cx.gemm_gpu());
-        let ew = b * 512.0 * cx.e * MLP_ELEMENTWISE_PASSES / cx.hbm_bytes_per_s;
+        // Each pass: its GEMM and one element-wise kernel, each losing a launch.
+        let ew = b * 512.0 * cx.e * MLP_ELEMENTWISE_PASSES / cx.hbm_bytes_per_s + 2.0 * KERNEL_OVERHEAD_S;
         assert_eq!(cx.mlp_grad_passes_s(false, 0), (at(g0.dgrad()) + ew, at(g0.wgrad()) + ew));
         assert_eq!(cx.mlp_bwd_s(false, 0), at(g0.wgrad()) + ew);
         let (g1, _) = cx.mlp_gemms(false, 1)[0];
-        let ew = b * 256.0 * cx.e * MLP_ELEMENTWISE_PASSES / cx.hbm_bytes_per_s;
+        let ew = b * 256.0 * cx.e * MLP_ELEMENTWISE_PASSES / cx.hbm_bytes_per_s + 2.0 * KERNEL_OVERHEAD_S;
         assert_eq!(cx.mlp_bwd_s(false, 1), at(g1.dgrad()) + ew + at(g1.wgrad()) + ew);
         // Square layers of the same model (no widths) compute more: 8 layers of 3994^2.
         let square = scenario(serde_json::json!({"num_bot_mlp_layers": 3, "num_top_mlp_layers": 5}));
