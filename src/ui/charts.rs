@@ -6,6 +6,7 @@
 
 use super::canvas::PlacedPoints;
 use super::chart_backend::Canvas2d;
+use super::pick::{clear_labels, LabelBox};
 use super::state::ServingMark;
 use super::sweep::{Point, ServePoint};
 use super::timeline::{critical_bars, Lanes};
@@ -489,11 +490,30 @@ pub fn serving(
     let grey = RGBColor(160, 160, 160);
     let fit: Vec<(f64, f64)> = points.iter().filter(|p| p.fits).map(|p| (p.tpot_s * 1e3, p.tokens_per_s)).collect();
     chart.draw_series(LineSeries::new(fit.iter().copied(), blue.stroke_width(theme.px(2.0)))).map_err(err)?;
-    for p in points {
+    // Each batch's label right of and below its marker (clear of the ring around the current
+    // one), left out where it would overlap one already drawn: the current batch's first,
+    // then from the smallest batch up (points crowd where the batches are small).
+    let (dx, dy) = (theme.px(7.0) as i32, theme.px(2.0) as i32);
+    let font_px = theme.px(11.0) as i32;
+    let boxes: Vec<LabelBox> = points
+        .iter()
+        .map(|p| {
+            let (x, y) = chart.backend_coord(&(p.tpot_s * 1e3, p.tokens_per_s));
+            let w = (p.batch.to_string().len() as i32 * font_px * 3 + 4) / 5;
+            LabelBox { x: x + dx, y: y + dy, w, h: font_px }
+        })
+        .collect();
+    let order =
+        points.iter().position(|p| p.current).into_iter().chain((0..points.len()).filter(|&i| !points[i].current));
+    let shown = clear_labels(&boxes, order);
+    for (p, show) in points.iter().zip(shown) {
         let at = (p.tpot_s * 1e3, p.tokens_per_s);
         let c = if p.fits { blue } else { grey };
         chart.draw_series([Circle::new(at, theme.px(3.5), c.filled())]).map_err(err)?;
-        chart.draw_series([Text::new(format!("{}", p.batch), at, theme.font(11.0))]).map_err(err)?;
+        if show {
+            let label = EmptyElement::at(at) + Text::new(p.batch.to_string(), (dx, dy), theme.font(11.0));
+            chart.draw_series([label]).map_err(err)?;
+        }
         if p.current {
             chart
                 .draw_series([Circle::new(at, theme.px(7.0), theme.text().stroke_width(theme.px(2.0)))])
