@@ -299,23 +299,26 @@ impl<'a> ServingCx<'a> {
     /// One layer's attention over `p`'s tokens, s: the projections' GEMMs
     /// ([`ServingCx::block_gemms_s`]); the scores against the roofline of the KV cache the prompt
     /// tokens write and the decoding requests read (the only part that grows with the
-    /// context); element-wise traffic (and the prompt's scores where they go through HBM).
+    /// context); element-wise traffic. Where the prompt's scores go through HBM, `Q K^T`
+    /// writes them and `P V` reads them (bytes of the scores' roofline, as in training,
+    /// [`crate::engine::extended::shape::Dims::score_gemms_s`]) and the softmax reads and
+    /// writes them (no dropout when serving).
     fn attn_s(&self, p: Pass) -> f64 {
         let d = &self.cx.d;
         let t = p.prefill_tokens + p.decode_tokens;
         let kv_token = 2.0 * self.kv_heads_local() * self.head_dim() * self.kv_bytes;
         let keys = p.prefill_tokens * self.prompt_span() + p.decode_tokens * p.context;
-        let scores = if d.materialized() {
-            p.prefill_tokens * d.heads * self.prompt_tokens_length() * (4.0 * d.elem_bytes + 1.0) / self.tp()
+        let score_bytes = if d.materialized() {
+            2.0 * d.elem_bytes * p.prefill_tokens * d.heads * self.prompt_tokens_length() / self.tp()
         } else {
             0.0
         };
         self.block_gemms_s(Block::Attn, t)
             + self.roofline(
                 4.0 * keys * d.q_width() * d.score_cost() / self.tp(),
-                (p.prefill_tokens + p.decode_tokens * p.context) * kv_token,
+                (p.prefill_tokens + p.decode_tokens * p.context) * kv_token + score_bytes,
             )
-            + (t * d.hidden_bytes() + scores) / self.cx.hbm_bytes_per_s
+            + (t * d.hidden_bytes() + score_bytes) / self.cx.hbm_bytes_per_s
             + self.launch_s(p)
     }
 
@@ -678,6 +681,31 @@ mod tests {
     use super::*;
     use crate::engine::extended::collective::Group;
     use serde_json::json;
+
+    #[test]
+    fn a_prompts_materialized_scores_are_written_read_and_softmaxed_in_hbm() {
+        // LLaMA-2-70B on 4 A100s, 4,096 prompt tokens of one request in a pass.
+        let s = llama70(4, 1, json!({"input_tokens": 4096}));
+        let mut sv = ServingCx::new(&s).expect("serving");
+        let p = Pass { prefill_tokens: 4096.0, decode_tokens: 0.0, context: 0.0 };
+        let fused = sv.attn_s(p);
+        sv.cx.d.attention = crate::engine::scenario::Attention::Materialized;
+        let d = sv.cx.d;
+        let b = sv.cx.hbm_bytes_per_s;
+        // 4,096 x 4,096 scores for each of the GPU's 16 heads, 2 bytes each: Q K^T writes them
+        // and P V reads them, the softmax reads and writes them (no dropout mask).
+        let scores = 4096.0 * 16.0 * 4096.0;
+        assert_eq!(sv.prompt_tokens_length(), 4096.0);
+        let kv = 4096.0 * 2.0 * 2.0 * 128.0 * 2.0;
+        let rest = sv.block_gemms_s(Block::Attn, 4096.0) + 4096.0 * d.hidden_bytes() / b + sv.launch_s(p);
+        // At 128 FLOPs per score byte under the A100's 149, the scores' bytes set the roofline.
+        let flops_s = 4.0 * 4096.0 * 4096.0 * d.q_width() / 4.0 / sv.rate;
+        assert!(flops_s < (kv + 2.0 * 2.0 * scores) / b);
+        let want = rest + (kv + 2.0 * 2.0 * scores) / b + 2.0 * 2.0 * scores / b;
+        assert!((sv.attn_s(p) - want).abs() < 1e-12 * want, "{} vs {want}", sv.attn_s(p));
+        // A fused kernel keeps them on chip: less than the softmax's traffic alone adds.
+        assert!(fused + 2.0 * 2.0 * scores / b < sv.attn_s(p), "{fused}");
+    }
 
     #[test]
     fn a_decode_step_on_a_pipeline_goes_in_micro_batches_when_the_stages_divide_the_batch() {
