@@ -884,16 +884,16 @@ pub fn explain(cx: &DlrmCx, op: &OpName) -> Option<Explanation> {
         (OpKind::Compute, Block::MlpBot | Block::MlpTop) => {
             let (a, w) = cx.mlp_backward(top, l);
             let (i, o) = cx.widths(top, l);
-            let mut terms = vec![term("in", "the layer's input width", i, Unit::Count), term("out", "the layer's output width", o, Unit::Count), term("FLOPs", "forward FLOPs of the layer per sample (2 x in x out; MoE: active experts)", cx.mlp_layer_flops(top, l), Unit::Flops), b_mlp, tp_mlp, rate, hbm];
+            let mut terms = vec![term("in", "the layer's input width", i, Unit::Count), term("out", "the layer's output width", o, Unit::Count), term("FLOPs", "forward FLOPs of the layer per sample (2 x in x out; MoE: active experts)", cx.mlp_layer_flops(top, l), Unit::Flops), b_mlp, tp_mlp, rate, hbm, term("t_launch", "time each kernel loses to its launch (no CUDA graphs), as a transformer block's kernels do", KERNEL_OVERHEAD_S, Unit::Seconds)];
             if !fwd {
                 terms.push(term("g", "gradient passes: activations + weights, where they are needed", (a as u8 + w as u8) as f64, Unit::Count));
             }
             (
                 format!("{} MLP layer {l}, {pass} pass", if top { "Top" } else { "Bottom" }),
                 if fwd {
-                    "the GEMM (B x in -> out / tp) by its shape: B x FLOPs / tp / F, more for a short inner dimension, at least its matrices read and written at B_mem; + bias and ReLU at B_mem; + 4 us per kernel launched (the GEMM and the ReLU)"
+                    "the GEMM (B x in -> out / tp) by its shape: B x FLOPs / tp / F, more for a short inner dimension, at least its matrices read and written at B_mem; + bias and ReLU at B_mem; + t_launch per kernel launched (the GEMM and the ReLU)"
                 } else {
-                    "the activation-gradient GEMM (inner dimension out) and the weight-gradient GEMM (inner dimension B), each by its shape, + the ReLU's gradient at B_mem, + 4 us per kernel launched (each pass's GEMM and its element-wise kernel: the ReLU's gradient, the bias gradient's sum), for the g passes needed"
+                    "the activation-gradient GEMM (inner dimension out) and the weight-gradient GEMM (inner dimension B), each by its shape, + the ReLU's gradient at B_mem, + t_launch per kernel launched (each pass's GEMM and its element-wise kernel: the ReLU's gradient, the bias gradient's sum), for the g passes needed"
                 },
                 terms,
                 if fwd { cx.mlp_fwd_s(top, l) } else { cx.mlp_bwd_s(top, l) },
@@ -1084,6 +1084,10 @@ mod tests {
         let op = OpName { block: Block::MlpTop, layer: 0, phase: Phase::Forward, kind: OpKind::Compute, micro: 0 };
         let e = explain(&cx, &op).expect("explained");
         assert!(e.terms.iter().any(|t| t.symbol == "in" && t.value == 479.0), "{:?}", e.terms);
+        assert!(
+            e.terms.iter().any(|t| t.symbol == "t_launch" && t.value == KERNEL_OVERHEAD_S)
+                && e.formula.contains("t_launch")
+        );
         assert_eq!(e.seconds, cx.mlp_fwd_s(true, 0));
     }
 
