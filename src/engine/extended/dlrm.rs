@@ -282,18 +282,19 @@ impl<'a> DlrmCx<'a> {
     /// ([`DlrmCx::mlp_gemms`]), bias and ReLU of its outputs at HBM speed, and its kernels'
     /// launches.
     pub fn mlp_fwd_s(&self, top: bool, l: u64) -> f64 {
-        self.gemms_s(&self.mlp_gemms(top, l), |g| g) + self.mlp_elementwise_s(top, l)
+        let gemms = self.mlp_gemms(top, l);
+        self.gemms_s(&gemms, |g| g) + self.mlp_elementwise_s(top, l, &gemms)
     }
 
     /// Bias and ReLU of MLP layer `l`'s outputs (one pass), s: HBM-bound, plus the time the
     /// pass's kernels lose to launching, [`KERNEL_OVERHEAD_S`] each, as a transformer block's
     /// do: its GEMMs and one element-wise kernel (the ReLU forward, its gradient in the
     /// activation-gradient pass, the bias gradient's sum over the batch in the weight-gradient
-    /// pass).
-    fn mlp_elementwise_s(&self, top: bool, l: u64) -> f64 {
+    /// pass). `gemms`: the layer's ([`DlrmCx::mlp_gemms`]).
+    fn mlp_elementwise_s(&self, top: bool, l: u64, gemms: &[(Gemm, f64)]) -> f64 {
         let o = self.widths(top, l).1;
         let tp = self.mlp_tp_group(top).size as f64;
-        let kernels = 1.0 + self.mlp_gemms(top, l).iter().map(|(_, n)| n).sum::<f64>();
+        let kernels = 1.0 + gemms.iter().map(|(_, n)| n).sum::<f64>();
         self.mlp_batch(top) * o * self.e * MLP_ELEMENTWISE_PASSES / tp / self.hbm_bytes_per_s
             + kernels * KERNEL_OVERHEAD_S
     }
@@ -318,7 +319,7 @@ impl<'a> DlrmCx<'a> {
     /// ReLU's gradient pass at HBM speed, whether or not the layer needs them.
     pub fn mlp_grad_passes_s(&self, top: bool, l: u64) -> (f64, f64) {
         let gemms = self.mlp_gemms(top, l);
-        let elementwise = self.mlp_elementwise_s(top, l);
+        let elementwise = self.mlp_elementwise_s(top, l, &gemms);
         (self.gemms_s(&gemms, |g| g.dgrad()) + elementwise, self.gemms_s(&gemms, |g| g.wgrad()) + elementwise)
     }
 
