@@ -59,6 +59,7 @@ columns! {
     Attention = "attention",
     Dropout = "dropout",
     Biases = "biases",
+    Positions = "positions",
     FusedLoss = "fused_loss",
     MetricLosses = "metric_losses",
     Fp32Grads = "fp32_grads",

@@ -452,4 +452,23 @@ mod tests {
         assert_eq!((biases("gelu", "0"), biases("swiglu", "1")), (Ok(false), Ok(true)));
         assert!(biases("gelu", "maybe").is_err_and(|e| e.contains("biases")));
     }
+
+    #[test]
+    fn a_training_row_may_say_how_its_model_encodes_positions() {
+        use crate::engine::scenario::Positions;
+        let header = format!("{TRAINING},positions");
+        let positions = |ffn: &str, p: &str| {
+            let line = format!("r,GPT,24,2048,16,,8192,{ffn},51200,2048,a100-80g,8,600,1600,8,1,1,8,1,64,0,none,0,bf16,iteration_s,1,{p}");
+            let cells = row(&header, &line);
+            let (run, _) = cells.read().expect("a row");
+            let raw: crate::engine::raw::RawScenario = serde_json::from_value(run.scenario()).expect("raw");
+            crate::engine::validate(&raw).map(|s| s.model().shape.positions).map_err(|e| format!("{e:?}"))
+        };
+        // Blank: the engine's default for the feed-forward kind; a cell says otherwise, and the
+        // engine refuses a name it does not know, naming the field.
+        assert_eq!((positions("gelu", ""), positions("swiglu", "")), (Ok(Positions::Learned), Ok(Positions::Rope)));
+        assert_eq!(positions("swiglu", "rope-unfused"), Ok(Positions::RopeUnfused));
+        assert_eq!(positions("swiglu", "learned"), Ok(Positions::Learned));
+        assert!(positions("gelu", "alibi").is_err_and(|e| e.contains("model.positions")));
+    }
 }

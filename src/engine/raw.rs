@@ -300,6 +300,7 @@ raw_config! {
     capacity_factor,
     dropout,
     biases,
+    positions,
 }
 
 raw_config! {

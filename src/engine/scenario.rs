@@ -90,6 +90,44 @@ pub struct Shape {
     /// kind's usual practice: GELU models have them (GPT-2 and GPT-3, Megatron-LM's GPT, MPT as
     /// llm-foundry benchmarks it, BLOOM, ViT), SwiGLU models do not (LLaMA, Mistral, Qwen).
     pub biases: bool,
+    /// How the model tells positions apart; the default follows the family's usual practice
+    /// (see [`Positions`]).
+    pub positions: Positions,
+}
+
+/// How a transformer encodes token positions, and what that costs the default model in
+/// training. Serving charges none of it: engines apply rotary embeddings inside kernels they
+/// launch anyway (FasterTransformer's and TensorRT-LLM's QKV bias-and-transpose kernel, vLLM's one
+/// in-place kernel over a step's few tokens), and a learned table's weights are a rounding error
+/// of the model's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Positions {
+    /// A learned table of `seq x h` position embeddings added to the input (GPT-2 and GPT-3,
+    /// Megatron-LM's `learned_absolute` default, OPT, MPT as llm-foundry benchmarks it, ViT):
+    /// its weights, and the add in the embedding's forward pass.
+    Learned,
+    /// Rotary embeddings (Su et al. 2021) applied to the queries and keys by one fused kernel
+    /// (Transformer Engine and Megatron-core's RoPE fusion, flash-attn's rotary kernel, serving
+    /// engines): it reads and writes them once in each direction.
+    Rope,
+    /// Rotary embeddings as eager PyTorch computes them (Hugging Face's `q * cos +
+    /// rotate_half(q) * sin`, torchtitan's and Meta's complex product in FP32, Megatron-LM
+    /// without its fusion): about ten passes over the queries and keys in each direction.
+    RopeUnfused,
+    /// Nothing outside attention: ALiBi's bias inside a fused kernel, T5's relative position
+    /// bias (counted with its weights), or no position signal.
+    None,
+}
+
+impl Positions {
+    pub fn config_name(self) -> &'static str {
+        match self {
+            Positions::Learned => "learned",
+            Positions::Rope => "rope",
+            Positions::RopeUnfused => "rope-unfused",
+            Positions::None => "none",
+        }
+    }
 }
 
 /// The feed-forward block of a transformer layer.

@@ -690,7 +690,36 @@ fn read_shape(v: &mut Reader, m: &RawModel, arch: &Arch) -> Option<Shape> {
     };
     let dropout = v.optional_flag(&m.dropout, at("model", "dropout"), true)?;
     let biases = v.optional_flag(&m.biases, at("model", "biases"), ffn == Ffn::Gelu)?;
-    Some(Shape { kv_heads, head_dim, ffn, tied_embeddings, attention, causal, capacity_factor, dropout, biases })
+    // T5's relative position bias is counted with its weights; LLaMA-style (SwiGLU) models use
+    // rotary embeddings, GPT-style (GELU) ones and ViT a learned table.
+    let usual = match (arch, ffn) {
+        (Arch::EncDec(_) | Arch::DlrmTransformer(..), _) => Positions::None,
+        (_, Ffn::Swiglu) => Positions::Rope,
+        (_, Ffn::Gelu) => Positions::Learned,
+    };
+    let positions = v.choice(
+        &m.positions,
+        at("model", "positions"),
+        &[
+            ("learned", Positions::Learned),
+            ("rope", Positions::Rope),
+            ("rope-unfused", Positions::RopeUnfused),
+            ("none", Positions::None),
+        ],
+        usual,
+    )?;
+    Some(Shape {
+        kv_heads,
+        head_dim,
+        ffn,
+        tied_embeddings,
+        attention,
+        causal,
+        capacity_factor,
+        dropout,
+        biases,
+        positions,
+    })
 }
 
 /// The layer-count errors were already recorded; unread keys of other families are ignored.

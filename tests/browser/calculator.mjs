@@ -430,6 +430,32 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   await page.selectOption('#f-model-biases', '');
   await settled(page);
   check((await shown(page)).iteration_s === byDefault.iteration_s, 'biases by default again: the same figures as before');
+  // Position encodings: rotary embeddings as eager PyTorch runs them take ten passes over the
+  // queries and keys each way, slower than one fused kernel, slower than none; a learned table
+  // adds its weights. The page agrees with the CLI at each, the link carries the choice, and
+  // the attention backward pass names the rotary passes. This SwiGLU model's default is fused.
+  const encoding = async (value, what) => {
+    await page.selectOption('#f-model-positions', value);
+    const figures = await matchesCli(page, what);
+    check(scenarioOfLink(await page.locator('#share-link').inputValue()).model.positions === value, `the link carries ${what}`);
+    return { ...figures, memory_bytes: Number(await page.locator('#memory').getAttribute('data-value')) };
+  };
+  const eagerRope = await encoding('rope-unfused', 'eager rotary embeddings');
+  await page.locator('.longest .chip', { hasText: /^Attn\d+_b\./ }).first().click();
+  await page.locator('#op-details', { hasText: 'rotary position embeddings' }).waitFor();
+  const ropeText = await page.locator('#op-details').textContent();
+  check(/10 eager/.test(ropeText), `the attention backward pass explains the rotary passes: ${ropeText.match(/with rotary[^;]*/)?.[0]}`);
+  await page.locator('#op-details').screenshot({ path: join(shots, 'explain-rope.png') });
+  const fusedRope = await encoding('rope', 'fused rotary embeddings');
+  const noPositions = await encoding('none', 'no position encoding');
+  const learnedTable = await encoding('learned', 'a learned position table');
+  check(eagerRope.iteration_s > fusedRope.iteration_s && fusedRope.iteration_s > noPositions.iteration_s
+    && learnedTable.memory_bytes > noPositions.memory_bytes
+    && (ffnKind !== 'swiglu' || fusedRope.iteration_s === byDefault.iteration_s),
+    `positions: eager ${eagerRope.iteration_s} s, fused ${fusedRope.iteration_s} s, none ${noPositions.iteration_s} s, default ${byDefault.iteration_s} s; learned ${learnedTable.memory_bytes} B against ${noPositions.memory_bytes} B`);
+  await page.selectOption('#f-model-positions', '');
+  await settled(page);
+  check((await shown(page)).iteration_s === byDefault.iteration_s, 'positions by default again: the same figures as before');
   // Scores in HBM (Megatron's unfused attention): slower than the fused kernel, the page agrees
   // with the CLI, and an attention block's backward pass explains the scores' batched GEMMs
   // of each gradient pass by the bytes of the score matrix they write and read.

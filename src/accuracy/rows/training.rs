@@ -28,6 +28,9 @@ pub(in crate::accuracy) struct TrainingRow<'a> {
     /// Whether the projections add biases; blank: the engine's default for the feed-forward
     /// kind (GELU models have them, SwiGLU models do not).
     pub(in crate::accuracy) biases: Option<bool>,
+    /// How the model encodes positions, as the engine takes it (`model.positions`); blank:
+    /// the engine's default (SwiGLU models rotary, GELU models a learned table).
+    pub(in crate::accuracy) positions: &'a str,
     pub(in crate::accuracy) fused_loss: bool,
     /// Cross-entropy losses the training loop computes again per micro-batch for its metrics
     /// (Composer's two); blank: 0.
@@ -90,6 +93,7 @@ impl<'a> TrainingRow<'a> {
         // Blank: dropout on (Megatron-LM's GPT, the shared set's runs) and PyTorch's loss.
         let dropout = r.flag(Col::Dropout, true)?;
         let biases = if r.get(Col::Biases).is_empty() { None } else { Some(r.flag(Col::Biases, false)?) };
+        let positions = r.get(Col::Positions);
         let fused_loss = r.flag(Col::FusedLoss, false)?;
         let metric_losses = r.count(Col::MetricLosses)?.unwrap_or(0);
         if metric_losses > MAX_METRIC_LOSSES {
@@ -109,6 +113,7 @@ impl<'a> TrainingRow<'a> {
             attention,
             dropout,
             biases,
+            positions,
             fused_loss,
             metric_losses,
             fp32_grads: r.flag(Col::Fp32Grads, false)?,
@@ -126,6 +131,9 @@ impl<'a> TrainingRow<'a> {
         });
         if let Some(b) = self.biases {
             extra["biases"] = json!(b);
+        }
+        if !self.positions.is_empty() {
+            extra["positions"] = json!(self.positions);
         }
         let model = self.shape.config(self.model, self.seq_len, extra);
         let p = &self.plan;

@@ -316,6 +316,30 @@ pub const GELU_GRAD_PASSES: f64 = 3.0;
 /// See [`GELU_GRAD_PASSES`].
 pub const SWIGLU_GRAD_PASSES: f64 = 5.0;
 
+/// Passes over the queries and keys of rotary position embeddings applied by one fused kernel
+/// (Transformer Engine's `fused_apply_rotary_pos_emb`, flash-attn's rotary kernel): it reads
+/// them and writes the rotated ones, and its backward reads their gradients and writes the
+/// rotated-back ones. The same count each way. [`crate::engine::scenario::Positions::Rope`].
+pub const ROPE_FUSED_PASSES: f64 = 2.0;
+
+/// Passes over the queries and keys of rotary position embeddings as eager PyTorch computes
+/// them, each way, counted from the kernels. Forward, Hugging Face's `q * cos + rotate_half(q)
+/// * sin`: the product by `cos` (read, write: 2), the negated half (1) and the concatenation
+/// of `rotate_half` (2), the product by `sin` (2) and the sum (read two, write one: 3), 10;
+/// torchtitan's and Meta's complex product moves the same bytes (a cast to FP32: 2 + 4 bytes,
+/// the product: 4 + 4, the cast back: 4 + 2, 20 bytes, ten 16-bit passes). Backward: the
+/// gradient times `cos` (2) and times `sin` (2), the negation's gradient (1), the halves
+/// joined (2) and the two paths' gradients summed (3), 10. The tables of `cos` and `sin` (a
+/// sequence by a head) are small. [`crate::engine::scenario::Positions::RopeUnfused`].
+pub const ROPE_UNFUSED_PASSES: f64 = 10.0;
+
+/// Passes over a token's hidden vector that learned position embeddings add to the input
+/// embedding's forward pass: the sum reads the word embedding and the position embedding and
+/// writes their sum (3). Their gradient, a sum over the micro-batch's sequences, is left out
+/// (one pass, in a kernel the embedding's backward already launches).
+/// [`crate::engine::scenario::Positions::Learned`].
+pub const POSITION_ADD_PASSES: f64 = 3.0;
+
 /// Passes of a materialized softmax's gradient per score: read its output and the output's
 /// gradient, write the input's gradient.
 pub const SOFTMAX_GRAD_PASSES: f64 = 3.0;

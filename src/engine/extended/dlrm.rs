@@ -110,6 +110,7 @@ impl<'a> DlrmCx<'a> {
                     tied_embeddings: false,
                     dropout: s.model.shape.dropout,
                     biases: s.model.shape.biases,
+                    positions: s.model.shape.positions,
                     elem_bytes: s.model.bytes_per_dense_param.f64(),
                     encoder_layers: 0,
                     cross_seq: 0.0,

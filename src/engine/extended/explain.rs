@@ -1,7 +1,7 @@
 //! The default model: why an op takes the time it takes. For any op of a default-model
 //! timeline, the formula, each term with its value and unit, and the result.
 
-use super::calibration::{ADAM_BYTES_PER_PARAM, HOST_BLOCK_S, NIC_STEP_S, NVLINK_STEP_S};
+use super::calibration::{ADAM_BYTES_PER_PARAM, HOST_BLOCK_S, NIC_STEP_S, NVLINK_STEP_S, POSITION_ADD_PASSES};
 use super::collective::{Group, Links};
 use super::training::TrainingCx;
 use crate::engine::ops::{Block, OpKind, OpName, Phase};
@@ -190,7 +190,7 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
             let ew_terms = if op.phase == Phase::Forward {
                 vec![term(
                     "t_ew",
-                    "element-wise kernels (norms, residual adds, dropout, softmax, activation) at HBM speed",
+                    "element-wise kernels (norms, residual adds, dropout, softmax, activation; in attention, rotary position embeddings: one fused kernel's 2 passes over the queries and keys, eager PyTorch's 10) at HBM speed",
                     cx.block_ew_s(block),
                     Unit::Seconds,
                 )]
@@ -199,7 +199,7 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
                 vec![
                     term(
                         "t_ew_a",
-                        "the activation gradients' element-wise kernels at HBM speed, counted from the kernels: the two residual gradients summed (3 passes), the norm's input gradient (3) and, with dropout, its gradient (the gradient and the 1-byte mask read, one written); in attention, the query, key and value gradients copied into their fused projection's (2) and, with scores in HBM, the softmax's (3 per score); in the feed-forward block, the activation's (GELU 3, SwiGLU 5 passes of f)",
+                        "the activation gradients' element-wise kernels at HBM speed, counted from the kernels: the two residual gradients summed (3 passes), the norm's input gradient (3) and, with dropout, its gradient (the gradient and the 1-byte mask read, one written); in attention, the query, key and value gradients copied into their fused projection's (2), with scores in HBM the softmax's (3 per score) and with rotary position embeddings theirs (2 passes of the queries and keys fused, 10 eager); in the feed-forward block, the activation's (GELU 3, SwiGLU 5 passes of f)",
                         activation,
                         Unit::Seconds,
                     ),
@@ -291,7 +291,8 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
             let mut terms = vec![term("S", "activations of the micro-batch: T x h x e", act_bytes, Unit::Bytes)];
             terms.extend(group_terms(cx.lay.tp, &cx.links));
             let one = if op.block == Block::Attn { t.attn_tp_comm_s } else { t.tp_comm_s };
-            let seconds = if op.phase == Phase::Backward && cx.setup.recompute == Recompute::Full { 2.0 * one } else { one };
+            let seconds =
+                if op.phase == Phase::Backward && cx.setup.recompute == Recompute::Full { 2.0 * one } else { one };
             Explanation {
                 what: format!("Tensor-parallel {} of the activations of {layer} ({pass})", match op.kind { OpKind::ActAllReduce => "all-reduce", OpKind::ActAllGather => "all-gather (sequence parallel)", _ => "reduce-scatter (sequence parallel)" }),
                 formula: if op.block == Block::Attn && cross {
@@ -386,7 +387,13 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
                 terms.push(term("m", "micro-batches per iteration", g.times, Unit::Count));
             }
             terms.extend(group_terms(g.group, &cx.links));
-            Explanation { what: what.into(), formula: formula.into(), terms, seconds: cx.final_grad_sync().1, note: Some(note) }
+            Explanation {
+                what: what.into(),
+                formula: formula.into(),
+                terms,
+                seconds: cx.final_grad_sync().1,
+                note: Some(note),
+            }
         }
         (OpKind::GradAllReduce | OpKind::GradReduceScatter, _) => {
             let mut terms = vec![];
@@ -424,7 +431,8 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
                 what: format!(
                     "Ring attention of {layer}: keys and values passed around the context-parallel ring ({pass})"
                 ),
-                formula: "(cp-1) x (2 x T x kv x d_head x e / tp) / bandwidth; overlapped with the attention GEMMs".into(),
+                formula: "(cp-1) x (2 x T x kv x d_head x e / tp) / bandwidth; overlapped with the attention GEMMs"
+                    .into(),
                 terms,
                 seconds: if op.phase == Phase::Forward { t.kv_ring_s } else { 2.0 * t.kv_ring_s },
                 note: None,
@@ -523,7 +531,11 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
         }
         (OpKind::Compute, Block::Emb) => Explanation {
             what: "Input embedding lookup (or ViT patch projection)".into(),
-            formula: "the patch projection GEMM (T x patch inputs times patch inputs x h / tp) by its shape + T x h x e x 2 / B_mem".into(),
+            formula: if cx.d.position_add_bytes() > 0.0 {
+                format!("the patch projection GEMM (T x patch inputs times patch inputs x h / tp) by its shape + T x h x e x (2 + {POSITION_ADD_PASSES}) / B_mem (the lookup's write and read, and the learned position embeddings' add: read two, write one)").into()
+            } else {
+                "the patch projection GEMM (T x patch inputs times patch inputs x h / tp) by its shape + T x h x e x 2 / B_mem".into()
+            },
             terms: vec![tokens, tp, rate, hbm],
             seconds: cx.input_time(),
             note: None,

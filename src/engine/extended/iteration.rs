@@ -577,10 +577,11 @@ pub(super) fn system_stats(s: &Scenario, flops_per_s: f64, hbm_bytes_per_s: f64,
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::extended::calibration::{FP8_GEMM_EFFICIENCY, HOST_BLOCK_S};
+    use crate::engine::extended::calibration::{FP8_GEMM_EFFICIENCY, HOST_BLOCK_S, KERNEL_OVERHEAD_S};
     use crate::engine::extended::gemm::Gemm;
     use crate::engine::ops::Category;
     use crate::engine::report::MemPart;
+    use crate::engine::scenario::Positions;
     use crate::engine::{validate, RawScenario};
     use serde_json::{json, Value};
 
@@ -984,6 +985,48 @@ mod tests {
         assert!(stated.model.shape.biases);
         let errs = checked(doc(8, task, json!({"biases": "yes"}))).expect_err("refused");
         assert!(errs.iter().any(|e| e.field == "model.biases" && e.message.contains("true or false")), "{errs:?}");
+    }
+
+    #[test]
+    fn position_encodings_cost_what_their_kernels_move_and_a_learned_table_is_whole_on_each_tp_rank() {
+        // 8 x 2048 tokens per GPU (tensor parallelism 2 over 8 GPUs: the 8 samples of each
+        // data-parallel rank), h = 4096 with 32 heads, bf16.
+        let task = json!({"transformer_parallel": ["tp", "ddp"], "transformer_parallel_degree": [2, 4]});
+        let at = |positions: &str| scenario_with(8, task.clone(), json!({"positions": positions}));
+        fn cx(s: &Scenario) -> TrainingCx<'_> {
+            TrainingCx::new(s).expect("transformer")
+        }
+        let (none, learned, fused, eager) = (at("none"), at("learned"), at("rope"), at("rope-unfused"));
+        let (n, l, f, u) = (cx(&none), cx(&learned), cx(&fused), cx(&eager));
+        let b = 0.836 * none.system.mem_bw_bytes_per_s;
+        let (t, h, e) = (8.0 * 2048.0, 4096.0, 2.0);
+        // Rotary: passes over the GPU's half of the queries and keys (h each, no grouped
+        // query attention here) in the attention's forward and activation-gradient passes,
+        // plus a launch per kernel; the feed-forward block is untouched.
+        for (x, passes, kernels) in [(&f, 2.0, 2.0), (&u, 10.0, 10.0)] {
+            let expected = t * passes * e * 2.0 * h / 2.0 / b + kernels * KERNEL_OVERHEAD_S;
+            let fwd = x.block_ew_s(Block::Attn) - n.block_ew_s(Block::Attn);
+            assert!((fwd / expected - 1.0).abs() < 1e-9, "{fwd} {expected}");
+            let (xa, xw) = x.block_bwd_ew_s(Block::Attn);
+            let (na, nw) = n.block_bwd_ew_s(Block::Attn);
+            assert!(((xa - na) / expected - 1.0).abs() < 1e-9);
+            assert_eq!((xw, x.block_ew_s(Block::Fc)), (nw, n.block_ew_s(Block::Fc)));
+            assert!(x.layer_times(0).attn_bwd_s > n.layer_times(0).attn_bwd_s);
+        }
+        // A learned table of 2,048 x 4,096 weights sits whole on both tensor-parallel ranks of
+        // the first stage (Megatron-LM's position embedding is not split), and its add costs
+        // three passes of h per token in the embedding's forward pass.
+        assert_eq!(l.stage_params(0).0 - n.stage_params(0).0, 2048.0 * h);
+        let add = l.input_time() - n.input_time();
+        assert!((add / (t * 3.0 * e * h / b) - 1.0).abs() < 1e-9, "{add}");
+        assert_eq!(l.layer_times(0), n.layer_times(0));
+        // Defaults: GELU models a learned table, SwiGLU models fused rotary embeddings; the key
+        // takes the four names only.
+        assert_eq!(scenario(8, task.clone()).model.shape.positions, Positions::Learned);
+        let swiglu = scenario_with(8, task.clone(), json!({"ffn_kind": "swiglu"}));
+        assert_eq!(swiglu.model.shape.positions, Positions::Rope);
+        let errs = checked(doc(8, task, json!({"positions": "alibi"}))).expect_err("refused");
+        assert!(errs.iter().any(|e| e.field == "model.positions" && e.message.contains("rope-unfused")), "{errs:?}");
     }
 
     #[test]

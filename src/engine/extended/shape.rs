@@ -10,12 +10,13 @@
 
 use super::calibration::{
     BIAS_GRAD_PASSES, DROPOUT_PASSES, FLASH1_EFFICIENCY, FLASH1_H100_EFFICIENCY, FLASH2_EFFICIENCY, GELU_GRAD_PASSES,
-    HIDDEN_PASSES, NORM_INPUT_GRAD_PASSES, NORM_WEIGHT_GRAD_PASSES, QKV_GRAD_COPY_PASSES, RELATIVE_POSITION_BUCKETS,
-    RESIDUAL_JOIN_GRAD_PASSES, SCORE_ELEMENT_PASSES, SOFTMAX_GRAD_PASSES, SWIGLU_GRAD_PASSES,
+    HIDDEN_PASSES, NORM_INPUT_GRAD_PASSES, NORM_WEIGHT_GRAD_PASSES, POSITION_ADD_PASSES, QKV_GRAD_COPY_PASSES,
+    RELATIVE_POSITION_BUCKETS, RESIDUAL_JOIN_GRAD_PASSES, ROPE_FUSED_PASSES, ROPE_UNFUSED_PASSES, SCORE_ELEMENT_PASSES,
+    SOFTMAX_GRAD_PASSES, SWIGLU_GRAD_PASSES,
 };
 use super::gemm::{Gemm, GemmGpu};
 use crate::engine::ops::Block;
-use crate::engine::scenario::{Arch, Attention, Ffn, Llm, Model};
+use crate::engine::scenario::{Arch, Attention, Ffn, Llm, Model, Positions};
 
 /// A transformer's dimensions as the default model uses them.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -53,6 +54,9 @@ pub struct Dims {
     /// Whether the projections and the feed-forward matrices add biases (their gradients'
     /// reductions are timed; their weights, under 0.1%, are not counted).
     pub biases: bool,
+    /// How positions are encoded: a learned table's weights and add, or rotary embeddings'
+    /// passes over the queries and keys ([`Dims::rope_bytes`]).
+    pub positions: Positions,
     /// Bytes per weight and per activation element e.
     pub elem_bytes: f64,
     /// An encoder-decoder's encoder layers: the first `encoder_layers` of `layers`, which read
@@ -119,6 +123,7 @@ impl Dims {
             tied_embeddings: m.shape.tied_embeddings,
             dropout: m.shape.dropout,
             biases: m.shape.biases,
+            positions: m.shape.positions,
             elem_bytes: m.bytes_per_dense_param.f64(),
             encoder_layers: 0,
             cross_seq: 0.0,
@@ -305,14 +310,26 @@ impl Dims {
     /// Weights of the input embedding (or patch projection) and of the output layer (0 when
     /// tied to the input embedding). An encoder-decoder's stacks share the input embedding;
     /// its other weights outside the layers, each stack's final norm and relative position
-    /// bias ([`RELATIVE_POSITION_BUCKETS`] per head), count with it.
+    /// bias ([`RELATIVE_POSITION_BUCKETS`] per head), count with it. Learned position
+    /// embeddings add a table of `h` per position (the sequence, and an encoder's input).
     pub fn edge_params(&self) -> (f64, f64) {
-        let mut input = self.hidden * (self.vocab.max(self.patch_inputs));
+        let mut input = self.hidden * (self.vocab.max(self.patch_inputs)) + self.position_params();
         if self.is_encoder_decoder() {
             input += 2.0 * (self.norm_params * self.hidden + RELATIVE_POSITION_BUCKETS * self.heads);
         }
         let output = if self.tied_embeddings || self.vocab == 0.0 { 0.0 } else { self.hidden * self.vocab };
         (input, output)
+    }
+
+    /// Weights of the learned position embeddings: `h` per position of the sequence (and of an
+    /// encoder's input); 0 with other encodings. Megatron-LM keeps the table whole on every
+    /// tensor-parallel rank ([`Dims::edge_params`] counts it with the input embedding).
+    pub fn position_params(&self) -> f64 {
+        if self.positions == Positions::Learned {
+            self.hidden * (self.seq + self.cross_seq)
+        } else {
+            0.0
+        }
     }
 
     /// Every weight of the model.
@@ -371,10 +388,46 @@ impl Dims {
 
     /// Element-wise bytes per token of a block's forward pass, as (outside the tensor-parallel
     /// region, inside it): [`Dims::hidden_bytes`] per residual sub-layer, and the scores'
-    /// ([`Dims::score_bytes`]) or the feed-forward activation's ([`Dims::ffn_act_bytes`]).
+    /// ([`Dims::score_bytes`]) with the rotary embeddings' ([`Dims::rope_bytes`]) or the
+    /// feed-forward activation's ([`Dims::ffn_act_bytes`]).
     pub fn forward_bytes(&self, block: Block) -> (f64, f64) {
-        let inside = if block == Block::Attn { self.score_bytes() } else { self.ffn_act_bytes() };
+        let inside = if block == Block::Attn { self.score_bytes() + self.rope_bytes() } else { self.ffn_act_bytes() };
         (self.sublayers(block) * self.hidden_bytes(), inside)
+    }
+
+    /// Element-wise bytes per token of one layer's rotary position embeddings, in each of the
+    /// forward and activation-gradient passes: [`ROPE_FUSED_PASSES`] or
+    /// [`ROPE_UNFUSED_PASSES`] over the token's self-attention queries and keys, `e (a +
+    /// kv) d_head`. Inside the tensor-parallel region (the heads are split). 0 without rotary
+    /// embeddings.
+    pub fn rope_bytes(&self) -> f64 {
+        let passes = match self.positions {
+            Positions::Rope => ROPE_FUSED_PASSES,
+            Positions::RopeUnfused => ROPE_UNFUSED_PASSES,
+            Positions::Learned | Positions::None => return 0.0,
+        };
+        passes * self.elem_bytes * (self.q_width() + self.kv_heads * self.head_dim())
+    }
+
+    /// Kernels the rotary embeddings launch in each of the forward and activation-gradient
+    /// passes of a layer: one per tensor (queries, keys) fused, five per tensor eager (two
+    /// products, the negation, the concatenation, the sum; [`ROPE_UNFUSED_PASSES`]).
+    pub fn rope_kernels(&self) -> f64 {
+        match self.positions {
+            Positions::Rope => 2.0,
+            Positions::RopeUnfused => 10.0,
+            Positions::Learned | Positions::None => 0.0,
+        }
+    }
+
+    /// Element-wise bytes per token that learned position embeddings add to the input
+    /// embedding's forward pass: [`POSITION_ADD_PASSES`] of `e h`; 0 with other encodings.
+    pub fn position_add_bytes(&self) -> f64 {
+        if self.positions == Positions::Learned {
+            POSITION_ADD_PASSES * self.elem_bytes * self.hidden
+        } else {
+            0.0
+        }
     }
 
     /// Element-wise bytes per token of a block's backward pass, counted from its kernels rather
@@ -404,7 +457,7 @@ impl Dims {
             let scores =
                 if self.materialized() { self.heads * keys * (SOFTMAX_GRAD_PASSES * e + dropout) } else { 0.0 };
             let split = QKV_GRAD_COPY_PASSES * e * (self.qkv_width() + cross_kv);
-            (split + scores, bias * (self.qkv_width() + cross_q + cross_kv))
+            (split + scores + self.rope_bytes(), bias * (self.qkv_width() + cross_q + cross_kv))
         } else {
             let f = self.ffn * self.active * self.capacity_factor;
             let activation = match self.ffn_kind {
@@ -544,6 +597,7 @@ mod tests {
             tied_embeddings: true,
             dropout: true,
             biases: true,
+            positions: Positions::Learned,
             elem_bytes: 2.0,
             encoder_layers: 0,
             cross_seq: 0.0,
@@ -628,6 +682,49 @@ mod tests {
         assert_eq!((fwd_out, fwd_in), (7.0 * e * h, 2.0 * e * f));
         assert_eq!(ffn.activation.0 + ffn.weight.0, 23.0 * h);
         assert_eq!(ffn.activation.1 + ffn.weight.1, 2.0 * fwd_in);
+    }
+
+    #[test]
+    fn rotary_embeddings_pass_over_the_queries_and_keys_and_a_learned_table_adds_weights() {
+        // LLaMA-3-8B-like: 4,096 wide, 32 query heads and 8 key/value heads of 128, so 4,096 +
+        // 1,024 query and key elements per token, 2 bytes each.
+        let (h, e, qk) = (4096.0, 2.0, 4096.0 + 1024.0);
+        let llama = |positions| Dims {
+            hidden: h,
+            heads: 32.0,
+            kv_heads: 8.0,
+            ffn_kind: Ffn::Swiglu,
+            dropout: false,
+            biases: false,
+            attention: Attention::Flash,
+            positions,
+            ..gpt3()
+        };
+        let (none, fused, eager) = (llama(Positions::None), llama(Positions::Rope), llama(Positions::RopeUnfused));
+        assert_eq!((none.rope_bytes(), fused.rope_bytes(), eager.rope_bytes()), (0.0, 2.0 * e * qk, 10.0 * e * qk));
+        assert_eq!((none.rope_kernels(), fused.rope_kernels(), eager.rope_kernels()), (0.0, 2.0, 10.0));
+        for d in [&fused, &eager] {
+            // Inside the tensor-parallel region, forward and in the activation-gradient pass,
+            // attention only; no weights, nothing in the weight-gradient pass.
+            let (f0, f1) = none.forward_bytes(Block::Attn);
+            assert_eq!(d.forward_bytes(Block::Attn), (f0, f1 + d.rope_bytes()));
+            let (b0, b1) = none.backward_bytes(Block::Attn).activation;
+            assert_eq!(d.backward_bytes(Block::Attn).activation, (b0, b1 + d.rope_bytes()));
+            assert_eq!(d.backward_bytes(Block::Attn).weight, none.backward_bytes(Block::Attn).weight);
+            assert_eq!(d.forward_bytes(Block::Fc), none.forward_bytes(Block::Fc));
+            assert_eq!((d.params(), d.position_add_bytes()), (none.params(), 0.0));
+        }
+        // Eager rotary embeddings move more than twice the rest of the attention block's
+        // forward element-wise work (here, without dropout: 2 norm and 3 residual passes of h).
+        assert!(eager.rope_bytes() > 2.0 * none.forward_bytes(Block::Attn).0, "{}", eager.rope_bytes());
+        // A learned table: h weights per position (2,048 here), with the input embedding,
+        // and an add (read two, write one) in the embedding's forward pass.
+        let learned = llama(Positions::Learned);
+        assert_eq!(learned.position_params(), h * 2048.0);
+        assert_eq!(learned.edge_params().0 - none.edge_params().0, h * 2048.0);
+        assert_eq!(learned.params() - none.params(), h * 2048.0);
+        assert_eq!((learned.position_add_bytes(), learned.rope_bytes()), (3.0 * e * h, 0.0));
+        assert_eq!(none.position_params(), 0.0);
     }
 
     #[test]
@@ -724,6 +821,7 @@ mod tests {
             vocab: 151936.0,
             tied_embeddings: false,
             seq: 4096.0,
+            positions: Positions::Rope,
             ..gpt3()
         };
         assert_eq!((qwen.head_dim(), qwen.q_width(), qwen.qkv_width()), (128.0, 8192.0, 8192.0 + 2048.0));
@@ -765,6 +863,7 @@ mod tests {
             tied_embeddings: !v11,
             dropout: !v11,
             biases: false,
+            positions: Positions::None,
             elem_bytes: 2.0,
             encoder_layers: l,
             cross_seq: 512.0,

@@ -313,7 +313,7 @@ impl<'a> TrainingCx<'a> {
     /// (norms, residual adds, dropout; the scores' softmax or the feed-forward activation) at
     /// the effective HBM bandwidth plus its kernel-launch overheads.
     pub fn block_ew_s(&self, block: Block) -> f64 {
-        self.ew_s(block, self.d.forward_bytes(block))
+        self.ew_s(block, self.d.forward_bytes(block)) + self.rope_launch_s(block)
     }
 
     /// A block's element-wise work in its backward pass for one micro-batch, s, as (the
@@ -321,7 +321,17 @@ impl<'a> TrainingCx<'a> {
     /// effective HBM bandwidth, each plus the block's kernel-launch overheads.
     pub fn block_bwd_ew_s(&self, block: Block) -> (f64, f64) {
         let b = self.d.backward_bytes(block);
-        (self.ew_s(block, b.activation), self.ew_s(block, b.weight))
+        (self.ew_s(block, b.activation) + self.rope_launch_s(block), self.ew_s(block, b.weight))
+    }
+
+    /// Launch overheads of the rotary embeddings' kernels in an attention block's forward or
+    /// activation-gradient pass ([`Dims::rope_kernels`]), s; 0 for other blocks.
+    fn rope_launch_s(&self, block: Block) -> f64 {
+        if block == Block::Attn {
+            self.d.rope_kernels() * KERNEL_OVERHEAD_S
+        } else {
+            0.0
+        }
     }
 
     /// Element-wise bytes per token (outside the tensor-parallel region, inside it) of one of
@@ -606,7 +616,7 @@ impl<'a> TrainingCx<'a> {
     pub fn input_time(&self) -> f64 {
         let t = self.tokens + self.encoder_tokens();
         let proj = self.gemm_s(Gemm { m: t, n: self.d.hidden / self.tp(), k: self.d.patch_inputs });
-        proj + t * self.d.hidden * self.d.elem_bytes * 2.0 / self.hbm_bytes_per_s
+        proj + t * (self.d.hidden * self.d.elem_bytes * 2.0 + self.d.position_add_bytes()) / self.hbm_bytes_per_s
     }
 
     /// One point-to-point transfer of a micro-batch's activations between stages, s. With
@@ -631,6 +641,8 @@ impl<'a> TrainingCx<'a> {
     pub fn stage_params(&self, stage: u64) -> (f64, f64) {
         let p = self.lay.pp.size.max(1);
         let (input, output) = self.d.edge_params();
+        // The learned position table is not split by tensor parallelism.
+        let positions = if stage == 0 { self.d.position_params() } else { 0.0 };
         let (mut dense, mut experts) = (0.0, 0.0);
         for (n, d) in self.stage_stacks(stage) {
             let (attn, expert) = d.layer_params();
@@ -638,7 +650,7 @@ impl<'a> TrainingCx<'a> {
             experts += n * expert * d.experts / self.lay.ep.size as f64;
         }
         if stage == 0 {
-            dense += input;
+            dense += input - positions;
         }
         if stage + 1 == p {
             // A tied output layer still needs the embedding on the last stage when the
@@ -646,7 +658,7 @@ impl<'a> TrainingCx<'a> {
             let embedding = self.d.hidden * self.d.vocab;
             dense += if output == 0.0 && p > 1 && self.d.vocab > 0.0 { embedding } else { output };
         }
-        (dense / self.tp(), experts / self.tp())
+        (dense / self.tp() + positions, experts / self.tp())
     }
 
     /// What the gradient synchronisation after the backward pass reduces; `None` when nothing
