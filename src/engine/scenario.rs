@@ -119,17 +119,6 @@ pub enum Positions {
     None,
 }
 
-impl Positions {
-    pub fn config_name(self) -> &'static str {
-        match self {
-            Positions::Learned => "learned",
-            Positions::Rope => "rope",
-            Positions::RopeUnfused => "rope-unfused",
-            Positions::None => "none",
-        }
-    }
-}
-
 /// The feed-forward block of a transformer layer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum Ffn {

@@ -335,8 +335,8 @@ pub const ROPE_UNFUSED_PASSES: f64 = 10.0;
 
 /// Passes over a token's hidden vector that learned position embeddings add to the input
 /// embedding's forward pass: the sum reads the word embedding and the position embedding and
-/// writes their sum (3). Their gradient, a sum over the micro-batch's sequences, is left out
-/// (one pass, in a kernel the embedding's backward already launches).
+/// writes their sum (3). Their gradient, a sum over the micro-batch's sequences (one pass), is
+/// left out, as is the word embedding's backward.
 /// [`crate::engine::scenario::Positions::Learned`].
 pub const POSITION_ADD_PASSES: f64 = 3.0;
 
