@@ -137,12 +137,6 @@ impl Ffn {
         }
     }
 
-    pub fn config_name(self) -> &'static str {
-        match self {
-            Ffn::Gelu => "gelu",
-            Ffn::Swiglu => "swiglu",
-        }
-    }
 }
 
 /// How attention scores are computed.
@@ -160,17 +154,6 @@ pub enum Attention {
     /// [`Attention::Flash1`]'s kernels run on an H100, which they were not written for: a
     /// still lower share of its peak.
     Flash1H100,
-}
-
-impl Attention {
-    pub fn config_name(self) -> &'static str {
-        match self {
-            Attention::Materialized => "materialized",
-            Attention::Flash => "flash",
-            Attention::Flash1 => "flash1",
-            Attention::Flash1H100 => "flash1-h100",
-        }
-    }
 }
 
 /// Which performance model evaluates a scenario.
