@@ -136,7 +136,6 @@ impl Ffn {
             Ffn::Swiglu => 3,
         }
     }
-
 }
 
 /// How attention scores are computed.
