@@ -531,10 +531,13 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
         }
         (OpKind::Compute, Block::Emb) => Explanation {
             what: "Input embedding lookup (or ViT patch projection)".into(),
-            formula: if cx.d.position_add_bytes() > 0.0 {
-                format!("the patch projection GEMM (T x patch inputs times patch inputs x h / tp) by its shape + T x h x e x (2 + {POSITION_ADD_PASSES}) / B_mem (the lookup's write and read, and the learned position embeddings' add: read two, write one)").into()
-            } else {
-                "the patch projection GEMM (T x patch inputs times patch inputs x h / tp) by its shape + T x h x e x 2 / B_mem".into()
+            formula: {
+                let base = "the patch projection GEMM (T x patch inputs times patch inputs x h / tp) by its shape + T x h x e x";
+                if cx.d.position_add_bytes() > 0.0 {
+                    format!("{base} (2 + {POSITION_ADD_PASSES}) / B_mem (the lookup's write and read, and the learned position embeddings' add: read two, write one)").into()
+                } else {
+                    format!("{base} 2 / B_mem").into()
+                }
             },
             terms: vec![tokens, tp, rate, hbm],
             seconds: cx.input_time(),

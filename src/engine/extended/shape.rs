@@ -401,22 +401,22 @@ impl Dims {
     /// kv) d_head`. Inside the tensor-parallel region (the heads are split). 0 without rotary
     /// embeddings.
     pub fn rope_bytes(&self) -> f64 {
-        let passes = match self.positions {
-            Positions::Rope => ROPE_FUSED_PASSES,
-            Positions::RopeUnfused => ROPE_UNFUSED_PASSES,
-            Positions::Learned | Positions::None => return 0.0,
-        };
-        passes * self.elem_bytes * (self.q_width() + self.kv_heads * self.head_dim())
+        self.rope().0 * self.elem_bytes * (self.q_width() + self.kv_heads * self.head_dim())
     }
 
     /// Kernels the rotary embeddings launch in each of the forward and activation-gradient
     /// passes of a layer: one per tensor (queries, keys) fused, five per tensor eager (two
     /// products, the negation, the concatenation, the sum; [`ROPE_UNFUSED_PASSES`]).
     pub fn rope_kernels(&self) -> f64 {
+        self.rope().1
+    }
+
+    /// The rotary embeddings' (passes, kernels) in each direction; none without them.
+    fn rope(&self) -> (f64, f64) {
         match self.positions {
-            Positions::Rope => 2.0,
-            Positions::RopeUnfused => 10.0,
-            Positions::Learned | Positions::None => 0.0,
+            Positions::Rope => (ROPE_FUSED_PASSES, 2.0),
+            Positions::RopeUnfused => (ROPE_UNFUSED_PASSES, 10.0),
+            Positions::Learned | Positions::None => (0.0, 0.0),
         }
     }
 
