@@ -264,7 +264,7 @@ pub struct Setup {
     /// LLM serving: engine steps of up to
     /// [`GRAPH_MAX_TOKENS`](crate::engine::extended::calibration::GRAPH_MAX_TOKENS) tokens replay
     /// a captured CUDA graph, so each kernel costs the GPU
-    /// [`GRAPH_KERNEL_OVERHEAD_S`](crate::engine::extended::calibration::GRAPH_KERNEL_OVERHEAD_S)
+    /// [`GRAPH_KERNEL_S`](crate::engine::extended::calibration::GRAPH_KERNEL_S)
     /// instead of a host launch each (vLLM, SGLang and TensorRT-LLM capture them; Hugging Face
     /// eager and FasterTransformer do not). Larger steps (a batch's prefill) run eagerly.
     pub cuda_graphs: bool,

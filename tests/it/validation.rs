@@ -84,9 +84,10 @@ fn the_serving_model_predicts_measured_inference_latencies() {
 /// The serving runs madmax added (SOURCES.md section 6): vLLM's latency benchmark before and
 /// after its custom all-reduce kernels, on 4 and 2 A100s. The mechanism goes the right way (the
 /// engine's kernels make each run faster, by 3-8% here against 10-12% measured), but vLLM of
-/// 2023 ran every one of them 34-62% slower than the model predicts: about 19-24 ms per decode
-/// step at a batch of 64 that the model does not have (the engine's host work, serialized with
-/// the GPU's). Pinned so that a change that closes the gap shows here.
+/// 2023 ran every one of them 28-52% slower than the model predicts: 12-22 ms per decode step
+/// at a batch of 64 that the model does not have (the engine's host work, serialized with the
+/// GPU's: Python between steps, every step's sequences sent to the workers through Ray). Pinned
+/// so that a change that closes the gap shows here.
 #[test]
 fn added_serving_runs_are_predicted_and_their_gap_is_known() {
     let (rows, s) = added_serving("vllm-2192-", 4);
@@ -152,27 +153,40 @@ fn fastertransformer_latencies_are_held_out_and_their_gaps_are_known() {
 
 /// GPUStack's performance lab (SOURCES.md section 6): vLLM 0.11 batching in flight on one H100
 /// or A100, Qwen3 8B at 1 to 8 requests in flight and Qwen3 14B given 100 to 1,000 requests at
-/// once; 32 rows held out, predicted once at a median error of 37%, all but one too fast.
-/// Pinned with what that first prediction showed, so that a change that moves it shows here.
+/// once; 32 rows, predicted once at a median error of 37%, all but one too fast. Qwen3 8B's
+/// time per token, 21-23% short by about 1.6 ms a step whatever the batch, then led to costing
+/// a CUDA graph's kernels at a small kernel's measured run (3 us, not the 0.6 us launch alone):
+/// those 12 rows are calibration since, the other 20 held out. Pinned with what the rows show,
+/// so that a change that moves it shows here.
 #[test]
-fn vllm_in_flight_runs_are_held_out_and_their_gaps_are_known() {
-    let (rows, s) = added_serving("gpustack-", 32);
-    assert!(rows.iter().all(RowResult::held_out));
-    assert!(
-        (0.30..0.45).contains(&s.all.median_abs_error),
-        "median {}: update SOURCES.md section 6 and the README",
-        s.all.median_abs_error
-    );
+fn vllm_in_flight_runs_are_known_and_their_gaps_too() {
+    let (rows, _) = added_serving("gpustack-", 32);
     let error = |id: &str| rows.iter().find(|r| r.id == id).and_then(|r| r.error).unwrap_or_else(|| panic!("{id}"));
+    let (calibration, held): (Vec<RowResult>, Vec<RowResult>) =
+        rows.iter().cloned().partition(|r| r.id.starts_with("gpustack-qwen3-8b-h100-c"));
+    assert!(calibration.len() == 12 && calibration.iter().all(|r| !r.held_out()));
+    assert!(held.iter().all(RowResult::held_out));
+    // Time per token at 1 to 8 in flight: within 10% since kernels from a graph cost their run.
+    for c in [1, 2, 4, 8] {
+        let e = error(&format!("gpustack-qwen3-8b-h100-c{c}-sharegpt-tpot"));
+        assert!(e.abs() < 0.1, "c{c}: {e}");
+    }
     // The first token at 1 to 8 requests in flight: the model has the GPU's prefill, not vLLM's
     // HTTP server in front of it (measured 59-75 ms, predicted about 7).
     for c in [1, 2, 4, 8] {
         let e = error(&format!("gpustack-qwen3-8b-h100-c{c}-sharegpt-ttft"));
         assert!(e < -0.8, "c{c}: {e}");
     }
-    // Output tokens/s at 1 to 8 in flight: too fast, more so the more requests share a step.
+    // Output tokens/s at 1 to 8 in flight: too fast (the first token's wait is short), more so
+    // the more requests share a step.
     let otps = [1, 2, 4, 8].map(|c| error(&format!("gpustack-qwen3-8b-h100-c{c}-sharegpt-otps")));
-    assert!(otps.windows(2).all(|w| w[0] < w[1]) && otps[0] > 0.2, "{otps:?}");
+    assert!(otps.windows(2).all(|w| w[0] < w[1]) && otps[0] > 0.0, "{otps:?}");
+    let s = summarize(&held).expect("summary");
+    assert!(
+        (0.25..0.45).contains(&s.all.median_abs_error),
+        "median {}: update SOURCES.md section 6 and the README",
+        s.all.median_abs_error
+    );
     // Given every request at once, every case runs further from its measured throughput on the
     // H100 (up to 1,024 requests in flight, 8,192 tokens a step) than on the A100 (256, 2,048).
     for case in ["sharegpt-n1000", "i32000-o100-n100", "i4000-o200-n500", "i2000-o100-n500", "i128-o4-n1000"] {

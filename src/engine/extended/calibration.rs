@@ -393,13 +393,26 @@ pub const ALLOCATOR_FRAGMENTATION: f64 = 0.15;
 /// (no CUDA graphs); it matters only where kernels are short: decoding, small micro-batches.
 pub const KERNEL_OVERHEAD_S: f64 = 4e-6;
 
-/// Time the GPU loses per kernel of a captured CUDA graph replayed as a whole, s: the graph's
-/// nodes launch from the GPU's own queue, with no host call between them. A chain of small
-/// kernels replays at about 0.58 us per node against 6.4 us per individual launch (ocannl
-/// issue #488's launch probe, CUDA 13); NVIDIA's "Getting Started with CUDA Graphs" (2019)
-/// measured 3.4 us per 2.9 us kernel in a graph against 3.8 us launched back to back. Serving
-/// engines capture their decode steps (vLLM, SGLang, TensorRT-LLM).
-pub const GRAPH_KERNEL_OVERHEAD_S: f64 = 0.6e-6;
+/// GPU time of one kernel of a captured CUDA graph replayed as a whole, beyond what its bytes
+/// and FLOPs take, s: the node's launch from the GPU's own queue, with no host call between
+/// kernels (about 0.6 us: ocannl issue #488's launch probe of empty kernels, CUDA 13), and the
+/// run of a kernel that does little work, which still waits on its first reads from HBM, a
+/// reduction across its blocks and its writes. FlashInfer's maintainers timed an RMSNorm
+/// replayed from a graph on an H100 at 3.05-3.17 us a call (2.7 us when the next kernel's
+/// launch overlaps its tail, PDL; flashinfer issue #960); NVIDIA's "Getting Started with CUDA
+/// Graphs" (2019) measured 3.4 us per 2.9 us kernel in a graph against 3.8 us launched back to
+/// back; vLLM's RMSNorm benchmark (PR #36899) times a fused residual add and RMSNorm of one
+/// token in a graph at 5.2-6.9 us with a cold L2. So a decode step of hundreds of small
+/// kernels costs about 3 us each even from a graph, close to the 4 us of a host launch
+/// ([`KERNEL_OVERHEAD_S`]), which then hides the same run. Serving engines capture their decode
+/// steps (vLLM, SGLang, TensorRT-LLM). It was 0.6 us, the launch alone, until vLLM 0.11's time
+/// per token on one H100 at 1 to 8 requests in flight (GPUStack) came out 21-23% short of the
+/// measured, by about 1.6 ms a step whatever the batch; 2.4 us more on each of Qwen3 8B's 504
+/// kernels a step (36 layers of two blocks of [`KERNELS_PER_BLOCK`]) gives 1.2 ms of it.
+pub const GRAPH_KERNEL_S: f64 = 3.0e-6;
+
+// A graph saves the host's launch; it cannot make a kernel slower than launching it would.
+const _: () = assert!(GRAPH_KERNEL_S < KERNEL_OVERHEAD_S);
 
 /// The most tokens an engine step may carry and still replay a captured CUDA graph: vLLM
 /// captures steps of up to 512 tokens by default (`max_capture_size`), decode tokens and prompt

@@ -13,8 +13,7 @@
 //! static batch; `inflight` the steady state of in-flight batching; `explain` the ops' words.
 
 use super::calibration::{
-    GRAPH_KERNEL_OVERHEAD_S, GRAPH_MAX_TOKENS, KERNELS_PER_BLOCK, KERNEL_OVERHEAD_S, PREFILL_MICRO_TOKENS,
-    WORKSPACE_BYTES,
+    GRAPH_KERNEL_S, GRAPH_MAX_TOKENS, KERNELS_PER_BLOCK, KERNEL_OVERHEAD_S, PREFILL_MICRO_TOKENS, WORKSPACE_BYTES,
 };
 use super::collective::{engine_all_reduce, time_s, AllReduceKernel, Collective};
 use super::iteration::{self, name, Timeline};
@@ -322,13 +321,13 @@ impl<'a> ServingCx<'a> {
             + self.launch_s(p)
     }
 
-    /// The time one block's kernels lose to launching in pass `p`, s: a captured CUDA graph's
-    /// per-node cost when the engine captures graphs
+    /// The time one block's kernels take beyond their bytes and FLOPs in pass `p`, s: a small
+    /// kernel's run in a captured CUDA graph when the engine captures graphs
     /// ([`crate::engine::scenario::Setup::cuda_graphs`]) and the pass carries at most
     /// [`GRAPH_MAX_TOKENS`] tokens, else a launch per kernel.
     fn launch_s(&self, p: Pass) -> f64 {
         let graph = p.prefill_tokens + p.decode_tokens <= GRAPH_MAX_TOKENS;
-        let per_kernel = if self.cx.setup.cuda_graphs && graph { GRAPH_KERNEL_OVERHEAD_S } else { KERNEL_OVERHEAD_S };
+        let per_kernel = if self.cx.setup.cuda_graphs && graph { GRAPH_KERNEL_S } else { KERNEL_OVERHEAD_S };
         KERNELS_PER_BLOCK * per_kernel
     }
 
@@ -855,13 +854,13 @@ mod tests {
         let attn_w = h * qkv_n * 2.0 + h / 2.0 * h * 2.0;
         let kv = ctx * 2.0 * 4.0 * 128.0 * 2.0;
         let hbm = 2039e9 * 0.836;
-        // Its kernels replay from a CUDA graph (the default): a fraction of a microsecond each.
-        let ew = 14.0 * h * 2.0 / 2.0 / hbm + KERNELS_PER_BLOCK * GRAPH_KERNEL_OVERHEAD_S;
+        // Its kernels replay from a CUDA graph (the default): about 3 us each, a small kernel's run.
+        let ew = 14.0 * h * 2.0 / 2.0 / hbm + KERNELS_PER_BLOCK * GRAPH_KERNEL_S;
         let want = (qkv + proj) / hbm + kv / hbm + ew;
         assert!((l.attn_s - want).abs() < 1e-12, "{} vs {want}", l.attn_s);
         // Launched one by one, each costs a host launch.
         let eager = ServingCx::new(&llama70(2, 1, json!({"cuda_graphs": false}))).expect("serving").decode_layer(ctx);
-        let launches = KERNELS_PER_BLOCK * (KERNEL_OVERHEAD_S - GRAPH_KERNEL_OVERHEAD_S);
+        let launches = KERNELS_PER_BLOCK * (KERNEL_OVERHEAD_S - GRAPH_KERNEL_S);
         assert!((eager.attn_s - l.attn_s - launches).abs() < 1e-12);
         assert!((eager.ffn_s - l.ffn_s - launches).abs() < 1e-12);
         // So does a step of more tokens than engines capture graphs for: a prefill of 1,024.
@@ -872,7 +871,7 @@ mod tests {
         assert_eq!(sv.prefill_layer(), eager_prefill);
         // A step of a few decode tokens and a small prompt chunk replays a graph too.
         let mixed = Pass { prefill_tokens: 256.0, decode_tokens: 256.0, context: ctx };
-        assert_eq!(sv.launch_s(mixed), KERNELS_PER_BLOCK * GRAPH_KERNEL_OVERHEAD_S);
+        assert_eq!(sv.launch_s(mixed), KERNELS_PER_BLOCK * GRAPH_KERNEL_S);
         // The FLOPs would take far less: memory-bound.
         let flops = (2.0 * h * (h + 2.0 * 8.0 * 128.0) + 2.0 * h * h + 4.0 * ctx * h) / 2.0;
         assert!(flops / (312e12 * 0.8) < 0.01 * (attn_w + kv) / hbm);
