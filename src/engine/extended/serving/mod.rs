@@ -265,7 +265,7 @@ impl<'a> ServingCx<'a> {
         let (outside, inside) = d.forward_bytes(Block::Fc);
         let ffn_s = self.block_gemms_s(Block::Fc, t)
             + t * (outside + inside / self.tp()) / self.cx.hbm_bytes_per_s
-            + self.launch_s(p);
+            + self.kernels_s(p);
         Step { attn_s: self.attn_s(p), ffn_s, comm_s: self.comm(t) }
     }
 
@@ -318,14 +318,14 @@ impl<'a> ServingCx<'a> {
                 (p.prefill_tokens + p.decode_tokens * p.context) * kv_token + score_bytes,
             )
             + (t * d.hidden_bytes() + score_bytes) / self.cx.hbm_bytes_per_s
-            + self.launch_s(p)
+            + self.kernels_s(p)
     }
 
     /// The time one block's kernels take beyond their bytes and FLOPs in pass `p`, s: a small
     /// kernel's run in a captured CUDA graph when the engine captures graphs
     /// ([`crate::engine::scenario::Setup::cuda_graphs`]) and the pass carries at most
     /// [`GRAPH_MAX_TOKENS`] tokens, else a launch per kernel.
-    fn launch_s(&self, p: Pass) -> f64 {
+    fn kernels_s(&self, p: Pass) -> f64 {
         let graph = p.prefill_tokens + p.decode_tokens <= GRAPH_MAX_TOKENS;
         let per_kernel = if self.cx.setup.cuda_graphs && graph { GRAPH_KERNEL_S } else { KERNEL_OVERHEAD_S };
         KERNELS_PER_BLOCK * per_kernel
@@ -696,7 +696,7 @@ mod tests {
         let scores = 4096.0 * 16.0 * 4096.0;
         assert_eq!(sv.prompt_tokens_length(), 4096.0);
         let kv = 4096.0 * 2.0 * 2.0 * 128.0 * 2.0;
-        let rest = sv.block_gemms_s(Block::Attn, 4096.0) + 4096.0 * d.hidden_bytes() / b + sv.launch_s(p);
+        let rest = sv.block_gemms_s(Block::Attn, 4096.0) + 4096.0 * d.hidden_bytes() / b + sv.kernels_s(p);
         // At 128 FLOPs per score byte under the A100's 149, the scores' bytes set the roofline.
         let flops_s = 4.0 * 4096.0 * 4096.0 * d.q_width() / 4.0 / sv.rate;
         assert!(flops_s < (kv + 2.0 * 2.0 * scores) / b);
@@ -865,13 +865,13 @@ mod tests {
         assert!((eager.ffn_s - l.ffn_s - launches).abs() < 1e-12);
         // So does a step of more tokens than engines capture graphs for: a prefill of 1,024.
         let big = Pass { prefill_tokens: 0.0, decode_tokens: 513.0, context: ctx };
-        assert_eq!(sv.launch_s(big), KERNELS_PER_BLOCK * KERNEL_OVERHEAD_S);
+        assert_eq!(sv.kernels_s(big), KERNELS_PER_BLOCK * KERNEL_OVERHEAD_S);
         let eager_prefill =
             ServingCx::new(&llama70(2, 1, json!({"cuda_graphs": false}))).expect("serving").prefill_layer();
         assert_eq!(sv.prefill_layer(), eager_prefill);
         // A step of a few decode tokens and a small prompt chunk replays a graph too.
         let mixed = Pass { prefill_tokens: 256.0, decode_tokens: 256.0, context: ctx };
-        assert_eq!(sv.launch_s(mixed), KERNELS_PER_BLOCK * GRAPH_KERNEL_S);
+        assert_eq!(sv.kernels_s(mixed), KERNELS_PER_BLOCK * GRAPH_KERNEL_S);
         // The FLOPs would take far less: memory-bound.
         let flops = (2.0 * h * (h + 2.0 * 8.0 * 128.0) + 2.0 * h * h + 4.0 * ctx * h) / 2.0;
         assert!(flops / (312e12 * 0.8) < 0.01 * (attn_w + kv) / hbm);
