@@ -1,7 +1,8 @@
 //! What each op of a serving timeline is, in words, with its formula and terms: the static
 //! batch's prefill, pipeline, logits and decode ops, and an in-flight engine step's.
 
-use super::ServingCx;
+use super::{Pass, ServingCx};
+use crate::engine::extended::calibration::{KERNELS_PER_BLOCK, KERNEL_OVERHEAD_S};
 use crate::engine::ops::{Block, OpKind, OpName};
 use crate::engine::reference::explain::{Explanation, Term, Unit};
 use crate::engine::scenario::Batching;
@@ -30,6 +31,25 @@ fn block_words(block: Block) -> &'static str {
     }
 }
 
+/// The fixed time of each kernel of pass `p` ([`ServingCx::kernel_s`]) and the kernels of a
+/// block, as terms of a layer's formula (`n_k x t_k`).
+fn kernel_terms(sv: &ServingCx, p: Pass) -> [Term; 2] {
+    let meaning = if sv.kernel_s(p) < KERNEL_OVERHEAD_S {
+        "GPU time of each kernel beyond its bytes and FLOPs: a small kernel's run, replayed from a CUDA graph"
+    } else {
+        "GPU time of each kernel beyond its bytes and FLOPs: a launch from the host (no CUDA graph for this step)"
+    };
+    [
+        Term {
+            symbol: "n_k",
+            meaning: "kernels of a block (attention or feed-forward): a norm, the GEMMs, attention or the activation, adds, the collective",
+            value: KERNELS_PER_BLOCK,
+            unit: Unit::Count,
+        },
+        Term { symbol: "t_k", meaning, value: sv.kernel_s(p), unit: Unit::Seconds },
+    ]
+}
+
 /// Explains an op of an in-flight engine step ([`ServingCx::steady`]): the step that carries a
 /// prompt chunk.
 fn explain_step(sv: &ServingCx, op: &OpName, [tp, rate, hbm]: [Term; 3]) -> Option<Explanation> {
@@ -43,8 +63,8 @@ fn explain_step(sv: &ServingCx, op: &OpName, [tp, rate, hbm]: [Term; 3]) -> Opti
     let (what, formula, terms, seconds, note) = match (op.block, op.kind) {
         (Block::Attn | Block::Fc, OpKind::Compute) => (
             format!("Layer {}'s {} in one engine step: a token for every decoding request and a prompt chunk", op.layer, block_words(op.block)),
-            "sum over its GEMMs of n_d + n_p tokens of max(2 m n k / F in whole tiles + output / B_mem, (weights + tokens) / B_mem) + max(score FLOPs / F, KV read and written / B_mem) + element-wise / B_mem",
-            vec![decoding, chunk, ctx, tp, rate, hbm],
+            "sum over its GEMMs of n_d + n_p tokens of max(2 m n k / F in whole tiles + output / B_mem, (weights + tokens) / B_mem) + max(score FLOPs / F, KV read and written / B_mem) + element-wise / B_mem + n_k x t_k",
+            vec![decoding, chunk, ctx, tp, rate, hbm].into_iter().chain(kernel_terms(sv, step.pass)).collect(),
             if op.block == Block::Attn { step.layer.attn_s } else { step.layer.ffn_s },
             Some("The prompt chunk rides on the weight reads the decoding requests pay for anyway: that is why in-flight batching beats a static batch."),
         ),
@@ -104,8 +124,17 @@ pub fn explain(sv: &ServingCx, op: &OpName) -> Option<Explanation> {
                 block_words(op.block),
                 if m > 1 { " of the first micro-batch" } else { "" }
             ),
-            "sum over its GEMMs of max(2 m n k / F in whole tiles + output / B_mem, operands and output / B_mem) + max(score FLOPs / F, KV written / B_mem) + element-wise / B_mem",
-            vec![b_prefill, term("s_in", "prompt tokens per request", sv.input as f64, Unit::Count), tp, rate, hbm],
+            "sum over its GEMMs of max(2 m n k / F in whole tiles + output / B_mem, operands and output / B_mem) + max(score FLOPs / F, KV written / B_mem) + element-wise / B_mem + n_k x t_k",
+            vec![
+                b_prefill,
+                term("s_in", "prompt tokens per request", sv.input as f64, Unit::Count),
+                tp,
+                rate,
+                hbm,
+            ]
+            .into_iter()
+            .chain(kernel_terms(sv, sv.prefill_pass()))
+            .collect(),
             if op.block == Block::Attn { p.attn_s } else { p.ffn_s },
             Some("Prefill is compute-bound: many tokens share each weight read."),
         ),
@@ -157,6 +186,7 @@ pub fn explain(sv: &ServingCx, op: &OpName) -> Option<Explanation> {
                 rate,
                 hbm,
             ];
+            terms.extend(kernel_terms(sv, Pass { prefill_tokens: 0.0, decode_tokens: micro, context: ctx }));
             let pipelined = m > 1;
             if pipelined {
                 terms.push(term("m", "decode micro-batches per step (the batch over the stages)", m as f64, Unit::Count));
@@ -166,9 +196,9 @@ pub fn explain(sv: &ServingCx, op: &OpName) -> Option<Explanation> {
             (
                 format!("{}: one token for each request per step, all layers", steps_words(from, to)),
                 match (pipelined, from == to) {
-                    (false, true) => "layers x (GEMMs, each bound by reading its weights or by its FLOPs in whole tiles, + max(score FLOPs / F, KV cache / B_mem) + element-wise) + logits",
-                    (false, false) => "sum over the steps of layers x (GEMMs, each bound by reading its weights or by its FLOPs in whole tiles, + max(score FLOPs / F, KV cache / B_mem) + element-wise) + logits (the KV cache grows a token per step)",
-                    (true, _) => "per step, (p - 1 + m) x L_s x (one layer for a micro-batch of b requests: GEMMs by their shapes + attention over its KV cache + element-wise) + m x logits of b requests",
+                    (false, true) => "layers x (GEMMs, each bound by reading its weights or by its FLOPs in whole tiles, + max(score FLOPs / F, KV cache / B_mem) + element-wise + 2 n_k x t_k) + logits",
+                    (false, false) => "sum over the steps of layers x (GEMMs, each bound by reading its weights or by its FLOPs in whole tiles, + max(score FLOPs / F, KV cache / B_mem) + element-wise + 2 n_k x t_k) + logits (the KV cache grows a token per step)",
+                    (true, _) => "per step, (p - 1 + m) x L_s x (one layer for a micro-batch of b requests: GEMMs by their shapes + attention over its KV cache + element-wise + 2 n_k x t_k) + m x logits of b requests",
                 },
                 terms,
                 sv.decode_steps(from, to).0,
@@ -205,6 +235,28 @@ mod tests {
     use super::super::tests_support::llama70;
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_decode_step_says_what_each_kernel_costs_with_and_without_a_graph() {
+        use crate::engine::extended::calibration::GRAPH_KERNEL_S;
+        let t_k = |extra: serde_json::Value, block: Block| {
+            let s = llama70(2, 8, extra);
+            let r = crate::engine::evaluate(&s);
+            let op = r.timeline.iter().find(|o| o.name.block == block && o.name.kind == OpKind::Compute);
+            let e = crate::engine::explain(&s, &op.expect("an op").name).expect("explained");
+            assert!(e.formula.contains("n_k x t_k"), "{}", e.formula);
+            let n_k = e.terms.iter().find(|t| t.symbol == "n_k").expect("n_k").value;
+            assert_eq!(n_k, KERNELS_PER_BLOCK);
+            e.terms.iter().find(|t| t.symbol == "t_k").map(|t| (t.value, t.meaning)).expect("t_k")
+        };
+        // Eight decoding requests replay a captured graph; launched one by one without it.
+        let (graph, words) = t_k(json!({}), Block::Decode);
+        assert!(graph == GRAPH_KERNEL_S && words.contains("CUDA graph"), "{graph} {words}");
+        let (eager, words) = t_k(json!({"cuda_graphs": false}), Block::Decode);
+        assert!(eager == KERNEL_OVERHEAD_S && words.contains("launch"), "{eager} {words}");
+        // The prefill of 8 prompts is a step of thousands of tokens: eager even with graphs.
+        assert_eq!(t_k(json!({}), Block::Attn).0, KERNEL_OVERHEAD_S);
+    }
 
     #[test]
     fn the_explanation_names_the_all_reduce_kernel_the_engine_runs() {

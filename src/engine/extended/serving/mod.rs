@@ -239,8 +239,12 @@ impl<'a> ServingCx<'a> {
     /// One layer of the prefill: every prompt token of a micro-batch ([`ServingCx::prefill_micro`]:
     /// the whole batch without a pipeline) at once.
     pub fn prefill_layer(&self) -> Step {
-        let tokens = self.prefill_micro().0 * self.input as f64;
-        self.layer(Pass { prefill_tokens: tokens, decode_tokens: 0.0, context: 0.0 })
+        self.layer(self.prefill_pass())
+    }
+
+    /// The pass of one prefill micro-batch ([`ServingCx::prefill_micro`]): its prompt tokens.
+    pub fn prefill_pass(&self) -> Pass {
+        Pass { prefill_tokens: self.prefill_micro().0 * self.input as f64, decode_tokens: 0.0, context: 0.0 }
     }
 
     /// What the prefill's micro-batches after the first add, s: each one more pass through the
@@ -321,14 +325,23 @@ impl<'a> ServingCx<'a> {
             + self.kernels_s(p)
     }
 
-    /// The time one block's kernels take beyond their bytes and FLOPs in pass `p`, s: a small
-    /// kernel's run in a captured CUDA graph when the engine captures graphs
-    /// ([`crate::engine::scenario::Setup::cuda_graphs`]) and the pass carries at most
-    /// [`GRAPH_MAX_TOKENS`] tokens, else a launch per kernel.
+    /// The time one block's kernels take beyond their bytes and FLOPs in pass `p`, s:
+    /// [`KERNELS_PER_BLOCK`] of [`ServingCx::kernel_s`].
     fn kernels_s(&self, p: Pass) -> f64 {
+        KERNELS_PER_BLOCK * self.kernel_s(p)
+    }
+
+    /// The time each kernel of pass `p` takes beyond its bytes and FLOPs, s: a small kernel's run
+    /// in a captured CUDA graph when the engine captures graphs
+    /// ([`crate::engine::scenario::Setup::cuda_graphs`]) and the pass carries at most
+    /// [`GRAPH_MAX_TOKENS`] tokens, else a host launch.
+    pub fn kernel_s(&self, p: Pass) -> f64 {
         let graph = p.prefill_tokens + p.decode_tokens <= GRAPH_MAX_TOKENS;
-        let per_kernel = if self.cx.setup.cuda_graphs && graph { GRAPH_KERNEL_S } else { KERNEL_OVERHEAD_S };
-        KERNELS_PER_BLOCK * per_kernel
+        if self.cx.setup.cuda_graphs && graph {
+            GRAPH_KERNEL_S
+        } else {
+            KERNEL_OVERHEAD_S
+        }
     }
 
     /// A decode step's attention in one layer with `context` tokens in the cache, s.
