@@ -196,9 +196,9 @@ pub fn explain(sv: &ServingCx, op: &OpName) -> Option<Explanation> {
             (
                 format!("{}: one token for each request per step, all layers", steps_words(from, to)),
                 match (pipelined, from == to) {
-                    (false, true) => "layers x (GEMMs, each bound by reading its weights or by its FLOPs in whole tiles, + max(score FLOPs / F, KV cache / B_mem) + element-wise + 2 n_k x t_k) + logits",
-                    (false, false) => "sum over the steps of layers x (GEMMs, each bound by reading its weights or by its FLOPs in whole tiles, + max(score FLOPs / F, KV cache / B_mem) + element-wise + 2 n_k x t_k) + logits (the KV cache grows a token per step)",
-                    (true, _) => "per step, (p - 1 + m) x L_s x (one layer for a micro-batch of b requests: GEMMs by their shapes + attention over its KV cache + element-wise + 2 n_k x t_k) + m x logits of b requests",
+                    (false, true) => "layers x (GEMMs, each bound by reading its weights or by its FLOPs in whole tiles, + max(score FLOPs / F, KV cache / B_mem) + element-wise + 2 x n_k x t_k) + logits",
+                    (false, false) => "sum over the steps of layers x (GEMMs, each bound by reading its weights or by its FLOPs in whole tiles, + max(score FLOPs / F, KV cache / B_mem) + element-wise + 2 x n_k x t_k) + logits (the KV cache grows a token per step)",
+                    (true, _) => "per step, (p - 1 + m) x L_s x (one layer for a micro-batch of b requests: GEMMs by their shapes + attention over its KV cache + element-wise + 2 x n_k x t_k) + m x logits of b requests",
                 },
                 terms,
                 sv.decode_steps(from, to).0,
