@@ -61,6 +61,29 @@ pub enum RunSet {
     HeldOut,
 }
 
+/// What a measured run is of, so that each kind's sets are reported apart (LLM training and
+/// LLM serving are judged on their own).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RunKind {
+    LlmTraining,
+    LlmServing,
+    Recommendation,
+    Vision,
+}
+
+impl RunKind {
+    /// The kind's name as the CLI and the page write it.
+    pub fn label(self) -> &'static str {
+        match self {
+            RunKind::LlmTraining => "LLM training",
+            RunKind::LlmServing => "LLM serving",
+            RunKind::Recommendation => "recommendation",
+            RunKind::Vision => "vision",
+        }
+    }
+}
+
 impl RunSet {
     /// The set's name as the CLI, the page and the `set` column write it.
     pub fn label(self) -> &'static str {
@@ -246,6 +269,18 @@ impl RowResult {
     /// Whether a serving row's engine batched in flight (its scenario says so).
     pub fn batched_in_flight(&self) -> bool {
         self.scenario.as_ref().is_some_and(|s| s["task"]["batching"] == "inflight")
+    }
+
+    /// What the row is a run of: its schema, and for the LLM schema its metric; `None` for a
+    /// row skipped before its metric was read.
+    pub fn kind(&self) -> Option<RunKind> {
+        if self.recommendation {
+            Some(RunKind::Recommendation)
+        } else if self.vision {
+            Some(RunKind::Vision)
+        } else {
+            self.metric.map(|m| if m.is_training() { RunKind::LlmTraining } else { RunKind::LlmServing })
+        }
     }
 
     /// Whether the row belongs to the held-out set.
@@ -971,6 +1006,34 @@ mod tests {
             let on_disk = std::fs::read_to_string(root.join("src/presets/data/validation").join(f)).expect("a CSV");
             assert_eq!(on_disk, text, "{f} is the embedded CSV of the same place in the order");
         }
+    }
+
+    #[test]
+    fn the_summary_splits_each_kind_of_run_by_set() {
+        use RunKind::*;
+        use RunSet::*;
+        let rows = shipped();
+        let s = summarize(&rows).expect("summary");
+        let kinds: Vec<(RunKind, RunSet)> = s.by_kind.iter().map(|(k, set, _)| (*k, *set)).collect();
+        assert_eq!(
+            kinds,
+            [
+                (LlmTraining, Calibration),
+                (LlmTraining, HeldOut),
+                (LlmServing, Calibration),
+                (LlmServing, HeldOut),
+                (Recommendation, Calibration),
+                (Recommendation, HeldOut),
+                (Vision, HeldOut)
+            ]
+        );
+        // Every predicted row counted once, under its own kind.
+        assert_eq!(s.by_kind.iter().map(|x| x.2.rows).sum::<usize>(), s.all.rows);
+        let training = s.by_kind.iter().filter(|x| x.0 == LlmTraining).map(|x| x.2.rows).sum::<usize>();
+        assert_eq!(training, notes::training_rows().expect("rows").len());
+        // Rows of one kind alone: the sets say it all.
+        let serving: Vec<RowResult> = rows.into_iter().filter(|r| r.kind() == Some(LlmServing)).collect();
+        assert!(serving.len() == 360 && summarize(&serving).expect("summary").by_kind.is_empty());
     }
 
     #[test]

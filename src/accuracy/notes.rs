@@ -4,16 +4,13 @@
 //! models, on serving, and on 8-way tensor parallelism of small GPTs.
 
 #[cfg(not(target_arch = "wasm32"))]
-use super::{shipped, summarize, Metric, RowResult};
+use super::{shipped, summarize, RowResult, RunKind};
 
 /// Every shipped LLM training row, predicted now, each in its set ([`shipped`] less the serving
 /// and the recommendation rows).
 #[cfg(not(target_arch = "wasm32"))]
 pub(super) fn training_rows() -> Option<Vec<RowResult>> {
-    let rows: Vec<RowResult> = shipped()
-        .into_iter()
-        .filter(|r| r.metric.is_some_and(Metric::is_training) && !r.recommendation && !r.vision)
-        .collect();
+    let rows: Vec<RowResult> = shipped().into_iter().filter(|r| r.kind() == Some(RunKind::LlmTraining)).collect();
     (!rows.is_empty()).then_some(rows)
 }
 
@@ -173,9 +170,7 @@ pub const SERVING_NOTES: [&str; 2] = [
 pub fn serving_note(inflight: bool) -> Option<String> {
     let rows: Vec<RowResult> = shipped()
         .into_iter()
-        .filter(|r| {
-            r.metric.is_some_and(|m| !m.is_training()) && r.error.is_some() && r.batched_in_flight() == inflight
-        })
+        .filter(|r| r.kind() == Some(RunKind::LlmServing) && r.error.is_some() && r.batched_in_flight() == inflight)
         .collect();
     let stats = summarize(&rows)?;
     // Faster than measured: a time predicted under the measured one, or a rate over it.
@@ -309,8 +304,7 @@ mod tests {
         // What they say of the runs in words: static batches of FasterTransformer (kipply's
         // benchmarks of it, its own guide) and vLLM on A100s; in flight, vLLM 0.11 serving
         // Qwen3 8B and 14B on one H100 or A100.
-        let serving: Vec<RowResult> =
-            shipped().into_iter().filter(|r| r.metric.is_some_and(|m| !m.is_training())).collect();
+        let serving: Vec<RowResult> = shipped().into_iter().filter(|r| r.kind() == Some(RunKind::LlmServing)).collect();
         for r in &serving {
             if r.batched_in_flight() {
                 assert!(r.citation.contains("vLLM v0.11") && r.n_gpus == 1, "{}: {}", r.id, r.citation);

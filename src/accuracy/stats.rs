@@ -1,7 +1,7 @@
 //! Error statistics over predicted rows: per set, per source, and memory against what
 //! sources state.
 
-use super::{RowResult, RunSet};
+use super::{RowResult, RunKind, RunSet};
 use serde::Serialize;
 
 /// Error statistics over rows (absolute errors, as fractions).
@@ -21,6 +21,9 @@ pub struct Summary {
     pub all: Stats,
     /// Per set (calibration, then held out), for the rows whose set is known.
     pub by_set: Vec<(RunSet, Stats)>,
+    /// Per kind of run and set, when the rows are of more than one kind (LLM training and
+    /// serving, recommendation models, vision), for the rows whose kind and set are known.
+    pub by_kind: Vec<(RunKind, RunSet, Stats)>,
     /// Per source (the `source` column up to its first parenthesis or comma).
     pub by_source: Vec<(String, Stats)>,
     /// Predicted memory per GPU against what the sources state, over the rows that state it.
@@ -70,6 +73,20 @@ pub fn summarize(rows: &[RowResult]) -> Option<Summary> {
         .into_iter()
         .filter_map(|set| stats(rows.iter().filter(|r| r.set == Some(set))).map(|st| (set, st)))
         .collect();
+    let kinds = [RunKind::LlmTraining, RunKind::LlmServing, RunKind::Recommendation, RunKind::Vision];
+    let present = kinds.iter().filter(|k| rows.iter().any(|r| r.kind() == Some(**k))).count();
+    let by_kind = if present > 1 {
+        kinds
+            .into_iter()
+            .flat_map(|k| [RunSet::Calibration, RunSet::HeldOut].map(|set| (k, set)))
+            .filter_map(|(k, set)| {
+                stats(rows.iter().filter(|r| r.kind() == Some(k) && r.set == Some(set))).map(|st| (k, set, st))
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
     let memory = stats_of(rows.iter(), |r| r.memory_error);
-    Some(Summary { all, by_set, by_source, memory, skipped: rows.iter().filter(|r| r.skipped.is_some()).count() })
+    let skipped = rows.iter().filter(|r| r.skipped.is_some()).count();
+    Some(Summary { all, by_set, by_kind, by_source, memory, skipped })
 }

@@ -258,6 +258,10 @@ fn validation_table(p: &TableProps) -> Html {
                                 { stats_row("all", &s.all) }
                                 { for fit.iter().map(|f| stats_row("calibration set (all)", f)) }
                                 { for held.iter().map(|h| stats_row("held out (all)", h)) }
+                                { for s.by_kind.iter().map(|(kind, set, st)| {
+                                    let set = if *set == RunSet::HeldOut { "held out" } else { "calibration set" };
+                                    stats_row(&format!("{}, {set}", kind.label()), st)
+                                }) }
                                 { for s.by_source.iter().map(|(name, st)| {
                                     let out = rows.iter().any(|r| &r.source == name && r.held_out());
                                     stats_row(&if out { format!("{name} (held out)") } else { name.clone() }, st)

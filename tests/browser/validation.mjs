@@ -116,6 +116,17 @@ await runTest('validation', dist, async ({ server, browser }) => {
     `held-out summary: median ${pct(cliHeld.all.median_abs_error)}, max ${pct(cliHeld.all.max_abs_error)}`);
   const heldAll = want.filter((r) => r.set === 'held-out');
   for (const name of new Set(heldAll.map((r) => r.source))) check(summary.includes(`${name} (held out)`), `${name} is marked held out in the summary`);
+  // Each kind of run's sets (LLM training and serving are judged apart): a row each, the CLI's
+  // rows, median and max.
+  const kindRows = await page.locator('#validation-summary tbody tr').evaluateAll((trs) => trs.map((tr) => tr.innerText.replace(/\s+/g, ' ')));
+  const kindWords = { 'llm-training': 'LLM training', 'llm-serving': 'LLM serving', recommendation: 'recommendation', vision: 'vision' };
+  check(cliAll.summary.by_kind.length === 7, `the CLI splits ${cliAll.summary.by_kind.length} kinds and sets`);
+  for (const [kind, set, s] of cliAll.summary.by_kind) {
+    const label = `${kindWords[kind]}, ${set === 'held-out' ? 'held out' : 'calibration set'}`;
+    const row = kindRows.find((t) => t.startsWith(label));
+    check(row && row.includes(pct(s.median_abs_error)) && row.includes(pct(s.max_abs_error)) && row.includes(s.worst),
+      `summary of ${label}: ${s.rows} rows, median ${pct(s.median_abs_error)}, max ${pct(s.max_abs_error)} (${row})`);
+  }
   const mpt = cliAll.summary.by_source.find(([name]) => name.startsWith('MosaicML'));
   check(mpt && summary.includes(mpt[0]) && !summary.includes(`${mpt[0]} (held out)`), 'MosaicML\'s runs, which informed changes, are not marked held out');
   const bloom = got.find((r) => r.id === 'bloom-176b-384');

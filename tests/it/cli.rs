@@ -610,16 +610,25 @@ fn validate_prints_rows_and_a_summary_and_json_with_signed_errors() {
     assert!(o.status.success());
     let text = String::from_utf8_lossy(&o.stdout);
     let summary = madmax::accuracy::summarize(&madmax::accuracy::shipped()).expect("summary");
-    assert_eq!(summary.by_set.len(), 2);
-    for (set, st) in &summary.by_set {
-        let line = format!("{} set", set.label());
+    // Each line with its rows and median: per set, then per kind of run and set (LLM training
+    // and serving are judged apart).
+    let printed = |line: String, st: &madmax::accuracy::Stats| {
         let found =
             text.lines().find(|l| l.trim_start().starts_with(&line)).unwrap_or_else(|| panic!("{line}\n{text}"));
         assert!(found.contains(&format!("{} rows  median {:>5.1}%", st.rows, st.median_abs_error * 100.0)), "{found}");
+    };
+    assert!(summary.by_set.len() == 2 && summary.by_kind.len() == 7);
+    for (set, st) in &summary.by_set {
+        printed(format!("{} set", set.label()), st);
+    }
+    for (kind, set, st) in &summary.by_kind {
+        printed(format!("{}, {} set", kind.label(), set.label()), st);
     }
     assert!(text.contains("BigScience BLOOM 176B training [held-out]"), "{text}");
     let v = stdout_json(&madmax(&["validate", "--json"]));
     assert_eq!(v["summary"]["by_set"][1][0], "held-out");
+    assert_eq!(v["summary"]["by_kind"][2][0], "llm-serving");
+    assert_eq!(v["summary"]["by_kind"][2][1], "calibration");
     // One missing file among several is named.
     let o = madmax(&["validate", &files[0], "/nonexistent.csv"]);
     assert_eq!(o.status.code(), Some(2));

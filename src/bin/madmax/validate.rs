@@ -133,6 +133,8 @@ pub fn run(a: &ValidateArgs) -> ExitCode {
             let set_of = |src: &str| sets.get(src).copied().flatten().filter(|_| !s.by_set.is_empty());
             let mut lines = vec![("all".to_owned(), &s.all)];
             lines.extend(s.by_set.iter().map(|(set, st)| (format!("{} set", set.label()), st)));
+            lines
+                .extend(s.by_kind.iter().map(|(kind, set, st)| (format!("{}, {} set", kind.label(), set.label()), st)));
             lines.extend(s.by_source.iter().map(|(src, st)| match set_of(src) {
                 Some(set) => (format!("{src} [{}]", set.label()), st),
                 None => (src.clone(), st),
