@@ -13,9 +13,9 @@
 //! which it used.
 //!
 //! This file predicts rows; `shipped.rs` holds the shipped ones, `csv.rs` reads CSV text,
-//! `rows.rs` turns a row into its scenario, `stats.rs` summarises errors, `notes.rs` writes what
-//! the calculator says of the model's accuracy, `expectation.rs` and `floor.rs` say what the
-//! rows imply for one scenario and for any model.
+//! `metric.rs` names what a row measured, `rows.rs` turns a row into its scenario, `stats.rs`
+//! summarises errors, `notes.rs` writes what the calculator says of the model's accuracy,
+//! `expectation.rs` and `floor.rs` say what the rows imply for one scenario and for any model.
 
 use crate::engine::raw::short;
 use crate::engine::{evaluate, validate};
@@ -26,6 +26,7 @@ mod columns;
 mod csv;
 mod expectation;
 mod floor;
+mod metric;
 mod rows;
 mod shipped;
 mod stats;
@@ -33,6 +34,7 @@ use columns::{Col, Columns, Row};
 pub use csv::{parse_csv, Records};
 pub use expectation::{bands_in, expectation, Band, Expectation, BANDS, MIN_RUNS};
 pub use floor::{floor, same_work_pairs, sentence as floor_sentence, Floor, Pair, Run, SameWork, Work};
+pub use metric::Metric;
 pub use rows::{gpu_family, gpu_label, megatron_flops};
 use rows::{FlopsBasis, RunRow, Schema, GIB};
 pub use shipped::{rows_of, ShippedRow, SHIPPED_FILES};
@@ -101,109 +103,6 @@ impl RunSet {
             "held-out" => Ok(Some(RunSet::HeldOut)),
             other => Err(format!("column set: \"{}\" is not calibration or held-out", short(other))),
         }
-    }
-}
-
-/// What a row of measured runs measured: its `metric` cell, one of the schema's (SOURCES.md).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Metric {
-    /// Seconds per training iteration.
-    IterationS,
-    /// TFLOP/s per GPU, on the row's FLOP basis (`flops_basis`).
-    TflopsPerGpu,
-    /// Model FLOPs utilisation, 0..1.
-    Mfu,
-    /// Hardware FLOPs utilisation (recomputation included), 0..1.
-    Hfu,
-    /// Serving: the prompt's prefill, ms.
-    PrefillMs,
-    /// Serving: time to the first token, ms.
-    TtftMs,
-    /// Serving: time per output token, ms.
-    DecodeMsPerToken,
-    /// Serving: one static batch from its prompts to its last token (the prefill, then a decode
-    /// step per further token), ms.
-    LatencyMs,
-    /// Serving: output tokens/s of the whole deployment.
-    OutputTokensPerS,
-    /// Serving: output tokens/s per GPU.
-    OutputTokensPerSPerGpu,
-    /// Training: samples (a recommendation model's examples) per second of the whole cluster.
-    SamplesPerS,
-}
-
-impl Metric {
-    pub const ALL: [Metric; 11] = [
-        Metric::IterationS,
-        Metric::TflopsPerGpu,
-        Metric::Mfu,
-        Metric::Hfu,
-        Metric::PrefillMs,
-        Metric::TtftMs,
-        Metric::DecodeMsPerToken,
-        Metric::LatencyMs,
-        Metric::OutputTokensPerS,
-        Metric::OutputTokensPerSPerGpu,
-        Metric::SamplesPerS,
-    ];
-
-    /// The CSV cell (and JSON value) that names it.
-    pub fn cell(self) -> &'static str {
-        match self {
-            Metric::IterationS => "iteration_s",
-            Metric::TflopsPerGpu => "tflops_per_gpu",
-            Metric::Mfu => "mfu",
-            Metric::Hfu => "hfu",
-            Metric::PrefillMs => "prefill_ms",
-            Metric::TtftMs => "ttft_ms",
-            Metric::DecodeMsPerToken => "decode_ms_per_token",
-            Metric::LatencyMs => "latency_ms",
-            Metric::OutputTokensPerS => "output_tokens_per_s",
-            Metric::OutputTokensPerSPerGpu => "output_tokens_per_s_per_gpu",
-            Metric::SamplesPerS => "samples_per_s",
-        }
-    }
-
-    /// The metric a cell names; `None` for one the schema does not define.
-    pub fn of_cell(cell: &str) -> Option<Metric> {
-        Metric::ALL.into_iter().find(|m| m.cell() == cell)
-    }
-
-    /// Its name and unit for people.
-    pub fn label(self) -> &'static str {
-        match self {
-            Metric::IterationS => "iteration time (s)",
-            Metric::TflopsPerGpu => "TFLOP/s per GPU",
-            Metric::Mfu => "MFU",
-            Metric::Hfu => "HFU",
-            Metric::PrefillMs => "prefill (ms)",
-            Metric::TtftMs => "time to first token (ms)",
-            Metric::DecodeMsPerToken => "decode (ms/token)",
-            Metric::LatencyMs => "batch latency (ms)",
-            Metric::OutputTokensPerS => "output tokens/s",
-            Metric::OutputTokensPerSPerGpu => "output tokens/s per GPU",
-            Metric::SamplesPerS => "samples/s",
-        }
-    }
-
-    /// Whether it measures a training run (the others measure serving).
-    pub fn is_training(self) -> bool {
-        matches!(self, Metric::IterationS | Metric::TflopsPerGpu | Metric::Mfu | Metric::Hfu | Metric::SamplesPerS)
-    }
-
-    /// Whether a larger value means a faster run (a rate, a utilisation) rather than a slower
-    /// one (a time).
-    pub fn higher_is_faster(self) -> bool {
-        matches!(
-            self,
-            Metric::TflopsPerGpu
-                | Metric::Mfu
-                | Metric::Hfu
-                | Metric::OutputTokensPerS
-                | Metric::OutputTokensPerSPerGpu
-                | Metric::SamplesPerS
-        )
     }
 }
 
@@ -325,6 +224,13 @@ fn predict(run: &RunRow, metric: Metric, doc: &Value) -> Result<Prediction, Stri
     let it = report.iteration_s;
     let utilization = || report.utilization.as_ref().ok_or("no utilisation figure");
     let serving = || report.serving.as_ref().ok_or("the row is not an LLM serving scenario");
+    // The medians of an in-flight engine's latencies: none for a static batch, nor when the
+    // engine cannot keep up with the row's request rate.
+    let medians = || {
+        serving()?.percentiles.as_ref().ok_or(
+            "a median latency needs batching in flight at a load the engine keeps up with; the model predicts none here",
+        )
+    };
     let predicted = match metric {
         Metric::IterationS => it,
         Metric::TflopsPerGpu => {
@@ -353,6 +259,15 @@ fn predict(run: &RunRow, metric: Metric, doc: &Value) -> Result<Prediction, Stri
         Metric::OutputTokensPerS => serving()?.output_tokens_per_s,
         Metric::OutputTokensPerSPerGpu => serving()?.output_tokens_per_s_per_gpu,
         Metric::SamplesPerS => report.throughput_samples_per_s,
+        Metric::MedianTtftMs => medians()?.ttft_s[0] * 1e3,
+        // In the model's steady state every request's own time per token is the engine's mean
+        // step, so their median is that mean (the gaps between tokens spread, their mean not).
+        Metric::MedianTpotMs => {
+            medians()?;
+            serving()?.tpot_s * 1e3
+        }
+        Metric::MedianItlMs => medians()?.tpot_s[0] * 1e3,
+        Metric::MedianE2eMs => medians()?.e2e_s[0] * 1e3,
     };
     Ok(Prediction {
         predicted,
@@ -699,6 +614,48 @@ mod tests {
     }
 
     #[test]
+    fn a_request_rate_gives_the_engine_its_load_and_the_medians_their_meaning() {
+        let head = "id,source,model,layers,hidden,heads,kv_heads,ffn_hidden,ffn_kind,vocab,gpu,gpus_per_node,nvlink_gbytes_s,n_gpus,tp,pp,dtype,batch,input_len,output_len,batching,step_tokens,request_rate,cuda_graphs,metric,measured\n";
+        let row = |id: &str, batching: &str, rate: &str, metric: &str| {
+            format!("{id},src,m,24,2048,16,16,8192,gelu,51200,h100-80g,8,900,1,1,1,bf16,256,512,128,{batching},2048,{rate},1,{metric},10\n")
+        };
+        let rows: Vec<String> = [
+            ("ttft", "median_ttft_ms"),
+            ("tpot", "median_tpot_ms"),
+            ("itl", "median_itl_ms"),
+            ("e2e", "median_e2e_ms"),
+            ("mean-tpot", "decode_ms_per_token"),
+        ]
+        .iter()
+        .map(|(id, metric)| row(id, "inflight", "2", metric))
+        .collect();
+        let bad = [
+            row("static", "", "2", "ttft_ms"),
+            row("zero", "inflight", "0", "ttft_ms"),
+            row("word", "inflight", "fast", "ttft_ms"),
+            row("full-load", "inflight", "", "median_ttft_ms"),
+            row("flood", "inflight", "1e6", "median_ttft_ms"),
+        ];
+        let out = run(&[&[head.to_owned()], &rows[..], &bad[..]].concat().concat()).expect("parses");
+        assert_eq!(out[0].scenario.as_ref().map(|s| s["task"]["request_rate"].clone()), Some(json!(2.0)));
+        let p = |i: usize| out[i].predicted.unwrap_or_else(|| panic!("{:?}", out[i].skipped));
+        // The report's medians: the first token's and the whole request's spread over waits;
+        // a request's own time per token is the engine's mean step; the gaps between tokens,
+        // most of them steps without a prompt chunk, are shorter.
+        assert!(p(0) > 0.0 && p(3) > p(0) + 100.0 * p(1), "{} {} {}", p(0), p(1), p(3));
+        assert_eq!(p(1), p(4));
+        assert!(p(2) <= p(1), "{} {}", p(2), p(1));
+        let skipped = |i: usize| out[i].skipped.clone().unwrap_or_default();
+        assert_eq!(skipped(5), "column request_rate needs batching inflight: a static batch starts together");
+        assert_eq!(skipped(6), "column request_rate must be more than 0 requests/s");
+        assert_eq!(skipped(7), "column request_rate: \"fast\" is not a number");
+        // At full load (no rate: the batch in flight, each request followed by the next) the
+        // medians are the closed loop's; at a rate the engine cannot keep up with there are none.
+        assert!(out[8].predicted.is_some_and(|t| t > 0.0), "{:?}", out[8].skipped);
+        assert!(skipped(9).starts_with("a median latency needs batching in flight at a load"), "{}", skipped(9));
+    }
+
+    #[test]
     fn gpu_cells_read_as_people_name_the_gpus() {
         assert_eq!(gpu_label("a100-80g"), "A100 SXM 80GB");
         assert_eq!(gpu_label("h100-80g"), "H100 SXM 80GB");
@@ -1033,16 +990,16 @@ mod tests {
         assert_eq!(training, notes::training_rows().expect("rows").len());
         // Rows of one kind alone: the sets say it all.
         let serving: Vec<RowResult> = rows.into_iter().filter(|r| r.kind() == Some(LlmServing)).collect();
-        assert!(serving.len() == 360 && summarize(&serving).expect("summary").by_kind.is_empty());
+        assert!(serving.len() == 390 && summarize(&serving).expect("summary").by_kind.is_empty());
     }
 
     #[test]
     fn every_shipped_row_carries_the_scenario_it_predicted() {
         let rows = shipped();
-        assert_eq!(rows.len(), 1126);
+        assert_eq!(rows.len(), 1156);
         assert!(rows.iter().all(|r| r.set.is_some()), "every shipped row has a set");
         let held: Vec<&str> = rows.iter().filter(|r| r.held_out()).map(|r| r.id.as_str()).collect();
-        assert_eq!(held.len(), 542);
+        assert_eq!(held.len(), 572);
         // NVIDIA's ResNet-50 runs: the vision schema, each predicted, all held out.
         let rn50: Vec<&RowResult> = rows.iter().filter(|r| r.vision).collect();
         assert!(
@@ -1056,6 +1013,12 @@ mod tests {
         let in_flight_8b = |r: &RowResult| r.id.starts_with("gpustack-qwen3-8b-h100-c");
         assert_eq!(lab.iter().filter(|r| in_flight_8b(r)).count(), 12);
         assert!(lab.iter().all(|r| r.held_out() != in_flight_8b(r)));
+        // SGLang's benchmark of SGLang 0.3 and vLLM 0.6: batching in flight, 28 of its rows at a
+        // request rate, all held out and predicted.
+        let rates: Vec<&RowResult> = rows.iter().filter(|r| r.id.starts_with("sglang060-")).collect();
+        assert!(rates.len() == 30 && rates.iter().all(|r| r.held_out() && r.batched_in_flight() && r.error.is_some()));
+        let at_rate = |r: &&&RowResult| r.scenario.as_ref().is_some_and(|s| s["task"]["request_rate"].is_number());
+        assert_eq!(rates.iter().filter(at_rate).count(), 28);
         // FasterTransformer's GPT guide: every latency it prints that ran, each a static batch's
         // latency; held out but for the TP 8 x PP 3 table, which led to pipelining the prefill.
         let guide: Vec<&RowResult> = rows.iter().filter(|r| r.id.starts_with("ftguide-")).collect();

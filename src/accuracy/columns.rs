@@ -73,6 +73,7 @@ columns! {
     Batch = "batch",
     Batching = "batching",
     StepTokens = "step_tokens",
+    RequestRate = "request_rate",
     CudaGraphs = "cuda_graphs",
     CustomAllReduce = "custom_all_reduce",
     BotMlpWidths = "bot_mlp_widths",

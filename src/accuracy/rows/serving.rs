@@ -7,15 +7,16 @@ use crate::engine::raw::short;
 use serde_json::{json, Value};
 
 /// How a serving row's engine batched.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq)]
 #[cfg_attr(test, derive(Debug))]
 pub(in crate::accuracy) enum RowBatching {
     /// A static batch: the requests start together, the batch decodes to its longest output.
     Static,
     /// In flight: `batch` is the most requests the engine keeps in flight (a benchmark's
     /// concurrency, or the engine's own cap when lower), with the engine's token budget per
-    /// step where the row states it.
-    InFlight { step_tokens: Option<u64> },
+    /// step where the row states it, and the requests' arrival rate (requests/s) where the
+    /// benchmark sent them at one; without one, the engine runs at full load.
+    InFlight { step_tokens: Option<u64>, request_rate: Option<f64> },
 }
 
 /// A row of the LLM serving schema.
@@ -61,7 +62,17 @@ impl<'a> InferenceRow<'a> {
             return Err(format!("tp x pp = {} but n_gpus = {}", tp.saturating_mul(pp), cluster.n_gpus));
         }
         let batch = r.need(Col::Batch)?;
+        let request_rate = match r.get(Col::RequestRate) {
+            "" => None,
+            _ => match r.number(Col::RequestRate)? {
+                rate if rate > 0.0 => Some(rate),
+                _ => return Err("column request_rate must be more than 0 requests/s".into()),
+            },
+        };
         let batching = match r.get(Col::Batching) {
+            "" | "static" if request_rate.is_some() => {
+                return Err("column request_rate needs batching inflight: a static batch starts together".into())
+            }
             "" | "static" => RowBatching::Static,
             "inflight" => RowBatching::InFlight {
                 step_tokens: match r.count(Col::StepTokens)? {
@@ -73,6 +84,7 @@ impl<'a> InferenceRow<'a> {
                         None
                     }
                 },
+                request_rate,
             },
             other => return Err(format!("batching \"{}\" is not static or inflight", short(other))),
         };
@@ -130,9 +142,15 @@ impl<'a> InferenceRow<'a> {
         );
         let task = match self.batching {
             RowBatching::Static => task,
-            RowBatching::InFlight { step_tokens: None } => with_keys(task, json!({ "batching": "inflight" })),
-            RowBatching::InFlight { step_tokens: Some(n) } => {
-                with_keys(task, json!({ "batching": "inflight", "step_tokens": n }))
+            RowBatching::InFlight { step_tokens, request_rate } => {
+                let mut keys = json!({ "batching": "inflight" });
+                if let Some(n) = step_tokens {
+                    keys["step_tokens"] = json!(n);
+                }
+                if let Some(rate) = request_rate {
+                    keys["request_rate"] = json!(rate);
+                }
+                with_keys(task, keys)
             }
         };
         scenario_doc(model, self.cluster.system(self.model), task)
