@@ -75,6 +75,9 @@ pub enum RunKind {
 }
 
 impl RunKind {
+    /// Every kind, in the order the summaries list them.
+    pub const ALL: [RunKind; 4] = [RunKind::LlmTraining, RunKind::LlmServing, RunKind::Recommendation, RunKind::Vision];
+
     /// The kind's name as the CLI and the page write it.
     pub fn label(self) -> &'static str {
         match self {

@@ -1,5 +1,5 @@
-//! Error statistics over predicted rows: per set, per source, and memory against what
-//! sources state.
+//! Error statistics over predicted rows: per set, per kind of run and set, per source, and
+//! memory against what sources state.
 
 use super::{RowResult, RunKind, RunSet};
 use serde::Serialize;
@@ -73,10 +73,9 @@ pub fn summarize(rows: &[RowResult]) -> Option<Summary> {
         .into_iter()
         .filter_map(|set| stats(rows.iter().filter(|r| r.set == Some(set))).map(|st| (set, st)))
         .collect();
-    let kinds = [RunKind::LlmTraining, RunKind::LlmServing, RunKind::Recommendation, RunKind::Vision];
-    let present = kinds.iter().filter(|k| rows.iter().any(|r| r.kind() == Some(**k))).count();
+    let present = RunKind::ALL.iter().filter(|k| rows.iter().any(|r| r.kind() == Some(**k))).count();
     let by_kind = if present > 1 {
-        kinds
+        RunKind::ALL
             .into_iter()
             .flat_map(|k| [RunSet::Calibration, RunSet::HeldOut].map(|set| (k, set)))
             .filter_map(|(k, set)| {
