@@ -2,7 +2,7 @@
 //! batch's prefill, pipeline, logits and decode ops, and an in-flight engine step's.
 
 use super::{Pass, ServingCx};
-use crate::engine::extended::calibration::{KERNELS_PER_BLOCK, KERNEL_OVERHEAD_S};
+use crate::engine::extended::calibration::KERNELS_PER_BLOCK;
 use crate::engine::ops::{Block, OpKind, OpName};
 use crate::engine::reference::explain::{Explanation, Term, Unit};
 use crate::engine::scenario::Batching;
@@ -34,7 +34,7 @@ fn block_words(block: Block) -> &'static str {
 /// The fixed time of each kernel of pass `p` ([`ServingCx::kernel_s`]) and the kernels of a
 /// block, as terms of a layer's formula (`n_k x t_k`).
 fn kernel_terms(sv: &ServingCx, p: Pass) -> [Term; 2] {
-    let meaning = if sv.kernel_s(p) < KERNEL_OVERHEAD_S {
+    let meaning = if sv.replays_graph(p) {
         "GPU time of each kernel beyond its bytes and FLOPs: a small kernel's run, replayed from a CUDA graph"
     } else {
         "GPU time of each kernel beyond its bytes and FLOPs: a launch from the host (no CUDA graph for this step)"
@@ -238,7 +238,7 @@ mod tests {
 
     #[test]
     fn a_decode_step_says_what_each_kernel_costs_with_and_without_a_graph() {
-        use crate::engine::extended::calibration::GRAPH_KERNEL_S;
+        use crate::engine::extended::calibration::{GRAPH_KERNEL_S, KERNEL_OVERHEAD_S};
         let t_k = |extra: serde_json::Value, block: Block| {
             let s = llama70(2, 8, extra);
             let r = crate::engine::evaluate(&s);

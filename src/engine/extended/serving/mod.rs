@@ -331,13 +331,17 @@ impl<'a> ServingCx<'a> {
         KERNELS_PER_BLOCK * self.kernel_s(p)
     }
 
-    /// The time each kernel of pass `p` takes beyond its bytes and FLOPs, s: a small kernel's run
-    /// in a captured CUDA graph when the engine captures graphs
+    /// Whether pass `p` replays a captured CUDA graph: the engine captures graphs
     /// ([`crate::engine::scenario::Setup::cuda_graphs`]) and the pass carries at most
-    /// [`GRAPH_MAX_TOKENS`] tokens, else a host launch.
+    /// [`GRAPH_MAX_TOKENS`] tokens.
+    pub fn replays_graph(&self, p: Pass) -> bool {
+        self.cx.setup.cuda_graphs && p.prefill_tokens + p.decode_tokens <= GRAPH_MAX_TOKENS
+    }
+
+    /// The time each kernel of pass `p` takes beyond its bytes and FLOPs, s: a small kernel's run
+    /// when the pass replays a graph ([`ServingCx::replays_graph`]), else a host launch.
     pub fn kernel_s(&self, p: Pass) -> f64 {
-        let graph = p.prefill_tokens + p.decode_tokens <= GRAPH_MAX_TOKENS;
-        if self.cx.setup.cuda_graphs && graph {
+        if self.replays_graph(p) {
             GRAPH_KERNEL_S
         } else {
             KERNEL_OVERHEAD_S
