@@ -213,26 +213,24 @@ fn request_rate_runs_are_held_out_and_their_gaps_are_known() {
         "median {}: update SOURCES.md section 6 and the README",
         s.all.median_abs_error
     );
-    let errors = |suffix: &str| -> Vec<f64> {
-        rows.iter().filter(|r| r.id.ends_with(suffix)).map(|r| r.error.unwrap_or_else(|| panic!("{}", r.id))).collect()
+    // Signed errors of the rows whose ids start with `prefix` and end with `suffix`.
+    let errors = |prefix: &str, suffix: &str| -> Vec<f64> {
+        let ours = rows.iter().filter(|r| r.id.starts_with(prefix) && r.id.ends_with(suffix));
+        ours.map(|r| r.error.unwrap_or_else(|| panic!("{}", r.id))).collect()
     };
     // Each request's time per token, and the gaps between tokens: shorter than measured at
     // every rate, both engines running prompts as steps of their own where the model mixes
     // them into decode steps.
-    let (tpot, itl) = (errors("-tpot"), errors("-itl"));
+    let (tpot, itl) = (errors("sglang060-", "-tpot"), errors("sglang060-", "-itl"));
     assert!(tpot.len() == 8 && tpot.iter().all(|e| (-0.4..-0.15).contains(e)), "{tpot:?}");
     assert!(itl.len() == 4 && itl.iter().all(|e| (-0.3..-0.1).contains(e)), "{itl:?}");
     // The first token: vLLM 0.6's multi-step rounds (10 decode steps before a prompt starts)
     // make it several times the model's.
-    let vllm_ttft: Vec<f64> = rows
-        .iter()
-        .filter(|r| r.id.starts_with("sglang060-vllm") && r.id.ends_with("-ttft"))
-        .filter_map(|r| r.error)
-        .collect();
+    let vllm_ttft = errors("sglang060-vllm", "-ttft");
     assert!(vllm_ttft.len() == 4 && vllm_ttft.iter().all(|e| *e < -0.75), "{vllm_ttft:?}");
     // The whole request's median: longer than measured, as the model serves every request at
     // the mean lengths and ShareGPT's median reply is shorter than its mean.
-    let e2e = errors("-e2e");
+    let e2e = errors("sglang060-", "-e2e");
     assert!(e2e.len() == 8 && e2e.iter().all(|e| *e > 0.0), "{e2e:?}");
 }
 
