@@ -264,10 +264,15 @@ fn predict(run: &RunRow, metric: Metric, doc: &Value) -> Result<Prediction, Stri
         Metric::SamplesPerS => report.throughput_samples_per_s,
         Metric::MedianTtftMs => medians()?.ttft_s[0] * 1e3,
         // In the model's steady state every request's own time per token is the engine's mean
-        // step, so their median is that mean (the gaps between tokens spread, their mean not).
+        // step, so their median is that mean (the gaps between tokens spread, their mean not); a
+        // burst's requests each have their own.
+        Metric::MedianTpotMs if serving()?.burst_requests.is_some() => medians()?.tpot_s[0] * 1e3,
         Metric::MedianTpotMs => {
             medians()?;
             serving()?.tpot_s * 1e3
+        }
+        Metric::MedianItlMs if serving()?.burst_requests.is_some() => {
+            return Err("a burst's gaps between tokens are not followed one by one: the model has each request's time per output token (median_tpot_ms)".into())
         }
         Metric::MedianItlMs => medians()?.tpot_s[0] * 1e3,
         Metric::MedianE2eMs => medians()?.e2e_s[0] * 1e3,
@@ -614,6 +619,36 @@ mod tests {
         let (stat, flight) = (out[0].predicted.expect("static"), out[1].predicted.expect("in flight"));
         assert!(stat > 0.0 && flight > 0.0 && stat != flight, "{stat} {flight}");
         assert_eq!(out[3].skipped.as_deref(), Some("batching \"continuous\" is not static or inflight"));
+    }
+
+    #[test]
+    fn a_burst_column_sends_the_requests_at_once_and_gives_the_bursts_figures() {
+        let head = "id,source,model,layers,hidden,heads,kv_heads,ffn_hidden,ffn_kind,vocab,gpu,gpus_per_node,nvlink_gbytes_s,n_gpus,tp,pp,dtype,batch,input_len,output_len,batching,step_tokens,request_rate,burst_requests,cuda_graphs,metric,measured\n";
+        let row = |id: &str, batching: &str, rate: &str, burst: &str, metric: &str| {
+            format!("{id},src,m,24,2048,16,16,8192,gelu,51200,h100-80g,8,900,1,1,1,bf16,64,512,128,{batching},2048,{rate},{burst},1,{metric},10\n")
+        };
+        let rows = [
+            row("tokens", "inflight", "", "640", "output_tokens_per_s"),
+            row("steady", "inflight", "", "", "output_tokens_per_s"),
+            row("mean-tpot", "inflight", "", "640", "decode_ms_per_token"),
+            row("median-tpot", "inflight", "", "640", "median_tpot_ms"),
+            row("itl", "inflight", "", "640", "median_itl_ms"),
+            row("static", "", "", "640", "output_tokens_per_s"),
+            row("both", "inflight", "2", "640", "output_tokens_per_s"),
+            row("none", "inflight", "", "0", "output_tokens_per_s"),
+        ];
+        let out = run(&[head.to_owned()].iter().chain(&rows).cloned().collect::<String>()).expect("parses");
+        assert_eq!(out[0].scenario.as_ref().map(|s| s["task"]["burst_requests"].clone()), Some(json!(640)));
+        let p = |i: usize| out[i].predicted.unwrap_or_else(|| panic!("{:?}", out[i].skipped));
+        // Ten times what the engine keeps in flight: ramp and drain make it differ from the
+        // steady state; its requests' own times per token have a median and a mean.
+        assert!(p(0) > 0.0 && p(0) != p(1), "{} {}", p(0), p(1));
+        assert!(p(2) > 0.0 && p(3) > 0.0);
+        let skipped = |i: usize| out[i].skipped.clone().unwrap_or_default();
+        assert!(skipped(4).starts_with("a burst's gaps between tokens are not followed"), "{}", skipped(4));
+        assert_eq!(skipped(5), "column burst_requests needs batching inflight: a static batch is one batch");
+        assert!(skipped(6).contains("a burst is sent at once, not at a rate"), "{}", skipped(6));
+        assert_eq!(skipped(7), "column burst_requests must be at least 1");
     }
 
     #[test]

@@ -264,18 +264,27 @@ fn memory(r: &Report) -> Figure {
 /// keeps in flight or the largest batch that fits.
 pub fn serving(sv: &Serving) -> Vec<Figure> {
     let inflight = sv.batching == Batching::InFlight;
+    let burst = sv.burst_requests.is_some();
     let ttft = Figure::new(
         "ttft",
         "Time to first token",
         units::duration(sv.ttft_s),
         sv.ttft_s,
-        if inflight {
+        if burst {
+            "Mean over the burst's requests of the wait for their first token: most of it is waiting for a place among the requests in flight, then the steps that carry the prompt's chunks."
+        } else if inflight {
             "How long a request waits for its first token: the engine steps that carry its prompt's chunks, plus the wait when prompts arrive faster than the steps' token budget takes them."
         } else {
             "How long a request waits for its first token: the prefill of every prompt in the batch."
         },
     )
-    .with(Piece::Text(if inflight {
+    .with(Piece::Text(if let (Some(n), Some(span)) = (sv.burst_requests, sv.makespan_s) {
+        format!(
+            "mean of {} requests sent at once, the burst lasting {}",
+            crate::engine::extended::rules::grouped(n),
+            units::duration(span)
+        )
+    } else if inflight {
         format!("{} prompt tokens in chunks of at most {} per step", sv.input_tokens, sv.step_tokens)
     } else {
         format!("prefill of {} prompt tokens x {} requests", sv.input_tokens, sv.batch)
@@ -285,7 +294,9 @@ pub fn serving(sv: &Serving) -> Vec<Figure> {
         "Time per output token",
         units::duration(sv.tpot_s),
         sv.tpot_s,
-        if inflight {
+        if burst {
+            "Mean over the burst's requests of their time per output token after the first, (last token - first token) / (tokens - 1), as throughput benchmarks report it: engine steps, some of them carrying other requests' prompt chunks."
+        } else if inflight {
             "Mean time between two generated tokens of a request: one engine step, which decodes a token for every request in flight and sometimes carries a prompt chunk."
         } else {
             "Mean time between two generated tokens of a request: one decode step (every weight and the KV cache read once)."
@@ -297,7 +308,11 @@ pub fn serving(sv: &Serving) -> Vec<Figure> {
         "Output tokens/s",
         units::si(sv.output_tokens_per_s, "tokens/s"),
         sv.output_tokens_per_s,
-        "Generated tokens per second over the whole cluster: requests completed per second x output tokens.",
+        if burst {
+            "Generated tokens per second over the whole cluster: the burst's generated tokens over its duration, from its arrival to its last token (ramp and drain included)."
+        } else {
+            "Generated tokens per second over the whole cluster: requests completed per second x output tokens."
+        },
     )
     .with(Piece::Marked {
         id: "output-tokens-per-gpu",
@@ -314,14 +329,27 @@ pub fn serving(sv: &Serving) -> Vec<Figure> {
             "Requests in flight",
             format!("{} requests", units::count(sv.in_flight)),
             sv.in_flight,
-            "Requests per replica the engine keeps in flight: the batch, or fewer when the KV pages left after the weights and one full step's activations hold fewer (at their average length).",
+            if burst {
+                "Requests per replica in flight, on average over the burst: at most the batch, admitted while the KV cache has pages for their tokens; at the end fewer and fewer remain."
+            } else {
+                "Requests per replica the engine keeps in flight: the batch, or fewer when the KV pages left after the weights and one full step's activations hold fewer (at their average length)."
+            },
         )
-        .with(Piece::Text(format!(
-            "of {} asked; the KV cache holds {} ({} per token per GPU)",
-            sv.batch,
-            sv.max_batch,
-            units::bytes(sv.kv_bytes_per_token)
-        )))
+        .with(Piece::Text(if burst {
+            format!(
+                "on average over the burst, at most {}; the KV cache holds {} at their average length ({} per token per GPU)",
+                sv.batch,
+                sv.max_batch,
+                units::bytes(sv.kv_bytes_per_token)
+            )
+        } else {
+            format!(
+                "of {} asked; the KV cache holds {} ({} per token per GPU)",
+                sv.batch,
+                sv.max_batch,
+                units::bytes(sv.kv_bytes_per_token)
+            )
+        }))
     } else {
         Figure::new(
             "max-batch",

@@ -114,6 +114,24 @@ pub fn batching(sv: &Serving) -> String {
             "Static batching: {} requests per replica start together, prefill together and decode until the last token.",
             sv.batch
         ),
+        Batching::InFlight if sv.burst_requests.is_some() => format!(
+            "In-flight batching, a burst: {} requests sent at once, run step by step until the last one finishes ({}). At most {} requests per replica are in flight while the KV cache has pages for their tokens ({} on average), the others waiting for a place; each step decodes a token for every request past its prompt and prefills the prompts admitted, in chunks, at most {} tokens per step, in KV pages of {} tokens.{} The figures are the burst's: its output tokens over its duration, and means over its requests.{}",
+            crate::engine::extended::rules::grouped(sv.burst_requests.unwrap_or(0)),
+            units::duration(sv.makespan_s.unwrap_or(0.0)),
+            sv.batch,
+            units::sig3(sv.in_flight),
+            sv.step_tokens,
+            sv.kv_page_tokens,
+            if sv.recomputed_tokens > 0.0 {
+                format!(
+                    " The requests admitted for their prompts outgrew the cache as they generated: the last admitted lost their pages, and {} tokens were prefilled again.",
+                    units::count(sv.recomputed_tokens)
+                )
+            } else {
+                String::new()
+            },
+            request_mix(sv).map_or(String::new(), |m| format!(" {m}"))
+        ),
         Batching::InFlight => {
             let (load, in_flight, cap) = match sv.request_rate {
                 Some(rate) => (

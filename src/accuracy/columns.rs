@@ -74,6 +74,7 @@ columns! {
     Batching = "batching",
     StepTokens = "step_tokens",
     RequestRate = "request_rate",
+    BurstRequests = "burst_requests",
     CudaGraphs = "cuda_graphs",
     CustomAllReduce = "custom_all_reduce",
     BotMlpWidths = "bot_mlp_widths",

@@ -408,6 +408,7 @@ raw_config! {
     kv_page_tokens,
     step_tokens,
     request_rate,
+    burst_requests,
     cuda_graphs,
     custom_all_reduce,
     request_mix,

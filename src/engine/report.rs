@@ -121,6 +121,14 @@ pub struct Serving {
     /// In flight: the arrival rate the figures are for (requests/s over the cluster); `None`:
     /// full load, the batch in flight.
     pub request_rate: Option<f64>,
+    /// In flight: the requests of a burst sent at once, and the time from its arrival to its
+    /// last token, s; the other figures are then the burst's (its output tokens over that
+    /// time; means and percentiles over its requests). `None`: the steady state.
+    pub burst_requests: Option<u64>,
+    pub makespan_s: Option<f64>,
+    /// A burst: tokens prefilled again after preemptions (the KV cache ran out of pages as the
+    /// requests admitted for their prompts grew), over the cluster.
+    pub recomputed_tokens: f64,
     /// In flight: the latencies' percentiles (`None` for a static batch, or when the engine
     /// cannot keep up with the rate).
     pub percentiles: Option<Percentiles>,
@@ -134,7 +142,8 @@ pub struct Serving {
 pub struct Percentiles {
     /// Time to first token.
     pub ttft_s: [f64; 3],
-    /// Time between two tokens of a request.
+    /// Time between two tokens of a request (a burst: each request's mean time per output
+    /// token after the first).
     pub tpot_s: [f64; 3],
     /// From arrival to the last token.
     pub e2e_s: [f64; 3],

@@ -258,6 +258,11 @@ pub struct Setup {
     /// LLM serving with in-flight batching: requests arriving per second over the whole
     /// cluster; `None`: as many as the batch keeps in flight (a closed loop at full load).
     pub request_rate: Option<f64>,
+    /// LLM serving with in-flight batching: requests sent all at once, as throughput benchmarks
+    /// send them (`vllm bench serve --num-prompts N` without a rate); the figures are then the
+    /// burst's, run step by step until its last request finishes
+    /// ([`crate::engine::extended::serving::Burst`]); `None`: the steady state.
+    pub burst_requests: Option<u64>,
     /// LLM serving with in-flight batching: the kinds of requests served, each with its share of
     /// the requests; empty: every request has `input_tokens` and `output_tokens`.
     pub request_mix: Vec<RequestClass>,
@@ -468,6 +473,7 @@ impl Default for Setup {
             kv_page_tokens: 16,
             step_tokens: 2048,
             request_rate: None,
+            burst_requests: None,
             cuda_graphs: true,
             custom_all_reduce: true,
             request_mix: Vec::new(),

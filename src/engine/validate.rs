@@ -1182,6 +1182,10 @@ fn read_setup(v: &mut Reader, t: &RawTask) -> Option<Setup> {
         None | Some(RawValue::Null) => None,
         f => Some(v.within(f, at("task", "request_rate"), optional, (1e-6, 1e9))?),
     };
+    let burst_requests = match &t.burst_requests {
+        None | Some(RawValue::Null) => None,
+        f => Some(v.count(f, at("task", "burst_requests"), optional, 1, 1 << 40)?),
+    };
     let request_mix = match &t.request_mix {
         None | Some(RawValue::Null) => Vec::new(),
         Some(RawValue::Str(text)) => match RequestClass::parse_mix(text) {
@@ -1208,6 +1212,7 @@ fn read_setup(v: &mut Reader, t: &RawTask) -> Option<Setup> {
         kv_page_tokens,
         step_tokens,
         request_rate,
+        burst_requests,
         input_tokens,
         output_tokens,
         weight_format,

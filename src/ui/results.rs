@@ -184,12 +184,13 @@ fn serving_figures(sv: &Serving) -> Html {
     html! { <>
         <dl class="headline" id="serving-figures">{ for figures::serving(sv).iter().map(figure) }</dl>
         <p class="help" id="serving-batching">{ crate::wording::batching(sv) }</p>
-        { sv.percentiles.as_ref().map(|p| percentile_table(p, sv.request_rate.is_some())).unwrap_or_default() }
+        { sv.percentiles.as_ref().map(|p| percentile_table(p, sv)).unwrap_or_default() }
     </> }
 }
 
 /// The latencies' median, 90th and 99th percentiles of in-flight batching.
-fn percentile_table(p: &Percentiles, at_rate: bool) -> Html {
+fn percentile_table(p: &Percentiles, sv: &Serving) -> Html {
+    let burst = sv.burst_requests.is_some();
     let row = |id: &'static str, name: &'static str, v: &[f64; 3]| {
         html! { <tr id={id}><th scope="row">{ name }</th>
             { for v.iter().map(|s| html! { <td data-value={s.to_string()}>{ units::duration(*s) }</td> }) }
@@ -201,12 +202,14 @@ fn percentile_table(p: &Percentiles, at_rate: bool) -> Html {
                 <thead><tr><th scope="col">{ "latency" }</th><th scope="col">{ "median" }</th><th scope="col">{ "90th percentile" }</th><th scope="col">{ "99th percentile" }</th></tr></thead>
                 <tbody>
                     { row("p-ttft", "first token", &p.ttft_s) }
-                    { row("p-between", "between tokens", &p.tpot_s) }
+                    { row("p-between", if burst { "per output token" } else { "between tokens" }, &p.tpot_s) }
                     { row("p-e2e", "end to end", &p.e2e_s) }
                 </tbody>
             </table>
         </div>
-        <p class="help">{ if at_rate {
+        <p class="help">{ if burst {
+            "Over the burst's requests. The first token mostly waits for a place among the requests in flight: the last requests sent wait for most of the burst. Per output token: each request's (last token - first token) / (tokens - 1)."
+        } else if sv.request_rate.is_some() {
             "Requests arriving at random at this rate (a Poisson stream) sometimes find the steps' room for prompt tokens taken and wait for it: an M/D/1 queue, its tail in Kingman's approximation. Between tokens, a request waits one engine step: a longer one when the step carries a prompt chunk."
         } else {
             "At full load each finished request's slot is refilled at once, so no prompt waits and every request sees the same first token. Between tokens, a request waits one engine step: a longer one when the step carries a prompt chunk. Set a request rate to see the queue."

@@ -1,6 +1,7 @@
 // End-to-end test of LLM serving in the calculator (headless Chromium): a serving preset's
 // latency and throughput figures against the CLI, the throughput-latency chart drawn, a
-// change of weight format that moves them the right way, and in-flight batching's steady state.
+// change of weight format that moves them the right way, in-flight batching's steady state and
+// a burst of requests sent at once.
 //
 // Usage: node tests/browser/serving.mjs [DIST_DIR] [MADMAX_BIN]
 import { check, shots, cli, scenarioOfLink, close, canvasInked, openCalculator, runTest, settled, pointAt, steps } from './lib.mjs';
@@ -132,6 +133,31 @@ await runTest('serving', dist, async ({ server, browser }) => {
   await enter(page, '#f-task-input_tokens', inputBefore);
   await enter(page, '#f-task-output_tokens', outputBefore);
   await page.locator('#serving-batching', { hasText: 'Requests:' }).waitFor({ state: 'detached', timeout: 5000 });
+  // A burst of ten times the requests in flight, sent at once and run step by step: the CLI's
+  // figures; the wording says so; the first token mostly waits for a place: the median request
+  // waits about half the burst, far longer than the steady state's first token, the last
+  // ones most of it. A request
+  // rate beside it is refused on the field, and the last good figures stay.
+  const burstN = Math.round(inflight.inFlight * 10);
+  await enter(page, '#f-task-burst_requests', String(burstN));
+  await page.locator('#serving-batching', { hasText: `a burst: ${burstN.toLocaleString('en-US')} requests sent at once` }).waitFor({ timeout: 10000 });
+  const burst = await matchesCli(page, `a burst of ${burstN} requests`);
+  const burstCli = cli(bin, scenarioOfLink(await page.locator('#share-link').inputValue())).serving;
+  const burstPct = { ttft: await pageRow('p-ttft'), between: await pageRow('p-between'), e2e: await pageRow('p-e2e') };
+  check(burstCli.burst_requests === burstN && burstCli.makespan_ms > 0 && same(burstPct.ttft, burstCli.percentiles_ms.ttft) && same(burstPct.between, burstCli.percentiles_ms.between_tokens) && same(burstPct.e2e, burstCli.percentiles_ms.e2e),
+    `the burst's percentiles are the CLI's (${burstCli.burst_requests} requests over ${(burstCli.makespan_ms / 1e3).toFixed(1)} s)`);
+  check(burstPct.ttft[0] > 10 * inflight.ttft && burstPct.ttft[2] > 1.5 * burstPct.ttft[0] && burstPct.ttft[2] < burstCli.makespan_ms / 1e3 && /per output token/.test(await page.locator('#p-between').textContent()),
+    `a burst's first token waits: mean ${burst.ttft.toFixed(2)} s (steady state ${inflight.ttft.toFixed(2)} s), median ${burstPct.ttft[0].toFixed(2)} s, 99th ${burstPct.ttft[2].toFixed(2)} s`);
+  await page.locator('#serving-figures').screenshot({ path: join(shots, 'serving-burst-figures.png') });
+  await page.locator('#serving-percentiles').screenshot({ path: join(shots, 'serving-burst-percentiles.png') });
+  await enter(page, '#f-task-request_rate', '1');
+  const burstField = page.locator('.field', { has: page.locator('#f-task-burst_requests') });
+  await burstField.locator('.error-msg').waitFor({ timeout: 5000 });
+  check(/clear one of the two/.test(await burstField.locator('.error-msg').textContent()) && close(Number(await page.locator('#ttft').getAttribute('data-value')), burst.ttft),
+    `a burst with a rate is refused on the field, the burst's figures kept: ${await burstField.locator('.error-msg').textContent()}`);
+  await enter(page, '#f-task-request_rate', '');
+  await enter(page, '#f-task-burst_requests', '');
+  await page.locator('#serving-batching', { hasText: 'steady state' }).waitFor({ timeout: 5000 });
   await page.selectOption('#f-task-batching', 'static');
   await page.locator('#serving-batching', { hasText: 'Static batching' }).waitFor({ timeout: 5000 });
   // The explorer ranks serving plans under a latency limit.

@@ -15,8 +15,9 @@ pub(in crate::accuracy) enum RowBatching {
     /// In flight: `batch` is the most requests the engine keeps in flight (a benchmark's
     /// concurrency, or the engine's own cap when lower), with the engine's token budget per
     /// step where the row states it, and the requests' arrival rate (requests/s) where the
-    /// benchmark sent them at one; without one, the engine runs at full load.
-    InFlight { step_tokens: Option<u64>, request_rate: Option<f64> },
+    /// benchmark sent them at one, or the requests it sent at once (a burst, run until the
+    /// last finishes); with neither, the engine runs at full load.
+    InFlight { step_tokens: Option<u64>, request_rate: Option<f64>, burst_requests: Option<u64> },
 }
 
 /// A row of the LLM serving schema.
@@ -69,9 +70,21 @@ impl<'a> InferenceRow<'a> {
                 _ => return Err("column request_rate must be more than 0 requests/s".into()),
             },
         };
+        let burst_requests = match r.count(Col::BurstRequests)? {
+            Some(0) => return Err("column burst_requests must be at least 1".into()),
+            Some(_) if request_rate.is_some() => {
+                return Err(
+                    "columns request_rate and burst_requests: a burst is sent at once, not at a rate; fill one".into()
+                )
+            }
+            n => n,
+        };
         let batching = match r.get(Col::Batching) {
             "" | "static" if request_rate.is_some() => {
                 return Err("column request_rate needs batching inflight: a static batch starts together".into())
+            }
+            "" | "static" if burst_requests.is_some() => {
+                return Err("column burst_requests needs batching inflight: a static batch is one batch".into())
             }
             "" | "static" => RowBatching::Static,
             "inflight" => RowBatching::InFlight {
@@ -85,6 +98,7 @@ impl<'a> InferenceRow<'a> {
                     }
                 },
                 request_rate,
+                burst_requests,
             },
             other => return Err(format!("batching \"{}\" is not static or inflight", short(other))),
         };
@@ -142,13 +156,16 @@ impl<'a> InferenceRow<'a> {
         );
         let task = match self.batching {
             RowBatching::Static => task,
-            RowBatching::InFlight { step_tokens, request_rate } => {
+            RowBatching::InFlight { step_tokens, request_rate, burst_requests } => {
                 let mut keys = json!({ "batching": "inflight" });
                 if let Some(n) = step_tokens {
                     keys["step_tokens"] = json!(n);
                 }
                 if let Some(rate) = request_rate {
                     keys["request_rate"] = json!(rate);
+                }
+                if let Some(n) = burst_requests {
+                    keys["burst_requests"] = json!(n);
                 }
                 with_keys(task, keys)
             }

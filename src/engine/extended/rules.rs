@@ -15,6 +15,11 @@ pub const MAX_OPS: u64 = 1_000_000;
 /// Most tokens one request may generate: a decode step each, every step a little arithmetic.
 pub const MAX_OUTPUT_TOKENS: u64 = 1_000_000;
 
+/// Most requests a burst may send at once ([`crate::engine::scenario::Setup::burst_requests`]):
+/// the burst is run step by step, and each request finishing costs a pass over those in
+/// flight. Throughput benchmarks send 1,000 to 5,000.
+pub const MAX_BURST_REQUESTS: u64 = 100_000;
+
 const ALLOWED: &[Strategy] = &[Strategy::Ddp, Strategy::Fsdp, Strategy::Tp, Strategy::Pp, Strategy::Cp, Strategy::Ep];
 
 /// Every rule the scenario breaks (empty when the default model can evaluate it).
@@ -134,6 +139,21 @@ pub fn check(s: &Scenario) -> Vec<FieldError> {
             "task.request_rate",
             "a request rate needs in-flight batching (set batching to inflight): a static batch starts its requests together",
         ));
+    }
+    if let Some(n) = setup.burst_requests {
+        let why = if setup.batching != crate::engine::scenario::Batching::InFlight {
+            Some("a burst needs in-flight batching (set batching to inflight): a static batch is one batch".to_string())
+        } else if setup.request_rate.is_some() {
+            Some(
+                "a burst sends its requests at once and a request rate spreads them out: clear one of the two"
+                    .to_string(),
+            )
+        } else if n > MAX_BURST_REQUESTS {
+            Some(format!("at most {} requests in a burst (it is run step by step)", grouped(MAX_BURST_REQUESTS)))
+        } else {
+            None
+        };
+        errors.extend(why.map(|why| FieldError::new("task.burst_requests", why)));
     }
     if serving && setup.output_tokens.unwrap_or(0) > MAX_OUTPUT_TOKENS {
         errors.push(FieldError::new(

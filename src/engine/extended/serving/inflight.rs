@@ -285,7 +285,7 @@ impl<'a> ServingCx<'a> {
 
     /// One engine step with `decoding` requests decoding, `prefill_tokens` prompt tokens and
     /// `finishing` prompts completing (their first token's logits), all per replica.
-    fn engine_step(&self, decoding: f64, prefill_tokens: f64, finishing: f64) -> EngineStep {
+    pub(super) fn engine_step(&self, decoding: f64, prefill_tokens: f64, finishing: f64) -> EngineStep {
         let groups = self.cx.lay.pp.size.max(1) as f64;
         let pass = Pass {
             prefill_tokens: prefill_tokens / groups,

@@ -24,9 +24,11 @@ use crate::engine::report::{
 };
 use crate::engine::scenario::{Arch, Batching, Precision, RequestClass, Scenario, TaskKind};
 
+mod burst;
 mod explain;
 mod inflight;
 
+pub use burst::{Burst, Bursts, Figure};
 pub use explain::explain;
 pub use inflight::{EngineStep, Steady, PERCENTILES};
 
@@ -591,7 +593,16 @@ pub fn evaluate(sv: &ServingCx) -> Report {
     let inflight = cx.setup.batching == Batching::InFlight;
     let mut overloaded = None;
     let mut percentiles = None;
-    let (ops, schedule, memory, figures, requests) = if inflight {
+    let burst = cx.setup.burst_requests.filter(|_| inflight).map(|n| sv.burst_over_replicas(n));
+    let (ops, schedule, memory, figures, requests) = if let Some(b) = &burst {
+        let st = sv.steady(sv.concurrency());
+        percentiles = Some(b.percentiles());
+        let (ops, schedule) = sv.step_timeline(&st.chunk);
+        let per_replica_s = b.requests() as f64 / replicas as f64 / b.makespan_s();
+        let figures =
+            (b.mean(Figure::Ttft), b.mean(Figure::Tpot), b.mean(Figure::E2e), per_replica_s, b.mean_in_flight());
+        (ops, schedule, sv.inflight_memory(st.concurrency), figures, b.mean_in_flight() * replicas as f64)
+    } else if inflight {
         let (st, most) = sv.steady_at_load();
         overloaded =
             most.map(|most_per_s| Limit::Overloaded { asked_per_s: cx.setup.request_rate.unwrap_or(0.0), most_per_s });
@@ -618,7 +629,10 @@ pub fn evaluate(sv: &ServingCx) -> Report {
     limits.extend(memory.does_not_fit());
     limits.extend(overloaded);
     let requests_per_s = requests_per_s_per_replica * replicas as f64;
-    let tokens_per_s = requests_per_s * sv.mean(|_, o| o);
+    let tokens_per_s = match &burst {
+        Some(b) => b.output_tokens() / b.makespan_s(),
+        None => requests_per_s * sv.mean(|_, o| o),
+    };
     let d = &cx.d;
     let request_flops = sv.request_flops();
     let (input, output) = d.edge_params();
@@ -684,6 +698,9 @@ pub fn evaluate(sv: &ServingCx) -> Report {
         step_tokens: cx.setup.step_tokens,
         kv_page_tokens: cx.setup.kv_page_tokens,
         request_rate: cx.setup.request_rate.filter(|_| inflight),
+        burst_requests: burst.as_ref().map(Bursts::requests),
+        makespan_s: burst.as_ref().map(Bursts::makespan_s),
+        recomputed_tokens: burst.as_ref().map_or(0.0, Bursts::recomputed_tokens),
         percentiles,
         request_mix: cx.setup.request_mix.clone(),
     });
