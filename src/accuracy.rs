@@ -1037,26 +1037,32 @@ mod tests {
         assert_eq!(rows.len(), 1156);
         assert!(rows.iter().all(|r| r.set.is_some()), "every shipped row has a set");
         let held: Vec<&str> = rows.iter().filter(|r| r.held_out()).map(|r| r.id.as_str()).collect();
-        assert_eq!(held.len(), 572);
+        assert_eq!(held.len(), 550);
         // NVIDIA's ResNet-50 runs: the vision schema, each predicted, all held out.
         let rn50: Vec<&RowResult> = rows.iter().filter(|r| r.vision).collect();
         assert!(
             rn50.len() == 8
                 && rn50.iter().all(|r| r.held_out() && r.error.is_some() && r.id.starts_with("nvidia-rn50-"))
         );
-        // GPUStack's performance lab: vLLM 0.11 batching in flight, held out but for Qwen3 8B at
-        // 1 to 8 requests in flight, whose time per token led to a CUDA graph's kernel cost.
+        // GPUStack's performance lab: vLLM 0.11 batching in flight, all calibration: Qwen3 8B at
+        // 1 to 8 requests in flight, whose time per token led to a CUDA graph's kernel cost, and
+        // Qwen3 14B's bursts, whose ramp and drain led to running bursts step by step: those of
+        // requests of one length are run so, ShareGPT's (lengths that vary) stay steady states.
+        let burst = |r: &RowResult| r.scenario.as_ref().and_then(|s| s["task"]["burst_requests"].as_u64());
         let lab: Vec<&RowResult> = rows.iter().filter(|r| r.id.starts_with("gpustack-")).collect();
-        assert!(lab.len() == 32 && lab.iter().all(|r| r.batched_in_flight() && r.error.is_some()));
+        assert!(lab.len() == 32 && lab.iter().all(|r| r.batched_in_flight() && r.error.is_some() && !r.held_out()));
         let in_flight_8b = |r: &RowResult| r.id.starts_with("gpustack-qwen3-8b-h100-c");
         assert_eq!(lab.iter().filter(|r| in_flight_8b(r)).count(), 12);
-        assert!(lab.iter().all(|r| r.held_out() != in_flight_8b(r)));
+        assert!(lab.iter().all(|r| burst(r).is_some() == !(in_flight_8b(r) || r.id.contains("-sharegpt-"))));
+        assert!(lab.iter().filter_map(|r| burst(r)).all(|n| [100, 500, 1000].contains(&n)));
         // SGLang's benchmark of SGLang 0.3 and vLLM 0.6: batching in flight, 28 of its rows at a
-        // request rate, all held out and predicted.
+        // request rate, held out and predicted; vLLM's two offline bursts of 5,000 ShareGPT
+        // prompts moved to calibration with GPUStack's, steady states as theirs.
         let rates: Vec<&RowResult> = rows.iter().filter(|r| r.id.starts_with("sglang060-")).collect();
-        assert!(rates.len() == 30 && rates.iter().all(|r| r.held_out() && r.batched_in_flight() && r.error.is_some()));
+        assert!(rates.len() == 30 && rates.iter().all(|r| r.batched_in_flight() && r.error.is_some()));
         let at_rate = |r: &&&RowResult| r.scenario.as_ref().is_some_and(|s| s["task"]["request_rate"].is_number());
-        assert_eq!(rates.iter().filter(at_rate).count(), 28);
+        assert!(rates.iter().filter(at_rate).count() == 28 && rates.iter().filter(at_rate).all(|r| r.held_out()));
+        assert!(rates.iter().filter(|r| !at_rate(r)).all(|r| !r.held_out() && burst(r).is_none()));
         // FasterTransformer's GPT guide: every latency it prints that ran, each a static batch's
         // latency; held out but for the TP 8 x PP 3 table, which led to pipelining the prefill.
         let guide: Vec<&RowResult> = rows.iter().filter(|r| r.id.starts_with("ftguide-")).collect();
