@@ -1053,7 +1053,7 @@ mod tests {
         assert!(lab.len() == 32 && lab.iter().all(|r| r.batched_in_flight() && r.error.is_some() && !r.held_out()));
         let in_flight_8b = |r: &RowResult| r.id.starts_with("gpustack-qwen3-8b-h100-c");
         assert_eq!(lab.iter().filter(|r| in_flight_8b(r)).count(), 12);
-        assert!(lab.iter().all(|r| burst(r).is_some() == !(in_flight_8b(r) || r.id.contains("-sharegpt-"))));
+        assert!(lab.iter().all(|r| burst(r).is_some() != (in_flight_8b(r) || r.id.contains("-sharegpt-"))));
         assert!(lab.iter().filter_map(|r| burst(r)).all(|n| [100, 500, 1000].contains(&n)));
         // SGLang's benchmark of SGLang 0.3 and vLLM 0.6: batching in flight, 28 of its rows at a
         // request rate, held out and predicted; vLLM's two offline bursts of 5,000 ShareGPT

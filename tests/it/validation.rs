@@ -170,7 +170,7 @@ fn vllm_in_flight_runs_are_known_and_their_gaps_too() {
     // Bursts of requests of one length run step by step; ShareGPT's, whose lengths vary, keep
     // the steady state (the model would send them at the mean lengths, finishing in waves).
     assert!(in_flight.iter().all(|r| burst(r).is_none()));
-    assert!(bursts.iter().all(|r| burst(r).is_some() == !r.id.contains("-sharegpt-")));
+    assert!(bursts.iter().all(|r| burst(r).is_some() != r.id.contains("-sharegpt-")));
     // Time per token at 1 to 8 in flight: within 10% since kernels from a graph cost their run.
     for c in [1, 2, 4, 8] {
         let e = error(&format!("gpustack-qwen3-8b-h100-c{c}-sharegpt-tpot"));
