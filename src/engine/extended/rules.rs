@@ -15,10 +15,29 @@ pub const MAX_OPS: u64 = 1_000_000;
 /// Most tokens one request may generate: a decode step each, every step a little arithmetic.
 pub const MAX_OUTPUT_TOKENS: u64 = 1_000_000;
 
-/// Most requests a burst may send at once ([`crate::engine::scenario::Setup::burst_requests`]):
-/// the burst is run step by step, and each request finishing costs a pass over those in
-/// flight. Throughput benchmarks send 1,000 to 5,000.
-pub const MAX_BURST_REQUESTS: u64 = 100_000;
+/// Most requests a burst may send at once ([`crate::engine::scenario::Setup::burst_requests`]).
+/// Throughput benchmarks send 1,000 to 5,000.
+pub const MAX_BURST_REQUESTS: u64 = 20_000;
+
+/// Most work a burst may take ([`burst_work`]): the page runs it on its main thread, so about
+/// 40 ms natively and a few frames in a browser.
+pub const MAX_BURST_WORK: f64 = 5e7;
+
+/// The work of running a burst of `n` requests step by step, in request-visits: each of its
+/// steps that carries a prompt chunk or ends a request passes over the requests in flight, at
+/// most the batch. Its prompts take `ceil(input / step_tokens)` chunk steps each (with a mix,
+/// on average over its kinds; without one, at most the sequence).
+pub fn burst_work(s: &Scenario, n: u64, seq: u64) -> f64 {
+    let setup = &s.task.setup;
+    let budget = setup.step_tokens.max(1) as f64;
+    let chunks = if setup.request_mix.is_empty() {
+        (setup.input_tokens.unwrap_or(seq) as f64 / budget).ceil()
+    } else {
+        setup.request_mix.iter().map(|c| c.share * (c.input_tokens as f64 / budget).ceil()).sum()
+    };
+    let in_flight = s.task.plan.local_transformer_batch.unwrap_or(1).clamp(1, n.max(1));
+    n as f64 * (chunks + 1.0) * in_flight as f64
+}
 
 const ALLOWED: &[Strategy] = &[Strategy::Ddp, Strategy::Fsdp, Strategy::Tp, Strategy::Pp, Strategy::Cp, Strategy::Ep];
 
@@ -150,6 +169,15 @@ pub fn check(s: &Scenario) -> Vec<FieldError> {
             )
         } else if n > MAX_BURST_REQUESTS {
             Some(format!("at most {} requests in a burst (it is run step by step)", grouped(MAX_BURST_REQUESTS)))
+        } else if burst_work(s, n, d.seq as u64) > MAX_BURST_WORK {
+            Some(format!(
+                "a burst of {} requests, up to {} in flight, their prompts in steps of {} tokens, is too long to run step by step here (about {} request-steps, at most {}): send fewer requests, keep fewer in flight or allow more tokens per step",
+                grouped(n),
+                grouped(s.task.plan.local_transformer_batch.unwrap_or(1).min(n)),
+                grouped(setup.step_tokens),
+                crate::units::count(burst_work(s, n, d.seq as u64)),
+                crate::units::count(MAX_BURST_WORK)
+            ))
         } else {
             None
         };

@@ -469,7 +469,11 @@ mod tests {
         assert!(burst_errors(json!({"batching": "inflight"}), 1000).is_empty());
         assert!(burst_errors(json!({}), 1000)[0].contains("in-flight batching"));
         assert!(burst_errors(json!({"batching": "inflight", "request_rate": 2.0}), 1000)[0].contains("clear one"));
-        assert!(burst_errors(json!({"batching": "inflight"}), MAX_BURST_REQUESTS + 1)[0].contains("at most 100,000"));
+        assert!(burst_errors(json!({"batching": "inflight"}), MAX_BURST_REQUESTS + 1)[0].contains("at most 20,000"));
+        // Bounded work: 20,000 requests, 4,096 in flight, 1,024-token prompts in steps of 16.
+        let long = json!({"batching": "inflight", "local_transformer_bs": 4096, "step_tokens": 16});
+        let e = burst_errors(long, MAX_BURST_REQUESTS);
+        assert!(e[0].contains("too long to run step by step here") && e[0].contains("allow more tokens per step"), "{e:?}");
     }
 
     #[test]
