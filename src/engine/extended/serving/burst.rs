@@ -473,7 +473,10 @@ mod tests {
         // Bounded work: 20,000 requests, 4,096 in flight, 1,024-token prompts in steps of 16.
         let long = json!({"batching": "inflight", "local_transformer_bs": 4096, "step_tokens": 16});
         let e = burst_errors(long, MAX_BURST_REQUESTS);
-        assert!(e[0].contains("too long to run step by step here") && e[0].contains("allow more tokens per step"), "{e:?}");
+        assert!(
+            e[0].contains("too long to run step by step here") && e[0].contains("allow more tokens per step"),
+            "{e:?}"
+        );
     }
 
     #[test]
