@@ -335,21 +335,13 @@ pub fn serving(sv: &Serving) -> Vec<Figure> {
                 "Requests per replica the engine keeps in flight: the batch, or fewer when the KV pages left after the weights and one full step's activations hold fewer (at their average length)."
             },
         )
-        .with(Piece::Text(if burst {
-            format!(
-                "on average over the burst, at most {}; the KV cache holds {} at their average length ({} per token per GPU)",
-                sv.batch,
-                sv.max_batch,
-                units::bytes(sv.kv_bytes_per_token)
-            )
-        } else {
-            format!(
-                "of {} asked; the KV cache holds {} ({} per token per GPU)",
-                sv.batch,
-                sv.max_batch,
-                units::bytes(sv.kv_bytes_per_token)
-            )
-        }))
+        .with(Piece::Text(format!(
+            "{}; the KV cache holds {}{} ({} per token per GPU)",
+            if burst { format!("on average over the burst, at most {}", sv.batch) } else { format!("of {} asked", sv.batch) },
+            sv.max_batch,
+            if burst { " at their average length" } else { "" },
+            units::bytes(sv.kv_bytes_per_token)
+        )))
     } else {
         Figure::new(
             "max-batch",

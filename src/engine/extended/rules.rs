@@ -21,7 +21,7 @@ pub const MAX_BURST_REQUESTS: u64 = 20_000;
 
 /// Most work a burst may take ([`burst_work`]): the page runs it on its main thread, so about
 /// 40 ms natively and a few frames in a browser.
-pub const MAX_BURST_WORK: f64 = 5e7;
+pub const MAX_BURST_WORK: u64 = 50_000_000;
 
 /// The work of running a burst of `n` requests step by step, in request-visits: each of its
 /// steps that carries a prompt chunk or ends a request passes over the requests in flight, at
@@ -169,14 +169,14 @@ pub fn check(s: &Scenario) -> Vec<FieldError> {
             )
         } else if n > MAX_BURST_REQUESTS {
             Some(format!("at most {} requests in a burst (it is run step by step)", grouped(MAX_BURST_REQUESTS)))
-        } else if burst_work(s, n, d.seq as u64) > MAX_BURST_WORK {
+        } else if burst_work(s, n, d.seq as u64) > MAX_BURST_WORK as f64 {
             Some(format!(
                 "a burst of {} requests, up to {} in flight, their prompts in steps of {} tokens, is too long to run step by step here (about {} request-steps, at most {}): send fewer requests, keep fewer in flight or allow more tokens per step",
                 grouped(n),
                 grouped(s.task.plan.local_transformer_batch.unwrap_or(1).min(n)),
                 grouped(setup.step_tokens),
-                crate::units::count(burst_work(s, n, d.seq as u64)),
-                crate::units::count(MAX_BURST_WORK)
+                grouped(burst_work(s, n, d.seq as u64).min(u64::MAX as f64) as u64),
+                grouped(MAX_BURST_WORK)
             ))
         } else {
             None

@@ -185,9 +185,11 @@ impl<'a> ServingCx<'a> {
     /// chunks: those under way first, then new requests. When a decoding request needs a page
     /// and none is free, the last request admitted is preempted: its pages freed, it waits at
     /// the head of the queue and later prefills every token it has again (vLLM's
-    /// recomputation); no request starts in that step. A step takes [`ServingCx::engine_step`]'s time for its tokens; runs of
-    /// steps that only decode, where nothing can change until a request finishes or runs out
-    /// of pages, are taken at once (the step's context is the steady state's mean).
+    /// recomputation); no request starts in that step. A request alone in flight runs even
+    /// where its pages do not fit (the report's memory says so), so every burst ends. A step
+    /// takes [`ServingCx::engine_step`]'s time for its tokens; runs of steps that only decode,
+    /// where nothing can change until a request finishes or runs out of pages, are taken at
+    /// once (the step's context is the steady state's mean).
     pub fn burst(&self, n: u64) -> Burst {
         let page = self.cx.setup.kv_page_tokens.max(1) as f64;
         let budget = self.cx.setup.step_tokens as f64;
@@ -218,6 +220,7 @@ impl<'a> ServingCx<'a> {
             // Decode tokens first, in the order admitted; a page short preempts from the back.
             let mut i = 0;
             let mut preempted = false;
+            let alone = running.len() == 1;
             while i < running.len() {
                 if running[i].to_prefill > 0.0 {
                     i += 1;
@@ -231,7 +234,7 @@ impl<'a> ServingCx<'a> {
                     recomputed_tokens += tokens;
                     preempted = true;
                 }
-                if need > free {
+                if need > free && !alone {
                     recomputed_tokens += preempt(&mut running, &mut waiting, page).1;
                     preempted = true;
                     break;
@@ -245,7 +248,8 @@ impl<'a> ServingCx<'a> {
             let mut chunks = vec![0.0; running.len()];
             for (r, chunk) in running.iter().zip(chunks.iter_mut()) {
                 if r.to_prefill > 0.0 && room > 0.0 {
-                    let fits = (Request::pages(r.cached, page) + free) * page - r.cached;
+                    let fits =
+                        if alone { f64::INFINITY } else { (Request::pages(r.cached, page) + free) * page - r.cached };
                     *chunk = r.to_prefill.min(room).min(fits.max(0.0));
                     free -= Request::pages(r.cached + *chunk, page) - Request::pages(r.cached, page);
                     room -= *chunk;
@@ -256,9 +260,8 @@ impl<'a> ServingCx<'a> {
                 let Some(next) = waiting.front() else { break };
                 let chunk = next.to_prefill.min(room);
                 let need = Request::pages(chunk, page);
-                // Nothing else runs: the request is served even where its pages do not fit (the
-                // report's memory says it does not), so the burst ends.
-                if need > free && !(running.is_empty() && decoding == 0) {
+                // Nothing else runs: the request is served even where its pages do not fit.
+                if need > free && !running.is_empty() {
                     break;
                 }
                 if let Some(r) = waiting.pop_front() {
@@ -269,6 +272,12 @@ impl<'a> ServingCx<'a> {
                 }
             }
             let prefill: f64 = chunks.iter().sum();
+            if prefill <= 0.0 && running.iter().all(|r| r.to_prefill > 0.0) {
+                // Prompts under way and not a page for any: the last admitted gives its pages
+                // back (the first ones then go on).
+                recomputed_tokens += preempt(&mut running, &mut waiting, page).1;
+                continue;
+            }
             let finishing = running.iter().zip(&chunks).filter(|(r, c)| **c > 0.0 && **c >= r.to_prefill).count();
             // A run of steps that only decode: until a request finishes or a page runs out.
             let repeat = if prefill > 0.0 || decoding == 0 {
@@ -500,5 +509,19 @@ mod tests {
         let s = inflight((limit / 2.0) as u64, json!({"input_tokens": 256, "output_tokens": 1024}));
         let small = ServingCx::new(&s).expect("serving").burst(n);
         assert_eq!(small.recomputed_tokens, 0.0);
+    }
+
+    #[test]
+    fn a_burst_ends_even_where_its_prompts_outgrow_the_cache() {
+        // Prompts of 600,000 tokens: not one fits in the KV pages (about 430,000 tokens a GPU),
+        // two contend for them. The first runs alone regardless (the memory says it does not
+        // fit); the others wait, each prompt under way preempting the later ones.
+        let s = inflight(4, json!({"input_tokens": 600_000, "output_tokens": 4, "step_tokens": 65_536}));
+        let sv = ServingCx::new(&s).expect("serving");
+        assert_eq!(sv.inflight_limit(), 0);
+        let b = sv.burst(3);
+        assert_eq!(b.e2e_s.len(), 3, "{b:?}");
+        assert!(b.e2e_s[0] < b.e2e_s[1] && b.e2e_s[1] < b.e2e_s[2], "{:?}", b.e2e_s);
+        assert!(!crate::engine::evaluate(&s).memory.fits());
     }
 }
