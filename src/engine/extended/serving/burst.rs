@@ -54,20 +54,20 @@ pub struct Burst {
     pub mean_in_flight: f64,
 }
 
-/// Which of a request's figures ([`Burst::ttft_s`], [`Burst::tpot_s`], [`Burst::e2e_s`]).
+/// Which of a request's latencies ([`Burst::ttft_s`], [`Burst::tpot_s`], [`Burst::e2e_s`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Figure {
+pub enum Latency {
     Ttft,
     Tpot,
     E2e,
 }
 
 impl Burst {
-    fn figures(&self, f: Figure) -> &[f64] {
+    fn figures(&self, f: Latency) -> &[f64] {
         match f {
-            Figure::Ttft => &self.ttft_s,
-            Figure::Tpot => &self.tpot_s,
-            Figure::E2e => &self.e2e_s,
+            Latency::Ttft => &self.ttft_s,
+            Latency::Tpot => &self.tpot_s,
+            Latency::E2e => &self.e2e_s,
         }
     }
 }
@@ -106,7 +106,7 @@ impl Bursts {
     }
 
     /// The mean of a figure over the requests, s (0 when none has it).
-    pub fn mean(&self, f: Figure) -> f64 {
+    pub fn mean(&self, f: Latency) -> f64 {
         let (sum, count) = self.runs.iter().fold((0.0, 0.0), |(s, c), (b, n)| {
             let of = b.figures(f);
             (s + of.iter().sum::<f64>() * *n as f64, c + (of.len() as u64 * n) as f64)
@@ -120,7 +120,7 @@ impl Bursts {
 
     /// The `q`-quantile of a figure over the requests: the smallest value that at least a share
     /// `q` of them do not exceed, s (0 when none has it).
-    pub fn quantile(&self, f: Figure, q: f64) -> f64 {
+    pub fn quantile(&self, f: Latency, q: f64) -> f64 {
         let mut all: Vec<(f64, u64)> =
             self.runs.iter().flat_map(|(b, n)| b.figures(f).iter().map(move |&x| (x, *n))).collect();
         crate::engine::order::sort_by(&mut all, |a, b| a.0.total_cmp(&b.0));
@@ -139,8 +139,8 @@ impl Bursts {
     /// The [`PERCENTILES`] of the requests' first token, time per output token and end-to-end
     /// latency, s.
     pub fn percentiles(&self) -> Percentiles {
-        let of = |f: Figure| PERCENTILES.map(|q| self.quantile(f, q));
-        Percentiles { ttft_s: of(Figure::Ttft), tpot_s: of(Figure::Tpot), e2e_s: of(Figure::E2e) }
+        let of = |f: Latency| PERCENTILES.map(|q| self.quantile(f, q));
+        Percentiles { ttft_s: of(Latency::Ttft), tpot_s: of(Latency::Tpot), e2e_s: of(Latency::E2e) }
     }
 }
 
@@ -413,7 +413,7 @@ mod tests {
         // Not by much: nine tenths of the work runs at full load.
         assert!(per_s > 0.7 * steady_per_s, "{per_s} vs {steady_per_s}");
         let set = Bursts { runs: vec![(b.clone(), 1)] };
-        assert!(set.quantile(Figure::Ttft, 1.0) > 9.0 * set.quantile(Figure::Ttft, 0.05), "{:?}", &b.ttft_s[..8]);
+        assert!(set.quantile(Latency::Ttft, 1.0) > 9.0 * set.quantile(Latency::Ttft, 0.05), "{:?}", &b.ttft_s[..8]);
         // A burst of one is one request alone: its prompt, then its steps.
         let one = sv.burst(1);
         assert_eq!(one.steps, 1 + 127);
@@ -430,7 +430,7 @@ mod tests {
         assert_eq!(b.output_tokens, 75.0 * 64.0 + 25.0 * 512.0);
         // The quantiles are of the requests: the median request is a short one.
         let set = Bursts { runs: vec![(b, 1)] };
-        assert!(set.quantile(Figure::E2e, 0.5) < set.quantile(Figure::E2e, 0.99));
+        assert!(set.quantile(Latency::E2e, 0.5) < set.quantile(Latency::E2e, 0.99));
     }
 
     #[test]

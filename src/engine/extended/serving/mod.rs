@@ -28,7 +28,7 @@ mod burst;
 mod explain;
 mod inflight;
 
-pub use burst::{Burst, Bursts, Figure};
+pub use burst::{Burst, Bursts, Latency};
 pub use explain::explain;
 pub use inflight::{EngineStep, Steady, PERCENTILES};
 
@@ -600,7 +600,7 @@ pub fn evaluate(sv: &ServingCx) -> Report {
         let (ops, schedule) = sv.step_timeline(&st.chunk);
         let per_replica_s = b.requests() as f64 / replicas as f64 / b.makespan_s();
         let figures =
-            (b.mean(Figure::Ttft), b.mean(Figure::Tpot), b.mean(Figure::E2e), per_replica_s, b.mean_in_flight());
+            (b.mean(Latency::Ttft), b.mean(Latency::Tpot), b.mean(Latency::E2e), per_replica_s, b.mean_in_flight());
         (ops, schedule, sv.inflight_memory(st.concurrency), figures, b.mean_in_flight() * replicas as f64)
     } else if inflight {
         let (st, most) = sv.steady_at_load();
