@@ -29,6 +29,11 @@ impl Request {
     fn pages(tokens: f64, page: f64) -> f64 {
         (tokens / page).ceil()
     }
+
+    /// The further pages it needs to cache `tokens` more.
+    fn more_pages(&self, tokens: f64, page: f64) -> f64 {
+        Request::pages(self.cached + tokens, page) - Request::pages(self.cached, page)
+    }
 }
 
 /// A burst's figures, per replica ([`ServingCx::burst`]).
@@ -63,7 +68,7 @@ pub enum Latency {
 }
 
 impl Burst {
-    fn figures(&self, f: Latency) -> &[f64] {
+    fn latencies(&self, f: Latency) -> &[f64] {
         match f {
             Latency::Ttft => &self.ttft_s,
             Latency::Tpot => &self.tpot_s,
@@ -108,7 +113,7 @@ impl Bursts {
     /// The mean of a figure over the requests, s (0 when none has it).
     pub fn mean(&self, f: Latency) -> f64 {
         let (sum, count) = self.runs.iter().fold((0.0, 0.0), |(s, c), (b, n)| {
-            let of = b.figures(f);
+            let of = b.latencies(f);
             (s + of.iter().sum::<f64>() * *n as f64, c + (of.len() as u64 * n) as f64)
         });
         if count > 0.0 {
@@ -122,7 +127,7 @@ impl Bursts {
     /// `q` of them do not exceed, s (0 when none has it).
     pub fn quantile(&self, f: Latency, q: f64) -> f64 {
         let mut all: Vec<(f64, u64)> =
-            self.runs.iter().flat_map(|(b, n)| b.figures(f).iter().map(move |&x| (x, *n))).collect();
+            self.runs.iter().flat_map(|(b, n)| b.latencies(f).iter().map(move |&x| (x, *n))).collect();
         crate::engine::order::sort_by(&mut all, |a, b| a.0.total_cmp(&b.0));
         let total: u64 = all.iter().map(|(_, n)| n).sum();
         let need = (q * total as f64).ceil().max(1.0);
@@ -226,8 +231,7 @@ impl<'a> ServingCx<'a> {
                     i += 1;
                     continue;
                 }
-                let r = running[i];
-                let need = Request::pages(r.cached + 1.0, page) - Request::pages(r.cached, page);
+                let need = running[i].more_pages(1.0, page);
                 while need > free && running.len() > i + 1 {
                     let (pages, tokens) = preempt(&mut running, &mut waiting, page);
                     free += pages;
@@ -251,7 +255,7 @@ impl<'a> ServingCx<'a> {
                     let fits =
                         if alone { f64::INFINITY } else { (Request::pages(r.cached, page) + free) * page - r.cached };
                     *chunk = r.to_prefill.min(room).min(fits.max(0.0));
-                    free -= Request::pages(r.cached + *chunk, page) - Request::pages(r.cached, page);
+                    free -= r.more_pages(*chunk, page);
                     room -= *chunk;
                 }
             }
@@ -284,17 +288,9 @@ impl<'a> ServingCx<'a> {
                 1
             } else {
                 let most = running.iter().map(|r| r.output - r.generated).min().unwrap_or(1).max(1);
-                let fits = |k: u64| {
-                    running
-                        .iter()
-                        .map(|r| Request::pages(r.cached + k as f64, page) - Request::pages(r.cached, page))
-                        .sum::<f64>()
-                        <= free
-                            + running
-                                .iter()
-                                .map(|r| Request::pages(r.cached + 1.0, page) - Request::pages(r.cached, page))
-                                .sum::<f64>()
-                };
+                // The pages the decode loop set aside for this step are the run's too.
+                let room_pages = free + running.iter().map(|r| r.more_pages(1.0, page)).sum::<f64>();
+                let fits = |k: u64| running.iter().map(|r| r.more_pages(k as f64, page)).sum::<f64>() <= room_pages;
                 let (mut lo, mut hi) = (1, most);
                 while lo < hi {
                     let mid = lo + (hi - lo).div_ceil(2);
