@@ -652,6 +652,43 @@ mod tests {
     }
 
     #[test]
+    fn prefill_step_columns_say_how_the_engine_schedules_its_prompts() {
+        let head = "id,source,model,layers,hidden,heads,kv_heads,ffn_hidden,ffn_kind,vocab,gpu,gpus_per_node,nvlink_gbytes_s,n_gpus,tp,pp,dtype,batch,input_len,output_len,batching,request_rate,prefill_steps,scheduler_steps,cuda_graphs,metric,measured\n";
+        let row = |id: &str, batching: &str, prefill: &str, rounds: &str| {
+            format!("{id},src,m,24,2048,16,16,8192,gelu,51200,h100-80g,8,900,1,1,1,bf16,64,512,128,{batching},4,{prefill},{rounds},1,median_ttft_ms,10\n")
+        };
+        let rows = [
+            row("mixed", "inflight", "", ""),
+            row("separate", "inflight", "separate", ""),
+            row("rounds", "inflight", "separate", "10"),
+            row("chunked", "inflight", "chunked", ""),
+            row("zero", "inflight", "separate", "0"),
+            row("mixed-rounds", "inflight", "mixed", "10"),
+            row("static", "static", "separate", ""),
+        ];
+        let out = run(&[head.to_owned()].iter().chain(&rows).cloned().collect::<String>()).expect("parses");
+        let task = |i: usize, key: &str| out[i].scenario.as_ref().map(|s| s["task"][key].clone());
+        assert_eq!((task(0, "prefill_steps"), task(0, "scheduler_steps")), (Some(Value::Null), Some(Value::Null)));
+        assert_eq!((task(2, "prefill_steps"), task(2, "scheduler_steps")), (Some(json!("separate")), Some(json!(10))));
+        let p = |i: usize| out[i].predicted.unwrap_or_else(|| panic!("{:?}", out[i].skipped));
+        // A prompt arriving at random waits for the decode step under way, longer for a round.
+        assert!(p(0) < p(1) && p(1) < p(2), "{} {} {}", p(0), p(1), p(2));
+        let skipped = |i: usize| out[i].skipped.clone().unwrap_or_default();
+        assert_eq!(skipped(3), "prefill_steps \"chunked\" is not mixed or separate");
+        assert_eq!(skipped(4), "column scheduler_steps must be at least 1");
+        assert!(
+            skipped(5).starts_with("column scheduler_steps above 1 needs prefill_steps separate"),
+            "{}",
+            skipped(5)
+        );
+        assert!(
+            skipped(6).starts_with("columns prefill_steps and scheduler_steps need batching inflight"),
+            "{}",
+            skipped(6)
+        );
+    }
+
+    #[test]
     fn a_request_rate_gives_the_engine_its_load_and_the_medians_their_meaning() {
         let head = "id,source,model,layers,hidden,heads,kv_heads,ffn_hidden,ffn_kind,vocab,gpu,gpus_per_node,nvlink_gbytes_s,n_gpus,tp,pp,dtype,batch,input_len,output_len,batching,step_tokens,request_rate,cuda_graphs,metric,measured\n";
         let row = |id: &str, batching: &str, rate: &str, metric: &str| {
@@ -1037,7 +1074,7 @@ mod tests {
         assert_eq!(rows.len(), 1156);
         assert!(rows.iter().all(|r| r.set.is_some()), "every shipped row has a set");
         let held: Vec<&str> = rows.iter().filter(|r| r.held_out()).map(|r| r.id.as_str()).collect();
-        assert_eq!(held.len(), 550);
+        assert_eq!(held.len(), 522);
         // NVIDIA's ResNet-50 runs: the vision schema, each predicted, all held out.
         let rn50: Vec<&RowResult> = rows.iter().filter(|r| r.vision).collect();
         assert!(
@@ -1056,13 +1093,18 @@ mod tests {
         assert!(lab.iter().all(|r| burst(r).is_some() != (in_flight_8b(r) || r.id.contains("-sharegpt-"))));
         assert!(lab.iter().filter_map(|r| burst(r)).all(|n| [100, 500, 1000].contains(&n)));
         // SGLang's benchmark of SGLang 0.3 and vLLM 0.6: batching in flight, 28 of its rows at a
-        // request rate, held out and predicted; vLLM's two offline bursts of 5,000 ShareGPT
-        // prompts moved to calibration with GPUStack's, steady states as theirs.
+        // request rate; vLLM's two offline bursts of 5,000 ShareGPT prompts steady states as
+        // GPUStack's. All calibration: they led to prefilling in steps of their own (both
+        // engines) and to vLLM's rounds of 10 decode steps.
         let rates: Vec<&RowResult> = rows.iter().filter(|r| r.id.starts_with("sglang060-")).collect();
-        assert!(rates.len() == 30 && rates.iter().all(|r| r.batched_in_flight() && r.error.is_some()));
+        assert!(rates.len() == 30 && rates.iter().all(|r| r.batched_in_flight() && r.error.is_some() && !r.held_out()));
         let at_rate = |r: &&&RowResult| r.scenario.as_ref().is_some_and(|s| s["task"]["request_rate"].is_number());
-        assert!(rates.iter().filter(at_rate).count() == 28 && rates.iter().filter(at_rate).all(|r| r.held_out()));
-        assert!(rates.iter().filter(|r| !at_rate(r)).all(|r| !r.held_out() && burst(r).is_none()));
+        assert_eq!(rates.iter().filter(at_rate).count(), 28);
+        assert!(rates.iter().filter(|r| !at_rate(r)).all(|r| burst(r).is_none()));
+        let task = |r: &RowResult, key: &str| r.scenario.as_ref().map(|s| s["task"][key].clone());
+        assert!(rates.iter().all(|r| task(r, "prefill_steps") == Some(serde_json::json!("separate"))));
+        let rounds = |r: &RowResult| task(r, "scheduler_steps").and_then(|v| v.as_u64());
+        assert!(rates.iter().all(|r| rounds(r) == r.id.starts_with("sglang060-vllm-").then_some(10)));
         // FasterTransformer's GPT guide: every latency it prints that ran, each a static batch's
         // latency; held out but for the TP 8 x PP 3 table, which led to pipelining the prefill.
         let guide: Vec<&RowResult> = rows.iter().filter(|r| r.id.starts_with("ftguide-")).collect();

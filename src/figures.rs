@@ -5,7 +5,7 @@
 //! results; the engine itself never formats.
 
 use crate::engine::report::{peak_flops_per_s, Report, Serving};
-use crate::engine::scenario::{Batching, TaskKind};
+use crate::engine::scenario::{Batching, PrefillSteps, TaskKind};
 use crate::engine::Scenario;
 use crate::units;
 use serde_json::{json, Value};
@@ -265,6 +265,7 @@ fn memory(r: &Report) -> Figure {
 pub fn serving(sv: &Serving) -> Vec<Figure> {
     let inflight = sv.batching == Batching::InFlight;
     let burst = sv.burst_requests.is_some();
+    let separate = sv.prefill_steps == PrefillSteps::Separate;
     let ttft = Figure::new(
         "ttft",
         "Time to first token",
@@ -272,6 +273,8 @@ pub fn serving(sv: &Serving) -> Vec<Figure> {
         sv.ttft_s,
         if burst {
             "Mean over the burst's requests of the wait for their first token: most of it is waiting for a place among the requests in flight, then the steps that carry the prompt's chunks."
+        } else if inflight && separate {
+            "How long a request waits for its first token: for the decode step (or round of decode steps) under way to end, then for the prefill step that takes its prompt."
         } else if inflight {
             "How long a request waits for its first token: the engine steps that carry its prompt's chunks, plus the wait when prompts arrive faster than the steps' token budget takes them."
         } else {
@@ -284,6 +287,8 @@ pub fn serving(sv: &Serving) -> Vec<Figure> {
             crate::engine::extended::rules::grouped(n),
             units::duration(span)
         )
+    } else if inflight && separate {
+        format!("{} prompt tokens in steps of their own of at most {} tokens", sv.input_tokens, sv.step_tokens)
     } else if inflight {
         format!("{} prompt tokens in chunks of at most {} per step", sv.input_tokens, sv.step_tokens)
     } else {
@@ -296,6 +301,8 @@ pub fn serving(sv: &Serving) -> Vec<Figure> {
         sv.tpot_s,
         if burst {
             "Mean over the burst's requests of their time per output token after the first, (last token - first token) / (tokens - 1), as throughput benchmarks report it: engine steps, some of them carrying other requests' prompt chunks."
+        } else if inflight && separate {
+            "Mean time between two generated tokens of a request: one decode step, which decodes a token for every request in flight, and the prefill steps of other prompts that come between two of them."
         } else if inflight {
             "Mean time between two generated tokens of a request: one engine step, which decodes a token for every request in flight and sometimes carries a prompt chunk."
         } else {

@@ -4,7 +4,7 @@
 use crate::engine::critical::CriticalPath;
 use crate::engine::explore::{Outcome, SettingsSearched};
 use crate::engine::report::{Limit, LoaderBound, MemPart, Report, Serving};
-use crate::engine::scenario::Batching;
+use crate::engine::scenario::{Batching, PrefillSteps};
 use crate::paper::Gain;
 use crate::units;
 
@@ -100,6 +100,25 @@ pub fn twice_as_fast(r: &Report, i: usize) -> Option<String> {
 pub const LAUNCH_WAIT_CAVEAT: &str =
     "Only its transfer halves: its wait for the thread that launches it stays, as a faster link would not shorten it.";
 
+/// What an in-flight engine's steps do: prompt chunks mixed into the decode steps, or prompts in
+/// steps of their own (and rounds of several decode steps).
+fn steps(sv: &Serving) -> String {
+    match sv.prefill_steps {
+        PrefillSteps::Mixed => format!(
+            "each step decodes a token for every request past its prompt and prefills prompts in chunks, at most {} tokens per step",
+            sv.step_tokens
+        ),
+        PrefillSteps::Separate if sv.scheduler_steps > 1 => format!(
+            "decode steps (a token for every request past its prompt) run in rounds of {}, new prompts starting only between rounds, in steps of their own of at most {} tokens while every decoding request waits, and a round's tokens reach the client together",
+            sv.scheduler_steps, sv.step_tokens
+        ),
+        PrefillSteps::Separate => format!(
+            "prompts are prefilled in steps of their own, at most {} tokens each, while every decoding request waits; the other steps decode a token for every request past its prompt",
+            sv.step_tokens
+        ),
+    }
+}
+
 /// How the serving figures were obtained, as a sentence: a static batch, or in-flight
 /// batching's steady state with the requests the KV cache admits.
 pub fn batching(sv: &Serving) -> String {
@@ -115,12 +134,12 @@ pub fn batching(sv: &Serving) -> String {
             sv.batch
         ),
         Batching::InFlight if sv.burst_requests.is_some() => format!(
-            "In-flight batching, a burst: {} requests sent at once, run step by step until the last one finishes ({}). At most {} requests per replica are in flight while the KV cache has pages for their tokens ({} on average), the others waiting for a place; each step decodes a token for every request past its prompt and prefills the prompts admitted, in chunks, at most {} tokens per step, in KV pages of {} tokens.{} The figures are the burst's: its output tokens over its duration, and means over its requests.{}",
+            "In-flight batching, a burst: {} requests sent at once, run step by step until the last one finishes ({}). At most {} requests per replica are in flight while the KV cache has pages for their tokens ({} on average), the others waiting for a place; {}, in KV pages of {} tokens.{} The figures are the burst's: its output tokens over its duration, and means over its requests.{}",
             crate::engine::extended::rules::grouped(sv.burst_requests.unwrap_or(0)),
             units::duration(sv.makespan_s.unwrap_or(0.0)),
             sv.batch,
             units::sig3(sv.in_flight),
-            sv.step_tokens,
+            steps(sv),
             sv.kv_page_tokens,
             if sv.recomputed_tokens > 0.0 {
                 format!(
@@ -151,8 +170,8 @@ pub fn batching(sv: &Serving) -> String {
                 ),
             };
             format!(
-                "In-flight batching, steady state{load}: {in_flight}{cap}; each step decodes a token for every request and prefills prompts in chunks, at most {} tokens per step, in KV pages of {} tokens.{}",
-                sv.step_tokens,
+                "In-flight batching, steady state{load}: {in_flight}{cap}; {}, in KV pages of {} tokens.{}",
+                steps(sv),
                 sv.kv_page_tokens,
                 request_mix(sv).map_or(String::new(), |m| format!(" {m}"))
             )

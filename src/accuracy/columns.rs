@@ -75,6 +75,8 @@ columns! {
     StepTokens = "step_tokens",
     RequestRate = "request_rate",
     BurstRequests = "burst_requests",
+    PrefillSteps = "prefill_steps",
+    SchedulerSteps = "scheduler_steps",
     CudaGraphs = "cuda_graphs",
     CustomAllReduce = "custom_all_reduce",
     BotMlpWidths = "bot_mlp_widths",

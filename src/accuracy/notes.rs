@@ -162,7 +162,7 @@ fn common_prefix(names: &[&str]) -> usize {
 /// ([`serving_note`]).
 pub const SERVING_NOTES: [&str; 2] = [
     "On the 328 published serving runs of static batches it was checked against (FasterTransformer and vLLM on A100s, 293 of them held out), the default model predicted less time than measured on 306 of them, median error 21%. Read its serving times as a lower bound.",
-    "On the 62 published serving runs of in-flight batching it was checked against (vLLM 0.6 and 0.11 and SGLang 0.3 serving Llama 3.1 8B and 70B and Qwen3 8B and 14B on one to four A100s or H100s, 28 of them held out), the default model predicted less time than measured on 54 of them, median error 29%; it predicted over 25% more time than measured on 2 runs. Read its serving times as a lower bound.",
+    "On the 62 published serving runs of in-flight batching it was checked against (vLLM 0.6 and 0.11 and SGLang 0.3 serving Llama 3.1 8B and 70B and Qwen3 8B and 14B on one to four A100s or H100s), the default model predicted less time than measured on 54 of them, median error 26%; it predicted over 25% more time than measured on 4 runs. Read its serving times as a lower bound.",
 ];
 
 /// [`SERVING_NOTES`]`[inflight as usize]` as the shipped rows make it now.
@@ -177,7 +177,11 @@ pub fn serving_note(inflight: bool) -> Option<String> {
     let faster = |r: &RowResult| r.error.zip(r.metric).is_some_and(|(e, m)| (e > 0.0) == m.higher_is_faster());
     let fast = rows.iter().filter(|r| faster(r)).count();
     let held = rows.iter().filter(|r| r.held_out()).count();
-    let held = if held == rows.len() { "all held out".to_owned() } else { format!("{held} of them held out") };
+    let held = match held {
+        0 => String::new(),
+        all if all == rows.len() => ", all held out".to_owned(),
+        held => format!(", {held} of them held out"),
+    };
     let far_slow: Vec<&RowResult> =
         rows.iter().filter(|r| !faster(r) && r.error.is_some_and(|e| e.abs() > 0.25)).collect();
     let exceptions = if far_slow.is_empty() {
@@ -200,7 +204,7 @@ pub fn serving_note(inflight: bool) -> Option<String> {
         ("static batches", "FasterTransformer and vLLM on A100s")
     };
     Some(format!(
-        "On the {} published serving runs of {kind} it was checked against ({what}, {held}), the default model predicted less time than measured on {fast} of them, median error {:.0}%{exceptions}{advice}.",
+        "On the {} published serving runs of {kind} it was checked against ({what}{held}), the default model predicted less time than measured on {fast} of them, median error {:.0}%{exceptions}{advice}.",
         rows.len(),
         stats.all.median_abs_error * 100.0,
     ))

@@ -407,6 +407,8 @@ raw_config! {
     batching,
     kv_page_tokens,
     step_tokens,
+    prefill_steps,
+    scheduler_steps,
     request_rate,
     burst_requests,
     cuda_graphs,

@@ -5,7 +5,7 @@
 
 use super::ops::{Category, Op, Stream};
 pub use super::scenario::Mode;
-use super::scenario::{Arch, Batching, Scenario, TaskKind};
+use super::scenario::{Arch, Batching, PrefillSteps, Scenario, TaskKind};
 use super::schedule::{Schedule, Totals};
 use serde::Serialize;
 
@@ -118,6 +118,10 @@ pub struct Serving {
     /// In flight: tokens one engine step processes at most, and tokens per KV page.
     pub step_tokens: u64,
     pub kv_page_tokens: u64,
+    /// In flight: where prompts are prefilled (in the decode steps, or in steps of their own),
+    /// and decode steps per scheduling round.
+    pub prefill_steps: PrefillSteps,
+    pub scheduler_steps: u64,
     /// In flight: the arrival rate the figures are for (requests/s over the cluster); `None`:
     /// full load, the batch in flight.
     pub request_rate: Option<f64>,

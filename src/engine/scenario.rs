@@ -255,6 +255,14 @@ pub struct Setup {
     /// tokens and prefill chunks together (vLLM's `max_num_batched_tokens`, Sarathi-Serve's
     /// token budget).
     pub step_tokens: u64,
+    /// LLM serving with in-flight batching: where prompts are prefilled (in the decode steps'
+    /// token budget, or in steps of their own).
+    pub prefill_steps: PrefillSteps,
+    /// LLM serving with in-flight batching and prompts in steps of their own: decode steps per
+    /// scheduling round (vLLM 0.6's `--num-scheduler-steps`, SGLang's
+    /// `--num-continuous-decode-steps`); prompts start only between rounds, and a round's
+    /// tokens reach the client together. 1: every step is scheduled.
+    pub scheduler_steps: u64,
     /// LLM serving with in-flight batching: requests arriving per second over the whole
     /// cluster; `None`: as many as the batch keeps in flight (a closed loop at full load).
     pub request_rate: Option<f64>,
@@ -349,6 +357,29 @@ impl Batching {
         match self {
             Batching::Static => "static",
             Batching::InFlight => "inflight",
+        }
+    }
+}
+
+/// Where an engine batching in flight prefills its prompts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum PrefillSteps {
+    /// Prompt chunks fill the token budget of the decode steps (Sarathi-Serve's chunked
+    /// prefill: vLLM's V1 engine, TensorRT-LLM, SGLang with `--enable-mixed-chunk`).
+    Mixed,
+    /// Prompts run in steps of their own, ahead of the decode steps, which wait for them
+    /// (SGLang's default, whose scheduler takes a waiting prefill batch before decoding; vLLM
+    /// before its V1 engine without chunked prefill, whose scheduler runs waiting prompts first).
+    Separate,
+}
+
+impl PrefillSteps {
+    pub const ALL: [PrefillSteps; 2] = [PrefillSteps::Mixed, PrefillSteps::Separate];
+
+    pub fn config_name(self) -> &'static str {
+        match self {
+            PrefillSteps::Mixed => "mixed",
+            PrefillSteps::Separate => "separate",
         }
     }
 }
@@ -472,6 +503,8 @@ impl Default for Setup {
             batching: Batching::Static,
             kv_page_tokens: 16,
             step_tokens: 2048,
+            prefill_steps: PrefillSteps::Mixed,
+            scheduler_steps: 1,
             request_rate: None,
             burst_requests: None,
             cuda_graphs: true,

@@ -64,6 +64,10 @@ pub const MIN_CNN_IMAGE: u64 = 32;
 /// Longest accepted collective launch cycle (`task.collective_cycle_ms`), ms: a second, far
 /// beyond Horovod's 1 ms default and the 5 ms of its early versions.
 pub const MAX_COLLECTIVE_CYCLE_MS: f64 = 1000.0;
+
+/// Most decode steps per scheduling round (`task.scheduler_steps`); engines use up to a few
+/// dozen.
+pub const MAX_SCHEDULER_STEPS: u64 = 1024;
 /// Largest accepted SM count per GPU (`system.sm_count`): far beyond a B200's 148 or an
 /// MI300X's 304 compute units.
 pub const MAX_SM_COUNT: u64 = 1 << 20;
@@ -1178,6 +1182,12 @@ fn read_setup(v: &mut Reader, t: &RawTask) -> Option<Setup> {
         None | Some(RawValue::Null) => d.step_tokens,
         f => v.count(f, at("task", "step_tokens"), optional, 1, 1 << 24)?,
     };
+    let prefills = PrefillSteps::ALL.map(|p| (p.config_name(), p));
+    let prefill_steps = v.choice(&t.prefill_steps, at("task", "prefill_steps"), &prefills, d.prefill_steps)?;
+    let scheduler_steps = match &t.scheduler_steps {
+        None | Some(RawValue::Null) => d.scheduler_steps,
+        f => v.count(f, at("task", "scheduler_steps"), optional, 1, MAX_SCHEDULER_STEPS)?,
+    };
     let request_rate = match &t.request_rate {
         None | Some(RawValue::Null) => None,
         f => Some(v.within(f, at("task", "request_rate"), optional, (1e-6, 1e9))?),
@@ -1211,6 +1221,8 @@ fn read_setup(v: &mut Reader, t: &RawTask) -> Option<Setup> {
         batching,
         kv_page_tokens,
         step_tokens,
+        prefill_steps,
+        scheduler_steps,
         request_rate,
         burst_requests,
         input_tokens,
@@ -1505,6 +1517,17 @@ mod tests {
         let s = said("kv_format", serde_json::json!("fp8")).expect("valid");
         assert_eq!(s.task().setup.kv_format, Some(Precision::Fp8));
         assert_eq!(said("batching", serde_json::Value::Null).map(|s| s.task().setup.batching), Ok(Batching::Static));
+        let s = said("prefill_steps", serde_json::json!("separate")).expect("valid");
+        assert_eq!((s.task().setup.prefill_steps, s.task().setup.scheduler_steps), (PrefillSteps::Separate, 1));
+        assert_eq!(
+            said("prefill_steps", serde_json::json!("chunked")).map(|_| ()),
+            Err(vec!["task.prefill_steps: \"chunked\" is not an option; use mixed, separate".to_string()])
+        );
+        assert_eq!(said("scheduler_steps", serde_json::json!(10)).map(|s| s.task().setup.scheduler_steps), Ok(10));
+        for bad in [serde_json::json!(0), serde_json::json!(MAX_SCHEDULER_STEPS + 1), serde_json::json!(2.5)] {
+            let e = said("scheduler_steps", bad.clone()).map(|_| ()).expect_err("refused");
+            assert!(e.len() == 1 && e[0].starts_with("task.scheduler_steps: "), "{bad}: {e:?}");
+        }
         let options = Algorithm::ALL.iter().map(|a| a.config_name()).collect::<Vec<_>>().join(", ");
         assert_eq!(
             said("collective", serde_json::json!("star")).map(|_| ()),

@@ -317,6 +317,8 @@ pub fn default_task_fields(family: Family, inference: bool) -> Vec<Field> {
             "kv_format",
             "kv_page_tokens",
             "step_tokens",
+            "prefill_steps",
+            "scheduler_steps",
             "request_rate",
             "burst_requests",
             "request_mix",
@@ -396,7 +398,7 @@ const FORMATS: &[(&str, &str)] = &[
 fn all_task_fields() -> Vec<Field> {
     vec![
         extra(T, "batching", "Batching", Kind::Choice(&[("static", "static: one batch start to end"), ("inflight", "in-flight: requests join and leave every step")]), "static",
-            "How the engine batches requests. A static batch (FasterTransformer) starts its requests together, prefills them together and decodes until the last one ends. In-flight (continuous) batching, as vLLM, TensorRT-LLM and SGLang run, admits a request as soon as its KV pages fit and decodes every request in flight each step; the figures are its steady state, with the batch as the most requests in flight, and new prompts prefilled in chunks inside the decode steps, as vLLM's V1 engine and TensorRT-LLM do, or a burst of requests sent at once when Requests sent at once is set (a throughput benchmark's run). Engines that prefill in steps of their own (SGLang by default, vLLM up to 0.6) hold every decoding request back during them: their time per token is longer than shown here, as SGLang's benchmark of both measured it (a held-out check: Validation)."),
+            "How the engine batches requests. A static batch (FasterTransformer) starts its requests together, prefills them together and decodes until the last one ends. In-flight (continuous) batching, as vLLM, TensorRT-LLM and SGLang run, admits a request as soon as its KV pages fit and decodes every request in flight each step; the figures are its steady state, with the batch as the most requests in flight, and new prompts prefilled in chunks inside the decode steps, as vLLM's V1 engine and TensorRT-LLM do, or a burst of requests sent at once when Requests sent at once is set (a throughput benchmark's run). Engines that prefill in steps of their own (SGLang by default, vLLM up to 0.6) are modelled with Prefill steps set to separate."),
         extra(T, "input_tokens", "Prompt tokens", Kind::OptionalCount, "sequence length less the output",
             "Tokens in each request's prompt. The prefill processes them all at once (compute-bound); they stay in the KV cache while the answer is generated."),
         extra(T, "output_tokens", "Generated tokens", Kind::OptionalCount, "128",
@@ -409,6 +411,10 @@ fn all_task_fields() -> Vec<Field> {
             "In-flight batching: tokens per page of the paged KV cache (vLLM's block size). A request holds whole pages, so on average half a page per request is lost; bigger pages lose more."),
         extra(T, "step_tokens", "Tokens per step", Kind::OptionalCount, "2048",
             "In-flight batching: the most tokens one engine step processes, decode tokens and prompt chunks together (vLLM's max_num_batched_tokens, Sarathi-Serve's token budget). A smaller budget keeps steps short (a faster token for everyone) but splits long prompts into more chunks (a later first token)."),
+        extra(T, "prefill_steps", "Prefill steps", Kind::Choice(&[("mixed", "mixed: prompt chunks ride in the decode steps"), ("separate", "separate: prompts in steps of their own")]), "mixed",
+            "In-flight batching: where the engine prefills new prompts. Mixed: chunks of them fill each decode step's token budget (vLLM's V1 engine, TensorRT-LLM, SGLang with --enable-mixed-chunk), riding on the weight reads the decode step pays for anyway. Separate: a step of prompts alone, ahead of decoding, which waits for it (SGLang's default; vLLM before V1 without chunked prefill): the first token comes sooner, but each such step reads every weight again and holds every decoding request back, so tokens come further apart."),
+        extra(T, "scheduler_steps", "Decode steps per round", Kind::OptionalCount, "1",
+            "In-flight batching with prompts in steps of their own: decode steps the engine runs per scheduling round (vLLM 0.6's --num-scheduler-steps, SGLang's --num-continuous-decode-steps). New prompts start only between rounds, so a first token waits for the round under way, and a round's tokens reach the client together; the scheduler's work is paid once per round. 1: every step is scheduled."),
         extra(T, "request_rate", "Request rate (requests/s)", Kind::OptionalNumber, "full load: the batch in flight",
             "In-flight batching: requests arriving per second over the whole cluster. The figures are then for that load: as many requests stay in flight as the rate times their time in the system (Little's law), so a light load gets fast tokens and a heavy one queues. Above what the engine can complete, the page says it is overloaded."),
         extra(T, "burst_requests", "Requests sent at once", Kind::OptionalCount, "none: the steady state",

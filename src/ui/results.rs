@@ -10,7 +10,7 @@ use super::sweep::SweepTask;
 use crate::accuracy::Expectation;
 use crate::engine::ops::Category;
 use crate::engine::report::{Limit, Percentiles, Report, Serving};
-use crate::engine::scenario::{Batching, TaskKind};
+use crate::engine::scenario::{Batching, PrefillSteps, TaskKind};
 use crate::engine::{explain, Unit};
 use crate::figures::{self, Figure, Piece};
 use crate::units;
@@ -209,6 +209,12 @@ fn percentile_table(p: &Percentiles, sv: &Serving) -> Html {
         </div>
         <p class="help">{ if burst {
             "Over the burst's requests. The first token mostly waits for a place among the requests in flight: the last requests sent wait for most of the burst. Per output token: each request's (last token - first token) / (tokens - 1)."
+        } else if sv.prefill_steps == PrefillSteps::Separate {
+            if sv.request_rate.is_some() {
+                "Requests arriving at random at this rate wait for the decode step (or round of decode steps) under way to end, from nothing to the whole step, then for the prefill step that takes their prompt. Between tokens, a request waits one decode step (with rounds of several, one round: its tokens come together), and a longer one when prefill steps come between."
+            } else {
+                "At full load a finished request's slot is refilled when the decode step (or round) under way ends, its prompt prefilled in a step of its own. Between tokens, a request waits one decode step (with rounds of several, one round: its tokens come together), and a longer one when prefill steps come between. Set a request rate to see arrivals at random."
+            }
         } else if sv.request_rate.is_some() {
             "Requests arriving at random at this rate (a Poisson stream) sometimes find the steps' room for prompt tokens taken and wait for it: an M/D/1 queue, its tail in Kingman's approximation. Between tokens, a request waits one engine step: a longer one when the step carries a prompt chunk."
         } else {

@@ -213,6 +213,12 @@ fn every_default_op_is_explained_by_a_formula_that_gives_its_duration() {
             json!({"transformer_parallel": ["tp", "pp"], "transformer_parallel_degree": [4, 2], "local_transformer_bs": 64,
             "batching": "inflight", "step_tokens": 256, "input_tokens": 1000}),
         ),
+        // Prompts in steps of their own between rounds of decode steps: the decode step drawn.
+        case(
+            "llm__llama_7b__zionex_8__llm_inf_tp_8x8_bs1",
+            json!({"transformer_parallel": ["tp"], "transformer_parallel_degree": [8], "local_transformer_bs": 64,
+            "batching": "inflight", "prefill_steps": "separate", "scheduler_steps": 8, "request_rate": 2.0}),
+        ),
         // Collectives launched by Horovod's thread: each formula adds its wait.
         case(
             "llm__llama_7b__zionex_128__llm_pre_ddp_tp_128x8_bs1",

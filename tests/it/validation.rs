@@ -207,18 +207,20 @@ fn vllm_in_flight_runs_are_known_and_their_gaps_too() {
 /// SGLang's benchmark of SGLang 0.3 and vLLM 0.6 (SOURCES.md section 6): Llama 3.1 8B on one
 /// A100 and 70B on four H100s, ShareGPT requests at 4 and 8 per second (medians of the first
 /// token, of each request's time per token, of the gaps between tokens and of the whole
-/// request), and vLLM given 5,000 at once; 30 rows held out, predicted once at a median error of
-/// 27.4%. Pinned with what that first prediction showed, so that a change that moves it shows
-/// here.
+/// request), and vLLM given 5,000 at once; 30 rows first held out, predicted once at a median
+/// error of 27.4%. They led to prefilling in steps of their own (both engines) and to vLLM 0.6's
+/// rounds of 10 decode steps, and are calibration since. Pinned with what is left, so that a
+/// change that moves it shows here.
 #[test]
-fn request_rate_runs_are_held_out_and_their_gaps_are_known() {
+fn request_rate_runs_led_to_prefill_steps_and_rounds_and_their_gaps_are_known() {
     let (all, _) = added_serving("sglang060-", 30);
-    // vLLM's two offline bursts moved to calibration when bursts came to be run step by step.
-    let (rows, offline): (Vec<RowResult>, Vec<RowResult>) = all.into_iter().partition(RowResult::held_out);
-    assert!(offline.len() == 2 && offline.iter().all(|r| r.id.ends_with("-offline-otps")));
+    assert!(all.iter().all(|r| !r.held_out()));
+    let (offline, rows): (Vec<RowResult>, Vec<RowResult>) =
+        all.into_iter().partition(|r| r.id.ends_with("-offline-otps"));
+    assert_eq!(offline.len(), 2);
     let s = summarize(&rows).expect("summary");
     assert!(
-        (0.22..0.33).contains(&s.all.median_abs_error),
+        (0.2..0.28).contains(&s.all.median_abs_error),
         "median {}: update SOURCES.md section 6 and the README",
         s.all.median_abs_error
     );
@@ -227,20 +229,25 @@ fn request_rate_runs_are_held_out_and_their_gaps_are_known() {
         let ours = rows.iter().filter(|r| r.id.starts_with(prefix) && r.id.ends_with(suffix));
         ours.map(|r| r.error.unwrap_or_else(|| panic!("{}", r.id))).collect()
     };
-    // Each request's time per token, and the gaps between tokens: shorter than measured at
-    // every rate, both engines running prompts as steps of their own where the model mixes
-    // them into decode steps.
+    // Each request's time per token, and the gaps between tokens: still shorter than measured
+    // (first predicted 17-37% short with prompt chunks mixed into decode steps), with no host
+    // time between the engines' steps.
     let (tpot, itl) = (errors("sglang060-", "-tpot"), errors("sglang060-", "-itl"));
-    assert!(tpot.len() == 8 && tpot.iter().all(|e| (-0.4..-0.15).contains(e)), "{tpot:?}");
+    assert!(tpot.len() == 8 && tpot.iter().all(|e| (-0.35..-0.1).contains(e)), "{tpot:?}");
     assert!(itl.len() == 4 && itl.iter().all(|e| (-0.3..-0.1).contains(e)), "{itl:?}");
-    // The first token: vLLM 0.6's multi-step rounds (10 decode steps before a prompt starts)
-    // make it several times the model's.
+    // The first token: vLLM 0.6's rounds of 10 decode steps make a new prompt wait (first
+    // predicted 78-86% short), still short by the HTTP server's share.
     let vllm_ttft = errors("sglang060-vllm", "-ttft");
-    assert!(vllm_ttft.len() == 4 && vllm_ttft.iter().all(|e| *e < -0.75), "{vllm_ttft:?}");
+    assert!(vllm_ttft.len() == 4 && vllm_ttft.iter().all(|e| (-0.45..-0.15).contains(e)), "{vllm_ttft:?}");
+    let sglang_ttft = errors("sglang060-sglang", "-ttft");
+    assert!(sglang_ttft.len() == 4 && sglang_ttft.iter().all(|e| (-0.45..-0.05).contains(e)), "{sglang_ttft:?}");
     // The whole request's median: longer than measured, as the model serves every request at
     // the mean lengths and ShareGPT's median reply is shorter than its mean.
     let e2e = errors("sglang060-", "-e2e");
     assert!(e2e.len() == 8 && e2e.iter().all(|e| *e > 0.0), "{e2e:?}");
+    // vLLM's bursts: rounds batch the prompts into fewer prefill steps and the model has no
+    // host time per round, so they run faster than measured.
+    assert!(offline.iter().all(|r| r.error.is_some_and(|e| (0.2..0.45).contains(&e))), "{offline:?}");
 }
 
 /// The runs madmax added (SOURCES.md section 5), in the order they came. The first 74 (BLOOM

@@ -16,8 +16,16 @@ pub(in crate::accuracy) enum RowBatching {
     /// concurrency, or the engine's own cap when lower), with the engine's token budget per
     /// step where the row states it, and the requests' arrival rate (requests/s) where the
     /// benchmark sent them at one, or the requests it sent at once (a burst, run until the
-    /// last finishes); with neither, the engine runs at full load.
-    InFlight { step_tokens: Option<u64>, request_rate: Option<f64>, burst_requests: Option<u64> },
+    /// last finishes); with neither, the engine runs at full load. `separate`: prompts in
+    /// steps of their own (`prefill_steps` separate; blank or mixed: chunks in the decode
+    /// steps), with `scheduler_steps` decode steps per scheduling round (blank: 1).
+    InFlight {
+        step_tokens: Option<u64>,
+        request_rate: Option<f64>,
+        burst_requests: Option<u64>,
+        separate: bool,
+        scheduler_steps: Option<u64>,
+    },
 }
 
 /// A row of the LLM serving schema.
@@ -79,7 +87,22 @@ impl<'a> InferenceRow<'a> {
             }
             n => n,
         };
+        let separate = match r.get(Col::PrefillSteps) {
+            "" | "mixed" => false,
+            "separate" => true,
+            other => return Err(format!("prefill_steps \"{}\" is not mixed or separate", short(other))),
+        };
+        let scheduler_steps = match r.count(Col::SchedulerSteps)? {
+            Some(0) => return Err("column scheduler_steps must be at least 1".into()),
+            Some(n) if n > 1 && !separate => {
+                return Err("column scheduler_steps above 1 needs prefill_steps separate (rounds of decode steps are modelled with prompts in steps of their own)".into())
+            }
+            n => n,
+        };
         let batching = match r.get(Col::Batching) {
+            "" | "static" if separate || scheduler_steps.is_some() => {
+                return Err("columns prefill_steps and scheduler_steps need batching inflight: a static batch prefills its prompts together".into())
+            }
             "" | "static" if request_rate.is_some() => {
                 return Err("column request_rate needs batching inflight: a static batch starts together".into())
             }
@@ -99,6 +122,8 @@ impl<'a> InferenceRow<'a> {
                 },
                 request_rate,
                 burst_requests,
+                separate,
+                scheduler_steps,
             },
             other => return Err(format!("batching \"{}\" is not static or inflight", short(other))),
         };
@@ -156,8 +181,14 @@ impl<'a> InferenceRow<'a> {
         );
         let task = match self.batching {
             RowBatching::Static => task,
-            RowBatching::InFlight { step_tokens, request_rate, burst_requests } => {
+            RowBatching::InFlight { step_tokens, request_rate, burst_requests, separate, scheduler_steps } => {
                 let mut keys = json!({ "batching": "inflight" });
+                if separate {
+                    keys["prefill_steps"] = json!("separate");
+                }
+                if let Some(n) = scheduler_steps {
+                    keys["scheduler_steps"] = json!(n);
+                }
                 if let Some(n) = step_tokens {
                     keys["step_tokens"] = json!(n);
                 }

@@ -88,6 +88,8 @@ fn report_json(s: &Scenario, r: &Report) -> Value {
     if let Some(sv) = &r.serving {
         v["serving"] = json!({
             "batching": sv.batching.config_name(),
+            "prefill_steps": sv.prefill_steps.config_name(),
+            "scheduler_steps": sv.scheduler_steps,
             "request_mix": sv.request_mix,
             "request_rate": sv.request_rate,
             "burst_requests": sv.burst_requests,

@@ -2,7 +2,7 @@
 //! names the field and the fix. (Reference mode has its own rules: MAD-Max's.)
 
 use super::shape::Dims;
-use crate::engine::scenario::{Arch, Dlrm, Scenario, Spec, Strategy};
+use crate::engine::scenario::{Arch, Dlrm, PrefillSteps, Scenario, Spec, Strategy};
 use crate::engine::validate::{divisor_at_most, FieldError};
 
 /// Most ops one default-model timeline may hold ([`timeline_ops`]): a timeline of the last
@@ -157,6 +157,19 @@ pub fn check(s: &Scenario) -> Vec<FieldError> {
         errors.push(FieldError::new(
             "task.request_rate",
             "a request rate needs in-flight batching (set batching to inflight): a static batch starts its requests together",
+        ));
+    }
+    let inflight = setup.batching == crate::engine::scenario::Batching::InFlight;
+    if serving && setup.prefill_steps == PrefillSteps::Separate && !inflight {
+        errors.push(FieldError::new(
+            "task.prefill_steps",
+            "where prompts are prefilled is a choice of in-flight batching (set batching to inflight): a static batch prefills its prompts together before decoding",
+        ));
+    }
+    if serving && setup.scheduler_steps > 1 && (!inflight || setup.prefill_steps != PrefillSteps::Separate) {
+        errors.push(FieldError::new(
+            "task.scheduler_steps",
+            "rounds of several decode steps are modelled with in-flight batching and prompts in steps of their own (set batching to inflight and prefill steps to separate), as vLLM 0.6 and SGLang run them",
         ));
     }
     if let Some(n) = setup.burst_requests {

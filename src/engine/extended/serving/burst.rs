@@ -7,6 +7,7 @@
 
 use super::{ServingCx, PERCENTILES};
 use crate::engine::report::Percentiles;
+use crate::engine::scenario::PrefillSteps;
 
 /// One request of a burst, as the simulation follows it.
 #[derive(Clone, Copy, Debug)]
@@ -220,12 +221,28 @@ impl<'a> ServingCx<'a> {
         let mut running: Vec<Request> = Vec::with_capacity(cap.min(n as usize));
         let (mut ttft_s, mut tpot_s, mut e2e_s) = (Vec::new(), Vec::new(), Vec::new());
         let (mut t, mut steps, mut output_tokens, mut recomputed_tokens, mut in_flight_s) = (0.0, 0u64, 0.0, 0.0, 0.0);
+        let separate = self.cx.setup.prefill_steps == PrefillSteps::Separate;
+        let rounds = self.cx.setup.scheduler_steps.max(1);
+        // Decode steps left in the round under way (prompts in steps of their own).
+        let mut round_left = 0u64;
         while !(waiting.is_empty() && running.is_empty()) {
             let mut free = pages - running.iter().map(|r| Request::pages(r.cached, page)).sum::<f64>();
-            // Decode tokens first, in the order admitted; a page short preempts from the back.
-            let mut i = 0;
-            let mut preempted = false;
             let alone = running.len() == 1;
+            // A round ends early when nothing is left to decode.
+            if running.iter().all(|r| r.to_prefill > 0.0) {
+                round_left = 0;
+            }
+            // Prompts in steps of their own: between rounds, a step of prompts whenever one can
+            // start or go on; otherwise a round of decode steps.
+            let prefill_step = separate
+                && round_left == 0
+                && (running.iter().any(|r| r.to_prefill > 0.0) || (!waiting.is_empty() && running.len() < cap));
+            if separate && round_left == 0 && !prefill_step {
+                round_left = rounds;
+            }
+            // Decode tokens first, in the order admitted; a page short preempts from the back.
+            let mut i = if prefill_step { running.len() } else { 0 };
+            let mut preempted = false;
             while i < running.len() {
                 if running[i].to_prefill > 0.0 {
                     i += 1;
@@ -246,9 +263,10 @@ impl<'a> ServingCx<'a> {
                 free -= need;
                 i += 1;
             }
-            let decoding = running.iter().filter(|r| r.to_prefill <= 0.0).count();
-            // Prompt chunks in the room left: those under way, then new requests in order.
-            let mut room = (budget - decoding as f64).max(0.0);
+            let decoding = if prefill_step { 0 } else { running.iter().filter(|r| r.to_prefill <= 0.0).count() };
+            // Prompt chunks in the room left: those under way, then new requests in order; none
+            // in a decode round.
+            let mut room = if separate && !prefill_step { 0.0 } else { (budget - decoding as f64).max(0.0) };
             let mut chunks = vec![0.0; running.len()];
             for (r, chunk) in running.iter().zip(chunks.iter_mut()) {
                 if r.to_prefill > 0.0 && room > 0.0 {
@@ -276,6 +294,11 @@ impl<'a> ServingCx<'a> {
                 }
             }
             let prefill: f64 = chunks.iter().sum();
+            if prefill_step && prefill <= 0.0 && running.iter().any(|r| r.to_prefill <= 0.0) {
+                // No prompt has a page: the requests decoding go on.
+                round_left = rounds;
+                continue;
+            }
             if prefill <= 0.0 && running.iter().all(|r| r.to_prefill > 0.0) {
                 // Prompts under way and not a page for any: the last admitted gives its pages
                 // back (the first ones then go on).
@@ -287,7 +310,15 @@ impl<'a> ServingCx<'a> {
             let repeat = if prefill > 0.0 || decoding == 0 {
                 1
             } else {
-                let most = running.iter().map(|r| r.output - r.generated).min().unwrap_or(1).max(1);
+                let mut most = running.iter().map(|r| r.output - r.generated).min().unwrap_or(1).max(1);
+                // A round's end matters where a prompt could then start: a place and the pages
+                // for its first step (pages only run out over the run).
+                let could_start = waiting.front().is_some_and(|next| {
+                    running.len() < cap && Request::pages(next.to_prefill.min(budget), page) <= free
+                });
+                if separate && could_start {
+                    most = most.min(round_left.max(1));
+                }
                 // The pages the decode loop set aside for this step are the run's too.
                 let room_pages = free + running.iter().map(|r| r.more_pages(1.0, page)).sum::<f64>();
                 let fits = |k: u64| running.iter().map(|r| r.more_pages(k as f64, page)).sum::<f64>() <= room_pages;
@@ -302,12 +333,15 @@ impl<'a> ServingCx<'a> {
                 }
                 lo
             };
+            if separate && decoding > 0 {
+                round_left = round_left.saturating_sub(repeat);
+            }
             let step_s = self.engine_step(decoding as f64, prefill, finishing as f64).seconds;
             t += repeat as f64 * step_s;
             in_flight_s += running.len() as f64 * repeat as f64 * step_s;
             steps += repeat;
             for (r, chunk) in running.iter_mut().zip(&chunks) {
-                if r.to_prefill <= 0.0 {
+                if r.to_prefill <= 0.0 && !prefill_step {
                     r.cached += repeat as f64;
                     r.generated += repeat;
                 } else if *chunk > 0.0 {
@@ -519,5 +553,52 @@ mod tests {
         assert_eq!(b.e2e_s.len(), 3, "{b:?}");
         assert!(b.e2e_s[0] < b.e2e_s[1] && b.e2e_s[1] < b.e2e_s[2], "{:?}", b.e2e_s);
         assert!(!crate::engine::evaluate(&s).memory.fits());
+    }
+
+    #[test]
+    fn with_prompts_in_steps_of_their_own_a_burst_decodes_nothing_while_it_prefills() {
+        // 8 prompts of 256 tokens in steps of 1,024: two steps of four prompts (the first four
+        // waiting through the second), then 255 steps decode all 8; mixed steps would decode
+        // the first four beside the second step's prompts (3 + 255 steps, above).
+        let s = inflight(
+            8,
+            json!({"input_tokens": 256, "output_tokens": 256, "step_tokens": 1024, "prefill_steps": "separate"}),
+        );
+        let sv = ServingCx::new(&s).expect("serving");
+        let b = sv.burst(8);
+        let prefill = sv.engine_step(0.0, 1024.0, 4.0).seconds;
+        let decode = sv.engine_step(8.0, 0.0, 0.0).seconds;
+        assert_eq!(b.steps, 2 + 255, "{b:?}");
+        assert!((b.makespan_s - (2.0 * prefill + 255.0 * decode)).abs() < 1e-12 * b.makespan_s);
+        assert!(b.ttft_s[..4].iter().all(|&t| t == prefill) && b.ttft_s[4..].iter().all(|&t| t == 2.0 * prefill));
+        assert!(b.e2e_s.iter().all(|&t| t == b.makespan_s), "{:?}", b.e2e_s);
+    }
+
+    #[test]
+    fn in_rounds_of_decode_steps_a_free_place_waits_for_the_round_to_end() {
+        // Two in flight at most, four requests of 16 prompt tokens generating 3 and 5 tokens
+        // in turn. Scheduled every step, the third starts as soon as the first finishes (step
+        // 4), and the burst takes 11 steps; in rounds of 4 it waits for the round to end (step
+        // 6), with the fourth, and the burst takes 10 (a round ends early when nothing decodes).
+        let run = |rounds: u64| {
+            let s = inflight(
+                2,
+                json!({"input_tokens": null, "output_tokens": null, "request_mix": "16/3:1, 16/5:1",
+                    "prefill_steps": "separate", "scheduler_steps": rounds}),
+            );
+            let sv = ServingCx::new(&s).expect("serving");
+            let step = |decoding: f64, prompts: f64| sv.engine_step(decoding, 16.0 * prompts, prompts).seconds;
+            (sv.burst(4), [step(0.0, 1.0), step(0.0, 2.0), step(1.0, 0.0), step(2.0, 0.0)])
+        };
+        let (each, [one, two, d1, d2]) = run(1);
+        let (rounds, _) = run(4);
+        assert_eq!((each.steps, rounds.steps), (11, 10), "{each:?} {rounds:?}");
+        assert!(rounds.ttft_s[2] > each.ttft_s[2], "{:?} {:?}", rounds.ttft_s, each.ttft_s);
+        // Every step: two prompts, 2 steps decoding both, one prompt, 2 decoding two, one
+        // prompt, 4 decoding one. In rounds: two prompts, 2 steps decoding both, 2 decoding
+        // one, and the same again.
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-12 * b;
+        assert!(close(each.makespan_s, two + 2.0 * d2 + one + 2.0 * d2 + one + 4.0 * d1), "{each:?}");
+        assert!(close(rounds.makespan_s, 2.0 * (two + 2.0 * d2 + 2.0 * d1)), "{rounds:?}");
     }
 }

@@ -5,7 +5,7 @@ use super::{Pass, ServingCx};
 use crate::engine::extended::calibration::KERNELS_PER_BLOCK;
 use crate::engine::ops::{Block, OpKind, OpName};
 use crate::engine::reference::explain::{Explanation, Term, Unit};
-use crate::engine::scenario::Batching;
+use crate::engine::scenario::{Batching, PrefillSteps};
 
 /// The decode steps a decode op stands for: first (in `micro`) and last (in `layer`).
 fn decode_run(op: &OpName) -> (u64, u64) {
@@ -53,20 +53,29 @@ fn kernel_terms(sv: &ServingCx, p: Pass) -> [Term; 2] {
 /// Explains an op of an in-flight engine step ([`ServingCx::steady`]): the step that carries a
 /// prompt chunk.
 fn explain_step(sv: &ServingCx, op: &OpName, [tp, rate, hbm]: [Term; 3]) -> Option<Explanation> {
-    let step = sv.steady_at_load().0.chunk;
+    let step = sv.steady_at_load().0.drawn;
     let term =
         |symbol: &'static str, meaning: &'static str, value: f64, unit: Unit| Term { symbol, meaning, value, unit };
     let decoding =
         term("n_d", "requests decoding a token this step (per pipeline group)", step.pass.decode_tokens, Unit::Count);
     let chunk = term("n_p", "prompt tokens of the chunk this step carries", step.pass.prefill_tokens, Unit::Count);
     let ctx = term("ctx", "tokens in a decoding request's KV cache, on average", step.pass.context, Unit::Count);
+    let separate = sv.cx.setup.prefill_steps == PrefillSteps::Separate;
     let (what, formula, terms, seconds, note) = match (op.block, op.kind) {
         (Block::Attn | Block::Fc, OpKind::Compute) => (
-            format!("Layer {}'s {} in one engine step: a token for every decoding request and a prompt chunk", op.layer, block_words(op.block)),
+            if separate {
+                format!("Layer {}'s {} in one decode step: a token for every decoding request (prompts are prefilled in steps of their own)", op.layer, block_words(op.block))
+            } else {
+                format!("Layer {}'s {} in one engine step: a token for every decoding request and a prompt chunk", op.layer, block_words(op.block))
+            },
             "sum over its GEMMs of n_d + n_p tokens of max(2 m n k / F in whole tiles + output / B_mem, (weights + tokens) / B_mem) + max(score FLOPs / F, KV read and written / B_mem) + element-wise / B_mem + n_k x t_k",
             vec![decoding, chunk, ctx, tp, rate, hbm].into_iter().chain(kernel_terms(sv, step.pass)).collect(),
             if op.block == Block::Attn { step.layer.attn_s } else { step.layer.ffn_s },
-            Some("The prompt chunk rides on the weight reads the decoding requests pay for anyway: that is why in-flight batching beats a static batch."),
+            Some(if separate {
+                "Prompts run in steps of their own between decode steps: every decoding request waits for them, and each reads every weight again, where a prompt chunk mixed into a decode step would ride on the weight reads it pays for anyway."
+            } else {
+                "The prompt chunk rides on the weight reads the decoding requests pay for anyway: that is why in-flight batching beats a static batch."
+            }),
         ),
         (Block::Attn | Block::Fc, OpKind::ActAllReduce) => {
             let (formula, note) = sv.all_reduce_words(step.pass.decode_tokens + step.pass.prefill_tokens);

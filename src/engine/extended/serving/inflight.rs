@@ -7,6 +7,7 @@
 use super::super::iteration::Timeline;
 use super::{how_many_fit, Pass, ServingCx, Step};
 use crate::engine::report::{Memory, Percentiles};
+use crate::engine::scenario::PrefillSteps;
 
 /// The steady state of in-flight batching ([`ServingCx::steady`]), per replica.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -19,8 +20,12 @@ pub struct Steady {
     pub prefill_tokens: f64,
     /// Requests finishing per second (and starting: the steady state).
     pub requests_per_s: f64,
-    /// A step that carries a prompt chunk (every step when nothing decodes).
+    /// A step that carries a prompt chunk (every step when nothing decodes); with prompts in
+    /// steps of their own, a prefill step.
     pub chunk: EngineStep,
+    /// The step the report draws and explains: the step with a prompt chunk, or with prompts
+    /// in steps of their own the decode step (a prefill step when nothing decodes).
+    pub drawn: EngineStep,
     /// The mean step: the time between two tokens of a request, s.
     pub tpot_s: f64,
     /// Time to first token: queueing for the prefill and its chunk steps, s.
@@ -38,6 +43,18 @@ pub struct Steady {
     pub prompt_s: f64,
     /// A step's room for prompt tokens: the budget less the tokens decoding.
     pub room: f64,
+    /// The gaps between a request's tokens as its client sees them, s: the shorter, the longer,
+    /// and the share of gaps that are the longer (a step with a prompt chunk, or a prefill
+    /// step between two decode steps).
+    pub gap_fast_s: f64,
+    pub gap_slow_s: f64,
+    pub gap_slow_share: f64,
+    /// With prompts in steps of their own ([`PrefillSteps::Separate`]), the mean wait of a prompt
+    /// arriving at random for the decode round under way to end, beyond the wait of a slot
+    /// refilled as a request finishes (which [`Steady::ttft_s`] holds), s; `None` for prompt
+    /// chunks mixed into the decode steps, which wait in the prefill queue instead
+    /// ([`Steady::mean_wait_s`]).
+    pub round_wait_s: Option<f64>,
 }
 
 /// Percentiles reported ([`Steady::percentiles`]): the median, the 90th and the 99th.
@@ -51,6 +68,9 @@ impl Steady {
     /// ([`Steady::prompt_s`]).
     pub fn mean_wait_s(&self, poisson: bool) -> f64 {
         let rho = self.prefill_load;
+        if let Some(wait_s) = self.round_wait_s {
+            return if poisson { wait_s } else { 0.0 };
+        }
         if !poisson || rho <= 0.0 {
             return 0.0;
         }
@@ -63,8 +83,14 @@ impl Steady {
     /// The `q`-quantile of that wait, s: a prompt waits with probability `rho`, and then for an
     /// exponentially distributed time of mean `S / (2 (1 - rho))` (Kingman's heavy-traffic
     /// approximation, exact in its mean): `P(W > t) = rho x exp(-t rho / mean wait)`.
+    ///
+    /// With prompts in steps of their own the wait is for the round under way to end: uniform
+    /// between none and twice its mean.
     pub fn wait_quantile_s(&self, q: f64, poisson: bool) -> f64 {
         let (mean, rho) = (self.mean_wait_s(poisson), self.prefill_load);
+        if self.round_wait_s.is_some() {
+            return 2.0 * mean * q.clamp(0.0, 1.0);
+        }
         if mean <= 0.0 || 1.0 - q >= rho {
             return 0.0;
         }
@@ -137,6 +163,9 @@ impl<'a> ServingCx<'a> {
     /// With `p` pipeline stages, `p` groups of requests take turns, each step of a group going
     /// through every stage.
     pub fn steady(&self, concurrency: f64) -> Steady {
+        if self.cx.setup.prefill_steps == PrefillSteps::Separate {
+            return self.steady_separate(concurrency);
+        }
         // A request's prompt tokens and decode steps, on average over the mix.
         let (i, od) = (self.mean(|i, _| i), self.mean(|_, o| (o - 1.0).max(0.0)));
         let budget = self.cx.setup.step_tokens as f64;
@@ -160,6 +189,7 @@ impl<'a> ServingCx<'a> {
                 prefill_tokens: tokens,
                 requests_per_s,
                 chunk: step,
+                drawn: step,
                 tpot_s: 0.0,
                 ttft_s: e2e_s,
                 e2e_s,
@@ -168,6 +198,10 @@ impl<'a> ServingCx<'a> {
                 prefill_load: tokens / budget,
                 prompt_s: chunk_steps(budget).1 * step.seconds,
                 room: budget,
+                gap_fast_s: 0.0,
+                gap_slow_s: 0.0,
+                gap_slow_share: 0.0,
+                round_wait_s: None,
             };
         }
         // The steps with `decoding` requests decoding: the step that carries a chunk, the mean
@@ -203,6 +237,7 @@ impl<'a> ServingCx<'a> {
             prefill_tokens: m.prefill_tokens,
             requests_per_s,
             chunk: m.chunk,
+            drawn: m.chunk,
             tpot_s,
             ttft_s: e2e_s - od * tpot_s,
             e2e_s,
@@ -211,6 +246,92 @@ impl<'a> ServingCx<'a> {
             prefill_load: (m.prefill_tokens / m.room).min(1.0),
             prompt_s: m.chunks_weighted * m.chunk.seconds,
             room: m.room,
+            gap_fast_s: m.chunk.seconds.min(m.plain_s),
+            gap_slow_s: m.chunk.seconds.max(m.plain_s),
+            gap_slow_share: if m.chunk.seconds >= m.plain_s { m.with_chunk } else { 1.0 - m.with_chunk },
+            round_wait_s: None,
+        }
+    }
+
+    /// The steady state with prompts in steps of their own ([`PrefillSteps::Separate`]): the
+    /// engine runs rounds of `S` decode steps ([`crate::engine::scenario::Setup::scheduler_steps`];
+    /// each decodes a token for every request past its prompt) and, between rounds, prefill
+    /// steps for the prompts that arrived, up to the token budget each, while every decoding
+    /// request waits (SGLang's scheduler, vLLM's before its V1 engine).
+    ///
+    /// With `d` requests decoding, `d / (O - 1)` finish per decode step, so `m = S d / (O - 1)`
+    /// prompts arrive per round; a round has prefill steps when at least one arrived, with
+    /// probability `p = 1 - exp(-m)` (arrivals at random), `m / p` prompts then over
+    /// `n = max(1, m I / (p x budget))` steps of time `t_p`. A round takes `T = S t_d + p n t_p`
+    /// for a decode step of `t_d`, a request's tokens come `T / S` apart on average, and a prompt
+    /// waits for the round under way (a finished request's slot: the `(S - 1) / 2` steps left
+    /// after it, on average), then for its prefill steps (`(n + 1) / 2` on average). The share of
+    /// its time a request decodes sets `d`, as for mixed steps; Little's law gives the rest.
+    fn steady_separate(&self, c: f64) -> Steady {
+        let (i, od) = (self.mean(|i, _| i), self.mean(|_, o| (o - 1.0).max(0.0)));
+        let budget = self.cx.setup.step_tokens as f64;
+        let rounds = self.cx.setup.scheduler_steps.max(1) as f64;
+        // A round with `decoding` requests decoding: its prefill step, decode step and the
+        // figures above.
+        let at = |decoding: f64| {
+            let arrivals = if od > 0.0 { rounds * decoding / od } else { c };
+            let p = -(-arrivals).exp_m1();
+            let tokens = if p > 0.0 { arrivals * i / p } else { i };
+            let steps = (tokens / budget).max(1.0);
+            let per_step = tokens / steps;
+            let prefill = self.engine_step(0.0, per_step, per_step / i);
+            let decode = self.engine_step(decoding, 0.0, 0.0);
+            let t_d = decode.seconds;
+            let round_s = rounds * t_d + p * steps * prefill.seconds;
+            let first_s = (rounds - 1.0) / 2.0 * t_d + (steps + 1.0) / 2.0 * prefill.seconds;
+            (prefill, decode, p, steps, round_s, first_s, arrivals)
+        };
+        let mut decoding = if od > 0.0 { c * od / (od + 1.0) } else { 0.0 };
+        for _ in 0..32 {
+            if od <= 0.0 {
+                break;
+            }
+            let (.., round_s, first_s, _) = at(decoding);
+            let tpot = round_s / rounds;
+            decoding = c * od * tpot / (first_s + od * tpot);
+        }
+        let (prefill, decode, p, steps, round_s, first_s, arrivals) = at(decoding);
+        let t_d = decode.seconds;
+        let tpot_s = if od > 0.0 { round_s / rounds } else { 0.0 };
+        // Without decoding, prompts follow one another in prefill steps.
+        let requests_per_s =
+            if od > 0.0 { decoding / od / tpot_s } else { prefill.pass.prefill_tokens / i / prefill.seconds };
+        let e2e_s = c / requests_per_s;
+        // A prompt arriving at random waits for the rest of the decode part of the round, or of
+        // the prefill steps under way (the next prefill step takes it): the mean of what is left
+        // of a stretch is its length squared over twice the round.
+        let decode_part = rounds * t_d;
+        let prefill_part = steps * prefill.seconds;
+        let random_wait = if round_s > 0.0 {
+            (decode_part * decode_part + p * prefill_part * prefill_part) / (2.0 * round_s)
+        } else {
+            0.0
+        };
+        let slow_share = if od > 0.0 { p } else { 0.0 };
+        Steady {
+            concurrency: c,
+            decoding,
+            prefill_tokens: arrivals * i / (rounds + p * steps),
+            requests_per_s,
+            chunk: prefill,
+            drawn: if od > 0.0 { decode } else { prefill },
+            tpot_s,
+            ttft_s: e2e_s - od * tpot_s,
+            e2e_s,
+            plain_s: t_d,
+            chunk_share: p * steps / (rounds + p * steps),
+            prefill_load: 0.0,
+            prompt_s: first_s,
+            room: budget,
+            gap_fast_s: if od > 0.0 { decode_part } else { 0.0 },
+            gap_slow_s: if od > 0.0 { decode_part + prefill_part } else { 0.0 },
+            gap_slow_share: slow_share,
+            round_wait_s: Some((random_wait - (rounds - 1.0) / 2.0 * t_d).max(0.0)),
         }
     }
 
@@ -242,10 +363,12 @@ impl<'a> ServingCx<'a> {
                     let w = t - at(k);
                     let waited = if w < 0.0 {
                         0.0
-                    } else if mean_wait > 0.0 {
-                        1.0 - rho * (-w * rho / mean_wait).exp()
-                    } else {
+                    } else if mean_wait <= 0.0 {
                         1.0
+                    } else if st.round_wait_s.is_some() {
+                        (w / (2.0 * mean_wait)).min(1.0)
+                    } else {
+                        1.0 - rho * (-w * rho / mean_wait).exp()
                     };
                     k.0 * waited
                 })
@@ -266,8 +389,7 @@ impl<'a> ServingCx<'a> {
             }
             hi
         };
-        let (slow, fast) = (st.chunk.seconds.max(st.plain_s), st.chunk.seconds.min(st.plain_s));
-        let slow_share = if st.chunk.seconds >= st.plain_s { st.chunk_share } else { 1.0 - st.chunk_share };
+        let (slow, fast, slow_share) = (st.gap_slow_s, st.gap_fast_s, st.gap_slow_share);
         Percentiles {
             ttft_s: PERCENTILES.map(|q| quantile(q, &|k| k.1)),
             tpot_s: PERCENTILES.map(|q| {
@@ -572,5 +694,98 @@ mod tests {
         assert!(in_flight.output_tokens_per_s > static_batch.output_tokens_per_s, "{in_flight:?} {static_batch:?}");
         // Its first token comes after one prompt's prefill, not the whole batch's.
         assert!(in_flight.ttft_s < static_batch.ttft_s / 10.0);
+    }
+
+    #[test]
+    fn prompts_in_steps_of_their_own_hold_every_decoding_request_back() {
+        // 64 requests of 1,024 + 256 tokens in flight on LLaMA-2-70B: the same load, prompts
+        // mixed into the decode steps or prefilled in steps of their own.
+        let mixed = ServingCx::new(&inflight(64, json!({}))).expect("serving").steady(64.0);
+        let s = inflight(64, json!({"prefill_steps": "separate"}));
+        let sv = ServingCx::new(&s).expect("serving");
+        let st = sv.steady(64.0);
+        // A decode step carries no prompt; a prefill step no decoding request.
+        assert_eq!((st.drawn.pass.prefill_tokens, st.chunk.pass.decode_tokens), (0.0, 0.0));
+        assert!(st.drawn.pass.decode_tokens > 0.0 && st.chunk.pass.prefill_tokens >= 1024.0, "{st:?}");
+        // A request's tokens come a decode step apart, a prefill step longer in the share of
+        // steps that prefill between two of them (`p`): the mean is the decode step plus `p`
+        // prefill stretches.
+        assert_eq!(st.gap_fast_s, st.plain_s);
+        let stretch = st.gap_slow_s - st.gap_fast_s;
+        assert!(stretch >= st.chunk.seconds * (1.0 - 1e-12), "{st:?}");
+        assert!((st.tpot_s - (st.gap_fast_s + st.gap_slow_share * stretch)).abs() < 1e-12 * st.tpot_s);
+        // Each prefill step reads every weight again, and decoding waits for it: tokens come
+        // further apart and fewer per second than with mixed chunks, the first sooner.
+        assert!(st.tpot_s > mixed.tpot_s && st.requests_per_s < mixed.requests_per_s, "{st:?} {mixed:?}");
+        // At full load a finished request's slot waits for no round: its first token is its
+        // prefill step's end.
+        assert!((st.ttft_s - st.chunk.seconds).abs() < 1e-9 * st.ttft_s, "{st:?}");
+        // A finished request's slot is refilled by the next prefill step, which takes the
+        // prompts that arrived over the round: `m / p` of them on average.
+        let m = 64.0_f64.min(st.decoding) / 255.0;
+        assert!((st.gap_slow_share - (1.0 - (-m).exp())).abs() < 1e-12, "{st:?}");
+        // Little's law, as with mixed steps.
+        assert!((st.requests_per_s * st.e2e_s - 64.0).abs() < 1e-9 * 64.0);
+        assert!((st.e2e_s - (st.ttft_s + 255.0 * st.tpot_s)).abs() < 1e-9 * st.e2e_s);
+        // Below 64, fewer requests finish per second and tokens come sooner.
+        let light = sv.steady(8.0);
+        assert!(light.requests_per_s < st.requests_per_s && light.tpot_s < st.tpot_s, "{light:?}");
+    }
+
+    #[test]
+    fn rounds_of_decode_steps_make_a_new_prompt_wait_for_the_round_under_way() {
+        // At 0.5 requests/s a prompt arriving at random waits for what is left of the decode
+        // step (or round) under way, then for its prefill step; with rounds of 10 it waits about
+        // five steps, and its tokens come ten at a time.
+        let at = |rounds: u64| {
+            let s = inflight(64, json!({"prefill_steps": "separate", "scheduler_steps": rounds, "request_rate": 0.5}));
+            let sv = ServingCx::new(&s).expect("serving");
+            let (st, overloaded) = sv.steady_at_load();
+            assert!(overloaded.is_none());
+            let r = crate::engine::evaluate(&s);
+            (st, r.serving.expect("serving"))
+        };
+        let (one, one_report) = at(1);
+        let (ten, ten_report) = at(10);
+        // A random arrival waits for what is left of the stretch under way, decode steps or
+        // prefill steps: the mean is their squares over twice the round (`p` of the rounds
+        // prefill). A refilled slot already waits (S - 1) / 2 steps; the rest is the arrival's.
+        let random = |st: &Steady| {
+            let stretch = st.gap_slow_s - st.gap_fast_s;
+            let round = st.gap_fast_s + st.gap_slow_share * stretch;
+            (st.gap_fast_s.powi(2) + st.gap_slow_share * stretch.powi(2)) / (2.0 * round)
+        };
+        let decode = one.plain_s;
+        let wait = one.mean_wait_s(true);
+        assert!((wait - random(&one)).abs() < 1e-12 * wait && wait > 0.5 * decode, "{wait} vs {decode}");
+        assert!((one_report.ttft_s - (one.ttft_s + wait)).abs() < 1e-12 * one_report.ttft_s);
+        assert!((ten.mean_wait_s(true) + 4.5 * ten.plain_s - random(&ten)).abs() < 1e-12 * random(&ten));
+        assert!(random(&ten) > 4.5 * ten.plain_s, "{ten:?}");
+        assert!(ten_report.ttft_s > one_report.ttft_s + 4.0 * decode, "{ten_report:?}");
+        // A round's tokens reach the client together: the gaps between them are rounds.
+        assert!((ten.gap_fast_s - 10.0 * ten.plain_s).abs() < 1e-12 * ten.gap_fast_s);
+        let p = ten_report.percentiles.clone().expect("percentiles");
+        assert!(p.tpot_s[0] >= ten.gap_fast_s * (1.0 - 1e-12), "{p:?}");
+        // The wait is uniform: its median is its mean, its 90th percentile 1.8 times it.
+        let median_first = p.ttft_s[0];
+        assert!((median_first - ten_report.ttft_s).abs() < 1e-6 * median_first, "{p:?} {ten_report:?}");
+        assert!((ten.wait_quantile_s(0.9, true) - 1.8 * ten.mean_wait_s(true)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn prefill_steps_and_rounds_are_choices_of_in_flight_batching() {
+        let errors = |batching: Batching, separate: bool, rounds: u64| {
+            let mut s = llama70(4, 8, json!({}));
+            s.task.setup.batching = batching;
+            s.task.setup.prefill_steps = if separate { PrefillSteps::Separate } else { PrefillSteps::Mixed };
+            s.task.setup.scheduler_steps = rounds;
+            rules::check(&s)
+        };
+        let e = errors(Batching::Static, true, 1);
+        assert!(e.iter().any(|e| e.field == "task.prefill_steps" && e.message.contains("in-flight")), "{e:?}");
+        let e = errors(Batching::InFlight, false, 8);
+        assert!(e.iter().any(|e| e.field == "task.scheduler_steps" && e.message.contains("separate")), "{e:?}");
+        assert!(errors(Batching::InFlight, true, 8).is_empty());
+        assert!(errors(Batching::Static, false, 1).is_empty());
     }
 }

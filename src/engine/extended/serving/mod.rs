@@ -597,7 +597,7 @@ pub fn evaluate(sv: &ServingCx) -> Report {
     let (ops, schedule, memory, figures, requests) = if let Some(b) = &burst {
         let st = sv.steady(sv.concurrency());
         percentiles = Some(b.percentiles());
-        let (ops, schedule) = sv.step_timeline(&st.chunk);
+        let (ops, schedule) = sv.step_timeline(&st.drawn);
         let per_replica_s = b.requests() as f64 / replicas as f64 / b.makespan_s();
         let figures =
             (b.mean(Latency::Ttft), b.mean(Latency::Tpot), b.mean(Latency::E2e), per_replica_s, b.mean_in_flight());
@@ -612,7 +612,7 @@ pub fn evaluate(sv: &ServingCx) -> Report {
         if most.is_none() {
             percentiles = Some(sv.percentiles(&st, poisson));
         }
-        let (ops, schedule) = sv.step_timeline(&st.chunk);
+        let (ops, schedule) = sv.step_timeline(&st.drawn);
         let figures = (st.ttft_s + wait_s, st.tpot_s, st.e2e_s + wait_s, st.requests_per_s, st.concurrency);
         (ops, schedule, sv.inflight_memory(st.concurrency), figures, st.concurrency * replicas as f64)
     } else {
@@ -697,6 +697,8 @@ pub fn evaluate(sv: &ServingCx) -> Report {
         kv_bytes: sv.kv_bytes,
         step_tokens: cx.setup.step_tokens,
         kv_page_tokens: cx.setup.kv_page_tokens,
+        prefill_steps: cx.setup.prefill_steps,
+        scheduler_steps: cx.setup.scheduler_steps,
         request_rate: cx.setup.request_rate.filter(|_| inflight),
         burst_requests: burst.as_ref().map(Bursts::requests),
         makespan_s: burst.as_ref().map(Bursts::makespan_s),
