@@ -105,6 +105,31 @@ await runTest('serving', dist, async ({ server, browser }) => {
   check(same(pct.ttft, wantPct.ttft) && same(pct.between, wantPct.between_tokens) && same(pct.e2e, wantPct.e2e) && pct.ttft[2] > pct.ttft[0],
     `percentiles as the CLI's: first token ${pct.ttft.map((x) => (x * 1e3).toFixed(0)).join(' / ')} ms, between tokens ${pct.between.map((x) => (x * 1e3).toFixed(1)).join(' / ')} ms`);
   await page.locator('#serving-percentiles').screenshot({ path: join(shots, 'serving-percentiles.png') });
+  // Prompts in steps of their own (SGLang, vLLM before V1): at the same rate every decoding
+  // request waits through them, so tokens come further apart; rounds of 10 decode steps
+  // (vLLM 0.6) make a new prompt wait for the round under way. Both the CLI's figures; rounds
+  // with mixed steps are refused on the field, the last good figures kept.
+  await page.selectOption('#f-task-prefill_steps', 'separate');
+  await page.locator('#serving-batching', { hasText: 'steps of their own' }).waitFor({ timeout: 5000 });
+  const separate = await matchesCli(page, `prompts in steps of their own at ${half} requests/s`);
+  check(separate.tpot > atHalf.tpot, `prompts in steps of their own: TPOT ${separate.tpot} s (mixed ${atHalf.tpot} s)`);
+  await enter(page, '#f-task-scheduler_steps', '10');
+  await page.locator('#serving-batching', { hasText: 'rounds of 10' }).waitFor({ timeout: 5000 });
+  const rounds = await matchesCli(page, 'in rounds of 10 decode steps');
+  const roundsPct = { ttft: await pageRow('p-ttft'), between: await pageRow('p-between') };
+  const roundsCli = cli(bin, scenarioOfLink(await page.locator('#share-link').inputValue())).serving;
+  check(rounds.ttft > separate.ttft + 0.4 * roundsPct.between[0] && roundsPct.between[0] > 5 * separate.tpot && same(roundsPct.ttft, roundsCli.percentiles_ms.ttft) && same(roundsPct.between, roundsCli.percentiles_ms.between_tokens) && roundsCli.scheduler_steps === 10 && roundsCli.prefill_steps === 'separate',
+    `rounds of 10: TTFT ${(rounds.ttft * 1e3).toFixed(0)} ms (each step scheduled ${(separate.ttft * 1e3).toFixed(0)} ms), tokens ${(roundsPct.between[0] * 1e3).toFixed(0)} ms apart in bunches, percentiles as the CLI's`);
+  await page.locator('#serving-figures').screenshot({ path: join(shots, 'serving-rounds-figures.png') });
+  await page.locator('#serving-batching').screenshot({ path: join(shots, 'serving-rounds-batching.png') });
+  await page.locator('#serving-percentiles').screenshot({ path: join(shots, 'serving-rounds-percentiles.png') });
+  await page.selectOption('#f-task-prefill_steps', 'mixed');
+  const roundsField = page.locator('.field', { has: page.locator('#f-task-scheduler_steps') });
+  await roundsField.locator('.error-msg').waitFor({ timeout: 5000 });
+  check(/separate/.test(await roundsField.locator('.error-msg').textContent()) && close(Number(await page.locator('#ttft').getAttribute('data-value')), rounds.ttft),
+    `rounds with mixed steps are refused on the field, the last figures kept: ${await roundsField.locator('.error-msg').textContent()}`);
+  await enter(page, '#f-task-scheduler_steps', '');
+  await page.locator('#serving-batching', { hasText: 'prefills prompts in chunks' }).waitFor({ timeout: 5000 });
   await enter(page, '#f-task-request_rate', String(Math.round(fullRate * 10)));
   await page.locator('#limit-overloaded').waitFor({ timeout: 5000 });
   check(/^Overloaded: requests arrive at/.test(await page.locator('#limit-overloaded').textContent()), 'ten times the rate: overloaded, said so');

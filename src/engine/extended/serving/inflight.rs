@@ -49,12 +49,22 @@ pub struct Steady {
     pub gap_fast_s: f64,
     pub gap_slow_s: f64,
     pub gap_slow_share: f64,
-    /// With prompts in steps of their own ([`PrefillSteps::Separate`]), the mean wait of a prompt
-    /// arriving at random for the decode round under way to end, beyond the wait of a slot
-    /// refilled as a request finishes (which [`Steady::ttft_s`] holds), s; `None` for prompt
-    /// chunks mixed into the decode steps, which wait in the prefill queue instead
-    /// ([`Steady::mean_wait_s`]).
-    pub round_wait_s: Option<f64>,
+    /// With prompts in steps of their own ([`PrefillSteps::Separate`]), how long a prompt waits
+    /// for the decode round under way to end; `None` for prompt chunks mixed into the decode
+    /// steps, which wait in the prefill queue instead ([`Steady::mean_wait_s`]).
+    pub round_wait: Option<RoundWait>,
+}
+
+/// The wait of a prompt for the decode round under way to end ([`Steady::round_wait`]), each
+/// spread evenly from none to twice its mean.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RoundWait {
+    /// The mean wait of a slot refilled as a request finishes, `(S - 1) / 2` decode steps, s:
+    /// [`Steady::ttft_s`] holds it.
+    pub slot_s: f64,
+    /// The mean wait of a prompt arriving at random: what is left of the stretch of decode
+    /// steps or prefill steps under way, s.
+    pub arrival_s: f64,
 }
 
 /// Percentiles reported ([`Steady::percentiles`]): the median, the 90th and the 99th.
@@ -68,8 +78,8 @@ impl Steady {
     /// ([`Steady::prompt_s`]).
     pub fn mean_wait_s(&self, poisson: bool) -> f64 {
         let rho = self.prefill_load;
-        if let Some(wait_s) = self.round_wait_s {
-            return if poisson { wait_s } else { 0.0 };
+        if let Some(w) = self.round_wait {
+            return if poisson { (w.arrival_s - w.slot_s).max(0.0) } else { 0.0 };
         }
         if !poisson || rho <= 0.0 {
             return 0.0;
@@ -84,12 +94,12 @@ impl Steady {
     /// exponentially distributed time of mean `S / (2 (1 - rho))` (Kingman's heavy-traffic
     /// approximation, exact in its mean): `P(W > t) = rho x exp(-t rho / mean wait)`.
     ///
-    /// With prompts in steps of their own the wait is for the round under way to end: uniform
-    /// between none and twice its mean.
+    /// With prompts in steps of their own, the whole wait for the round under way to end (a
+    /// random arrival's, or a refilled slot's), uniform from none to twice its mean.
     pub fn wait_quantile_s(&self, q: f64, poisson: bool) -> f64 {
         let (mean, rho) = (self.mean_wait_s(poisson), self.prefill_load);
-        if self.round_wait_s.is_some() {
-            return 2.0 * mean * q.clamp(0.0, 1.0);
+        if let Some(w) = self.round_wait {
+            return 2.0 * if poisson { w.arrival_s.max(w.slot_s) } else { w.slot_s } * q.clamp(0.0, 1.0);
         }
         if mean <= 0.0 || 1.0 - q >= rho {
             return 0.0;
@@ -201,7 +211,7 @@ impl<'a> ServingCx<'a> {
                 gap_fast_s: 0.0,
                 gap_slow_s: 0.0,
                 gap_slow_share: 0.0,
-                round_wait_s: None,
+                round_wait: None,
             };
         }
         // The steps with `decoding` requests decoding: the step that carries a chunk, the mean
@@ -249,7 +259,7 @@ impl<'a> ServingCx<'a> {
             gap_fast_s: m.chunk.seconds.min(m.plain_s),
             gap_slow_s: m.chunk.seconds.max(m.plain_s),
             gap_slow_share: if m.chunk.seconds >= m.plain_s { m.with_chunk } else { 1.0 - m.with_chunk },
-            round_wait_s: None,
+            round_wait: None,
         }
     }
 
@@ -331,20 +341,24 @@ impl<'a> ServingCx<'a> {
             gap_fast_s: if od > 0.0 { decode_part } else { 0.0 },
             gap_slow_s: if od > 0.0 { decode_part + prefill_part } else { 0.0 },
             gap_slow_share: slow_share,
-            round_wait_s: Some((random_wait - (rounds - 1.0) / 2.0 * t_d).max(0.0)),
+            round_wait: Some(RoundWait { slot_s: (rounds - 1.0) / 2.0 * t_d, arrival_s: random_wait }),
         }
     }
 
     /// The [`PERCENTILES`] of the time to first token, of the time between two tokens of a
     /// request, and of the end-to-end latency in the steady state `st`, s. The first token: each
     /// kind of request's chunk steps (and the queueing beyond them when prompts pace the engine)
-    /// after the wait ([`Steady::wait_quantile_s`]), over the mix of kinds. Between tokens: a
-    /// step with a chunk ([`Steady::chunk_share`] of them) or without. End to end: the first
+    /// after the wait ([`Steady::wait_quantile_s`]; with prompts in steps of their own, the whole
+    /// wait for the round under way, evenly spread), over the mix of kinds. Between tokens: the
+    /// shorter or the longer gap ([`Steady::gap_slow_share`] of them). End to end: the first
     /// token, then the kind's generated tokens at the mean time per token (over many tokens the
     /// steps average out).
     pub fn percentiles(&self, st: &Steady, poisson: bool) -> Percentiles {
         let chunks = |i: f64| (i / st.room).ceil();
-        let extra = (st.ttft_s - self.mean(|i, _| chunks(i)) * st.chunk.seconds).max(0.0);
+        // With prompts in steps of their own, the round's wait is spread over the requests:
+        // taken out of the first token here, and spread below.
+        let slot = st.round_wait.map_or(0.0, |w| w.slot_s);
+        let extra = (st.ttft_s - slot - self.mean(|i, _| chunks(i)) * st.chunk.seconds).max(0.0);
         let first = |i: f64| chunks(i) * st.chunk.seconds + extra;
         let kinds: Vec<(f64, f64, f64)> = self
             .classes
@@ -355,6 +369,7 @@ impl<'a> ServingCx<'a> {
             })
             .collect();
         let (mean_wait, rho) = (st.mean_wait_s(poisson), st.prefill_load);
+        let spread = st.wait_quantile_s(1.0, poisson);
         // The share of requests done by `t` (`at`: their first token, or their last).
         let done_by = |t: f64, at: &dyn Fn(&(f64, f64, f64)) -> f64| -> f64 {
             kinds
@@ -363,10 +378,14 @@ impl<'a> ServingCx<'a> {
                     let w = t - at(k);
                     let waited = if w < 0.0 {
                         0.0
+                    } else if st.round_wait.is_some() {
+                        if spread > 0.0 {
+                            (w / spread).min(1.0)
+                        } else {
+                            1.0
+                        }
                     } else if mean_wait <= 0.0 {
                         1.0
-                    } else if st.round_wait_s.is_some() {
-                        (w / (2.0 * mean_wait)).min(1.0)
                     } else {
                         1.0 - rho * (-w * rho / mean_wait).exp()
                     };
@@ -769,7 +788,9 @@ mod tests {
         // The wait is uniform: its median is its mean, its 90th percentile 1.8 times it.
         let median_first = p.ttft_s[0];
         assert!((median_first - ten_report.ttft_s).abs() < 1e-6 * median_first, "{p:?} {ten_report:?}");
-        assert!((ten.wait_quantile_s(0.9, true) - 1.8 * ten.mean_wait_s(true)).abs() < 1e-12);
+        assert!((ten.wait_quantile_s(0.9, true) - 1.8 * random(&ten)).abs() < 1e-12 * random(&ten));
+        let spread = p.ttft_s[1] - p.ttft_s[0];
+        assert!((spread - 0.8 * random(&ten)).abs() < 1e-6 * spread, "{p:?}");
     }
 
     #[test]
