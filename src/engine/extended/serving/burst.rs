@@ -196,6 +196,13 @@ impl<'a> ServingCx<'a> {
     /// takes [`ServingCx::engine_step`]'s time for its tokens; runs of steps that only decode,
     /// where nothing can change until a request finishes or runs out of pages, are taken at
     /// once (the step's context is the steady state's mean).
+    ///
+    /// With prompts in steps of their own ([`PrefillSteps::Separate`], as SGLang and vLLM before
+    /// V1 run them) a step either prefills or decodes: between rounds of
+    /// [`crate::engine::scenario::Setup::scheduler_steps`] decode steps, a step of prompts (those
+    /// under way, then new ones, up to the budget) whenever one can start or go on, no request
+    /// decoding in it; otherwise a round of steps that decode every request past its prompt,
+    /// ended early when nothing is left to decode.
     pub fn burst(&self, n: u64) -> Burst {
         let page = self.cx.setup.kv_page_tokens.max(1) as f64;
         let budget = self.cx.setup.step_tokens as f64;

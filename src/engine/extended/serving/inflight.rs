@@ -305,7 +305,7 @@ impl<'a> ServingCx<'a> {
             let tpot = round_s / rounds;
             decoding = c * od * tpot / (first_s + od * tpot);
         }
-        let (prefill, decode, p, steps, round_s, first_s, arrivals) = at(decoding);
+        let (prefill, decode, p, steps, round_s, _, arrivals) = at(decoding);
         let t_d = decode.seconds;
         let tpot_s = if od > 0.0 { round_s / rounds } else { 0.0 };
         // Without decoding, prompts follow one another in prefill steps.
@@ -336,7 +336,7 @@ impl<'a> ServingCx<'a> {
             plain_s: t_d,
             chunk_share: p * steps / (rounds + p * steps),
             prefill_load: 0.0,
-            prompt_s: first_s,
+            prompt_s: (steps + 1.0) / 2.0 * prefill.seconds,
             room: budget,
             gap_fast_s: if od > 0.0 { decode_part } else { 0.0 },
             gap_slow_s: if od > 0.0 { decode_part + prefill_part } else { 0.0 },
