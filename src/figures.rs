@@ -272,7 +272,7 @@ pub fn serving(sv: &Serving) -> Vec<Figure> {
         units::duration(sv.ttft_s),
         sv.ttft_s,
         if burst {
-            "Mean over the burst's requests of the wait for their first token: most of it is waiting for a place among the requests in flight, then the steps that carry the prompt's chunks."
+            "Mean over the burst's requests of the wait for their first token: most of it is waiting for a place among the requests in flight, then the steps that prefill its prompt."
         } else if inflight && separate {
             "How long a request waits for its first token: for the decode step (or round of decode steps) under way to end, then for the prefill step that takes its prompt."
         } else if inflight {
@@ -300,7 +300,7 @@ pub fn serving(sv: &Serving) -> Vec<Figure> {
         units::duration(sv.tpot_s),
         sv.tpot_s,
         if burst {
-            "Mean over the burst's requests of their time per output token after the first, (last token - first token) / (tokens - 1), as throughput benchmarks report it: engine steps, some of them carrying other requests' prompt chunks."
+            "Mean over the burst's requests of their time per output token after the first, (last token - first token) / (tokens - 1), as throughput benchmarks report it: engine steps, slowed by the other requests' prompts prefilled in them or between them."
         } else if inflight && separate {
             "Mean time between two generated tokens of a request: one decode step, which decodes a token for every request in flight, and the prefill steps of other prompts that come between two of them."
         } else if inflight {

@@ -153,13 +153,13 @@ pub fn check(s: &Scenario) -> Vec<FieldError> {
             ),
         ));
     }
-    if setup.request_rate.is_some() && setup.batching != crate::engine::scenario::Batching::InFlight {
+    let inflight = setup.batching == crate::engine::scenario::Batching::InFlight;
+    if setup.request_rate.is_some() && !inflight {
         errors.push(FieldError::new(
             "task.request_rate",
             "a request rate needs in-flight batching (set batching to inflight): a static batch starts its requests together",
         ));
     }
-    let inflight = setup.batching == crate::engine::scenario::Batching::InFlight;
     if serving && setup.prefill_steps == PrefillSteps::Separate && !inflight {
         errors.push(FieldError::new(
             "task.prefill_steps",
@@ -173,7 +173,7 @@ pub fn check(s: &Scenario) -> Vec<FieldError> {
         ));
     }
     if let Some(n) = setup.burst_requests {
-        let why = if setup.batching != crate::engine::scenario::Batching::InFlight {
+        let why = if !inflight {
             Some("a burst needs in-flight batching (set batching to inflight): a static batch is one batch".to_string())
         } else if setup.request_rate.is_some() {
             Some(
@@ -209,7 +209,7 @@ pub fn check(s: &Scenario) -> Vec<FieldError> {
         let mix = |message: String| FieldError::new("task.request_mix", message);
         if !serving {
             errors.push(mix("a request mix is for LLM serving (an inference task)".into()));
-        } else if setup.batching != crate::engine::scenario::Batching::InFlight {
+        } else if !inflight {
             errors.push(mix("a request mix needs in-flight batching (set batching to inflight): a static batch's requests share one length".into()));
         }
         if setup.input_tokens.is_some() || setup.output_tokens.is_some() {
