@@ -689,6 +689,24 @@ mod tests {
     }
 
     #[test]
+    fn host_time_columns_give_the_engines_host_time_per_step() {
+        let head = "id,source,model,layers,hidden,heads,kv_heads,ffn_hidden,ffn_kind,vocab,gpu,gpus_per_node,nvlink_gbytes_s,n_gpus,tp,pp,dtype,batch,input_len,output_len,host_step_ms,host_request_ms,metric,measured\n";
+        let row = |id: &str, step: &str, request: &str| {
+            format!("{id},src,m,24,2048,16,16,8192,gelu,51200,h100-80g,8,900,1,1,1,bf16,64,512,128,{step},{request},decode_ms_per_token,10\n")
+        };
+        let rows = [row("none", "", ""), row("host", "2", "0.25"), row("negative", "-1", ""), row("word", "", "slow")];
+        let out = run(&[head.to_owned()].iter().chain(&rows).cloned().collect::<String>()).expect("parses");
+        let task = |i: usize, key: &str| out[i].scenario.as_ref().map(|s| s["task"][key].clone());
+        assert_eq!(task(0, "host_step_ms"), Some(Value::Null));
+        assert_eq!((task(1, "host_step_ms"), task(1, "host_request_ms")), (Some(json!(2.0)), Some(json!(0.25))));
+        // Every decode step of 64 requests waits 2 + 64 x 0.25 = 18 ms more.
+        let p = |i: usize| out[i].predicted.unwrap_or_else(|| panic!("{:?}", out[i].skipped));
+        assert!((p(1) - p(0) - 18.0).abs() < 1e-6, "{} {}", p(0), p(1));
+        assert_eq!(out[2].skipped.as_deref(), Some("column host_step_ms must be from 0 to 1000 ms"));
+        assert!(out[3].skipped.as_deref().is_some_and(|e| e.contains("host_request_ms")), "{:?}", out[3].skipped);
+    }
+
+    #[test]
     fn a_request_rate_gives_the_engine_its_load_and_the_medians_their_meaning() {
         let head = "id,source,model,layers,hidden,heads,kv_heads,ffn_hidden,ffn_kind,vocab,gpu,gpus_per_node,nvlink_gbytes_s,n_gpus,tp,pp,dtype,batch,input_len,output_len,batching,step_tokens,request_rate,cuda_graphs,metric,measured\n";
         let row = |id: &str, batching: &str, rate: &str, metric: &str| {

@@ -77,6 +77,8 @@ columns! {
     BurstRequests = "burst_requests",
     PrefillSteps = "prefill_steps",
     SchedulerSteps = "scheduler_steps",
+    HostStepMs = "host_step_ms",
+    HostRequestMs = "host_request_ms",
     CudaGraphs = "cuda_graphs",
     CustomAllReduce = "custom_all_reduce",
     BotMlpWidths = "bot_mlp_widths",

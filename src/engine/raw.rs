@@ -409,6 +409,8 @@ raw_config! {
     step_tokens,
     prefill_steps,
     scheduler_steps,
+    host_step_ms,
+    host_request_ms,
     request_rate,
     burst_requests,
     cuda_graphs,

@@ -263,6 +263,15 @@ pub struct Setup {
     /// `--num-continuous-decode-steps`); prompts start only between rounds, and a round's
     /// tokens reach the client together. 1: every step is scheduled.
     pub scheduler_steps: u64,
+    /// LLM serving: host time per engine step that the GPU waits for, s: scheduling, preparing
+    /// the inputs, sampling, processing the outputs and sending the step to the workers, where
+    /// the engine does not overlap them with the GPU's work (vLLM before 0.6: vidur's profile,
+    /// `microsoft/vidur` `data/profiling/a100/cpu_overheads.csv`); a fixed part, and a part per
+    /// request in the step ([`Setup::host_request_s`]). 0: overlapped or negligible (vLLM's V1
+    /// engine, SGLang's overlap scheduler, TensorRT-LLM's C++ runtime).
+    pub host_step_s: f64,
+    /// LLM serving: host time per engine step and per request in it, s ([`Setup::host_step_s`]).
+    pub host_request_s: f64,
     /// LLM serving with in-flight batching: requests arriving per second over the whole
     /// cluster; `None`: as many as the batch keeps in flight (a closed loop at full load).
     pub request_rate: Option<f64>,
@@ -505,6 +514,8 @@ impl Default for Setup {
             step_tokens: 2048,
             prefill_steps: PrefillSteps::Mixed,
             scheduler_steps: 1,
+            host_step_s: 0.0,
+            host_request_s: 0.0,
             request_rate: None,
             burst_requests: None,
             cuda_graphs: true,

@@ -65,6 +65,10 @@ pub const MIN_CNN_IMAGE: u64 = 32;
 /// beyond Horovod's 1 ms default and the 5 ms of its early versions.
 pub const MAX_COLLECTIVE_CYCLE_MS: f64 = 1000.0;
 
+/// Most host time per engine step, and per request in it (`task.host_step_ms`,
+/// `task.host_request_ms`), ms.
+pub const MAX_HOST_MS: f64 = 1000.0;
+
 /// Most decode steps per scheduling round (`task.scheduler_steps`); engines use up to a few
 /// dozen.
 pub const MAX_SCHEDULER_STEPS: u64 = 1024;
@@ -1188,6 +1192,11 @@ fn read_setup(v: &mut Reader, t: &RawTask) -> Option<Setup> {
         None | Some(RawValue::Null) => d.scheduler_steps,
         f => v.count(f, at("task", "scheduler_steps"), optional, 1, MAX_SCHEDULER_STEPS)?,
     };
+    let host_ms = |v: &mut Reader, f: &Field, key: &str| {
+        v.optional_upto(f, at("task", key), "from", (MAX_HOST_MS, "ms"), "0: the host keeps ahead of the GPU")
+    };
+    let host_step_s = host_ms(v, &t.host_step_ms, "host_step_ms")? / 1e3;
+    let host_request_s = host_ms(v, &t.host_request_ms, "host_request_ms")? / 1e3;
     let request_rate = match &t.request_rate {
         None | Some(RawValue::Null) => None,
         f => Some(v.within(f, at("task", "request_rate"), optional, (1e-6, 1e9))?),
@@ -1223,6 +1232,8 @@ fn read_setup(v: &mut Reader, t: &RawTask) -> Option<Setup> {
         step_tokens,
         prefill_steps,
         scheduler_steps,
+        host_step_s,
+        host_request_s,
         request_rate,
         burst_requests,
         input_tokens,
@@ -1524,6 +1535,12 @@ mod tests {
             Err(vec!["task.prefill_steps: \"chunked\" is not an option; use mixed, separate".to_string()])
         );
         assert_eq!(said("scheduler_steps", serde_json::json!(10)).map(|s| s.task().setup.scheduler_steps), Ok(10));
+        assert_eq!(said("host_step_ms", serde_json::json!(2.5)).map(|s| s.task().setup.host_step_s), Ok(2.5e-3));
+        assert_eq!(
+            said("host_request_ms", serde_json::json!(-1)).map(|_| ()),
+            Err(vec!["task.host_request_ms: must be from 0 to 1000 ms (0: the host keeps ahead of the GPU), got -1"
+                .to_string()])
+        );
         for bad in [serde_json::json!(0), serde_json::json!(MAX_SCHEDULER_STEPS + 1), serde_json::json!(2.5)] {
             let e = said("scheduler_steps", bad.clone()).map(|_| ()).expect_err("refused");
             assert!(e.len() == 1 && e[0].starts_with("task.scheduler_steps: "), "{bad}: {e:?}");

@@ -324,6 +324,8 @@ pub fn default_task_fields(family: Family, inference: bool) -> Vec<Field> {
             "request_mix",
             "cuda_graphs",
             "custom_all_reduce",
+            "host_step_ms",
+            "host_request_ms",
             "collective",
         ]
     } else if family == Family::Cnn {
@@ -425,6 +427,10 @@ fn all_task_fields() -> Vec<Field> {
             "Whether the engine replays each decode step from a captured CUDA graph (vLLM, SGLang and TensorRT-LLM do; Hugging Face eager and FasterTransformer do not). From a graph each small kernel costs the GPU about 3 us (its launch from the GPU's own queue and its short run) instead of a host launch of about 4 us: at small batches, where a decode step is hundreds of short kernels, those microseconds are a large part of the time per token. Steps of more than 512 tokens (a batch's prefill, large prompt chunks) run eagerly, as vLLM runs them."),
         extra(T, "custom_all_reduce", "Engine all-reduce kernels", Kind::Flag, "yes",
             "Whether tensor-parallel all-reduces within a node may use the engine's own one-shot and two-shot kernels (vLLM, SGLang, TensorRT-LLM), which read the peers' buffers directly over NVLink in one or two phases, where NCCL's ring pays a hop per GPU. The fastest of them and NCCL is taken for each message: a decode step's few kilobytes finish several times sooner. Across nodes NCCL is used. Engines turn them off on PCIe-only machines."),
+        extra(T, "host_step_ms", "Host time per step (ms)", Kind::OptionalNumber, "0",
+            "The engine's host time per step that the GPU waits for: scheduling, preparing the inputs, sampling, processing the outputs and sending the step to its workers. Engines that do this in Python between GPU steps (vLLM before 0.6, with Ray workers) leave the GPU idle meanwhile: vidur's profile of that vLLM measured about 3.4 ms a step plus 0.23 ms per request for Llama 2 70B on 4 A100s, 18 ms at 64 requests. Leave 0 for engines that overlap it with the GPU's work (vLLM's V1 engine, SGLang's overlap scheduler, TensorRT-LLM)."),
+        extra(T, "host_request_ms", "Host time per request per step (ms)", Kind::OptionalNumber, "0",
+            "The part of the host's time per step that grows with the requests in it (processing each one's output, detokenizing, sending its state): added to the host time per step for every request in the step."),
         extra(T, "emb_sharding", "Embedding sharding", Kind::Choice(&[("table", "table-wise: whole tables per GPU"), ("row", "row-wise: each table's rows spread"), ("column", "column-wise: each table's columns spread")]), "table",
             "How the mp levels split the embedding tables (TorchRec's sharding types). Table-wise sends each GPU's pooled embeddings by all-to-all (MAD-Max's mp); row-wise balances huge tables but reduce-scatters partial pools of every table; column-wise splits wide tables and all-to-alls the column slices."),
         extra(T, "bot_mlp", "Bottom MLP placement", Kind::Choice(&[("data_parallel", "data-parallel: on every GPU"), ("one_gpu", "one GPU: all samples, no tables there")]), "data_parallel",

@@ -203,10 +203,12 @@ fn every_default_op_is_explained_by_a_formula_that_gives_its_duration() {
             json!({"overlap_grad_reduce": true,
             "transformer_parallel": ["tp", "ddp"], "transformer_parallel_degree": [8, 16], "zero_stage": 2}),
         ),
-        // Serving: a static batch through a pipeline, and in-flight batching's engine step.
+        // Serving: a static batch through a pipeline, and in-flight batching's engine step (with
+        // the host's time per step).
         case(
             "llm__llama_7b__zionex_8__llm_inf_tp_8x8_bs1",
-            json!({"transformer_parallel": ["tp", "pp"], "transformer_parallel_degree": [4, 2], "input_tokens": 512, "output_tokens": 64}),
+            json!({"transformer_parallel": ["tp", "pp"], "transformer_parallel_degree": [4, 2], "input_tokens": 512, "output_tokens": 64,
+            "host_step_ms": 2.0, "host_request_ms": 0.1}),
         ),
         case(
             "llm__llama_7b__zionex_8__llm_inf_tp_8x8_bs1",
@@ -217,7 +219,8 @@ fn every_default_op_is_explained_by_a_formula_that_gives_its_duration() {
         case(
             "llm__llama_7b__zionex_8__llm_inf_tp_8x8_bs1",
             json!({"transformer_parallel": ["tp"], "transformer_parallel_degree": [8], "local_transformer_bs": 64,
-            "batching": "inflight", "prefill_steps": "separate", "scheduler_steps": 8, "request_rate": 2.0}),
+            "batching": "inflight", "prefill_steps": "separate", "scheduler_steps": 8, "request_rate": 2.0,
+            "host_step_ms": 1.5, "host_request_ms": 0.2}),
         ),
         // Collectives launched by Horovod's thread: each formula adds its wait.
         case(

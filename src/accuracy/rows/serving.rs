@@ -46,6 +46,9 @@ pub(in crate::accuracy) struct InferenceRow<'a> {
     pub(in crate::accuracy) batching: RowBatching,
     pub(in crate::accuracy) cuda_graphs: bool,
     pub(in crate::accuracy) custom_all_reduce: bool,
+    /// The engine's host time per step that the GPU waits for, ms: a fixed part and a part per
+    /// request in the step (`host_step_ms`, `host_request_ms`; blank: 0).
+    pub(in crate::accuracy) host_ms: [f64; 2],
 }
 
 impl<'a> InferenceRow<'a> {
@@ -137,6 +140,15 @@ impl<'a> InferenceRow<'a> {
         };
         let cuda_graphs =
             engine_flag(Col::CudaGraphs, "off (each kernel launched from the host, as FasterTransformer does)")?;
+        let mut host_ms = [0.0; 2];
+        for (col, ms) in [Col::HostStepMs, Col::HostRequestMs].into_iter().zip(host_ms.iter_mut()) {
+            if !r.get(col).is_empty() {
+                *ms = match r.number(col)? {
+                    x if (0.0..=crate::engine::validate::MAX_HOST_MS).contains(&x) => x,
+                    _ => return Err(format!("column {col} must be from 0 to 1000 ms")),
+                };
+            }
+        }
         let custom_all_reduce = engine_flag(
             Col::CustomAllReduce,
             "off (NCCL all-reduces: FasterTransformer's own kernel is opt-in, --enable_custom_all_reduce)",
@@ -155,6 +167,7 @@ impl<'a> InferenceRow<'a> {
             batching,
             cuda_graphs,
             custom_all_reduce,
+            host_ms,
         })
     }
 
@@ -179,6 +192,12 @@ impl<'a> InferenceRow<'a> {
                 "custom_all_reduce": self.custom_all_reduce,
             }),
         );
+        let [step_ms, request_ms] = self.host_ms;
+        let task = if step_ms > 0.0 || request_ms > 0.0 {
+            with_keys(task, json!({ "host_step_ms": step_ms, "host_request_ms": request_ms }))
+        } else {
+            task
+        };
         let task = match self.batching {
             RowBatching::Static => task,
             RowBatching::InFlight { step_tokens, request_rate, burst_requests, separate, scheduler_steps } => {

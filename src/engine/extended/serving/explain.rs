@@ -50,10 +50,30 @@ fn kernel_terms(sv: &ServingCx, p: Pass) -> [Term; 2] {
     ]
 }
 
+/// Explains the GPU's wait for the host between engine steps ([`ServingCx::host_s`]), for a
+/// step of `requests` requests.
+fn explain_host(sv: &ServingCx, requests: f64) -> Explanation {
+    let setup = &sv.cx.setup;
+    Explanation {
+        what: "The GPU waits for the host: scheduling the step, preparing its inputs, sampling and processing its outputs".into(),
+        formula: "h_step + h_req x requests".into(),
+        terms: vec![
+            Term { symbol: "h_step", meaning: "host time per engine step", value: setup.host_step_s, unit: Unit::Seconds },
+            Term { symbol: "h_req", meaning: "host time per request in the step", value: setup.host_request_s, unit: Unit::Seconds },
+            Term { symbol: "requests", meaning: "requests in the step (per replica)", value: requests, unit: Unit::Count },
+        ],
+        seconds: sv.host_s(requests),
+        note: Some("Engines that run their scheduler and output processing in Python between GPU steps (vLLM before 0.6, with Ray workers) leave the GPU idle meanwhile; those that overlap them with the GPU's work (vLLM's V1 engine, SGLang's overlap scheduler, TensorRT-LLM) do not."),
+    }
+}
+
 /// Explains an op of an in-flight engine step ([`ServingCx::steady`]): the step that carries a
 /// prompt chunk.
 fn explain_step(sv: &ServingCx, op: &OpName, [tp, rate, hbm]: [Term; 3]) -> Option<Explanation> {
     let step = sv.steady_at_load().0.drawn;
+    if (op.block, op.kind) == (Block::Input, OpKind::Idle) {
+        return Some(explain_host(sv, step.requests));
+    }
     let term =
         |symbol: &'static str, meaning: &'static str, value: f64, unit: Unit| Term { symbol, meaning, value, unit };
     let decoding =
@@ -117,6 +137,9 @@ pub fn explain(sv: &ServingCx, op: &OpName) -> Option<Explanation> {
     let b = term("B", "requests in the batch (per replica)", sv.batch, Unit::Count);
     if cx.setup.batching == Batching::InFlight {
         return explain_step(sv, op, [tp, rate, hbm]);
+    }
+    if (op.block, op.kind) == (Block::Input, OpKind::Idle) {
+        return Some(explain_host(sv, sv.batch));
     }
     let p = sv.prefill_layer();
     let (micro, m) = sv.prefill_micro();
@@ -236,7 +259,13 @@ pub fn explain(sv: &ServingCx, op: &OpName) -> Option<Explanation> {
         }
         _ => return None,
     };
-    Some(Explanation { what, formula: formula.into(), terms, seconds, note })
+    let mut e = Explanation { what, formula: formula.into(), terms, seconds, note };
+    // The host's time per decode step is in the decode run's computation.
+    if (op.block, op.kind) == (Block::Decode, OpKind::Compute) && sv.host_s(sv.batch) > 0.0 {
+        e.formula = format!("{} + per step the host's h_step + h_req x B", e.formula).into();
+        e.terms.extend(explain_host(sv, sv.batch).terms.into_iter().take(2));
+    }
+    Some(e)
 }
 
 #[cfg(test)]

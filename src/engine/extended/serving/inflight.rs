@@ -132,7 +132,11 @@ pub struct EngineStep {
     pub layer: Step,
     /// Rows of logits: the decoding requests and the prompts that finish.
     pub rows: f64,
-    /// The step through every stage, s.
+    /// Requests in the step (decoding, or prefilling a chunk), and the host's time to run it
+    /// that the GPU waits for ([`ServingCx::host_s`]), s.
+    pub requests: f64,
+    pub host_s: f64,
+    /// The step through every stage, the host's time included, s.
     pub seconds: f64,
 }
 
@@ -435,10 +439,15 @@ impl<'a> ServingCx<'a> {
         };
         let layer = self.layer(pass);
         let rows = (decoding + finishing) / groups;
+        // A chunk that does not finish its prompt still has its request in the step.
+        let prompts = if prefill_tokens > 0.0 { finishing.max(1.0) } else { 0.0 };
+        let requests = (decoding + prompts) / groups;
+        let host_s = self.host_s(requests);
         let seconds = self.cx.d.layers as f64 * (layer.attn_s + layer.ffn_s + layer.comm_s)
             + self.hops_s(pass.prefill_tokens + pass.decode_tokens)
-            + self.logits_for(rows);
-        EngineStep { pass, layer, rows, seconds }
+            + self.logits_for(rows)
+            + host_s;
+        EngineStep { pass, layer, rows, requests, host_s, seconds }
     }
 
     /// The ops of one in-flight engine step of one pipeline group: a step that carries a prompt
@@ -449,7 +458,8 @@ impl<'a> ServingCx<'a> {
     ) -> (Vec<crate::engine::ops::Op>, crate::engine::schedule::Schedule) {
         let mut tl = Timeline::new(4 * self.cx.d.layers as usize + 8);
         let hop = self.hop_s(step.pass.prefill_tokens + step.pass.decode_tokens);
-        self.push_pass(&mut tl, step.layer, hop, self.logits_for(step.rows));
+        let last = self.push_pass(&mut tl, step.layer, hop, self.logits_for(step.rows));
+        self.push_host(&mut tl, step.host_s, last);
         tl.finish()
     }
 
@@ -808,5 +818,45 @@ mod tests {
         assert!(e.iter().any(|e| e.field == "task.scheduler_steps" && e.message.contains("separate")), "{e:?}");
         assert!(errors(Batching::InFlight, true, 8).is_empty());
         assert!(errors(Batching::Static, false, 1).is_empty());
+    }
+
+    #[test]
+    fn the_hosts_time_per_step_is_waited_for_in_every_step() {
+        // 2 ms a step and 0.25 ms a request: a static batch of 8 waits 4 ms for the host before
+        // its first token and in every decode step; an in-flight step of 8 decoding requests
+        // the same, drawn as its own op.
+        let host = json!({"host_step_ms": 2.0, "host_request_ms": 0.25});
+        let with_host = |extra: serde_json::Value| {
+            let mut keys = host.clone();
+            if let (Some(k), Some(x)) = (keys.as_object_mut(), extra.as_object()) {
+                k.extend(x.clone());
+            }
+            keys
+        };
+        let (plain, hosted) = (llama70(4, 8, json!({})), llama70(4, 8, host.clone()));
+        let (a, b) = (ServingCx::new(&plain).expect("serving"), ServingCx::new(&hosted).expect("serving"));
+        assert!((b.host_s(8.0) - 4e-3).abs() < 1e-15 && a.host_s(8.0) == 0.0);
+        assert!((b.ttft_s() - a.ttft_s() - 4e-3).abs() < 1e-12);
+        let (steps_a, steps_b) = (a.decode_steps(1, 10).0, b.decode_steps(1, 10).0);
+        assert!((steps_b - steps_a - 10.0 * 4e-3).abs() < 1e-12, "{steps_a} {steps_b}");
+        let (ra, rb) = (crate::engine::evaluate(&plain), crate::engine::evaluate(&hosted));
+        let (sa, sb) = (ra.serving.as_ref().expect("serving"), rb.serving.as_ref().expect("serving"));
+        assert!((sb.e2e_s - sa.e2e_s - 256.0 * 4e-3).abs() < 1e-9, "{} {}", sa.e2e_s, sb.e2e_s);
+        let waits = |r: &crate::engine::report::Report| {
+            r.timeline.iter().filter(|o| o.name.kind == crate::engine::ops::OpKind::Idle).count()
+        };
+        assert_eq!((waits(&ra), waits(&rb)), (0, 1));
+        // In flight: each step waits for the host, for its decoding requests and the prompt it
+        // prefills; the step drawn has the wait as an op of its own.
+        let s = inflight(8, with_host(json!({})));
+        let sv = ServingCx::new(&s).expect("serving");
+        let step = sv.engine_step(8.0, 0.0, 0.0);
+        let bare = ServingCx::new(&inflight(8, json!({}))).expect("serving").engine_step(8.0, 0.0, 0.0);
+        assert!((step.seconds - bare.seconds - 4e-3).abs() < 1e-12 && step.requests == 8.0);
+        assert_eq!(sv.engine_step(7.0, 100.0, 0.0).requests, 8.0);
+        let r = crate::engine::evaluate(&s);
+        assert_eq!(waits(&r), 1);
+        let drawn = sv.steady_at_load().0.drawn;
+        assert!((r.iteration_s - drawn.seconds).abs() < 1e-9 * drawn.seconds, "{} {}", r.iteration_s, drawn.seconds);
     }
 }

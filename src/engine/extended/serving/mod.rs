@@ -361,6 +361,21 @@ impl<'a> ServingCx<'a> {
         self.logits_for(self.batch)
     }
 
+    /// The host's time to run an engine step of `requests` requests that the GPU waits for, s:
+    /// [`crate::engine::scenario::Setup::host_step_s`] plus
+    /// [`crate::engine::scenario::Setup::host_request_s`] per request (0 unless the task says).
+    pub fn host_s(&self, requests: f64) -> f64 {
+        self.cx.setup.host_step_s + self.cx.setup.host_request_s * requests
+    }
+
+    /// Pushes the GPU's wait for the host after `last`, when there is one ([`ServingCx::host_s`]).
+    fn push_host(&self, tl: &mut Timeline, host_s: f64, last: Option<u32>) -> Option<u32> {
+        if host_s <= 0.0 {
+            return last;
+        }
+        tl.push(name(Block::Input, 0, Phase::Forward, OpKind::Idle, 0), host_s, &[last]).or(last)
+    }
+
     /// The output layer for `rows` tokens, s: every weight read once.
     fn logits_for(&self, rows: f64) -> f64 {
         let d = &self.cx.d;
@@ -424,6 +439,7 @@ impl<'a> ServingCx<'a> {
             + self.hops_s(self.prefill_micro().0 * self.input as f64)
             + self.prefill_pipelined_s()
             + self.logits_s()
+            + self.host_s(self.batch)
     }
 
     /// Decode step `i` (1-based, after the prefill's first token): (compute, communication), s.
@@ -457,7 +473,8 @@ impl<'a> ServingCx<'a> {
         let per_token = self.attn_s(pass(ctx + 1.0)) - at_first;
         let attn = n * at_first + per_token * n * (n - 1.0) / 2.0;
         (
-            n * (layer_passes * one.ffn_s + m as f64 * self.logits_for(micro)) + layer_passes * attn,
+            n * (layer_passes * one.ffn_s + m as f64 * self.logits_for(micro) + self.host_s(self.batch))
+                + layer_passes * attn,
             n * (layer_passes * one.comm_s + self.hops_s(micro)),
         )
     }
@@ -520,6 +537,7 @@ impl<'a> ServingCx<'a> {
             last = tl.push(name(Block::Pipeline, 0, f, OpKind::Compute, 0), pipelined, &[last]).or(last);
         }
         last = tl.push(name(Block::Head, 0, f, OpKind::Compute, 0), self.logits_s(), &[last]).or(last);
+        last = self.push_host(&mut tl, self.host_s(self.batch), last);
         // Decode ops: the run's first step in `micro`, its last in `layer`.
         for (from, to) in self.decode_runs() {
             let (comp, comm) = self.decode_steps(from, to);
