@@ -73,6 +73,20 @@ await runTest('serving', dist, async ({ server, browser }) => {
   await page.waitForFunction((before) => Number(document.querySelector('#tpot')?.getAttribute('data-value')) > before, fp16.tpot, { timeout: 5000 });
   const eager = await matchesCli(page, 'the same without CUDA graphs');
   check(eager.tpot > fp16.tpot && close(eager.ttft, fp16.ttft), `without CUDA graphs: TPOT ${eager.tpot} s (with ${fp16.tpot} s), TTFT ${eager.ttft} s (${fp16.ttft} s)`);
+  // The host's time per step (an engine that schedules and processes outputs between GPU
+  // steps): every decode step waits 5 ms more, and the prefill once; a negative time is refused
+  // on the field, the last figures kept.
+  await enter(page, '#f-task-host_step_ms', '5');
+  await page.waitForFunction((before) => Number(document.querySelector('#tpot')?.getAttribute('data-value')) > before, eager.tpot, { timeout: 5000 });
+  const hosted = await matchesCli(page, 'the same with 5 ms of host time per step');
+  check(close(hosted.tpot - eager.tpot, 0.005, 1e-6) && close(hosted.ttft - eager.ttft, 0.005, 1e-6), `host time: TPOT ${hosted.tpot} s (${eager.tpot} s), TTFT ${hosted.ttft} s (${eager.ttft} s)`);
+  await enter(page, '#f-task-host_step_ms', '-1');
+  const hostField = page.locator('.field', { has: page.locator('#f-task-host_step_ms') });
+  await hostField.locator('.error-msg').waitFor({ timeout: 5000 });
+  check(/must be from 0 to 1000 ms/.test(await hostField.locator('.error-msg').textContent()) && close(Number(await page.locator('#tpot').getAttribute('data-value')), hosted.tpot),
+    `a negative host time is refused on the field, the last figures kept: ${await hostField.locator('.error-msg').textContent()}`);
+  await enter(page, '#f-task-host_step_ms', '');
+  await page.waitForFunction((before) => Number(document.querySelector('#tpot')?.getAttribute('data-value')) < before, hosted.tpot, { timeout: 5000 });
   // In-flight batching: the figures are the steady state's, as the CLI computes them from the
   // share link; the first token comes after one prompt's prefill, not the whole batch's, at the
   // static batch's throughput (within 3%: the prompts ride on the decode steps' weight reads,
