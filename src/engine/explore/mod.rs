@@ -587,10 +587,17 @@ fn with(base: &Scenario, c: &Candidate) -> Scenario {
     Scenario { model: base.model.clone(), system: base.system.clone(), task, _validated: base._validated }
 }
 
-/// Sorts outcomes best first: plans that fit by throughput, then those that do not.
+/// Sorts outcomes best first: plans that fit by throughput, then those that do not. Serving
+/// plans of the same throughput (at a request rate, every plan that keeps up completes the
+/// rate) come by their time per output token, then to the first token.
 pub fn rank(outcomes: &mut [Outcome]) {
+    let latency = |o: &Outcome, of: fn(&Outcome) -> Option<f64>| of(o).unwrap_or(0.0);
     super::order::sort_by(outcomes, |a, b| {
-        b.fits().cmp(&a.fits()).then(b.throughput_samples_per_s.total_cmp(&a.throughput_samples_per_s))
+        b.fits()
+            .cmp(&a.fits())
+            .then(b.throughput_samples_per_s.total_cmp(&a.throughput_samples_per_s))
+            .then(latency(a, |o| o.tpot_s).total_cmp(&latency(b, |o| o.tpot_s)))
+            .then(latency(a, |o| o.ttft_s).total_cmp(&latency(b, |o| o.ttft_s)))
     });
 }
 
@@ -926,6 +933,33 @@ mod tests {
     fn levels(list: &[(Strategy, u64)]) -> Spec {
         let l: Vec<Level> = list.iter().map(|&(strategy, degree)| Level { strategy, degree }).collect();
         Spec::new(&l).expect("few levels")
+    }
+
+    #[test]
+    fn serving_plans_that_all_keep_up_with_a_request_rate_rank_by_their_latency() {
+        // LLaMA 7B served in flight on 8 GPUs at 2 requests/s: every plan that fits completes
+        // the rate, so throughput ties; the faster token (then the sooner first token) ranks
+        // first, and the scenario's own plan is judged the same way.
+        let mut s = scenario(include_str!(
+            "../../../tests/data/reference/cases/llm__llama_7b__zionex_8__llm_inf_tp_8x8_bs1.json"
+        ));
+        s.task.mode = crate::engine::scenario::Mode::Default;
+        s.task.setup.batching = crate::engine::scenario::Batching::InFlight;
+        s.task.setup.request_rate = Some(2.0);
+        let summary = search(&s, &Space::fixed_global(&s)).expect("a small search");
+        let fit: Vec<&Outcome> = summary.ranked.iter().filter(|o| o.fits()).collect();
+        assert!(fit.len() > 2, "{}", fit.len());
+        let rate = fit[0].throughput_samples_per_s;
+        let tied: Vec<&&Outcome> = fit.iter().filter(|o| o.throughput_samples_per_s == rate).collect();
+        assert!(tied.len() > 2 && (rate - 2.0).abs() < 1e-9, "{} at {rate}", tied.len());
+        let key = |o: &Outcome| (o.tpot_s.unwrap_or(f64::NAN), o.ttft_s.unwrap_or(f64::NAN));
+        assert!(
+            tied.windows(2).all(|w| key(w[0]) <= key(w[1])),
+            "{:?}",
+            tied.iter().map(|o| key(o)).collect::<Vec<_>>()
+        );
+        // Nothing is faster than the best at the same rate: the speed-up says so.
+        assert!(summary.speedup.is_some_and(|x| x >= 1.0));
     }
 
     #[test]
