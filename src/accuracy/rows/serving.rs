@@ -145,7 +145,12 @@ impl<'a> InferenceRow<'a> {
             if !r.get(col).is_empty() {
                 *ms = match r.number(col)? {
                     x if (0.0..=crate::engine::validate::MAX_HOST_MS).contains(&x) => x,
-                    _ => return Err(format!("column {col} must be from 0 to 1000 ms")),
+                    _ => {
+                        return Err(format!(
+                            "column {col} must be from 0 to {} ms",
+                            crate::engine::validate::MAX_HOST_MS
+                        ))
+                    }
                 };
             }
         }

@@ -32,10 +32,8 @@ pub struct Steady {
     pub ttft_s: f64,
     /// From arrival to the last token, s.
     pub e2e_s: f64,
-    /// A step without a prompt chunk, s, and the share of steps that carry one: a request's
-    /// tokens come that far apart.
+    /// A step without a prompt chunk (with prompts in steps of their own, a decode step), s.
     pub plain_s: f64,
-    pub chunk_share: f64,
     /// The share of the chunk capacity (the steps' room for prompt tokens) prompts use, 0..1.
     pub prefill_load: f64,
     /// One prompt's chunk steps, s: its prefill when it need not wait (with a request mix, their
@@ -208,7 +206,6 @@ impl<'a> ServingCx<'a> {
                 ttft_s: e2e_s,
                 e2e_s,
                 plain_s: 0.0,
-                chunk_share: 1.0,
                 prefill_load: tokens / budget,
                 prompt_s: chunk_steps(budget).1 * step.seconds,
                 room: budget,
@@ -256,7 +253,6 @@ impl<'a> ServingCx<'a> {
             ttft_s: e2e_s - od * tpot_s,
             e2e_s,
             plain_s: m.plain_s,
-            chunk_share: m.with_chunk,
             prefill_load: (m.prefill_tokens / m.room).min(1.0),
             prompt_s: m.chunks_weighted * m.chunk.seconds,
             room: m.room,
@@ -338,7 +334,6 @@ impl<'a> ServingCx<'a> {
             ttft_s: e2e_s - od * tpot_s,
             e2e_s,
             plain_s: t_d,
-            chunk_share: p * steps / (rounds + p * steps),
             prefill_load: 0.0,
             prompt_s: (steps + 1.0) / 2.0 * prefill.seconds,
             room: budget,
