@@ -707,6 +707,31 @@ mod tests {
     }
 
     #[test]
+    fn a_length_spread_column_spreads_a_datasets_lengths_around_the_rows_means() {
+        let head = "id,source,model,layers,hidden,heads,kv_heads,ffn_hidden,ffn_kind,vocab,gpu,gpus_per_node,nvlink_gbytes_s,n_gpus,tp,pp,dtype,batch,input_len,output_len,batching,request_rate,length_spread,cuda_graphs,metric,measured\n";
+        let row = |id: &str, batching: &str, spread: &str| {
+            format!("{id},src,m,24,2048,16,16,8192,gelu,51200,h100-80g,8,900,1,1,1,bf16,64,230,203,{batching},4,{spread},1,median_e2e_ms,1000\n")
+        };
+        let rows = [
+            row("blank", "inflight", ""),
+            row("fixed", "inflight", "fixed"),
+            row("sharegpt", "inflight", "exponential"),
+            row("normal", "inflight", "normal"),
+            row("static", "static", "exponential"),
+        ];
+        let out = run(&[head.to_owned()].iter().chain(&rows).cloned().collect::<String>()).expect("parses");
+        let task = |i: usize| out[i].scenario.as_ref().map(|s| s["task"]["length_spread"].clone());
+        assert_eq!((task(0), task(1), task(2)), (Some(Value::Null), Some(Value::Null), Some(json!("exponential"))));
+        let p = |i: usize| out[i].predicted.unwrap_or_else(|| panic!("{:?}", out[i].skipped));
+        assert_eq!(p(0), p(1));
+        // Half the answers are under ln 2 of the mean: the median request ends sooner.
+        assert!(p(2) < 0.8 * p(0), "{} vs {}", p(2), p(0));
+        let skipped = |i: usize| out[i].skipped.clone().unwrap_or_default();
+        assert_eq!(skipped(3), "length_spread \"normal\" is not fixed or exponential");
+        assert!(skipped(4).starts_with("column length_spread needs batching inflight"), "{}", skipped(4));
+    }
+
+    #[test]
     fn a_request_rate_gives_the_engine_its_load_and_the_medians_their_meaning() {
         let head = "id,source,model,layers,hidden,heads,kv_heads,ffn_hidden,ffn_kind,vocab,gpu,gpus_per_node,nvlink_gbytes_s,n_gpus,tp,pp,dtype,batch,input_len,output_len,batching,step_tokens,request_rate,cuda_graphs,metric,measured\n";
         let row = |id: &str, batching: &str, rate: &str, metric: &str| {
@@ -1101,26 +1126,34 @@ mod tests {
         );
         // GPUStack's performance lab: vLLM 0.11 batching in flight, all calibration: Qwen3 8B at
         // 1 to 8 requests in flight, whose time per token led to a CUDA graph's kernel cost, and
-        // Qwen3 14B's bursts, whose ramp and drain led to running bursts step by step: those of
-        // requests of one length are run so, ShareGPT's (lengths that vary) stay steady states.
+        // Qwen3 14B's bursts, whose ramp and drain led to running bursts step by step, each run
+        // so (ShareGPT's with their lengths spread).
         let burst = |r: &RowResult| r.scenario.as_ref().and_then(|s| s["task"]["burst_requests"].as_u64());
         let lab: Vec<&RowResult> = rows.iter().filter(|r| r.id.starts_with("gpustack-")).collect();
         assert!(lab.len() == 32 && lab.iter().all(|r| r.batched_in_flight() && r.error.is_some() && !r.held_out()));
         let in_flight_8b = |r: &RowResult| r.id.starts_with("gpustack-qwen3-8b-h100-c");
         assert_eq!(lab.iter().filter(|r| in_flight_8b(r)).count(), 12);
-        assert!(lab.iter().all(|r| burst(r).is_some() != (in_flight_8b(r) || r.id.contains("-sharegpt-"))));
+        assert!(lab.iter().all(|r| burst(r).is_some() != in_flight_8b(r)));
         assert!(lab.iter().filter_map(|r| burst(r)).all(|n| [100, 500, 1000].contains(&n)));
         // SGLang's benchmark of SGLang 0.3 and vLLM 0.6: batching in flight, 28 of its rows at a
-        // request rate; vLLM's two offline bursts of 5,000 ShareGPT prompts steady states as
-        // GPUStack's. All calibration: they led to prefilling in steps of their own (both
-        // engines) and to vLLM's rounds of 10 decode steps.
+        // request rate; vLLM's two offline bursts of 5,000 ShareGPT prompts run step by step.
+        // All calibration: they led to prefilling in steps of their own (both engines) and to
+        // vLLM's rounds of 10 decode steps.
         let rates: Vec<&RowResult> = rows.iter().filter(|r| r.id.starts_with("sglang060-")).collect();
         assert!(rates.len() == 30 && rates.iter().all(|r| r.batched_in_flight() && r.error.is_some() && !r.held_out()));
         let at_rate = |r: &&&RowResult| r.scenario.as_ref().is_some_and(|s| s["task"]["request_rate"].is_number());
         assert_eq!(rates.iter().filter(at_rate).count(), 28);
-        assert!(rates.iter().filter(|r| !at_rate(r)).all(|r| burst(r).is_none()));
+        assert!(rates.iter().filter(|r| !at_rate(r)).all(|r| burst(r) == Some(5000)));
         let task = |r: &RowResult, key: &str| r.scenario.as_ref().map(|s| s["task"][key].clone());
         assert!(rates.iter().all(|r| task(r, "prefill_steps") == Some(serde_json::json!("separate"))));
+        // ShareGPT's prompts and answers, GPUStack's and SGLang's alike, vary in length: spread
+        // exponentially around the means the rows give; random datasets' do not.
+        let spread = |r: &RowResult| task(r, "length_spread") == Some(serde_json::json!("exponential"));
+        let sharegpt: Vec<&RowResult> =
+            rows.iter().filter(|r| r.id.contains("sharegpt") || r.id.starts_with("sglang060-")).collect();
+        assert_eq!(sharegpt.len(), 46);
+        assert!(sharegpt.iter().all(|r| spread(r)));
+        assert_eq!(rows.iter().filter(|r| spread(r)).count(), 46);
         let rounds = |r: &RowResult| task(r, "scheduler_steps").and_then(|v| v.as_u64());
         assert!(rates.iter().all(|r| rounds(r) == r.id.starts_with("sglang060-vllm-").then_some(10)));
         // FasterTransformer's GPT guide: every latency it prints that ran, each a static batch's

@@ -4,7 +4,7 @@
 use crate::engine::critical::CriticalPath;
 use crate::engine::explore::{Outcome, SettingsSearched};
 use crate::engine::report::{Limit, LoaderBound, MemPart, Report, Serving};
-use crate::engine::scenario::{Batching, PrefillSteps};
+use crate::engine::scenario::{Batching, LengthSpread, PrefillSteps, SPREAD_BINS};
 use crate::paper::Gain;
 use crate::units;
 
@@ -180,8 +180,21 @@ pub fn batching(sv: &Serving) -> String {
 }
 
 /// The kinds of request a serving report's figures are for, as a sentence; `None` without a
-/// mix (every request of the same lengths).
+/// mix or a spread (every request of the same lengths).
 pub fn request_mix(sv: &Serving) -> Option<String> {
+    if sv.length_spread == LengthSpread::Exponential {
+        let at =
+            |mean: u64, q: f64| crate::engine::extended::rules::grouped((-(1.0 - q).ln() * mean as f64).round() as u64);
+        return Some(format!(
+            "Request lengths vary: prompts and answers each spread exponentially around their means ({} and {} tokens), so half the answers are under {} tokens and one in a hundred over {} (half the prompts under {}); served as {} kinds of request of equal share.",
+            sv.input_tokens,
+            sv.output_tokens,
+            at(sv.output_tokens, 0.5),
+            at(sv.output_tokens, 0.99),
+            at(sv.input_tokens, 0.5),
+            SPREAD_BINS * SPREAD_BINS
+        ));
+    }
     if sv.request_mix.is_empty() {
         return None;
     }

@@ -77,6 +77,7 @@ columns! {
     BurstRequests = "burst_requests",
     PrefillSteps = "prefill_steps",
     SchedulerSteps = "scheduler_steps",
+    LengthSpread = "length_spread",
     HostStepMs = "host_step_ms",
     HostRequestMs = "host_request_ms",
     CudaGraphs = "cuda_graphs",

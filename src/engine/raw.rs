@@ -416,6 +416,7 @@ raw_config! {
     cuda_graphs,
     custom_all_reduce,
     request_mix,
+    length_spread,
 }
 
 /// The three configs of one run. `None` means the config is absent (or `null`).

@@ -139,6 +139,8 @@ pub struct Serving {
     /// In flight: the kinds of request served (empty: all of `input_tokens` and
     /// `output_tokens`, which are otherwise the mix's means, rounded).
     pub request_mix: Vec<crate::engine::scenario::RequestClass>,
+    /// In flight: how the requests' lengths vary around `input_tokens` and `output_tokens`.
+    pub length_spread: crate::engine::scenario::LengthSpread,
 }
 
 /// The median, 90th and 99th percentiles of a serving engine's latencies, s.

@@ -283,6 +283,9 @@ pub struct Setup {
     /// LLM serving with in-flight batching: the kinds of requests served, each with its share of
     /// the requests; empty: every request has `input_tokens` and `output_tokens`.
     pub request_mix: Vec<RequestClass>,
+    /// LLM serving with in-flight batching: how the requests' lengths vary around
+    /// `input_tokens` and `output_tokens` (their means).
+    pub length_spread: LengthSpread,
     /// LLM serving: engine steps of up to
     /// [`GRAPH_MAX_TOKENS`](crate::engine::extended::calibration::GRAPH_MAX_TOKENS) tokens replay
     /// a captured CUDA graph, so each kernel costs the GPU
@@ -345,7 +348,88 @@ impl RequestClass {
             .collect();
         items.join(", ")
     }
+
+    /// The kinds of request of an exponential spread ([`LengthSpread::Exponential`]) of prompts
+    /// of mean `input` tokens and answers of mean `output`: each length cut into [`SPREAD_BINS`]
+    /// bins of equal probability, each bin served at its mean ([`exponential_bin_means`], so
+    /// the means stay those given, but for rounding to whole tokens), every pair of a prompt
+    /// bin and an answer bin one kind of equal share. They are listed in the order of the first
+    /// two dimensions of a Sobol sequence (answer bins from the van der Corput sequence, prompt
+    /// bins from the second dimension, whose generator is Pascal's triangle mod 2), so that any
+    /// aligned run of [`SPREAD_BINS`] of them holds every answer bin and every prompt bin once,
+    /// as evenly paired as a run that short allows: an engine sent a burst admits the kinds in
+    /// this order.
+    pub fn spread(input: u64, output: u64) -> Vec<RequestClass> {
+        let tokens = |mean: u64| -> Vec<u64> {
+            exponential_bin_means().iter().map(|m| ((m * mean as f64).round() as u64).max(1)).collect()
+        };
+        let (inputs, outputs) = (tokens(input), tokens(output));
+        let bits = SPREAD_BINS.trailing_zeros() as usize;
+        let share = 1.0 / (SPREAD_BINS * SPREAD_BINS) as f64;
+        (0..SPREAD_BINS * SPREAD_BINS)
+            .map(|n| {
+                // Digit i (from the most significant) of the point's two coordinates: n's bit i
+                // (van der Corput), and the parity of n's bits j whose set bits include i's
+                // (Lucas: binomial(j, i) is odd), over all 2 x `bits` digits.
+                let digit = |i: usize| (n >> i) & 1;
+                let sobol = |i: usize| (i..2 * bits).filter(|j| j & i == i).fold(0, |d, j| d ^ digit(j));
+                let bin = |d: &dyn Fn(usize) -> usize| (0..bits).fold(0, |b, i| (b << 1) | d(i));
+                RequestClass { input_tokens: inputs[bin(&sobol)], output_tokens: outputs[bin(&digit)], share }
+            })
+            .collect()
+    }
 }
+
+/// The means of the [`SPREAD_BINS`] equal-probability bins of an exponential distribution of
+/// mean 1, shortest first: bin `j` spans the quantiles `j / n` to `(j + 1) / n`, where
+/// `x(q) = -ln(1 - q)`, and its mean is `1 + (x_a (1 - q_a) - x_b (1 - q_b)) / (q_b - q_a)`
+/// (the last bin's, to infinity: `1 + x_a`); they average to 1.
+pub fn exponential_bin_means() -> [f64; SPREAD_BINS] {
+    let n = SPREAD_BINS as f64;
+    std::array::from_fn(|j| {
+        let (qa, qb) = (j as f64 / n, (j + 1) as f64 / n);
+        let xa = -(1.0 - qa).ln();
+        if j + 1 == SPREAD_BINS {
+            1.0 + xa
+        } else {
+            let xb = -(1.0 - qb).ln();
+            1.0 + (xa * (1.0 - qa) - xb * (1.0 - qb)) / (qb - qa)
+        }
+    })
+}
+
+/// How the lengths of an LLM serving engine's requests vary around their means.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum LengthSpread {
+    /// Every request has the given prompt and generated tokens (benchmarks' random datasets:
+    /// `vllm bench serve --dataset-name random`).
+    Fixed,
+    /// Prompt and generated tokens each spread as an exponential distribution with the given
+    /// mean, independently: the most even spread a length with nothing known but its mean can
+    /// have (the maximum-entropy distribution on `[0, inf)` with a given mean), and long-tailed,
+    /// as chat traffic is (ShareGPT conversations: most answers short, a few very long).
+    /// Served as [`SPREAD_BINS`] x [`SPREAD_BINS`] kinds of request of equal share
+    /// ([`RequestClass::spread`]).
+    Exponential,
+}
+
+impl LengthSpread {
+    pub const ALL: [LengthSpread; 2] = [LengthSpread::Fixed, LengthSpread::Exponential];
+
+    pub fn config_name(self) -> &'static str {
+        match self {
+            LengthSpread::Fixed => "fixed",
+            LengthSpread::Exponential => "exponential",
+        }
+    }
+}
+
+/// Equal-probability bins each spread length is cut into ([`LengthSpread::Exponential`]):
+/// enough that a median falls within a sixteenth of the distribution.
+pub const SPREAD_BINS: usize = 16;
+
+// The kinds' order takes bins from base-2 digits: a power of two.
+const _: () = assert!(SPREAD_BINS.is_power_of_two() && SPREAD_BINS > 1);
 
 /// How an LLM serving engine batches requests.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -521,6 +605,7 @@ impl Default for Setup {
             cuda_graphs: true,
             custom_all_reduce: true,
             request_mix: Vec::new(),
+            length_spread: LengthSpread::Fixed,
         }
     }
 }
@@ -1255,5 +1340,65 @@ impl fmt::Display for Spec {
             write!(f, "{} {}", l.strategy, l.degree)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_exponential_spread_keeps_the_means_and_its_bins_are_its_sixteenths() {
+        let bins = exponential_bin_means();
+        let mean = bins.iter().sum::<f64>() / SPREAD_BINS as f64;
+        assert!((mean - 1.0).abs() < 1e-12, "{mean}");
+        assert!(bins.windows(2).all(|w| w[0] < w[1]), "{bins:?}");
+        // The first bin, quantiles 0 to 1/16 of Exp(1): its mean by integration.
+        let xb = -(15.0_f64 / 16.0).ln();
+        assert!((bins[0] - 16.0 * (1.0 - (15.0 / 16.0) * (1.0 + xb))).abs() < 1e-12, "{}", bins[0]);
+        // The last: memoryless, 1 beyond its start.
+        assert!((bins[15] - (1.0 + 16.0_f64.ln())).abs() < 1e-12);
+        // The median of Exp(1) is ln 2: between the 8th and the 9th bins' means.
+        assert!(bins[7] < 2.0_f64.ln() && 2.0_f64.ln() < bins[8]);
+
+        let kinds = RequestClass::spread(230, 203);
+        assert_eq!(kinds.len(), SPREAD_BINS * SPREAD_BINS);
+        assert!((kinds.iter().map(|k| k.share).sum::<f64>() - 1.0).abs() < 1e-12);
+        let mean = |f: fn(&RequestClass) -> u64| kinds.iter().map(|k| k.share * f(k) as f64).sum::<f64>();
+        // Whole tokens move the means by less than half a token.
+        assert!((mean(|k| k.input_tokens) - 230.0).abs() < 0.5, "{}", mean(|k| k.input_tokens));
+        assert!((mean(|k| k.output_tokens) - 203.0).abs() < 0.5, "{}", mean(|k| k.output_tokens));
+        // Every pair of bins once.
+        let mut pairs: Vec<(u64, u64)> = kinds.iter().map(|k| (k.input_tokens, k.output_tokens)).collect();
+        pairs.sort_unstable();
+        pairs.dedup();
+        assert_eq!(pairs.len(), SPREAD_BINS * SPREAD_BINS);
+        // Any aligned run of 16 in order holds every answer bin and every prompt bin once, its
+        // first half the shorter half of each as often as the longer, and each quarter of the
+        // 4 x 4 quarters of the bins once (a (0, 4, 2)-net).
+        let order = |f: fn(&RequestClass) -> u64| -> Vec<usize> {
+            let mut sorted: Vec<u64> = kinds.iter().map(f).collect();
+            sorted.sort_unstable();
+            sorted.dedup();
+            kinds.iter().map(|k| sorted.binary_search(&f(k)).expect("a bin")).collect()
+        };
+        let (prompt, answer) = (order(|k| k.input_tokens), order(|k| k.output_tokens));
+        for run in 0..SPREAD_BINS {
+            let at = run * SPREAD_BINS..(run + 1) * SPREAD_BINS;
+            for bins in [&prompt[at.clone()], &answer[at.clone()]] {
+                let mut seen = bins.to_vec();
+                seen.sort_unstable();
+                assert_eq!(seen, (0..SPREAD_BINS).collect::<Vec<_>>());
+                assert_eq!(bins[..8].iter().filter(|b| **b < 8).count(), 4, "{bins:?}");
+            }
+            let mut quarters: Vec<(usize, usize)> = at.map(|k| (prompt[k] / 4, answer[k] / 4)).collect();
+            quarters.sort_unstable();
+            quarters.dedup();
+            assert_eq!(quarters.len(), 16, "run {run}");
+        }
+        // A request has a token at least: a mean of one rounds its short bins up to 1.
+        let one = RequestClass::spread(1, 1);
+        assert!(one.iter().all(|k| k.input_tokens >= 1 && k.output_tokens >= 1));
+        assert_eq!(one.iter().map(|k| k.output_tokens).max(), Some(4));
     }
 }

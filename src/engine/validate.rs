@@ -1220,11 +1220,14 @@ fn read_setup(v: &mut Reader, t: &RawTask) -> Option<Setup> {
             return None;
         }
     };
+    let spreads = LengthSpread::ALL.map(|l| (l.config_name(), l));
+    let length_spread = v.choice(&t.length_spread, at("task", "length_spread"), &spreads, d.length_spread)?;
     let cuda_graphs = v.optional_flag(&t.cuda_graphs, at("task", "cuda_graphs"), d.cuda_graphs)?;
     let custom_all_reduce =
         v.optional_flag(&t.custom_all_reduce, at("task", "custom_all_reduce"), d.custom_all_reduce)?;
     Some(Setup {
         request_mix,
+        length_spread,
         cuda_graphs,
         custom_all_reduce,
         batching,
@@ -1535,6 +1538,21 @@ mod tests {
             Err(vec!["task.prefill_steps: \"chunked\" is not an option; use mixed, separate".to_string()])
         );
         assert_eq!(said("scheduler_steps", serde_json::json!(10)).map(|s| s.task().setup.scheduler_steps), Ok(10));
+        // Read, then refused for this training task: a spread of lengths is for serving.
+        assert_eq!(
+            said("length_spread", serde_json::json!("exponential")).map(|_| ()),
+            Err(vec![
+                "task.length_spread: a spread of request lengths is for LLM serving (an inference task)".to_string()
+            ])
+        );
+        assert_eq!(
+            said("length_spread", serde_json::json!("fixed")).map(|s| s.task().setup.length_spread),
+            Ok(LengthSpread::Fixed)
+        );
+        assert_eq!(
+            said("length_spread", serde_json::json!("normal")).map(|_| ()),
+            Err(vec!["task.length_spread: \"normal\" is not an option; use fixed, exponential".to_string()])
+        );
         assert_eq!(said("host_step_ms", serde_json::json!(2.5)).map(|s| s.task().setup.host_step_s), Ok(2.5e-3));
         assert_eq!(
             said("host_request_ms", serde_json::json!(-1)).map(|_| ()),

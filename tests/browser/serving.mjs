@@ -144,6 +144,29 @@ await runTest('serving', dist, async ({ server, browser }) => {
     `rounds with mixed steps are refused on the field, the last figures kept: ${await roundsField.locator('.error-msg').textContent()}`);
   await enter(page, '#f-task-scheduler_steps', '');
   await page.locator('#serving-batching', { hasText: 'prefills prompts in chunks' }).waitFor({ timeout: 5000 });
+  // Lengths spread exponentially around the prompt and generated tokens (chat traffic's long
+  // tail): the same requests per second and tokens on average, so the same throughput; the
+  // median request ends sooner, the 99th percentile much later; all as the CLI computes them. A
+  // static batch cannot spread its lengths: refused on the field, the last figures kept.
+  await page.selectOption('#f-task-length_spread', 'exponential');
+  await page.locator('#serving-batching', { hasText: 'spread exponentially' }).waitFor({ timeout: 5000 });
+  const spread = await matchesCli(page, `lengths spread exponentially at ${half} requests/s`);
+  const spreadPct = { ttft: await pageRow('p-ttft'), between: await pageRow('p-between'), e2e: await pageRow('p-e2e') };
+  const spreadCli = cli(bin, scenarioOfLink(await page.locator('#share-link').inputValue())).serving;
+  check(spreadCli.length_spread === 'exponential' && same(spreadPct.ttft, spreadCli.percentiles_ms.ttft) && same(spreadPct.between, spreadCli.percentiles_ms.between_tokens) && same(spreadPct.e2e, spreadCli.percentiles_ms.e2e)
+    && close(spread.tokens, atHalf.tokens, 0.005) && spreadPct.e2e[0] < 0.9 * pct.e2e[0] && spreadPct.e2e[2] > 2 * pct.e2e[2],
+    `spread lengths: end to end ${spreadPct.e2e.map((x) => x.toFixed(2)).join(' / ')} s (every request alike: ${pct.e2e.map((x) => x.toFixed(2)).join(' / ')} s), ${spread.tokens} tokens/s (${atHalf.tokens}), percentiles as the CLI's`);
+  await page.locator('#serving-batching').screenshot({ path: join(shots, 'serving-spread-batching.png') });
+  await page.locator('#serving-percentiles').screenshot({ path: join(shots, 'serving-spread-percentiles.png') });
+  await page.selectOption('#f-task-batching', 'static');
+  const spreadField = page.locator('.field', { has: page.locator('#f-task-length_spread') });
+  await spreadField.locator('.error-msg').waitFor({ timeout: 5000 });
+  check(/needs in-flight batching/.test(await spreadField.locator('.error-msg').textContent()) && close(Number(await page.locator('#ttft').getAttribute('data-value')), spread.ttft),
+    `a static batch's lengths cannot spread: refused on the field, the last figures kept: ${await spreadField.locator('.error-msg').textContent()}`);
+  await page.selectOption('#f-task-batching', 'inflight');
+  await page.selectOption('#f-task-length_spread', 'fixed');
+  await page.locator('#serving-batching', { hasText: 'spread exponentially' }).waitFor({ state: 'detached', timeout: 5000 });
+  await page.locator('#serving-batching', { hasText: 'prefills prompts in chunks' }).waitFor({ timeout: 5000 });
   await enter(page, '#f-task-request_rate', String(Math.round(fullRate * 10)));
   await page.locator('#limit-overloaded').waitFor({ timeout: 5000 });
   check(/^Overloaded: requests arrive at/.test(await page.locator('#limit-overloaded').textContent()), 'ten times the rate: overloaded, said so');

@@ -173,10 +173,11 @@ fn vllm_in_flight_runs_are_known_and_their_gaps_too() {
     // All calibration: each informed a change (a CUDA graph's kernel cost; running bursts).
     assert!(in_flight.len() == 12 && rows.iter().all(|r| !r.held_out()));
     let burst = |r: &RowResult| r.scenario.as_ref().and_then(|s| s["task"]["burst_requests"].as_u64());
-    // Bursts of requests of one length run step by step; ShareGPT's, whose lengths vary, keep
-    // the steady state (the model would send them at the mean lengths, finishing in waves).
+    // Every burst runs step by step: random prompts of one length, and ShareGPT's with their
+    // lengths spread around the means (until lengths could vary, those kept the steady state:
+    // at the mean lengths the requests finished in waves).
     assert!(in_flight.iter().all(|r| burst(r).is_none()));
-    assert!(bursts.iter().all(|r| burst(r).is_some() != r.id.contains("-sharegpt-")));
+    assert!(bursts.iter().all(|r| burst(r).is_some()));
     // Time per token at 1 to 8 in flight: within 10% since kernels from a graph cost their run.
     for c in [1, 2, 4, 8] {
         let e = error(&format!("gpustack-qwen3-8b-h100-c{c}-sharegpt-tpot"));
@@ -247,13 +248,16 @@ fn request_rate_runs_led_to_prefill_steps_and_rounds_and_their_gaps_are_known() 
     assert!(vllm_ttft.len() == 4 && vllm_ttft.iter().all(|e| (-0.45..-0.15).contains(e)), "{vllm_ttft:?}");
     let sglang_ttft = errors("sglang060-sglang", "-ttft");
     assert!(sglang_ttft.len() == 4 && sglang_ttft.iter().all(|e| (-0.45..-0.05).contains(e)), "{sglang_ttft:?}");
-    // The whole request's median: longer than measured, as the model serves every request at
-    // the mean lengths and ShareGPT's median reply is shorter than its mean.
+    // The whole request's median: at the mean lengths it came out longer than measured
+    // (+11% to +50%: ShareGPT's median reply is shorter than its mean); with the lengths
+    // spread exponentially around the means the median request is a shorter one, and it falls
+    // short as the time per token does.
     let e2e = errors("sglang060-", "-e2e");
-    assert!(e2e.len() == 8 && e2e.iter().all(|e| *e > 0.0), "{e2e:?}");
-    // vLLM's bursts: rounds batch the prompts into fewer prefill steps and the model has no
-    // host time per round, so they run faster than measured.
-    assert!(offline.iter().all(|r| r.error.is_some_and(|e| (0.2..0.45).contains(&e))), "{offline:?}");
+    assert!(e2e.len() == 8 && e2e.iter().all(|e| (-0.3..0.0).contains(e)), "{e2e:?}");
+    // vLLM's bursts, run step by step with the lengths spread: rounds batch the prompts into
+    // fewer prefill steps and the model has no host time per round, so they run faster than
+    // measured.
+    assert!(offline.iter().all(|r| r.error.is_some_and(|e| (0.15..0.35).contains(&e))), "{offline:?}");
 }
 
 /// The runs madmax added (SOURCES.md section 5), in the order they came. The first 74 (BLOOM

@@ -19,12 +19,16 @@ pub(in crate::accuracy) enum RowBatching {
     /// last finishes); with neither, the engine runs at full load. `separate`: prompts in
     /// steps of their own (`prefill_steps` separate; blank or mixed: chunks in the decode
     /// steps), with `scheduler_steps` decode steps per scheduling round (blank: 1).
+    /// `spread`: the requests' lengths spread exponentially around `input_len` and
+    /// `output_len` (`length_spread` exponential, a dataset of real prompts such as ShareGPT;
+    /// blank or fixed: every request of those lengths, a random dataset's).
     InFlight {
         step_tokens: Option<u64>,
         request_rate: Option<f64>,
         burst_requests: Option<u64>,
         separate: bool,
         scheduler_steps: Option<u64>,
+        spread: bool,
     },
 }
 
@@ -102,7 +106,15 @@ impl<'a> InferenceRow<'a> {
             }
             n => n,
         };
+        let spread = match r.get(Col::LengthSpread) {
+            "" | "fixed" => false,
+            "exponential" => true,
+            other => return Err(format!("length_spread \"{}\" is not fixed or exponential", short(other))),
+        };
         let batching = match r.get(Col::Batching) {
+            "" | "static" if spread => {
+                return Err("column length_spread needs batching inflight: a static batch's requests share one length".into())
+            }
             "" | "static" if separate || scheduler_steps.is_some() => {
                 return Err("columns prefill_steps and scheduler_steps need batching inflight: a static batch prefills its prompts together".into())
             }
@@ -127,6 +139,7 @@ impl<'a> InferenceRow<'a> {
                 burst_requests,
                 separate,
                 scheduler_steps,
+                spread,
             },
             other => return Err(format!("batching \"{}\" is not static or inflight", short(other))),
         };
@@ -205,8 +218,11 @@ impl<'a> InferenceRow<'a> {
         };
         let task = match self.batching {
             RowBatching::Static => task,
-            RowBatching::InFlight { step_tokens, request_rate, burst_requests, separate, scheduler_steps } => {
+            RowBatching::InFlight { step_tokens, request_rate, burst_requests, separate, scheduler_steps, spread } => {
                 let mut keys = json!({ "batching": "inflight" });
+                if spread {
+                    keys["length_spread"] = json!("exponential");
+                }
                 if separate {
                     keys["prefill_steps"] = json!("separate");
                 }

@@ -6,6 +6,7 @@ use crate::io::{input_failed, load, out_json};
 use madmax::engine::critical::CriticalPath;
 use madmax::engine::ops::Stream;
 use madmax::engine::report::Report;
+use madmax::engine::scenario::LengthSpread;
 use madmax::engine::{evaluate, Scenario};
 use madmax::figures;
 use madmax::units;
@@ -91,6 +92,7 @@ fn report_json(s: &Scenario, r: &Report) -> Value {
             "prefill_steps": sv.prefill_steps.config_name(),
             "scheduler_steps": sv.scheduler_steps,
             "request_mix": sv.request_mix,
+            "length_spread": sv.length_spread.config_name(),
             "request_rate": sv.request_rate,
             "burst_requests": sv.burst_requests,
             "makespan_ms": sv.makespan_s.map(ms),
@@ -314,7 +316,13 @@ fn text_report(s: &Scenario, r: &Report) -> String {
             units::things(sv.replicas, "replica"),
             sv.input_tokens,
             sv.output_tokens,
-            if sv.request_mix.is_empty() { "each" } else { "on average (a request mix)" }
+            if !sv.request_mix.is_empty() {
+                "on average (a request mix)"
+            } else if sv.length_spread == LengthSpread::Exponential {
+                "on average (spread exponentially)"
+            } else {
+                "each"
+            }
         );
         let _ = writeln!(o, "{indent}{}", madmax::wording::batching(sv));
         for f in figures::serving(sv) {

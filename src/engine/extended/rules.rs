@@ -2,7 +2,7 @@
 //! names the field and the fix. (Reference mode has its own rules: MAD-Max's.)
 
 use super::shape::Dims;
-use crate::engine::scenario::{Arch, Dlrm, PrefillSteps, Scenario, Spec, Strategy};
+use crate::engine::scenario::{Arch, Dlrm, LengthSpread, PrefillSteps, RequestClass, Scenario, Spec, Strategy};
 use crate::engine::validate::{divisor_at_most, FieldError};
 
 /// Most ops one default-model timeline may hold ([`timeline_ops`]): a timeline of the last
@@ -25,16 +25,13 @@ pub const MAX_BURST_WORK: u64 = 50_000_000;
 
 /// The work of running a burst of `n` requests step by step, in request-visits: each of its
 /// steps that carries a prompt chunk or ends a request passes over the requests in flight, at
-/// most the batch. Its prompts take `ceil(input / step_tokens)` chunk steps each (with a mix,
-/// on average over its kinds; without one, at most the sequence).
+/// most the batch. Its prompts take `ceil(input / step_tokens)` chunk steps each, on average
+/// over its kinds of request ([`super::serving::request_classes`]).
 pub fn burst_work(s: &Scenario, n: u64, seq: u64) -> f64 {
     let setup = &s.task.setup;
     let budget = setup.step_tokens.max(1) as f64;
-    let chunks = if setup.request_mix.is_empty() {
-        (setup.input_tokens.unwrap_or(seq) as f64 / budget).ceil()
-    } else {
-        setup.request_mix.iter().map(|c| c.share * (c.input_tokens as f64 / budget).ceil()).sum()
-    };
+    let classes = super::serving::request_classes(setup, seq);
+    let chunks: f64 = classes.iter().map(|c| c.share * (c.input_tokens as f64 / budget).ceil()).sum();
     let in_flight = s.task.plan.local_transformer_batch.unwrap_or(1).clamp(1, n.max(1));
     n as f64 * (chunks + 1.0) * in_flight as f64
 }
@@ -228,6 +225,34 @@ pub fn check(s: &Scenario) -> Vec<FieldError> {
                 errors.push(mix(format!(
                     "{}/{}: prompt and generated tokens together: at most 16,777,216",
                     c.input_tokens, c.output_tokens
+                )));
+            }
+        }
+    }
+    if setup.length_spread == LengthSpread::Exponential {
+        let spread = |message: String| FieldError::new("task.length_spread", message);
+        if !serving {
+            errors.push(spread("a spread of request lengths is for LLM serving (an inference task)".into()));
+        } else if !inflight {
+            errors.push(spread("a spread of request lengths needs in-flight batching (set batching to inflight): a static batch's requests share one length".into()));
+        } else if !setup.request_mix.is_empty() {
+            errors.push(spread(
+                "a request mix lists its kinds' lengths itself: set the spread to fixed, or clear the mix".into(),
+            ));
+        } else if let Some(d) = Dims::of(&s.model) {
+            let classes = super::serving::request_classes(setup, d.seq as u64);
+            let longest = |f: fn(&RequestClass) -> u64| classes.iter().map(f).max().unwrap_or(0);
+            let (i, o) = (longest(|c| c.input_tokens), longest(|c| c.output_tokens));
+            if o > MAX_OUTPUT_TOKENS {
+                errors.push(spread(format!(
+                    "the longest answers of the spread would generate {} tokens: at most {} (lower the generated tokens)",
+                    grouped(o),
+                    grouped(MAX_OUTPUT_TOKENS)
+                )));
+            } else if i.saturating_add(o) > 1 << 24 {
+                errors.push(spread(format!(
+                    "the longest requests of the spread would hold {} tokens: at most 16,777,216 (lower the prompt or generated tokens)",
+                    grouped(i + o)
                 )));
             }
         }

@@ -458,6 +458,25 @@ mod tests {
     }
 
     #[test]
+    fn a_burst_of_spread_lengths_sends_every_kind_in_turn_and_drains_on_its_longest_answers() {
+        let task = |spread: &str| json!({"input_tokens": 256, "output_tokens": 128, "length_spread": spread});
+        let (fixed_s, spread_s) = (inflight(64, task("fixed")), inflight(64, task("exponential")));
+        let (fixed, spread) = (ServingCx::new(&fixed_s).expect("serving"), ServingCx::new(&spread_s).expect("serving"));
+        // The kinds go out in their listed order, each once per 256 requests.
+        assert_eq!(spread.burst_order(512), (0..512).map(|k| k % 256).collect::<Vec<usize>>());
+        let (a, b) = (fixed.burst(640), spread.burst(640));
+        let mean_answer: f64 = spread.classes.iter().map(|c| c.share * c.output_tokens as f64).sum();
+        assert!((b.output_tokens - 640.0 * mean_answer).abs() < 1e-9 * b.output_tokens);
+        assert!((mean_answer / 128.0 - 1.0).abs() < 0.01, "{mean_answer}");
+        // The same work on average, but the longest answers (3.8 means) finish last, in steps
+        // of a few requests: the burst takes longer.
+        assert!(b.makespan_s > 1.1 * a.makespan_s, "{} vs {}", b.makespan_s, a.makespan_s);
+        // Its slowest request ends later (the median mostly waits for a place, as long in both).
+        let q = |x: &Burst, p: f64| Bursts { runs: vec![(x.clone(), 1)] }.quantile(Latency::E2e, p);
+        assert!(q(&b, 1.0) > 1.1 * q(&a, 1.0), "{} vs {}", q(&b, 1.0), q(&a, 1.0));
+    }
+
+    #[test]
     fn a_mix_is_sent_spread_through_the_burst() {
         let s =
             inflight(16, json!({"request_mix": "128/64:3, 1024/512:1", "input_tokens": null, "output_tokens": null}));

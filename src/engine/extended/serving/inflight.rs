@@ -501,7 +501,7 @@ mod tests {
     use super::*;
     use crate::engine::extended::rules;
     use crate::engine::report::Limit;
-    use crate::engine::scenario::{Batching, RequestClass};
+    use crate::engine::scenario::{Batching, LengthSpread, RequestClass, SPREAD_BINS};
     use serde_json::json;
 
     #[test]
@@ -703,6 +703,65 @@ mod tests {
             "{errors:?}"
         );
         assert_eq!(RequestClass::mix_text(&s.task.setup.request_mix), "256/128:75, 4096/512:25");
+    }
+
+    #[test]
+    fn an_exponential_spread_of_lengths_keeps_the_load_and_stretches_the_latencies() {
+        // LLaMA-2-70B on 4 A100s at a quarter of what it can serve: 1,024-token prompts and
+        // 256-token answers on average, every request alike or spread exponentially.
+        let full = crate::engine::evaluate(&inflight(64, json!({}))).serving.expect("serving");
+        let rate = 0.25 * full.requests_per_s;
+        let run = |spread: &str| {
+            let s = inflight(64, json!({"request_rate": rate, "length_spread": spread}));
+            assert!(rules::check(&s).is_empty(), "{:?}", rules::check(&s));
+            let sv = ServingCx::new(&s).expect("serving");
+            (sv.classes.len(), sv.in_flight_mean(|_, o| o), crate::engine::evaluate(&s).serving.expect("serving"))
+        };
+        let (one, _, fixed) = run("fixed");
+        let (kinds, answer_in_flight, spread) = run("exponential");
+        assert_eq!((one, kinds), (1, SPREAD_BINS * SPREAD_BINS));
+        // The same requests per second and tokens per request on average: the same throughput.
+        assert_eq!((spread.input_tokens, spread.output_tokens), (1024, 256));
+        assert!((spread.output_tokens_per_s / fixed.output_tokens_per_s - 1.0).abs() < 2e-3, "{spread:?}");
+        // A request in flight is likelier a long one: the length-biased mean of the answers,
+        // E[o^2] / E[o] over the bins, near an exponential's twice its mean (the bins drop the
+        // spread within each sixteenth).
+        let bins = crate::engine::scenario::exponential_bin_means();
+        let biased = 256.0 * bins.iter().map(|m| m * m).sum::<f64>() / bins.iter().sum::<f64>();
+        assert!((answer_in_flight / biased - 1.0).abs() < 2e-3, "{answer_in_flight} vs {biased}");
+        assert!((biased / 512.0 - 1.0).abs() < 0.05, "{biased}");
+        // So the KV cache holds more per request, and each decode step reads more of it.
+        assert!(spread.tpot_s > fixed.tpot_s, "{} vs {}", spread.tpot_s, fixed.tpot_s);
+        // Half the answers are shorter than ln 2 of the mean: the median request ends sooner,
+        // one in a hundred goes on for over 4.6 means.
+        let (pf, ps) = (fixed.percentiles.expect("percentiles"), spread.percentiles.expect("percentiles"));
+        let within = |t: f64, answer: f64| {
+            let bounds = [0.9 * answer, 1.1 * answer].map(|o| spread.ttft_s * 0.5 + (o - 1.0) * spread.tpot_s);
+            bounds[0] < t && t < bounds[1] + 2.0 * spread.ttft_s
+        };
+        assert!(within(ps.e2e_s[0], 256.0 * 2.0_f64.ln()), "{:?} {}", ps.e2e_s, spread.tpot_s);
+        assert!(ps.e2e_s[0] < 0.8 * pf.e2e_s[0] && ps.e2e_s[2] > 3.0 * pf.e2e_s[2], "{ps:?} vs {pf:?}");
+        // The mean end to end stays about the fixed one's (the same tokens on average).
+        assert!((spread.e2e_s / fixed.e2e_s - 1.0).abs() < 0.05, "{} vs {}", spread.e2e_s, fixed.e2e_s);
+        // A spread is of one kind's lengths: not with a mix, nor with a static batch, nor in
+        // training.
+        let mut mixed = inflight(64, json!({"length_spread": "exponential"}));
+        mixed.task.setup.request_mix = RequestClass::parse_mix("256/128:3, 4096/512:1").expect("mix");
+        let mut batch = llama70(4, 8, json!({}));
+        batch.task.setup.length_spread = LengthSpread::Exponential;
+        for (s, words) in [(&mixed, "a request mix lists"), (&batch, "needs in-flight batching")] {
+            let errors = rules::check(s);
+            assert!(errors.iter().any(|e| e.field == "task.length_spread" && e.message.contains(words)), "{errors:?}");
+        }
+        // Its longest answers must stay within what a request may generate.
+        let mut long = inflight(64, json!({"output_tokens": 500_000}));
+        long.task.setup.length_spread = LengthSpread::Exponential;
+        let errors = rules::check(&long);
+        assert!(
+            errors.iter().any(|e| e.field == "task.length_spread"
+                && e.message.contains("would generate 1,886,294 tokens: at most 1,000,000")),
+            "{errors:?}"
+        );
     }
 
     #[test]

@@ -22,7 +22,7 @@ use crate::engine::ops::{Block, OpKind, Phase};
 use crate::engine::report::{
     LayerWork, Limit, MemPart, Memory, Mode, ModelStats, Parts, Report, Serving, Utilization, Work,
 };
-use crate::engine::scenario::{Arch, Batching, Precision, RequestClass, Scenario, TaskKind};
+use crate::engine::scenario::{Arch, Batching, LengthSpread, Precision, RequestClass, Scenario, Setup, TaskKind};
 
 mod burst;
 mod explain;
@@ -90,6 +90,22 @@ pub fn output_tokens(given: Option<u64>, seq: u64) -> u64 {
     given.unwrap_or(DEFAULT_OUTPUT_TOKENS.min(seq / 2).max(1))
 }
 
+/// The kinds of request a serving task serves, each with its share of the requests: the
+/// task's mix; else its prompt and generated tokens (blank: the model's sequence `seq` less
+/// [`output_tokens`], and [`output_tokens`]), one kind of them, or the kinds of their spread
+/// ([`Setup::length_spread`]).
+pub fn request_classes(setup: &Setup, seq: u64) -> Vec<RequestClass> {
+    if !setup.request_mix.is_empty() {
+        return setup.request_mix.clone();
+    }
+    let output = output_tokens(setup.output_tokens, seq);
+    let input = setup.input_tokens.unwrap_or(seq.saturating_sub(output).max(1));
+    match setup.length_spread {
+        LengthSpread::Fixed => vec![RequestClass { input_tokens: input, output_tokens: output, share: 1.0 }],
+        LengthSpread::Exponential => RequestClass::spread(input, output),
+    }
+}
+
 impl<'a> ServingCx<'a> {
     /// The serving model of an LLM inference scenario; `None` for other families and tasks.
     pub fn new(s: &'a Scenario) -> Option<ServingCx<'a>> {
@@ -98,14 +114,7 @@ impl<'a> ServingCx<'a> {
         }
         let cx = TrainingCx::new(s)?;
         let setup = &s.task.setup;
-        let seq = cx.d.seq as u64;
-        let classes = if setup.request_mix.is_empty() {
-            let output = output_tokens(setup.output_tokens, seq);
-            let input = setup.input_tokens.unwrap_or(seq.saturating_sub(output).max(1));
-            vec![RequestClass { input_tokens: input, output_tokens: output, share: 1.0 }]
-        } else {
-            setup.request_mix.clone()
-        };
+        let classes = request_classes(setup, cx.d.seq as u64);
         let mean = |f: fn(&RequestClass) -> u64| classes.iter().map(|c| c.share * f(c) as f64).sum::<f64>();
         let input = (mean(|c| c.input_tokens).round() as u64).max(1);
         let output = (mean(|c| c.output_tokens).round() as u64).max(1);
@@ -723,6 +732,7 @@ pub fn evaluate(sv: &ServingCx) -> Report {
         recomputed_tokens: burst.as_ref().map_or(0.0, Bursts::recomputed_tokens),
         percentiles,
         request_mix: cx.setup.request_mix.clone(),
+        length_spread: cx.setup.length_spread,
     });
     r.limits = limits;
     r
