@@ -5,7 +5,7 @@
 //! results; the engine itself never formats.
 
 use crate::engine::report::{peak_flops_per_s, Report, Serving};
-use crate::engine::scenario::{Batching, PrefillSteps, TaskKind};
+use crate::engine::scenario::{Batching, LengthSpread, PrefillSteps, TaskKind};
 use crate::engine::Scenario;
 use crate::units;
 use serde_json::{json, Value};
@@ -260,6 +260,16 @@ fn memory(r: &Report) -> Figure {
     })
 }
 
+/// " on average" where a serving report's lengths are means (a request mix, or lengths spread
+/// around them); nothing where every request has them.
+fn on_average(sv: &Serving) -> &'static str {
+    if sv.request_mix.is_empty() && sv.length_spread == LengthSpread::Fixed {
+        ""
+    } else {
+        " on average"
+    }
+}
+
 /// A serving result's further figures: its latencies, its token throughput, and the requests it
 /// keeps in flight or the largest batch that fits.
 pub fn serving(sv: &Serving) -> Vec<Figure> {
@@ -288,9 +298,14 @@ pub fn serving(sv: &Serving) -> Vec<Figure> {
             units::duration(span)
         )
     } else if inflight && separate {
-        format!("{} prompt tokens in steps of their own of at most {} tokens", sv.input_tokens, sv.step_tokens)
+        format!(
+            "{} prompt tokens{} in steps of their own of at most {} tokens",
+            sv.input_tokens,
+            on_average(sv),
+            sv.step_tokens
+        )
     } else if inflight {
-        format!("{} prompt tokens in chunks of at most {} per step", sv.input_tokens, sv.step_tokens)
+        format!("{} prompt tokens{} in chunks of at most {} per step", sv.input_tokens, on_average(sv), sv.step_tokens)
     } else {
         format!("prefill of {} prompt tokens x {} requests", sv.input_tokens, sv.batch)
     }));
@@ -309,7 +324,12 @@ pub fn serving(sv: &Serving) -> Vec<Figure> {
             "Mean time between two generated tokens of a request: one decode step (every weight and the KV cache read once)."
         },
     )
-    .with(Piece::Text(format!("{} tokens, end to end {}", sv.output_tokens, units::duration(sv.e2e_s))));
+    .with(Piece::Text(format!(
+        "{} tokens{}, end to end {}",
+        sv.output_tokens,
+        on_average(sv),
+        units::duration(sv.e2e_s)
+    )));
     let tokens = Figure::new(
         "output-tokens",
         "Output tokens/s",
