@@ -81,11 +81,11 @@ pub fn run(a: &ExploreArgs) -> ExitCode {
         return ExitCode::SUCCESS;
     }
     outln!(
-        "{} on {} GPUs of {} HBM: {} plans evaluated in {}",
+        "{} on {} of {} HBM: {} evaluated in {}",
         scenario.model().name,
-        scenario.system().num_devices,
+        units::things(scenario.system().num_devices, "GPU"),
         units::bytes(summary.baseline.capacity_bytes),
-        summary.ranked.len(),
+        units::things(summary.ranked.len() as u64, "plan"),
         units::duration(elapsed)
     );
     if let Some(note) = madmax::wording::settings_searched(summary.settings) {
