@@ -149,7 +149,7 @@ pub fn batching(sv: &Serving) -> String {
             } else {
                 String::new()
             },
-            request_mix(sv).map_or(String::new(), |m| format!(" {m}"))
+            request_kinds(sv).map_or(String::new(), |m| format!(" {m}"))
         ),
         Batching::InFlight => {
             let (load, in_flight, cap) = match sv.request_rate {
@@ -173,7 +173,7 @@ pub fn batching(sv: &Serving) -> String {
                 "In-flight batching, steady state{load}: {in_flight}{cap}; {}, in KV pages of {} tokens.{}",
                 steps(sv),
                 sv.kv_page_tokens,
-                request_mix(sv).map_or(String::new(), |m| format!(" {m}"))
+                request_kinds(sv).map_or(String::new(), |m| format!(" {m}"))
             )
         }
     }
@@ -181,7 +181,7 @@ pub fn batching(sv: &Serving) -> String {
 
 /// The kinds of request a serving report's figures are for, as a sentence; `None` without a
 /// mix or a spread (every request of the same lengths).
-pub fn request_mix(sv: &Serving) -> Option<String> {
+fn request_kinds(sv: &Serving) -> Option<String> {
     if sv.length_spread == LengthSpread::Exponential {
         let at =
             |mean: u64, q: f64| crate::engine::extended::rules::grouped((-(1.0 - q).ln() * mean as f64).round() as u64);
@@ -424,6 +424,36 @@ mod tests {
         );
         let served = Gain { task: "inference", ..g };
         assert!(gain(&served).contains("requests/s"));
+    }
+
+    #[test]
+    fn a_spread_of_lengths_says_its_median_and_tail_and_a_mix_its_kinds() {
+        let serving = |task: serde_json::Value| {
+            let p = crate::presets::all().expect("presets");
+            let preset = p.scenario("serve__llama2_70b__h100_sxm_4__fp8").expect("a serving preset");
+            let [model, system, mut configured] = p.configs(preset).expect("its configs");
+            for (k, v) in task.as_object().expect("an object") {
+                configured.insert(k.clone(), v.clone());
+            }
+            let file = serde_json::json!({ "model": model, "system": system, "task": configured });
+            let raw = serde_json::from_value::<crate::engine::raw::RawFile>(file).expect("raw").into_scenario();
+            let s = crate::engine::validate(&raw.expect("configs")).expect("valid");
+            crate::engine::evaluate(&s).serving.expect("serving")
+        };
+        let base = serde_json::json!({"batching": "inflight", "input_tokens": 230, "output_tokens": 203});
+        assert_eq!(request_kinds(&serving(base.clone())), None);
+        let mut spread = base.clone();
+        spread["length_spread"] = serde_json::json!("exponential");
+        // 203 ln 2 = 140.7, 203 ln 100 = 934.8, 230 ln 2 = 159.4.
+        assert_eq!(
+            request_kinds(&serving(spread)).as_deref(),
+            Some("Request lengths vary: prompts and answers each spread exponentially around their means (230 and 203 tokens), so half the answers are under 141 tokens and one in a hundred over 935 (half the prompts under 159); served as 256 kinds of request of equal share.")
+        );
+        let mix = serde_json::json!({"batching": "inflight", "input_tokens": null, "output_tokens": null, "request_mix": "256/128:3, 4096/512:1"});
+        assert_eq!(
+            request_kinds(&serving(mix)).as_deref(),
+            Some("Requests: 75.0% of 256 prompt + 128 generated tokens, 25.0% of 4096 prompt + 512 generated tokens; 1216 + 224 tokens on average.")
+        );
     }
 
     #[test]
