@@ -346,19 +346,21 @@ impl<'a> ServingCx<'a> {
 
     /// The [`PERCENTILES`] of the time to first token, of the time between two tokens of a
     /// request, and of the end-to-end latency in the steady state `st`, s. The first token: each
-    /// kind of request's chunk steps (and the queueing beyond them when prompts pace the engine)
+    /// kind of request's prefill steps (`own_prefill_s`: its chunk steps, or with
+    /// prompts in steps of their own, steps as long as its prompt makes them), and the queueing
+    /// beyond them when prompts pace the engine,
     /// after the wait ([`Steady::wait_quantile_s`]; with prompts in steps of their own, the whole
     /// wait for the round under way, evenly spread), over the mix of kinds. Between tokens: the
     /// shorter or the longer gap ([`Steady::gap_slow_share`] of them). End to end: the first
     /// token, then the kind's generated tokens at the mean time per token (over many tokens the
     /// steps average out).
     pub fn percentiles(&self, st: &Steady, poisson: bool) -> Percentiles {
-        let chunks = |i: f64| (i / st.room).ceil();
+        let own = self.own_prefill_s(st);
         // With prompts in steps of their own, the round's wait is spread over the requests:
         // taken out of the first token here, and spread below.
         let slot = st.round_wait.map_or(0.0, |w| w.slot_s);
-        let extra = (st.ttft_s - slot - self.mean(|i, _| chunks(i)) * st.chunk.seconds).max(0.0);
-        let first = |i: f64| chunks(i) * st.chunk.seconds + extra;
+        let extra = (st.ttft_s - slot - self.mean(|i, _| own(i))).max(0.0);
+        let first = |i: f64| own(i) + extra;
         let kinds: Vec<(f64, f64, f64)> = self
             .classes
             .iter()
@@ -420,6 +422,41 @@ impl<'a> ServingCx<'a> {
                 }
             }),
             e2e_s: PERCENTILES.map(|q| quantile(q, &|k| k.2)),
+        }
+    }
+
+    /// The time a prompt of `i` tokens spends in the steps that prefill it, in the steady state
+    /// `st`, s: with prompt chunks mixed into the decode steps, its chunk steps (each as long
+    /// as the mean step that carries one: the chunk shares it with decoding and other chunks);
+    /// with prompts in steps of their own, the prefill steps that carry it, which hold it and
+    /// the other prompts of its round's share of a step (the mean step's tokens less the mean
+    /// prompt's), so that a long prompt's step is longer. The mean over the kinds of request is
+    /// about the steady state's; the percentiles take each kind's.
+    fn own_prefill_s(&self, st: &Steady) -> impl Fn(f64) -> f64 {
+        let mut own: Vec<(f64, f64)> = Vec::new();
+        if st.round_wait.is_some() {
+            let budget = self.cx.setup.step_tokens.max(1) as f64;
+            let groups = self.cx.lay.pp.size.max(1) as f64;
+            let mean_prompt = self.mean(|i, _| i).max(1.0);
+            let others = (st.chunk.pass.prefill_tokens * groups - mean_prompt).max(0.0);
+            // One computation per prompt length (a spread has 16 of them over 256 kinds).
+            let mut lengths: Vec<f64> = self.classes.iter().map(|c| c.input_tokens as f64).collect();
+            lengths.sort_by(f64::total_cmp);
+            lengths.dedup();
+            own = lengths
+                .into_iter()
+                .map(|i| {
+                    let tokens = others + i;
+                    let steps = (tokens / budget).ceil().max(1.0);
+                    let prompts = others / mean_prompt + 1.0;
+                    (i, steps * self.engine_step(0.0, tokens / steps, prompts / steps).seconds)
+                })
+                .collect();
+        }
+        let (chunk_s, room) = (st.chunk.seconds, st.room);
+        move |i: f64| match own.iter().find(|(length, _)| *length == i) {
+            Some((_, s)) => *s,
+            None => (i / room).ceil() * chunk_s,
         }
     }
 
@@ -762,6 +799,32 @@ mod tests {
                 && e.message.contains("would generate 1,886,294 tokens: at most 1,000,000")),
             "{errors:?}"
         );
+    }
+
+    #[test]
+    fn with_prompts_in_steps_of_their_own_a_long_prompt_waits_for_a_long_prefill() {
+        // LLaMA-2-70B on 4 A100s, prompts in steps of their own, at a light load: a prefill step
+        // holds about one prompt, so its length sets the step's.
+        let at = |spread: &str| {
+            let task = json!({"request_rate": 0.2, "prefill_steps": "separate", "length_spread": spread});
+            crate::engine::evaluate(&inflight(64, task)).serving.expect("serving")
+        };
+        let (fixed, spread) = (at("fixed"), at("exponential"));
+        let (pf, ps) = (fixed.percentiles.expect("percentiles"), spread.percentiles.expect("percentiles"));
+        // The mean first token stays about the same; the median prompt is shorter than the mean
+        // (ln 2 of it) and so is its prefill; the longest take 3.8 times the mean's.
+        assert!((spread.ttft_s / fixed.ttft_s - 1.0).abs() < 0.05, "{} vs {}", spread.ttft_s, fixed.ttft_s);
+        assert!(ps.ttft_s[0] < 0.9 * pf.ttft_s[0], "{:?} vs {:?}", ps.ttft_s, pf.ttft_s);
+        assert!(ps.ttft_s[2] > 2.0 * pf.ttft_s[2], "{:?} vs {:?}", ps.ttft_s, pf.ttft_s);
+        // Mixed into the decode steps, a prompt under one chunk takes one step whatever its
+        // length: the spread of prompts moves the first token's percentiles only where they
+        // take more chunks (1,024 tokens on average in steps of 2,048: the longest do).
+        let mixed = |spread: &str| {
+            let task = json!({"request_rate": 0.2, "length_spread": spread});
+            crate::engine::evaluate(&inflight(64, task)).serving.expect("serving").percentiles.expect("percentiles")
+        };
+        let (mf, ms) = (mixed("fixed"), mixed("exponential"));
+        assert!(ms.ttft_s[2] > 1.5 * mf.ttft_s[2], "{:?} vs {:?}", ms.ttft_s, mf.ttft_s);
     }
 
     #[test]
