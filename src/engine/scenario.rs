@@ -351,8 +351,8 @@ impl RequestClass {
 
     /// The kinds of request of an exponential spread ([`LengthSpread::Exponential`]) of prompts
     /// of mean `input` tokens and answers of mean `output`: each length cut into [`SPREAD_BINS`]
-    /// bins of equal probability, each bin served at its mean ([`exponential_bin_means`], so
-    /// the means stay those given, but for rounding to whole tokens), every pair of a prompt
+    /// bins of equal probability, each bin served at its mean ([`exponential_bin_means`], in
+    /// whole tokens that keep the given means exactly: `whole_tokens`), every pair of a prompt
     /// bin and an answer bin one kind of equal share. They are listed in the order of the first
     /// two dimensions of a Sobol sequence (answer bins from the van der Corput sequence, prompt
     /// bins from the second dimension, whose generator is Pascal's triangle mod 2), so that any
@@ -360,9 +360,7 @@ impl RequestClass {
     /// as evenly paired as a run that short allows: an engine sent a burst admits the kinds in
     /// this order.
     pub fn spread(input: u64, output: u64) -> Vec<RequestClass> {
-        let tokens = |mean: u64| -> Vec<u64> {
-            exponential_bin_means().iter().map(|m| ((m * mean as f64).round() as u64).max(1)).collect()
-        };
+        let tokens = |mean: u64| whole_tokens(&exponential_bin_means().map(|m| m * mean as f64), mean);
         let (inputs, outputs) = (tokens(input), tokens(output));
         let bits = SPREAD_BINS.trailing_zeros() as usize;
         let share = 1.0 / (SPREAD_BINS * SPREAD_BINS) as f64;
@@ -377,6 +375,37 @@ impl RequestClass {
                 RequestClass { input_tokens: inputs[bin(&sobol)], output_tokens: outputs[bin(&digit)], share }
             })
             .collect()
+    }
+}
+
+/// Lengths `exact` (each at least 1) in whole tokens that average exactly `mean` (at least 1):
+/// each rounded, at least 1, then the total brought to `mean` per bin a token at a time, added
+/// where rounding took the most and taken where it added the most (the first such bin on ties).
+/// A mean of one token leaves every bin at 1: a spread cannot go below a token.
+fn whole_tokens(exact: &[f64], mean: u64) -> Vec<u64> {
+    let mut out: Vec<u64> = exact.iter().map(|x| (x.round() as u64).max(1)).collect();
+    let want = mean.max(1).saturating_mul(exact.len() as u64);
+    let missing = |out: &[u64], k: usize| exact[k] - out[k] as f64;
+    loop {
+        let total: u64 = out.iter().sum();
+        let pick = |better: &dyn Fn(f64, f64) -> bool, allowed: &dyn Fn(usize) -> bool| {
+            (0..out.len()).filter(|&k| allowed(k)).fold(None, |best: Option<usize>, k| match best {
+                Some(b) if !better(missing(&out, k), missing(&out, b)) => Some(b),
+                _ => Some(k),
+            })
+        };
+        let step = if total < want {
+            pick(&|a, b| a > b, &|_| true).map(|k| (k, true))
+        } else if total > want {
+            pick(&|a, b| a < b, &|k| out[k] > 1).map(|k| (k, false))
+        } else {
+            None
+        };
+        match step {
+            Some((k, true)) => out[k] += 1,
+            Some((k, false)) => out[k] -= 1,
+            None => return out,
+        }
     }
 }
 
@@ -1365,9 +1394,14 @@ mod tests {
         assert_eq!(kinds.len(), SPREAD_BINS * SPREAD_BINS);
         assert!((kinds.iter().map(|k| k.share).sum::<f64>() - 1.0).abs() < 1e-12);
         let mean = |f: fn(&RequestClass) -> u64| kinds.iter().map(|k| k.share * f(k) as f64).sum::<f64>();
-        // Whole tokens move the means by less than half a token.
-        assert!((mean(|k| k.input_tokens) - 230.0).abs() < 0.5, "{}", mean(|k| k.input_tokens));
-        assert!((mean(|k| k.output_tokens) - 203.0).abs() < 0.5, "{}", mean(|k| k.output_tokens));
+        // In whole tokens, the means are still the given ones.
+        assert!((mean(|k| k.input_tokens) - 230.0).abs() < 1e-9, "{}", mean(|k| k.input_tokens));
+        assert!((mean(|k| k.output_tokens) - 203.0).abs() < 1e-9, "{}", mean(|k| k.output_tokens));
+        for m in [1, 2, 3, 7, 100, 1_000_000] {
+            let lengths = whole_tokens(&exponential_bin_means().map(|b| b * m as f64), m);
+            assert_eq!(lengths.iter().sum::<u64>(), 16 * m, "{m}: {lengths:?}");
+            assert!(lengths.iter().all(|l| *l >= 1) && lengths.windows(2).all(|w| w[0] <= w[1]), "{m}: {lengths:?}");
+        }
         // Every pair of bins once.
         let mut pairs: Vec<(u64, u64)> = kinds.iter().map(|k| (k.input_tokens, k.output_tokens)).collect();
         pairs.sort_unstable();
@@ -1396,9 +1430,7 @@ mod tests {
             quarters.dedup();
             assert_eq!(quarters.len(), 16, "run {run}");
         }
-        // A request has a token at least: a mean of one rounds its short bins up to 1.
-        let one = RequestClass::spread(1, 1);
-        assert!(one.iter().all(|k| k.input_tokens >= 1 && k.output_tokens >= 1));
-        assert_eq!(one.iter().map(|k| k.output_tokens).max(), Some(4));
+        // A request has a token at least: a mean of one leaves no room to spread.
+        assert!(RequestClass::spread(1, 1).iter().all(|k| (k.input_tokens, k.output_tokens) == (1, 1)));
     }
 }
