@@ -441,7 +441,7 @@ impl<'a> ServingCx<'a> {
             let others = (st.chunk.pass.prefill_tokens * groups - mean_prompt).max(0.0);
             // One computation per prompt length (a spread has 16 of them over 256 kinds).
             let mut lengths: Vec<f64> = self.classes.iter().map(|c| c.input_tokens as f64).collect();
-            lengths.sort_by(f64::total_cmp);
+            crate::engine::order::sort_f64(&mut lengths);
             lengths.dedup();
             own = lengths
                 .into_iter()
