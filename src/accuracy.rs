@@ -637,7 +637,7 @@ mod tests {
             row("both", "inflight", "2", "640", "output_tokens_per_s"),
             row("none", "inflight", "", "0", "output_tokens_per_s"),
         ];
-        let out = run(&[head.to_owned()].iter().chain(&rows).cloned().collect::<String>()).expect("parses");
+        let out = run(&(head.to_owned() + &rows.concat())).expect("parses");
         assert_eq!(out[0].scenario.as_ref().map(|s| s["task"]["burst_requests"].clone()), Some(json!(640)));
         let p = |i: usize| out[i].predicted.unwrap_or_else(|| panic!("{:?}", out[i].skipped));
         // Ten times what the engine keeps in flight: ramp and drain make it differ from the
@@ -666,7 +666,7 @@ mod tests {
             row("mixed-rounds", "inflight", "mixed", "10"),
             row("static", "static", "separate", ""),
         ];
-        let out = run(&[head.to_owned()].iter().chain(&rows).cloned().collect::<String>()).expect("parses");
+        let out = run(&(head.to_owned() + &rows.concat())).expect("parses");
         let task = |i: usize, key: &str| out[i].scenario.as_ref().map(|s| s["task"][key].clone());
         assert_eq!((task(0, "prefill_steps"), task(0, "scheduler_steps")), (Some(Value::Null), Some(Value::Null)));
         assert_eq!((task(2, "prefill_steps"), task(2, "scheduler_steps")), (Some(json!("separate")), Some(json!(10))));
@@ -695,7 +695,7 @@ mod tests {
             format!("{id},src,m,24,2048,16,16,8192,gelu,51200,h100-80g,8,900,1,1,1,bf16,64,512,128,{step},{request},decode_ms_per_token,10\n")
         };
         let rows = [row("none", "", ""), row("host", "2", "0.25"), row("negative", "-1", ""), row("word", "", "slow")];
-        let out = run(&[head.to_owned()].iter().chain(&rows).cloned().collect::<String>()).expect("parses");
+        let out = run(&(head.to_owned() + &rows.concat())).expect("parses");
         let task = |i: usize, key: &str| out[i].scenario.as_ref().map(|s| s["task"][key].clone());
         assert_eq!(task(0, "host_step_ms"), Some(Value::Null));
         assert_eq!((task(1, "host_step_ms"), task(1, "host_request_ms")), (Some(json!(2.0)), Some(json!(0.25))));
@@ -719,7 +719,7 @@ mod tests {
             row("normal", "inflight", "normal"),
             row("static", "static", "exponential"),
         ];
-        let out = run(&[head.to_owned()].iter().chain(&rows).cloned().collect::<String>()).expect("parses");
+        let out = run(&(head.to_owned() + &rows.concat())).expect("parses");
         let task = |i: usize| out[i].scenario.as_ref().map(|s| s["task"]["length_spread"].clone());
         assert_eq!((task(0), task(1), task(2)), (Some(Value::Null), Some(Value::Null), Some(json!("exponential"))));
         let p = |i: usize| out[i].predicted.unwrap_or_else(|| panic!("{:?}", out[i].skipped));

@@ -5,7 +5,7 @@
 //! results; the engine itself never formats.
 
 use crate::engine::report::{peak_flops_per_s, Report, Serving};
-use crate::engine::scenario::{Batching, LengthSpread, PrefillSteps, TaskKind};
+use crate::engine::scenario::{Batching, PrefillSteps, TaskKind};
 use crate::engine::Scenario;
 use crate::units;
 use serde_json::{json, Value};
@@ -263,10 +263,10 @@ fn memory(r: &Report) -> Figure {
 /// " on average" where a serving report's lengths are means (a request mix, or lengths spread
 /// around them); nothing where every request has them.
 fn on_average(sv: &Serving) -> &'static str {
-    if sv.request_mix.is_empty() && sv.length_spread == LengthSpread::Fixed {
-        ""
-    } else {
+    if sv.lengths_vary() {
         " on average"
+    } else {
+        ""
     }
 }
 

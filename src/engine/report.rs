@@ -143,6 +143,14 @@ pub struct Serving {
     pub length_spread: crate::engine::scenario::LengthSpread,
 }
 
+impl Serving {
+    /// Whether `input_tokens` and `output_tokens` are means over requests of several lengths
+    /// (a request mix, or lengths spread around them) rather than every request's.
+    pub fn lengths_vary(&self) -> bool {
+        !self.request_mix.is_empty() || self.length_spread != crate::engine::scenario::LengthSpread::Fixed
+    }
+}
+
 /// The median, 90th and 99th percentiles of a serving engine's latencies, s.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Percentiles {

@@ -360,7 +360,8 @@ impl RequestClass {
     /// as evenly paired as a run that short allows: an engine sent a burst admits the kinds in
     /// this order.
     pub fn spread(input: u64, output: u64) -> Vec<RequestClass> {
-        let tokens = |mean: u64| whole_tokens(&exponential_bin_means().map(|m| m * mean as f64), mean);
+        let bins = exponential_bin_means();
+        let tokens = |mean: u64| whole_tokens(&bins.map(|m| m * mean as f64), mean);
         let (inputs, outputs) = (tokens(input), tokens(output));
         let bits = SPREAD_BINS.trailing_zeros() as usize;
         let share = 1.0 / (SPREAD_BINS * SPREAD_BINS) as f64;
@@ -385,25 +386,21 @@ impl RequestClass {
 fn whole_tokens(exact: &[f64], mean: u64) -> Vec<u64> {
     let mut out: Vec<u64> = exact.iter().map(|x| (x.round() as u64).max(1)).collect();
     let want = mean.max(1).saturating_mul(exact.len() as u64);
-    let missing = |out: &[u64], k: usize| exact[k] - out[k] as f64;
     loop {
         let total: u64 = out.iter().sum();
-        let pick = |better: &dyn Fn(f64, f64) -> bool, allowed: &dyn Fn(usize) -> bool| {
-            (0..out.len()).filter(|&k| allowed(k)).fold(None, |best: Option<usize>, k| match best {
-                Some(b) if !better(missing(&out, k), missing(&out, b)) => Some(b),
-                _ => Some(k),
-            })
-        };
-        let step = if total < want {
-            pick(&|a, b| a > b, &|_| true).map(|k| (k, true))
-        } else if total > want {
-            pick(&|a, b| a < b, &|k| out[k] > 1).map(|k| (k, false))
+        if total == want {
+            return out;
+        }
+        // What rounding took from each bin (negative: what it added); `min_by` keeps the first.
+        let taken = |k: &usize| exact[*k] - out[*k] as f64;
+        let k = if total < want {
+            (0..out.len()).min_by(|a, b| taken(b).total_cmp(&taken(a)))
         } else {
-            None
+            (0..out.len()).filter(|k| out[*k] > 1).min_by(|a, b| taken(a).total_cmp(&taken(b)))
         };
-        match step {
-            Some((k, true)) => out[k] += 1,
-            Some((k, false)) => out[k] -= 1,
+        match k {
+            Some(k) if total < want => out[k] += 1,
+            Some(k) => out[k] -= 1,
             None => return out,
         }
     }

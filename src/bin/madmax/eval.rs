@@ -6,7 +6,6 @@ use crate::io::{input_failed, load, out_json};
 use madmax::engine::critical::CriticalPath;
 use madmax::engine::ops::Stream;
 use madmax::engine::report::Report;
-use madmax::engine::scenario::LengthSpread;
 use madmax::engine::{evaluate, Scenario};
 use madmax::figures;
 use madmax::units;
@@ -316,12 +315,10 @@ fn text_report(s: &Scenario, r: &Report) -> String {
             units::things(sv.replicas, "replica"),
             sv.input_tokens,
             sv.output_tokens,
-            if !sv.request_mix.is_empty() {
-                "on average (a request mix)"
-            } else if sv.length_spread == LengthSpread::Exponential {
-                "on average (spread exponentially)"
-            } else {
-                "each"
+            match (sv.lengths_vary(), sv.request_mix.is_empty()) {
+                (false, _) => "each",
+                (true, false) => "on average (a request mix)",
+                (true, true) => "on average (spread exponentially)",
             }
         );
         let _ = writeln!(o, "{indent}{}", madmax::wording::batching(sv));

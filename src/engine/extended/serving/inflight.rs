@@ -439,6 +439,7 @@ impl<'a> ServingCx<'a> {
             let groups = self.cx.lay.pp.size.max(1) as f64;
             let mean_prompt = self.mean(|i, _| i).max(1.0);
             let others = (st.chunk.pass.prefill_tokens * groups - mean_prompt).max(0.0);
+            let prompts = others / mean_prompt + 1.0;
             // One computation per prompt length (a spread has 16 of them over 256 kinds).
             let mut lengths: Vec<f64> = self.classes.iter().map(|c| c.input_tokens as f64).collect();
             crate::engine::order::sort_f64(&mut lengths);
@@ -448,7 +449,6 @@ impl<'a> ServingCx<'a> {
                 .map(|i| {
                     let tokens = others + i;
                     let steps = (tokens / budget).ceil().max(1.0);
-                    let prompts = others / mean_prompt + 1.0;
                     (i, steps * self.engine_step(0.0, tokens / steps, prompts / steps).seconds)
                 })
                 .collect();
