@@ -6,6 +6,7 @@ mod cli;
 mod default_model;
 mod explorer;
 mod golden;
+mod kernels;
 mod properties;
 mod rejected;
 mod robustness;
