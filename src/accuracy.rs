@@ -26,6 +26,7 @@ mod columns;
 mod csv;
 mod expectation;
 mod floor;
+mod kernels;
 mod metric;
 mod rows;
 mod shipped;
@@ -34,6 +35,9 @@ use columns::{Col, Columns, Row};
 pub use csv::{parse_csv, Records};
 pub use expectation::{bands_in, expectation, Band, Expectation, BANDS, MIN_RUNS};
 pub use floor::{floor, same_work_pairs, sentence as floor_sentence, Floor, Pair, Run, SameWork, Work};
+#[cfg(not(target_arch = "wasm32"))]
+pub use kernels::GEMM_KERNELS_CSV;
+pub use kernels::{gemm_check, gemm_check_sentence, GemmCheck, GEMM_KERNELS_FILE};
 pub use metric::Metric;
 pub use rows::{gpu_family, gpu_label, megatron_flops};
 use rows::{FlopsBasis, RunRow, Schema, GIB};
@@ -1071,8 +1075,9 @@ mod tests {
         let html = std::fs::read_to_string(root.join("index.html")).expect("index.html");
         let embedded = [TRAINING_CSV, ADDED_CSV, RECOMMENDATION_CSV, VISION_CSV, INFERENCE_CSV, ADDED_INFERENCE_CSV];
         let stories = ("src/presets/data/stories.json".to_owned(), crate::stories::STORIES_FILE);
+        let kernels = (format!("src/presets/data/validation/{GEMM_KERNELS_FILE}"), GEMM_KERNELS_FILE);
         let csvs = SHIPPED_FILES.iter().map(|f| (format!("src/presets/data/validation/{f}"), *f));
-        for (path, name) in csvs.chain([stories]) {
+        for (path, name) in csvs.chain([stories, kernels]) {
             // Trunk copies the file to the page's folder under its own name, which the page fetches.
             assert!(html.contains(&format!("rel=\"copy-file\" href=\"{path}\"")), "index.html copies {path}");
             assert!(path.ends_with(&format!("/{name}")), "{path} is served as {name}");

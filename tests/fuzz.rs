@@ -215,6 +215,39 @@ fn csv_reading_never_panics() {
     );
 }
 
+#[test]
+fn gemm_check_reading_never_panics() {
+    // The page fetches the profiled GEMMs: a proxy's error page or a cut-off file must be
+    // refused with a message, and any numbers taken must give finite figures.
+    let lines: Vec<&str> = accuracy::GEMM_KERNELS_CSV.lines().collect();
+    fuzz(
+        "GEMM check",
+        4,
+        |rng| {
+            let mut out = String::from(lines[0]);
+            for _ in 0..1 + rng.below(4) {
+                out.push('\n');
+                let row = lines[1 + rng.below(lines.len() - 1)];
+                out.push_str(&if rng.chance(3) { row.to_owned() } else { mutate_text(rng, row) });
+            }
+            if rng.chance(10) {
+                out = random_text(rng);
+            }
+            out
+        },
+        |csv| match accuracy::gemm_check(csv) {
+            Ok(checks) => {
+                assert!(checks.iter().all(|c| c.median_error.is_finite() && c.median_abs_error >= 0.0), "{checks:?}");
+                !checks.is_empty()
+            }
+            Err(e) => {
+                assert!(!e.is_empty());
+                false
+            }
+        },
+    );
+}
+
 /// A value for a scenario field: extreme, wrong-typed, or plausible.
 fn random_value(rng: &mut Rng) -> Value {
     match rng.below(14) {

@@ -57,7 +57,7 @@ pub(super) fn gpu_cells() -> String {
 }
 
 /// The preset GPU of a CSV `gpu` cell, or which cells there are.
-fn row_gpu(cell: &str) -> Result<presets::GpuPreset, String> {
+pub(super) fn row_gpu(cell: &str) -> Result<presets::GpuPreset, String> {
     let ps = presets::all().map_err(str::to_owned)?;
     GPUS.iter()
         .find(|g| g.0 == cell)

@@ -2,7 +2,7 @@
 //! them (the validation page, the library of famous runs), then kept while the page is open.
 //! They are 40 KB (gzip) of text that the calculator never reads, so they are not in the
 //! WebAssembly; the CLI and the tests embed the same files ([`accuracy::SHIPPED_FILES`],
-//! [`stories::STORIES_FILE`]). A file that cannot be fetched leaves that view with a message
+//! [`stories::STORIES_FILE`], [`accuracy::GEMM_KERNELS_FILE`]). A file that cannot be fetched leaves that view with a message
 //! saying which and what to do; nothing else on the page depends on them.
 
 use super::background;
@@ -21,6 +21,8 @@ pub struct Data {
     pub csvs: Vec<String>,
     /// `stories.json`.
     pub stories: String,
+    /// The GEMMs profiled one by one ([`accuracy::GEMM_KERNELS_FILE`]).
+    pub kernels: String,
 }
 
 impl Data {
@@ -101,7 +103,11 @@ async fn fetch_all() -> Result<Data, String> {
     for name in accuracy::SHIPPED_FILES {
         csvs.push(fetch_text(name).await?);
     }
-    Ok(Data { csvs, stories: fetch_text(stories::STORIES_FILE).await? })
+    Ok(Data {
+        csvs,
+        stories: fetch_text(stories::STORIES_FILE).await?,
+        kernels: fetch_text(accuracy::GEMM_KERNELS_FILE).await?,
+    })
 }
 
 /// The text of the file `name` beside the page.

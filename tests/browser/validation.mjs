@@ -48,7 +48,7 @@ await runTest('validation', dist, async ({ server, browser }) => {
   await page.click('#to-validation');
   await page.locator('#validation-rows').waitFor({ timeout: 30000 });
   check(['training.csv', 'added.csv', 'recommendation.csv', 'inference.csv', 'added_inference.csv'].every((f) => fetched.includes(`/${f}`)),
-    `the validation page fetches the five CSVs of measured runs (${fetched.join(', ')})`);
+    `the validation page fetches the CSVs of measured runs (${fetched.join(', ')})`);
   check(page.url().includes('view=validation'), 'the address names the validation view');
   await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
   await page.click('#copy-link');
@@ -140,6 +140,11 @@ await runTest('validation', dist, async ({ server, browser }) => {
   check(floorLine && floorText.includes(floorLine.slice('Floor: '.length)), `the page gives the CLI's floor: ${floorText.slice(0, 160)}...`);
   const floorJson = cliAll.floor;
   check(floorText.includes(`on any of the ${floorJson.pairs} such pairs here`), `the page counts the ${floorJson.pairs} same-work pairs`);
+  // The GEMMs profiled one by one: the page gives the CLI's line for each GPU.
+  const kernelLines = execFileSync(bin, ['validate']).toString().split('\n').filter((l) => / GEMMs, median error /.test(l)).map((l) => l.trim());
+  const kernelText = await page.locator('#validation-kernels').innerText();
+  check(kernelLines.length === cliAll.kernels.length && cliAll.kernels.length === 2 && kernelLines.every((l) => kernelText.includes(l)),
+    `the page gives the CLI's GEMM check for ${cliAll.kernels.map((k) => k.label).join(' and ')}: ${kernelText.slice(0, 200)}...`);
   check(await canvasInked(page, 'chart-validation') > 2000, 'the predicted-vs-measured chart is drawn');
   // Every source has a marker of its own: no two share a colour and a shape.
   const markers = await page.locator('#validation-legend .swatch:not(.line)').evaluateAll((els) => els.map((e) => `${e.style.color} ${e.textContent}`));

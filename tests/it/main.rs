@@ -6,7 +6,6 @@ mod cli;
 mod default_model;
 mod explorer;
 mod golden;
-mod kernels;
 mod properties;
 mod rejected;
 mod robustness;

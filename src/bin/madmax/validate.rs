@@ -64,8 +64,15 @@ pub fn run(a: &ValidateArgs) -> ExitCode {
         }
         return ExitCode::from(2);
     }
+    // The shipped runs come with the GEMMs profiled one by one, a check of the model's GEMM
+    // times (SOURCES.md section 9).
+    let kernels = files.is_empty().then(|| madmax::accuracy::gemm_check(madmax::accuracy::GEMM_KERNELS_CSV));
     if json_out {
-        out_json(&madmax::accuracy::to_json(&rows, floor.as_ref()));
+        let mut v = madmax::accuracy::to_json(&rows, floor.as_ref());
+        if let (Some(Ok(k)), Some(m)) = (&kernels, v.as_object_mut()) {
+            m.insert("kernels".into(), serde_json::json!(k));
+        }
+        out_json(&v);
         return ExitCode::SUCCESS;
     }
     // The report is written once at the end: written line by line, each of a long file's
@@ -169,6 +176,20 @@ pub fn run(a: &ValidateArgs) -> ExitCode {
             }
         }
         None => wln!(text, "\nno row could be predicted"),
+    }
+    match kernels {
+        Some(Ok(checks)) => {
+            wln!(
+                text,
+                "\nGEMM times against {} GEMMs of transformer layers profiled one by one (vidur; error = measured / predicted - 1):",
+                madmax::engine::extended::rules::grouped(checks.iter().map(|c| c.kernels as u64).sum())
+            );
+            for c in &checks {
+                wln!(text, "  {}", madmax::accuracy::gemm_check_sentence(c));
+            }
+        }
+        Some(Err(e)) => wln!(text, "\nGEMM check: {e}"),
+        None => {}
     }
     if let Some(f) = &floor {
         wln!(text, "\nFloor: {}", printable(&madmax::accuracy::floor_sentence(f)));
