@@ -313,7 +313,8 @@ impl<'a> ServingCx<'a> {
     /// One layer's attention over `p`'s tokens, s: the projections' GEMMs
     /// ([`ServingCx::block_gemms_s`]); the scores against the roofline of the KV cache the prompt
     /// tokens write and the decoding requests read (the only part that grows with the
-    /// context); element-wise traffic. Where the prompt's scores go through HBM, `Q K^T`
+    /// context); element-wise traffic (the norm and residual's, and the rotary embeddings' over
+    /// the queries and keys on this GPU). Where the prompt's scores go through HBM, `Q K^T`
     /// writes them and `P V` reads them (bytes of the scores' roofline, as in training,
     /// [`crate::engine::extended::shape::Dims::score_gemms_s`]) and the softmax reads and
     /// writes them (no dropout when serving).
@@ -332,7 +333,7 @@ impl<'a> ServingCx<'a> {
                 4.0 * keys * d.q_width() * d.score_cost() / self.tp(),
                 (p.prefill_tokens + p.decode_tokens * p.context) * kv_token + score_bytes,
             )
-            + (t * d.hidden_bytes() + score_bytes) / self.cx.hbm_bytes_per_s
+            + (t * (d.hidden_bytes() + d.rope_bytes() / self.tp()) + score_bytes) / self.cx.hbm_bytes_per_s
             + self.kernels_s(p)
     }
 
@@ -760,7 +761,10 @@ mod tests {
         let scores = 4096.0 * 16.0 * 4096.0;
         assert_eq!(sv.prompt_tokens_length(), 4096.0);
         let kv = 4096.0 * 2.0 * 2.0 * 128.0 * 2.0;
-        let rest = sv.block_gemms_s(Block::Attn, 4096.0) + 4096.0 * d.hidden_bytes() / b + sv.kernels_s(p);
+        // The rotary embeddings read and write the GPU's queries and keys.
+        let rest = sv.block_gemms_s(Block::Attn, 4096.0)
+            + 4096.0 * (d.hidden_bytes() + d.rope_bytes() / 4.0) / b
+            + sv.kernels_s(p);
         // At 128 FLOPs per score byte under the A100's 149, the scores' bytes set the roofline.
         let flops_s = 4.0 * 4096.0 * 4096.0 * d.q_width() / 4.0 / sv.rate;
         assert!(flops_s < (kv + 2.0 * 2.0 * scores) / b);
@@ -919,7 +923,9 @@ mod tests {
         let kv = ctx * 2.0 * 4.0 * 128.0 * 2.0;
         let hbm = 2039e9 * 0.836;
         // Its kernels replay from a CUDA graph (the default): about 3 us each, a small kernel's run.
-        let ew = 14.0 * h * 2.0 / 2.0 / hbm + KERNELS_PER_BLOCK * GRAPH_KERNEL_S;
+        // The rotary embeddings read and write the token's queries and keys on this GPU.
+        let rope = 2.0 * 2.0 * (h + 8.0 * 128.0) / 2.0;
+        let ew = (14.0 * h * 2.0 / 2.0 + rope) / hbm + KERNELS_PER_BLOCK * GRAPH_KERNEL_S;
         let want = (qkv + proj) / hbm + kv / hbm + ew;
         assert!((l.attn_s - want).abs() < 1e-12, "{} vs {want}", l.attn_s);
         // Launched one by one, each costs a host launch.
