@@ -190,6 +190,21 @@ fn imports_never_panic() {
     );
 }
 
+/// A CSV text: `header` and 1 to `most` of `rows`, two in three mutated; one in ten times
+/// random text instead.
+fn csv_of_rows(rng: &mut Rng, header: &str, rows: &[&str], most: usize) -> String {
+    let mut out = String::from(header);
+    for _ in 0..1 + rng.below(most) {
+        out.push('\n');
+        let row = rows[rng.below(rows.len())];
+        out.push_str(&if rng.chance(3) { row.to_owned() } else { mutate_text(rng, row) });
+    }
+    if rng.chance(10) {
+        out = random_text(rng);
+    }
+    out
+}
+
 #[test]
 fn csv_reading_never_panics() {
     let training = accuracy::TRAINING_CSV.to_owned();
@@ -200,16 +215,7 @@ fn csv_reading_never_panics() {
         3,
         |rng| {
             let header = if rng.chance(4) { inference.lines().next().unwrap_or("") } else { lines[0] };
-            let mut out = String::from(header);
-            for _ in 0..1 + rng.below(3) {
-                out.push('\n');
-                let row = lines[1 + rng.below(lines.len() - 1)];
-                out.push_str(&if rng.chance(3) { row.to_owned() } else { mutate_text(rng, row) });
-            }
-            if rng.chance(10) {
-                out = random_text(rng);
-            }
-            out
+            csv_of_rows(rng, header, &lines[1..], 3)
         },
         |csv| accuracy::run(csv).map(|rows| accuracy::summarize(&rows).is_some()).unwrap_or(false),
     );
@@ -223,18 +229,7 @@ fn gemm_check_reading_never_panics() {
     fuzz(
         "GEMM check",
         4,
-        |rng| {
-            let mut out = String::from(lines[0]);
-            for _ in 0..1 + rng.below(4) {
-                out.push('\n');
-                let row = lines[1 + rng.below(lines.len() - 1)];
-                out.push_str(&if rng.chance(3) { row.to_owned() } else { mutate_text(rng, row) });
-            }
-            if rng.chance(10) {
-                out = random_text(rng);
-            }
-            out
-        },
+        |rng| csv_of_rows(rng, lines[0], &lines[1..], 4),
         |csv| match accuracy::gemm_check(csv) {
             Ok(checks) => {
                 assert!(checks.iter().all(|c| c.median_error.is_finite() && c.median_abs_error >= 0.0), "{checks:?}");
