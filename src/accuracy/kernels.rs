@@ -32,6 +32,8 @@ pub struct GemmCheck {
     pub label: String,
     pub kernels: usize,
     pub median_error: f64,
+    /// How far apart the two typically are, either way: `exp(median |ln(measured /
+    /// predicted)|) - 1`.
     pub median_abs_error: f64,
     /// Median error of the kernels bound by reading their operands (the model's compute time
     /// under a third of its streaming time: decoding).
@@ -87,10 +89,10 @@ fn check_on(csv: &str, gpu_of: impl Fn(&str) -> Result<GemmGpu, String>) -> Resu
             ));
         };
         if !by_gpu.iter().any(|o| &o.gpu == gpu) {
-            let model = gpu_of(gpu).map_err(|e| format!("{GEMM_KERNELS_FILE} line {line}: {e}"))?;
-            by_gpu.push(OnGpu { gpu: gpu.clone(), model, errors: vec![] });
+            let gemm_gpu = gpu_of(gpu).map_err(|e| format!("{GEMM_KERNELS_FILE} line {line}: {e}"))?;
+            by_gpu.push(OnGpu { gpu: gpu.clone(), gemm_gpu, errors: vec![] });
         }
-        let Some(OnGpu { model: g, errors, .. }) = by_gpu.iter_mut().find(|o| &o.gpu == gpu) else { continue };
+        let Some(OnGpu { gemm_gpu: g, errors, .. }) = by_gpu.iter_mut().find(|o| &o.gpu == gpu) else { continue };
         let gemm = Gemm { m, n, k };
         // A kernel's run beyond its bytes and FLOPs, as the model charges each kernel of a
         // captured graph: the profile sums the kernels' GPU time, not their launches.
@@ -127,7 +129,7 @@ fn check_on(csv: &str, gpu_of: impl Fn(&str) -> Result<GemmGpu, String>) -> Resu
 /// log(measured / predicted) of each kernel with where it sits on the roofline.
 struct OnGpu {
     gpu: String,
-    model: GemmGpu,
+    gemm_gpu: GemmGpu,
     errors: Vec<(f64, Regime)>,
 }
 
