@@ -2,8 +2,9 @@
 //! them (the validation page, the library of famous runs), then kept while the page is open.
 //! They are 40 KB (gzip) of text that the calculator never reads, so they are not in the
 //! WebAssembly; the CLI and the tests embed the same files ([`accuracy::SHIPPED_FILES`],
-//! [`stories::STORIES_FILE`], [`accuracy::GEMM_KERNELS_FILE`]). A file that cannot be fetched leaves that view with a message
-//! saying which and what to do; nothing else on the page depends on them.
+//! [`stories::STORIES_FILE`], [`accuracy::GEMM_KERNELS_FILE`]). A file that cannot be fetched
+//! leaves that view with a message saying which and what to do; nothing else on the page
+//! depends on them.
 
 use super::background;
 use crate::accuracy;

@@ -625,7 +625,17 @@ fn validate_prints_rows_and_a_summary_and_json_with_signed_errors() {
         printed(format!("{}, {} set", kind.label(), set.label()), st);
     }
     assert!(text.contains("BigScience BLOOM 176B training [held-out]"), "{text}");
+    // The GEMMs profiled one by one come with the shipped runs only: a line per GPU, the
+    // library's sentence, and the same figures in JSON.
+    let checks = madmax::accuracy::gemm_check(madmax::accuracy::GEMM_KERNELS_CSV).expect("the GEMM check");
+    assert!(text.contains("\nGEMM times against 1,632 GEMMs of transformer layers profiled one by one"), "{text}");
+    for c in &checks {
+        assert!(text.contains(&format!("  {}\n", madmax::accuracy::gemm_check_sentence(c))), "{text}");
+    }
     let v = stdout_json(&madmax(&["validate", "--json"]));
+    assert_eq!(v["kernels"], serde_json::json!(checks));
+    assert!(!String::from_utf8_lossy(&madmax(&["validate", &files[0]]).stdout).contains("GEMM times"));
+    assert_eq!(stdout_json(&madmax(&["validate", &files[0], "--json"]))["kernels"], serde_json::Value::Null);
     assert_eq!(v["summary"]["by_set"][1][0], "held-out");
     assert_eq!(v["summary"]["by_kind"][2][0], "llm-serving");
     assert_eq!(v["summary"]["by_kind"][2][1], "calibration");

@@ -71,8 +71,10 @@ Usage:
       quotes for runs like these), and the floor: how close any model can come to every row
       when two rows that do the same work measured a larger micro-batch slower; blank cells
       take documented defaults and each row lists the ones it used; rows it cannot model
-      are skipped with the reason.
+      are skipped with the reason. With the shipped runs, also the model's GEMM times
+      against GEMMs profiled one by one on an A100 and an H100, per GPU.
       --json: {\"rows\": [{id, predicted, measured, error, ...}], \"summary\", \"bands\", \"floor\"}
+      and, with the shipped runs, \"kernels\": [{gpu, label, kernels, median_error, ...}]
       A CSV holds at most 200,000 rows (256 MB); exit 2 when no row could be predicted.
   madmax stories [--json]
       the library of famous runs: for each story, what its source reported, what the model
