@@ -88,16 +88,20 @@ fn check_on(csv: &str, gpu_of: impl Fn(&str) -> Result<GemmGpu, String>) -> Resu
                 "{GEMM_KERNELS_FILE} line {line}: m, k, n and measured_us must be positive numbers up to 10,000,000"
             ));
         };
-        if !by_gpu.iter().any(|o| &o.gpu == gpu) {
-            let gemm_gpu = gpu_of(gpu).map_err(|e| format!("{GEMM_KERNELS_FILE} line {line}: {e}"))?;
-            by_gpu.push(OnGpu { gpu: gpu.clone(), gemm_gpu, errors: vec![] });
-        }
-        let Some(OnGpu { gemm_gpu: g, errors, .. }) = by_gpu.iter_mut().find(|o| &o.gpu == gpu) else { continue };
+        let at = match by_gpu.iter().position(|o| &o.gpu == gpu) {
+            Some(at) => at,
+            None => {
+                let gemm_gpu = gpu_of(gpu).map_err(|e| format!("{GEMM_KERNELS_FILE} line {line}: {e}"))?;
+                by_gpu.push(OnGpu { gpu: gpu.clone(), gemm_gpu, errors: vec![] });
+                by_gpu.len() - 1
+            }
+        };
+        let OnGpu { gemm_gpu: g, errors, .. } = &mut by_gpu[at];
         let gemm = Gemm { m, n, k };
         // A kernel's run beyond its bytes and FLOPs, as the model charges each kernel of a
         // captured graph: the profile sums the kernels' GPU time, not their launches.
         let predicted_s = gemm.time_s(2.0, *g) + GRAPH_KERNEL_S;
-        let (compute_s, stream_s) = (gemm.compute_time_s(2.0, *g), (m * k + k * n + m * n) * 2.0 / g.hbm_bytes_per_s);
+        let (compute_s, stream_s) = (gemm.compute_time_s(2.0, *g), gemm.stream_time_s(2.0, 2.0, *g));
         let regime = if compute_s < stream_s / 3.0 {
             Regime::Streaming
         } else if compute_s > 3.0 * stream_s {

@@ -76,12 +76,18 @@ impl Gemm {
     /// the share of the last wave the tiles fill (see the module documentation). An FP8 GEMM
     /// reads 1-byte operands and writes a 16-bit output.
     pub fn mixed_time_s(&self, a: f64, c: f64, gpu: GemmGpu) -> f64 {
+        self.compute_time_s(c, gpu).max(self.stream_time_s(a, c, gpu))
+    }
+
+    /// The streaming side of [`Gemm::mixed_time_s`] alone, s: reading the `a`-byte operands
+    /// and writing the `c`-byte output once, `((m k + k n) a + m n c) / B` (0 for an empty
+    /// GEMM).
+    pub fn stream_time_s(&self, a: f64, c: f64, gpu: GemmGpu) -> f64 {
         let Gemm { m, n, k } = *self;
         if m <= 0.0 || n <= 0.0 || k <= 0.0 {
             return 0.0;
         }
-        let stream = ((m * k + k * n) * a + m * n * c) / gpu.hbm_bytes_per_s;
-        self.compute_time_s(c, gpu).max(stream)
+        ((m * k + k * n) * a + m * n * c) / gpu.hbm_bytes_per_s
     }
 
     /// The compute side of [`Gemm::mixed_time_s`] alone, s: `2 m' n' k / (F_main w) + m n c /
