@@ -916,6 +916,7 @@ pub enum Shape {
     Triangle,
     Square,
     Diamond,
+    TriangleDown,
 }
 
 impl Shape {
@@ -926,14 +927,15 @@ impl Shape {
             Shape::Triangle => "\u{25b2}",
             Shape::Square => "\u{25a0}",
             Shape::Diamond => "\u{25c6}",
+            Shape::TriangleDown => "\u{25bc}",
         }
     }
 }
 
 /// The marker of data series `i`: its colour and its shape. Past the palette the colours come
-/// round again in the next shape, so 24 series are each told apart.
+/// round again in the next shape, so 30 series are each told apart.
 pub fn series_marker(i: usize) -> ((u8, u8, u8), Shape) {
-    const SHAPES: [Shape; 4] = [Shape::Circle, Shape::Triangle, Shape::Square, Shape::Diamond];
+    const SHAPES: [Shape; 5] = [Shape::Circle, Shape::Triangle, Shape::Square, Shape::Diamond, Shape::TriangleDown];
     (SERIES_RGB[i % SERIES_RGB.len()], SHAPES[(i / SERIES_RGB.len()) % SHAPES.len()])
 }
 
@@ -958,6 +960,11 @@ fn draw_markers(
             .draw_series(points.map(|p| {
                 EmptyElement::at(p) + Polygon::new(vec![(0, -r - 1), (r + 1, 0), (0, r + 1), (-r - 1, 0)], style)
             }))
+            .map(|_| ()),
+        Shape::TriangleDown => chart
+            .draw_series(
+                points.map(|p| EmptyElement::at(p) + Polygon::new(vec![(-r - 1, -r), (r + 1, -r), (0, r + 1)], style)),
+            )
             .map(|_| ()),
     }
     .map_err(err)
