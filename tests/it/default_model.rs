@@ -7,7 +7,7 @@ use madmax::engine::extended::dlrm::DlrmCx;
 use madmax::engine::ops::{Block, Category, OpKind, Phase};
 use madmax::engine::report::{Limit, MemPart, Report};
 use madmax::engine::scenario::Mode;
-use madmax::engine::{evaluate, validate};
+use madmax::engine::{evaluate, explain, validate};
 use serde_json::{json, Value};
 
 /// A golden case's inputs with task keys replaced.
@@ -436,4 +436,34 @@ fn the_waves_of_gemm_tiles_are_charged_and_explained_when_the_system_says_its_sm
     // Any SM count only adds time: a wave share is at most 1 (the rate F is per GPU).
     let (odd, _, _) = gemm_s(Some(7));
     assert!(odd >= plain, "{plain} -> {odd}");
+}
+
+#[test]
+fn a_zero3_backward_gather_waits_behind_the_reduce_scatter_and_its_explanation_says_so() {
+    let v = case(
+        "llm__llama_7b__zionex_128__llm_fin_fsdp_128x8_bs1_embfrozen_minfrozen16",
+        json!({"type": "pretrain", "transformer_parallel": ["fsdp"], "transformer_parallel_degree": [128],
+        "local_transformer_bs": 4, "micro_batch": 2}),
+    );
+    let mut d = v.clone();
+    d["inputs"]["task"]["mode"] = json!("default");
+    let s = validate(&raw_of(&d)).expect("valid");
+    let r = evaluate(&s);
+    let find = |kind: OpKind, phase: Phase, layer: i32| {
+        r.timeline
+            .iter()
+            .find(|o| o.name.kind == kind && o.name.phase == phase && o.name.layer == layer && o.name.micro == 1)
+            .unwrap_or_else(|| panic!("{kind:?} {phase:?} layer {layer}"))
+    };
+    // The backward pass runs the layers in reverse: layer 10's gather starts once layer 11's
+    // gradient reduce-scatter has ended (one communication stream), not while layer 11 computes.
+    let gather = find(OpKind::WeightAllGather, Phase::Backward, 10);
+    let reduce = find(OpKind::GradReduceScatter, Phase::Backward, 11);
+    assert!(gather.start_s >= reduce.start_s + reduce.duration_s - 1e-12, "{gather:?} {reduce:?}");
+    // The explanation says what the timeline does; the forward gather is plainly prefetched.
+    let note = |phase: Phase| explain(&s, &find(OpKind::WeightAllGather, phase, 10).name).and_then(|e| e.note);
+    let backward = note(Phase::Backward).expect("a note");
+    assert!(backward.contains("behind the previous layer's gradient reduce-scatter"), "{backward}");
+    let forward = note(Phase::Forward).expect("a note");
+    assert!(forward.contains("runs while the previous layer computes"), "{forward}");
 }

@@ -8,6 +8,13 @@ use crate::engine::ops::{Block, OpKind, OpName, Phase};
 use crate::engine::reference::explain::{Explanation, Term, Unit};
 use crate::engine::scenario::{Attention, Recompute};
 
+/// What a ZeRO-3 layer's weight gather does in the backward pass, as the model runs it: it is
+/// issued a layer ahead but queued behind the previous layer's gradient reduce-scatter on the
+/// one communication stream. FSDP issues the gather first, on a stream of its own; issued that
+/// way, the published FSDP runs come out further from their measurements (SOURCES.md section 5,
+/// OLMo-core), so this wait stands in for time the model misses elsewhere on them.
+const BACKWARD_GATHER_NOTE: &str = "Prefetched one layer ahead, but the model queues it behind the previous layer's gradient reduce-scatter on its one communication stream, so the layer waits for both. FSDP issues it first, on a stream of its own; the model keeps this wait because, without it, it predicts published FSDP runs further from their measured times (it stands in for time missed elsewhere, such as computation slowed by the communication it overlaps).";
+
 /// A term of a default-model explanation (every op's, the CNN's and the input wait's).
 pub(super) fn term(symbol: &'static str, meaning: &'static str, value: f64, unit: Unit) -> Term {
     Term { symbol, meaning, value, unit }
@@ -337,10 +344,12 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
                 .into(),
                 terms,
                 seconds: t.weight_gather_s,
-                note: Some(if cx.setup.overlap_param_gather {
-                    "Prefetched one layer ahead: it runs while the previous layer computes."
-                } else {
+                note: Some(if !cx.setup.overlap_param_gather {
                     "Not prefetched: the layer waits for it."
+                } else if op.phase == Phase::Backward && cx.reduces_every_micro_batch() {
+                    BACKWARD_GATHER_NOTE
+                } else {
+                    "Prefetched one layer ahead: it runs while the previous layer computes."
                 }),
             }
         }
