@@ -8,12 +8,13 @@ use crate::engine::ops::{Block, OpKind, OpName, Phase};
 use crate::engine::reference::explain::{Explanation, Term, Unit};
 use crate::engine::scenario::{Attention, Recompute};
 
-/// What a ZeRO-3 layer's weight gather does in the backward pass, as the model runs it: it is
-/// issued a layer ahead but queued behind the previous layer's gradient reduce-scatter on the
-/// one communication stream. FSDP issues the gather first, on a stream of its own; issued that
-/// way, the published FSDP runs come out further from their measurements (SOURCES.md section 5,
-/// OLMo-core), so this wait stands in for time the model misses elsewhere on them.
-const BACKWARD_GATHER_NOTE: &str = "Prefetched one layer ahead, but the model queues it behind the previous layer's gradient reduce-scatter on its one communication stream, so the layer waits for both. FSDP issues it first, on a stream of its own; the model keeps this wait because, without it, it predicts published FSDP runs further from their measured times (it stands in for time missed elsewhere, such as computation slowed by the communication it overlaps).";
+/// What a ZeRO-3 layer's weight gather does in the backward pass, as the model runs it: issued a
+/// layer ahead but queued behind the previous layer's gradient reduce-scatter on the one
+/// communication stream. FSDP issues it before that reduce-scatter; issued that way, the
+/// published FSDP runs come out further from their measurements (SOURCES.md section 5: the
+/// caveat on FSDP, and the OLMo-core rows), so this wait stands in for time the model misses
+/// elsewhere on them.
+const BACKWARD_GATHER_NOTE: &str = "Prefetched one layer ahead, but the model queues it behind the previous layer's gradient reduce-scatter on its one communication stream, so the layer waits for both. FSDP issues it before that reduce-scatter (FSDP2 and PyTorch's default when the previous layer starts its backward pass, hidden behind its computation; Composer's default when that layer ends, so only the gather waits). The model keeps the longer wait because without it published FSDP runs come out further from their measured times: it stands in for time missed elsewhere, such as computation slowed by the communication it overlaps.";
 
 /// A term of a default-model explanation (every op's, the CNN's and the input wait's).
 pub(super) fn term(symbol: &'static str, meaning: &'static str, value: f64, unit: Unit) -> Term {
