@@ -143,6 +143,12 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   check(/t_ew_a/.test(fused) && /t_ew_w/.test(fused) && /residual gradients summed/.test(fused) && /bias gradient/.test(fused),
     `the backward pass's element-wise kernels are explained: ${fused.match(/t_ew_a[^]*?HBM speed/)?.[0]?.slice(0, 160)}`);
   await page.locator('#op-details').screenshot({ path: join(shots, 'explain-attention.png') });
+  // An FSDP weight gather of the backward pass says why the layer waits for it: the model queues
+  // it behind the previous layer's reduce-scatter, where FSDP would issue it first.
+  await page.locator('.longest .chip', { hasText: /_b_c_wgt_ag\./ }).first().click();
+  const gather = await page.locator('#op-details').textContent();
+  check(/queues it behind the previous layer's gradient reduce-scatter/.test(gather) && /FSDP issues it before that reduce-scatter/.test(gather),
+    `a backward weight gather says what the model does with it: ${gather.match(/Prefetched[^.]*\./)?.[0]}`);
   // The same by keyboard: the longest ops are buttons.
   await page.locator('.longest .chip').first().focus();
   await page.keyboard.press('Enter');
