@@ -440,7 +440,7 @@ fn the_waves_of_gemm_tiles_are_charged_and_explained_when_the_system_says_its_sm
 
 #[test]
 fn a_zero3_backward_gather_waits_behind_the_reduce_scatter_and_its_explanation_says_so() {
-    let mut d = case(
+    let d = case(
         "llm__llama_7b__zionex_128__llm_fin_fsdp_128x8_bs1_embfrozen_minfrozen16",
         json!({"type": "pretrain", "transformer_parallel": ["fsdp"], "transformer_parallel_degree": [128],
         "local_transformer_bs": 4, "micro_batch": 2, "mode": "default"}),
