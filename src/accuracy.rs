@@ -29,6 +29,7 @@ mod floor;
 mod kernels;
 mod metric;
 mod rows;
+mod sets;
 mod shipped;
 mod stats;
 use columns::{Col, Columns, Row};
@@ -41,6 +42,7 @@ pub use kernels::{gemm_check, gemm_check_sentence, GemmCheck, GEMM_KERNELS_FILE}
 pub use metric::Metric;
 pub use rows::{gpu_family, gpu_label, megatron_flops};
 use rows::{FlopsBasis, RunRow, Schema, GIB};
+pub use sets::{calibration_why, sources_in, CALIBRATION_WHY};
 pub use shipped::{rows_of, ShippedRow, SHIPPED_FILES};
 #[cfg(not(target_arch = "wasm32"))]
 pub use shipped::{
@@ -114,7 +116,7 @@ impl RunSet {
 }
 
 /// One CSV row's outcome.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct RowResult {
     pub id: String,
     pub source: String,

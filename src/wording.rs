@@ -386,6 +386,17 @@ pub fn capitalised(text: &str) -> String {
     c.next().map_or(String::new(), |f| f.to_uppercase().chain(c).collect())
 }
 
+/// Items as a sentence lists them: "a", "a and b", "a, b and c".
+pub fn listed<S: AsRef<str>>(items: &[S]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.as_ref().to_owned(),
+        [rest @ .., last] => {
+            format!("{} and {}", rest.iter().map(AsRef::as_ref).collect::<Vec<_>>().join(", "), last.as_ref())
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -661,5 +672,13 @@ mod tests {
         assert_eq!(capitalised("iteration time (s)"), "Iteration time (s)");
         assert_eq!(capitalised("élan"), "Élan");
         assert_eq!(capitalised(""), "");
+    }
+
+    #[test]
+    fn items_are_listed_with_commas_and_a_last_and() {
+        assert_eq!(listed::<&str>(&[]), "");
+        assert_eq!(listed(&["V100"]), "V100");
+        assert_eq!(listed(&["V100", "A100"]), "V100 and A100");
+        assert_eq!(listed(&["V100", "A100", "H100"]), "V100, A100 and H100");
     }
 }

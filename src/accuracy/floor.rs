@@ -267,28 +267,15 @@ mod tests {
             measured,
             predicted: Some(measured),
             error: Some(0.0),
-            skipped: None,
-            defaults: vec![],
             iteration_s: Some(measured),
-            memory_bytes: None,
-            memory_shown_bytes: None,
-            capacity_bytes: None,
-            measured_memory_bytes: None,
-            memory_error: None,
             model: "m".into(),
             gpu: "a100-80g".into(),
             n_gpus: 16,
-            plan: String::new(),
-            parallelism: String::new(),
-            notes: String::new(),
-            set: None,
-            citation: String::new(),
-            recommendation: false,
-            vision: false,
             scenario: Some(json!({
                 "model": {"name": "m"},
                 "task": {"name": id, "micro_batch": micro, "local_transformer_bs": 64, "transformer_parallel": levels},
             })),
+            ..RowResult::default()
         }
     }
 

@@ -9,7 +9,7 @@ use super::charts;
 use super::dom;
 use super::fetched::{self, Fetched, Loading};
 use super::state::{Action, ServingMark, Yardstick};
-use crate::accuracy::{self, Metric, RowResult, RunSet, Stats};
+use crate::accuracy::{self, Metric, RowResult, RunKind, RunSet, Stats};
 use crate::doc::Doc;
 use crate::{share, units};
 use serde_json::Value;
@@ -271,10 +271,7 @@ fn validation_table(p: &TableProps) -> Html {
                 <p>{ format!("{} published runs, each predicted right now by the default model with the same constants for every row. The calibration set holds the runs some choice of the model looked at; the held-out runs were predicted once before any change they could inform. These are the numbers ", units::grouped(rows.len() as u64)) }
                     <code>{ "madmax validate" }</code>{ " prints; open a row's name for the source's caveats and the defaults used for blank cells." }</p>
                 <details class="help" id="validation-sets"><summary>{ "Which runs, and what each set holds" }</summary>
-                    <p>{ format!(
-                        "{} published runs measured on V100, A100 and H100 clusters and the A800 and H800 variants (Megatron-LM, Korthikanti et al., vTrain, BLOOM, MT-NLG, MosaicML MPT, FlagPerf, OLMo-core, FasterTransformer, vLLM, GPUStack's performance lab, SGLang's benchmark of SGLang and vLLM, NVIDIA's DLRM), each predicted right now by the default model with the same constants for every row: achievable fractions of peak FLOP/s, HBM and link bandwidth, collective latencies. Nothing is fitted per row, but the rows fall in two sets. The calibration set holds every run some choice of the model looked at: the shared set it was built against, vTrain's first 195 single-node runs (the host time per block was fitted on the odd-numbered ones and tested on the even-numbered), MosaicML's BF16 MPT benchmarks (the fused-attention speeds and kernel classes were chosen after seeing their errors), FlagPerf's Megatron runs (their stated memory led to fp32 gradients), vLLM's latency benchmark of December 2023 (read before CUDA graphs and the engines' all-reduce kernels were modelled; the model misses that engine's host time per step, 12-22 ms), GPUStack's runs of vLLM 0.11 serving Qwen3 8B at 1 to 8 requests in flight (their time per token led to costing each kernel of a CUDA graph at a small kernel's measured run), the TP 8 x PP 3 table of FasterTransformer's GPT guide (it led to prefilling a static batch through a pipeline in micro-batches) and NVIDIA's DLRM runs on A100s (their gap on eight GPUs against one led to costing table-wise embedding sharding at the GPU with the most whole tables, and TensorFlow's code to Horovod's launch cycle). The runs marked held out (BLOOM 176B, MT-NLG 530B, vTrain's single-node rows 196 to 395, MPT's FP8 runs on H100s, OLMo-core's FSDP runs in BF16 and FP8 on H100s, the other serving latencies of FasterTransformer's GPT guide, GPUStack's bursts of requests to vLLM 0.11 on one H100 or A100, SGLang's benchmark of SGLang 0.3 and vLLM 0.6 at 4 and 8 requests/s, NVIDIA's TensorFlow 2 DLRM on V100s) were added and predicted once before any change they could inform, and no change since was chosen by them: they show how the model does on runs it was not tuned on.",
-                        units::grouped(rows.len() as u64)
-                    ) }</p>
+                    { sets(&rows) }
                 </details>
                 { match &summary {
                     Some(s) => html! {
@@ -381,6 +378,30 @@ fn bands(rows: &[RowResult]) -> Html {
     }
 }
 
+/// What each set holds, from the rows themselves: the sources of the calibration set, each with
+/// what it informed ([`accuracy::CALIBRATION_WHY`]), and those of the held-out set.
+fn sets(rows: &[RowResult]) -> Html {
+    let count = |set: RunSet| rows.iter().filter(|r| r.set.unwrap_or(RunSet::Calibration) == set).count() as u64;
+    let runs = |n: usize| if n == 1 { "1 run".to_owned() } else { format!("{} runs", units::grouped(n as u64)) };
+    let families: Vec<String> =
+        distinct(rows, |r| accuracy::gpu_family(&r.gpu).unwrap_or("")).into_iter().filter(|f| !f.is_empty()).collect();
+    html! { <>
+        <p>{ format!(
+            "{} published runs measured on {} GPUs, each predicted right now by the default model with the same constants for every row: achievable fractions of peak FLOP/s, HBM and link bandwidth, collective latencies. Nothing is fitted per row, but the rows fall in two sets.",
+            units::grouped(rows.len() as u64),
+            crate::wording::listed(&families)
+        ) }</p>
+        <p>{ format!("The calibration set, {} runs, holds every run some choice of the model looked at:", units::grouped(count(RunSet::Calibration))) }</p>
+        <ul id="validation-calibration-sources">{ for accuracy::sources_in(rows, RunSet::Calibration).into_iter().map(|(name, n)| html! {
+            <li><strong>{ name }</strong>{ format!(" ({}): {}", runs(n), accuracy::calibration_why(name).unwrap_or("")) }</li>
+        }) }</ul>
+        <p>{ format!("The held-out set, {} runs, was added and predicted once before any change it could inform, and no change since was chosen by it: it shows how the model does on runs it was not tuned on.", units::grouped(count(RunSet::HeldOut))) }</p>
+        <ul id="validation-held-out-sources">{ for accuracy::sources_in(rows, RunSet::HeldOut).into_iter().map(|(name, n)| html! {
+            <li><strong>{ name }</strong>{ format!(" ({})", runs(n)) }</li>
+        }) }</ul>
+    </> }
+}
+
 /// Which rows the model misses by more than 25%, and what they have in common: the calibration
 /// set's misses, then the held-out set's.
 fn misses(rows: &[RowResult]) -> String {
@@ -394,17 +415,34 @@ fn misses(rows: &[RowResult]) -> String {
     let rows_word = |n: usize| if n == 1 { "row" } else { "rows" };
     let mut text = "Where it misses:".to_owned();
     if !fit.is_empty() {
-        let single = fit.iter().any(|r| r.source.starts_with("vTrain single-node"));
+        // Each kind's misses, the worst three named, then what each kind's have in common.
+        let mut parts = Vec::new();
+        let mut why = Vec::new();
+        for kind in RunKind::ALL {
+            let mut of_kind: Vec<&RowResult> = fit.iter().copied().filter(|r| r.kind() == Some(kind)).collect();
+            if of_kind.is_empty() {
+                continue;
+            }
+            crate::engine::order::sort_by(&mut of_kind, |a, b| {
+                b.error.map_or(0.0, f64::abs).total_cmp(&a.error.map_or(0.0, f64::abs))
+            });
+            let named: Vec<&str> = of_kind.iter().take(3).map(|r| r.id.as_str()).collect();
+            let more = if of_kind.len() > named.len() { ", \u{2026}" } else { "" };
+            parts.push(format!("{} {} ({}{more})", of_kind.len(), kind.label(), named.join(", ")));
+            why.push(match kind {
+                RunKind::LlmTraining if of_kind.iter().any(|r| r.source.starts_with("vTrain single-node")) => "Training: runs whose measured time is far from their neighbours with the same plan (a micro-batch of 64 taking twice as long as two of 32, micro-batches of 2, tensor parallelism of 2 on 8-16 pipeline stages), which the model has no term for, and small GPTs split 4 or 8 ways by tensor parallelism on one node, slower than the host's time and the collectives' latencies explain (and not in the order of their micro-batch sizes).",
+                RunKind::LlmTraining => "Training: runs whose measured time is far from their neighbours with the same plan (a micro-batch of 64 taking twice as long as two of 32, micro-batches of 2, tensor parallelism of 2 on 8-16 pipeline stages), which the model has no term for.",
+                RunKind::LlmServing => "Serving: runs timed at the client, through each engine's HTTP server (chat template, tokeniser, streaming), including the engine's host work between GPU steps, which the model has only where a source profiled it: their first tokens and times per token come out short and their throughput high, most on bursts of hundreds of requests sent at once, which the API server paces.",
+                RunKind::Recommendation => "Recommendation: DLRMs on one GPU in 16-bit, less bound by the HBM than the model makes them (measured, an A100 80GB runs them little faster than an A100 40GB).",
+                RunKind::Vision => "Vision: convolutional networks, whose kernels the model times from their FLOPs and bytes alone.",
+            });
+        }
         text += &format!(
-            " {} {} beyond 25% ({}). {} No row-specific factor hides them.",
+            " {} calibration {} beyond 25%: {}. {} No row-specific factor hides them.",
             fit.len(),
             rows_word(fit.len()),
-            fit.iter().map(|r| r.id.as_str()).collect::<Vec<_>>().join(", "),
-            if single {
-                "The multi-node ones are runs whose measured time is far from their neighbours with the same plan (a micro-batch of 64 taking twice as long as two of 32, micro-batches of 2, tensor parallelism of 2 on 8-16 pipeline stages), and the model has no term for what made them slow; the single-node ones are small GPTs split 4 or 8 ways by tensor parallelism, slower than the host's time and the collectives' latencies explain."
-            } else {
-                "They are runs whose measured time is far from their neighbours with the same plan (a micro-batch of 64 taking twice as long as two of 32, micro-batches of 2, tensor parallelism of 2 on 8-16 pipeline stages), and the model has no term for what made them slow."
-            }
+            crate::wording::listed(&parts),
+            why.join(" ")
         );
     }
     if !held.is_empty() {

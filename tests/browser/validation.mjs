@@ -18,6 +18,8 @@ const want = cliAll.rows;
 const grouped = (n) => n.toLocaleString('en-US');
 const bySet = (name) => cliAll.summary.by_set.find(([set]) => set === name)[1];
 const training = (r) => ['iteration_s', 'tflops_per_gpu', 'mfu', 'hfu'].includes(r.metric);
+// A row's kind as the CLI's summary names it.
+const cliKind = (r) => (r.recommendation ? 'recommendation' : r.vision ? 'vision' : training(r) ? 'llm-training' : 'llm-serving');
 
 
 const rowsOnPage = (page) => page.locator('#validation-rows tbody tr').evaluateAll((trs) => trs.map((tr) => ({
@@ -58,9 +60,23 @@ await runTest('validation', dist, async ({ server, browser }) => {
   // The sets in a sentence; the account of what each holds folded behind it.
   const sets = page.locator('#validation-sets');
   const intro = await page.locator('#validation-sets').evaluate((d) => d.previousElementSibling.textContent);
-  check(intro.startsWith(`${grouped(want.length)} published runs`) && intro.length < 450 && !(await sets.evaluate((d) => d.open))
-    && (await sets.textContent()).includes('vTrain\'s first 195 single-node runs'),
+  check(intro.startsWith(`${grouped(want.length)} published runs`) && intro.length < 450 && !(await sets.evaluate((d) => d.open)),
     `the page says its sets in a few lines (${intro.length} characters), the account folded`);
+  // Unfolded, it lists each set's sources with their runs, as the CLI sets them: a source whose
+  // runs moved to the calibration set is listed there, with what it informed, and only there.
+  await sets.locator('summary').click();
+  const listed = async (id) => page.locator(`#${id} li`).evaluateAll((lis) => lis.map((li) => li.textContent));
+  const [calList, heldList] = [await listed('validation-calibration-sources'), await listed('validation-held-out-sources')];
+  for (const [set, list] of [['calibration', calList], ['held-out', heldList]]) {
+    const counts = new Map();
+    for (const r of want.filter((r) => r.set === set)) counts.set(r.source, (counts.get(r.source) ?? 0) + 1);
+    check(list.length === counts.size && [...counts].every(([name, n]) => list.some((li) => li.startsWith(`${name} (${grouped(n)} run${n === 1 ? '' : 's'})`))),
+      `the ${set} list names its ${counts.size} sources with their runs (${list.length} listed)`);
+  }
+  check(calList.every((li) => /\): \S/.test(li)), 'each calibration source says what it informed');
+  check(calList.some((li) => li.startsWith('GPUStack performance lab (')) && !heldList.some((li) => li.startsWith('GPUStack')),
+    'GPUStack\'s bursts, which led to running bursts step by step, are listed as calibration only');
+  await sets.locator('summary').click();
 
   // The table lists the first 100 rows until asked for all of them; the chart draws them all.
   const first = await rowsOnPage(page);
@@ -134,6 +150,13 @@ await runTest('validation', dist, async ({ server, browser }) => {
   const missText = await page.locator('#validation-misses').innerText();
   const heldFar = heldAll.filter((r) => Math.abs(r.error) > 0.25).length;
   check(missText.includes(`Held out: ${heldFar} of ${cliHeld.all.rows} rows beyond 25%`), `the misses text counts the held-out rows beyond 25% (${heldFar}): ${missText.slice(0, 80)}...`);
+  // The calibration set's misses: their count, and each kind's count with its worst row.
+  const fitFar = want.filter((r) => r.set === 'calibration' && Math.abs(r.error) > 0.25);
+  check(missText.includes(`${fitFar.length} calibration rows beyond 25%`), `the misses text counts the calibration rows beyond 25% (${fitFar.length})`);
+  for (const kind of Object.keys(kindWords)) {
+    const far = fitFar.filter((r) => cliKind(r) === kind).sort((a, b) => Math.abs(b.error) - Math.abs(a.error));
+    if (far.length) check(missText.includes(`${far.length} ${kindWords[kind]} (${far[0].id}`), `the misses text gives ${far.length} ${kindWords[kind]} calibration rows, worst first (${far[0].id})`);
+  }
   // The floor: the page says what the CLI says over every shipped training run.
   const floorLine = execFileSync(bin, ['validate']).toString().split('\n').find((l) => l.startsWith('Floor: '));
   const floorText = await page.locator('#validation-floor').innerText();
