@@ -42,7 +42,7 @@ pub use kernels::{gemm_check, gemm_check_sentence, GemmCheck, GEMM_KERNELS_FILE}
 pub use metric::Metric;
 pub use rows::{gpu_family, gpu_label, megatron_flops};
 use rows::{FlopsBasis, RunRow, Schema, GIB};
-pub use sets::{calibration_why, sources_in, CALIBRATION_WHY};
+pub use sets::{calibration_why, misses, sources_in, CALIBRATION_WHY};
 pub use shipped::{rows_of, ShippedRow, SHIPPED_FILES};
 #[cfg(not(target_arch = "wasm32"))]
 pub use shipped::{

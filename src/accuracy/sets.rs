@@ -3,7 +3,7 @@
 //! moving from one set to the other), and for each calibration source the choice of the default
 //! model it informed. SOURCES.md gives the whole account of each.
 
-use super::{RowResult, RunSet};
+use super::{RowResult, RunKind, RunSet};
 
 /// Why each source's runs are in the calibration set: what they informed. Keyed by the source's
 /// short name as `madmax validate` prints it ([`RowResult::source`]). A test checks that every
@@ -70,6 +70,66 @@ pub fn sources_in(rows: &[RowResult], set: RunSet) -> Vec<(&str, usize)> {
     out
 }
 
+/// Which rows the model misses by more than 25%, and what they have in common: the calibration
+/// set's misses by kind of run, then the held-out set's: the validation page's sentence.
+pub fn misses(rows: &[RowResult]) -> String {
+    let far = |held_out: bool| -> Vec<&RowResult> {
+        rows.iter().filter(|r| r.held_out() == held_out && r.error.is_some_and(|e| e.abs() > 0.25)).collect()
+    };
+    let (fit, mut held) = (far(false), far(true));
+    if fit.is_empty() && held.is_empty() {
+        return "Every row is within 25%.".to_owned();
+    }
+    let rows_word = |n: usize| if n == 1 { "row" } else { "rows" };
+    let mut text = "Where it misses:".to_owned();
+    if !fit.is_empty() {
+        // Each kind's misses, the worst three named, then what each kind's have in common.
+        let mut parts = Vec::new();
+        let mut why = Vec::new();
+        for kind in RunKind::ALL {
+            let mut of_kind: Vec<&RowResult> = fit.iter().copied().filter(|r| r.kind() == Some(kind)).collect();
+            if of_kind.is_empty() {
+                continue;
+            }
+            crate::engine::order::sort_by(&mut of_kind, |a, b| {
+                b.error.map_or(0.0, f64::abs).total_cmp(&a.error.map_or(0.0, f64::abs))
+            });
+            let named: Vec<&str> = of_kind.iter().take(3).map(|r| r.id.as_str()).collect();
+            let more = if of_kind.len() > named.len() { ", \u{2026}" } else { "" };
+            parts.push(format!("{} {} ({}{more})", of_kind.len(), kind.label(), named.join(", ")));
+            why.push(match kind {
+                RunKind::LlmTraining if of_kind.iter().any(|r| r.source.starts_with("vTrain single-node")) => "Training: runs whose measured time is far from their neighbours with the same plan (a micro-batch of 64 taking twice as long as two of 32, micro-batches of 2, tensor parallelism of 2 on 8-16 pipeline stages), which the model has no term for, and small GPTs split 4 or 8 ways by tensor parallelism on one node, slower than the host's time and the collectives' latencies explain (and not in the order of their micro-batch sizes).",
+                RunKind::LlmTraining => "Training: runs whose measured time is far from their neighbours with the same plan (a micro-batch of 64 taking twice as long as two of 32, micro-batches of 2, tensor parallelism of 2 on 8-16 pipeline stages), which the model has no term for.",
+                RunKind::LlmServing => "Serving: runs timed at the client, through each engine's HTTP server (chat template, tokeniser, streaming), including the engine's host work between GPU steps, which the model has only where a source profiled it: their first tokens and times per token come out short and their throughput high, most on bursts of hundreds of requests sent at once, which the API server paces.",
+                RunKind::Recommendation => "Recommendation: DLRMs on one GPU in 16-bit, less bound by the HBM than the model makes them (measured, an A100 80GB runs them little faster than an A100 40GB).",
+                RunKind::Vision => "Vision: convolutional networks, whose kernels the model times from their FLOPs and bytes alone.",
+            });
+        }
+        text += &format!(
+            " {} calibration {} beyond 25%: {}. {} No row-specific factor hides them.",
+            fit.len(),
+            rows_word(fit.len()),
+            crate::wording::listed(&parts),
+            why.join(" ")
+        );
+    }
+    if !held.is_empty() {
+        let total = rows.iter().filter(|r| r.held_out() && r.error.is_some()).count();
+        let faster = held.iter().filter(|r| r.error.is_some_and(|e| e < 0.0)).count();
+        crate::engine::order::sort_by(&mut held, |a, b| {
+            b.error.map_or(0.0, f64::abs).total_cmp(&a.error.map_or(0.0, f64::abs))
+        });
+        let named: Vec<&str> = held.iter().take(3).map(|r| r.id.as_str()).collect();
+        text += &format!(
+            " Held out: {} of {total} rows beyond 25%, {} predicted faster than measured (worst: {}). On those runs time went somewhere the model has no term for; expect it to be optimistic on similar jobs (order by largest error to see them).",
+            held.len(),
+            if faster == held.len() { "all".to_owned() } else { format!("{faster} of them") },
+            named.join(", ")
+        );
+    }
+    text + " Open a row to see what the model assumes."
+}
+
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
@@ -107,5 +167,47 @@ mod tests {
         ];
         assert_eq!(sources_in(&rows, RunSet::Calibration), [("a", 2), ("c", 1)]);
         assert_eq!(sources_in(&rows, RunSet::HeldOut), [("b", 2)]);
+    }
+
+    #[test]
+    fn the_misses_are_counted_by_kind_worst_first_and_each_kind_says_why() {
+        let row = |id: &str, source: &str, metric: &str, error: f64, set: RunSet| RowResult {
+            id: id.to_owned(),
+            source: source.to_owned(),
+            metric: crate::accuracy::Metric::of_cell(metric),
+            error: Some(error),
+            set: Some(set),
+            ..RowResult::default()
+        };
+        let near = [row("a", "vTrain", "iteration_s", 0.1, RunSet::Calibration)];
+        assert_eq!(misses(&near), "Every row is within 25%.");
+        let rows = [
+            row("t1", "vTrain", "iteration_s", -0.3, RunSet::Calibration),
+            row("t2", "vTrain single-node ground truth: odd rows", "iteration_s", -0.4, RunSet::Calibration),
+            row("s1", "GPUStack performance lab", "ttft_ms", -0.8, RunSet::Calibration),
+            row("h1", "OLMo-core", "iteration_s", -0.3, RunSet::HeldOut),
+            row("h2", "OLMo-core", "iteration_s", 0.1, RunSet::HeldOut),
+        ];
+        let text = misses(&rows);
+        assert!(
+            text.starts_with(
+                "Where it misses: 3 calibration rows beyond 25%: 2 LLM training (t2, t1) and 1 LLM serving (s1)."
+            ),
+            "{text}"
+        );
+        // Each kind with misses says what its runs have in common; the single-node GPTs only
+        // when they are among them.
+        assert!(text.contains("Training: ") && text.contains("small GPTs") && text.contains("Serving: "), "{text}");
+        assert!(!text.contains("Recommendation: "), "{text}");
+        assert!(
+            text.contains("Held out: 1 of 2 rows beyond 25%, all predicted faster than measured (worst: h1)."),
+            "{text}"
+        );
+        let multi_node = misses(&rows[..1]);
+        assert!(
+            multi_node.contains("1 calibration row beyond 25%: 1 LLM training (t1).")
+                && !multi_node.contains("small GPTs"),
+            "{multi_node}"
+        );
     }
 }

@@ -9,7 +9,7 @@ use super::charts;
 use super::dom;
 use super::fetched::{self, Fetched, Loading};
 use super::state::{Action, ServingMark, Yardstick};
-use crate::accuracy::{self, Metric, RowResult, RunKind, RunSet, Stats};
+use crate::accuracy::{self, Metric, RowResult, RunSet, Stats};
 use crate::doc::Doc;
 use crate::{share, units};
 use serde_json::Value;
@@ -327,7 +327,7 @@ fn validation_table(p: &TableProps) -> Html {
                         <li><strong>{ &r.source }</strong>{ ": " }{ &r.citation }</li>
                     }) }</ul>
                 </details>
-                <p class="help" id="validation-misses">{ misses(&rows) }</p>
+                <p class="help" id="validation-misses">{ accuracy::misses(&rows) }</p>
             </section>
             <section class="card" aria-label="Rows">
                 <div class="filters">
@@ -400,66 +400,6 @@ fn sets(rows: &[RowResult]) -> Html {
             <li><strong>{ name }</strong>{ format!(" ({})", runs(n)) }</li>
         }) }</ul>
     </> }
-}
-
-/// Which rows the model misses by more than 25%, and what they have in common: the calibration
-/// set's misses, then the held-out set's.
-fn misses(rows: &[RowResult]) -> String {
-    let far = |held_out: bool| -> Vec<&RowResult> {
-        rows.iter().filter(|r| r.held_out() == held_out && r.error.is_some_and(|e| e.abs() > 0.25)).collect()
-    };
-    let (fit, mut held) = (far(false), far(true));
-    if fit.is_empty() && held.is_empty() {
-        return "Every row is within 25%.".to_owned();
-    }
-    let rows_word = |n: usize| if n == 1 { "row" } else { "rows" };
-    let mut text = "Where it misses:".to_owned();
-    if !fit.is_empty() {
-        // Each kind's misses, the worst three named, then what each kind's have in common.
-        let mut parts = Vec::new();
-        let mut why = Vec::new();
-        for kind in RunKind::ALL {
-            let mut of_kind: Vec<&RowResult> = fit.iter().copied().filter(|r| r.kind() == Some(kind)).collect();
-            if of_kind.is_empty() {
-                continue;
-            }
-            crate::engine::order::sort_by(&mut of_kind, |a, b| {
-                b.error.map_or(0.0, f64::abs).total_cmp(&a.error.map_or(0.0, f64::abs))
-            });
-            let named: Vec<&str> = of_kind.iter().take(3).map(|r| r.id.as_str()).collect();
-            let more = if of_kind.len() > named.len() { ", \u{2026}" } else { "" };
-            parts.push(format!("{} {} ({}{more})", of_kind.len(), kind.label(), named.join(", ")));
-            why.push(match kind {
-                RunKind::LlmTraining if of_kind.iter().any(|r| r.source.starts_with("vTrain single-node")) => "Training: runs whose measured time is far from their neighbours with the same plan (a micro-batch of 64 taking twice as long as two of 32, micro-batches of 2, tensor parallelism of 2 on 8-16 pipeline stages), which the model has no term for, and small GPTs split 4 or 8 ways by tensor parallelism on one node, slower than the host's time and the collectives' latencies explain (and not in the order of their micro-batch sizes).",
-                RunKind::LlmTraining => "Training: runs whose measured time is far from their neighbours with the same plan (a micro-batch of 64 taking twice as long as two of 32, micro-batches of 2, tensor parallelism of 2 on 8-16 pipeline stages), which the model has no term for.",
-                RunKind::LlmServing => "Serving: runs timed at the client, through each engine's HTTP server (chat template, tokeniser, streaming), including the engine's host work between GPU steps, which the model has only where a source profiled it: their first tokens and times per token come out short and their throughput high, most on bursts of hundreds of requests sent at once, which the API server paces.",
-                RunKind::Recommendation => "Recommendation: DLRMs on one GPU in 16-bit, less bound by the HBM than the model makes them (measured, an A100 80GB runs them little faster than an A100 40GB).",
-                RunKind::Vision => "Vision: convolutional networks, whose kernels the model times from their FLOPs and bytes alone.",
-            });
-        }
-        text += &format!(
-            " {} calibration {} beyond 25%: {}. {} No row-specific factor hides them.",
-            fit.len(),
-            rows_word(fit.len()),
-            crate::wording::listed(&parts),
-            why.join(" ")
-        );
-    }
-    if !held.is_empty() {
-        let total = rows.iter().filter(|r| r.held_out() && r.error.is_some()).count();
-        let faster = held.iter().filter(|r| r.error.is_some_and(|e| e < 0.0)).count();
-        crate::engine::order::sort_by(&mut held, |a, b| {
-            b.error.map_or(0.0, f64::abs).total_cmp(&a.error.map_or(0.0, f64::abs))
-        });
-        let named: Vec<&str> = held.iter().take(3).map(|r| r.id.as_str()).collect();
-        text += &format!(
-            " Held out: {} of {total} rows beyond 25%, {} predicted faster than measured (worst: {}). On those runs time went somewhere the model has no term for; expect it to be optimistic on similar jobs (order by largest error to see them).",
-            held.len(),
-            if faster == held.len() { "all".to_owned() } else { format!("{faster} of them") },
-            named.join(", ")
-        );
-    }
-    text + " Open a row to see what the model assumes."
 }
 
 /// A button that lists every row, when the table shows only the first [`TABLE_ROWS`].
