@@ -1121,15 +1121,17 @@ mod tests {
     #[test]
     fn every_shipped_row_carries_the_scenario_it_predicted() {
         let rows = shipped();
-        assert_eq!(rows.len(), 1164);
+        assert_eq!(rows.len(), 1182);
         assert!(rows.iter().all(|r| r.set.is_some()), "every shipped row has a set");
         let held: Vec<&str> = rows.iter().filter(|r| r.held_out()).map(|r| r.id.as_str()).collect();
-        assert_eq!(held.len(), 530);
-        // NVIDIA's ResNet-50 runs: the vision schema, each predicted, all held out.
+        assert_eq!(held.len(), 548);
+        // NVIDIA's ResNet-50 runs in PyTorch and MXNet: the vision schema, each predicted, all
+        // held out.
         let rn50: Vec<&RowResult> = rows.iter().filter(|r| r.vision).collect();
         assert!(
-            rn50.len() == 8
-                && rn50.iter().all(|r| r.held_out() && r.error.is_some() && r.id.starts_with("nvidia-rn50-"))
+            rn50.len() == 26
+                && rn50.iter().all(|r| r.held_out() && r.error.is_some())
+                && rn50.iter().filter(|r| r.id.starts_with("nvidia-mxnet-rn50-")).count() == 18
         );
         // GPUStack's performance lab: vLLM 0.11 batching in flight, all calibration: Qwen3 8B at
         // 1 to 8 requests in flight, whose time per token led to a CUDA graph's kernel cost, and

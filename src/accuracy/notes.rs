@@ -94,7 +94,7 @@ pub fn recommendation_note(several: bool) -> Option<String> {
 
 /// What the published convolutional-network runs say of the default model (the calculator's and
 /// the CLI's "runs like this" for a CNN), as [`vision_note`] computes it (a test checks).
-pub const VISION_NOTE: &str = "On the 8 published ResNet-50 runs it was checked against (NVIDIA's PyTorch training on 1 and 8 A100s and V100s, held out), the default model predicted from 5% fewer to 70% more images/s than measured (median error 29%): in 32-bit floats on V100s 2% to 5% fewer, in mixed precision 17% to 47% more, in TF32 on A100s 64% to 70% more.";
+pub const VISION_NOTE: &str = "On the 26 published ResNet-50 runs it was checked against (NVIDIA's PyTorch and MXNet training on 1 to 16 A100s and V100s, held out), the default model predicted from 17% fewer to 70% more images/s than measured (median error 21%): in 32-bit floats on V100s 2% to 17% fewer, in mixed precision from 10% fewer to 47% more, in TF32 on A100s 50% to 70% more.";
 
 /// [`VISION_NOTE`] as the shipped rows make it now.
 #[cfg(not(target_arch = "wasm32"))]
@@ -108,8 +108,12 @@ pub fn vision_note() -> Option<String> {
     let fp32_v100 = range(&|r| bytes(r, 4) && super::gpu_family(&r.gpu) == Some("V100"));
     let tf32_a100 = range(&|r| bytes(r, 4) && super::gpu_family(&r.gpu) == Some("A100"));
     let mixed = range(&|r| bytes(r, 2));
+    let gpus = rows.iter().map(|r| r.n_gpus);
+    let (fewest, most) = (gpus.clone().min()?, gpus.max()?);
+    let held = rows.iter().filter(|r| r.held_out()).count();
+    let held = if held == rows.len() { "held out".to_owned() } else { format!("{held} of them held out") };
     Some(format!(
-        "On the {} published ResNet-50 runs it was checked against (NVIDIA's PyTorch training on 1 and 8 A100s and V100s, held out), the default model predicted {} images/s than measured (median error {:.0}%): in 32-bit floats on V100s {fp32_v100}, in mixed precision {mixed}, in TF32 on A100s {tf32_a100}.",
+        "On the {} published ResNet-50 runs it was checked against (NVIDIA's PyTorch and MXNet training on {fewest} to {most} A100s and V100s, {held}), the default model predicted {} images/s than measured (median error {:.0}%): in 32-bit floats on V100s {fp32_v100}, in mixed precision {mixed}, in TF32 on A100s {tf32_a100}.",
         rows.len(),
         range_words(error_range(rows.iter().filter_map(|r| r.error))),
         stats.all.median_abs_error * 100.0
