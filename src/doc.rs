@@ -184,6 +184,9 @@ pub fn plan_task_keys(
         m.insert("virtual_stages".into(), json!(o.setup.virtual_stages));
         m.insert("overlap_tp_comm".into(), json!(o.setup.overlap_tp_comm));
     }
+    if cnn {
+        m.insert("conv_layout".into(), json!(o.setup.conv_layout.config_name()));
+    }
     if cnn || crate::engine::explore::searches_settings(base) {
         m.insert("overlap_grad_reduce".into(), json!(o.setup.overlap_grad_reduce));
         m.insert("collective".into(), json!(o.setup.collective.config_name()));

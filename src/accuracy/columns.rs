@@ -93,6 +93,7 @@ columns! {
     CollectiveCycleMs = "collective_cycle_ms",
     Network = "network",
     ImageSize = "image_size",
+    ConvLayout = "conv_layout",
 }
 
 impl fmt::Display for Col {

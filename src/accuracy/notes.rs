@@ -94,7 +94,7 @@ pub fn recommendation_note(several: bool) -> Option<String> {
 
 /// What the published convolutional-network runs say of the default model (the calculator's and
 /// the CLI's "runs like this" for a CNN), as [`vision_note`] computes it (a test checks).
-pub const VISION_NOTE: &str = "On the 26 published ResNet-50 runs it was checked against (NVIDIA's PyTorch and MXNet training on 1 to 16 A100s and V100s, held out), the default model predicted from 17% fewer to 70% more images/s than measured (median error 21%): in 32-bit floats on V100s 2% to 17% fewer, in mixed precision from 10% fewer to 47% more, in TF32 on A100s 50% to 70% more.";
+pub const VISION_NOTE: &str = "On the 26 published ResNet-50 runs it was checked against (NVIDIA's PyTorch and MXNet training on 1 to 16 A100s and V100s, 18 of them held out), the default model predicted from 17% fewer to 47% more images/s than measured (median error 14%): in 32-bit floats on V100s 2% to 17% fewer, in mixed precision from 10% fewer to 47% more, in TF32 on A100s 3% to 16% more.";
 
 /// [`VISION_NOTE`] as the shipped rows make it now.
 #[cfg(not(target_arch = "wasm32"))]

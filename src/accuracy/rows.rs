@@ -156,7 +156,7 @@ impl<'a> RunRow<'a> {
             Schema::Training => RunRow::Training(TrainingRow::read(r, &mut defaults)?),
             Schema::Serving => RunRow::Serving(InferenceRow::read(r, &mut defaults)?),
             Schema::Recommendation => RunRow::Recommendation(RecommendationRow::read(r, &mut defaults)?),
-            Schema::Vision => RunRow::Vision(VisionRow::read(r)?),
+            Schema::Vision => RunRow::Vision(VisionRow::read(r, &mut defaults)?),
         };
         Ok((row, defaults))
     }

@@ -399,6 +399,7 @@ raw_config! {
     loader_storage_bytes_per_s,
     emb_sharding,
     bot_mlp,
+    conv_layout,
     collective_cycle_ms,
     input_tokens,
     output_tokens,

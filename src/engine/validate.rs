@@ -1159,6 +1159,8 @@ fn read_setup(v: &mut Reader, t: &RawTask) -> Option<Setup> {
     let emb_sharding = v.choice(&t.emb_sharding, at("task", "emb_sharding"), &shardings, d.emb_sharding)?;
     let placements = BotMlpPlacement::ALL.map(|p| (p.config_name(), p));
     let bot_mlp = v.choice(&t.bot_mlp, at("task", "bot_mlp"), &placements, d.bot_mlp)?;
+    let layouts = ConvLayout::ALL.map(|l| (l.config_name(), l));
+    let conv_layout = v.choice(&t.conv_layout, at("task", "conv_layout"), &layouts, d.conv_layout)?;
     let cycle_ms = v.optional_upto(
         &t.collective_cycle_ms,
         at("task", "collective_cycle_ms"),
@@ -1245,6 +1247,7 @@ fn read_setup(v: &mut Reader, t: &RawTask) -> Option<Setup> {
         kv_format,
         emb_sharding,
         bot_mlp,
+        conv_layout,
         collective_cycle_s,
         micro_batch,
         virtual_stages,
@@ -1538,6 +1541,14 @@ mod tests {
             Err(vec!["task.prefill_steps: \"chunked\" is not an option; use mixed, separate".to_string()])
         );
         assert_eq!(said("scheduler_steps", serde_json::json!(10)).map(|s| s.task().setup.scheduler_steps), Ok(10));
+        assert_eq!(
+            said("conv_layout", serde_json::json!("nchw")).map(|s| s.task().setup.conv_layout),
+            Ok(ConvLayout::Nchw)
+        );
+        assert_eq!(
+            said("conv_layout", serde_json::json!("NCHW")).map(|_| ()),
+            Err(vec!["task.conv_layout: \"NCHW\" is not an option; use nhwc, nchw".to_string()])
+        );
         // Read, then refused for this training task: a spread of lengths is for serving.
         assert_eq!(
             said("length_spread", serde_json::json!("exponential")).map(|_| ()),

@@ -330,7 +330,14 @@ pub fn default_task_fields(family: Family, inference: bool) -> Vec<Field> {
             "collective",
         ]
     } else if family == Family::Cnn {
-        &["collective", "overlap_grad_reduce", "fp32_grads", "collective_cycle_ms", "data_loader_samples_per_s"]
+        &[
+            "conv_layout",
+            "collective",
+            "overlap_grad_reduce",
+            "fp32_grads",
+            "collective_cycle_ms",
+            "data_loader_samples_per_s",
+        ]
     } else if family.is_dlrm() {
         &[
             "emb_sharding",
@@ -438,6 +445,8 @@ fn all_task_fields() -> Vec<Field> {
             "How the mp levels split the embedding tables (TorchRec's sharding types). Table-wise sends each GPU's pooled embeddings by all-to-all (MAD-Max's mp); row-wise balances huge tables but reduce-scatters partial pools of every table; column-wise splits wide tables and all-to-alls the column slices."),
         extra(T, "bot_mlp", "Bottom MLP placement", Kind::Choice(&[("data_parallel", "data-parallel: on every GPU"), ("one_gpu", "one GPU: all samples, no tables there")]), "data_parallel",
             "Where the bottom MLP (the dense features' layers) runs once the tables are split over GPUs. Data-parallel: every GPU runs it on its own samples, as TorchRec does. One GPU: NVIDIA's DLRM examples run it on GPU 0 for every sample of the batch and send its output with the pooled embeddings; on more than 4 GPUs that GPU holds no table. No gradient to synchronise, but that GPU does the whole batch's bottom MLP, and the exchange waits for it."),
+        extra(T, "conv_layout", "Convolution layout", Kind::Choice(&[("nhwc", "NHWC: channels last"), ("nchw", "NCHW: channels first")]), "nhwc",
+            "How the activations are laid out in memory. Tensor cores compute convolutions on channels-last (NHWC) tensors: given channels-first (NCHW) ones, PyTorch's and MXNet's default, cuDNN transposes each convolution's input and output (and their gradients) to NHWC and back, reading and writing them once more. With 16-bit math on V100 and later and TF32 on A100 and later that is most of a ResNet's time in HBM traffic; GPUs without tensor cores for the precision (FP32 on a V100) run NCHW as fast. PyTorch's channels_last memory format (NVIDIA's mixed-precision examples use it) or TensorFlow's default avoids it."),
         extra(T, "micro_batch", "Micro-batch", Kind::OptionalCount, "the whole batch per GPU; 1 with a pipeline",
             "Samples per micro-batch. The batch per GPU is split into micro-batches that run one after another (gradient accumulation); a pipeline needs several to fill its stages. Smaller micro-batches need less activation memory."),
         extra(T, "virtual_stages", "Pipeline chunks per GPU", Kind::OptionalCount, "1",

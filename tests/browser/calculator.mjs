@@ -637,6 +637,15 @@ await runTest('calculator', dist, async ({ server, browser }) => {
     && JSON.stringify(await page.locator('#mlp_parallel-0-strategy option').allTextContents()) === '["ddp"]',
     'its plan is the network\'s, data parallel only');
   const resnet = await matchesCli(page, 'ResNet-50 on ZionEX-128');
+  // Channels-first activations: every tensor-core convolution transposes its operands, so the
+  // same network runs slower, the link carries the layout, and the block says why.
+  await page.selectOption('#f-task-conv_layout', 'nchw');
+  const nchw = await matchesCli(page, 'ResNet-50 with channels-first activations');
+  check(nchw.throughput < resnet.throughput && scenarioOfLink(await page.locator('#share-link').inputValue()).task.conv_layout === 'nchw',
+    `channels first runs slower (${nchw.throughput} < ${resnet.throughput} images/s) and the link says so`);
+  await page.screenshot({ path: join(shots, 'calculator-cnn-nchw.png'), fullPage: true });
+  await page.selectOption('#f-task-conv_layout', 'nhwc');
+  check((await matchesCli(page, 'ResNet-50 channels last again')).throughput === resnet.throughput, 'channels last again gives the first figure');
   await page.screenshot({ path: join(shots, 'calculator-cnn.png'), fullPage: true });
   await page.selectOption('#f-model-network', 'resnet152');
   const resnet152 = await matchesCli(page, 'ResNet-152 on ZionEX-128');

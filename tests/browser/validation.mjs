@@ -136,7 +136,7 @@ await runTest('validation', dist, async ({ server, browser }) => {
   // rows, median and max.
   const kindRows = await page.locator('#validation-summary tbody tr').evaluateAll((trs) => trs.map((tr) => tr.innerText.replace(/\s+/g, ' ')));
   const kindWords = { 'llm-training': 'LLM training', 'llm-serving': 'LLM serving', recommendation: 'recommendation', vision: 'vision' };
-  check(cliAll.summary.by_kind.length === 7, `the CLI splits ${cliAll.summary.by_kind.length} kinds and sets`);
+  check(cliAll.summary.by_kind.length === 8, `the CLI splits ${cliAll.summary.by_kind.length} kinds and sets`);
   for (const [kind, set, s] of cliAll.summary.by_kind) {
     const label = `${kindWords[kind]}, ${set === 'held-out' ? 'held out' : 'calibration set'}`;
     const row = kindRows.find((t) => t.startsWith(label));

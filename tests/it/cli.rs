@@ -617,7 +617,7 @@ fn validate_prints_rows_and_a_summary_and_json_with_signed_errors() {
             text.lines().find(|l| l.trim_start().starts_with(&line)).unwrap_or_else(|| panic!("{line}\n{text}"));
         assert!(found.contains(&format!("{} rows  median {:>5.1}%", st.rows, st.median_abs_error * 100.0)), "{found}");
     };
-    assert!(summary.by_set.len() == 2 && summary.by_kind.len() == 7);
+    assert!(summary.by_set.len() == 2 && summary.by_kind.len() == 8);
     for (set, st) in &summary.by_set {
         printed(format!("{} set", set.label()), st);
     }

@@ -20,10 +20,12 @@ pub(in crate::accuracy) struct VisionRow<'a> {
     pub(in crate::accuracy) bytes: u64,
     pub(in crate::accuracy) cluster: Cluster<'a>,
     pub(in crate::accuracy) global_batch: u64,
+    /// The `conv_layout` cell: `nhwc` (channels last) or `nchw` (channels first).
+    pub(in crate::accuracy) conv_layout: &'a str,
 }
 
 impl<'a> VisionRow<'a> {
-    pub(super) fn read(r: &Row<'a>) -> Result<VisionRow<'a>, String> {
+    pub(super) fn read(r: &Row<'a>, defaults: &mut Vec<String>) -> Result<VisionRow<'a>, String> {
         let network = r.get(Col::Network);
         if !Network::ALL.iter().any(|n| n.0 == network) {
             let all: Vec<&str> = Network::ALL.iter().map(|n| n.0).collect();
@@ -32,6 +34,13 @@ impl<'a> VisionRow<'a> {
         let bytes = dense_bytes(r)?;
         let cluster = Cluster::read(r, true)?;
         let global_batch = split_batch(r, &cluster)?;
+        let conv_layout = match r.get(Col::ConvLayout) {
+            "" => {
+                defaults.push("conv_layout blank: nhwc (channels last: no transposes around the convolutions)".into());
+                "nhwc"
+            }
+            cell => cell,
+        };
         Ok(VisionRow {
             id: r.get(Col::Id),
             model: r.get(Col::Model),
@@ -40,11 +49,13 @@ impl<'a> VisionRow<'a> {
             bytes,
             cluster,
             global_batch,
+            conv_layout,
         })
     }
 
     /// The scenario: the network trained data parallel over every GPU (PyTorch DDP), its
-    /// gradients reduced in buckets during the backward pass.
+    /// gradients reduced in buckets during the backward pass, its activations in the row's
+    /// layout.
     pub(super) fn scenario(&self) -> Value {
         let n = self.cluster.n_gpus;
         let model = json!({
@@ -62,6 +73,7 @@ impl<'a> VisionRow<'a> {
             "mlp_parallel_degree": [n],
             "local_mlp_bs": self.global_batch / n,
             "overlap_grad_reduce": true,
+            "conv_layout": self.conv_layout,
         });
         scenario_doc(model, self.cluster.system(self.model), task)
     }

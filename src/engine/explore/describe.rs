@@ -20,7 +20,13 @@ pub fn describe_outcome(s: &Scenario, o: &Outcome) -> String {
     }
     if s.model.arch.family() == Family::Cnn {
         let when = if o.setup.overlap_grad_reduce { "during" } else { "after" };
-        return format!("{plan}, gradients reduced {when} the backward pass{}", collective_words(s, o));
+        // The layout is named when the search could change it (the base's is channels first).
+        let layout = match (s.task().setup.conv_layout, o.setup.conv_layout) {
+            (ConvLayout::Nhwc, _) => "",
+            (ConvLayout::Nchw, ConvLayout::Nhwc) => ", channels last (NHWC)",
+            (ConvLayout::Nchw, ConvLayout::Nchw) => ", channels first (NCHW)",
+        };
+        return format!("{plan}, gradients reduced {when} the backward pass{}{layout}", collective_words(s, o));
     }
     if !searches_settings(s) {
         return plan;

@@ -15,8 +15,8 @@ use super::raw::{RawScenario, RawValue};
 use super::reference::rules;
 use super::report::Report;
 use super::scenario::{
-    Algorithm, BotMlpPlacement, EmbSharding, Family, Level, Plan, Precision, Recompute, Scenario, Setup, Spec,
-    Strategy, Task,
+    Algorithm, BotMlpPlacement, ConvLayout, EmbSharding, Family, Level, Plan, Precision, Recompute, Scenario, Setup,
+    Spec, Strategy, Task,
 };
 use super::validate::{validate, FieldError};
 use super::{evaluate, uses_default_model};
@@ -506,10 +506,12 @@ pub fn plans(base: &Scenario, space: &Space) -> Vec<Candidate> {
                     };
                     candidate.task.plan = plan;
                     if family == Family::Cnn {
-                        // A CNN's own choices: when its gradients are reduced, and how.
-                        for (overlap, collective) in cnn_settings(base) {
+                        // A CNN's own choices: when its gradients are reduced, and how, and
+                        // the activations' layout.
+                        for (overlap, collective, layout) in cnn_settings(base) {
                             candidate.task.setup.overlap_grad_reduce = overlap;
                             candidate.task.setup.collective = collective;
+                            candidate.task.setup.conv_layout = layout;
                             if extended::rules::check(&candidate).is_empty() {
                                 out.push(Candidate {
                                     plan: candidate.task.plan.clone(),
@@ -558,18 +560,26 @@ pub fn plans(base: &Scenario, space: &Space) -> Vec<Candidate> {
     out
 }
 
-/// The gradient settings a CNN's search tries on each batch: reduced in buckets during the
+/// The settings a CNN's search tries on each batch: gradients reduced in buckets during the
 /// backward pass or all after it, with each collective algorithm where GPUs span nodes (on one
-/// node every algorithm is the same ring), the base's own first.
-fn cnn_settings(base: &Scenario) -> Vec<(bool, Algorithm)> {
+/// node every algorithm is the same ring), the base's own first; and for channels-first
+/// activations whose convolutions transpose them, channels last too.
+fn cnn_settings(base: &Scenario) -> Vec<(bool, Algorithm, ConvLayout)> {
     let own = base.task.setup.collective;
     let mut algorithms = vec![own];
     if base.system.num_nodes > 1 {
         algorithms
             .extend([Algorithm::Hierarchical, Algorithm::Ring, Algorithm::Tree].into_iter().filter(|a| *a != own));
     }
+    let layout = base.task.setup.conv_layout;
+    let mut layouts = vec![layout];
+    if layout == ConvLayout::Nchw && extended::cnn::tensor_cores(base) {
+        layouts.push(ConvLayout::Nhwc);
+    }
     let first = base.task.setup.overlap_grad_reduce;
-    [first, !first].into_iter().flat_map(|o| algorithms.iter().map(move |a| (o, *a))).collect()
+    let gradients: Vec<(bool, Algorithm)> =
+        [first, !first].into_iter().flat_map(|o| algorithms.iter().map(move |a| (o, *a))).collect();
+    layouts.into_iter().flat_map(|l| gradients.iter().map(move |(o, a)| (*o, *a, l))).collect()
 }
 
 /// Evaluates the base scenario with another plan (which must come from [`plans`]), judged
@@ -820,6 +830,20 @@ mod tests {
         assert_eq!(tried.len(), 2 * 3);
         let best = &search(&s2, &Space::fixed_global(&s2)).expect("search").ranked[0];
         assert!(best.setup.overlap_grad_reduce, "{}", describe::describe_outcome(&s2, best));
+        // Channels-first activations on tensor cores: channels last is tried too, and wins.
+        let mut first = s.clone();
+        first.task.setup.conv_layout = ConvLayout::Nchw;
+        let tried = plans(&first, &Space::fixed_global(&first));
+        assert_eq!(
+            tried.iter().map(|c| c.setup.conv_layout).collect::<Vec<_>>(),
+            [ConvLayout::Nchw, ConvLayout::Nchw, ConvLayout::Nhwc, ConvLayout::Nhwc]
+        );
+        let best = &search(&first, &Space::fixed_global(&first)).expect("search").ranked[0];
+        assert_eq!(
+            describe::describe_outcome(&first, best),
+            "network ddp 8, local batch 256, gradients reduced during the backward pass, channels last (NHWC)"
+        );
+        assert_eq!(crate::doc::plan_task_keys(&first, best)["conv_layout"], "nhwc");
     }
 
     #[test]

@@ -474,6 +474,12 @@ pub const EMB_BACKWARD_PASSES: f64 = 3.0;
 /// Element-wise passes over an MLP layer's activations (bias, ReLU: read and write).
 pub const MLP_ELEMENTWISE_PASSES: f64 = 4.0;
 
+/// How many times the GPU's FP64 peak a precision's peak must reach to be a tensor-core peak.
+/// The SIMT units run FP32 at twice FP64 on data-centre GPUs and packed FP16 at four times (a
+/// P100's 21.2 TFLOP/s against 5.3), where tensor cores run 16 times (V100's FP16, A100's TF32)
+/// and more; consumer GPUs, with FP64 at 1/64 of FP32, have tensor cores from Turing on.
+pub const TENSOR_CORE_OVER_FP64: f64 = 8.0;
+
 /// Passes over a batch-normalised convolution's output in its forward pass: batch norm reads it
 /// for the statistics and again to normalise, writing the result (3); ReLU reads and writes it
 /// (2). Unfused PyTorch/cuDNN kernels, as ResNets train by default.

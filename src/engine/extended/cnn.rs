@@ -29,7 +29,7 @@ use super::layout::Layout;
 use crate::engine::ops::{Block, OpKind, OpName, Phase};
 use crate::engine::reference::explain::{Explanation, Term, Unit};
 use crate::engine::report::{LayerWork, MemPart, Memory, ModelStats, Parts, Report, Work};
-use crate::engine::scenario::{Cnn, Network, Scenario, Setup};
+use crate::engine::scenario::{Cnn, ConvLayout, Network, Scenario, Setup};
 
 /// What a layer computes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -296,6 +296,19 @@ pub struct CnnCx<'a> {
     /// Images per GPU.
     pub local_batch: f64,
     pub global_batch: u64,
+    /// Whether every convolution kernel transposes its activation operands: channels-first
+    /// activations ([`ConvLayout::Nchw`]) on tensor cores ([`tensor_cores`]).
+    pub transposes: bool,
+}
+
+/// Whether the scenario's convolutions run on tensor cores: the peak of its precision
+/// ([`crate::engine::report::peak_flops_per_s`]) is at least
+/// [`super::calibration::TENSOR_CORE_OVER_FP64`] times the
+/// GPU's FP64 peak. So 16-bit from V100 on, 32-bit (TF32, cuDNN's and PyTorch's default for
+/// convolutions) from A100 on, neither on a P100.
+pub fn tensor_cores(s: &Scenario) -> bool {
+    let f64_peak = s.system.f64_flops_per_s;
+    f64_peak > 0.0 && crate::engine::report::peak_flops_per_s(s) >= super::calibration::TENSOR_CORE_OVER_FP64 * f64_peak
 }
 
 impl<'a> CnnCx<'a> {
@@ -320,6 +333,7 @@ impl<'a> CnnCx<'a> {
             e,
             local_batch: local as f64,
             global_batch: local.saturating_mul(lay.dp.size),
+            transposes: s.task.setup.conv_layout == ConvLayout::Nchw && tensor_cores(s),
         })
     }
 
@@ -382,9 +396,22 @@ impl<'a> CnnCx<'a> {
         self.local_batch * l.out_elems() * self.e * passes / self.hbm_bytes_per_s
     }
 
+    /// The transposes of one convolution kernel's activation operands on channels-first
+    /// tensors, s: the forward kernel's input in and output back out, the activation
+    /// gradient's output gradient in and input gradient out, the weight gradient's input and
+    /// output gradient in; each is read and written once, `2 b (in + out) e` bytes a kernel.
+    /// 0 when there are none ([`CnnCx::transposes`]) and for layers that are not convolutions.
+    fn transpose_s(&self, l: &Layer) -> f64 {
+        if !self.transposes || l.kind != LayerKind::Conv {
+            return 0.0;
+        }
+        2.0 * self.local_batch * (l.in_elems() + l.out_elems()) * self.e / self.hbm_bytes_per_s
+    }
+
     /// Layer `l`'s forward pass on this GPU, s: its GEMM (input, weights and output streamed
-    /// once at least), then its normalisation or bias and ReLU passes; a pool reads its input
-    /// and writes its output.
+    /// once at least), then its normalisation or bias and ReLU passes, and the transposes of
+    /// channels-first activations ([`CnnCx::transpose_s`]); a pool reads its input and writes
+    /// its output.
     pub fn layer_fwd_s(&self, l: &Layer) -> f64 {
         let b = self.local_batch;
         let io_bytes = b * (l.in_elems() + l.out_elems()) * self.e;
@@ -392,14 +419,15 @@ impl<'a> CnnCx<'a> {
             LayerKind::Pool => io_bytes / self.hbm_bytes_per_s,
             _ => {
                 let passes = if l.norm { CONV_NORM_FORWARD_PASSES } else { CONV_BIAS_FORWARD_PASSES };
-                self.gemm_s(l.gemm(b), io_bytes + l.params() * self.e) + self.passes_s(l, passes)
+                self.gemm_s(l.gemm(b), io_bytes + l.params() * self.e) + self.passes_s(l, passes) + self.transpose_s(l)
             }
         }
     }
 
     /// Layer `l`'s backward pass on this GPU, s: the activation-gradient GEMM (none for the
-    /// first layer: the image needs no gradient), the weight-gradient GEMM, and the element-wise
-    /// passes; a pool reads the output's gradient and writes the input's.
+    /// first layer: the image needs no gradient), the weight-gradient GEMM, each with its
+    /// transposes of channels-first activations, and the element-wise passes; a pool reads the
+    /// output's gradient and writes the input's.
     pub fn layer_bwd_s(&self, l: &Layer, first: bool) -> f64 {
         let b = self.local_batch;
         let io_bytes = b * (l.in_elems() + l.out_elems()) * self.e;
@@ -408,9 +436,9 @@ impl<'a> CnnCx<'a> {
             _ => {
                 let g = l.gemm(b);
                 let w = l.params() * self.e;
-                let dgrad = if first { 0.0 } else { self.gemm_s(g.dgrad(), io_bytes + w) };
+                let dgrad = if first { 0.0 } else { self.gemm_s(g.dgrad(), io_bytes + w) + self.transpose_s(l) };
                 let passes = if l.norm { CONV_NORM_BACKWARD_PASSES } else { CONV_BIAS_BACKWARD_PASSES };
-                dgrad + self.gemm_s(g.wgrad(), io_bytes + w) + self.passes_s(l, passes)
+                dgrad + self.gemm_s(g.wgrad(), io_bytes + w) + self.transpose_s(l) + self.passes_s(l, passes)
             }
         }
     }
@@ -631,10 +659,28 @@ pub fn explain(cx: &CnnCx, op: &OpName) -> Option<Explanation> {
                     cx.block_label(b),
                     layers.join(", ")
                 ),
-                "sum over its layers of max(GEMM FLOPs / F, bytes moved / B_mem) + element-wise passes x output bytes / B_mem",
-                vec![images, term("W", "FLOPs of the block for this GPU's images (backward: activation and weight gradients)", flops, Unit::Flops), rate, hbm],
+                if cx.transposes {
+                    "sum over its layers of max(GEMM FLOPs / F, bytes moved / B_mem) + element-wise passes x output bytes / B_mem + each convolution kernel's transposes, 2 x (input + output bytes) / B_mem"
+                } else {
+                    "sum over its layers of max(GEMM FLOPs / F, bytes moved / B_mem) + element-wise passes x output bytes / B_mem"
+                },
+                vec![
+                    images,
+                    term(
+                        "W",
+                        "FLOPs of the block for this GPU's images (backward: activation and weight gradients)",
+                        flops,
+                        Unit::Flops,
+                    ),
+                    rate,
+                    hbm,
+                ],
                 if fwd { cx.block_fwd_s(b) } else { cx.block_bwd_s(b) },
-                Some("Each convolution runs as an implicit GEMM (m = images x output pixels, n = output channels, k = input channels x kernel area); small early layers and 1x1 convolutions on few channels are bound by HBM."),
+                Some(if cx.transposes {
+                    "Each convolution runs as an implicit GEMM (m = images x output pixels, n = output channels, k = input channels x kernel area); small early layers and 1x1 convolutions on few channels are bound by HBM. The activations are channels first (NCHW) and tensor cores compute on channels last (NHWC), so cuDNN transposes each kernel's input and output (forward: the input in, the output back; backward: the gradients likewise) and reads and writes each once more: set the convolution layout to NHWC (PyTorch's channels_last) to save that."
+                } else {
+                    "Each convolution runs as an implicit GEMM (m = images x output pixels, n = output channels, k = input channels x kernel area); small early layers and 1x1 convolutions on few channels are bound by HBM."
+                }),
             )
         }
         (OpKind::GradAllReduce, Block::Conv, Some(b)) => {
@@ -820,6 +866,51 @@ mod tests {
             let e = explain(&cx, &op.name).unwrap_or_else(|| panic!("{} unexplained", op.name));
             assert!((e.seconds - op.duration_s).abs() <= 1e-12 * op.duration_s.max(1.0), "{}", op.name);
         }
+    }
+
+    #[test]
+    fn channels_first_activations_are_transposed_around_tensor_core_convolutions() {
+        fn cx(s: &Scenario) -> CnnCx<'_> {
+            match crate::engine::Evaluator::of(s) {
+                crate::engine::Evaluator::Cnn(cx) => cx,
+                _ => panic!("not the CNN model"),
+            }
+        }
+        let nhwc = scenario(json!({}));
+        let nchw = scenario(json!({"conv_layout": "nchw"}));
+        let (last, first) = (cx(&nhwc), cx(&nchw));
+        assert!(!last.transposes && first.transposes);
+        // Each convolution kernel reads and writes its input and output once more: the forward
+        // kernel, and the activation- and weight-gradient kernels (the first layer has no
+        // activation gradient). Pooling and the classifier are untouched.
+        let bytes_s = |l: &Layer| 2.0 * 32.0 * (l.in_elems() + l.out_elems()) * 2.0 / (2.039e12 * 0.836);
+        for (i, l) in first.layers.iter().enumerate() {
+            let conv = if l.kind == LayerKind::Conv { 1.0 } else { 0.0 };
+            let fwd = first.layer_fwd_s(l) - last.layer_fwd_s(l);
+            let bwd = first.layer_bwd_s(l, i == 0) - last.layer_bwd_s(l, i == 0);
+            let kernels_bwd = if i == 0 { 1.0 } else { 2.0 };
+            assert!((fwd - conv * bytes_s(l)).abs() <= 1e-9 * bytes_s(l), "layer {i}: {fwd}");
+            assert!((bwd - conv * kernels_bwd * bytes_s(l)).abs() <= 1e-9 * bytes_s(l), "layer {i}: {bwd}");
+        }
+        let (fast, slow) = (evaluate(&nhwc), evaluate(&nchw));
+        assert!(slow.iteration_s > fast.iteration_s, "{} vs {}", slow.iteration_s, fast.iteration_s);
+        // The block's explanation says why, and still gives the op's duration.
+        let op = slow.timeline.iter().find(|o| o.name.kind == OpKind::Compute).expect("a block");
+        let e = explain(&first, &op.name).expect("explained");
+        assert!(e.formula.contains("transposes") && (e.seconds - op.duration_s).abs() <= 1e-12, "{}", e.formula);
+
+        // Without tensor cores for the precision, convolutions run channels first natively: FP32
+        // on a V100 (twice its FP64 rate) or FP16 on a P100 (four times).
+        let system = |f64_flops: f64, bytes: u64| {
+            let mut s = scenario(json!({"conv_layout": "nchw"}));
+            s.system.f64_flops_per_s = f64_flops;
+            s.model.bytes_per_dense_param = crate::engine::num::Num::Int(bytes.into());
+            s
+        };
+        assert!(tensor_cores(&nchw));
+        assert!(!tensor_cores(&system(312e12 / 4.0, 2)));
+        assert!(!tensor_cores(&system(19.5e12 / 2.0, 4)) && !cx(&system(19.5e12 / 2.0, 4)).transposes);
+        assert!(tensor_cores(&system(312e12 / 16.0, 2)));
     }
 
     #[test]
