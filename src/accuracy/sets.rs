@@ -15,7 +15,10 @@ pub const CALIBRATION_WHY: [(&str, &str); 18] = [
     ("Narayanan et al. 2021", "the shared set"),
     ("kipply", "the shared set"),
     ("vTrain single-node ground truth: odd rows", "the host time per block was fitted on them"),
-    ("vTrain single-node ground truth: even rows", "the host time per block was tested on them, then refitted with them"),
+    (
+        "vTrain single-node ground truth: even rows",
+        "the host time per block was tested on them, and they informed changes made after it",
+    ),
     (
         "MosaicML llm-foundry MPT training benchmarks",
         "the fused-attention speeds and kernel classes were chosen after seeing their errors",
