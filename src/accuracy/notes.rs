@@ -38,7 +38,7 @@ pub fn recommendation_note(several: bool) -> Option<String> {
         let mut f: Vec<&str> = rows.iter().filter(|r| keep(r)).filter_map(|r| super::gpu_family(&r.gpu)).collect();
         crate::engine::order::sort(&mut f);
         f.dedup();
-        f.iter().map(|f| format!("{f}s")).collect::<Vec<_>>().join(" and ")
+        crate::wording::listed(&f.iter().map(|f| format!("{f}s")).collect::<Vec<_>>())
     };
     let on = families(&|_| true);
     let held = if rows.iter().all(RowResult::held_out) {
@@ -84,7 +84,7 @@ pub fn recommendation_note(several: bool) -> Option<String> {
     let mut gpus: Vec<u64> = rows.iter().map(|r| r.n_gpus).collect();
     crate::engine::order::sort(&mut gpus);
     gpus.dedup();
-    let gpus = gpus.iter().map(u64::to_string).collect::<Vec<_>>().join(" and ");
+    let gpus = crate::wording::listed(&gpus.iter().map(u64::to_string).collect::<Vec<_>>());
     let plural = if several { "GPUs" } else { "GPU" };
     Some(format!(
         "On the {} published runs of a recommendation model on {gpus} {plural} it was checked against (NVIDIA's DLRM in PyTorch and TensorFlow on {on}{held}), the default model {spread}.",

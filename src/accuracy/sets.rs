@@ -98,18 +98,23 @@ pub fn misses(rows: &[RowResult]) -> String {
             if of_kind.is_empty() {
                 continue;
             }
-            crate::engine::order::sort_by(&mut of_kind, |a, b| {
-                b.error.map_or(0.0, f64::abs).total_cmp(&a.error.map_or(0.0, f64::abs))
-            });
+            worst_first(&mut of_kind);
             let named: Vec<&str> = of_kind.iter().take(3).map(|r| r.id.as_str()).collect();
             let more = if of_kind.len() > named.len() { ", \u{2026}" } else { "" };
             parts.push(format!("{} {} ({}{more})", of_kind.len(), kind.label(), named.join(", ")));
+            let single_node = of_kind.iter().any(|r| r.source.starts_with("vTrain single-node"));
             why.push(match kind {
-                RunKind::LlmTraining if of_kind.iter().any(|r| r.source.starts_with("vTrain single-node")) => "Training: runs whose measured time is far from their neighbours with the same plan (a micro-batch of 64 taking twice as long as two of 32, micro-batches of 2, tensor parallelism of 2 on 8-16 pipeline stages), which the model has no term for, and small GPTs split 4 or 8 ways by tensor parallelism on one node, slower than the host's time and the collectives' latencies explain (and not in the order of their micro-batch sizes).",
-                RunKind::LlmTraining => "Training: runs whose measured time is far from their neighbours with the same plan (a micro-batch of 64 taking twice as long as two of 32, micro-batches of 2, tensor parallelism of 2 on 8-16 pipeline stages), which the model has no term for.",
-                RunKind::LlmServing => "Serving: runs timed at the client, through each engine's HTTP server (chat template, tokeniser, streaming), including the engine's host work between GPU steps, which the model has only where a source profiled it: their first tokens and times per token come out short and their throughput high, most on bursts of hundreds of requests sent at once, which the API server paces.",
-                RunKind::Recommendation => "Recommendation: DLRMs on one GPU in 16-bit, less bound by the HBM than the model makes them (measured, an A100 80GB runs them little faster than an A100 40GB).",
-                RunKind::Vision => "Vision: ResNet-50 in mixed precision, the fastest per GPU: on eight GPUs its measured images/s per GPU fall 13-16% below one GPU's where the model hides the gradient reduction (the CPUs' JPEG decoding, inside the measurement, would explain it).",
+                RunKind::LlmTraining => format!(
+                    "Training: runs whose measured time is far from their neighbours with the same plan (a micro-batch of 64 taking twice as long as two of 32, micro-batches of 2, tensor parallelism of 2 on 8-16 pipeline stages), which the model has no term for{}.",
+                    if single_node {
+                        ", and small GPTs split 4 or 8 ways by tensor parallelism on one node, slower than the host's time and the collectives' latencies explain (and not in the order of their micro-batch sizes)"
+                    } else {
+                        ""
+                    }
+                ),
+                RunKind::LlmServing => "Serving: runs timed at the client, through each engine's HTTP server (chat template, tokeniser, streaming), including the engine's host work between GPU steps, which the model has only where a source profiled it: their first tokens and times per token come out short and their throughput high, most on bursts of hundreds of requests sent at once, which the API server paces.".to_owned(),
+                RunKind::Recommendation => "Recommendation: DLRMs on one GPU in 16-bit, less bound by the HBM than the model makes them (measured, an A100 80GB runs them little faster than an A100 40GB).".to_owned(),
+                RunKind::Vision => "Vision: ResNet-50 in mixed precision, the fastest per GPU: on eight GPUs its measured images/s per GPU fall 13-16% below one GPU's where the model hides the gradient reduction (the CPUs' JPEG decoding, inside the measurement, would explain it).".to_owned(),
             });
         }
         text += &format!(
@@ -123,9 +128,7 @@ pub fn misses(rows: &[RowResult]) -> String {
     if !held.is_empty() {
         let total = rows.iter().filter(|r| r.held_out() && r.error.is_some()).count();
         let faster = held.iter().filter(|r| r.error.is_some_and(|e| e < 0.0)).count();
-        crate::engine::order::sort_by(&mut held, |a, b| {
-            b.error.map_or(0.0, f64::abs).total_cmp(&a.error.map_or(0.0, f64::abs))
-        });
+        worst_first(&mut held);
         let named: Vec<&str> = held.iter().take(3).map(|r| r.id.as_str()).collect();
         text += &format!(
             " Held out: {} of {total} rows beyond 25%, {} predicted faster than measured (worst: {}). On those runs time went somewhere the model has no term for; expect it to be optimistic on similar jobs (order by largest error to see them).",
@@ -135,6 +138,11 @@ pub fn misses(rows: &[RowResult]) -> String {
         );
     }
     text + " Open a row to see what the model assumes."
+}
+
+/// Rows by their absolute error, largest first (rows without one last).
+fn worst_first(rows: &mut [&RowResult]) {
+    crate::engine::order::sort_by(rows, |a, b| b.error.map_or(0.0, f64::abs).total_cmp(&a.error.map_or(0.0, f64::abs)));
 }
 
 #[cfg(all(test, not(target_arch = "wasm32")))]

@@ -381,7 +381,9 @@ fn bands(rows: &[RowResult]) -> Html {
 /// What each set holds, from the rows themselves: the sources of the calibration set, each with
 /// what it informed ([`accuracy::CALIBRATION_WHY`]), and those of the held-out set.
 fn sets(rows: &[RowResult]) -> Html {
-    let count = |set: RunSet| rows.iter().filter(|r| r.set.unwrap_or(RunSet::Calibration) == set).count() as u64;
+    let (calibration, held) =
+        (accuracy::sources_in(rows, RunSet::Calibration), accuracy::sources_in(rows, RunSet::HeldOut));
+    let count = |sources: &[(&str, usize)]| sources.iter().map(|(_, n)| *n as u64).sum::<u64>();
     let runs = |n: usize| if n == 1 { "1 run".to_owned() } else { format!("{} runs", units::grouped(n as u64)) };
     let families: Vec<String> =
         distinct(rows, |r| accuracy::gpu_family(&r.gpu).unwrap_or("")).into_iter().filter(|f| !f.is_empty()).collect();
@@ -391,12 +393,12 @@ fn sets(rows: &[RowResult]) -> Html {
             units::grouped(rows.len() as u64),
             crate::wording::listed(&families)
         ) }</p>
-        <p>{ format!("The calibration set, {} runs, holds every run some choice of the model looked at:", units::grouped(count(RunSet::Calibration))) }</p>
-        <ul id="validation-calibration-sources">{ for accuracy::sources_in(rows, RunSet::Calibration).into_iter().map(|(name, n)| html! {
+        <p>{ format!("The calibration set, {} runs, holds every run some choice of the model looked at:", units::grouped(count(&calibration))) }</p>
+        <ul id="validation-calibration-sources">{ for calibration.iter().map(|&(name, n)| html! {
             <li><strong>{ name }</strong>{ format!(" ({}): {}", runs(n), accuracy::calibration_why(name).unwrap_or("")) }</li>
         }) }</ul>
-        <p>{ format!("The held-out set, {} runs, was added and predicted once before any change it could inform, and no change since was chosen by it: it shows how the model does on runs it was not tuned on.", units::grouped(count(RunSet::HeldOut))) }</p>
-        <ul id="validation-held-out-sources">{ for accuracy::sources_in(rows, RunSet::HeldOut).into_iter().map(|(name, n)| html! {
+        <p>{ format!("The held-out set, {} runs, was added and predicted once before any change it could inform, and no change since was chosen by it: it shows how the model does on runs it was not tuned on.", units::grouped(count(&held))) }</p>
+        <ul id="validation-held-out-sources">{ for held.iter().map(|&(name, n)| html! {
             <li><strong>{ name }</strong>{ format!(" ({})", runs(n)) }</li>
         }) }</ul>
     </> }
