@@ -90,6 +90,9 @@ fn corpus() -> Vec<Value> {
     // The default model's own families (a CNN, an encoder-decoder) and clusters (two GPU
     // types, several sites), which no golden case has.
     docs.extend(files("cnn").iter().chain(&files("encdec")).chain(&files("clusters")).filter_map(|p| read(p)));
+    // Every fourth published run the validation predicts: the serving engines' in-flight
+    // batching and bursts, FP8 training, the CNNs and DLRMs as the rows set them up.
+    docs.extend(accuracy::shipped().into_iter().step_by(4).filter_map(|r| r.scenario));
     docs
 }
 
@@ -304,6 +307,10 @@ fn plausible(rng: &mut Rng, key: &str, old: Option<&Value>) -> Value {
         "collective" => &["ring", "tree", "hierarchical", "in_network"],
         "emb_sharding" => &["table", "row", "column"],
         "weight_format" | "kv_format" => &["fp16", "bf16", "fp8", "int8", "int4"],
+        "batching" => &["static", "inflight"],
+        "prefill_steps" => &["mixed", "separate"],
+        "length_spread" => &["fixed", "exponential"],
+        "conv_layout" => &["nhwc", "nchw"],
         "causal"
         | "tied_embeddings"
         | "dropout"
@@ -311,7 +318,12 @@ fn plausible(rng: &mut Rng, key: &str, old: Option<&Value>) -> Value {
         | "sequence_parallel"
         | "overlap_grad_reduce"
         | "overlap_param_gather"
-        | "overlap_tp_comm" => return json!(rng.chance(2)),
+        | "overlap_tp_comm"
+        | "cuda_graphs"
+        | "custom_all_reduce"
+        | "fp8"
+        | "fp32_grads"
+        | "fused_loss" => return json!(rng.chance(2)),
         _ => &[],
     };
     if !options.is_empty() {
@@ -368,6 +380,21 @@ const EXTRA_KEYS: &[(&str, &str)] = &[
     ("task", "output_tokens"),
     ("task", "weight_format"),
     ("task", "kv_format"),
+    ("task", "batching"),
+    ("task", "step_tokens"),
+    ("task", "request_rate"),
+    ("task", "burst_requests"),
+    ("task", "prefill_steps"),
+    ("task", "scheduler_steps"),
+    ("task", "host_step_ms"),
+    ("task", "host_request_ms"),
+    ("task", "length_spread"),
+    ("task", "cuda_graphs"),
+    ("task", "custom_all_reduce"),
+    ("task", "fp8"),
+    ("task", "fp32_grads"),
+    ("task", "conv_layout"),
+    ("task", "kv_page_tokens"),
     ("system", "nic_latency_s"),
     ("system", "nvlink_latency_s"),
     ("system", "num_sites"),

@@ -326,9 +326,12 @@ impl<'a> ServingCx<'a> {
                 if separate && could_start {
                     most = most.min(round_left.max(1));
                 }
-                // The pages the decode loop set aside for this step are the run's too.
+                // The pages the decode loop set aside for this step are the run's too. A request
+                // running alone is served whether or not its pages fit, so it runs to its end
+                // (or the round's) in one go: nothing else can start while it holds the cache.
                 let room_pages = free + running.iter().map(|r| r.more_pages(1.0, page)).sum::<f64>();
-                let fits = |k: u64| running.iter().map(|r| r.more_pages(k as f64, page)).sum::<f64>() <= room_pages;
+                let fits =
+                    |k: u64| alone || running.iter().map(|r| r.more_pages(k as f64, page)).sum::<f64>() <= room_pages;
                 let (mut lo, mut hi) = (1, most);
                 while lo < hi {
                     let mid = lo + (hi - lo).div_ceil(2);
@@ -579,6 +582,34 @@ mod tests {
         assert_eq!(b.e2e_s.len(), 3, "{b:?}");
         assert!(b.e2e_s[0] < b.e2e_s[1] && b.e2e_s[1] < b.e2e_s[2], "{:?}", b.e2e_s);
         assert!(!crate::engine::evaluate(&s).memory.fits());
+    }
+
+    #[test]
+    fn where_no_page_fits_each_request_runs_alone_from_its_prompt_to_its_last_token() {
+        // LLaMA-2-70B's 140 GB of weights on one 80 GB GPU: no page is left, so each request is
+        // served alone (the memory says it does not fit), its prompt in one step and its 511
+        // further tokens in as many steps, the next one waiting for it to finish. The engine's
+        // steps are all alike, so a run of them is simulated at once: bursts of thousands of
+        // requests that do not fit (a typing slip in the FFN width) used to take seconds.
+        for steps in ["mixed", "separate"] {
+            let task =
+                json!({"batching": "inflight", "input_tokens": 256, "output_tokens": 512, "prefill_steps": steps});
+            let s = super::super::tests_support::llama70(1, 8, task);
+            let sv = ServingCx::new(&s).expect("serving");
+            assert_eq!(sv.inflight_limit(), 0);
+            let b = sv.burst(6);
+            let prompt = sv.engine_step(0.0, 256.0, 1.0).seconds;
+            let decode = sv.engine_step(1.0, 0.0, 0.0).seconds;
+            let each = prompt + 511.0 * decode;
+            assert_eq!(b.steps, 6 * 512, "{steps}: {b:?}");
+            assert!((b.makespan_s - 6.0 * each).abs() < 1e-9 * b.makespan_s, "{steps}: {b:?}");
+            for (k, (&ttft, &e2e)) in b.ttft_s.iter().zip(&b.e2e_s).enumerate() {
+                let start = k as f64 * each;
+                assert!((ttft - (start + prompt)).abs() < 1e-9 * e2e, "{steps}: request {k}: {ttft}");
+                assert!((e2e - (start + each)).abs() < 1e-9 * e2e, "{steps}: request {k}: {e2e}");
+            }
+            assert_eq!(b.recomputed_tokens, 0.0);
+        }
     }
 
     #[test]
