@@ -594,7 +594,7 @@ mod tests {
         for steps in ["mixed", "separate"] {
             let task =
                 json!({"batching": "inflight", "input_tokens": 256, "output_tokens": 512, "prefill_steps": steps});
-            let s = super::super::tests_support::llama70(1, 8, task);
+            let s = llama70(1, 8, task);
             let sv = ServingCx::new(&s).expect("serving");
             assert_eq!(sv.inflight_limit(), 0);
             let b = sv.burst(6);
