@@ -631,6 +631,21 @@ fn units_of(n: u64, what: &str) -> String {
     }
 }
 
+/// A convolution block's formula, without and with the transposes of channels-first
+/// activations ([`explain`]).
+macro_rules! conv_block_formula {
+    () => {
+        "sum over its layers of max(GEMM FLOPs / F, bytes moved / B_mem) + element-wise passes x output bytes / B_mem"
+    };
+}
+
+/// A convolution block's note, without and with the transposes ([`explain`]).
+macro_rules! conv_block_note {
+    () => {
+        "Each convolution runs as an implicit GEMM (m = images x output pixels, n = output channels, k = input channels x kernel area); small early layers and 1x1 convolutions on few channels are bound by HBM."
+    };
+}
+
 /// Explains an op of a CNN default-model timeline.
 pub fn explain(cx: &CnnCx, op: &OpName) -> Option<Explanation> {
     let rate = term("F", "effective FLOP rate per GPU (peak x utilisation)", cx.flops_per_s, Unit::FlopsPerS);
@@ -660,9 +675,12 @@ pub fn explain(cx: &CnnCx, op: &OpName) -> Option<Explanation> {
                     layers.join(", ")
                 ),
                 if cx.transposes {
-                    "sum over its layers of max(GEMM FLOPs / F, bytes moved / B_mem) + element-wise passes x output bytes / B_mem + each convolution kernel's transposes, 2 x (input + output bytes) / B_mem"
+                    concat!(
+                        conv_block_formula!(),
+                        " + each convolution kernel's transposes, 2 x (input + output bytes) / B_mem"
+                    )
                 } else {
-                    "sum over its layers of max(GEMM FLOPs / F, bytes moved / B_mem) + element-wise passes x output bytes / B_mem"
+                    conv_block_formula!()
                 },
                 vec![
                     images,
@@ -677,9 +695,9 @@ pub fn explain(cx: &CnnCx, op: &OpName) -> Option<Explanation> {
                 ],
                 if fwd { cx.block_fwd_s(b) } else { cx.block_bwd_s(b) },
                 Some(if cx.transposes {
-                    "Each convolution runs as an implicit GEMM (m = images x output pixels, n = output channels, k = input channels x kernel area); small early layers and 1x1 convolutions on few channels are bound by HBM. The activations are channels first (NCHW) and tensor cores compute on channels last (NHWC), so cuDNN transposes each kernel's input and output (forward: the input in, the output back; backward: the gradients likewise) and reads and writes each once more: set the convolution layout to NHWC (PyTorch's channels_last) to save that."
+                    concat!(conv_block_note!(), " The activations are channels first (NCHW) and tensor cores compute on channels last (NHWC), so cuDNN transposes each kernel's input and output (forward: the input in, the output back; backward: the gradients likewise) and reads and writes each once more: set the convolution layout to NHWC (PyTorch's channels_last) to save that.")
                 } else {
-                    "Each convolution runs as an implicit GEMM (m = images x output pixels, n = output channels, k = input channels x kernel area); small early layers and 1x1 convolutions on few channels are bound by HBM."
+                    conv_block_note!()
                 }),
             )
         }
