@@ -354,7 +354,11 @@ pub fn serving(sv: &Serving) -> Vec<Figure> {
         Figure::new(
             "in-flight",
             "Requests in flight",
-            format!("{} requests", units::count(sv.in_flight)),
+            // An average: "1" is a request alone (a burst that leaves no KV page to share).
+            match units::count(sv.in_flight) {
+                one if one == "1" => "1 request".to_owned(),
+                n => format!("{n} requests"),
+            },
             sv.in_flight,
             if burst {
                 "Requests per replica in flight, on average over the burst: at most the batch, admitted while the KV cache has pages for their tokens; at the end fewer and fewer remain."
@@ -373,7 +377,7 @@ pub fn serving(sv: &Serving) -> Vec<Figure> {
         Figure::new(
             "max-batch",
             "Largest batch that fits",
-            format!("{} requests", sv.max_batch),
+            units::things(sv.max_batch, "request"),
             sv.max_batch as f64,
             "Requests per replica whose KV cache (prompt + output tokens) fits in HBM next to the weights.",
         )
@@ -469,6 +473,22 @@ mod tests {
         assert!(
             matches!(f[2].detail[0], Piece::Marked { id: "output-tokens-per-gpu", raw, .. } if raw == sv.output_tokens_per_s_per_gpu)
         );
+    }
+
+    #[test]
+    fn one_request_in_flight_or_in_a_batch_is_said_in_the_singular() {
+        let (_, r) = evaluated("current__llama2_70b__h200_sxm_128__inference", false);
+        let mut sv = r.serving.clone().expect("serving");
+        let said = |sv: &crate::engine::report::Serving| serving(sv).pop().expect("batch").value;
+        for (batching, n, words) in [
+            (Batching::InFlight, 1.0, "1 request"),
+            (Batching::InFlight, 15.8, "15.8 requests"),
+            (Batching::Static, 1.0, "1 request"),
+            (Batching::Static, 64.0, "64 requests"),
+        ] {
+            (sv.batching, sv.in_flight, sv.max_batch) = (batching, n, n as u64);
+            assert_eq!(said(&sv), words, "{batching:?} {n}");
+        }
     }
 
     #[test]
