@@ -212,6 +212,22 @@ await runTest('serving', dist, async ({ server, browser }) => {
     `a burst's first token waits: mean ${burst.ttft.toFixed(2)} s (steady state ${inflight.ttft.toFixed(2)} s), median ${burstPct.ttft[0].toFixed(2)} s, 99th ${burstPct.ttft[2].toFixed(2)} s`);
   await page.locator('#serving-figures').screenshot({ path: join(shots, 'serving-burst-figures.png') });
   await page.locator('#serving-percentiles').screenshot({ path: join(shots, 'serving-burst-percentiles.png') });
+  // The same burst with a feed-forward width sixteen times too large: the weights leave no KV
+  // page, so the engine serves the requests one at a time. The page runs it (each lone
+  // request's decode steps at once) and shows the CLI's figures, the memory marked as not
+  // fitting; the old width then brings the burst's figures back.
+  const ffn = await page.locator('#f-model-transformer_fc_dim').inputValue();
+  await enter(page, '#f-model-transformer_fc_dim', String(Number(ffn) * 16));
+  // (The summary line shows only once the figures scroll away: wait for it in the page.)
+  await page.locator('#mini-summary .bad').waitFor({ state: 'attached', timeout: 30000 });
+  const lone = await matchesCli(page, `the burst with no KV page left (FFN ${Number(ffn) * 16})`);
+  const loneCli = cli(bin, scenarioOfLink(await page.locator('#share-link').inputValue()));
+  const loneWords = await page.locator('#in-flight').textContent();
+  check(!loneCli.fits && loneCli.serving.burst_requests === burstN && lone.tokens < burst.tokens && /\b1 request\b(?!s)/.test(loneWords),
+    `a burst that does not fit is served one request at a time: ${lone.tokens.toFixed(1)} tokens/s against ${burst.tokens.toFixed(1)}, "${loneWords.slice(0, 40)}"`);
+  await enter(page, '#f-model-transformer_fc_dim', ffn);
+  await page.locator('#mini-summary .bad').waitFor({ state: 'detached', timeout: 30000 });
+  check(close(Number(await page.locator('#ttft').getAttribute('data-value')), burst.ttft), 'the old width brings the burst\'s figures back');
   await enter(page, '#f-task-request_rate', '1');
   const burstField = page.locator('.field', { has: page.locator('#f-task-burst_requests') });
   await burstField.locator('.error-msg').waitFor({ timeout: 5000 });
