@@ -37,6 +37,8 @@ columns! {
     HeadDim = "head_dim",
     FfnHidden = "ffn_hidden",
     FfnKind = "ffn_kind",
+    Experts = "experts",
+    ActiveExperts = "active_experts",
     Vocab = "vocab",
     SeqLen = "seq_len",
     Gpu = "gpu",

@@ -153,7 +153,10 @@ pub fn expectation(s: &Scenario, r: &Report) -> Option<Expectation> {
             return Some(Expectation::Unknown(super::SERVING_NOTES[inflight as usize].into()));
         }
         Arch::Llm(_) => {}
-        Arch::LlmMoe(..) => return unknown("mixture-of-experts LLMs"),
+        Arch::LlmMoe(..) if matches!(s.task().kind, TaskKind::Pretrain) => {
+            return Some(Expectation::Unknown(super::MOE_NOTE.into()))
+        }
+        Arch::LlmMoe(..) => return unknown("mixture-of-experts LLMs in serving or fine-tuning"),
         Arch::Vit(_) => return unknown("vision transformers"),
         Arch::EncDec(_) => return unknown("encoder-decoder models (T5, mT5)"),
         Arch::Cnn(_) => return Some(Expectation::Unknown(super::VISION_NOTE.into())),

@@ -186,6 +186,10 @@ pub(super) struct Shape {
     /// `gelu` or `swiglu`.
     pub(super) ffn_kind: &'static str,
     pub(super) vocab: u64,
+    /// A mixture of experts where the row states one: experts per layer and experts each
+    /// token is routed to (`experts`, `active_experts`), each expert a feed-forward block of
+    /// `ffn_hidden`; `None`: a dense model.
+    pub(super) moe: Option<(u64, u64)>,
 }
 
 impl Shape {
@@ -209,6 +213,18 @@ impl Shape {
             Some(0) => return Err("column head_dim must be at least 1".into()),
             d => d,
         };
+        let moe = match (r.count(Col::Experts)?, r.count(Col::ActiveExperts)?) {
+            (None, None) => None,
+            (Some(e), Some(k)) if k >= 1 && k <= e => Some((e, k)),
+            (Some(e), Some(k)) => {
+                return Err(format!("column active_experts must be from 1 to experts ({e}), got {k}"))
+            }
+            _ => {
+                return Err(
+                    "columns experts and active_experts: a mixture of experts needs both; fill both or neither".into()
+                )
+            }
+        };
         Ok(Shape {
             layers,
             hidden: r.need(Col::Hidden)?,
@@ -218,6 +234,7 @@ impl Shape {
             ffn_hidden: r.need(Col::FfnHidden)?,
             ffn_kind,
             vocab: r.need(Col::Vocab)?,
+            moe,
         })
     }
 
@@ -226,7 +243,7 @@ impl Shape {
     fn config(&self, name: &str, seq: u64, extra: Value) -> Value {
         let model = json!({
             "name": name,
-            "type": "LLM",
+            "type": if self.moe.is_some() { "LLM_MoE" } else { "LLM" },
             "bytes_per_nonemb_param": 2,
             "bytes_per_emb_param": 2,
             "entries_per_table": self.vocab,
@@ -240,6 +257,12 @@ impl Shape {
         });
         let model = match self.head_dim {
             Some(d) => with_keys(model, json!({ "head_dim": d })),
+            None => model,
+        };
+        let model = match self.moe {
+            Some((experts, active)) => {
+                with_keys(model, json!({ "num_experts": experts, "num_active_experts": active }))
+            }
             None => model,
         };
         with_keys(model, extra)

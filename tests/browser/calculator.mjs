@@ -618,6 +618,13 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   await type(page, '#f-model-head_dim', '');
   const narrow = await matchesCli(page, 'Qwen3 32B with heads of hidden / heads');
   check(narrow.throughput > qwen.throughput, `heads of 5120 / 64 = 80 make lighter projections: more samples/s (${narrow.throughput} > ${qwen.throughput})`);
+  // A mixture of experts in pre-training: what the one published run of its kind showed (the
+  // same sentence as the CLI's, checked by matchesCli), not "unknown".
+  await page.selectOption('#model-preset', 'mixtral_8x7b');
+  await matchesCli(page, "Mixtral 8x7B on the DLRM's 8 A100s");
+  const moeRuns = (await page.locator('#runs-sentence').textContent()).trim();
+  check(/^On the 1 published training run of a mixture-of-experts LLM .* less time than measured/.test(moeRuns), `a MoE pre-training run says what the published MoE run showed: ${moeRuns}`);
+  await page.locator('#runs-sentence').screenshot({ path: join(shots, 'calculator-moe-runs.png') });
   await page.selectOption('#model-preset', 'vit_h');
   check(await page.locator('#f-model-patch_dim').isVisible(), 'ViT fields replace them');
   // A reference config named after a published model says how it differs from it.

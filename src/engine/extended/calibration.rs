@@ -463,6 +463,37 @@ pub const HOST_BLOCK_S: f64 = 440e-6;
 /// attention or activation, bias and residual adds, and the tensor-parallel collective.
 pub const KERNELS_PER_BLOCK: f64 = 7.0;
 
+/// Passes over the hidden vector per routed copy of a token (a token is copied once per expert
+/// it visits) that a mixture-of-experts layer's token dispatch makes in its forward pass,
+/// counted from the eager PyTorch kernels of Megatron-core's dropless dispatch (`core_v0.6.0`,
+/// `MoEAllGatherTokenDispatcher`): the copies gathered from the tokens (read, write: 2) and
+/// sorted by expert (2); after the experts a zeroed buffer (1), the scatter back to the copies'
+/// order (2), the product by the routing probabilities (2) and the sum into the tokens, atomic
+/// adds that read each copy and read and write its token (3). The whole dispatch runs on every
+/// GPU of a tensor-parallel group, over the group's gathered tokens: the experts' weights are
+/// split, the tokens are not. Later fused permutation kernels (Transformer Engine's) move fewer
+/// bytes.
+pub const MOE_DISPATCH_COPY_PASSES: f64 = 12.0;
+
+/// The same in the backward pass: the sum's gradient gathered to the copies (2), the
+/// probability product's gradients to the copies (2) and to the probabilities (reading the
+/// gradient and the copies: 2), the scatter's gradient gathered (2), and each of the two
+/// gathers' gradients, a zeroed buffer of the copies (1, the second's is of the tokens,
+/// [`MOE_DISPATCH_TOKEN_PASSES`]) and atomic adds into it (3 each).
+pub const MOE_DISPATCH_COPY_GRAD_PASSES: f64 = 15.0;
+
+/// Passes over each token's hidden vector (once, not per copy) in the dispatch, each way: the
+/// zeroed buffer of the tokens the copies are summed into (forward), and the one the first
+/// gather's gradient is summed into (backward).
+pub const MOE_DISPATCH_TOKEN_PASSES: f64 = 1.0;
+
+/// Kernels a mixture-of-experts layer's router and dispatch launch besides the experts' GEMMs,
+/// each way, in the same code: forward, the router's top-k, softmax and load-balancing loss
+/// (8), the masks, selections, index lists, sort and histogram of the dispatch and its two
+/// gathers (18), and the zeroed buffers, scatter, product and sum after the experts (5);
+/// backward, the router's (6), the product's (3), and the gathers' and scatters' (6).
+pub const MOE_DISPATCH_KERNELS: [f64; 2] = [31.0, 15.0];
+
 /// Bytes of row-wise Adagrad state per embedding row (one fp32 per row, TorchRec's default
 /// optimizer for tables).
 pub const EMB_STATE_BYTES_PER_ROW: f64 = 4.0;

@@ -577,7 +577,9 @@ pub(super) fn system_stats(s: &Scenario, flops_per_s: f64, hbm_bytes_per_s: f64,
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::extended::calibration::{FP8_GEMM_EFFICIENCY, HOST_BLOCK_S, KERNEL_OVERHEAD_S};
+    use crate::engine::extended::calibration::{
+        FP8_GEMM_EFFICIENCY, HOST_BLOCK_S, KERNEL_OVERHEAD_S, MOE_DISPATCH_KERNELS,
+    };
     use crate::engine::extended::gemm::Gemm;
     use crate::engine::ops::Category;
     use crate::engine::report::MemPart;
@@ -754,6 +756,45 @@ mod tests {
         let r2 = evaluate(&TrainingCx::new(&s2).expect("transformer"));
         let ratio = r2.totals.get(Category::Idle) / idle;
         assert!((ratio - 0.5).abs() < 0.01, "interleaved bubble ratio {ratio}");
+    }
+
+    #[test]
+    fn a_moe_dispatch_runs_on_every_tensor_parallel_gpu_over_all_its_tokens_and_is_kept() {
+        // Top-2 of 8 experts of 16,384 against a dense model of 32,768: the same FFN FLOPs and
+        // activations per token, so what differs is the router and the dispatch.
+        let at = |tp: u64, model: Value| {
+            let task = json!({"transformer_parallel": ["tp"], "transformer_parallel_degree": [tp],
+                "micro_batch": 2, "sequence_parallel": tp > 1, "recompute": "selective"});
+            scenario_with(tp, task, model)
+        };
+        let moe = || json!({"type": "LLM_MoE", "num_experts": 8, "num_active_experts": 2});
+        let dense = || json!({"transformer_fc_dim": 32768});
+        let (s1, s8, d8) = (at(1, moe()), at(8, moe()), at(8, dense()));
+        fn run(s: &Scenario) -> TrainingCx<'_> {
+            TrainingCx::new(s).expect("transformer")
+        }
+        let (one, eight) = (run(&s1), run(&s8));
+        let tokens = 2.0 * 2048.0;
+        let (fwd, bwd) = one.d.dispatch_bytes();
+        let expected = [
+            tokens * fwd / one.hbm_bytes_per_s + MOE_DISPATCH_KERNELS[0] * KERNEL_OVERHEAD_S,
+            tokens * bwd / one.hbm_bytes_per_s + MOE_DISPATCH_KERNELS[1] * KERNEL_OVERHEAD_S,
+        ];
+        assert_eq!(one.dispatch_s(Block::Fc), expected);
+        // Eight GPUs each dispatch the whole micro-batch to their eighths of the experts.
+        assert_eq!(eight.dispatch_s(Block::Fc), expected);
+        assert_eq!(one.dispatch_s(Block::Attn), [0.0; 2]);
+        assert_eq!(run(&d8).dispatch_s(Block::Fc), [0.0; 2]);
+        // The forward and activation-gradient passes carry it.
+        assert!(eight.block_ew_s(Block::Fc) > expected[0] && eight.block_bwd_ew_s(Block::Fc).0 > expected[1]);
+        // Selective recomputation keeps the copies into the experts and out of them: 2 x 2
+        // copies of each token's 4,096 16-bit values in each of the 32 layers, on every GPU.
+        for tp in [1, 8] {
+            let (m, d) = (at(tp, moe()), at(tp, dense()));
+            let kept = run(&m).stage_activations(0) - run(&d).stage_activations(0);
+            let want = 32.0 * tokens * 2.0 * 2.0 * 2.0 * 4096.0;
+            assert!((kept - want).abs() < 1e-6 * want, "tp {tp}: {kept} kept against {want}");
+        }
     }
 
     #[test]

@@ -7,10 +7,13 @@
 //! by tensor-parallel degrees. Sources: Narayanan et al. 2021 (Megatron-LM's FLOPs, eq. 3),
 //! Korthikanti et al. 2022 (activation memory, section 4), Shazeer 2020 (GLU variants),
 //! Ainslie et al. 2023 (GQA), Dao et al. 2022 (FlashAttention).
+//!
+//! One job: a transformer's quantities per token, before any parallelism divides them.
 
 use super::calibration::{
     BIAS_GRAD_PASSES, DROPOUT_PASSES, FLASH1_EFFICIENCY, FLASH1_H100_EFFICIENCY, FLASH2_EFFICIENCY, GELU_GRAD_PASSES,
-    HIDDEN_PASSES, NORM_INPUT_GRAD_PASSES, NORM_WEIGHT_GRAD_PASSES, POSITION_ADD_PASSES, QKV_GRAD_COPY_PASSES,
+    HIDDEN_PASSES, MOE_DISPATCH_COPY_GRAD_PASSES, MOE_DISPATCH_COPY_PASSES, MOE_DISPATCH_TOKEN_PASSES,
+    NORM_INPUT_GRAD_PASSES, NORM_WEIGHT_GRAD_PASSES, POSITION_ADD_PASSES, QKV_GRAD_COPY_PASSES,
     RELATIVE_POSITION_BUCKETS, RESIDUAL_JOIN_GRAD_PASSES, ROPE_FUSED_PASSES, ROPE_UNFUSED_PASSES, SCORE_ELEMENT_PASSES,
     SOFTMAX_GRAD_PASSES, SWIGLU_GRAD_PASSES,
 };
@@ -516,6 +519,33 @@ impl Dims {
         }
     }
 
+    /// Element-wise bytes per token of a mixture-of-experts layer's token dispatch, as (forward
+    /// pass, backward pass): [`MOE_DISPATCH_COPY_PASSES`] and [`MOE_DISPATCH_COPY_GRAD_PASSES`]
+    /// over each of the `k` routed copies' hidden vectors (`active x capacity`), plus
+    /// [`MOE_DISPATCH_TOKEN_PASSES`] over the token's. Neither tensor nor sequence parallelism
+    /// divides it: every GPU of a tensor-parallel group dispatches the group's tokens to its
+    /// slices of the experts. 0 for a dense model.
+    pub fn dispatch_bytes(&self) -> (f64, f64) {
+        if !self.is_moe() {
+            return (0.0, 0.0);
+        }
+        let copies = self.active * self.capacity_factor;
+        let pass = self.elem_bytes * self.hidden;
+        let way = |per_copy: f64| (per_copy * copies + MOE_DISPATCH_TOKEN_PASSES) * pass;
+        (way(MOE_DISPATCH_COPY_PASSES), way(MOE_DISPATCH_COPY_GRAD_PASSES))
+    }
+
+    /// Bytes per token a mixture-of-experts layer's dispatch keeps for the backward pass: the
+    /// routed copies that enter the experts (their first GEMM's input, for its weight gradient)
+    /// and the experts' outputs (for the gradient of their product by the routing
+    /// probabilities), `2 k e h`, undivided as [`Dims::dispatch_bytes`]. 0 for a dense model.
+    pub fn dispatch_stored_bytes(&self) -> f64 {
+        if !self.is_moe() {
+            return 0.0;
+        }
+        2.0 * self.active * self.capacity_factor * self.elem_bytes * self.hidden
+    }
+
     /// Element-wise bytes per token of the feed-forward activation (GELU reads and writes f,
     /// SwiGLU reads 2f and writes f), for the experts a token visits.
     pub fn ffn_act_bytes(&self) -> f64 {
@@ -803,6 +833,22 @@ mod tests {
         assert!((extra_params - (96.0 * 7.0 * expert + router)).abs() < 1.0);
         let df = dense.layer_flops().ffn;
         assert_eq!(moe.layer_flops().ffn, 2.0 * df + 2.0 * 12288.0 * 8.0);
+    }
+
+    #[test]
+    fn a_moe_dispatch_moves_each_routed_copy_and_keeps_two_of_them_a_dense_layer_nothing() {
+        let dense = gpt3();
+        assert_eq!((dense.dispatch_bytes(), dense.dispatch_stored_bytes()), ((0.0, 0.0), 0.0));
+        // Top-2 of 8 experts in 16 bits: per token, 12 passes over each of the two copies and
+        // one over the token forward, 15 and one backward; the copies entering the experts and
+        // the experts' outputs are kept.
+        let moe = Dims { experts: 8.0, active: 2.0, ..gpt3() };
+        let row = 2.0 * 12288.0;
+        assert_eq!(moe.dispatch_bytes(), ((12.0 * 2.0 + 1.0) * row, (15.0 * 2.0 + 1.0) * row));
+        assert_eq!(moe.dispatch_stored_bytes(), 2.0 * 2.0 * row);
+        // A capacity factor pads every expert's batch: more copies move.
+        let padded = Dims { capacity_factor: 1.25, ..moe };
+        assert_eq!(padded.dispatch_bytes().0, (12.0 * 2.5 + 1.0) * row);
     }
 
     #[test]

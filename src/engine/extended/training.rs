@@ -8,7 +8,7 @@
 use super::calibration::{
     ADAM_BYTES_PER_PARAM, FP8_CAST_WRITE_BYTES, FP8_GEMM_EFFICIENCY, FP8_WEIGHT_COPY_BYTES_PER_PARAM,
     FUSED_BACKWARD_SCORE_REPLAY, HOST_BLOCK_S, KERNELS_PER_BLOCK, KERNEL_OVERHEAD_S, METRIC_CAST_BYTES,
-    METRIC_LOG_SOFTMAX_BYTES, OPTIMIZER_BYTES_PER_PARAM, WORKSPACE_BYTES,
+    METRIC_LOG_SOFTMAX_BYTES, MOE_DISPATCH_KERNELS, OPTIMIZER_BYTES_PER_PARAM, WORKSPACE_BYTES,
 };
 use super::collective::{time_s, Collective, Group, Links, Placement};
 use super::gemm::{Gemm, GemmGpu};
@@ -313,15 +313,30 @@ impl<'a> TrainingCx<'a> {
     /// (norms, residual adds, dropout; the scores' softmax or the feed-forward activation) at
     /// the effective HBM bandwidth plus its kernel-launch overheads.
     pub fn block_ew_s(&self, block: Block) -> f64 {
-        self.ew_s(block, self.d.forward_bytes(block)) + self.rope_launch_s(block)
+        self.ew_s(block, self.d.forward_bytes(block)) + self.rope_launch_s(block) + self.dispatch_s(block)[0]
     }
 
     /// A block's element-wise work in its backward pass for one micro-batch, s, as (the
     /// activation-gradient pass, the weight-gradient pass): [`Dims::backward_bytes`] at the
-    /// effective HBM bandwidth, each plus the block's kernel-launch overheads.
+    /// effective HBM bandwidth, each plus the block's kernel-launch overheads; a
+    /// mixture-of-experts dispatch's gradients go with the activations'.
     pub fn block_bwd_ew_s(&self, block: Block) -> (f64, f64) {
         let b = self.d.backward_bytes(block);
-        (self.ew_s(block, b.activation) + self.rope_launch_s(block), self.ew_s(block, b.weight))
+        let activation = self.ew_s(block, b.activation) + self.rope_launch_s(block) + self.dispatch_s(block)[1];
+        (activation, self.ew_s(block, b.weight))
+    }
+
+    /// A mixture-of-experts feed-forward block's token dispatch for one micro-batch, s, as
+    /// (forward pass, backward pass): [`Dims::dispatch_bytes`] over the micro-batch's tokens at
+    /// the effective HBM bandwidth plus [`MOE_DISPATCH_KERNELS`] launches; 0 for other blocks
+    /// and dense models.
+    pub fn dispatch_s(&self, block: Block) -> [f64; 2] {
+        if block != Block::Fc || !self.d.is_moe() {
+            return [0.0; 2];
+        }
+        let (fwd, bwd) = self.d.dispatch_bytes();
+        let way = |bytes: f64, kernels: f64| self.tokens * bytes / self.hbm_bytes_per_s + kernels * KERNEL_OVERHEAD_S;
+        [way(fwd, MOE_DISPATCH_KERNELS[0]), way(bwd, MOE_DISPATCH_KERNELS[1])]
     }
 
     /// Launch overheads of the rotary embeddings' kernels in an attention block's forward or
@@ -774,10 +789,11 @@ impl<'a> TrainingCx<'a> {
         let per_layer = |d: &Dims| {
             let t = self.tokens_of(d.seq);
             let (outside, inside, scores) = d.stored_bytes_with_gemm_inputs(gemm_inputs);
-            let full_layer = t * (outside / self.outside_div() + inside / tp + scores / tp);
+            let dispatch = d.dispatch_stored_bytes();
+            let full_layer = t * (outside / self.outside_div() + inside / tp + scores / tp + dispatch);
             let kept = match self.setup.recompute {
                 Recompute::None => full_layer,
-                Recompute::Selective => t * (outside / self.outside_div() + inside / tp),
+                Recompute::Selective => t * (outside / self.outside_div() + inside / tp + dispatch),
                 Recompute::Full => t * d.hidden * d.elem_bytes / self.outside_div(),
             };
             (kept, full_layer)
