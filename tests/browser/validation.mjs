@@ -262,6 +262,22 @@ await runTest('validation', dist, async ({ server, browser }) => {
   const cliIt = cli(bin, scenarioOfLink(link)).iteration_ms / 1000;
   check(close(cliIt, iteration), `the row's link is the same scenario (CLI ${cliIt} s)`);
 
+  // The mixture-of-experts run opens as one: its experts in the form, the validation's time,
+  // and what the published MoE run showed instead of "unknown".
+  await page.click('nav >> text=Validation');
+  const moeId = 'flagperf-mixtral-8x7b-h100-n32-tp8-pp2-dp2';
+  const moeRow = page.locator(`#validation-rows tr[data-id="${moeId}"]`);
+  const moeIt = Number(await moeRow.getAttribute('data-iteration'));
+  await moeRow.getByRole('button').click();
+  await page.locator('#iteration-time').waitFor({ timeout: 5000 });
+  await settled(page);
+  const experts = [await page.locator('#f-model-num_experts').inputValue(), await page.locator('#f-model-num_active_experts').inputValue()];
+  const moeRuns = (await page.locator('#runs-sentence').textContent()).trim();
+  check(close(Number(await page.locator('#iteration-time').getAttribute('data-value')), moeIt) && experts.join('/') === '8/2'
+    && /mixture-of-experts LLM .*Mixtral-8x7B on 32 H100s/.test(moeRuns),
+    `the Mixtral run opens with its 8 experts, 2 a token, at the validation's ${moeIt} s, and says what it showed: ${moeRuns.slice(0, 90)}...`);
+  await page.locator('.card', { has: page.locator('#scenario-summary') }).screenshot({ path: join(shots, 'validation-moe-in-calculator.png') });
+
   // A serving row opens with what it measured drawn on the throughput-latency chart: a dashed
   // line, listed in the chart's numbers.
   await page.click('nav >> text=Validation');
