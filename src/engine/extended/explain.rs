@@ -221,6 +221,15 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
             };
             terms.extend([tokens, tp, rate]);
             terms.extend(ew_terms);
+            let dispatch = cx.dispatch_s(block)[usize::from(op.phase != Phase::Forward)];
+            if dispatch > 0.0 {
+                terms.push(term(
+                    "t_dispatch",
+                    "of the element-wise time above, the mixture of experts' token dispatch (Megatron-core 0.6's, eager PyTorch), on every tensor-parallel GPU over all the micro-batch's tokens: forward, each token's routed copies gathered and sorted by expert, then scattered back, weighed by the router's probabilities and summed (12 passes over each copy, 1 over the token, 31 kernels); backward, their gradients (15 and 1, 15 kernels)",
+                    dispatch,
+                    Unit::Seconds,
+                ));
+            }
             terms.extend([
                 hbm,
                 term("e", "bytes per element", cx.d.elem_bytes, Unit::Count),
