@@ -457,6 +457,39 @@ mod tests {
     }
 
     #[test]
+    fn a_row_with_experts_is_a_mixture_of_experts_and_half_a_pair_is_refused() {
+        let header = format!("{TRAINING},experts,active_experts");
+        let with = |e: &str, k: &str| {
+            row(&header, &format!("r,Mixtral,32,4096,32,8,14336,swiglu,32000,4096,h100-80g,8,900,3200,8,8,1,1,1,8,1,selective,1,bf16,iteration_s,1,{e},{k}"))
+        };
+        let model = |e: &str, k: &str| {
+            with(e, k).read().map(|(run, _)| match run {
+                RunRow::Training(t) => RunRow::Training(t).scenario()["model"].clone(),
+                other => panic!("a training row: {other:?}"),
+            })
+        };
+        let moe = model("8", "2").expect("reads");
+        assert_eq!(
+            (&moe["type"], &moe["num_experts"], &moe["num_active_experts"]),
+            (&json!("LLM_MoE"), &json!(8), &json!(2))
+        );
+        let dense = model("", "").expect("reads");
+        assert_eq!((&dense["type"], dense.get("num_experts")), (&json!("LLM"), None));
+        assert_eq!(
+            model("8", "").map(|_| ()),
+            Err("columns experts and active_experts: a mixture of experts needs both; fill both or neither".into())
+        );
+        assert_eq!(
+            model("2", "8").map(|_| ()),
+            Err("column active_experts must be from 1 to experts (2), got 8".into())
+        );
+        assert_eq!(
+            model("8", "0").map(|_| ()),
+            Err("column active_experts must be from 1 to experts (8), got 0".into())
+        );
+    }
+
+    #[test]
     fn a_training_row_may_say_whether_its_model_has_biases() {
         let header = format!("{TRAINING},biases");
         let biases = |ffn: &str, b: &str| {
