@@ -128,14 +128,26 @@ fn error_range(errors: impl Iterator<Item = f64>) -> (f64, f64) {
 
 /// A range of errors in words: "from 3% fewer to 12% more", "66% to 88% more".
 #[cfg(not(target_arch = "wasm32"))]
-fn range_words((least, most): (f64, f64)) -> String {
+fn range_words(range: (f64, f64)) -> String {
+    range_words_as(range, "fewer")
+}
+
+/// [`range_words`] with `fewer` the word for below measured ("less" for time); a range of one
+/// value (one run) says it once: "26% less".
+#[cfg(not(target_arch = "wasm32"))]
+fn range_words_as((least, most): (f64, f64), fewer: &str) -> String {
     let pct = |x: f64| format!("{:.0}%", x.abs() * 100.0);
-    if least >= 0.0 {
+    let one = |x: f64, word: &str| format!("{} {word}", pct(x));
+    if least >= 0.0 && pct(least) == pct(most) {
+        one(most, "more")
+    } else if least >= 0.0 {
         format!("{} to {} more", pct(least), pct(most))
+    } else if most <= 0.0 && pct(least) == pct(most) {
+        one(most, fewer)
     } else if most <= 0.0 {
-        format!("{} to {} fewer", pct(most), pct(least))
+        format!("{} to {} {fewer}", pct(most), pct(least))
     } else {
-        format!("from {} fewer to {} more", pct(least), pct(most))
+        format!("from {} {fewer} to {} more", pct(least), pct(most))
     }
 }
 
@@ -259,13 +271,8 @@ pub fn moe_note() -> Option<String> {
         return None;
     }
     let (least, most) = error_range(rows.iter().filter_map(|r| r.error));
-    let pct = |x: f64| format!("{:.0}%", x.abs() * 100.0);
-    let (time, advice) = if most < 0.0 {
-        let range = if rows.len() == 1 { pct(most) } else { format!("{} to {}", pct(most), pct(least)) };
-        (format!("{range} less time"), ": read its mixture-of-experts training times as a lower bound")
-    } else {
-        (format!("{} time", range_words((least, most)).replace("fewer", "less")), "")
-    };
+    let time = range_words_as((least, most), "less");
+    let advice = if most < 0.0 { ": read its mixture-of-experts training times as a lower bound" } else { "" };
     let mut models: Vec<&str> = rows.iter().map(|r| r.model.as_str()).collect();
     crate::engine::order::sort(&mut models);
     models.dedup();
@@ -291,7 +298,7 @@ pub fn moe_note() -> Option<String> {
     let parallelism =
         if kinds.is_empty() { "one GPU".to_owned() } else { format!("{} parallelism", crate::wording::listed(&kinds)) };
     Some(format!(
-        "On the {runs} of a mixture-of-experts LLM it was checked against ({} on {} with {}, {set}), the default model predicted {time} than measured{advice}. Its token dispatch is Megatron-core 0.6's; other dispatchers move other bytes.",
+        "On the {runs} of a mixture-of-experts LLM it was checked against ({} on {} with {}, {set}), the default model predicted {time} time than measured{advice}. Its token dispatch is Megatron-core 0.6's; other dispatchers move other bytes.",
         crate::wording::listed(&models),
         crate::wording::listed(&gpus),
         parallelism,
@@ -333,6 +340,9 @@ mod tests {
         assert_eq!(range_words((0.04, 0.37)), "4% to 37% more");
         assert_eq!(range_words((-0.3, -0.1)), "10% to 30% fewer");
         assert_eq!(range_words((-0.028, 0.118)), "from 3% fewer to 12% more");
+        // One run, or runs that round alike, say one value; time is less, not fewer.
+        assert_eq!(range_words_as((-0.255, -0.255), "less"), "26% less");
+        assert_eq!(range_words_as((-0.3, 0.1), "less"), "from 30% less to 10% more");
         let names = ["NVIDIA DeepLearningExamples PyTorch DLRM", "NVIDIA DeepLearningExamples TensorFlow2 DLRM"];
         assert_eq!(&names[0][common_prefix(&names)..], "PyTorch DLRM");
         assert_eq!(common_prefix(&names[..1]), 0);
