@@ -62,6 +62,7 @@ columns! {
     Dropout = "dropout",
     Biases = "biases",
     Positions = "positions",
+    Elementwise = "elementwise",
     FusedLoss = "fused_loss",
     MetricLosses = "metric_losses",
     Fp32Grads = "fp32_grads",

@@ -527,4 +527,21 @@ mod tests {
         assert_eq!(positions("swiglu", "learned"), Ok(Positions::Learned));
         assert!(positions("gelu", "alibi").is_err_and(|e| e.contains("model.positions")));
     }
+
+    #[test]
+    fn a_training_row_may_say_its_norms_and_activation_run_eagerly() {
+        use crate::engine::scenario::Elementwise;
+        let header = format!("{TRAINING},elementwise");
+        let elementwise = |cell: &str| {
+            let line = format!("r,LLaMA,32,4096,32,,11008,swiglu,32000,4096,a100-80g,8,600,1600,8,1,1,8,1,8,0,none,3,bf16,iteration_s,1,{cell}");
+            let cells = row(&header, &line);
+            let (run, _) = cells.read().expect("a row");
+            let raw: crate::engine::raw::RawScenario = serde_json::from_value(run.scenario()).expect("raw");
+            crate::engine::validate(&raw).map(|s| s.model().shape.elementwise).map_err(|e| format!("{e:?}"))
+        };
+        // Blank: fused; the engine refuses a name it does not know, naming the field.
+        assert_eq!((elementwise(""), elementwise("eager")), (Ok(Elementwise::Fused), Ok(Elementwise::Eager)));
+        assert_eq!(elementwise("fused"), Ok(Elementwise::Fused));
+        assert!(elementwise("compiled").is_err_and(|e| e.contains("model.elementwise")));
+    }
 }

@@ -301,6 +301,7 @@ raw_config! {
     dropout,
     biases,
     positions,
+    elementwise,
 }
 
 raw_config! {

@@ -93,6 +93,24 @@ pub struct Shape {
     /// How the model tells positions apart; the default follows the family's usual practice
     /// (see [`Positions`]).
     pub positions: Positions,
+    /// How the norms and a gated feed-forward activation run (see [`Elementwise`]).
+    pub elementwise: Elementwise,
+}
+
+/// How a transformer's norms and gated feed-forward activation are computed, and what that
+/// costs the default model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Elementwise {
+    /// One kernel each (Megatron-LM, Transformer Engine, apex, Liger, serving engines, a
+    /// compiled model; PyTorch's own LayerNorm and GELU are single kernels too).
+    Fused,
+    /// RMSNorm and the gated activation as eager PyTorch operations, as Hugging Face's
+    /// modelling code for LLaMA, Mistral, Qwen, ChatGLM and T5 writes them: the norm computes in
+    /// an FP32 copy of its input, which it keeps for the backward pass, over eight kernels
+    /// ([`crate::engine::extended::calibration::EAGER_NORM_PASSES`]); `silu(gate) * up` runs
+    /// two kernels and keeps the SiLU's output too
+    /// ([`crate::engine::extended::calibration::EAGER_SWIGLU_PASSES`]).
+    Eager,
 }
 
 /// How a transformer encodes token positions, and what that costs the default model. Serving

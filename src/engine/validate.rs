@@ -716,6 +716,12 @@ fn read_shape(v: &mut Reader, m: &RawModel, arch: &Arch) -> Option<Shape> {
         ],
         usual,
     )?;
+    let elementwise = v.choice(
+        &m.elementwise,
+        at("model", "elementwise"),
+        &[("fused", Elementwise::Fused), ("eager", Elementwise::Eager)],
+        Elementwise::Fused,
+    )?;
     Some(Shape {
         kv_heads,
         head_dim,
@@ -727,6 +733,7 @@ fn read_shape(v: &mut Reader, m: &RawModel, arch: &Arch) -> Option<Shape> {
         dropout,
         biases,
         positions,
+        elementwise,
     })
 }
 

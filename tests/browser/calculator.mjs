@@ -462,6 +462,26 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   await page.selectOption('#f-model-positions', '');
   await settled(page);
   check((await shown(page)).iteration_s === byDefault.iteration_s, 'positions by default again: the same figures as before');
+  // Norms and activation as eager PyTorch (Hugging Face's modelling code): slower and more
+  // memory than fused kernels; the page agrees with the CLI, the link carries the choice and the
+  // attention backward pass's element-wise term says what an eager RMSNorm moves. Fused is the
+  // default.
+  await page.selectOption('#f-model-elementwise', 'eager');
+  const eagerNorms = await matchesCli(page, 'eager norms and activation');
+  const eagerMemory = Number(await page.locator('#memory').getAttribute('data-value'));
+  check(scenarioOfLink(await page.locator('#share-link').inputValue()).model.elementwise === 'eager'
+    && eagerNorms.iteration_s > byDefault.iteration_s, `eager norms: ${eagerNorms.iteration_s} s against ${byDefault.iteration_s} s fused`);
+  await page.locator('.longest .chip', { hasText: /^Attn\d+_b\./ }).first().click();
+  await page.locator('#op-details', { hasText: 'eager norms and activation' }).waitFor();
+  check(/68 bytes a hidden unit/.test(await page.locator('#op-details').textContent()), 'the backward pass explains an eager RMSNorm');
+  await page.locator('#op-details').screenshot({ path: join(shots, 'explain-eager.png') });
+  await page.selectOption('#f-model-elementwise', 'fused');
+  await matchesCli(page, 'fused norms and activation');
+  const fusedMemory = Number(await page.locator('#memory').getAttribute('data-value'));
+  check(eagerMemory > fusedMemory && (await shown(page)).iteration_s === byDefault.iteration_s,
+    `eager norms keep more: ${eagerMemory} B against ${fusedMemory} B, fused as by default`);
+  await page.selectOption('#f-model-elementwise', '');
+  await settled(page);
   // Scores in HBM (Megatron's unfused attention): slower than the fused kernel, the page agrees
   // with the CLI, and an attention block's backward pass explains the scores' batched GEMMs
   // of each gradient pass by the bytes of the score matrix they write and read.

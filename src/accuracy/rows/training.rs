@@ -31,6 +31,9 @@ pub(in crate::accuracy) struct TrainingRow<'a> {
     /// How the model encodes positions, as the engine takes it (`model.positions`); blank:
     /// the engine's default (SwiGLU models rotary, GELU models a learned table).
     pub(in crate::accuracy) positions: &'a str,
+    /// How the norms and a gated activation run, as the engine takes it
+    /// (`model.elementwise`); blank: fused.
+    pub(in crate::accuracy) elementwise: &'a str,
     pub(in crate::accuracy) fused_loss: bool,
     /// Cross-entropy losses the training loop computes again per micro-batch for its metrics
     /// (Composer's two); blank: 0.
@@ -94,6 +97,7 @@ impl<'a> TrainingRow<'a> {
         let dropout = r.flag(Col::Dropout, true)?;
         let biases = if r.get(Col::Biases).is_empty() { None } else { Some(r.flag(Col::Biases, false)?) };
         let positions = r.get(Col::Positions);
+        let elementwise = r.get(Col::Elementwise);
         let fused_loss = r.flag(Col::FusedLoss, false)?;
         let metric_losses = r.count(Col::MetricLosses)?.unwrap_or(0);
         if metric_losses > MAX_METRIC_LOSSES {
@@ -114,6 +118,7 @@ impl<'a> TrainingRow<'a> {
             dropout,
             biases,
             positions,
+            elementwise,
             fused_loss,
             metric_losses,
             fp32_grads: r.flag(Col::Fp32Grads, false)?,
@@ -134,6 +139,9 @@ impl<'a> TrainingRow<'a> {
         }
         if !self.positions.is_empty() {
             extra["positions"] = json!(self.positions);
+        }
+        if !self.elementwise.is_empty() {
+            extra["elementwise"] = json!(self.elementwise);
         }
         let model = self.shape.config(self.model, self.seq_len, extra);
         let p = &self.plan;

@@ -1,6 +1,6 @@
-//! The default model's calibration: every constant that is not a property of the scenario, with
-//! where it comes from. They are shared by every scenario and every validation row; none is fit
-//! to one row (`madmax validate` prints how well the set does on published runs).
+//! One job: the default model's calibration, every constant that is not a property of the
+//! scenario, with where it comes from. They are shared by every scenario and every validation
+//! row; none is fit to one row (`madmax validate` prints how well the set does on published runs).
 //!
 //! The achievable fractions of peak (FLOPs, HBM, NVLink, NIC) are *inputs* of a system config
 //! (`flops_util`, `mem_bw_util`, `nvlink_util`, `ibroce_util`); [`UTIL`] is what the validation
@@ -315,6 +315,54 @@ pub const GELU_GRAD_PASSES: f64 = 3.0;
 
 /// See [`GELU_GRAD_PASSES`].
 pub const SWIGLU_GRAD_PASSES: f64 = 5.0;
+
+/// Passes of one fused norm's forward pass over the hidden vector: read the input, write the
+/// output (part of [`HIDDEN_PASSES`], which counts two norms).
+pub const NORM_PASSES: f64 = 2.0;
+
+/// Bytes per element of the FP32 copies an eager norm computes in.
+pub const FP32_BYTES: f64 = 4.0;
+
+/// An RMSNorm written as eager PyTorch operations (Hugging Face's `LlamaRMSNorm` and its copies
+/// in Mistral, Qwen, ChatGLM and T5): its passes at the activations' element size over the
+/// hidden vector in (the forward pass, the activation-gradient pass, the weight-gradient pass),
+/// counted from the operations and autograd's formulas for them. Forward: the cast to FP32
+/// reads the input (1), the cast back writes (1), the product by the scale reads and writes
+/// (2): 4. Activation gradient: the gradient times the scale (read, write: 2), the cast's
+/// gradient reads it (1), the last cast back writes the input's gradient (1): 4. Weight
+/// gradient: the gradient times the normalized input (read two, write one: 3) and its sum over
+/// the tokens (1): 4. [`crate::engine::scenario::Elementwise::Eager`].
+pub const EAGER_NORM_PASSES: [f64; 3] = [4.0, 4.0, 4.0];
+
+/// The FP32 passes of the same operations ([`EAGER_NORM_PASSES`]), [`FP32_BYTES`] each.
+/// Forward: the cast writes the copy (1), the square reads and writes it (2), the mean reads
+/// (1), the product by the reciprocal root reads and writes (2), the cast back reads (1): 7.
+/// Activation gradient: the cast's gradient writes (1); the product's two gradients, by the
+/// root (read, write: 2) and by the copy (read two, write one: 3), the latter summed over the
+/// hidden units (1); the mean's gradient spread back (1); the square's (read two, write one:
+/// 3); the two gradients of the copy added (3); the first cast's gradient reads (1): 15.
+pub const EAGER_NORM_FP32_PASSES: [f64; 3] = [7.0, 15.0, 0.0];
+
+/// Kernels of an eager RMSNorm in each pass ([`EAGER_NORM_PASSES`]): forward the two casts,
+/// the square, the mean, the epsilon's add, the reciprocal root and the two products (8);
+/// activation gradient the products' gradients (3), the sum over the hidden units, the root's
+/// and the mean's gradients (3), the square's, the add of the two paths and the two casts'
+/// (4): 10 (the root's and the mean's on one value a token); weight gradient the product and
+/// its sum over the tokens (2). A fused norm launches one in each.
+pub const EAGER_NORM_KERNELS: [f64; 3] = [8.0, 10.0, 2.0];
+
+/// A gated feed-forward activation as eager PyTorch computes it (`silu(gate) * up`, Hugging
+/// Face's `LlamaMLP`): its passes of the feed-forward width in (the forward pass, the
+/// activation-gradient pass). Forward: the SiLU reads the gate and writes (2), the product
+/// reads both and writes (3): 5. Backward: the product's gradients by the up projection and
+/// by the SiLU's output (read two, write one each: 6), the SiLU's gradient (read the gradient
+/// and the gate, write: 3): 9. Against a fused kernel's 3 and [`SWIGLU_GRAD_PASSES`].
+pub const EAGER_SWIGLU_PASSES: [f64; 2] = [5.0, 9.0];
+
+/// Kernels of the eager gated activation in (the forward pass, the activation-gradient pass):
+/// the SiLU and the product (2); the two products' gradients and the SiLU's (3). A fused kernel
+/// launches one in each.
+pub const EAGER_SWIGLU_KERNELS: [f64; 2] = [2.0, 3.0];
 
 /// Passes over the queries and keys of rotary position embeddings applied by one fused kernel
 /// (Transformer Engine's `fused_apply_rotary_pos_emb`, flash-attn's rotary kernel): it reads

@@ -198,7 +198,7 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
             let ew_terms = if op.phase == Phase::Forward {
                 vec![term(
                     "t_ew",
-                    "element-wise kernels (norms, residual adds, dropout, softmax, activation; in attention, rotary position embeddings: one fused kernel's 2 passes over the queries and keys, eager PyTorch's 10) at HBM speed",
+                    "element-wise kernels (norms, residual adds, dropout, softmax, activation; in attention, rotary position embeddings: one fused kernel's 2 passes over the queries and keys, eager PyTorch's 10; with eager norms and activation, each RMSNorm 8 kernels moving 36 bytes a hidden unit in 16 bits against a fused one's 1 and 4, and SwiGLU 2 kernels and 5 passes of f against 1 and 3) at HBM speed",
                     cx.block_ew_s(block),
                     Unit::Seconds,
                 )]
@@ -207,13 +207,13 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
                 vec![
                     term(
                         "t_ew_a",
-                        "the activation gradients' element-wise kernels at HBM speed, counted from the kernels: the two residual gradients summed (3 passes), the norm's input gradient (3) and, with dropout, its gradient (the gradient and the 1-byte mask read, one written); in attention, the query, key and value gradients copied into their fused projection's (2), with scores in HBM the softmax's (3 per score) and with rotary position embeddings theirs (2 passes of the queries and keys fused, 10 eager); in the feed-forward block, the activation's (GELU 3, SwiGLU 5 passes of f)",
+                        "the activation gradients' element-wise kernels at HBM speed, counted from the kernels: the two residual gradients summed (3 passes), the norm's input gradient (3) and, with dropout, its gradient (the gradient and the 1-byte mask read, one written); in attention, the query, key and value gradients copied into their fused projection's (2), with scores in HBM the softmax's (3 per score) and with rotary position embeddings theirs (2 passes of the queries and keys fused, 10 eager); in the feed-forward block, the activation's (GELU 3, SwiGLU 5 passes of f); with eager norms and activation, each RMSNorm's 10 kernels move 68 bytes a hidden unit in 16 bits where a fused norm's input gradient moves 6, and SwiGLU's 3 kernels 9 passes of f",
                         activation,
                         Unit::Seconds,
                     ),
                     term(
                         "t_ew_w",
-                        "the weight gradients' element-wise kernels at HBM speed: the norm's scale and shift gradients (2 passes) and, with biases, each bias gradient's reduction over the tokens (1 pass of its projection's output)",
+                        "the weight gradients' element-wise kernels at HBM speed: the norm's scale and shift gradients (2 passes; an eager RMSNorm's product and sum, 4) and, with biases, each bias gradient's reduction over the tokens (1 pass of its projection's output)",
                         weight,
                         Unit::Seconds,
                     ),

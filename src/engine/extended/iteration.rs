@@ -583,7 +583,7 @@ mod tests {
     use crate::engine::extended::gemm::Gemm;
     use crate::engine::ops::Category;
     use crate::engine::report::MemPart;
-    use crate::engine::scenario::Positions;
+    use crate::engine::scenario::{Elementwise, Positions};
     use crate::engine::{validate, RawScenario};
     use serde_json::{json, Value};
 
@@ -1068,6 +1068,37 @@ mod tests {
         assert_eq!(swiglu.model.shape.positions, Positions::Rope);
         let errs = checked(doc(8, task, json!({"positions": "alibi"}))).expect_err("refused");
         assert!(errs.iter().any(|e| e.field == "model.positions" && e.message.contains("rope-unfused")), "{errs:?}");
+    }
+
+    #[test]
+    fn eager_norms_and_activation_cost_their_passes_kernels_and_fp32_copies() {
+        // A SwiGLU model on 8 GPUs, tensor parallelism 2: 8 x 2048 tokens per GPU, h = 4096.
+        let task = json!({"transformer_parallel": ["tp", "ddp"], "transformer_parallel_degree": [2, 4]});
+        let at = |elementwise: &str| {
+            scenario_with(8, task.clone(), json!({"ffn_kind": "swiglu", "elementwise": elementwise}))
+        };
+        let (fused, eager) = (at("fused"), at("eager"));
+        assert_eq!(fused.model.shape.elementwise, Elementwise::Fused);
+        let (f, x) = (TrainingCx::new(&fused).expect("transformer"), TrainingCx::new(&eager).expect("transformer"));
+        let b = 0.836 * fused.system.mem_bw_bytes_per_s;
+        let (t, h) = (8.0 * 2048.0, 4096.0);
+        // The attention block's forward pass: its norm's 32 more bytes a hidden unit over the
+        // micro-batch's tokens (outside the tensor-parallel region, whole on each rank) and 7
+        // more launches.
+        let expected = t * 32.0 * h / b + 7.0 * KERNEL_OVERHEAD_S;
+        let more = x.block_ew_s(Block::Attn) - f.block_ew_s(Block::Attn);
+        assert!((more / expected - 1.0).abs() < 1e-9, "{more} {expected}");
+        // Every pass of both blocks takes longer, and each layer keeps more.
+        for block in [Block::Attn, Block::Fc] {
+            let ((fa, fw), (xa, xw)) = (f.block_bwd_ew_s(block), x.block_bwd_ew_s(block));
+            assert!(xa > fa && xw > fw && x.block_ew_s(block) > f.block_ew_s(block), "{block:?}");
+        }
+        assert!(x.stage_activations(0) > f.stage_activations(0));
+        assert!(crate::engine::evaluate(&eager).iteration_s > crate::engine::evaluate(&fused).iteration_s);
+        // Blank is fused; the key takes the two names only, naming itself when refused.
+        assert_eq!(scenario(8, task.clone()).model.shape.elementwise, Elementwise::Fused);
+        let errs = checked(doc(8, task, json!({"elementwise": "compiled"}))).expect_err("refused");
+        assert!(errs.iter().any(|e| e.field == "model.elementwise" && e.message.contains("eager")), "{errs:?}");
     }
 
     #[test]

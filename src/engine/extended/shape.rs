@@ -11,15 +11,16 @@
 //! One job: a transformer's quantities per token, before any parallelism divides them.
 
 use super::calibration::{
-    BIAS_GRAD_PASSES, DROPOUT_PASSES, FLASH1_EFFICIENCY, FLASH1_H100_EFFICIENCY, FLASH2_EFFICIENCY, GELU_GRAD_PASSES,
-    HIDDEN_PASSES, MOE_DISPATCH_COPY_GRAD_PASSES, MOE_DISPATCH_COPY_PASSES, MOE_DISPATCH_TOKEN_PASSES,
-    NORM_INPUT_GRAD_PASSES, NORM_WEIGHT_GRAD_PASSES, POSITION_ADD_PASSES, QKV_GRAD_COPY_PASSES,
-    RELATIVE_POSITION_BUCKETS, RESIDUAL_JOIN_GRAD_PASSES, ROPE_FUSED_PASSES, ROPE_UNFUSED_PASSES, SCORE_ELEMENT_PASSES,
-    SOFTMAX_GRAD_PASSES, SWIGLU_GRAD_PASSES,
+    BIAS_GRAD_PASSES, DROPOUT_PASSES, EAGER_NORM_FP32_PASSES, EAGER_NORM_KERNELS, EAGER_NORM_PASSES,
+    EAGER_SWIGLU_KERNELS, EAGER_SWIGLU_PASSES, FLASH1_EFFICIENCY, FLASH1_H100_EFFICIENCY, FLASH2_EFFICIENCY,
+    FP32_BYTES, GELU_GRAD_PASSES, HIDDEN_PASSES, MOE_DISPATCH_COPY_GRAD_PASSES, MOE_DISPATCH_COPY_PASSES,
+    MOE_DISPATCH_TOKEN_PASSES, NORM_INPUT_GRAD_PASSES, NORM_PASSES, NORM_WEIGHT_GRAD_PASSES, POSITION_ADD_PASSES,
+    QKV_GRAD_COPY_PASSES, RELATIVE_POSITION_BUCKETS, RESIDUAL_JOIN_GRAD_PASSES, ROPE_FUSED_PASSES, ROPE_UNFUSED_PASSES,
+    SCORE_ELEMENT_PASSES, SOFTMAX_GRAD_PASSES, SWIGLU_GRAD_PASSES,
 };
 use super::gemm::{Gemm, GemmGpu};
 use crate::engine::ops::Block;
-use crate::engine::scenario::{Arch, Attention, Ffn, Llm, Model, Positions};
+use crate::engine::scenario::{Arch, Attention, Elementwise, Ffn, Llm, Model, Positions};
 
 /// A transformer's dimensions as the default model uses them.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -72,6 +73,9 @@ pub struct Dims {
     /// Weights per hidden unit of each normalisation layer: 2 for LayerNorm's scale and bias,
     /// 1 for T5's RMSNorm, which has a scale only.
     pub norm_params: f64,
+    /// Whether the norms and a gated activation run as eager PyTorch operations
+    /// ([`Elementwise::Eager`]): more passes, more kernels, FP32 copies kept.
+    pub eager: bool,
 }
 
 /// Element-wise bytes per token of a block's backward pass ([`Dims::backward_bytes`]), each
@@ -131,6 +135,7 @@ impl Dims {
             encoder_layers: 0,
             cross_seq: 0.0,
             norm_params: 2.0,
+            eager: m.shape.elementwise == Elementwise::Eager,
         };
         let lm = |l: &Llm| {
             let t = &l.transformer;
@@ -384,9 +389,40 @@ impl Dims {
     /// regions (norms, dropouts, residual adds): `HIDDEN_PASSES x e x h`, less
     /// `DROPOUT_PASSES x e x h` without dropout, split between the attention and feed-forward
     /// blocks. Sequence parallelism divides it by tp.
+    /// Eager norms ([`Dims::eager`]) move [`Dims::norm_bytes`] where a fused norm moves
+    /// [`NORM_PASSES`].
     pub fn hidden_bytes(&self) -> f64 {
         let passes = HIDDEN_PASSES - if self.dropout { 0.0 } else { DROPOUT_PASSES };
-        passes * self.elem_bytes * self.hidden / 2.0
+        let eager_norm = (self.norm_bytes()[0] - NORM_PASSES * self.elem_bytes) * self.hidden;
+        passes * self.elem_bytes * self.hidden / 2.0 + eager_norm
+    }
+
+    /// Bytes one norm moves per hidden unit of a token in (the forward pass, the
+    /// activation-gradient pass, the weight-gradient pass): fused, [`NORM_PASSES`],
+    /// [`NORM_INPUT_GRAD_PASSES`] and [`NORM_WEIGHT_GRAD_PASSES`] at the element size; eager
+    /// ([`Dims::eager`]), [`EAGER_NORM_PASSES`] at the element size and
+    /// [`EAGER_NORM_FP32_PASSES`] in FP32.
+    pub fn norm_bytes(&self) -> [f64; 3] {
+        let e = self.elem_bytes;
+        if self.eager {
+            [0, 1, 2].map(|i| EAGER_NORM_PASSES[i] * e + EAGER_NORM_FP32_PASSES[i] * FP32_BYTES)
+        } else {
+            [NORM_PASSES * e, NORM_INPUT_GRAD_PASSES * e, NORM_WEIGHT_GRAD_PASSES * e]
+        }
+    }
+
+    /// Kernels a block launches in (the forward pass, the activation-gradient pass, the
+    /// weight-gradient pass) beyond a fused block's: with eager norms and activation
+    /// ([`Dims::eager`]), each residual sub-layer's norm [`EAGER_NORM_KERNELS`] for one, and a
+    /// gated feed-forward activation [`EAGER_SWIGLU_KERNELS`] for one; none fused.
+    pub fn eager_kernels(&self, block: Block) -> [f64; 3] {
+        if !self.eager {
+            return [0.0; 3];
+        }
+        let norms = EAGER_NORM_KERNELS.map(|k| self.sublayers(block) * (k - 1.0));
+        let gated = block == Block::Fc && self.ffn_kind == Ffn::Swiglu;
+        let act = if gated { [EAGER_SWIGLU_KERNELS[0] - 1.0, EAGER_SWIGLU_KERNELS[1] - 1.0, 0.0] } else { [0.0; 3] };
+        [0, 1, 2].map(|i| norms[i] + act[i])
     }
 
     /// Element-wise bytes per token of a block's forward pass, as (outside the tensor-parallel
@@ -451,8 +487,9 @@ impl Dims {
         let sub = self.sublayers(block);
         let dropout = if self.dropout { 2.0 * e + 1.0 } else { 0.0 };
         let bias = if self.biases { BIAS_GRAD_PASSES * e } else { 0.0 };
-        let outside_activation = sub * ((RESIDUAL_JOIN_GRAD_PASSES + NORM_INPUT_GRAD_PASSES) * e + dropout) * h;
-        let outside_weight = sub * (NORM_WEIGHT_GRAD_PASSES * e + bias) * h;
+        let [_, norm_activation, norm_weight] = self.norm_bytes();
+        let outside_activation = sub * (RESIDUAL_JOIN_GRAD_PASSES * e + norm_activation + dropout) * h;
+        let outside_weight = sub * (norm_weight + bias) * h;
         let (inside_activation, inside_weight) = if block == Block::Attn {
             let cross_kv = 2.0 * self.kv_heads * self.head_dim() * self.cross_ratio();
             let cross_q = if self.cross_seq > 0.0 { self.q_width() } else { 0.0 };
@@ -465,6 +502,7 @@ impl Dims {
             let f = self.ffn * self.active * self.capacity_factor;
             let activation = match self.ffn_kind {
                 Ffn::Gelu => GELU_GRAD_PASSES,
+                Ffn::Swiglu if self.eager => EAGER_SWIGLU_PASSES[1],
                 Ffn::Swiglu => SWIGLU_GRAD_PASSES,
             };
             (activation * e * f, bias * (self.ffn_kind.matrices() - 1) as f64 * f)
@@ -548,9 +586,11 @@ impl Dims {
 
     /// Element-wise bytes per token of the feed-forward activation (GELU reads and writes f,
     /// SwiGLU reads 2f and writes f), for the experts a token visits.
+    /// Eager ([`Dims::eager`]), SwiGLU makes [`EAGER_SWIGLU_PASSES`].
     pub fn ffn_act_bytes(&self) -> f64 {
         let passes = match self.ffn_kind {
             Ffn::Gelu => 2.0,
+            Ffn::Swiglu if self.eager => EAGER_SWIGLU_PASSES[0],
             Ffn::Swiglu => 3.0,
         };
         passes * self.elem_bytes * self.ffn * self.active * self.capacity_factor
@@ -581,7 +621,9 @@ impl Dims {
         let masks = if self.dropout { 1.0 } else { 0.0 };
         let cross = self.cross_seq > 0.0;
         let sub = self.sublayers(Block::Attn);
-        let outside = (1.0 + sub) * (e + g + masks) * h;
+        // An eager norm keeps the FP32 copy of its input it computed in, beside its output.
+        let fp32_copy = if self.eager { FP32_BYTES } else { 0.0 };
+        let outside = (1.0 + sub) * (e + g + masks + fp32_copy) * h;
         let cross_inside = if cross {
             (e + g) * self.q_width() + 2.0 * self.kv_heads * self.head_dim() * e * self.cross_ratio()
         } else {
@@ -589,9 +631,11 @@ impl Dims {
         };
         let qkv = e * self.qkv_width() + cross_inside;
         let f = self.ffn * self.active * self.capacity_factor;
-        // GELU keeps its input and FC2's input; SwiGLU the gate, the up projection and FC2's input.
+        // GELU keeps its input and FC2's input; SwiGLU the gate, the up projection and FC2's
+        // input, and eager also the SiLU's output (the product keeps both its factors).
         let ffn_acts = match self.ffn_kind {
             Ffn::Gelu => e * f + g * f,
+            Ffn::Swiglu if self.eager => 3.0 * e * f + g * f,
             Ffn::Swiglu => 2.0 * e * f + g * f,
         };
         let inside = qkv + g * self.q_width() + ffn_acts;
@@ -632,6 +676,7 @@ mod tests {
             encoder_layers: 0,
             cross_seq: 0.0,
             norm_params: 2.0,
+            eager: false,
         }
     }
 
@@ -712,6 +757,60 @@ mod tests {
         assert_eq!((fwd_out, fwd_in), (7.0 * e * h, 2.0 * e * f));
         assert_eq!(ffn.activation.0 + ffn.weight.0, 23.0 * h);
         assert_eq!(ffn.activation.1 + ffn.weight.1, 2.0 * fwd_in);
+    }
+
+    #[test]
+    fn eager_norms_and_activation_move_and_keep_what_their_operations_do() {
+        let (h, f, e) = (4096.0, 11008.0, 2.0);
+        let llama = |eager| Dims {
+            hidden: h,
+            heads: 32.0,
+            kv_heads: 32.0,
+            ffn: f,
+            ffn_kind: Ffn::Swiglu,
+            dropout: false,
+            biases: false,
+            attention: Attention::Flash,
+            positions: Positions::Rope,
+            eager,
+            ..gpt3()
+        };
+        let (fused, eager) = (llama(false), llama(true));
+        // An eager RMSNorm: 36 bytes a hidden unit forward (a fused norm's 4), 68 in the
+        // activation gradient (6) and 8 in the weight gradient (4), in 16 bits.
+        assert_eq!(fused.norm_bytes(), [4.0, 6.0, 4.0]);
+        assert_eq!(eager.norm_bytes(), [36.0, 68.0, 8.0]);
+        // Forward: each block's one norm moves 32 bytes more a hidden unit; the gated
+        // activation 2 more passes of f (5 against 3).
+        let (a0, a1) = fused.forward_bytes(Block::Attn);
+        assert_eq!(eager.forward_bytes(Block::Attn), (a0 + 32.0 * h, a1));
+        let (c0, c1) = fused.forward_bytes(Block::Fc);
+        assert_eq!(eager.forward_bytes(Block::Fc), (c0 + 32.0 * h, c1 + 2.0 * e * f));
+        // Backward: 62 bytes more a hidden unit in the activation gradient and 4 in the weight
+        // gradient per norm; the activation's gradient 9 passes of f against 5.
+        let (fb, eb) = (fused.backward_bytes(Block::Fc), eager.backward_bytes(Block::Fc));
+        assert_eq!(eb.activation, (fb.activation.0 + 62.0 * h, fb.activation.1 + 4.0 * e * f));
+        assert_eq!(eb.weight, (fb.weight.0 + 4.0 * h, fb.weight.1));
+        let (fa, ea) = (fused.backward_bytes(Block::Attn), eager.backward_bytes(Block::Attn));
+        assert_eq!((ea.activation.1, ea.weight.1), (fa.activation.1, fa.weight.1));
+        // Kept for the backward pass: each of the layer's two norms its FP32 copy (4 bytes a
+        // hidden unit), the activation the SiLU's output (e f); the scores nothing more.
+        let (fo, fi, fs) = fused.stored_bytes();
+        assert_eq!(eager.stored_bytes(), (fo + 2.0 * 4.0 * h, fi + e * f, fs));
+        // Kernels: a norm's 8, 10 and 2 against 1 in each pass, the activation's 2 and 3
+        // against 1; none more fused.
+        assert_eq!(eager.eager_kernels(Block::Attn), [7.0, 9.0, 1.0]);
+        assert_eq!(eager.eager_kernels(Block::Fc), [8.0, 11.0, 1.0]);
+        assert_eq!((fused.eager_kernels(Block::Attn), fused.eager_kernels(Block::Fc)), ([0.0; 3], [0.0; 3]));
+        // GELU is one kernel in PyTorch: eager changes a GELU model's norms only.
+        let gelu = |eager| Dims { ffn_kind: Ffn::Gelu, ..llama(eager) };
+        assert_eq!(gelu(true).ffn_act_bytes(), gelu(false).ffn_act_bytes());
+        assert_eq!(
+            gelu(true).backward_bytes(Block::Fc).activation.1,
+            gelu(false).backward_bytes(Block::Fc).activation.1
+        );
+        assert_eq!(gelu(true).eager_kernels(Block::Fc), [7.0, 9.0, 1.0]);
+        assert_eq!(gelu(true).stored_bytes().1, gelu(false).stored_bytes().1);
     }
 
     #[test]
@@ -914,6 +1013,7 @@ mod tests {
             encoder_layers: l,
             cross_seq: 512.0,
             norm_params: 1.0,
+            eager: false,
         }
     }
 

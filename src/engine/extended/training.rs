@@ -313,7 +313,7 @@ impl<'a> TrainingCx<'a> {
     /// (norms, residual adds, dropout; the scores' softmax or the feed-forward activation) at
     /// the effective HBM bandwidth plus its kernel-launch overheads.
     pub fn block_ew_s(&self, block: Block) -> f64 {
-        self.ew_s(block, self.d.forward_bytes(block)) + self.rope_launch_s(block) + self.dispatch_s(block)[0]
+        self.ew_s(block, self.d.forward_bytes(block)) + self.extra_launch_s(block, 0) + self.dispatch_s(block)[0]
     }
 
     /// A block's element-wise work in its backward pass for one micro-batch, s, as (the
@@ -322,8 +322,8 @@ impl<'a> TrainingCx<'a> {
     /// mixture-of-experts dispatch's gradients go with the activations'.
     pub fn block_bwd_ew_s(&self, block: Block) -> (f64, f64) {
         let b = self.d.backward_bytes(block);
-        let activation = self.ew_s(block, b.activation) + self.rope_launch_s(block) + self.dispatch_s(block)[1];
-        (activation, self.ew_s(block, b.weight))
+        let activation = self.ew_s(block, b.activation) + self.extra_launch_s(block, 1) + self.dispatch_s(block)[1];
+        (activation, self.ew_s(block, b.weight) + self.extra_launch_s(block, 2))
     }
 
     /// A mixture-of-experts feed-forward block's token dispatch for one micro-batch, s, as
@@ -339,14 +339,13 @@ impl<'a> TrainingCx<'a> {
         [way(fwd, MOE_DISPATCH_KERNELS[0]), way(bwd, MOE_DISPATCH_KERNELS[1])]
     }
 
-    /// Launch overheads of the rotary embeddings' kernels in an attention block's forward or
-    /// activation-gradient pass ([`Dims::rope_kernels`]), s; 0 for other blocks.
-    fn rope_launch_s(&self, block: Block) -> f64 {
-        if block == Block::Attn {
-            self.d.rope_kernels() * KERNEL_OVERHEAD_S
-        } else {
-            0.0
-        }
+    /// Launch overheads of the kernels a block launches beyond [`KERNELS_PER_BLOCK`] in its
+    /// forward (`pass` 0), activation-gradient (1) or weight-gradient (2) pass, s: the rotary
+    /// embeddings' in attention's first two ([`Dims::rope_kernels`]) and eager norms' and
+    /// activation's ([`Dims::eager_kernels`]).
+    fn extra_launch_s(&self, block: Block, pass: usize) -> f64 {
+        let rope = if block == Block::Attn && pass < 2 { self.d.rope_kernels() } else { 0.0 };
+        (rope + self.d.eager_kernels(block)[pass]) * KERNEL_OVERHEAD_S
     }
 
     /// Element-wise bytes per token (outside the tensor-parallel region, inside it) of one of

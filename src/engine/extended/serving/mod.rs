@@ -280,7 +280,7 @@ impl<'a> ServingCx<'a> {
         let (outside, inside) = d.forward_bytes(Block::Fc);
         let ffn_s = self.block_gemms_s(Block::Fc, t)
             + t * (outside + inside / self.tp()) / self.cx.hbm_bytes_per_s
-            + self.kernels_s(p);
+            + self.kernels_s(p, Block::Fc);
         Step { attn_s: self.attn_s(p), ffn_s, comm_s: self.comm(t) }
     }
 
@@ -334,13 +334,14 @@ impl<'a> ServingCx<'a> {
                 (p.prefill_tokens + p.decode_tokens * p.context) * kv_token + score_bytes,
             )
             + (t * (d.hidden_bytes() + d.rope_bytes() / self.tp()) + score_bytes) / self.cx.hbm_bytes_per_s
-            + self.kernels_s(p)
+            + self.kernels_s(p, Block::Attn)
     }
 
     /// The time one block's kernels take beyond their bytes and FLOPs in pass `p`, s:
-    /// [`KERNELS_PER_BLOCK`] of [`ServingCx::kernel_s`].
-    fn kernels_s(&self, p: Pass) -> f64 {
-        KERNELS_PER_BLOCK * self.kernel_s(p)
+    /// [`KERNELS_PER_BLOCK`] of [`ServingCx::kernel_s`], and eager norms' and activation's
+    /// more ([`crate::engine::extended::shape::Dims::eager_kernels`]).
+    fn kernels_s(&self, p: Pass, block: Block) -> f64 {
+        (KERNELS_PER_BLOCK + self.cx.d.eager_kernels(block)[0]) * self.kernel_s(p)
     }
 
     /// Whether pass `p` replays a captured CUDA graph: the engine captures graphs
@@ -764,7 +765,7 @@ mod tests {
         // The rotary embeddings read and write the GPU's queries and keys.
         let rest = sv.block_gemms_s(Block::Attn, 4096.0)
             + 4096.0 * (d.hidden_bytes() + d.rope_bytes() / 4.0) / b
-            + sv.kernels_s(p);
+            + sv.kernels_s(p, Block::Attn);
         // At 128 FLOPs per score byte under the A100's 149, the scores' bytes set the roofline.
         let flops_s = 4.0 * 4096.0 * 4096.0 * d.q_width() / 4.0 / sv.rate;
         assert!(flops_s < (kv + 2.0 * 2.0 * scores) / b);
@@ -935,13 +936,13 @@ mod tests {
         assert!((eager.ffn_s - l.ffn_s - launches).abs() < 1e-12);
         // So does a step of more tokens than engines capture graphs for: a prefill of 1,024.
         let big = Pass { prefill_tokens: 0.0, decode_tokens: 513.0, context: ctx };
-        assert_eq!(sv.kernels_s(big), KERNELS_PER_BLOCK * KERNEL_OVERHEAD_S);
+        assert_eq!(sv.kernels_s(big, Block::Attn), KERNELS_PER_BLOCK * KERNEL_OVERHEAD_S);
         let eager_prefill =
             ServingCx::new(&llama70(2, 1, json!({"cuda_graphs": false}))).expect("serving").prefill_layer();
         assert_eq!(sv.prefill_layer(), eager_prefill);
         // A step of a few decode tokens and a small prompt chunk replays a graph too.
         let mixed = Pass { prefill_tokens: 256.0, decode_tokens: 256.0, context: ctx };
-        assert_eq!(sv.kernels_s(mixed), KERNELS_PER_BLOCK * GRAPH_KERNEL_S);
+        assert_eq!(sv.kernels_s(mixed, Block::Fc), KERNELS_PER_BLOCK * GRAPH_KERNEL_S);
         // The FLOPs would take far less: memory-bound.
         let flops = (2.0 * h * (h + 2.0 * 8.0 * 128.0) + 2.0 * h * h + 4.0 * ctx * h) / 2.0;
         assert!(flops / (312e12 * 0.8) < 0.01 * (attn_w + kv) / hbm);
