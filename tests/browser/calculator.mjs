@@ -473,7 +473,7 @@ await runTest('calculator', dist, async ({ server, browser }) => {
     && eagerNorms.iteration_s > byDefault.iteration_s, `eager norms: ${eagerNorms.iteration_s} s against ${byDefault.iteration_s} s fused`);
   await page.locator('.longest .chip', { hasText: /^Attn\d+_b\./ }).first().click();
   await page.locator('#op-details', { hasText: 'eager norms and activation' }).waitFor();
-  check(/68 bytes a hidden unit/.test(await page.locator('#op-details').textContent()), 'the backward pass explains an eager RMSNorm');
+  check(/84 bytes a hidden unit/.test(await page.locator('#op-details').textContent()), 'the backward pass explains an eager RMSNorm');
   await page.locator('#op-details').screenshot({ path: join(shots, 'explain-eager.png') });
   await page.selectOption('#f-model-elementwise', 'fused');
   await matchesCli(page, 'fused norms and activation');

@@ -339,17 +339,19 @@ pub const EAGER_NORM_PASSES: [f64; 3] = [4.0, 4.0, 4.0];
 /// (1), the product by the reciprocal root reads and writes (2), the cast back reads (1): 7.
 /// Activation gradient: the cast's gradient writes (1); the product's two gradients, by the
 /// root (read, write: 2) and by the copy (read two, write one: 3), the latter summed over the
-/// hidden units (1); the mean's gradient spread back (1); the square's (read two, write one:
-/// 3); the two gradients of the copy added (3); the first cast's gradient reads (1): 15.
-pub const EAGER_NORM_FP32_PASSES: [f64; 3] = [7.0, 15.0, 0.0];
+/// hidden units (1); the mean's gradient spread back (1); the square's, as PyTorch's
+/// `pow_backward` computes it, `grad * (2 * x.pow(1))`: a copy (2), its scaling (2) and the
+/// product (read two, write one: 3); the two gradients of the copy added (3); the first cast's
+/// gradient reads (1): 19.
+pub const EAGER_NORM_FP32_PASSES: [f64; 3] = [7.0, 19.0, 0.0];
 
 /// Kernels of an eager RMSNorm in each pass ([`EAGER_NORM_PASSES`]): forward the two casts,
 /// the square, the mean, the epsilon's add, the reciprocal root and the two products (8);
 /// activation gradient the products' gradients (3), the sum over the hidden units, the root's
-/// and the mean's gradients (3), the square's, the add of the two paths and the two casts'
-/// (4): 10 (the root's and the mean's on one value a token); weight gradient the product and
-/// its sum over the tokens (2). A fused norm launches one in each.
-pub const EAGER_NORM_KERNELS: [f64; 3] = [8.0, 10.0, 2.0];
+/// and the mean's gradients (3), the square's (3), the add of the two paths and the two casts'
+/// (3): 12 (the root's on one value a token); weight gradient the product and its sum over the
+/// tokens (2). A fused norm launches one in each.
+pub const EAGER_NORM_KERNELS: [f64; 3] = [8.0, 12.0, 2.0];
 
 /// A gated feed-forward activation as eager PyTorch computes it (`silu(gate) * up`, Hugging
 /// Face's `LlamaMLP`): its passes of the feed-forward width in (the forward pass, the
