@@ -115,7 +115,7 @@ impl<'a> DlrmCx<'a> {
                     encoder_layers: 0,
                     cross_seq: 0.0,
                     norm_params: 2.0,
-                    eager: s.model.shape.elementwise == crate::engine::scenario::Elementwise::Eager,
+                    elementwise: s.model.shape.elementwise,
                 };
                 (m, None, Some(d))
             }

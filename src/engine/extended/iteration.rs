@@ -578,7 +578,7 @@ pub(super) fn system_stats(s: &Scenario, flops_per_s: f64, hbm_bytes_per_s: f64,
 mod tests {
     use super::*;
     use crate::engine::extended::calibration::{
-        FP8_GEMM_EFFICIENCY, HOST_BLOCK_S, KERNEL_OVERHEAD_S, MOE_DISPATCH_KERNELS,
+        EAGER_NORM_KERNELS, FP8_GEMM_EFFICIENCY, HOST_BLOCK_S, KERNEL_OVERHEAD_S, MOE_DISPATCH_KERNELS,
     };
     use crate::engine::extended::gemm::Gemm;
     use crate::engine::ops::Category;
@@ -1095,6 +1095,18 @@ mod tests {
         }
         assert!(x.stage_activations(0) > f.stage_activations(0));
         assert!(crate::engine::evaluate(&eager).iteration_s > crate::engine::evaluate(&fused).iteration_s);
+        // The explanations' words give the counts the model charges (16-bit activations here).
+        let r = evaluate(&x);
+        let words = |phase: Phase| {
+            let op = r.timeline.iter().find(|o| o.name.block == Block::Attn && o.name.phase == phase);
+            let e =
+                crate::engine::extended::explain::explain(&x, &op.expect("an attention op").name).expect("explained");
+            e.terms.iter().map(|t| t.meaning).collect::<Vec<_>>().join(" ")
+        };
+        let [fwd, act, _] = x.d.norm_bytes();
+        let [fwd_k, act_k, _] = EAGER_NORM_KERNELS;
+        assert!(words(Phase::Forward).contains(&format!("each RMSNorm {fwd_k} kernels moving {fwd} bytes")));
+        assert!(words(Phase::Backward).contains(&format!("each RMSNorm's {act_k} kernels move {act} bytes")));
         // Blank is fused; the key takes the two names only, naming itself when refused.
         assert_eq!(scenario(8, task.clone()).model.shape.elementwise, Elementwise::Fused);
         let errs = checked(doc(8, task, json!({"elementwise": "compiled"}))).expect_err("refused");

@@ -73,9 +73,9 @@ pub struct Dims {
     /// Weights per hidden unit of each normalisation layer: 2 for LayerNorm's scale and bias,
     /// 1 for T5's RMSNorm, which has a scale only.
     pub norm_params: f64,
-    /// Whether the norms and a gated activation run as eager PyTorch operations
-    /// ([`Elementwise::Eager`]): more passes, more kernels, FP32 copies kept.
-    pub eager: bool,
+    /// How the norms and a gated activation run: fused, or as eager PyTorch operations
+    /// ([`Elementwise::Eager`]: more passes, more kernels, FP32 copies kept; [`Dims::eager`]).
+    pub elementwise: Elementwise,
 }
 
 /// Element-wise bytes per token of a block's backward pass ([`Dims::backward_bytes`]), each
@@ -135,7 +135,7 @@ impl Dims {
             encoder_layers: 0,
             cross_seq: 0.0,
             norm_params: 2.0,
-            eager: m.shape.elementwise == Elementwise::Eager,
+            elementwise: m.shape.elementwise,
         };
         let lm = |l: &Llm| {
             let t = &l.transformer;
@@ -397,6 +397,11 @@ impl Dims {
         passes * self.elem_bytes * self.hidden / 2.0 + eager_norm
     }
 
+    /// Whether the norms and a gated activation run as eager PyTorch operations.
+    pub fn eager(&self) -> bool {
+        self.elementwise == Elementwise::Eager
+    }
+
     /// Bytes one norm moves per hidden unit of a token in (the forward pass, the
     /// activation-gradient pass, the weight-gradient pass): fused, [`NORM_PASSES`],
     /// [`NORM_INPUT_GRAD_PASSES`] and [`NORM_WEIGHT_GRAD_PASSES`] at the element size; eager
@@ -404,7 +409,7 @@ impl Dims {
     /// [`EAGER_NORM_FP32_PASSES`] in FP32.
     pub fn norm_bytes(&self) -> [f64; 3] {
         let e = self.elem_bytes;
-        if self.eager {
+        if self.eager() {
             [0, 1, 2].map(|i| EAGER_NORM_PASSES[i] * e + EAGER_NORM_FP32_PASSES[i] * FP32_BYTES)
         } else {
             [NORM_PASSES * e, NORM_INPUT_GRAD_PASSES * e, NORM_WEIGHT_GRAD_PASSES * e]
@@ -416,7 +421,7 @@ impl Dims {
     /// ([`Dims::eager`]), each residual sub-layer's norm [`EAGER_NORM_KERNELS`] for one, and a
     /// gated feed-forward activation [`EAGER_SWIGLU_KERNELS`] for one; none fused.
     pub fn eager_kernels(&self, block: Block) -> [f64; 3] {
-        if !self.eager {
+        if !self.eager() {
             return [0.0; 3];
         }
         let norms = EAGER_NORM_KERNELS.map(|k| self.sublayers(block) * (k - 1.0));
@@ -502,7 +507,7 @@ impl Dims {
             let f = self.ffn * self.active * self.capacity_factor;
             let activation = match self.ffn_kind {
                 Ffn::Gelu => GELU_GRAD_PASSES,
-                Ffn::Swiglu if self.eager => EAGER_SWIGLU_PASSES[1],
+                Ffn::Swiglu if self.eager() => EAGER_SWIGLU_PASSES[1],
                 Ffn::Swiglu => SWIGLU_GRAD_PASSES,
             };
             (activation * e * f, bias * (self.ffn_kind.matrices() - 1) as f64 * f)
@@ -590,7 +595,7 @@ impl Dims {
     pub fn ffn_act_bytes(&self) -> f64 {
         let passes = match self.ffn_kind {
             Ffn::Gelu => 2.0,
-            Ffn::Swiglu if self.eager => EAGER_SWIGLU_PASSES[0],
+            Ffn::Swiglu if self.eager() => EAGER_SWIGLU_PASSES[0],
             Ffn::Swiglu => 3.0,
         };
         passes * self.elem_bytes * self.ffn * self.active * self.capacity_factor
@@ -622,7 +627,7 @@ impl Dims {
         let cross = self.cross_seq > 0.0;
         let sub = self.sublayers(Block::Attn);
         // An eager norm keeps the FP32 copy of its input it computed in, beside its output.
-        let fp32_copy = if self.eager { FP32_BYTES } else { 0.0 };
+        let fp32_copy = if self.eager() { FP32_BYTES } else { 0.0 };
         let outside = (1.0 + sub) * (e + g + masks + fp32_copy) * h;
         let cross_inside = if cross {
             (e + g) * self.q_width() + 2.0 * self.kv_heads * self.head_dim() * e * self.cross_ratio()
@@ -635,7 +640,7 @@ impl Dims {
         // input, and eager also the SiLU's output (the product keeps both its factors).
         let ffn_acts = match self.ffn_kind {
             Ffn::Gelu => e * f + g * f,
-            Ffn::Swiglu if self.eager => 3.0 * e * f + g * f,
+            Ffn::Swiglu if self.eager() => 3.0 * e * f + g * f,
             Ffn::Swiglu => 2.0 * e * f + g * f,
         };
         let inside = qkv + g * self.q_width() + ffn_acts;
@@ -676,7 +681,7 @@ mod tests {
             encoder_layers: 0,
             cross_seq: 0.0,
             norm_params: 2.0,
-            eager: false,
+            elementwise: Elementwise::Fused,
         }
     }
 
@@ -762,7 +767,7 @@ mod tests {
     #[test]
     fn eager_norms_and_activation_move_and_keep_what_their_operations_do() {
         let (h, f, e) = (4096.0, 11008.0, 2.0);
-        let llama = |eager| Dims {
+        let llama = |eager: bool| Dims {
             hidden: h,
             heads: 32.0,
             kv_heads: 32.0,
@@ -772,7 +777,7 @@ mod tests {
             biases: false,
             attention: Attention::Flash,
             positions: Positions::Rope,
-            eager,
+            elementwise: if eager { Elementwise::Eager } else { Elementwise::Fused },
             ..gpt3()
         };
         let (fused, eager) = (llama(false), llama(true));
@@ -1013,7 +1018,7 @@ mod tests {
             encoder_layers: l,
             cross_seq: 512.0,
             norm_params: 1.0,
-            eager: false,
+            elementwise: Elementwise::Fused,
         }
     }
 
