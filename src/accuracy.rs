@@ -848,6 +848,7 @@ mod tests {
             row("x", "sparse"),
             row("1", "flash1"),
             row("h", "flash1-h100"),
+            row("2", "flash2-h100"),
         ]
         .concat();
         let out = run(&csv).expect("parses");
@@ -858,6 +859,8 @@ mod tests {
         assert!(time(0) < time(4), "flash {} vs flash1 {}", time(0), time(4));
         // On an A100 row the H100 class still runs slower: it names a slower kernel.
         assert!(time(4) < time(5), "flash1 {} vs flash1-h100 {}", time(4), time(5));
+        // FlashAttention-2 on an H100 lies between the H100's own kernel and the first one's.
+        assert!(time(0) < time(6) && time(6) < time(4), "flash2-h100 {}", time(6));
         assert_eq!(time(2), time(1));
         assert!(out[2].defaults.iter().any(|d| d.starts_with("attention blank")), "{:?}", out[2].defaults);
         assert!(out[1].defaults.is_empty(), "{:?}", out[1].defaults);

@@ -275,6 +275,7 @@ fn random_value(rng: &mut Rng) -> Value {
             "reference",
             "swiglu",
             "flash",
+            "flash2-h100",
             "flash1",
             "flash1-h100",
             "",
@@ -301,7 +302,7 @@ fn plausible(rng: &mut Rng, key: &str, old: Option<&Value>) -> Value {
     let options: &[&str] = match key {
         "mode" => &["default", "reference"],
         "ffn_kind" => &["gelu", "swiglu"],
-        "attention" => &["flash", "flash1", "flash1-h100", "materialized"],
+        "attention" => &["flash", "flash2-h100", "flash1", "flash1-h100", "materialized"],
         "positions" => &["learned", "rope", "rope-unfused", "none"],
         "recompute" => &["none", "selective", "full"],
         "collective" => &["ring", "tree", "hierarchical", "in_network"],

@@ -171,6 +171,10 @@ pub enum Attention {
     /// [`Attention::Flash1`]'s kernels run on an H100, which they were not written for: a
     /// still lower share of its peak.
     Flash1H100,
+    /// FlashAttention-2's kernels run on an H100, which they were not written for (PyTorch's
+    /// `scaled_dot_product_attention` picks them there): about half the share of peak of
+    /// [`Attention::Flash`]'s FlashAttention-3.
+    Flash2H100,
 }
 
 /// Which performance model evaluates a scenario.

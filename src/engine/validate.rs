@@ -682,6 +682,7 @@ fn read_shape(v: &mut Reader, m: &RawModel, arch: &Arch) -> Option<Shape> {
         at("model", "attention"),
         &[
             ("flash", Attention::Flash),
+            ("flash2-h100", Attention::Flash2H100),
             ("flash1", Attention::Flash1),
             ("flash1-h100", Attention::Flash1H100),
             ("materialized", Attention::Materialized),

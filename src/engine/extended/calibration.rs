@@ -151,9 +151,8 @@ pub const GEMM_REFERENCE_DIM: f64 = 8192.0;
 /// [`Util::flops`]. Dao (2023, FlashAttention-2) measures FlashAttention-2 at 50-73% of the
 /// A100's peak; the middle of that range, 61.5%, over the GEMMs' 80% gives 0.77. On an H100,
 /// FlashAttention-3 reaches up to 75% of peak and FlashAttention-2 only about 35% (Shah et al.
-/// 2024): at [`H100_GEMM_UTIL`] the first matches this setting, the second [`FLASH1_EFFICIENCY`]'s
-/// (30% of peak), which is what the attention field's help tells users.
-/// Materialized scores are batched GEMMs and run at the GEMM rate.
+/// 2024): at [`H100_GEMM_UTIL`] the first matches this setting, the second is
+/// [`FLASH2_H100_EFFICIENCY`]'s. Materialized scores are batched GEMMs and run at the GEMM rate.
 pub const FLASH2_EFFICIENCY: f64 = 0.615 / 0.8;
 
 /// The same for the first FlashAttention and Triton ports of it, which Dao (2023) measures at
@@ -173,6 +172,15 @@ pub const PRE_HOPPER_KERNEL_ON_H100: f64 = 0.35 / 0.615;
 /// these kernels on an H100 is published; the figure assumes that, written for the A100 as
 /// FlashAttention-2 was, they lose on an H100 what it loses.
 pub const FLASH1_H100_EFFICIENCY: f64 = 0.325 * PRE_HOPPER_KERNEL_ON_H100 / H100_GEMM_UTIL;
+
+/// Speed of the score FLOPs of FlashAttention-2 on an H100, relative to the H100's GEMMs at
+/// [`H100_GEMM_UTIL`]: its A100 share, 61.5% of peak, times [`PRE_HOPPER_KERNEL_ON_H100`] is the
+/// 35% of the H100's peak that Shah et al. (2024, FlashAttention-3) measure for it; over 69.7%,
+/// 0.50. PyTorch's `scaled_dot_product_attention` runs this kernel on an H100 unless cuDNN's is
+/// asked for (PyTorch 2.2 to 2.10, but 2.5.0, which preferred cuDNN's until 2.5.1 made it the
+/// last choice, pytorch/pytorch#138522); PyTorch's issue #142132 measures it at 329 TFLOP/s
+/// there (33% of peak) against 631 for cuDNN's and 632 for FlashAttention-3 on the same shape.
+pub const FLASH2_H100_EFFICIENCY: f64 = 0.615 * PRE_HOPPER_KERNEL_ON_H100 / H100_GEMM_UTIL;
 
 /// Share of the forward score FLOPs a fused kernel's backward pass computes again: it does not
 /// store the attention matrix, so it recomputes `Q K^T` (one of the two score GEMMs) before the

@@ -575,7 +575,8 @@ const BUBBLE_NOTE: &str = "The 1F1B bubble: each stage idles (p-1)/v passes whil
 fn kernel_speed(a: Attention) -> &'static str {
     match a {
         Attention::Flash => "speed of the fused attention kernel's FLOPs relative to the GEMMs' (FlashAttention-2 on an A100 or -3 on an H100: about 61% of peak)",
-        Attention::Flash1 => "speed of the fused attention kernel's FLOPs relative to the GEMMs' (FlashAttention-1 or Triton on an A100, about 33% of its peak; FlashAttention-2 on an H100, about 35%)",
+        Attention::Flash2H100 => "speed of the fused attention kernel's FLOPs relative to the GEMMs' (FlashAttention-2 on an H100, which it was not written for, as PyTorch's scaled_dot_product_attention runs it there: about 35% of its peak)",
+        Attention::Flash1 => "speed of the fused attention kernel's FLOPs relative to the GEMMs' (FlashAttention-1 or Triton on an A100: about 33% of its peak)",
         Attention::Flash1H100 => "speed of the fused attention kernel's FLOPs relative to the GEMMs' (FlashAttention-1 or Triton on an H100, which they were not written for: about 18% of its peak)",
         Attention::Materialized => "speed of the attention score FLOPs relative to the GEMMs' (batched GEMMs: the same)",
     }

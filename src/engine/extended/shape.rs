@@ -13,10 +13,10 @@
 use super::calibration::{
     BIAS_GRAD_PASSES, DROPOUT_PASSES, EAGER_NORM_FP32_PASSES, EAGER_NORM_KERNELS, EAGER_NORM_PASSES,
     EAGER_SWIGLU_KERNELS, EAGER_SWIGLU_PASSES, FLASH1_EFFICIENCY, FLASH1_H100_EFFICIENCY, FLASH2_EFFICIENCY,
-    FP32_BYTES, GELU_GRAD_PASSES, HIDDEN_PASSES, MOE_DISPATCH_COPY_GRAD_PASSES, MOE_DISPATCH_COPY_PASSES,
-    MOE_DISPATCH_TOKEN_PASSES, NORM_INPUT_GRAD_PASSES, NORM_PASSES, NORM_WEIGHT_GRAD_PASSES, POSITION_ADD_PASSES,
-    QKV_GRAD_COPY_PASSES, RELATIVE_POSITION_BUCKETS, RESIDUAL_JOIN_GRAD_PASSES, ROPE_FUSED_PASSES, ROPE_UNFUSED_PASSES,
-    SCORE_ELEMENT_PASSES, SOFTMAX_GRAD_PASSES, SWIGLU_GRAD_PASSES,
+    FLASH2_H100_EFFICIENCY, FP32_BYTES, GELU_GRAD_PASSES, HIDDEN_PASSES, MOE_DISPATCH_COPY_GRAD_PASSES,
+    MOE_DISPATCH_COPY_PASSES, MOE_DISPATCH_TOKEN_PASSES, NORM_INPUT_GRAD_PASSES, NORM_PASSES, NORM_WEIGHT_GRAD_PASSES,
+    POSITION_ADD_PASSES, QKV_GRAD_COPY_PASSES, RELATIVE_POSITION_BUCKETS, RESIDUAL_JOIN_GRAD_PASSES, ROPE_FUSED_PASSES,
+    ROPE_UNFUSED_PASSES, SCORE_ELEMENT_PASSES, SOFTMAX_GRAD_PASSES, SWIGLU_GRAD_PASSES,
 };
 use super::gemm::{Gemm, GemmGpu};
 use crate::engine::ops::Block;
@@ -273,11 +273,12 @@ impl Dims {
 
     /// GEMM-rate FLOPs one attention-score FLOP costs in time: 1 when the scores are batched
     /// GEMMs, `1 / efficiency` in a fused kernel ([`FLASH2_EFFICIENCY`],
-    /// [`FLASH1_EFFICIENCY`], [`FLASH1_H100_EFFICIENCY`]).
+    /// [`FLASH2_H100_EFFICIENCY`], [`FLASH1_EFFICIENCY`], [`FLASH1_H100_EFFICIENCY`]).
     pub fn score_cost(&self) -> f64 {
         match self.attention {
             Attention::Materialized => 1.0,
             Attention::Flash => 1.0 / FLASH2_EFFICIENCY,
+            Attention::Flash2H100 => 1.0 / FLASH2_H100_EFFICIENCY,
             Attention::Flash1 => 1.0 / FLASH1_EFFICIENCY,
             Attention::Flash1H100 => 1.0 / FLASH1_H100_EFFICIENCY,
         }
@@ -923,6 +924,14 @@ mod tests {
         let cost = share.recip() * super::super::calibration::H100_GEMM_UTIL;
         assert!((h100.layer_timed_flops().attn_scores - cost * f.attn_scores).abs() < 1e-6 * f.attn_scores);
         assert_eq!(h100.layer_flops(), f);
+        // FlashAttention-2 on an H100: 61.5% x 35 / 61.5 = the 35% of peak Shah et al. measure,
+        // slower than FlashAttention-3's (the default) and faster than the first FlashAttention's.
+        let fa2 = Dims { attention: Attention::Flash2H100, ..d };
+        let cost = 0.35f64.recip() * super::super::calibration::H100_GEMM_UTIL;
+        assert!((fa2.layer_timed_flops().attn_scores - cost * f.attn_scores).abs() < 1e-6 * f.attn_scores);
+        assert!(timed.attn_scores < fa2.layer_timed_flops().attn_scores);
+        assert!(fa2.layer_timed_flops().attn_scores < h100.layer_timed_flops().attn_scores);
+        assert_eq!((fa2.layer_flops(), fa2.score_bytes()), (f, 0.0));
         let batched = Dims { attention: Attention::Materialized, ..d };
         assert_eq!(batched.layer_timed_flops(), batched.layer_flops());
     }
