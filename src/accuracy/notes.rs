@@ -229,7 +229,7 @@ pub fn serving_note(inflight: bool) -> Option<String> {
 /// What the calculator tells users about the default model's accuracy on LLM training runs. A test
 /// recomputes it from the shipped rows ([`accuracy_note`]), so it cannot go stale; it is a
 /// constant only so the calculator does not predict 200 runs to print it.
-pub const ACCURACY_NOTE: &str = "Median error 5% on the 527 published LLM training runs of its calibration set (runs some choice of the model looked at). On 221 runs held out from every choice (BLOOM 176B, MT-NLG 530B, small GPTs on one node, FSDP and FP8 training on H100s, Megatron-DeepSpeed with ZeRO-1 on A100s and A800s) the median error is 6%, and it predicts faster than measured on 150 of them: it tends to be optimistic.";
+pub const ACCURACY_NOTE: &str = "Median error 5% on the 535 published LLM training runs of its calibration set (runs some choice of the model looked at). On 213 runs held out from every choice (BLOOM 176B, MT-NLG 530B, small GPTs on one node, FSDP and FP8 training on H100s, Megatron-DeepSpeed with ZeRO-1 on A100s and A800s) the median error is 6%, and it predicts faster than measured on 142 of them: it tends to be optimistic.";
 
 /// [`ACCURACY_NOTE`] as the shipped rows make it now.
 #[cfg(not(target_arch = "wasm32"))]

@@ -274,7 +274,8 @@ fn request_rate_runs_led_to_prefill_steps_and_rounds_and_their_gaps_are_known() 
 /// 196 to 395, added and predicted once after all of that (median 7.5%, max 31%); the held-out
 /// set. The pipeline fix that costs uneven splits at their slowest stage came from the physics
 /// (an issue's 96 layers on 64 stages), not from BLOOM, whose 70 layers on 12 stages it moved
-/// from 32% to 18%. MPT's FP8 runs on H100s came after FP8 training was modelled: held out. This pins the medians per source, that the model stays close where it is
+/// from 32% to 18%. MPT's FP8 runs on H100s came after FP8 training was modelled: held out. OLMo-core's
+/// runs were held out until their gap led to FlashAttention-2's own speed on an H100. This pins the medians per source, that the model stays close where it is
 /// (MPT 30B and 70B on A100s, FSDP on 8 to 128 GPUs), that iteration time does not drift with
 /// the sequence length on A100s or H100s, and that it gets right how MT-NLG's iteration time
 /// falls as data parallelism widens.
@@ -285,32 +286,35 @@ fn added_runs_are_predicted_with_the_same_constants() {
     assert!(held("bloom-176b-384") && held("mtnlg-530b-2240") && held("vtrain-s-196"));
     assert!(!held("mpt-7b-a100-80g-n8-s1024-mb64") && !held("vtrain-s-002") && !held("vtrain-s-001"));
     // OLMo-core's README table (FSDP2 with torch.compile on a node of H100s, BF16 and torchao's
-    // FP8), held out: each model's FP8 speed-up over BF16 within 10% of the one measured (the
-    // model's 3% to 9% larger when added), the errors themselves 9% to 20% too fast.
+    // FP8): each model's FP8 speed-up over BF16 within 10% of the one measured (the model's 3% to
+    // 9% larger when added). Held out when added, 9% to 20% too fast; calibration since that gap
+    // led to FlashAttention-2's own speed on an H100 (PyTorch 2.5.1's SDPA runs it): 6% to 14%.
     for model in ["1b", "7b", "llama8b", "13b"] {
         let error = |dtype: &str| {
             let id = format!("olmocore-{model}-h100-n8-{dtype}");
             let r = rows.iter().find(|r| r.id == id).unwrap_or_else(|| panic!("{id}"));
-            assert!(r.held_out(), "{id}");
+            assert!(!r.held_out(), "{id}");
             r.error.expect("predicted")
         };
         // Iteration times: predicted / measured speed-up = (1 + e_bf16) / (1 + e_fp8).
         let (bf16, fp8) = (error("bf16"), error("fp8"));
         let ratio = (1.0 + bf16) / (1.0 + fp8);
         assert!((ratio - 1.0).abs() <= 0.10, "{model}: FP8 speed-up {ratio:.3} of the measured one");
-        assert!(bf16.abs() <= 0.20 && fp8.abs() <= 0.25, "{model}: {bf16:+.3} {fp8:+.3}");
+        assert!(bf16.abs() <= 0.12 && fp8.abs() <= 0.15, "{model}: {bf16:+.3} {fp8:+.3}");
     }
     // FlagPerf's DeepSpeed runs, each group's time and memory errors. ZeRO-3 with Hugging Face's
     // Llama 2 7B on A800s or H800s came out 8% to 14% too fast when first predicted, and
     // ChatGLM3-6B on H100s (PyTorch's fused attention, two key/value groups expanded to every
     // head) 23%, their stated memory a third or more above the model's; with their norms and
     // activation run as eager PyTorch (calibration since) they are within 7% and 15% too fast,
-    // the memory 15% to 31% under (DeepSpeed's buffers and what else the model does not count).
+    // the memory 15% to 31% under (DeepSpeed's buffers and what else the model does not count);
+    // with the attention kernel each ran on a Hopper GPU (FlashAttention-2 on the H800,
+    // PyTorch 2.1's first FlashAttention on the H100), ChatGLM3-6B 8% too fast.
     // Megatron-DeepSpeed's ZeRO-1 runs of Llama 2 7B on A800s and A100s, held out, 17% and 19%
     // too fast, their memory within 5%.
     let deepspeed = [
         ("flagperf-ds-llama2-7b-", 4, false, (-0.07, 0.02), (-0.26, -0.14)),
-        ("flagperf-ds-chatglm3-6b-", 1, false, (-0.17, -0.12), (-0.34, -0.28)),
+        ("flagperf-ds-chatglm3-6b-", 1, false, (-0.10, -0.06), (-0.34, -0.28)),
         ("flagperf-mds-llama2-7b-", 2, true, (-0.25, -0.10), (-0.05, 0.05)),
     ];
     for (prefix, count, held_out, time, memory) in deepspeed {
@@ -324,7 +328,7 @@ fn added_runs_are_predicted_with_the_same_constants() {
     }
     let set = |want: RunSet| s.by_set.iter().find(|x| x.0 == want).map(|x| x.1.clone()).expect("set");
     let (calibration, held_out) = (set(RunSet::Calibration), set(RunSet::HeldOut));
-    assert_eq!((calibration.rows, held_out.rows), (400, 221));
+    assert_eq!((calibration.rows, held_out.rows), (408, 213));
     // FlagPerf's Mixtral 8x7B on 32 H100s (Megatron-core 0.6, TP 8, PP 2, DP 2), the one
     // mixture-of-experts run: 39% too fast with 29% too little memory until the token dispatch
     // was counted (calibration since); now as far under as FlagPerf's dense runs on H100s.
