@@ -496,6 +496,17 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   check(/t_s_a/.test(scores) && /dP = dO V\^T/.test(scores) && /dK = dS\^T Q/.test(scores) && /score matrix's bytes set the time/.test(scores)
     && /t_dgrad \+ t_s_a \+ t_ew_a/.test(scores), `the scores' batched GEMMs are explained pass by pass: ${scores.match(/t_s_a[^]*?\)/)?.[0]?.slice(0, 160)}`);
   await page.locator('#op-details').screenshot({ path: join(shots, 'explain-materialized.png') });
+  // FlashAttention-2 on an H100, as PyTorch's scaled_dot_product_attention runs it there: its
+  // FLOPs at 35% of peak, slower than the default kernel's; the page agrees with the CLI, the
+  // link carries it and an attention block's pass says which kernel its speed term stands for.
+  await page.selectOption('#f-model-attention', 'flash2-h100');
+  const fa2 = await matchesCli(page, 'FlashAttention-2 on an H100');
+  check(scenarioOfLink(await page.locator('#share-link').inputValue()).model.attention === 'flash2-h100'
+    && fa2.iteration_s > byDefault.iteration_s, `FlashAttention-2 on an H100: ${fa2.iteration_s} s against ${byDefault.iteration_s} s by default`);
+  await page.locator('.longest .chip', { hasText: /^Attn\d+_b\./ }).first().click();
+  await page.locator('#op-details', { hasText: 'FlashAttention-2 on an H100' }).waitFor();
+  check(/about 35% of its peak/.test(await page.locator('#op-details').textContent()), 'the attention pass explains FlashAttention-2 on an H100');
+  await page.locator('#op-details').screenshot({ path: join(shots, 'explain-fa2-h100.png') });
   await page.selectOption('#f-model-attention', kernel);
   await settled(page);
   check((await shown(page)).iteration_s === byDefault.iteration_s, 'the fused kernel again: the same figures as before');
