@@ -162,8 +162,8 @@ pub enum Attention {
     /// Scores are written to HBM, softmaxed and read back (Megatron-LM 2021-22): the s^2
     /// element-wise traffic and activation memory of Korthikanti et al.
     Materialized,
-    /// Fused on chip by FlashAttention-2 or later: no s^2 traffic or memory; causal masking
-    /// skips work.
+    /// Fused on chip by FlashAttention-2 or later (on an H100 by a kernel written for it,
+    /// FlashAttention-3 or cuDNN's): no s^2 traffic or memory; causal masking skips work.
     Flash,
     /// Fused on chip by the first FlashAttention or a Triton port of it (2022-23): as
     /// [`Attention::Flash`], at a lower share of peak.

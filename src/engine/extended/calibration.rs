@@ -171,7 +171,7 @@ pub const PRE_HOPPER_KERNEL_ON_H100: f64 = 0.35 / 0.615;
 /// [`PRE_HOPPER_KERNEL_ON_H100`] gives 18.5% of the H100's peak; over 69.7%, 0.27. No benchmark of
 /// these kernels on an H100 is published; the figure assumes that, written for the A100 as
 /// FlashAttention-2 was, they lose on an H100 what it loses.
-pub const FLASH1_H100_EFFICIENCY: f64 = 0.325 * PRE_HOPPER_KERNEL_ON_H100 / H100_GEMM_UTIL;
+pub const FLASH1_H100_EFFICIENCY: f64 = pre_hopper_on_h100(0.325);
 
 /// Speed of the score FLOPs of FlashAttention-2 on an H100, relative to the H100's GEMMs at
 /// [`H100_GEMM_UTIL`]: its A100 share, 61.5% of peak, times [`PRE_HOPPER_KERNEL_ON_H100`] is the
@@ -180,7 +180,14 @@ pub const FLASH1_H100_EFFICIENCY: f64 = 0.325 * PRE_HOPPER_KERNEL_ON_H100 / H100
 /// asked for (PyTorch 2.2 to 2.10, but 2.5.0, which preferred cuDNN's until 2.5.1 made it the
 /// last choice, pytorch/pytorch#138522); PyTorch's issue #142132 measures it at 329 TFLOP/s
 /// there (33% of peak) against 631 for cuDNN's and 632 for FlashAttention-3 on the same shape.
-pub const FLASH2_H100_EFFICIENCY: f64 = 0.615 * PRE_HOPPER_KERNEL_ON_H100 / H100_GEMM_UTIL;
+pub const FLASH2_H100_EFFICIENCY: f64 = pre_hopper_on_h100(0.615);
+
+/// Speed, relative to the H100's GEMMs at [`H100_GEMM_UTIL`], of an attention kernel written for
+/// the A100 that reaches `a100_share` of an A100's peak: on an H100 it keeps
+/// [`PRE_HOPPER_KERNEL_ON_H100`] of that share.
+const fn pre_hopper_on_h100(a100_share: f64) -> f64 {
+    a100_share * PRE_HOPPER_KERNEL_ON_H100 / H100_GEMM_UTIL
+}
 
 /// Share of the forward score FLOPs a fused kernel's backward pass computes again: it does not
 /// store the attention matrix, so it recomputes `Q K^T` (one of the two score GEMMs) before the
