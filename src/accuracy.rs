@@ -53,7 +53,9 @@ pub use stats::{summarize, Stats, Summary};
 mod notes;
 #[cfg(not(target_arch = "wasm32"))]
 pub use notes::{accuracy_note, moe_note, recommendation_note, serving_note, tp8_host_note, vision_note};
-pub use notes::{ACCURACY_NOTE, MOE_NOTE, RECOMMENDATION_NOTES, SERVING_NOTES, TP8_HOST_NOTE, VISION_NOTE};
+pub use notes::{
+    ACCURACY_NOTE, MOE_FUSED_NOTE, MOE_NOTE, RECOMMENDATION_NOTES, SERVING_NOTES, TP8_HOST_NOTE, VISION_NOTE,
+};
 
 /// Which set a measured run belongs to: the `set` column of a CSV, or for the shipped copies of
 /// the shared set (no such column) the calibration set.

@@ -14,7 +14,7 @@ use super::rows::family_util;
 use super::{gpu_family, Metric, RowResult};
 use crate::engine::evaluate;
 use crate::engine::report::{Limit, LoaderBound, Report};
-use crate::engine::scenario::{Arch, Mode, Scenario, Strategy, System, TaskKind};
+use crate::engine::scenario::{Arch, Mode, MoeDispatch, Scenario, Strategy, System, TaskKind};
 use crate::units;
 
 /// The spread of measured over predicted iteration time on the shipped training runs (the
@@ -154,7 +154,10 @@ pub fn expectation(s: &Scenario, r: &Report) -> Option<Expectation> {
         }
         Arch::Llm(_) => {}
         Arch::LlmMoe(..) if matches!(s.task().kind, TaskKind::Pretrain) => {
-            return Some(Expectation::Unknown(super::MOE_NOTE.into()))
+            return Some(Expectation::Unknown(match s.model().shape.moe_dispatch {
+                MoeDispatch::Eager => super::MOE_NOTE.into(),
+                MoeDispatch::Fused => format!("{} {}", super::MOE_NOTE, super::MOE_FUSED_NOTE),
+            }));
         }
         Arch::LlmMoe(..) => return unknown("mixture-of-experts LLMs in serving or fine-tuning"),
         Arch::Vit(_) => return unknown("vision transformers"),
@@ -253,13 +256,17 @@ mod tests {
         preset_keys(id, mode, &[("task", "recompute", json!(recompute))])
     }
 
-    /// The same with other values of some keys: (`system` or `task`, key, value).
+    /// The same with other values of some keys: (`model`, `system` or `task`, key, value).
     fn preset_keys(id: &str, mode: &str, keys: &[(&str, &str, serde_json::Value)]) -> (Scenario, Report) {
         let p = presets::all().expect("presets");
-        let [model, mut system, mut task] = p.scenario(id).and_then(|s| p.configs(s)).expect(id);
+        let [mut model, mut system, mut task] = p.scenario(id).and_then(|s| p.configs(s)).expect(id);
         task.insert("mode".into(), json!(mode));
         for (config, key, value) in keys {
-            let c = if *config == "system" { &mut system } else { &mut task };
+            let c = match *config {
+                "system" => &mut system,
+                "model" => &mut model,
+                _ => &mut task,
+            };
             c.insert((*key).into(), value.clone());
         }
         let raw = serde_json::from_value::<RawFile>(json!({"model": model, "system": system, "task": task}))
@@ -366,6 +373,13 @@ mod tests {
         assert_eq!(unknown("current__dlrm_a__mi300x_128__fsdp_mp"), super::super::RECOMMENDATION_NOTES[1]);
         assert!(unknown("current__llama_7b__rtx4090_8_10gbe__finetune").contains("fine-tuning"));
         assert!(unknown("current__vit_l__rtx3080_8_1gbe__ddp").contains("vision transformers"));
+        // A mixture of experts in pre-training: what its one published run says, and with a
+        // fused token dispatch, that no published run checks that.
+        let moe = "llm_moe__gpt4_1.8t__cloud_A_h100.80_2048__llm_train";
+        assert_eq!(unknown(moe), super::super::MOE_NOTE);
+        let (fused, _) = preset_keys(moe, "default", &[("model", "moe_dispatch", json!("fused"))]);
+        let Some(Expectation::Unknown(why)) = expectation(&fused, &evaluate(&fused)) else { panic!("fused") };
+        assert_eq!(why, format!("{} {}", super::super::MOE_NOTE, super::super::MOE_FUSED_NOTE));
         // Nodes far apart: no published run was on such a network.
         let full = ("task", "recompute", json!("full"));
         let (far, _) = preset_keys(

@@ -302,6 +302,7 @@ raw_config! {
     biases,
     positions,
     elementwise,
+    moe_dispatch,
 }
 
 raw_config! {

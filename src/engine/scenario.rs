@@ -95,6 +95,23 @@ pub struct Shape {
     pub positions: Positions,
     /// How the norms and a gated feed-forward activation run (see [`Elementwise`]).
     pub elementwise: Elementwise,
+    /// How a mixture of experts' token dispatch runs (see [`MoeDispatch`]).
+    pub moe_dispatch: MoeDispatch,
+}
+
+/// How a mixture-of-experts layer copies its tokens to the experts and back (its token
+/// dispatch around the experts' GEMMs), and what that costs the default model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum MoeDispatch {
+    /// As eager PyTorch operations, as Megatron-core 0.6's dispatcher runs it: the routed copies
+    /// gathered, sorted, scattered back, weighed and summed over many kernels
+    /// ([`crate::engine::extended::calibration::MOE_DISPATCH_COPY_PASSES`]).
+    Eager,
+    /// By Transformer Engine's fused permute and unpermute kernels, as Megatron-core runs it
+    /// with `--moe-permute-fusion`: each copy written once and read back once, the routing
+    /// probabilities applied in the experts' fused activation
+    /// ([`crate::engine::extended::calibration::MOE_FUSED_DISPATCH_PASSES`]).
+    Fused,
 }
 
 /// How a transformer's norms and gated feed-forward activation are computed, and what that

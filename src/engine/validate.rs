@@ -723,6 +723,12 @@ fn read_shape(v: &mut Reader, m: &RawModel, arch: &Arch) -> Option<Shape> {
         &[("fused", Elementwise::Fused), ("eager", Elementwise::Eager)],
         Elementwise::Fused,
     )?;
+    let moe_dispatch = v.choice(
+        &m.moe_dispatch,
+        at("model", "moe_dispatch"),
+        &[("eager", MoeDispatch::Eager), ("fused", MoeDispatch::Fused)],
+        MoeDispatch::Eager,
+    )?;
     Some(Shape {
         kv_heads,
         head_dim,
@@ -735,6 +741,7 @@ fn read_shape(v: &mut Reader, m: &RawModel, arch: &Arch) -> Option<Shape> {
         biases,
         positions,
         elementwise,
+        moe_dispatch,
     })
 }
 

@@ -304,6 +304,8 @@ pub fn default_model_fields(family: Family) -> Vec<Field> {
     if family == Family::LlmMoe {
         v.push(extra(M, "capacity_factor", "MoE capacity factor", Kind::OptionalNumber, "1",
             "Tokens an expert accepts relative to an even split: 1.0 to 1.25 is typical. Padding to capacity adds expert GEMM work and all-to-all bytes."));
+        v.push(extra(M, "moe_dispatch", "Token dispatch", Kind::Choice(&[("eager", "eager PyTorch (Megatron-core 0.6)"), ("fused", "fused permute (Transformer Engine)")]), "eager",
+            "How each token's copies reach the experts and come back, around the experts' GEMMs, on every tensor-parallel GPU over all of a micro-batch's tokens. Megatron-core 0.6 ran it as eager PyTorch operations: the copies gathered, sorted by expert, scattered back, weighed by the router's probabilities and summed, 12 passes over each copy forward and 15 backward in 31 and 15 kernels with the router's, keeping the experts' outputs too. Transformer Engine's fused permute and unpermute (Megatron-core's --moe-permute-fusion) write each copy once and read it back once, 2 passes forward and 3 backward in 18 and 10 kernels, the experts' activation applying the probabilities. For Mixtral 8x7B with 8-way tensor parallelism on H100s the eager dispatch of a forward pass takes about half as long as the experts' GEMMs, the fused one a sixth."));
     }
     v
 }

@@ -116,6 +116,7 @@ impl<'a> DlrmCx<'a> {
                     cross_seq: 0.0,
                     norm_params: 2.0,
                     elementwise: s.model.shape.elementwise,
+                    moe_dispatch: s.model.shape.moe_dispatch,
                 };
                 (m, None, Some(d))
             }

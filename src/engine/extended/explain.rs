@@ -6,7 +6,7 @@ use super::collective::{Group, Links};
 use super::training::TrainingCx;
 use crate::engine::ops::{Block, OpKind, OpName, Phase};
 use crate::engine::reference::explain::{Explanation, Term, Unit};
-use crate::engine::scenario::{Attention, Recompute};
+use crate::engine::scenario::{Attention, MoeDispatch, Recompute};
 
 /// What a ZeRO-3 layer's weight gather does in the backward pass, as the model runs it: issued a
 /// layer ahead but queued behind the previous layer's gradient reduce-scatter on the one
@@ -223,12 +223,7 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
             terms.extend(ew_terms);
             let dispatch = cx.dispatch_s(block)[usize::from(op.phase != Phase::Forward)];
             if dispatch > 0.0 {
-                terms.push(term(
-                    "t_dispatch",
-                    "of the element-wise time above, the mixture of experts' token dispatch (Megatron-core 0.6's, eager PyTorch), on every tensor-parallel GPU over all the micro-batch's tokens: forward, each token's routed copies gathered and sorted by expert, then scattered back, weighed by the router's probabilities and summed (12 passes over each copy, 1 over the token, 31 kernels); backward, their gradients (15 and 1, 15 kernels)",
-                    dispatch,
-                    Unit::Seconds,
-                ));
+                terms.push(term("t_dispatch", dispatch_meaning(cx.d.moe_dispatch), dispatch, Unit::Seconds));
             }
             terms.extend([
                 hbm,
@@ -569,6 +564,15 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
 
 /// What the pipeline bubble is, in words (the numbers are in the terms).
 const BUBBLE_NOTE: &str = "The 1F1B bubble: each stage idles (p-1)/v passes while the pipeline fills and drains, a share (p-1)/(v m + p - 1) of the pipeline time; more micro-batches (m) or interleaving (v) shrink it.";
+
+/// What the mixture of experts' dispatch term counts, by how the dispatch runs (its passes and
+/// kernels are calibration.rs's `MOE_DISPATCH_*` and `MOE_FUSED_DISPATCH_*`).
+fn dispatch_meaning(d: MoeDispatch) -> &'static str {
+    match d {
+        MoeDispatch::Eager => "of the element-wise time above, the mixture of experts' token dispatch (Megatron-core 0.6's, eager PyTorch), on every tensor-parallel GPU over all the micro-batch's tokens: forward, each token's routed copies gathered and sorted by expert, then scattered back, weighed by the router's probabilities and summed (12 passes over each copy, 1 over the token, 31 kernels); backward, their gradients (15 and 1, 15 kernels)",
+        MoeDispatch::Fused => "of the element-wise time above, the mixture of experts' token dispatch by Transformer Engine's fused permute and unpermute (Megatron-core's --moe-permute-fusion), on every tensor-parallel GPU over all the micro-batch's tokens: forward, each token read once and written to each of its routed copies, then each copy read back into the token's sum (2 passes over each copy, 2 over the token, 18 kernels with the router's); backward, their gradients (3 and 1, 10 kernels); the experts' activation applies the router's probabilities",
+    }
+}
 
 /// What the fused-kernel speed term `k` stands for, by kernel: the published share of peak
 /// behind it (calibration.rs).

@@ -578,12 +578,14 @@ pub(super) fn system_stats(s: &Scenario, flops_per_s: f64, hbm_bytes_per_s: f64,
 mod tests {
     use super::*;
     use crate::engine::extended::calibration::{
-        EAGER_NORM_KERNELS, FP8_GEMM_EFFICIENCY, HOST_BLOCK_S, KERNEL_OVERHEAD_S, MOE_DISPATCH_KERNELS,
+        EAGER_NORM_KERNELS, FP8_GEMM_EFFICIENCY, HOST_BLOCK_S, KERNEL_OVERHEAD_S, MOE_DISPATCH_COPY_GRAD_PASSES,
+        MOE_DISPATCH_COPY_PASSES, MOE_DISPATCH_KERNELS, MOE_DISPATCH_TOKEN_PASSES, MOE_FUSED_DISPATCH_KERNELS,
+        MOE_FUSED_DISPATCH_PASSES,
     };
     use crate::engine::extended::gemm::Gemm;
     use crate::engine::ops::Category;
     use crate::engine::report::MemPart;
-    use crate::engine::scenario::{Elementwise, Positions};
+    use crate::engine::scenario::{Elementwise, MoeDispatch, Positions};
     use crate::engine::{validate, RawScenario};
     use serde_json::{json, Value};
 
@@ -795,6 +797,74 @@ mod tests {
             let want = 32.0 * tokens * 2.0 * 2.0 * 2.0 * 4096.0;
             assert!((kept - want).abs() < 1e-6 * want, "tp {tp}: {kept} kept against {want}");
         }
+    }
+
+    #[test]
+    fn a_fused_moe_dispatch_moves_and_keeps_less_says_so_and_is_chosen_by_name() {
+        // Top-2 of 8 experts on tp 8: the whole micro-batch's dispatch on every GPU, eager
+        // (Megatron-core 0.6) or by Transformer Engine's fused permute and unpermute.
+        let task = json!({"transformer_parallel": ["tp"], "transformer_parallel_degree": [8],
+            "micro_batch": 2, "sequence_parallel": true, "recompute": "selective"});
+        let moe = |dispatch: &str| {
+            let mut m = json!({"type": "LLM_MoE", "num_experts": 8, "num_active_experts": 2});
+            if !dispatch.is_empty() {
+                m["moe_dispatch"] = json!(dispatch);
+            }
+            scenario_with(8, task.clone(), m)
+        };
+        let (blank, eager, fused) = (moe(""), moe("eager"), moe("fused"));
+        assert_eq!(blank.model.shape, eager.model.shape);
+        assert_eq!(fused.model.shape.moe_dispatch, MoeDispatch::Fused);
+        let (e, f) = (TrainingCx::new(&eager).expect("moe"), TrainingCx::new(&fused).expect("moe"));
+        let tokens = 2.0 * 2048.0;
+        let (fwd, bwd) = f.d.dispatch_bytes();
+        let want = [
+            tokens * fwd / f.hbm_bytes_per_s + MOE_FUSED_DISPATCH_KERNELS[0] * KERNEL_OVERHEAD_S,
+            tokens * bwd / f.hbm_bytes_per_s + MOE_FUSED_DISPATCH_KERNELS[1] * KERNEL_OVERHEAD_S,
+        ];
+        assert_eq!(f.dispatch_s(Block::Fc), want);
+        let [ef, eb] = e.dispatch_s(Block::Fc);
+        assert!(want[0] < ef / 3.0 && want[1] < eb / 3.0, "{want:?} against {ef} and {eb}");
+        // Selective recomputation keeps one copy of each routed token fewer: 2 copies of 4,096
+        // 16-bit values per token in each of the 32 layers.
+        let less = e.stage_activations(0) - f.stage_activations(0);
+        let copy = 32.0 * tokens * 2.0 * 2.0 * 4096.0;
+        assert!((less - copy).abs() < 1e-6 * copy, "{less} against {copy}");
+        let (re, rf) = (evaluate(&e), evaluate(&f));
+        assert!(rf.iteration_s < re.iteration_s, "{} against {}", rf.iteration_s, re.iteration_s);
+        // The explanation gives the counts the time used.
+        let words = |s: &Scenario, phase: Phase| {
+            let cx = TrainingCx::new(s).expect("moe");
+            let r = evaluate(&cx);
+            let op = r
+                .timeline
+                .iter()
+                .find(|o| o.name.block == Block::Fc && o.name.phase == phase && o.name.kind == OpKind::Compute);
+            let e = crate::engine::extended::explain::explain(&cx, &op.expect("a feed-forward op").name)
+                .expect("explained");
+            e.terms.iter().map(|t| t.meaning).collect::<Vec<_>>().join(" ")
+        };
+        let [(copy_f, token_f), (copy_b, token_b)] = MOE_FUSED_DISPATCH_PASSES;
+        let [k_f, k_b] = MOE_FUSED_DISPATCH_KERNELS;
+        let forward = words(&fused, Phase::Forward);
+        assert!(
+            forward.contains(&format!("({copy_f} passes over each copy, {token_f} over the token, {k_f} kernels")),
+            "{forward}"
+        );
+        assert!(words(&fused, Phase::Backward).contains(&format!("({copy_b} and {token_b}, {k_b} kernels)")));
+        let [k_ef, k_eb] = MOE_DISPATCH_KERNELS;
+        let eager_words = words(&eager, Phase::Forward);
+        assert!(eager_words.contains(&format!("({MOE_DISPATCH_COPY_PASSES} passes over each copy, {MOE_DISPATCH_TOKEN_PASSES} over the token, {k_ef} kernels")), "{eager_words}");
+        assert!(words(&eager, Phase::Backward)
+            .contains(&format!("({MOE_DISPATCH_COPY_GRAD_PASSES} and {MOE_DISPATCH_TOKEN_PASSES}, {k_eb} kernels)")));
+        // An unknown value is refused, naming the key and the two choices.
+        let errs = checked(doc(
+            8,
+            task,
+            json!({"type": "LLM_MoE", "num_experts": 8, "num_active_experts": 2, "moe_dispatch": "deepep"}),
+        ))
+        .expect_err("refused");
+        assert!(errs.iter().any(|e| e.field == "model.moe_dispatch" && e.message.contains("fused")), "{errs:?}");
     }
 
     #[test]

@@ -14,13 +14,14 @@ use super::calibration::{
     BIAS_GRAD_PASSES, DROPOUT_PASSES, EAGER_NORM_FP32_PASSES, EAGER_NORM_KERNELS, EAGER_NORM_PASSES,
     EAGER_SWIGLU_KERNELS, EAGER_SWIGLU_PASSES, FLASH1_EFFICIENCY, FLASH1_H100_EFFICIENCY, FLASH2_EFFICIENCY,
     FLASH2_H100_EFFICIENCY, FP32_BYTES, GELU_GRAD_PASSES, HIDDEN_PASSES, MOE_DISPATCH_COPY_GRAD_PASSES,
-    MOE_DISPATCH_COPY_PASSES, MOE_DISPATCH_TOKEN_PASSES, NORM_INPUT_GRAD_PASSES, NORM_PASSES, NORM_WEIGHT_GRAD_PASSES,
-    POSITION_ADD_PASSES, QKV_GRAD_COPY_PASSES, RELATIVE_POSITION_BUCKETS, RESIDUAL_JOIN_GRAD_PASSES, ROPE_FUSED_PASSES,
-    ROPE_UNFUSED_PASSES, SCORE_ELEMENT_PASSES, SOFTMAX_GRAD_PASSES, SWIGLU_GRAD_PASSES,
+    MOE_DISPATCH_COPY_PASSES, MOE_DISPATCH_KERNELS, MOE_DISPATCH_TOKEN_PASSES, MOE_FUSED_DISPATCH_KERNELS,
+    MOE_FUSED_DISPATCH_PASSES, NORM_INPUT_GRAD_PASSES, NORM_PASSES, NORM_WEIGHT_GRAD_PASSES, POSITION_ADD_PASSES,
+    QKV_GRAD_COPY_PASSES, RELATIVE_POSITION_BUCKETS, RESIDUAL_JOIN_GRAD_PASSES, ROPE_FUSED_PASSES, ROPE_UNFUSED_PASSES,
+    SCORE_ELEMENT_PASSES, SOFTMAX_GRAD_PASSES, SWIGLU_GRAD_PASSES,
 };
 use super::gemm::{Gemm, GemmGpu};
 use crate::engine::ops::Block;
-use crate::engine::scenario::{Arch, Attention, Elementwise, Ffn, Llm, Model, Positions};
+use crate::engine::scenario::{Arch, Attention, Elementwise, Ffn, Llm, Model, MoeDispatch, Positions};
 
 /// A transformer's dimensions as the default model uses them.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -76,6 +77,8 @@ pub struct Dims {
     /// How the norms and a gated activation run: fused, or as eager PyTorch operations
     /// ([`Elementwise::Eager`]: more passes, more kernels, FP32 copies kept; [`Dims::eager`]).
     pub elementwise: Elementwise,
+    /// How a mixture of experts' token dispatch runs ([`Dims::dispatch_bytes`]).
+    pub moe_dispatch: MoeDispatch,
 }
 
 /// Element-wise bytes per token of a block's backward pass ([`Dims::backward_bytes`]), each
@@ -136,6 +139,7 @@ impl Dims {
             cross_seq: 0.0,
             norm_params: 2.0,
             elementwise: m.shape.elementwise,
+            moe_dispatch: m.shape.moe_dispatch,
         };
         let lm = |l: &Llm| {
             let t = &l.transformer;
@@ -564,30 +568,57 @@ impl Dims {
     }
 
     /// Element-wise bytes per token of a mixture-of-experts layer's token dispatch, as (forward
-    /// pass, backward pass): [`MOE_DISPATCH_COPY_PASSES`] and [`MOE_DISPATCH_COPY_GRAD_PASSES`]
-    /// over each of the `k` routed copies' hidden vectors (`active x capacity`), plus
-    /// [`MOE_DISPATCH_TOKEN_PASSES`] over the token's. Neither tensor nor sequence parallelism
-    /// divides it: every GPU of a tensor-parallel group dispatches the group's tokens to its
-    /// slices of the experts. 0 for a dense model.
+    /// pass, backward pass): each way's passes over each of the `k` routed copies' hidden
+    /// vectors (`active x capacity`) and over the token's ([`Dims::dispatch_passes`]). Neither
+    /// tensor nor sequence parallelism divides it: every GPU of a tensor-parallel group
+    /// dispatches the group's tokens to its slices of the experts. 0 for a dense model.
     pub fn dispatch_bytes(&self) -> (f64, f64) {
         if !self.is_moe() {
             return (0.0, 0.0);
         }
         let copies = self.active * self.capacity_factor;
         let pass = self.elem_bytes * self.hidden;
-        let way = |per_copy: f64| (per_copy * copies + MOE_DISPATCH_TOKEN_PASSES) * pass;
-        (way(MOE_DISPATCH_COPY_PASSES), way(MOE_DISPATCH_COPY_GRAD_PASSES))
+        let way = |(per_copy, per_token): (f64, f64)| (per_copy * copies + per_token) * pass;
+        let [fwd, bwd] = self.dispatch_passes();
+        (way(fwd), way(bwd))
+    }
+
+    /// The dispatch's passes (per routed copy, per token), forward then backward: eager
+    /// ([`MOE_DISPATCH_COPY_PASSES`], [`MOE_DISPATCH_COPY_GRAD_PASSES`] and
+    /// [`MOE_DISPATCH_TOKEN_PASSES`]) or fused ([`MOE_FUSED_DISPATCH_PASSES`]).
+    pub fn dispatch_passes(&self) -> [(f64, f64); 2] {
+        match self.moe_dispatch {
+            MoeDispatch::Eager => [
+                (MOE_DISPATCH_COPY_PASSES, MOE_DISPATCH_TOKEN_PASSES),
+                (MOE_DISPATCH_COPY_GRAD_PASSES, MOE_DISPATCH_TOKEN_PASSES),
+            ],
+            MoeDispatch::Fused => MOE_FUSED_DISPATCH_PASSES,
+        }
+    }
+
+    /// Kernels the router and the dispatch launch besides the experts' GEMMs, forward then
+    /// backward ([`MOE_DISPATCH_KERNELS`] or [`MOE_FUSED_DISPATCH_KERNELS`]).
+    pub fn dispatch_kernels(&self) -> [f64; 2] {
+        match self.moe_dispatch {
+            MoeDispatch::Eager => MOE_DISPATCH_KERNELS,
+            MoeDispatch::Fused => MOE_FUSED_DISPATCH_KERNELS,
+        }
     }
 
     /// Bytes per token a mixture-of-experts layer's dispatch keeps for the backward pass: the
-    /// routed copies that enter the experts (their first GEMM's input, for its weight gradient)
-    /// and the experts' outputs (for the gradient of their product by the routing
-    /// probabilities), `2 k e h`, undivided as [`Dims::dispatch_bytes`]. 0 for a dense model.
+    /// routed copies that enter the experts (their first GEMM's input, for its weight
+    /// gradient) and, where the dispatch weighs the experts' outputs by the routing
+    /// probabilities itself (eager), those outputs too, for that product's gradient: `2 k e h`
+    /// eager, `k e h` fused, undivided as [`Dims::dispatch_bytes`]. 0 for a dense model.
     pub fn dispatch_stored_bytes(&self) -> f64 {
         if !self.is_moe() {
             return 0.0;
         }
-        2.0 * self.active * self.capacity_factor * self.elem_bytes * self.hidden
+        let kept = match self.moe_dispatch {
+            MoeDispatch::Eager => 2.0,
+            MoeDispatch::Fused => 1.0,
+        };
+        kept * self.active * self.capacity_factor * self.elem_bytes * self.hidden
     }
 
     /// Element-wise bytes per token of the feed-forward activation (GELU reads and writes f,
@@ -683,6 +714,7 @@ mod tests {
             cross_seq: 0.0,
             norm_params: 2.0,
             elementwise: Elementwise::Fused,
+            moe_dispatch: MoeDispatch::Eager,
         }
     }
 
@@ -962,6 +994,16 @@ mod tests {
         // A capacity factor pads every expert's batch: more copies move.
         let padded = Dims { capacity_factor: 1.25, ..moe };
         assert_eq!(padded.dispatch_bytes().0, (12.0 * 2.5 + 1.0) * row);
+        // Transformer Engine's fused permute and unpermute: forward, each token read once and
+        // written to its copies, each copy read back into the token's sum (2 over each copy, 2
+        // over the token); backward 3 and 1. The experts' outputs are not kept for the
+        // probabilities' gradient (the experts' activation applies them); 18 and 10 kernels
+        // against 31 and 15.
+        let fused = Dims { moe_dispatch: MoeDispatch::Fused, ..moe };
+        assert_eq!(fused.dispatch_bytes(), ((2.0 * 2.0 + 2.0) * row, (3.0 * 2.0 + 1.0) * row));
+        assert_eq!(fused.dispatch_stored_bytes(), 2.0 * row);
+        assert_eq!((moe.dispatch_kernels(), fused.dispatch_kernels()), ([31.0, 15.0], [18.0, 10.0]));
+        assert_eq!(Dims { moe_dispatch: MoeDispatch::Fused, ..dense }.dispatch_bytes(), (0.0, 0.0));
     }
 
     #[test]
@@ -1028,6 +1070,7 @@ mod tests {
             cross_seq: 512.0,
             norm_params: 1.0,
             elementwise: Elementwise::Fused,
+            moe_dispatch: MoeDispatch::Eager,
         }
     }
 

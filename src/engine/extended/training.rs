@@ -8,7 +8,7 @@
 use super::calibration::{
     ADAM_BYTES_PER_PARAM, FP8_CAST_WRITE_BYTES, FP8_GEMM_EFFICIENCY, FP8_WEIGHT_COPY_BYTES_PER_PARAM,
     FUSED_BACKWARD_SCORE_REPLAY, HOST_BLOCK_S, KERNELS_PER_BLOCK, KERNEL_OVERHEAD_S, METRIC_CAST_BYTES,
-    METRIC_LOG_SOFTMAX_BYTES, MOE_DISPATCH_KERNELS, OPTIMIZER_BYTES_PER_PARAM, WORKSPACE_BYTES,
+    METRIC_LOG_SOFTMAX_BYTES, OPTIMIZER_BYTES_PER_PARAM, WORKSPACE_BYTES,
 };
 use super::collective::{time_s, Collective, Group, Links, Placement};
 use super::gemm::{Gemm, GemmGpu};
@@ -328,15 +328,16 @@ impl<'a> TrainingCx<'a> {
 
     /// A mixture-of-experts feed-forward block's token dispatch for one micro-batch, s, as
     /// (forward pass, backward pass): [`Dims::dispatch_bytes`] over the micro-batch's tokens at
-    /// the effective HBM bandwidth plus [`MOE_DISPATCH_KERNELS`] launches; 0 for other blocks
+    /// the effective HBM bandwidth plus [`Dims::dispatch_kernels`] launches; 0 for other blocks
     /// and dense models.
     pub fn dispatch_s(&self, block: Block) -> [f64; 2] {
         if block != Block::Fc || !self.d.is_moe() {
             return [0.0; 2];
         }
         let (fwd, bwd) = self.d.dispatch_bytes();
+        let [k_fwd, k_bwd] = self.d.dispatch_kernels();
         let way = |bytes: f64, kernels: f64| self.tokens * bytes / self.hbm_bytes_per_s + kernels * KERNEL_OVERHEAD_S;
-        [way(fwd, MOE_DISPATCH_KERNELS[0]), way(bwd, MOE_DISPATCH_KERNELS[1])]
+        [way(fwd, k_fwd), way(bwd, k_bwd)]
     }
 
     /// Launch overheads of the kernels a block launches beyond [`KERNELS_PER_BLOCK`] in its
