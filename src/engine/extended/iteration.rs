@@ -760,6 +760,17 @@ mod tests {
         assert!((ratio - 0.5).abs() < 0.01, "interleaved bubble ratio {ratio}");
     }
 
+    /// A micro-batch of `tokens` tokens' dispatch, forward and backward: its bytes at the
+    /// effective HBM bandwidth and `kernels` launches.
+    fn dispatch_want(cx: &TrainingCx, tokens: f64, kernels: [f64; 2]) -> [f64; 2] {
+        let (fwd, bwd) = cx.d.dispatch_bytes();
+        let [k_fwd, k_bwd] = kernels;
+        [
+            tokens * fwd / cx.hbm_bytes_per_s + k_fwd * KERNEL_OVERHEAD_S,
+            tokens * bwd / cx.hbm_bytes_per_s + k_bwd * KERNEL_OVERHEAD_S,
+        ]
+    }
+
     #[test]
     fn a_moe_dispatch_runs_on_every_tensor_parallel_gpu_over_all_its_tokens_and_is_kept() {
         // Top-2 of 8 experts of 16,384 against a dense model of 32,768: the same FFN FLOPs and
@@ -777,11 +788,7 @@ mod tests {
         }
         let (one, eight) = (run(&s1), run(&s8));
         let tokens = 2.0 * 2048.0;
-        let (fwd, bwd) = one.d.dispatch_bytes();
-        let expected = [
-            tokens * fwd / one.hbm_bytes_per_s + MOE_DISPATCH_KERNELS[0] * KERNEL_OVERHEAD_S,
-            tokens * bwd / one.hbm_bytes_per_s + MOE_DISPATCH_KERNELS[1] * KERNEL_OVERHEAD_S,
-        ];
+        let expected = dispatch_want(&one, tokens, MOE_DISPATCH_KERNELS);
         assert_eq!(one.dispatch_s(Block::Fc), expected);
         // Eight GPUs each dispatch the whole micro-batch to their eighths of the experts.
         assert_eq!(eight.dispatch_s(Block::Fc), expected);
@@ -817,11 +824,7 @@ mod tests {
         assert_eq!(fused.model.shape.moe_dispatch, MoeDispatch::Fused);
         let (e, f) = (TrainingCx::new(&eager).expect("moe"), TrainingCx::new(&fused).expect("moe"));
         let tokens = 2.0 * 2048.0;
-        let (fwd, bwd) = f.d.dispatch_bytes();
-        let want = [
-            tokens * fwd / f.hbm_bytes_per_s + MOE_FUSED_DISPATCH_KERNELS[0] * KERNEL_OVERHEAD_S,
-            tokens * bwd / f.hbm_bytes_per_s + MOE_FUSED_DISPATCH_KERNELS[1] * KERNEL_OVERHEAD_S,
-        ];
+        let want = dispatch_want(&f, tokens, MOE_FUSED_DISPATCH_KERNELS);
         assert_eq!(f.dispatch_s(Block::Fc), want);
         let [ef, eb] = e.dispatch_s(Block::Fc);
         assert!(want[0] < ef / 3.0 && want[1] < eb / 3.0, "{want:?} against {ef} and {eb}");
