@@ -110,7 +110,7 @@ pub enum MoeDispatch {
     /// By Transformer Engine's fused permute and unpermute kernels, as Megatron-core runs it
     /// with `--moe-permute-fusion`: each copy written once and read back once, the routing
     /// probabilities applied in the experts' fused activation
-    /// ([`crate::engine::extended::calibration::MOE_FUSED_DISPATCH_PASSES`]).
+    /// ([`crate::engine::extended::calibration::FUSED_DISPATCH`]).
     Fused,
 }
 

@@ -559,26 +559,47 @@ pub const MOE_DISPATCH_TOKEN_PASSES: f64 = 1.0;
 /// backward, the router's (6), the product's (3), and the gathers' and scatters' (6).
 pub const MOE_DISPATCH_KERNELS: [f64; 2] = [31.0, 15.0];
 
-/// Passes over the hidden vector that a mixture-of-experts layer's token dispatch makes with
-/// Transformer Engine's fused permute and unpermute kernels (Megatron-core's
-/// `--moe-permute-fusion`), as (per routed copy, per token), forward then backward, counted
-/// from the kernels (`transformer_engine/common/triton/permutation.py`): forward, the permute
+/// What a mixture-of-experts layer's token dispatch costs, by how it runs
+/// ([`crate::engine::scenario::MoeDispatch`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DispatchCost {
+    /// Passes over the hidden vector as (per routed copy, per token), forward then backward.
+    pub passes: [(f64, f64); 2],
+    /// Kernels of the router and the dispatch besides the experts' GEMMs, forward then backward.
+    pub kernels: [f64; 2],
+    /// Routed copies of each token's hidden vector kept for the backward pass.
+    pub kept_copies: f64,
+}
+
+/// Megatron-core 0.6's eager dispatch: [`MOE_DISPATCH_COPY_PASSES`] and
+/// [`MOE_DISPATCH_COPY_GRAD_PASSES`] over each copy, [`MOE_DISPATCH_TOKEN_PASSES`] over the
+/// token each way, [`MOE_DISPATCH_KERNELS`]; it keeps the copies that enter the experts (their
+/// first GEMM's input, for its weight gradient) and the experts' outputs (for the gradient of
+/// their product by the routing probabilities).
+pub const EAGER_DISPATCH: DispatchCost = DispatchCost {
+    passes: [
+        (MOE_DISPATCH_COPY_PASSES, MOE_DISPATCH_TOKEN_PASSES),
+        (MOE_DISPATCH_COPY_GRAD_PASSES, MOE_DISPATCH_TOKEN_PASSES),
+    ],
+    kernels: MOE_DISPATCH_KERNELS,
+    kept_copies: 2.0,
+};
+
+/// The dispatch by Transformer Engine's fused permute and unpermute kernels (Megatron-core's
+/// `--moe-permute-fusion`). Its passes, counted from the kernels (`transformer_engine/common/triton/permutation.py`): forward, the permute
 /// reads each token once and writes each of its copies (1 per token, 1 per copy) and the
 /// unpermute reads each copy and writes the token's sum (1 per copy, 1 per token); backward,
 /// the unpermute's gradient reads the token's gradient for each copy and writes the copy's (2
 /// per copy), and the permute's reads each copy's gradient and writes the token's sum (1 per
 /// copy, 1 per token). Megatron-core hands the routing probabilities to the experts, whose
-/// fused activation applies them without a pass of its own; so the experts' outputs need not be
-/// kept for the probabilities' gradient either.
-pub const MOE_FUSED_DISPATCH_PASSES: [(f64, f64); 2] = [(2.0, 2.0), (3.0, 1.0)];
-
-/// Kernels of the router and the fused dispatch besides the experts' GEMMs, each way, in
-/// Megatron-core's all-gather dispatcher with `--moe-permute-fusion`: forward, the router's (8,
-/// as [`MOE_DISPATCH_KERNELS`]), the local routing map's and probabilities' selections and the
-/// tokens per expert (5), the row map's three kernels, the permute and the unpermute (5);
-/// backward, the router's (6), the probabilities' selection (2), the unpermute's and the
-/// permute's (2).
-pub const MOE_FUSED_DISPATCH_KERNELS: [f64; 2] = [18.0, 10.0];
+/// fused activation applies them without a pass of its own; so only the copies entering the
+/// experts are kept, not the experts' outputs. Its kernels, in Megatron-core's all-gather
+/// dispatcher: forward, the router's (8, as [`MOE_DISPATCH_KERNELS`]), the local routing map's
+/// and probabilities' selections and the tokens per expert (5), the row map's three kernels,
+/// the permute and the unpermute (5); backward, the router's (6), the probabilities' selection
+/// (2), the unpermute's and the permute's (2).
+pub const FUSED_DISPATCH: DispatchCost =
+    DispatchCost { passes: [(2.0, 2.0), (3.0, 1.0)], kernels: [18.0, 10.0], kept_copies: 1.0 };
 
 /// Bytes of row-wise Adagrad state per embedding row (one fp32 per row, TorchRec's default
 /// optimizer for tables).

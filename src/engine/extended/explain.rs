@@ -566,7 +566,7 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
 const BUBBLE_NOTE: &str = "The 1F1B bubble: each stage idles (p-1)/v passes while the pipeline fills and drains, a share (p-1)/(v m + p - 1) of the pipeline time; more micro-batches (m) or interleaving (v) shrink it.";
 
 /// What the mixture of experts' dispatch term counts, by how the dispatch runs (its passes and
-/// kernels are calibration.rs's `MOE_DISPATCH_*` and `MOE_FUSED_DISPATCH_*`).
+/// kernels are calibration.rs's `EAGER_DISPATCH` and `FUSED_DISPATCH`).
 fn dispatch_meaning(d: MoeDispatch) -> &'static str {
     match d {
         MoeDispatch::Eager => "of the element-wise time above, the mixture of experts' token dispatch (Megatron-core 0.6's, eager PyTorch), on every tensor-parallel GPU over all the micro-batch's tokens: forward, each token's routed copies gathered and sorted by expert, then scattered back, weighed by the router's probabilities and summed (12 passes over each copy, 1 over the token, 31 kernels); backward, their gradients (15 and 1, 15 kernels)",

@@ -578,9 +578,8 @@ pub(super) fn system_stats(s: &Scenario, flops_per_s: f64, hbm_bytes_per_s: f64,
 mod tests {
     use super::*;
     use crate::engine::extended::calibration::{
-        EAGER_NORM_KERNELS, FP8_GEMM_EFFICIENCY, HOST_BLOCK_S, KERNEL_OVERHEAD_S, MOE_DISPATCH_COPY_GRAD_PASSES,
-        MOE_DISPATCH_COPY_PASSES, MOE_DISPATCH_KERNELS, MOE_DISPATCH_TOKEN_PASSES, MOE_FUSED_DISPATCH_KERNELS,
-        MOE_FUSED_DISPATCH_PASSES,
+        EAGER_NORM_KERNELS, FP8_GEMM_EFFICIENCY, FUSED_DISPATCH, HOST_BLOCK_S, KERNEL_OVERHEAD_S,
+        MOE_DISPATCH_COPY_GRAD_PASSES, MOE_DISPATCH_COPY_PASSES, MOE_DISPATCH_KERNELS, MOE_DISPATCH_TOKEN_PASSES,
     };
     use crate::engine::extended::gemm::Gemm;
     use crate::engine::ops::Category;
@@ -824,7 +823,7 @@ mod tests {
         assert_eq!(fused.model.shape.moe_dispatch, MoeDispatch::Fused);
         let (e, f) = (TrainingCx::new(&eager).expect("moe"), TrainingCx::new(&fused).expect("moe"));
         let tokens = 2.0 * 2048.0;
-        let want = dispatch_want(&f, tokens, MOE_FUSED_DISPATCH_KERNELS);
+        let want = dispatch_want(&f, tokens, FUSED_DISPATCH.kernels);
         assert_eq!(f.dispatch_s(Block::Fc), want);
         let [ef, eb] = e.dispatch_s(Block::Fc);
         assert!(want[0] < ef / 3.0 && want[1] < eb / 3.0, "{want:?} against {ef} and {eb}");
@@ -847,8 +846,8 @@ mod tests {
                 .expect("explained");
             e.terms.iter().map(|t| t.meaning).collect::<Vec<_>>().join(" ")
         };
-        let [(copy_f, token_f), (copy_b, token_b)] = MOE_FUSED_DISPATCH_PASSES;
-        let [k_f, k_b] = MOE_FUSED_DISPATCH_KERNELS;
+        let [(copy_f, token_f), (copy_b, token_b)] = FUSED_DISPATCH.passes;
+        let [k_f, k_b] = FUSED_DISPATCH.kernels;
         let forward = words(&fused, Phase::Forward);
         assert!(
             forward.contains(&format!("({copy_f} passes over each copy, {token_f} over the token, {k_f} kernels")),

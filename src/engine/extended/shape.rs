@@ -11,13 +11,12 @@
 //! One job: a transformer's quantities per token, before any parallelism divides them.
 
 use super::calibration::{
-    BIAS_GRAD_PASSES, DROPOUT_PASSES, EAGER_NORM_FP32_PASSES, EAGER_NORM_KERNELS, EAGER_NORM_PASSES,
-    EAGER_SWIGLU_KERNELS, EAGER_SWIGLU_PASSES, FLASH1_EFFICIENCY, FLASH1_H100_EFFICIENCY, FLASH2_EFFICIENCY,
-    FLASH2_H100_EFFICIENCY, FP32_BYTES, GELU_GRAD_PASSES, HIDDEN_PASSES, MOE_DISPATCH_COPY_GRAD_PASSES,
-    MOE_DISPATCH_COPY_PASSES, MOE_DISPATCH_KERNELS, MOE_DISPATCH_TOKEN_PASSES, MOE_FUSED_DISPATCH_KERNELS,
-    MOE_FUSED_DISPATCH_PASSES, NORM_INPUT_GRAD_PASSES, NORM_PASSES, NORM_WEIGHT_GRAD_PASSES, POSITION_ADD_PASSES,
-    QKV_GRAD_COPY_PASSES, RELATIVE_POSITION_BUCKETS, RESIDUAL_JOIN_GRAD_PASSES, ROPE_FUSED_PASSES, ROPE_UNFUSED_PASSES,
-    SCORE_ELEMENT_PASSES, SOFTMAX_GRAD_PASSES, SWIGLU_GRAD_PASSES,
+    DispatchCost, BIAS_GRAD_PASSES, DROPOUT_PASSES, EAGER_DISPATCH, EAGER_NORM_FP32_PASSES, EAGER_NORM_KERNELS,
+    EAGER_NORM_PASSES, EAGER_SWIGLU_KERNELS, EAGER_SWIGLU_PASSES, FLASH1_EFFICIENCY, FLASH1_H100_EFFICIENCY,
+    FLASH2_EFFICIENCY, FLASH2_H100_EFFICIENCY, FP32_BYTES, FUSED_DISPATCH, GELU_GRAD_PASSES, HIDDEN_PASSES,
+    NORM_INPUT_GRAD_PASSES, NORM_PASSES, NORM_WEIGHT_GRAD_PASSES, POSITION_ADD_PASSES, QKV_GRAD_COPY_PASSES,
+    RELATIVE_POSITION_BUCKETS, RESIDUAL_JOIN_GRAD_PASSES, ROPE_FUSED_PASSES, ROPE_UNFUSED_PASSES, SCORE_ELEMENT_PASSES,
+    SOFTMAX_GRAD_PASSES, SWIGLU_GRAD_PASSES,
 };
 use super::gemm::{Gemm, GemmGpu};
 use crate::engine::ops::Block;
@@ -569,7 +568,7 @@ impl Dims {
 
     /// Element-wise bytes per token of a mixture-of-experts layer's token dispatch, as (forward
     /// pass, backward pass): each way's passes over each of the `k` routed copies' hidden
-    /// vectors (`active x capacity`) and over the token's ([`Dims::dispatch_passes`]). Neither
+    /// vectors (`active x capacity`) and over the token's ([`Dims::dispatch`]). Neither
     /// tensor nor sequence parallelism divides it: every GPU of a tensor-parallel group
     /// dispatches the group's tokens to its slices of the experts. 0 for a dense model.
     pub fn dispatch_bytes(&self) -> (f64, f64) {
@@ -579,46 +578,26 @@ impl Dims {
         let copies = self.active * self.capacity_factor;
         let pass = self.elem_bytes * self.hidden;
         let way = |(per_copy, per_token): (f64, f64)| (per_copy * copies + per_token) * pass;
-        let [fwd, bwd] = self.dispatch_passes();
+        let [fwd, bwd] = self.dispatch().passes;
         (way(fwd), way(bwd))
     }
 
-    /// The dispatch's passes (per routed copy, per token), forward then backward: eager
-    /// ([`MOE_DISPATCH_COPY_PASSES`], [`MOE_DISPATCH_COPY_GRAD_PASSES`] and
-    /// [`MOE_DISPATCH_TOKEN_PASSES`]) or fused ([`MOE_FUSED_DISPATCH_PASSES`]).
-    pub fn dispatch_passes(&self) -> [(f64, f64); 2] {
+    /// What the token dispatch costs as it runs: [`EAGER_DISPATCH`] or [`FUSED_DISPATCH`].
+    pub fn dispatch(&self) -> DispatchCost {
         match self.moe_dispatch {
-            MoeDispatch::Eager => [
-                (MOE_DISPATCH_COPY_PASSES, MOE_DISPATCH_TOKEN_PASSES),
-                (MOE_DISPATCH_COPY_GRAD_PASSES, MOE_DISPATCH_TOKEN_PASSES),
-            ],
-            MoeDispatch::Fused => MOE_FUSED_DISPATCH_PASSES,
+            MoeDispatch::Eager => EAGER_DISPATCH,
+            MoeDispatch::Fused => FUSED_DISPATCH,
         }
     }
 
-    /// Kernels the router and the dispatch launch besides the experts' GEMMs, forward then
-    /// backward ([`MOE_DISPATCH_KERNELS`] or [`MOE_FUSED_DISPATCH_KERNELS`]).
-    pub fn dispatch_kernels(&self) -> [f64; 2] {
-        match self.moe_dispatch {
-            MoeDispatch::Eager => MOE_DISPATCH_KERNELS,
-            MoeDispatch::Fused => MOE_FUSED_DISPATCH_KERNELS,
-        }
-    }
-
-    /// Bytes per token a mixture-of-experts layer's dispatch keeps for the backward pass: the
-    /// routed copies that enter the experts (their first GEMM's input, for its weight
-    /// gradient) and, where the dispatch weighs the experts' outputs by the routing
-    /// probabilities itself (eager), those outputs too, for that product's gradient: `2 k e h`
-    /// eager, `k e h` fused, undivided as [`Dims::dispatch_bytes`]. 0 for a dense model.
+    /// Bytes per token a mixture-of-experts layer's dispatch keeps for the backward pass: its
+    /// kept copies of each routed token ([`DispatchCost::kept_copies`]: `2 k e h` eager, `k e h`
+    /// fused), undivided as [`Dims::dispatch_bytes`]. 0 for a dense model.
     pub fn dispatch_stored_bytes(&self) -> f64 {
         if !self.is_moe() {
             return 0.0;
         }
-        let kept = match self.moe_dispatch {
-            MoeDispatch::Eager => 2.0,
-            MoeDispatch::Fused => 1.0,
-        };
-        kept * self.active * self.capacity_factor * self.elem_bytes * self.hidden
+        self.dispatch().kept_copies * self.active * self.capacity_factor * self.elem_bytes * self.hidden
     }
 
     /// Element-wise bytes per token of the feed-forward activation (GELU reads and writes f,
@@ -1002,7 +981,7 @@ mod tests {
         let fused = Dims { moe_dispatch: MoeDispatch::Fused, ..moe };
         assert_eq!(fused.dispatch_bytes(), ((2.0 * 2.0 + 2.0) * row, (3.0 * 2.0 + 1.0) * row));
         assert_eq!(fused.dispatch_stored_bytes(), 2.0 * row);
-        assert_eq!((moe.dispatch_kernels(), fused.dispatch_kernels()), ([31.0, 15.0], [18.0, 10.0]));
+        assert_eq!((moe.dispatch().kernels, fused.dispatch().kernels), ([31.0, 15.0], [18.0, 10.0]));
         assert_eq!(Dims { moe_dispatch: MoeDispatch::Fused, ..dense }.dispatch_bytes(), (0.0, 0.0));
     }
 

@@ -328,14 +328,14 @@ impl<'a> TrainingCx<'a> {
 
     /// A mixture-of-experts feed-forward block's token dispatch for one micro-batch, s, as
     /// (forward pass, backward pass): [`Dims::dispatch_bytes`] over the micro-batch's tokens at
-    /// the effective HBM bandwidth plus [`Dims::dispatch_kernels`] launches; 0 for other blocks
+    /// the effective HBM bandwidth plus its kernels' launches ([`Dims::dispatch`]); 0 for other blocks
     /// and dense models.
     pub fn dispatch_s(&self, block: Block) -> [f64; 2] {
         if block != Block::Fc || !self.d.is_moe() {
             return [0.0; 2];
         }
         let (fwd, bwd) = self.d.dispatch_bytes();
-        let [k_fwd, k_bwd] = self.d.dispatch_kernels();
+        let [k_fwd, k_bwd] = self.d.dispatch().kernels;
         let way = |bytes: f64, kernels: f64| self.tokens * bytes / self.hbm_bytes_per_s + kernels * KERNEL_OVERHEAD_S;
         [way(fwd, k_fwd), way(bwd, k_bwd)]
     }
