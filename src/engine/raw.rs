@@ -380,6 +380,7 @@ raw_config! {
     zero_stage,
     recompute,
     sequence_parallel,
+    expert_tp,
     collective,
     overlap_grad_reduce,
     overlap_param_gather,

@@ -239,6 +239,12 @@ pub struct Setup {
     /// Megatron sequence parallelism: tensor-parallel all-reduces become reduce-scatter +
     /// all-gather, and the norm/dropout activations are split over the tp group.
     pub sequence_parallel: bool,
+    /// Expert tensor parallelism (Megatron-core's `--expert-tensor-parallel-size`): the ranks of
+    /// a tensor-parallel group that split each expert of a mixture-of-experts layer; the other
+    /// `tp / expert_tp` join expert parallelism, each routing its sequence-parallel share of the
+    /// tokens to whole experts. `None`: the tensor-parallel degree (every expert split as the
+    /// dense layers are).
+    pub expert_tp: Option<u64>,
     pub collective: Algorithm,
     /// Reduce gradients in buckets during the backward pass instead of after it.
     pub overlap_grad_reduce: bool,
@@ -671,6 +677,7 @@ impl Default for Setup {
             zero_stage: 0,
             recompute: Recompute::None,
             sequence_parallel: false,
+            expert_tp: None,
             collective: Algorithm::Hierarchical,
             overlap_grad_reduce: false,
             overlap_param_gather: true,

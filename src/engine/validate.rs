@@ -1157,6 +1157,10 @@ fn read_setup(v: &mut Reader, t: &RawTask) -> Option<Setup> {
     let collective = v.choice(&t.collective, at("task", "collective"), &algorithms, d.collective)?;
     let sequence_parallel =
         v.optional_flag(&t.sequence_parallel, at("task", "sequence_parallel"), d.sequence_parallel)?;
+    let expert_tp = match &t.expert_tp {
+        None | Some(RawValue::Null) => d.expert_tp,
+        f => Some(v.count(f, at("task", "expert_tp"), optional, 1, MAX_COUNT)?),
+    };
     let overlap_grad_reduce =
         v.optional_flag(&t.overlap_grad_reduce, at("task", "overlap_grad_reduce"), d.overlap_grad_reduce)?;
     let overlap_param_gather =
@@ -1269,6 +1273,7 @@ fn read_setup(v: &mut Reader, t: &RawTask) -> Option<Setup> {
         zero_stage,
         recompute,
         sequence_parallel,
+        expert_tp,
         collective,
         overlap_grad_reduce,
         overlap_param_gather,

@@ -358,6 +358,7 @@ pub fn default_task_fields(family: Family, inference: bool) -> Vec<Field> {
             "zero_stage",
             "recompute",
             "sequence_parallel",
+            "expert_tp",
             "collective",
             "overlap_grad_reduce",
             "overlap_param_gather",
@@ -372,7 +373,9 @@ pub fn default_task_fields(family: Family, inference: bool) -> Vec<Field> {
     };
     // Images and video clips: their decoding and storage can be modelled.
     let frames = !inference && matches!(family, Family::Vit | Family::Cnn);
-    all_task_fields().into_iter().filter(|f| keep.contains(&f.key) || (frames && is_loader(f))).collect()
+    // Expert tensor parallelism splits a mixture of experts' experts.
+    let offered = |f: &Field| keep.contains(&f.key) && (f.key != "expert_tp" || family == Family::LlmMoe);
+    all_task_fields().into_iter().filter(|f| offered(f) || (frames && is_loader(f))).collect()
 }
 
 fn is_loader(f: &Field) -> bool {
@@ -461,6 +464,8 @@ fn all_task_fields() -> Vec<Field> {
             "Keep activations for the backward pass, or recompute them (Korthikanti et al. 2022). Full recomputation keeps only each layer's input and repeats the forward pass (about 33% more compute); selective recomputes only the attention scores, which dominate memory at long sequences."),
         extra(T, "sequence_parallel", "Sequence parallelism", Kind::Flag, "no",
             "With tensor parallelism, split the norm and dropout work and activations along the sequence too: each all-reduce becomes a reduce-scatter plus an all-gather (same bytes), and those activations take 1/tp of the memory."),
+        extra(T, "expert_tp", "Expert tensor parallelism", Kind::OptionalCount, "the tensor-parallel degree",
+            "Training a mixture of experts with tensor parallelism: how many ranks of each tensor-parallel group split an expert (Megatron-core's --expert-tensor-parallel-size). Empty: all of them, as they split the dense layers. Fewer, such as 1: the other ranks hold whole experts of their own and join expert parallelism (tp / etp x ep ranks share the experts), each routing its own sequence-parallel share of the tokens, so the experts' GEMMs are wider on fewer tokens (the same FLOPs), no tensor-parallel gather and scatter surround them, the token dispatch works on fewer tokens, and the all-to-all spans more GPUs (mostly within the node). Megatron-core's DeepSeek-V3 and Qwen3 recipes use 1. Needs sequence parallelism, a divisor of the tensor-parallel degree, and tp / etp x ep dividing the experts."),
         extra(T, "collective", "Collective algorithm", Kind::Choice(&[("hierarchical", "hierarchical: node, then network"), ("ring", "ring over every GPU"), ("tree", "tree across nodes (log latency, less bandwidth)"), ("in_network", "in-network aggregation (SwitchML, SHARP)")]), "hierarchical",
             "How all-reduces and gathers move bytes across nodes. Hierarchical (NCCL's default, PowerAI DDL) reduces within the node over NVLink, then across nodes on 1/k of the data; NCCL runs all-gathers and reduce-scatters (ZeRO, FSDP) as rings through every GPU, whose latency grows with the group: at a thousand GPUs it can outweigh a small per-GPU batch. A tree (NCCL's, for all-reduces across nodes) cuts latency to the log of the node count but keeps less bandwidth, so it pays for small messages on many nodes; in-network aggregation has the switch sum the data, halving what each host sends."),
         extra(T, "overlap_grad_reduce", "Overlap gradient reduction", Kind::Flag, "no",

@@ -67,6 +67,18 @@ impl Group {
         Group { size, per_node: per(self.per_node, inner.per_node), per_site: per(self.per_site, inner.per_site) }
     }
 
+    /// The group of this group's first `n` members (its innermost part), `n` dividing its size.
+    pub fn inner(self, n: u64) -> Group {
+        Group { size: n, per_node: self.per_node.min(n), per_site: self.per_site.min(n) }
+    }
+
+    /// The group of every `n`-th member (what is left of it outside [`Group::inner`]`(n)`).
+    pub fn outer(self, n: u64) -> Group {
+        let size = (self.size / n.max(1)).max(1);
+        let per = |within: u64| (within / n.max(1)).clamp(1, size);
+        Group { size, per_node: per(self.per_node), per_site: per(self.per_site) }
+    }
+
     /// Two neighbouring members (adjacent pipeline stages): on one node, or one site, when
     /// the group has two members there.
     pub fn neighbours(self) -> Group {
@@ -591,6 +603,19 @@ mod tests {
 
     /// 64 GPUs in 4 sites of 2 nodes of 8.
     const FOUR_SITES: Group = Group { size: 64, per_node: 8, per_site: 16 };
+
+    #[test]
+    fn a_groups_inner_members_and_its_every_nth_member_keep_their_spread_over_nodes() {
+        // Tensor parallelism of 8 on a node of 8: a pair of neighbours, and four ranks two apart.
+        let tp = Group::new(8, 8);
+        assert_eq!((tp.inner(2), tp.outer(2)), (Group::new(2, 2), Group::new(4, 4)));
+        // Of 16 over two nodes: the inner 4 share a node; every 4th rank, two per node.
+        let wide = Group::new(16, 8);
+        assert_eq!((wide.inner(4), wide.outer(4)), (Group::new(4, 4), Group::new(4, 2)));
+        assert_eq!((wide.outer(16), wide.inner(16)), (Group::new(1, 1), wide));
+        // The whole group rejoins from its parts.
+        assert_eq!(wide.outer(4).with(wide.inner(4)), wide);
+    }
 
     #[test]
     fn a_group_within_one_site_never_pays_the_wide_area_link() {

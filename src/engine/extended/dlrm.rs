@@ -478,7 +478,7 @@ impl<'a> DlrmCx<'a> {
         let tokens = self.local_batch * d.seq;
         let tp = lay.tp.size as f64;
         let gemms: Vec<(Gemm, f64)> =
-            [Block::Attn, Block::Fc].into_iter().flat_map(|b| d.block_gemms(b, tokens, tp, 1.0)).collect();
+            [Block::Attn, Block::Fc].into_iter().flat_map(|b| d.block_gemms(b, tokens, tp, tp, 1.0)).collect();
         let [scores, scores_a, scores_w] = d.score_gemms_s(self.local_batch, d.seq, tp, self.gemm_gpu());
         // Element-wise bytes of both blocks at HBM speed, the inside of the tensor-parallel
         // regions split by tp.

@@ -117,6 +117,8 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
         (OpKind::Compute, Block::Attn) | (OpKind::Compute, Block::Fc) => {
             let attn = op.block == Block::Attn;
             let block = op.block;
+            // The collective the block's pass waits for (the feed-forward's is its experts').
+            let block_tp_comm_s = if attn { t.tp_comm_s } else { t.ffn_tp_comm_s };
             let (fwd, dgrad, wgrad) = cx.block_gemm_s(block);
             let mut terms = vec![term(
                 "t_gemm",
@@ -187,6 +189,14 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
                     ]);
                 }
             }
+            if !attn && cx.expert_token_share() < 1.0 {
+                terms.push(term(
+                    "etp",
+                    "expert tensor parallelism: the tensor-parallel ranks that split each expert; the other tp / etp hold whole experts of their own, each GPU's experts computing over its etp / tp share of the tokens (wider GEMMs on fewer tokens, the same FLOPs) with no tensor-parallel collective around them when etp is 1",
+                    cx.expert_token_share() * cx.lay.tp.size as f64,
+                    Unit::Count,
+                ));
+            }
             if attn && cross {
                 terms.push(term(
                     "s_enc",
@@ -237,7 +247,7 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
                 term(
                     "t_tp",
                     "tensor-parallel collectives the pass waits for, while the host issues the next kernels",
-                    cx.blocking_tp_comm_s(t.tp_comm_s),
+                    cx.blocking_tp_comm_s(block_tp_comm_s),
                     Unit::Seconds,
                 ),
             ]);
@@ -278,7 +288,8 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
                     (Recompute::None, true) => "t_s / 2 (the fused kernel computes Q K^T again)",
                     _ => "recomputation: none",
                 };
-                let passes = cx.gradient_passes_s(block, (act, wgt), (fwd, dgrad, wgrad), cx.host_floor_s(t.tp_comm_s));
+                let passes =
+                    cx.gradient_passes_s(block, (act, wgt), (fwd, dgrad, wgrad), cx.host_floor_s(block_tp_comm_s));
                 terms.push(term("t_rec", rec, seconds - passes, Unit::Seconds));
                 (formula, seconds, "backward pass")
             };
@@ -302,7 +313,7 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
         (OpKind::ActAllReduce | OpKind::ActAllGather | OpKind::ActReduceScatter, _) => {
             let mut terms = vec![term("S", "activations of the micro-batch: T x h x e", act_bytes, Unit::Bytes)];
             terms.extend(group_terms(cx.lay.tp, &cx.links));
-            let one = if op.block == Block::Attn { t.attn_tp_comm_s } else { t.tp_comm_s };
+            let one = if op.block == Block::Attn { t.attn_tp_comm_s } else { t.ffn_tp_comm_s };
             let seconds =
                 if op.phase == Phase::Backward && cx.setup.recompute == Recompute::Full { 2.0 * one } else { one };
             Explanation {
@@ -425,11 +436,11 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
         (OpKind::MoeDispatch | OpKind::MoeCombine, _) => {
             let mut terms = vec![term(
                 "S",
-                "routed activations: T x h x e x active experts x capacity factor",
-                act_bytes * cx.d.active * cx.d.capacity_factor,
+                "routed activations: T x h x e x active experts x capacity factor, over tp with sequence parallelism (each rank routes its own share of the tokens)",
+                cx.moe_routed_bytes(),
                 Unit::Bytes,
             )];
-            terms.extend(group_terms(cx.lay.ep, &cx.links));
+            terms.extend(group_terms(cx.expert_group(), &cx.links));
             Explanation {
                 what: format!("Expert-parallel all-to-all of {layer} ({})", if op.kind == OpKind::MoeDispatch { "dispatch" } else { "combine" }),
                 formula: "max(S (k-1)/d / B_nvl, S (d-k)/d / B_nic) + latency".into(),
@@ -569,8 +580,8 @@ const BUBBLE_NOTE: &str = "The 1F1B bubble: each stage idles (p-1)/v passes whil
 /// kernels are calibration.rs's `EAGER_DISPATCH` and `FUSED_DISPATCH`).
 fn dispatch_meaning(d: MoeDispatch) -> &'static str {
     match d {
-        MoeDispatch::Eager => "of the element-wise time above, the mixture of experts' token dispatch (Megatron-core 0.6's, eager PyTorch), on every tensor-parallel GPU over all the micro-batch's tokens: forward, each token's routed copies gathered and sorted by expert, then scattered back, weighed by the router's probabilities and summed (12 passes over each copy, 1 over the token, 31 kernels); backward, their gradients (15 and 1, 15 kernels)",
-        MoeDispatch::Fused => "of the element-wise time above, the mixture of experts' token dispatch by Transformer Engine's fused permute and unpermute (Megatron-core's --moe-permute-fusion), on every tensor-parallel GPU over all the micro-batch's tokens: forward, each token read once and written to each of its routed copies, then each copy read back into the token's sum (2 passes over each copy, 2 over the token, 18 kernels with the router's); backward, their gradients (3 and 1, 10 kernels); the experts' activation applies the router's probabilities",
+        MoeDispatch::Eager => "of the element-wise time above, the mixture of experts' token dispatch (Megatron-core 0.6's, eager PyTorch), on every tensor-parallel GPU over all the micro-batch's tokens (under expert tensor parallelism, its etp / tp share): forward, each token's routed copies gathered and sorted by expert, then scattered back, weighed by the router's probabilities and summed (12 passes over each copy, 1 over the token, 31 kernels); backward, their gradients (15 and 1, 15 kernels)",
+        MoeDispatch::Fused => "of the element-wise time above, the mixture of experts' token dispatch by Transformer Engine's fused permute and unpermute (Megatron-core's --moe-permute-fusion), on every tensor-parallel GPU over all the micro-batch's tokens (under expert tensor parallelism, its etp / tp share): forward, each token read once and written to each of its routed copies, then each copy read back into the token's sum (2 passes over each copy, 2 over the token, 18 kernels with the router's); backward, their gradients (3 and 1, 10 kernels); the experts' activation applies the router's probabilities",
     }
 }
 

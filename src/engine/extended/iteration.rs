@@ -197,8 +197,11 @@ impl TrainingCx<'_> {
             let comm = tl.push(name(Block::Attn, l, Phase::Forward, kind, mb), t.attn_tp_comm_s, &[attn, ring]);
             let mut wait = if blocking_tp { comm } else { None };
             if sp {
-                let g =
-                    tl.push(name(Block::Fc, l, Phase::Forward, OpKind::ActAllGather, mb), t.tp_comm_s, &[attn, comm]);
+                let g = tl.push(
+                    name(Block::Fc, l, Phase::Forward, OpKind::ActAllGather, mb),
+                    t.ffn_tp_comm_s,
+                    &[attn, comm],
+                );
                 wait = if blocking_tp { g.or(wait) } else { None };
             }
             let dispatch =
@@ -209,7 +212,7 @@ impl TrainingCx<'_> {
                 &[attn, wait, dispatch, ring],
             );
             let combine = tl.push(name(Block::Moe, l, Phase::Forward, OpKind::MoeCombine, mb), t.moe_a2a_s, &[ffn]);
-            let comm = tl.push(name(Block::Fc, l, Phase::Forward, kind, mb), t.tp_comm_s, &[ffn, combine]);
+            let comm = tl.push(name(Block::Fc, l, Phase::Forward, kind, mb), t.ffn_tp_comm_s, &[ffn, combine]);
             lag = entry;
             c = Cursor { compute: ffn.or(attn), gate: if blocking_tp { comm.or(combine) } else { combine } };
         }
@@ -256,7 +259,7 @@ impl TrainingCx<'_> {
             if sp {
                 let g = tl.push(
                     name(Block::Fc, l, Phase::Backward, OpKind::ActAllGather, mb),
-                    tp_bwd(t.tp_comm_s),
+                    tp_bwd(t.ffn_tp_comm_s),
                     &[c.compute, c.gate, combine],
                 );
                 wait = [g.or(c.gate), combine];
@@ -267,7 +270,8 @@ impl TrainingCx<'_> {
                 &[c.compute, wait[0], wait[1], ag],
             );
             let dispatch = tl.push(name(Block::Moe, l, Phase::Backward, OpKind::MoeDispatch, mb), t.moe_a2a_s, &[ffn]);
-            let comm = tl.push(name(Block::Fc, l, Phase::Backward, kind, mb), tp_bwd(t.tp_comm_s), &[ffn, dispatch]);
+            let comm =
+                tl.push(name(Block::Fc, l, Phase::Backward, kind, mb), tp_bwd(t.ffn_tp_comm_s), &[ffn, dispatch]);
             let mut wait = if blocking_tp { comm.or(dispatch) } else { dispatch };
             if sp {
                 let g = tl.push(
@@ -867,6 +871,91 @@ mod tests {
         ))
         .expect_err("refused");
         assert!(errs.iter().any(|e| e.field == "model.moe_dispatch" && e.message.contains("fused")), "{errs:?}");
+    }
+
+    #[test]
+    fn expert_tensor_parallelism_routes_each_ranks_share_of_the_tokens_to_whole_experts() {
+        // Top-2 of 8 experts on tp 8 with sequence parallelism: every rank splits each expert
+        // (blank, or 8), two ranks do (2), or none (1: each of the 8 holds one whole expert).
+        let task = |etp: Option<u64>| {
+            let mut t = json!({"transformer_parallel": ["tp"], "transformer_parallel_degree": [8],
+                "micro_batch": 2, "sequence_parallel": true, "recompute": "selective"});
+            if let Some(etp) = etp {
+                t["expert_tp"] = json!(etp);
+            }
+            t
+        };
+        let moe = || json!({"type": "LLM_MoE", "num_experts": 8, "num_active_experts": 2});
+        let at = |etp: Option<u64>| scenario_with(8, task(etp), moe());
+        let (blank, all, two, none) = (at(None), at(Some(8)), at(Some(2)), at(Some(1)));
+        fn cx(s: &Scenario) -> TrainingCx<'_> {
+            TrainingCx::new(s).expect("moe")
+        }
+        assert_eq!(evaluate(&cx(&blank)).iteration_s, evaluate(&cx(&all)).iteration_s);
+        let (split, whole) = (cx(&all), cx(&none));
+        assert_eq!(
+            (split.expert_token_share(), cx(&two).expert_token_share(), whole.expert_token_share()),
+            (1.0, 0.25, 0.125)
+        );
+        // The same expert FLOPs and weights per GPU: one whole expert over an eighth of the
+        // tokens' copies, or eighths of all eight experts over all of them.
+        let expert_flops =
+            |c: &TrainingCx| -> f64 { c.block_gemms(Block::Fc)[..2].iter().map(|(g, n)| g.flops() * n).sum() };
+        assert_eq!(expert_flops(&whole), expert_flops(&split));
+        let [(up, n_up), ..] = whole.block_gemms(Block::Fc);
+        let [(up8, n_up8), ..] = split.block_gemms(Block::Fc);
+        assert_eq!((n_up, up.n, up.m), (1.0, 8.0 * up8.n, up8.m));
+        assert_eq!(n_up8, 8.0);
+        assert_eq!(whole.layer_params_on_gpu(), split.layer_params_on_gpu());
+        // Each rank dispatches its eighth of the micro-batch and keeps its copies only.
+        let tokens = 2.0 * 2048.0;
+        assert_eq!(whole.dispatch_s(Block::Fc), dispatch_want(&whole, tokens / 8.0, MOE_DISPATCH_KERNELS));
+        let kept = split.stage_activations(0) - whole.stage_activations(0);
+        let copies = 32.0 * tokens * 2.0 * 2.0 * 2.0 * 4096.0 * 7.0 / 8.0;
+        assert!((kept - copies).abs() < 1e-6 * copies, "{kept} against {copies}");
+        // No tensor-parallel collective around whole experts; the copies go all-to-all over
+        // the eight ranks that hold them. Split in two, the pairs gather their tokens and the
+        // four pairs exchange copies.
+        let (lt, lt8, lt2) = (whole.layer_times(0), split.layer_times(0), cx(&two).layer_times(0));
+        assert_eq!((lt.ffn_tp_comm_s, lt.tp_comm_s), (0.0, lt8.tp_comm_s));
+        assert!(lt8.ffn_tp_comm_s == lt8.tp_comm_s && lt2.ffn_tp_comm_s > 0.0 && lt2.ffn_tp_comm_s < lt8.tp_comm_s);
+        assert_eq!((split.expert_group().size, cx(&two).expert_group().size, whole.expert_group().size), (1, 4, 8));
+        assert!(lt8.moe_a2a_s == 0.0 && lt.moe_a2a_s > lt2.moe_a2a_s && lt2.moe_a2a_s > 0.0);
+        let r = evaluate(&whole);
+        let kinds = |block: Block| {
+            r.timeline.iter().filter(move |o| o.name.block == block).map(|o| o.name.kind).collect::<Vec<_>>()
+        };
+        assert!(!kinds(Block::Fc).iter().any(|k| matches!(k, OpKind::ActAllGather | OpKind::ActReduceScatter)));
+        assert!(kinds(Block::Attn).contains(&OpKind::ActAllGather) && kinds(Block::Moe).contains(&OpKind::MoeDispatch));
+        assert!(r.iteration_s < evaluate(&split).iteration_s);
+        // The explanations say so.
+        let explained = |kind: OpKind, block: Block| {
+            let op = r.timeline.iter().find(|o| o.name.block == block && o.name.kind == kind).expect("an op");
+            crate::engine::extended::explain::explain(&whole, &op.name).expect("explained")
+        };
+        let ffn = explained(OpKind::Compute, Block::Fc);
+        assert!(ffn.terms.iter().any(|t| t.symbol == "etp" && t.value == 1.0), "{:?}", ffn.terms);
+        let a2a = explained(OpKind::MoeDispatch, Block::Moe);
+        assert!(a2a.terms.iter().any(|t| t.symbol == "d" && t.value == 8.0), "{:?}", a2a.terms);
+        assert!(a2a.terms.iter().any(|t| t.symbol == "S" && t.value == whole.moe_routed_bytes()));
+        // What it needs, each refusal naming its field.
+        let refused = |task: Value, model: Value| checked(doc(8, task, model)).expect_err("refused");
+        let says = |errs: &[crate::engine::validate::FieldError], field: &str, words: &str| {
+            errs.iter().any(|e| e.field == field && e.message.contains(words))
+        };
+        assert!(says(&refused(task(Some(1)), json!({})), "task.expert_tp", "mixture of experts"));
+        assert!(says(&refused(task(Some(3)), moe()), "task.expert_tp", "use 2"));
+        let mut no_sp = task(Some(1));
+        no_sp["sequence_parallel"] = json!(false);
+        assert!(says(&refused(no_sp, moe()), "task.sequence_parallel", "needs sequence parallelism"));
+        let mut wide = task(Some(1));
+        wide["transformer_parallel"] = json!(["tp", "ep"]);
+        wide["transformer_parallel_degree"] = json!([8, 2]);
+        let errs = checked(doc(16, wide, moe())).expect_err("16 ranks for 8 experts");
+        assert!(says(&errs, "task.expert_tp", "16 ranks do not divide the 8 experts"), "{errs:?}");
+        let mut serve = task(Some(1));
+        serve["type"] = json!("inference");
+        assert!(says(&refused(serve, moe()), "task.expert_tp", "serving"));
     }
 
     #[test]

@@ -42,6 +42,7 @@ const ALLOWED: &[Strategy] = &[Strategy::Ddp, Strategy::Fsdp, Strategy::Tp, Stra
 pub fn check(s: &Scenario) -> Vec<FieldError> {
     let mut errors = Vec::new();
     fp8(&mut errors, s);
+    expert_tp(&mut errors, s);
     if s.system.second.is_some() && super::serving::serves(s) {
         errors.push(FieldError::new(
             "system.second_gpu_nodes",
@@ -302,6 +303,60 @@ fn encoder_decoder(errors: &mut Vec<FieldError>, s: &Scenario, cp: u64, ep: u64)
 
 /// FP8 training needs FP8 tensor cores, a 16-bit model to cast from, and a transformer trained
 /// or run through its blocks (serving names its formats in `weight_format` and `kv_format`).
+/// Expert tensor parallelism ([`crate::engine::scenario::Setup::expert_tp`]): a mixture of
+/// experts trained with tensor parallelism, its experts split by a divisor of that degree. The
+/// tensor-parallel ranks that do not split an expert join expert parallelism, so together with
+/// the ep level they must divide the experts, and each needs its own share of the tokens:
+/// sequence parallelism (Megatron-core asserts it for a mixture of experts with tensor
+/// parallelism).
+fn expert_tp(errors: &mut Vec<FieldError>, s: &Scenario) {
+    let Some(etp) = s.task.setup.expert_tp else { return };
+    let key = "task.expert_tp";
+    let Some(d) = Dims::of(&s.model).filter(|d| d.is_moe()) else {
+        errors.push(FieldError::new(
+            key,
+            "expert tensor parallelism splits the experts of a mixture of experts (LLM_MoE); remove it for this model",
+        ));
+        return;
+    };
+    if matches!(s.task.kind, crate::engine::scenario::TaskKind::Inference) {
+        errors.push(FieldError::new(
+            key,
+            "serving splits each expert by tensor parallelism, as the engines do; remove expert_tp",
+        ));
+        return;
+    }
+    let degree = |st: Strategy| s.task.plan.transformer.as_ref().map_or(1, |spec| spec.product_of(&[st]));
+    let (tp, ep) = (degree(Strategy::Tp), degree(Strategy::Ep));
+    if etp > tp || !tp.is_multiple_of(etp) {
+        errors.push(FieldError::new(
+            key,
+            format!(
+                "expert tensor parallelism of {etp} must divide the tensor parallelism of {tp}: use {}, or 1 for whole experts",
+                divisor_at_most(tp, etp)
+            ),
+        ));
+        return;
+    }
+    let experts = d.experts as u64;
+    let joined = ep * (tp / etp);
+    if !experts.is_multiple_of(joined) {
+        errors.push(FieldError::new(
+            key,
+            format!(
+                "with expert tensor parallelism of {etp}, {} ranks of each tensor-parallel group of {tp} hold experts of their own and join the {ep}-way expert parallelism: {joined} ranks do not divide the {experts} experts; use an expert tensor parallelism or an ep degree whose product with it divides them",
+                tp / etp
+            ),
+        ));
+    }
+    if etp < tp && !s.task.setup.sequence_parallel {
+        errors.push(FieldError::new(
+            "task.sequence_parallel",
+            format!("expert tensor parallelism of {etp} below the tensor parallelism of {tp} needs sequence parallelism: each rank routes its own share of the tokens to whole experts (Megatron-core requires it); turn it on"),
+        ));
+    }
+}
+
 fn fp8(errors: &mut Vec<FieldError>, s: &Scenario) {
     if !s.task.setup.fp8 {
         return;

@@ -367,7 +367,14 @@ impl Dims {
     /// Shoeybi et al. 2019 (Megatron-LM) for the splits. A decoder layer's cross-attention adds
     /// its query projection on the `t` tokens, its key and value projection on the encoder's
     /// `t x` [`Dims::cross_ratio`] tokens, and a second output projection.
-    pub fn block_gemms(&self, block: Block, t: f64, tp: f64, ep: f64) -> [(Gemm, f64); 4] {
+    ///
+    /// A mixture of experts' experts are split by `etp` of the `tp` ranks (expert tensor
+    /// parallelism, [`crate::engine::scenario::Setup::expert_tp`]; `tp` splits them as the dense
+    /// layers): the other `tp / etp` hold whole experts of their own, so `ep x tp / etp` ranks
+    /// share the experts, each routing its `etp / tp` share of the tokens (its sequence-parallel
+    /// share, gathered over the `etp` ranks). The FLOPs per GPU are the same; the GEMMs are
+    /// wider and see fewer tokens.
+    pub fn block_gemms(&self, block: Block, t: f64, tp: f64, etp: f64, ep: f64) -> [(Gemm, f64); 4] {
         let h = self.hidden;
         if block == Block::Attn {
             let qkv = Gemm { m: t, n: self.qkv_width() / tp, k: h };
@@ -379,7 +386,8 @@ impl Dims {
             let kv = Gemm { m: t * self.cross_ratio(), n: 2.0 * self.kv_heads * self.head_dim() / tp, k: h };
             return [(qkv, 1.0), (proj, 2.0), (q, 1.0), (kv, 1.0)];
         }
-        let f = self.ffn / tp;
+        let (t, split, ep) = if self.is_moe() { (t * etp / tp, etp, ep * tp / etp) } else { (t, tp, ep) };
+        let f = self.ffn / split;
         let routed = t * self.active * self.capacity_factor;
         let local_experts = (self.experts / ep).min(routed);
         let m = routed / local_experts;
@@ -1013,7 +1021,7 @@ mod tests {
         assert_eq!(f.attn_linear, 2.0 * 5120.0 * 10240.0 + 2.0 * 8192.0 * 5120.0);
         assert_eq!(f.attn_scores, 4.0 * 4096.0 * 8192.0);
         // The output projection reads the 8,192-wide attention output.
-        let [_, (proj, _), ..] = qwen.block_gemms(Block::Attn, 10.0, 2.0, 1.0);
+        let [_, (proj, _), ..] = qwen.block_gemms(Block::Attn, 10.0, 2.0, 2.0, 1.0);
         assert_eq!((proj.n, proj.k), (5120.0, 4096.0));
         // Without a stated head size nothing changes: h / a, and q = h.
         let plain = Dims { head_size: None, ..qwen };
@@ -1141,12 +1149,12 @@ mod tests {
         let (enc, dec) = (d.stack_at(0), d.stack_at(24));
         // GEMMs: the decoder's attention block projects queries and outputs twice, and the
         // encoder's 512 tokens' keys and values for every 114 of its own.
-        let [(qkv, 1.0), (proj, 2.0), (q, 1.0), (kv, 1.0)] = dec.block_gemms(Block::Attn, 114.0, 2.0, 1.0) else {
+        let [(qkv, 1.0), (proj, 2.0), (q, 1.0), (kv, 1.0)] = dec.block_gemms(Block::Attn, 114.0, 2.0, 2.0, 1.0) else {
             panic!("decoder attention GEMMs")
         };
         assert_eq!((qkv.n, proj.k, q.n), (1536.0, 512.0, 512.0));
         assert_eq!((kv.m, kv.n, kv.k), (512.0, 1024.0, 1024.0));
-        assert_eq!(enc.block_gemms(Block::Attn, 512.0, 2.0, 1.0)[2].1, 0.0);
+        assert_eq!(enc.block_gemms(Block::Attn, 512.0, 2.0, 2.0, 1.0)[2].1, 0.0);
         // Two residual sub-layers' element-wise work; scores over 114 + 512 keys.
         assert_eq!((dec.sublayers(Block::Attn), dec.sublayers(Block::Fc), enc.sublayers(Block::Attn)), (2.0, 1.0, 1.0));
         assert_eq!(dec.score_bytes() / enc.score_bytes(), (114.0 + 512.0) / 512.0);

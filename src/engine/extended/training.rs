@@ -88,6 +88,10 @@ pub struct LayerTimes {
     /// The same for the attention block: `tp_comm_s`, or twice that in a decoder layer of an
     /// encoder-decoder (self-attention and cross-attention each end in one).
     pub attn_tp_comm_s: f64,
+    /// The same for the feed-forward block: `tp_comm_s`, or under expert tensor parallelism
+    /// the gather (scatter) of its tokens over the ranks that split each expert, none when no
+    /// rank does ([`TrainingCx::expert_token_share`]).
+    pub ffn_tp_comm_s: f64,
     /// One MoE all-to-all (dispatch or combine).
     pub moe_a2a_s: f64,
     /// The context-parallel key/value ring of one attention forward pass.
@@ -224,6 +228,38 @@ impl<'a> TrainingCx<'a> {
         self.lay.tp.size as f64
     }
 
+    /// The tensor-parallel ranks that split each expert ([`crate::engine::scenario::Setup::expert_tp`];
+    /// the tensor-parallel degree when not given).
+    fn etp(&self) -> u64 {
+        self.setup.expert_tp.unwrap_or(self.lay.tp.size)
+    }
+
+    /// The share of a micro-batch's tokens a GPU's experts and token dispatch see: all of them,
+    /// gathered over the tensor-parallel group, when it splits each expert; under expert tensor
+    /// parallelism `etp / tp`, its sequence-parallel share gathered over the `etp` ranks that
+    /// split an expert. 1 for a dense model.
+    pub fn expert_token_share(&self) -> f64 {
+        if self.d.is_moe() {
+            self.etp() as f64 / self.tp()
+        } else {
+            1.0
+        }
+    }
+
+    /// The ranks a token's copies are dispatched over: the ep level's, with the tensor-parallel
+    /// ranks that hold whole experts of their own (`tp / etp` of them: none join when the
+    /// tensor-parallel group splits each expert).
+    pub fn expert_group(&self) -> Group {
+        self.lay.ep.with(self.lay.tp.outer(self.etp()))
+    }
+
+    /// Bytes of one MoE all-to-all on one GPU: the copies of its share of the micro-batch's
+    /// tokens (a sequence-parallel share with sequence parallelism), one per expert a token
+    /// visits, padded to the capacity factor.
+    pub fn moe_routed_bytes(&self) -> f64 {
+        self.tokens * self.d.hidden * self.d.elem_bytes * self.d.active * self.d.capacity_factor / self.outside_div()
+    }
+
     /// Divisor of the work outside tensor-parallel regions: tp with sequence parallelism.
     fn outside_div(&self) -> f64 {
         if self.setup.sequence_parallel {
@@ -257,7 +293,7 @@ impl<'a> TrainingCx<'a> {
     /// The GEMMs of a block's forward pass over `t` tokens on one GPU, each with how many times
     /// it runs ([`Dims::block_gemms`] at this plan's tensor and expert parallelism).
     pub fn block_gemms_of(&self, block: Block, t: f64) -> [(Gemm, f64); 4] {
-        self.d.block_gemms(block, t, self.tp(), self.lay.ep.size as f64)
+        self.d.block_gemms(block, t, self.tp(), self.etp() as f64, self.lay.ep.size as f64)
     }
 
     /// A block's GEMM time for one micro-batch without its attention scores, s: (forward,
@@ -336,7 +372,8 @@ impl<'a> TrainingCx<'a> {
         }
         let (fwd, bwd) = self.d.dispatch_bytes();
         let [k_fwd, k_bwd] = self.d.dispatch().kernels;
-        let way = |bytes: f64, kernels: f64| self.tokens * bytes / self.hbm_bytes_per_s + kernels * KERNEL_OVERHEAD_S;
+        let tokens = self.tokens * self.expert_token_share();
+        let way = |bytes: f64, kernels: f64| tokens * bytes / self.hbm_bytes_per_s + kernels * KERNEL_OVERHEAD_S;
         [way(fwd, k_fwd), way(bwd, k_bwd)]
     }
 
@@ -443,9 +480,16 @@ impl<'a> TrainingCx<'a> {
         } else {
             self.collective(Collective::AllReduce, act_bytes, self.lay.tp)
         };
+        let ffn_tp_comm_s = if self.expert_token_share() < 1.0 {
+            let kind = if self.setup.sequence_parallel { Collective::AllGather } else { Collective::AllReduce };
+            self.collective(kind, act_bytes * self.expert_token_share(), self.lay.tp.inner(self.etp()))
+        } else {
+            tp_comm_s
+        };
         let floor = self.host_floor_s(tp_comm_s);
+        let ffn_floor = self.host_floor_s(ffn_tp_comm_s);
         let attn_fwd_s = (attn.0 + score_gemm_s + self.block_ew_s(Block::Attn)).max(floor);
-        let ffn_fwd_s = (ffn.0 + self.block_ew_s(Block::Fc)).max(floor);
+        let ffn_fwd_s = (ffn.0 + self.block_ew_s(Block::Fc)).max(ffn_floor);
         let work = self.backward_work(l);
         let any = work.0 || work.1;
         let recompute = |fwd: f64, scores: f64| match (any, self.setup.recompute) {
@@ -458,9 +502,12 @@ impl<'a> TrainingCx<'a> {
         let replay_s = if any && !self.d.materialized() { FUSED_BACKWARD_SCORE_REPLAY * score_gemm_s } else { 0.0 };
         let attn_bwd_s =
             self.gradient_passes_s(Block::Attn, work, attn, floor) + recompute(attn_fwd_s, score_s) + replay_s;
-        let ffn_bwd_s = self.gradient_passes_s(Block::Fc, work, ffn, floor) + recompute(ffn_fwd_s, 0.0);
-        let routed = act_bytes * self.d.active * self.d.capacity_factor / self.outside_div();
-        let moe_a2a_s = if self.d.is_moe() { self.collective(Collective::AllToAll, routed, self.lay.ep) } else { 0.0 };
+        let ffn_bwd_s = self.gradient_passes_s(Block::Fc, work, ffn, ffn_floor) + recompute(ffn_fwd_s, 0.0);
+        let moe_a2a_s = if self.d.is_moe() {
+            self.collective(Collective::AllToAll, self.moe_routed_bytes(), self.expert_group())
+        } else {
+            0.0
+        };
         let cp = self.lay.cp.size as f64;
         let kv_block = 2.0 * self.tokens * self.d.kv_heads * self.d.head_dim() * self.d.elem_bytes / self.tp();
         let kv_ring_s = (cp - 1.0) * self.collective(Collective::PointToPoint, kv_block, self.lay.cp);
@@ -484,6 +531,7 @@ impl<'a> TrainingCx<'a> {
             ffn_bwd_s,
             tp_comm_s,
             attn_tp_comm_s: tp_comm_s * self.d.sublayers(Block::Attn),
+            ffn_tp_comm_s,
             moe_a2a_s,
             kv_ring_s,
             weight_gather_s,
@@ -789,7 +837,7 @@ impl<'a> TrainingCx<'a> {
         let per_layer = |d: &Dims| {
             let t = self.tokens_of(d.seq);
             let (outside, inside, scores) = d.stored_bytes_with_gemm_inputs(gemm_inputs);
-            let dispatch = d.dispatch_stored_bytes();
+            let dispatch = d.dispatch_stored_bytes() * self.expert_token_share();
             let full_layer = t * (outside / self.outside_div() + inside / tp + scores / tp + dispatch);
             let kept = match self.setup.recompute {
                 Recompute::None => full_layer,
