@@ -870,6 +870,52 @@ mod tests {
     }
 
     #[test]
+    fn an_expert_tp_column_lets_tensor_parallel_ranks_hold_whole_experts() {
+        // Top-2 of 8 experts on 16 GPUs, tp 4 and dp 4. Megatron's ep of 4 is 4 data-parallel
+        // ranks when every tensor-parallel rank splits each expert; with expert_tp 1 it is the
+        // 4 tensor-parallel ranks themselves, and 8 takes 2 data-parallel ranks more.
+        let head = "id,source,model,layers,hidden,heads,kv_heads,ffn_hidden,ffn_kind,experts,active_experts,vocab,seq_len,gpu,gpus_per_node,nvlink_gbytes_s,nic_gbits_s_per_node,n_gpus,tp,pp,dp,cp,ep,expert_tp,vpp,microbatch,global_batch,seq_parallel,recompute,zero,dtype,attention,metric,measured\n";
+        let row = |id: &str, ep: u64, etp: &str| {
+            format!("{id},src,m,4,1024,16,16,2048,swiglu,8,2,50000,4096,h100-80g,8,900,3200,16,4,1,4,1,{ep},{etp},1,1,16,1,none,1,bf16,flash,iteration_s,1.0\n")
+        };
+        let csv = [
+            head.to_owned(),
+            row("split", 4, ""),
+            row("whole", 4, "1"),
+            row("more", 8, "1"),
+            row("odd", 2, "1"),
+            row("three", 4, "3"),
+        ]
+        .concat();
+        let out = run(&csv).expect("parses");
+        let task = |i: usize| {
+            out[i].scenario.as_ref().map(|s| s["task"].clone()).unwrap_or_else(|| panic!("{:?}", out[i].skipped))
+        };
+        let (split, whole, more) = (task(0), task(1), task(2));
+        assert_eq!(split["transformer_parallel"], json!(["tp", "ep"]));
+        assert_eq!((split["transformer_parallel_degree"].clone(), split.get("expert_tp")), (json!([4, 4]), None));
+        assert_eq!(
+            (whole["transformer_parallel"].clone(), whole["expert_tp"].clone()),
+            (json!(["tp", "ddp"]), json!(1))
+        );
+        assert_eq!(
+            (more["transformer_parallel"].clone(), more["transformer_parallel_degree"].clone()),
+            (json!(["tp", "ep", "ddp"]), json!([4, 2, 2]))
+        );
+        let time = |i: usize| out[i].iteration_s.unwrap_or_else(|| panic!("{:?}", out[i].skipped));
+        assert!(time(1) != time(0) && time(2) > 0.0);
+        assert!(
+            out[3]
+                .skipped
+                .as_deref()
+                .is_some_and(|e| e.contains("expert parallelism 2 is not 4 tensor-parallel ranks")),
+            "{:?}",
+            out[3].skipped
+        );
+        assert_eq!(out[4].skipped.as_deref(), Some("expert_tp 3 does not divide tp 4"));
+    }
+
+    #[test]
     fn h100_rows_take_the_lower_gemm_fraction() {
         // Sustained: A100 SXM 256.5 of 312 (Azure, after 10,000 warm-up GEMMs), H200 SXM 708.5
         // of 989 TFLOP/s (MSMF): 0.80 x 0.716 / 0.822. The burst rate (MAMF, 792.1 of 989) gave

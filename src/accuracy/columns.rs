@@ -51,6 +51,7 @@ columns! {
     Dp = "dp",
     Cp = "cp",
     Ep = "ep",
+    ExpertTp = "expert_tp",
     Vpp = "vpp",
     Microbatch = "microbatch",
     GlobalBatch = "global_batch",

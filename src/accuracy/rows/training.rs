@@ -50,7 +50,11 @@ pub(in crate::accuracy) struct TrainingPlan {
     pub(in crate::accuracy) pp: u64,
     pub(in crate::accuracy) dp: u64,
     pub(in crate::accuracy) cp: u64,
+    /// Expert parallelism as Megatron-core counts it: with expert tensor parallelism below tp,
+    /// its ranks include the `tp / expert_tp` tensor-parallel ranks that hold whole experts.
     pub(in crate::accuracy) ep: u64,
+    /// The tensor-parallel ranks that split each expert (`expert_tp`; blank: tp).
+    pub(in crate::accuracy) expert_tp: u64,
     /// Pipeline chunks per GPU (interleaving).
     pub(in crate::accuracy) vpp: u64,
     /// Sequences per micro-batch.
@@ -145,7 +149,7 @@ impl<'a> TrainingRow<'a> {
         }
         let model = self.shape.config(self.model, self.seq_len, extra);
         let p = &self.plan;
-        let task = task_config(
+        let mut task = task_config(
             self.id,
             "pretrain",
             &p.levels(),
@@ -163,6 +167,9 @@ impl<'a> TrainingRow<'a> {
                 "fp32_grads": self.fp32_grads,
             }),
         );
+        if p.expert_tp < p.tp {
+            task["expert_tp"] = json!(p.expert_tp);
+        }
         scenario_doc(model, self.cluster.system(self.model), task)
     }
 }
@@ -173,6 +180,10 @@ impl TrainingPlan {
         let (tp, pp, dp) = (r.positive(Col::Tp)?, r.positive(Col::Pp)?, r.positive(Col::Dp)?);
         let cp = r.positive_or(Col::Cp, 1)?;
         let ep = r.positive_or(Col::Ep, 1)?;
+        let expert_tp = r.positive_or(Col::ExpertTp, tp)?;
+        if tp % expert_tp != 0 {
+            return Err(format!("expert_tp {expert_tp} does not divide tp {tp}"));
+        }
         let product = tp.saturating_mul(pp).saturating_mul(dp).saturating_mul(cp);
         if product != n {
             return Err(format!("tp x pp x dp x cp = {product} but n_gpus = {n}"));
@@ -186,8 +197,13 @@ impl TrainingPlan {
             Some(z) => return Err(format!("column zero: ZeRO has stages 0 to 3, not {z}")),
             None => 0,
         };
-        if dp % ep != 0 {
-            return Err(format!("expert parallelism {ep} does not divide dp {dp}"));
+        // The expert-parallel ranks beyond the tensor-parallel ones that hold whole experts
+        // come from the data-parallel ranks.
+        let joined = tp / expert_tp;
+        if ep % joined != 0 || dp % (ep / joined) != 0 {
+            return Err(format!(
+                "expert parallelism {ep} is not {joined} tensor-parallel ranks (tp / expert_tp) times a divisor of dp {dp}"
+            ));
         }
         let microbatch = match r.count(Col::Microbatch)? {
             Some(0) => return Err("column microbatch must be at least 1".into()),
@@ -217,17 +233,32 @@ impl TrainingPlan {
             other => return Err(format!("recompute \"{}\" is not none, selective or full", short(other))),
         };
         let sequence_parallel = r.flag(Col::SeqParallel, false)?;
-        Ok(TrainingPlan { tp, pp, dp, cp, ep, vpp, microbatch, global_batch, zero, recompute, sequence_parallel })
+        Ok(TrainingPlan {
+            tp,
+            pp,
+            dp,
+            cp,
+            ep,
+            expert_tp,
+            vpp,
+            microbatch,
+            global_batch,
+            zero,
+            recompute,
+            sequence_parallel,
+        })
     }
 
     /// The transformer plan's levels in Megatron's rank order (tensor innermost, then context,
     /// expert, data, pipeline outermost), those of degree 1 left out. Expert parallelism is
-    /// carved out of the data-parallel ranks (Megatron); with ZeRO-3 the data-parallel level
-    /// shards the weights (`fsdp`).
+    /// carved out of the data-parallel ranks (Megatron), but for the tensor-parallel ranks that
+    /// hold whole experts (`task.expert_tp`); with ZeRO-3 the data-parallel level shards the
+    /// weights (`fsdp`).
     pub(super) fn levels(&self) -> Vec<(&'static str, u64)> {
         let data = if self.zero == 3 { "fsdp" } else { "ddp" };
+        let ep = self.ep / (self.tp / self.expert_tp);
         let mut levels: Vec<(&'static str, u64)> =
-            [("tp", self.tp), ("cp", self.cp), ("ep", self.ep), (data, self.dp / self.ep), ("pp", self.pp)]
+            [("tp", self.tp), ("cp", self.cp), ("ep", ep), (data, self.dp / ep), ("pp", self.pp)]
                 .into_iter()
                 .filter(|l| l.1 > 1)
                 .collect();
