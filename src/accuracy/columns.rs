@@ -64,6 +64,7 @@ columns! {
     Biases = "biases",
     Positions = "positions",
     Elementwise = "elementwise",
+    MoeDispatch = "moe_dispatch",
     FusedLoss = "fused_loss",
     MetricLosses = "metric_losses",
     Fp32Grads = "fp32_grads",

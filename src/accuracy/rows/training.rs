@@ -34,6 +34,9 @@ pub(in crate::accuracy) struct TrainingRow<'a> {
     /// How the norms and a gated activation run, as the engine takes it
     /// (`model.elementwise`); blank: fused.
     pub(in crate::accuracy) elementwise: &'a str,
+    /// How a mixture of experts' tokens reach the experts, as the engine takes it
+    /// (`model.moe_dispatch`); blank: eager (Megatron-core 0.6).
+    pub(in crate::accuracy) moe_dispatch: &'a str,
     pub(in crate::accuracy) fused_loss: bool,
     /// Cross-entropy losses the training loop computes again per micro-batch for its metrics
     /// (Composer's two); blank: 0.
@@ -102,6 +105,7 @@ impl<'a> TrainingRow<'a> {
         let biases = if r.get(Col::Biases).is_empty() { None } else { Some(r.flag(Col::Biases, false)?) };
         let positions = r.get(Col::Positions);
         let elementwise = r.get(Col::Elementwise);
+        let moe_dispatch = r.get(Col::MoeDispatch);
         let fused_loss = r.flag(Col::FusedLoss, false)?;
         let metric_losses = r.count(Col::MetricLosses)?.unwrap_or(0);
         if metric_losses > MAX_METRIC_LOSSES {
@@ -123,6 +127,7 @@ impl<'a> TrainingRow<'a> {
             biases,
             positions,
             elementwise,
+            moe_dispatch,
             fused_loss,
             metric_losses,
             fp32_grads: r.flag(Col::Fp32Grads, false)?,
@@ -146,6 +151,9 @@ impl<'a> TrainingRow<'a> {
         }
         if !self.elementwise.is_empty() {
             extra["elementwise"] = json!(self.elementwise);
+        }
+        if !self.moe_dispatch.is_empty() {
+            extra["moe_dispatch"] = json!(self.moe_dispatch);
         }
         let model = self.shape.config(self.model, self.seq_len, extra);
         let p = &self.plan;
