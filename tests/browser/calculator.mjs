@@ -649,12 +649,12 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   await type(page, '#f-model-head_dim', '');
   const narrow = await matchesCli(page, 'Qwen3 32B with heads of hidden / heads');
   check(narrow.throughput > qwen.throughput, `heads of 5120 / 64 = 80 make lighter projections: more samples/s (${narrow.throughput} > ${qwen.throughput})`);
-  // A mixture of experts in pre-training: what the one published run of its kind showed (the
+  // A mixture of experts in pre-training: what the published runs of its kind showed (the
   // same sentence as the CLI's, checked by matchesCli), not "unknown".
   await page.selectOption('#model-preset', 'mixtral_8x7b');
   await matchesCli(page, "Mixtral 8x7B on the DLRM's 8 A100s");
   const moeRuns = (await page.locator('#runs-sentence').textContent()).trim();
-  check(/^On the 1 published training run of a mixture-of-experts LLM .* less time than measured/.test(moeRuns), `a MoE pre-training run says what the published MoE run showed: ${moeRuns}`);
+  check(/^On the \d+ published training runs of a mixture-of-experts LLM .* time than measured/.test(moeRuns), `a MoE pre-training run says what the published MoE runs showed: ${moeRuns}`);
   await page.locator('#runs-sentence').screenshot({ path: join(shots, 'calculator-moe-runs.png') });
   // Its token dispatch by Transformer Engine's fused permute: faster and less kept than the
   // eager default; the page agrees with the CLI, the link carries it and the feed-forward pass
@@ -674,6 +674,38 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   await page.selectOption('#f-model-moe_dispatch', '');
   await settled(page);
   check((await shown(page)).iteration_s === eagerMoe.iteration_s, 'the eager dispatch by default again: the same figures as before');
+  // Expert tensor parallelism: on 8-way tensor parallelism with sequence parallelism, each rank
+  // may hold whole experts (Megatron-core's --expert-tensor-parallel-size 1). The page agrees
+  // with the CLI, the link carries it, the feed-forward pass says so; a value that does not
+  // divide the tensor parallelism is refused naming the field, and the last result stays.
+  const planBefore = [await page.locator('#transformer_parallel-0-strategy').inputValue(), await page.locator('#transformer_parallel-0-degree').inputValue()];
+  await page.selectOption('#transformer_parallel-0-strategy', 'tp');
+  await type(page, '#transformer_parallel-0-degree', '8');
+  await page.selectOption('#f-task-sequence_parallel', 'true');
+  const splitExperts = await matchesCli(page, 'Mixtral 8x7B on 8-way tensor parallelism, every expert split');
+  check(await page.locator('#f-task-expert_tp').isVisible(), 'a mixture of experts in training offers expert tensor parallelism');
+  await type(page, '#f-task-expert_tp', '1');
+  const wholeExperts = await matchesCli(page, 'Mixtral 8x7B with whole experts on each tensor-parallel rank');
+  check(scenarioOfLink(await page.locator('#share-link').inputValue()).task.expert_tp === 1 && wholeExperts.iteration_s !== splitExperts.iteration_s,
+    `whole experts: ${wholeExperts.iteration_s} s against ${splitExperts.iteration_s} s split, and the link says expert_tp 1`);
+  await page.locator('.longest .chip', { hasText: /^TransformerFC\d+_f\./ }).first().click();
+  await page.locator('#op-details', { hasText: 'expert tensor parallelism' }).waitFor();
+  // Taller than the window, the explanation is captured in a taller one.
+  await page.setViewportSize({ width: 1280, height: 1200 });
+  await page.locator('#op-details').screenshot({ path: join(shots, 'explain-expert-tp.png') });
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await type(page, '#f-task-expert_tp', '3');
+  await page.locator('.field.invalid').first().waitFor({ timeout: 20000 });
+  const etpError = (await page.locator('.field.invalid').first().innerText().catch(() => '')).replace(/\s+/g, ' ');
+  check(/Expert tensor parallelism/.test(etpError) && /use 2/.test(etpError) && (await shown(page)).iteration_s === wholeExperts.iteration_s,
+    `an expert tensor parallelism of 3 on 8 is refused, naming the field and a fix, and the last result stays: ${etpError}`);
+  await type(page, '#f-task-expert_tp', '');
+  check((await matchesCli(page, 'every expert split again')).iteration_s === splitExperts.iteration_s, 'empty: every expert split again');
+  await page.selectOption('#f-task-sequence_parallel', 'false');
+  await page.selectOption('#transformer_parallel-0-strategy', planBefore[0]);
+  await type(page, '#transformer_parallel-0-degree', planBefore[1]);
+  await settled(page);
+  check((await shown(page)).iteration_s === eagerMoe.iteration_s, 'the first plan again: the same figures as before');
   await page.selectOption('#model-preset', 'vit_h');
   check(await page.locator('#f-model-patch_dim').isVisible(), 'ViT fields replace them');
   // A reference config named after a published model says how it differs from it.
