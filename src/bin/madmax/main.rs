@@ -40,7 +40,8 @@ Usage:
       sharded within a node, replicated across nodes) and pipeline parallelism, each trained with up to four
       micro-batch sizes, no, selective or full recomputation (more only where less does not
       fit), ZeRO 0 or 1 with plain data parallelism (and 2 without a pipeline), sequence
-      parallelism with tensor parallelism, and 1 to 8 pipeline chunks per GPU where they
+      parallelism with tensor parallelism (for a mixture of experts, each expert split by
+      every tensor-parallel rank or whole on each), and 1 to 8 pipeline chunks per GPU where they
       split the stages evenly, the best 16 that fit then tried with the overlap options
       (gradients reduced during the backward pass, tensor-parallel communication overlapped
       with GEMMs), with the other collective algorithms (ring, tree, two-level; on more

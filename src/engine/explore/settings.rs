@@ -19,18 +19,35 @@ pub struct PlanShape {
     pub replicas: u64,
     /// Transformer layers of the model.
     pub layers: u64,
+    /// Whether the model is a mixture of experts (its experts may be left whole on each
+    /// tensor-parallel rank).
+    pub moe: bool,
 }
 
 impl PlanShape {
-    /// The shape of a transformer plan `t` at `local` samples per GPU, for a model of `layers`
-    /// layers.
-    pub fn of(t: &Spec, local: u64, layers: u64) -> PlanShape {
+    /// The shape of a transformer plan `t` at `local` samples per GPU, for the model `d` (none:
+    /// not a transformer).
+    pub fn of(t: &Spec, local: u64, d: Option<&Dims>) -> PlanShape {
         PlanShape {
             local,
             stages: t.product_of(&[Strategy::Pp]),
             tp: t.product_of(&[Strategy::Tp]),
             replicas: t.product_of(&[Strategy::Ddp]),
-            layers,
+            layers: d.map_or(0, |d| d.layers),
+            moe: d.is_some_and(Dims::is_moe),
+        }
+    }
+
+    /// The expert tensor parallelism a plan of this shape is tried with: with a mixture of
+    /// experts on tensor parallelism, every rank splitting each expert (`None`) and each
+    /// holding whole experts (1, Megatron-core's recipes for large mixtures of experts);
+    /// otherwise `base`'s. The rules drop what a plan does not allow (sequence parallelism
+    /// off, experts the ranks do not divide).
+    fn expert_tp_choices(&self, base: Option<u64>) -> Vec<Option<u64>> {
+        if self.moe && self.tp > 1 {
+            vec![None, Some(1)]
+        } else {
+            vec![base]
         }
     }
 
@@ -54,7 +71,9 @@ impl PlanShape {
 ///   stage 2 (a share of the gradients too, reduced in every micro-batch; DeepSpeed refuses it
 ///   with pipeline parallelism);
 /// - with tensor parallelism, sequence parallelism (Megatron-LM's advice: the same bytes as
-///   the all-reduces, the norms' work and activations split by tp);
+///   the all-reduces, the norms' work and activations split by tp), and for a mixture of
+///   experts each expert split by every tensor-parallel rank or whole on each
+///   ([`PlanShape::expert_tp_choices`]);
 /// - with a pipeline, the plain 1F1B schedule and Megatron's interleaved one with each number
 ///   of chunks per GPU of [`PlanShape::chunk_choices`] (v chunks: a v-th of the bubble, v times
 ///   the point-to-point transfers; the rules keep only splits it allows).
@@ -73,27 +92,38 @@ pub fn knob_settings(base: &Setup, shape: PlanShape) -> Vec<Setup> {
     let sequence_parallel = base.sequence_parallel || shape.tp > 1;
     let chunks =
         if shape.stages > 1 && base.virtual_stages == 1 { shape.chunk_choices() } else { vec![base.virtual_stages] };
-    settings_product(base, &micro, zeros, &[sequence_parallel], &chunks)
+    let experts = shape.expert_tp_choices(base.expert_tp);
+    settings_product(base, &micro, zeros, &[sequence_parallel], &chunks, &experts)
 }
 
 /// `base` with every combination of the given micro-batches, ZeRO stages, sequence
-/// parallelism and chunks per GPU, under each recomputation: cheapest recomputation first,
-/// then in the order given.
-fn settings_product(base: &Setup, micro: &[u64], zeros: &[u8], sequence: &[bool], chunks: &[u64]) -> Vec<Setup> {
+/// parallelism, chunks per GPU and expert tensor parallelism, under each recomputation:
+/// cheapest recomputation first, then in the order given.
+fn settings_product(
+    base: &Setup,
+    micro: &[u64],
+    zeros: &[u8],
+    sequence: &[bool],
+    chunks: &[u64],
+    experts: &[Option<u64>],
+) -> Vec<Setup> {
     let mut out = Vec::new();
     for recompute in [Recompute::None, Recompute::Selective, Recompute::Full] {
         for &micro_batch in micro {
             for &zero_stage in zeros {
                 for &sequence_parallel in sequence {
                     for &virtual_stages in chunks {
-                        out.push(Setup {
-                            micro_batch: Some(micro_batch),
-                            recompute,
-                            zero_stage,
-                            sequence_parallel,
-                            virtual_stages,
-                            ..base.clone()
-                        });
+                        for &expert_tp in experts {
+                            out.push(Setup {
+                                micro_batch: Some(micro_batch),
+                                recompute,
+                                zero_stage,
+                                sequence_parallel,
+                                virtual_stages,
+                                expert_tp,
+                                ..base.clone()
+                            });
+                        }
                     }
                 }
             }
@@ -106,15 +136,16 @@ fn settings_product(base: &Setup, micro: &[u64], zeros: &[u8], sequence: &[bool]
 /// [`knob_settings`] that checks its choices (a test and `madmax bench` compare the two):
 /// every micro-batch that divides the local batch and leaves at least one micro-batch per
 /// stage, each recomputation, ZeRO 0, 1 and 2 with plain data parallelism, sequence
-/// parallelism off and on with tensor parallelism, and 1 to 8 pipeline chunks per GPU, even
-/// or not (the rules drop what a plan does not allow).
+/// parallelism off and on with tensor parallelism, 1 to 8 pipeline chunks per GPU, even
+/// or not, and a mixture of experts' two expert tensor parallelisms (the rules drop what a
+/// plan does not allow).
 pub fn every_setting(base: &Setup, shape: PlanShape) -> Vec<Setup> {
     let largest = (shape.local / shape.stages.max(1)).max(1);
     let micro: Vec<u64> = (1..=largest).filter(|m| shape.local.is_multiple_of(*m)).collect();
     let zeros: &[u8] = if shape.replicas > 1 { &[0, 1, 2] } else { &[base.zero_stage] };
     let sequence_parallel: &[bool] = if shape.tp > 1 { &[false, true] } else { &[base.sequence_parallel] };
     let chunks: &[u64] = if shape.stages > 1 { &[1, 2, 3, 4, 5, 6, 7, 8] } else { &[base.virtual_stages] };
-    settings_product(base, &micro, zeros, sequence_parallel, chunks)
+    settings_product(base, &micro, zeros, sequence_parallel, chunks, &shape.expert_tp_choices(base.expert_tp))
         .into_iter()
         .flat_map(|s| overlap_variants(&s, shape).into_iter().chain(std::iter::once(s)))
         .collect()
@@ -208,12 +239,12 @@ pub fn refinements(base: &Scenario, ranked: &[Outcome], space: &Space) -> Vec<Ca
     if !((space.knobs || space.staged) && searches_settings(base)) {
         return Vec::new();
     }
-    let layers = Dims::of(&base.model).map_or(0, |d| d.layers);
+    let dims = Dims::of(&base.model);
     let at = Placement::of(&base.system);
     let mut out = Vec::new();
     for o in ranked.iter().filter(|o| o.fits()).take(REFINED_PLANS) {
         let (Some(t), Some(local)) = (&o.plan.transformer, o.plan.local_transformer_batch) else { continue };
-        let shape = PlanShape::of(t, local, layers);
+        let shape = PlanShape::of(t, local, dims.as_ref());
         let setups: Vec<Setup> = std::iter::once(o.setup.clone())
             .chain(overlap_variants(&o.setup, shape))
             .chain(algorithm_variants(&o.setup, base))
@@ -251,7 +282,7 @@ pub fn settings_pass(base: &Scenario, ranked: &[Outcome], space: &Space, spent_o
     if !(space.staged && searches_settings(base)) {
         return (Vec::new(), 0);
     }
-    let layers = Dims::of(&base.model).map_or(0, |d| d.layers);
+    let dims = Dims::of(&base.model);
     let mut budget = MAX_SEARCH_OPS.saturating_sub(spent_ops);
     let (fit, misfit): (Vec<&Outcome>, Vec<&Outcome>) = ranked.iter().partition(|o| o.fits());
     let mut order = Vec::with_capacity(ranked.len());
@@ -263,7 +294,7 @@ pub fn settings_pass(base: &Scenario, ranked: &[Outcome], space: &Space, spent_o
     let mut plans = 0;
     for o in order.into_iter().take(SETTINGS_PASS_PLANS) {
         let (Some(t), Some(local)) = (&o.plan.transformer, o.plan.local_transformer_batch) else { continue };
-        let list: Vec<Candidate> = knob_settings(&base.task.setup, PlanShape::of(t, local, layers))
+        let list: Vec<Candidate> = knob_settings(&base.task.setup, PlanShape::of(t, local, dims.as_ref()))
             .into_iter()
             .filter(|setup| *setup != o.setup)
             .map(|setup| Candidate { plan: o.plan.clone(), setup })
@@ -299,12 +330,12 @@ pub fn brute_force_everywhere(base: &Scenario, space: &Space) -> Vec<Outcome> {
 
 fn sweep(base: &Scenario, space: &Space, everywhere: bool) -> Vec<Outcome> {
     let knobs = space.knobs && searches_settings(base);
-    let layers = Dims::of(&base.model).map_or(0, |d| d.layers);
+    let dims = Dims::of(&base.model);
     let at = Placement::of(&base.system);
     let mut out = Vec::new();
     for c in plans(base, &Space { knobs: false, ..space.clone() }) {
         let setups = match (&c.plan.transformer, c.plan.local_transformer_batch) {
-            (Some(t), Some(local)) if knobs => every_setting(&base.task.setup, PlanShape::of(t, local, layers)),
+            (Some(t), Some(local)) if knobs => every_setting(&base.task.setup, PlanShape::of(t, local, dims.as_ref())),
             _ => vec![c.setup.clone()],
         };
         let setups: Vec<Setup> = if everywhere && knobs {
