@@ -193,7 +193,7 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
                 terms.push(term(
                     "etp",
                     "expert tensor parallelism: the tensor-parallel ranks that split each expert; the other tp / etp hold whole experts of their own, each GPU's experts computing over its etp / tp share of the tokens (wider GEMMs on fewer tokens, the same FLOPs) with no tensor-parallel collective around them when etp is 1",
-                    cx.expert_token_share() * cx.lay.tp.size as f64,
+                    cx.etp() as f64,
                     Unit::Count,
                 ));
             }

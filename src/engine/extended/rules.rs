@@ -301,8 +301,6 @@ fn encoder_decoder(errors: &mut Vec<FieldError>, s: &Scenario, cp: u64, ep: u64)
     }
 }
 
-/// FP8 training needs FP8 tensor cores, a 16-bit model to cast from, and a transformer trained
-/// or run through its blocks (serving names its formats in `weight_format` and `kv_format`).
 /// Expert tensor parallelism ([`crate::engine::scenario::Setup::expert_tp`]): a mixture of
 /// experts trained with tensor parallelism, its experts split by a divisor of that degree. The
 /// tensor-parallel ranks that do not split an expert join expert parallelism, so together with
@@ -357,6 +355,8 @@ fn expert_tp(errors: &mut Vec<FieldError>, s: &Scenario) {
     }
 }
 
+/// FP8 training needs FP8 tensor cores, a 16-bit model to cast from, and a transformer trained
+/// or run through its blocks (serving names its formats in `weight_format` and `kv_format`).
 fn fp8(errors: &mut Vec<FieldError>, s: &Scenario) {
     if !s.task.setup.fp8 {
         return;

@@ -230,7 +230,7 @@ impl<'a> TrainingCx<'a> {
 
     /// The tensor-parallel ranks that split each expert ([`crate::engine::scenario::Setup::expert_tp`];
     /// the tensor-parallel degree when not given).
-    fn etp(&self) -> u64 {
+    pub fn etp(&self) -> u64 {
         self.setup.expert_tp.unwrap_or(self.lay.tp.size)
     }
 
@@ -475,17 +475,16 @@ impl<'a> TrainingCx<'a> {
         let (attn, ffn) = (self.block_gemm_s(Block::Attn), self.block_gemm_s(Block::Fc));
         let score_gemm_s = self.score_gemm_s();
         let act_bytes = self.tokens * self.d.hidden * self.d.elem_bytes;
-        let tp_comm_s = if self.setup.sequence_parallel {
-            self.collective(Collective::AllGather, act_bytes, self.lay.tp)
-        } else {
-            self.collective(Collective::AllReduce, act_bytes, self.lay.tp)
-        };
-        let ffn_tp_comm_s = if self.expert_token_share() < 1.0 {
+        // A block's tensor-parallel collective of `bytes` over `group`: a gather (and later a
+        // scatter) with sequence parallelism, else an all-reduce.
+        let tp_collective = |bytes: f64, group: Group| {
             let kind = if self.setup.sequence_parallel { Collective::AllGather } else { Collective::AllReduce };
-            self.collective(kind, act_bytes * self.expert_token_share(), self.lay.tp.inner(self.etp()))
-        } else {
-            tp_comm_s
+            self.collective(kind, bytes, group)
         };
+        let tp_comm_s = tp_collective(act_bytes, self.lay.tp);
+        // The feed-forward block's over the ranks that split an expert: all of them (the same
+        // collective) unless experts are whole on some.
+        let ffn_tp_comm_s = tp_collective(act_bytes * self.expert_token_share(), self.lay.tp.inner(self.etp()));
         let floor = self.host_floor_s(tp_comm_s);
         let ffn_floor = self.host_floor_s(ffn_tp_comm_s);
         let attn_fwd_s = (attn.0 + score_gemm_s + self.block_ew_s(Block::Attn)).max(floor);
