@@ -87,7 +87,7 @@ await runTest('validation', dist, async ({ server, browser }) => {
 
   // Every row: the same numbers as the CLI.
   const got = await rowsOnPage(page);
-  check(got.length === want.length && want.length === 1190, `all ${want.length} shipped rows are listed (page: ${got.length})`);
+  check(got.length === want.length && want.length === 1194, `all ${want.length} shipped rows are listed (page: ${got.length})`);
   let same = 0;
   const differ = [];
   for (const w of want) {
@@ -274,7 +274,7 @@ await runTest('validation', dist, async ({ server, browser }) => {
   const experts = [await page.locator('#f-model-num_experts').inputValue(), await page.locator('#f-model-num_active_experts').inputValue()];
   const moeRuns = (await page.locator('#runs-sentence').textContent()).trim();
   check(close(Number(await page.locator('#iteration-time').getAttribute('data-value')), moeIt) && experts.join('/') === '8/2'
-    && /mixture-of-experts LLM .*Mixtral-8x7B on 32 H100s/.test(moeRuns),
+    && /mixture-of-experts LLM .*Mixtral-8x7B and Qwen3-235B-A22B on 32 H100s and 256 H100s/.test(moeRuns),
     `the Mixtral run opens with its 8 experts, 2 a token, at the validation's ${moeIt} s, and says what it showed: ${moeRuns.slice(0, 90)}...`);
   await page.locator('.card', { has: page.locator('#scenario-summary') }).screenshot({ path: join(shots, 'validation-moe-in-calculator.png') });
 
