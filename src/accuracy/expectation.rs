@@ -106,7 +106,8 @@ fn plan_kinds(s: &Scenario) -> String {
     let has = |f: &dyn Fn(Strategy) -> bool| spec.levels().iter().any(|l| l.degree > 1 && f(l.strategy));
     // Tensor-parallel ranks that hold whole experts are expert-parallel ones too; the ep
     // level's ranks are data-parallel for the dense weights, as Megatron-core counts them.
-    let whole_experts = s.task().setup.expert_tp.is_some_and(|etp| etp < spec.product_of(&[Strategy::Tp]));
+    let tp = spec.product_of(&[Strategy::Tp]);
+    let whole_experts = s.task().setup.experts_split_by(tp) < tp;
     let kinds = [
         ("TP", has(&|st| st == Strategy::Tp)),
         ("PP", has(&|st| st == Strategy::Pp)),

@@ -669,6 +669,14 @@ impl ConvLayout {
     }
 }
 
+impl Setup {
+    /// The ranks of a `tp`-way tensor-parallel group that split each expert
+    /// ([`Setup::expert_tp`]): all `tp` when it is not given; fewer leave the others whole experts.
+    pub fn experts_split_by(&self, tp: u64) -> u64 {
+        self.expert_tp.unwrap_or(tp)
+    }
+}
+
 impl Default for Setup {
     fn default() -> Setup {
         Setup {

@@ -44,14 +44,11 @@ pub fn describe_outcome(s: &Scenario, o: &Outcome) -> String {
     if o.setup.sequence_parallel && o.plan.transformer.as_ref().is_some_and(|t| t.product_of(&[Strategy::Tp]) > 1) {
         text += ", sequence parallel";
     }
-    if let Some(etp) =
-        o.setup.expert_tp.filter(|&e| o.plan.transformer.as_ref().is_some_and(|t| e < t.product_of(&[Strategy::Tp])))
-    {
-        text += &if etp == 1 {
-            ", experts whole on each tensor-parallel rank".to_owned()
-        } else {
-            format!(", experts split {etp} ways")
-        };
+    let tp = o.plan.transformer.as_ref().map_or(1, |t| t.product_of(&[Strategy::Tp]));
+    match o.setup.experts_split_by(tp) {
+        etp if etp >= tp => {}
+        1 => text += ", experts whole on each tensor-parallel rank",
+        etp => text += &format!(", experts split {etp} ways"),
     }
     if o.setup.virtual_stages > 1 {
         text += &format!(", {} chunks per GPU (interleaved)", o.setup.virtual_stages);

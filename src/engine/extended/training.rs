@@ -231,7 +231,7 @@ impl<'a> TrainingCx<'a> {
     /// The tensor-parallel ranks that split each expert ([`crate::engine::scenario::Setup::expert_tp`];
     /// the tensor-parallel degree when not given).
     pub fn etp(&self) -> u64 {
-        self.setup.expert_tp.unwrap_or(self.lay.tp.size)
+        self.setup.experts_split_by(self.lay.tp.size)
     }
 
     /// The share of a micro-batch's tokens a GPU's experts and token dispatch see: all of them,
