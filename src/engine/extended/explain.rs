@@ -332,7 +332,7 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
         (OpKind::WeightAllGather, Block::Optimizer) => {
             let (dense, expert) = cx.stage_params(cx.stage);
             let mut terms = vec![term("P", "parameters on this GPU", dense + expert, Unit::Params)];
-            terms.extend(group_terms(cx.lay.dense_dp, &cx.links));
+            terms.extend(group_terms(cx.lay.weight_dp, &cx.links));
             Explanation {
                 what: "ZeRO-1/2: gather the weights the other data-parallel ranks updated".into(),
                 formula: "(d-1)/d x P x e / bandwidth + latency".into(),
@@ -422,7 +422,7 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
         }
         (OpKind::GradAllReduce | OpKind::GradReduceScatter, _) => {
             let mut terms = vec![];
-            terms.extend(group_terms(cx.lay.dense_dp, &cx.links));
+            terms.extend(group_terms(cx.lay.weight_dp, &cx.links));
             Explanation {
                 what: format!("Gradients of {layer} reduced over the data-parallel ranks ({alg})"),
                 formula: "all-reduce (ZeRO 0/1) or reduce-scatter (ZeRO 2/3) of the layer's gradients".into(),
@@ -514,7 +514,7 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
         }
         (OpKind::Compute, Block::Optimizer) => {
             let (dense, expert) = cx.stage_params(cx.stage);
-            let owned = if cx.zero_stage() >= 1 { cx.lay.dense_dp.size as f64 } else { 1.0 };
+            let owned = if cx.zero_stage() >= 1 { cx.lay.weight_dp.size as f64 } else { 1.0 };
             Explanation {
                 what: "Optimizer step (mixed-precision Adam), memory-bound".into(),
                 formula: "P x share / owners x bytes / B_mem".into(),

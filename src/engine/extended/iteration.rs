@@ -1725,4 +1725,36 @@ mod tests {
             assert_eq!(e.formula.starts_with("twice"), layer == 30, "{}", e.formula);
         }
     }
+
+    #[test]
+    fn context_parallel_ranks_reduce_and_shard_with_the_data_parallel_ranks() {
+        // 64 GPUs: tp 4 x cp 2 x dp 8 and tp 4 x dp 16 both hold 16 copies of the weights, so
+        // ZeRO shards them 16 ways and the gradients are reduced over 16 ranks; only the samples
+        // differ (8 local batches with cp, 16 without).
+        let plan = |levels: Value, degrees: Value, zero: u64| {
+            scenario(
+                64,
+                json!({"transformer_parallel": levels, "transformer_parallel_degree": degrees,
+                "zero_stage": zero, "sequence_parallel": true}),
+            )
+        };
+        fn cx(s: &Scenario) -> TrainingCx<'_> {
+            TrainingCx::new(s).expect("a transformer")
+        }
+        let part = |s: &Scenario, p: MemPart| cx(s).stage_memory(0).iter().find(|(q, _)| *q == p).expect("part").1;
+        let (cp, flat) =
+            (plan(json!(["tp", "cp", "ddp"]), json!([4, 2, 8]), 1), plan(json!(["tp", "ddp"]), json!([4, 16]), 1));
+        assert_eq!((cx(&cp).global_batch, cx(&flat).global_batch), (64, 128));
+        assert_eq!(part(&cp, MemPart::OptimizerStates), part(&flat, MemPart::OptimizerStates));
+        let sync = cx(&cp).final_grad_sync_plan().expect("a gradient reduction");
+        // The cp pairs share a node (tp 4 x cp 2 = 8 GPUs), the data-parallel ranks do not.
+        assert_eq!(sync.group, crate::engine::extended::collective::Group { size: 16, per_node: 2, per_site: 16 });
+        assert_eq!(cx(&cp).lay.weight_dp, cx(&cp).lay.dense_dp.with(cx(&cp).lay.cp));
+        // Fully sharded: the shards span the fsdp and cp ranks.
+        let (cp3, flat3) =
+            (plan(json!(["tp", "cp", "fsdp"]), json!([4, 2, 8]), 0), plan(json!(["tp", "fsdp"]), json!([4, 16]), 0));
+        assert_eq!(cx(&cp3).zero3_group().size, 16);
+        assert_eq!(part(&cp3, MemPart::Weights), part(&flat3, MemPart::Weights));
+        assert_eq!(part(&cp3, MemPart::Gradients), part(&flat3, MemPart::Gradients));
+    }
 }

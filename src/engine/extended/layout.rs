@@ -21,8 +21,14 @@ pub struct Layout {
     /// Every data-parallel rank (ddp x fsdp): the expert weights' gradient group.
     pub dp: Group,
     /// Data-parallel ranks of the dense weights: dp x ep (experts are spread over ep, dense
-    /// weights are replicated over it).
+    /// weights are replicated over it); each holds samples of its own.
     pub dense_dp: Group,
+    /// Every rank that holds the same dense weights: `dense_dp x cp`. Context-parallel ranks
+    /// hold the same weights and compute gradients from other tokens of the same samples, so
+    /// their gradients are reduced together and ZeRO shards over them too (Megatron-core's
+    /// data-parallel group with context parallelism, torchtitan's `dp_shard_cp` mesh,
+    /// DeepSpeed-Ulysses' sequence-data-parallel group).
+    pub weight_dp: Group,
 }
 
 impl Layout {
@@ -45,7 +51,8 @@ impl Layout {
         }
         let [tp, cp, pp, ep, ddp, fsdp] = found;
         let dp = ddp.with(fsdp);
-        Layout { tp, cp, pp, ep, ddp, fsdp, dp, dense_dp: dp.with(ep) }
+        let dense_dp = dp.with(ep);
+        Layout { tp, cp, pp, ep, ddp, fsdp, dp, dense_dp, weight_dp: dense_dp.with(cp) }
     }
 }
 

@@ -519,9 +519,9 @@ impl<'a> TrainingCx<'a> {
         let grad_sync_s = if !work.1 {
             0.0
         } else if self.zero_stage() >= 2 {
-            self.collective(Collective::ReduceScatter, grad_bytes, self.lay.dense_dp)
+            self.collective(Collective::ReduceScatter, grad_bytes, self.lay.weight_dp)
         } else {
-            self.collective(Collective::AllReduce, grad_bytes, self.lay.dense_dp)
+            self.collective(Collective::AllReduce, grad_bytes, self.lay.weight_dp)
         };
         LayerTimes {
             attn_fwd_s,
@@ -595,16 +595,17 @@ impl<'a> TrainingCx<'a> {
     /// micro-batch reduces its own (DeepSpeed's ZeRO-2 reduces at every micro-step, and for
     /// that reason refuses pipeline parallelism).
     pub fn reduces_every_micro_batch(&self) -> bool {
-        self.zero3_group().size > 1 || (self.zero_stage() == 2 && self.micro_batches > 1 && self.lay.dense_dp.size > 1)
+        self.zero3_group().size > 1 || (self.zero_stage() == 2 && self.micro_batches > 1 && self.lay.weight_dp.size > 1)
     }
 
-    /// The group ZeRO-3 shards weights over: the fsdp levels, or every data-parallel rank
-    /// when ZeRO-3 is asked for without an fsdp level.
+    /// The group ZeRO-3 shards weights over: the fsdp levels with the context-parallel ranks
+    /// (they hold the same weights: [`Layout::weight_dp`]), or every rank holding the same
+    /// weights when ZeRO-3 is asked for without an fsdp level.
     pub fn zero3_group(&self) -> Group {
         if self.lay.fsdp.size > 1 {
-            self.lay.fsdp
+            self.lay.fsdp.with(self.lay.cp)
         } else if self.setup.zero_stage == 3 {
-            self.lay.dense_dp
+            self.lay.weight_dp
         } else {
             Group::ONE
         }
@@ -742,7 +743,7 @@ impl<'a> TrainingCx<'a> {
             let layers = self.stage_layer_params(self.stage).0;
             let edges = (bytes - layers * share * self.grad_bytes()).max(0.0);
             let m = self.micro_batches as f64;
-            return sync(OpKind::GradReduceScatter, Collective::ReduceScatter, edges, self.lay.dense_dp, m);
+            return sync(OpKind::GradReduceScatter, Collective::ReduceScatter, edges, self.lay.weight_dp, m);
         }
         if zero3 {
             if self.lay.ddp.size <= 1 {
@@ -752,9 +753,9 @@ impl<'a> TrainingCx<'a> {
             return sync(OpKind::GradAllReduce, Collective::AllReduce, shard, self.lay.ddp, 1.0);
         }
         if self.zero_stage() >= 1 {
-            sync(OpKind::GradReduceScatter, Collective::ReduceScatter, bytes, self.lay.dense_dp, 1.0)
+            sync(OpKind::GradReduceScatter, Collective::ReduceScatter, bytes, self.lay.weight_dp, 1.0)
         } else {
-            sync(OpKind::GradAllReduce, Collective::AllReduce, bytes, self.lay.dense_dp, 1.0)
+            sync(OpKind::GradAllReduce, Collective::AllReduce, bytes, self.lay.weight_dp, 1.0)
         }
     }
 
@@ -774,7 +775,7 @@ impl<'a> TrainingCx<'a> {
             return 0.0;
         }
         let (dense, expert) = self.stage_params(self.stage);
-        let owned = if self.zero_stage() >= 1 { self.lay.dense_dp.size as f64 } else { 1.0 };
+        let owned = if self.zero_stage() >= 1 { self.lay.weight_dp.size as f64 } else { 1.0 };
         (dense + expert) * self.trainable_share() / owned * ADAM_BYTES_PER_PARAM / self.hbm_bytes_per_s
     }
 
@@ -785,7 +786,7 @@ impl<'a> TrainingCx<'a> {
             return 0.0;
         }
         let (dense, expert) = self.stage_params(self.stage);
-        self.collective(Collective::AllGather, (dense + expert) * self.d.elem_bytes, self.lay.dense_dp)
+        self.collective(Collective::AllGather, (dense + expert) * self.d.elem_bytes, self.lay.weight_dp)
     }
 
     /// Trainable share of the stage's parameters (fine-tuning freezes some layers).
@@ -799,7 +800,7 @@ impl<'a> TrainingCx<'a> {
         let (dense, expert) = self.stage_params(stage);
         let params = dense + expert;
         let zero = self.zero_stage();
-        let dp = self.lay.dense_dp.size as f64;
+        let dp = self.lay.weight_dp.size as f64;
         let shard3 = self.zero3_group().size as f64;
         let (stage_layer_params, layer_params) = self.stage_layer_params(stage);
         // FP8 training keeps FP8 copies of the blocks' weights: of the stage's layers, or with
