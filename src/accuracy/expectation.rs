@@ -104,10 +104,12 @@ fn system_gpu(s: &System) -> Option<&'static str> {
 fn plan_kinds(s: &Scenario) -> String {
     let Some(spec) = &s.task().plan.transformer else { return String::new() };
     let has = |f: &dyn Fn(Strategy) -> bool| spec.levels().iter().any(|l| l.degree > 1 && f(l.strategy));
-    // Tensor-parallel ranks that hold whole experts are expert-parallel ones too; the ep
-    // level's ranks are data-parallel for the dense weights, as Megatron-core counts them.
+    // Tensor-parallel ranks that hold whole experts, and context-parallel ranks that hold
+    // different experts, are expert-parallel ones too; the ep level's ranks are data-parallel
+    // for the dense weights, as Megatron-core counts them.
     let tp = spec.product_of(&[Strategy::Tp]);
-    let whole_experts = s.task().setup.experts_split_by(tp) < tp;
+    let setup = &s.task().setup;
+    let whole_experts = setup.experts_split_by(tp) < tp || setup.experts_spread_over_cp() > 1;
     let kinds = [
         ("TP", has(&|st| st == Strategy::Tp)),
         ("PP", has(&|st| st == Strategy::Pp)),

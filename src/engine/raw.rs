@@ -381,6 +381,7 @@ raw_config! {
     recompute,
     sequence_parallel,
     expert_tp,
+    expert_cp,
     collective,
     overlap_grad_reduce,
     overlap_param_gather,

@@ -245,6 +245,13 @@ pub struct Setup {
     /// tokens to whole experts. `None`: the tensor-parallel degree (every expert split as the
     /// dense layers are).
     pub expert_tp: Option<u64>,
+    /// Expert parallelism over context-parallel ranks (Megatron-core's MoE parallel folding):
+    /// how many ranks of each context-parallel group hold different experts, joining expert
+    /// parallelism with the ep level and the tensor-parallel ranks that hold whole experts.
+    /// Each already routes tokens of its own (its share of the sequence). `None`: 1, every
+    /// context-parallel rank holds the same experts (expert parallelism carved from the
+    /// data-parallel ranks only, as before Megatron-core 0.10).
+    pub expert_cp: Option<u64>,
     pub collective: Algorithm,
     /// Reduce gradients in buckets during the backward pass instead of after it.
     pub overlap_grad_reduce: bool,
@@ -675,6 +682,12 @@ impl Setup {
     pub fn experts_split_by(&self, tp: u64) -> u64 {
         self.expert_tp.unwrap_or(tp)
     }
+
+    /// The ranks of a context-parallel group that hold different experts
+    /// ([`Setup::expert_cp`]): 1 when it is not given.
+    pub fn experts_spread_over_cp(&self) -> u64 {
+        self.expert_cp.unwrap_or(1)
+    }
 }
 
 impl Default for Setup {
@@ -686,6 +699,7 @@ impl Default for Setup {
             recompute: Recompute::None,
             sequence_parallel: false,
             expert_tp: None,
+            expert_cp: None,
             collective: Algorithm::Hierarchical,
             overlap_grad_reduce: false,
             overlap_param_gather: true,

@@ -1161,6 +1161,10 @@ fn read_setup(v: &mut Reader, t: &RawTask) -> Option<Setup> {
         None | Some(RawValue::Null) => d.expert_tp,
         f => Some(v.count(f, at("task", "expert_tp"), optional, 1, MAX_COUNT)?),
     };
+    let expert_cp = match &t.expert_cp {
+        None | Some(RawValue::Null) => d.expert_cp,
+        f => Some(v.count(f, at("task", "expert_cp"), optional, 1, MAX_COUNT)?),
+    };
     let overlap_grad_reduce =
         v.optional_flag(&t.overlap_grad_reduce, at("task", "overlap_grad_reduce"), d.overlap_grad_reduce)?;
     let overlap_param_gather =
@@ -1274,6 +1278,7 @@ fn read_setup(v: &mut Reader, t: &RawTask) -> Option<Setup> {
         recompute,
         sequence_parallel,
         expert_tp,
+        expert_cp,
         collective,
         overlap_grad_reduce,
         overlap_param_gather,

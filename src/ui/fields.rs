@@ -359,6 +359,7 @@ pub fn default_task_fields(family: Family, inference: bool) -> Vec<Field> {
             "recompute",
             "sequence_parallel",
             "expert_tp",
+            "expert_cp",
             "collective",
             "overlap_grad_reduce",
             "overlap_param_gather",
@@ -373,8 +374,10 @@ pub fn default_task_fields(family: Family, inference: bool) -> Vec<Field> {
     };
     // Images and video clips: their decoding and storage can be modelled.
     let frames = !inference && matches!(family, Family::Vit | Family::Cnn);
-    // Expert tensor parallelism splits a mixture of experts' experts.
-    let offered = |f: &Field| keep.contains(&f.key) && (f.key != "expert_tp" || family == Family::LlmMoe);
+    // Expert tensor parallelism splits a mixture of experts' experts; context-parallel ranks
+    // can hold different ones.
+    let experts_only = |key: &str| matches!(key, "expert_tp" | "expert_cp");
+    let offered = |f: &Field| keep.contains(&f.key) && (!experts_only(f.key) || family == Family::LlmMoe);
     all_task_fields().into_iter().filter(|f| offered(f) || (frames && is_loader(f))).collect()
 }
 
@@ -466,6 +469,8 @@ fn all_task_fields() -> Vec<Field> {
             "With tensor parallelism, split the norm and dropout work and activations along the sequence too: each all-reduce becomes a reduce-scatter plus an all-gather (same bytes), and those activations take 1/tp of the memory."),
         extra(T, "expert_tp", "Expert tensor parallelism", Kind::OptionalCount, "the tensor-parallel degree",
             "Training a mixture of experts with tensor parallelism: how many ranks of each tensor-parallel group split an expert (Megatron-core's --expert-tensor-parallel-size). Empty: all of them, as they split the dense layers. Fewer, such as 1: the other ranks hold whole experts of their own and join expert parallelism (tp / etp x ep ranks share the experts), each routing its own sequence-parallel share of the tokens, so the experts' GEMMs are wider on fewer tokens (the same FLOPs), no tensor-parallel gather and scatter surround them, the token dispatch works on fewer tokens, and the all-to-all spans more GPUs (mostly within the node). Megatron-core's DeepSeek-V3 and Qwen3 recipes use 1. Needs sequence parallelism, a divisor of the tensor-parallel degree, and tp / etp x ep dividing the experts."),
+        extra(T, "expert_cp", "Experts over context-parallel ranks", Kind::OptionalCount, "1",
+            "Training a mixture of experts with context parallelism (a cp level): how many ranks of each context-parallel group hold different experts and join expert parallelism (Megatron-core's MoE parallel folding, which forms the expert-parallel group from the tensor- and context-parallel ranks first). Empty or 1: each context-parallel rank holds the same experts, as the data-parallel replicas do. More: each GPU holds fewer experts (less memory), each over more ranks' tokens (wider GEMMs, the same FLOPs), and the all-to-all spans those ranks, usually within the node. Each rank routes its own share of the sequence either way. A divisor of the context-parallel degree; with the ep level (and the tensor-parallel ranks holding whole experts) it must divide the experts."),
         extra(T, "collective", "Collective algorithm", Kind::Choice(&[("hierarchical", "hierarchical: node, then network"), ("ring", "ring over every GPU"), ("tree", "tree across nodes (log latency, less bandwidth)"), ("in_network", "in-network aggregation (SwitchML, SHARP)")]), "hierarchical",
             "How all-reduces and gathers move bytes across nodes. Hierarchical (NCCL's default, PowerAI DDL) reduces within the node over NVLink, then across nodes on 1/k of the data; NCCL runs all-gathers and reduce-scatters (ZeRO, FSDP) as rings through every GPU, whose latency grows with the group: at a thousand GPUs it can outweigh a small per-GPU batch. A tree (NCCL's, for all-reduces across nodes) cuts latency to the log of the node count but keeps less bandwidth, so it pays for small messages on many nodes; in-network aggregation has the switch sum the data, halving what each host sends."),
         extra(T, "overlap_grad_reduce", "Overlap gradient reduction", Kind::Flag, "no",

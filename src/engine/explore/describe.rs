@@ -50,6 +50,13 @@ pub fn describe_outcome(s: &Scenario, o: &Outcome) -> String {
         1 => text += ", experts whole on each tensor-parallel rank",
         etp => text += &format!(", experts split {etp} ways"),
     }
+    match o.setup.experts_spread_over_cp() {
+        1 => {}
+        ecp if o.plan.transformer.as_ref().is_some_and(|t| t.product_of(&[Strategy::Cp]) == ecp) => {
+            text += ", experts spread over the context-parallel ranks"
+        }
+        ecp => text += &format!(", experts spread over {ecp} context-parallel ranks"),
+    }
     if o.setup.virtual_stages > 1 {
         text += &format!(", {} chunks per GPU (interleaved)", o.setup.virtual_stages);
     }

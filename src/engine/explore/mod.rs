@@ -1212,7 +1212,7 @@ mod tests {
         // 32 sequences per GPU through 8 stages of 2 layers: micro-batches of 4, 2 and 1 (at
         // least one per stage), each with no, selective and full recomputation, each plain 1F1B
         // and interleaved, in that order.
-        let shape = |local, stages| PlanShape { local, stages, tp: 1, replicas: 1, layers: 16, moe: false };
+        let shape = |local, stages| PlanShape { local, stages, tp: 1, cp: 1, replicas: 1, layers: 16, moe: false };
         let k = knob_settings(&base, shape(32, 8));
         let got: Vec<(Option<u64>, Recompute, u64)> =
             k.iter().map(|s| (s.micro_batch, s.recompute, s.virtual_stages)).collect();
@@ -1227,8 +1227,9 @@ mod tests {
         assert_eq!(got, want);
         assert!(knob_settings(&base, shape(32, 1)).iter().all(|s| s.virtual_stages == 1), "no pipeline, no chunks");
         // Chunk counts that split every stage evenly, up to 8; none when the stages are uneven.
-        let chunks =
-            |layers, stages| PlanShape { local: 64, stages, tp: 1, replicas: 1, layers, moe: false }.chunk_choices();
+        let chunks = |layers, stages| {
+            PlanShape { local: 64, stages, tp: 1, cp: 1, replicas: 1, layers, moe: false }.chunk_choices()
+        };
         assert_eq!(chunks(80, 8), [1, 2, 5]);
         assert_eq!(chunks(96, 8), [1, 2, 3, 4, 6]);
         assert_eq!(chunks(96, 1), [1]);
@@ -1241,19 +1242,30 @@ mod tests {
         assert!(knob_settings(&base, shape(1, 4)).iter().all(|s| s.micro_batch == Some(1)));
         assert!(k.iter().all(|s| s.zero_stage == 0 && !s.sequence_parallel));
         // Tensor parallelism: sequence parallel; plain data parallelism: ZeRO 0 and 1 each.
-        let tp = knob_settings(&base, PlanShape { local: 32, stages: 8, tp: 4, replicas: 64, layers: 16, moe: false });
+        let tp = knob_settings(
+            &base,
+            PlanShape { local: 32, stages: 8, tp: 4, cp: 1, replicas: 64, layers: 16, moe: false },
+        );
         assert_eq!(tp.len(), 2 * k.len());
         assert!(tp.iter().all(|s| s.sequence_parallel));
         assert_eq!(tp.iter().filter(|s| s.zero_stage == 1).count(), k.len());
         // A mixture of experts on tensor parallelism: each setting with every expert split by
         // the tensor-parallel ranks and with whole experts on each; without tensor parallelism,
         // the task's own.
-        let moe =
-            |tp| knob_settings(&base, PlanShape { local: 32, stages: 8, tp, replicas: 64, layers: 16, moe: true });
+        let moe = |tp| {
+            knob_settings(&base, PlanShape { local: 32, stages: 8, tp, cp: 1, replicas: 64, layers: 16, moe: true })
+        };
         let experts = moe(4);
         assert_eq!(experts.len(), 2 * tp.len());
         assert_eq!(experts.iter().filter(|s| s.expert_tp == Some(1)).count(), tp.len());
         assert!(tp.iter().chain(&moe(1)).all(|s| s.expert_tp.is_none()) && moe(1).len() == tp.len());
+        // With context parallelism too: each of those with the same experts on every
+        // context-parallel rank and with different ones.
+        let folded =
+            knob_settings(&base, PlanShape { local: 32, stages: 8, tp: 4, cp: 2, replicas: 64, layers: 16, moe: true });
+        assert_eq!(folded.len(), 2 * experts.len());
+        assert_eq!(folded.iter().filter(|s| s.expert_cp == Some(2)).count(), experts.len());
+        assert!(experts.iter().all(|s| s.expert_cp.is_none()));
         // The settings only widen the search: its best plan that fits beats the best with the
         // scenario's own settings (LLaMA2-70B on 2,048 A100 40GB in the default model).
         let mut s =

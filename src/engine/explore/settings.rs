@@ -15,12 +15,14 @@ pub struct PlanShape {
     pub stages: u64,
     /// Tensor-parallel degree.
     pub tp: u64,
+    /// Context-parallel degree.
+    pub cp: u64,
     /// Plain (not sharded) data-parallel ranks.
     pub replicas: u64,
     /// Transformer layers of the model.
     pub layers: u64,
     /// Whether the model is a mixture of experts (its experts may be left whole on each
-    /// tensor-parallel rank).
+    /// tensor-parallel rank, or spread over the context-parallel ranks).
     pub moe: bool,
 }
 
@@ -32,23 +34,24 @@ impl PlanShape {
             local,
             stages: t.product_of(&[Strategy::Pp]),
             tp: t.product_of(&[Strategy::Tp]),
+            cp: t.product_of(&[Strategy::Cp]),
             replicas: t.product_of(&[Strategy::Ddp]),
             layers: d.map_or(0, |d| d.layers),
             moe: d.is_some_and(Dims::is_moe),
         }
     }
 
-    /// The expert tensor parallelism a plan of this shape is tried with: with a mixture of
-    /// experts on tensor parallelism, every rank splitting each expert (`None`) and each
-    /// holding whole experts (1, Megatron-core's recipes for large mixtures of experts);
-    /// otherwise `base`'s. The rules drop what a plan does not allow (sequence parallelism
-    /// off, experts the ranks do not divide).
-    fn expert_tp_choices(&self, base: Option<u64>) -> Vec<Option<u64>> {
-        if self.moe && self.tp > 1 {
-            vec![None, Some(1)]
-        } else {
-            vec![base]
-        }
+    /// The expert tensor parallelism and the context-parallel ranks holding different experts
+    /// a plan of this shape is tried with (`(expert_tp, expert_cp)`): with a mixture of experts
+    /// on tensor parallelism, every rank splitting each expert (`None`) and each holding whole
+    /// experts (1, Megatron-core's recipes for large mixtures of experts); on context
+    /// parallelism, every context-parallel rank holding the same experts (`None`) and each
+    /// different ones (cp, Megatron-core's folding); otherwise `base`'s. The rules drop what a
+    /// plan does not allow (sequence parallelism off, experts the ranks do not divide).
+    fn expert_choices(&self, base: &Setup) -> Vec<(Option<u64>, Option<u64>)> {
+        let etp = if self.moe && self.tp > 1 { vec![None, Some(1)] } else { vec![base.expert_tp] };
+        let ecp = if self.moe && self.cp > 1 { vec![None, Some(self.cp)] } else { vec![base.expert_cp] };
+        etp.iter().flat_map(|&t| ecp.iter().map(move |&c| (t, c))).collect()
     }
 
     /// The chunks per GPU the explorer tries on a pipeline: 1 (plain 1F1B), and each count
@@ -72,8 +75,9 @@ impl PlanShape {
 ///   with pipeline parallelism);
 /// - with tensor parallelism, sequence parallelism (Megatron-LM's advice: the same bytes as
 ///   the all-reduces, the norms' work and activations split by tp), and for a mixture of
-///   experts each expert split by every tensor-parallel rank or whole on each
-///   ([`PlanShape::expert_tp_choices`]);
+///   experts each expert split by every tensor-parallel rank or whole on each, and with
+///   context parallelism the same experts on each context-parallel rank or different ones
+///   ([`PlanShape::expert_choices`]);
 /// - with a pipeline, the plain 1F1B schedule and Megatron's interleaved one with each number
 ///   of chunks per GPU of [`PlanShape::chunk_choices`] (v chunks: a v-th of the bubble, v times
 ///   the point-to-point transfers; the rules keep only splits it allows).
@@ -92,7 +96,7 @@ pub fn knob_settings(base: &Setup, shape: PlanShape) -> Vec<Setup> {
     let sequence_parallel = base.sequence_parallel || shape.tp > 1;
     let chunks =
         if shape.stages > 1 && base.virtual_stages == 1 { shape.chunk_choices() } else { vec![base.virtual_stages] };
-    let experts = shape.expert_tp_choices(base.expert_tp);
+    let experts = shape.expert_choices(base);
     settings_product(base, &micro, zeros, &[sequence_parallel], &chunks, &experts)
 }
 
@@ -105,7 +109,7 @@ fn settings_product(
     zeros: &[u8],
     sequence: &[bool],
     chunks: &[u64],
-    experts: &[Option<u64>],
+    experts: &[(Option<u64>, Option<u64>)],
 ) -> Vec<Setup> {
     let mut out = Vec::new();
     for recompute in [Recompute::None, Recompute::Selective, Recompute::Full] {
@@ -113,7 +117,7 @@ fn settings_product(
             for &zero_stage in zeros {
                 for &sequence_parallel in sequence {
                     for &virtual_stages in chunks {
-                        for &expert_tp in experts {
+                        for &(expert_tp, expert_cp) in experts {
                             out.push(Setup {
                                 micro_batch: Some(micro_batch),
                                 recompute,
@@ -121,6 +125,7 @@ fn settings_product(
                                 sequence_parallel,
                                 virtual_stages,
                                 expert_tp,
+                                expert_cp,
                                 ..base.clone()
                             });
                         }
@@ -137,15 +142,15 @@ fn settings_product(
 /// every micro-batch that divides the local batch and leaves at least one micro-batch per
 /// stage, each recomputation, ZeRO 0, 1 and 2 with plain data parallelism, sequence
 /// parallelism off and on with tensor parallelism, 1 to 8 pipeline chunks per GPU, even
-/// or not, and a mixture of experts' two expert tensor parallelisms (the rules drop what a
-/// plan does not allow).
+/// or not, and a mixture of experts' two expert tensor parallelisms and two spreads over the
+/// context-parallel ranks (the rules drop what a plan does not allow).
 pub fn every_setting(base: &Setup, shape: PlanShape) -> Vec<Setup> {
     let largest = (shape.local / shape.stages.max(1)).max(1);
     let micro: Vec<u64> = (1..=largest).filter(|m| shape.local.is_multiple_of(*m)).collect();
     let zeros: &[u8] = if shape.replicas > 1 { &[0, 1, 2] } else { &[base.zero_stage] };
     let sequence_parallel: &[bool] = if shape.tp > 1 { &[false, true] } else { &[base.sequence_parallel] };
     let chunks: &[u64] = if shape.stages > 1 { &[1, 2, 3, 4, 5, 6, 7, 8] } else { &[base.virtual_stages] };
-    settings_product(base, &micro, zeros, sequence_parallel, chunks, &shape.expert_tp_choices(base.expert_tp))
+    settings_product(base, &micro, zeros, sequence_parallel, chunks, &shape.expert_choices(base))
         .into_iter()
         .flat_map(|s| overlap_variants(&s, shape).into_iter().chain(std::iter::once(s)))
         .collect()

@@ -1,5 +1,8 @@
 //! The default model: why an op takes the time it takes. For any op of a default-model
 //! timeline, the formula, each term with its value and unit, and the result.
+//!
+//! One job: explaining a transformer training op (one arm per kind of op; serving's ops are
+//! explained in `serving/explain.rs`, DLRM's and CNNs' beside their models).
 
 use super::calibration::{ADAM_BYTES_PER_PARAM, HOST_BLOCK_S, NIC_STEP_S, NVLINK_STEP_S, POSITION_ADD_PASSES};
 use super::collective::{Group, Links};
@@ -194,6 +197,14 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
                     "etp",
                     "expert tensor parallelism: the tensor-parallel ranks that split each expert; the other tp / etp hold whole experts of their own, each GPU's experts computing over its etp / tp share of the tokens (wider GEMMs on fewer tokens, the same FLOPs) with no tensor-parallel collective around them when etp is 1",
                     cx.etp() as f64,
+                    Unit::Count,
+                ));
+            }
+            if !attn && cx.d.is_moe() && cx.ecp() > 1 {
+                terms.push(term(
+                    "ecp",
+                    "context-parallel ranks holding different experts (Megatron-core's MoE parallel folding): they join expert parallelism, so each GPU holds 1 / ecp of the experts it would otherwise, each over ecp times the tokens (wider GEMMs, the same FLOPs)",
+                    cx.ecp() as f64,
                     Unit::Count,
                 ));
             }

@@ -959,6 +959,73 @@ mod tests {
     }
 
     #[test]
+    fn context_parallel_ranks_can_hold_different_experts() {
+        // Top-2 of 8 experts on tp 2 x cp 4 x ddp 2 (16 GPUs, tp x cp filling a node): the four
+        // context-parallel ranks hold the same experts (blank), or each a quarter of them (4,
+        // Megatron-core's folding), or pairs do (2).
+        let task = |ecp: Option<u64>| {
+            let mut t = json!({"transformer_parallel": ["tp", "cp", "ddp"], "transformer_parallel_degree": [2, 4, 2],
+                "micro_batch": 1, "sequence_parallel": true});
+            if let Some(ecp) = ecp {
+                t["expert_cp"] = json!(ecp);
+            }
+            t
+        };
+        let moe = || json!({"type": "LLM_MoE", "num_experts": 8, "num_active_experts": 2});
+        let at = |ecp: Option<u64>| scenario_with(16, task(ecp), moe());
+        let (blank, one, two, four) = (at(None), at(Some(1)), at(Some(2)), at(Some(4)));
+        fn cx(s: &Scenario) -> TrainingCx<'_> {
+            TrainingCx::new(s).expect("moe")
+        }
+        assert_eq!(evaluate(&cx(&blank)).iteration_s, evaluate(&cx(&one)).iteration_s);
+        let (same, folded) = (cx(&blank), cx(&four));
+        assert_eq!((same.expert_ranks(), cx(&two).expert_ranks(), folded.expert_ranks()), (1.0, 2.0, 4.0));
+        // A quarter of the experts' weights on each GPU, the dense ones alike; the same expert
+        // FLOPs, as two experts over four ranks' tokens instead of eight over one's.
+        let (dense, experts) = same.stage_params(0);
+        assert_eq!(folded.stage_params(0), (dense, experts / 4.0));
+        let expert_flops =
+            |c: &TrainingCx| -> f64 { c.block_gemms(Block::Fc)[..2].iter().map(|(g, n)| g.flops() * n).sum() };
+        assert_eq!(expert_flops(&folded), expert_flops(&same));
+        let [(up4, n4), ..] = folded.block_gemms(Block::Fc);
+        let [(up1, n1), ..] = same.block_gemms(Block::Fc);
+        assert_eq!((n1, n4, up4.m), (8.0, 2.0, 4.0 * up1.m));
+        // Each rank still routes its own tokens; the copies now go all-to-all over the four
+        // context-parallel ranks, within the node.
+        assert_eq!(folded.moe_routed_bytes(), same.moe_routed_bytes());
+        assert_eq!(folded.expert_group(), crate::engine::extended::collective::Group::new(4, 4));
+        let (lt1, lt2, lt4) = (same.layer_times(0), cx(&two).layer_times(0), folded.layer_times(0));
+        assert!(lt1.moe_a2a_s == 0.0 && lt2.moe_a2a_s > 0.0 && lt4.moe_a2a_s > lt2.moe_a2a_s);
+        let (r1, r4) = (evaluate(&same), evaluate(&folded));
+        assert!(r4.memory.total_bytes < r1.memory.total_bytes);
+        // With whole experts on each tensor-parallel rank too, the node's eight GPUs hold one
+        // expert each (Megatron-core's EP 8 over TP 2 x CP 4 with expert TP 1).
+        let mut both = task(Some(4));
+        both["expert_tp"] = json!(1);
+        let both = scenario_with(16, both, moe());
+        assert_eq!(cx(&both).expert_group(), crate::engine::extended::collective::Group::new(8, 8));
+        assert_eq!(cx(&both).block_gemms(Block::Fc)[0].1, 1.0);
+        // The explanation says so.
+        let op = r4.timeline.iter().find(|o| o.name.block == Block::Fc && o.name.kind == OpKind::Compute).expect("op");
+        let ffn = crate::engine::extended::explain::explain(&folded, &op.name).expect("explained");
+        assert!(ffn.terms.iter().any(|t| t.symbol == "ecp" && t.value == 4.0), "{:?}", ffn.terms);
+        // What it needs, each refusal naming its field.
+        let refused = |task: Value, model: Value| checked(doc(16, task, model)).expect_err("refused");
+        let says = |errs: &[crate::engine::validate::FieldError], words: &str| {
+            errs.iter().any(|e| e.field == "task.expert_cp" && e.message.contains(words))
+        };
+        assert!(says(&refused(task(Some(4)), json!({})), "mixture of experts"));
+        assert!(says(&refused(task(Some(3)), moe()), "use 2"));
+        let mut serve = task(Some(4));
+        serve["type"] = json!("inference");
+        assert!(says(&refused(serve, moe()), "serving"));
+        let mut wide = task(Some(4));
+        wide["transformer_parallel"] = json!(["tp", "cp", "ep"]);
+        let errs = refused(wide, json!({"type": "LLM_MoE", "num_experts": 4, "num_active_experts": 2}));
+        assert!(says(&errs, "8 ranks do not divide the 4 experts"), "{errs:?}");
+    }
+
+    #[test]
     fn uneven_chunks_save_what_their_largest_chunk_allows() {
         // 40 layers on 4 stages: 10 per stage. 8 chunks of at most 2 layers leave 5 chunks of
         // 2, which run exactly as 5 chunks do; 4 chunks (3, 3, 3, 1) are paced by 3 layers.

@@ -43,6 +43,7 @@ pub fn check(s: &Scenario) -> Vec<FieldError> {
     let mut errors = Vec::new();
     fp8(&mut errors, s);
     expert_tp(&mut errors, s);
+    expert_cp(&mut errors, s);
     if s.system.second.is_some() && super::serving::serves(s) {
         errors.push(FieldError::new(
             "system.second_gpu_nodes",
@@ -337,7 +338,7 @@ fn expert_tp(errors: &mut Vec<FieldError>, s: &Scenario) {
         return;
     }
     let experts = d.experts as u64;
-    let joined = ep * (tp / etp);
+    let joined = ep * (tp / etp) * s.task.setup.experts_spread_over_cp();
     if !experts.is_multiple_of(joined) {
         errors.push(FieldError::new(
             key,
@@ -351,6 +352,49 @@ fn expert_tp(errors: &mut Vec<FieldError>, s: &Scenario) {
         errors.push(FieldError::new(
             "task.sequence_parallel",
             format!("expert tensor parallelism of {etp} below the tensor parallelism of {tp} needs sequence parallelism: each rank routes its own share of the tokens to whole experts (Megatron-core requires it); turn it on"),
+        ));
+    }
+}
+
+/// Expert parallelism over context-parallel ranks ([`crate::engine::scenario::Setup::expert_cp`]):
+/// a mixture of experts trained with context parallelism, a divisor of that degree of its
+/// ranks holding different experts; with the ep level (and the tensor-parallel ranks that hold
+/// whole experts, checked by [`expert_tp`] when it is given) they must divide the experts.
+fn expert_cp(errors: &mut Vec<FieldError>, s: &Scenario) {
+    let Some(ecp) = s.task.setup.expert_cp else { return };
+    let key = "task.expert_cp";
+    let Some(d) = Dims::of(&s.model).filter(|d| d.is_moe()) else {
+        errors.push(FieldError::new(
+            key,
+            "expert parallelism over context-parallel ranks spreads the experts of a mixture of experts (LLM_MoE); remove it for this model",
+        ));
+        return;
+    };
+    if matches!(s.task.kind, crate::engine::scenario::TaskKind::Inference) {
+        errors
+            .push(FieldError::new(key, "serving has no context parallelism to spread experts over; remove expert_cp"));
+        return;
+    }
+    let degree = |st: Strategy| s.task.plan.transformer.as_ref().map_or(1, |spec| spec.product_of(&[st]));
+    let (cp, ep) = (degree(Strategy::Cp), degree(Strategy::Ep));
+    if ecp > cp || !cp.is_multiple_of(ecp) {
+        errors.push(FieldError::new(
+            key,
+            format!(
+                "{ecp} context-parallel ranks holding different experts must divide the context parallelism of {cp}: use {}, or 1 for the same experts on each",
+                divisor_at_most(cp, ecp)
+            ),
+        ));
+        return;
+    }
+    let experts = d.experts as u64;
+    let joined = ep * ecp;
+    if s.task.setup.expert_tp.is_none() && !experts.is_multiple_of(joined) {
+        errors.push(FieldError::new(
+            key,
+            format!(
+                "{ecp} context-parallel ranks holding different experts join the {ep}-way expert parallelism: {joined} ranks do not divide the {experts} experts; use an expert_cp or an ep degree whose product divides them"
+            ),
         ));
     }
 }

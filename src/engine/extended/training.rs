@@ -246,11 +246,24 @@ impl<'a> TrainingCx<'a> {
         }
     }
 
-    /// The ranks a token's copies are dispatched over: the ep level's, with the tensor-parallel
-    /// ranks that hold whole experts of their own (`tp / etp` of them: none join when the
+    /// The ranks of each context-parallel group that hold different experts
+    /// ([`crate::engine::scenario::Setup::expert_cp`]; 1 when not given).
+    pub fn ecp(&self) -> u64 {
+        self.setup.experts_spread_over_cp()
+    }
+
+    /// The ranks outside the tensor-parallel group that hold different experts: the ep level's
+    /// and the context-parallel ranks that join it ([`TrainingCx::ecp`]).
+    pub fn expert_ranks(&self) -> f64 {
+        (self.lay.ep.size * self.ecp()) as f64
+    }
+
+    /// The ranks a token's copies are dispatched over: the ep level's, with the context-parallel
+    /// ranks that hold different experts ([`TrainingCx::ecp`]) and the tensor-parallel ranks
+    /// that hold whole experts of their own (`tp / etp` of them: none join when the
     /// tensor-parallel group splits each expert).
     pub fn expert_group(&self) -> Group {
-        self.lay.ep.with(self.lay.tp.outer(self.etp()))
+        self.lay.ep.with(self.lay.cp.inner(self.ecp())).with(self.lay.tp.outer(self.etp()))
     }
 
     /// Bytes of one MoE all-to-all on one GPU: the copies of its share of the micro-batch's
@@ -293,7 +306,7 @@ impl<'a> TrainingCx<'a> {
     /// The GEMMs of a block's forward pass over `t` tokens on one GPU, each with how many times
     /// it runs ([`Dims::block_gemms`] at this plan's tensor and expert parallelism).
     pub fn block_gemms_of(&self, block: Block, t: f64) -> [(Gemm, f64); 4] {
-        self.d.block_gemms(block, t, self.tp(), self.etp() as f64, self.lay.ep.size as f64)
+        self.d.block_gemms(block, t, self.tp(), self.etp() as f64, self.expert_ranks())
     }
 
     /// A block's GEMM time for one micro-batch without its attention scores, s: (forward,
@@ -547,7 +560,7 @@ impl<'a> TrainingCx<'a> {
     /// Parameters on one GPU of one layer of the stack `d` ([`TrainingCx::layer_params_on_gpu`]).
     fn params_on_gpu(&self, d: &Dims) -> f64 {
         let (dense, expert) = d.layer_params();
-        (dense + expert * d.experts / self.lay.ep.size as f64) / self.tp()
+        (dense + expert * d.experts / self.expert_ranks()) / self.tp()
     }
 
     /// Stage `stage`'s layers by stack ([`Dims::stacks`]): how many of its layers each stack
@@ -710,7 +723,7 @@ impl<'a> TrainingCx<'a> {
         for (n, d) in self.stage_stacks(stage) {
             let (attn, expert) = d.layer_params();
             dense += n * attn;
-            experts += n * expert * d.experts / self.lay.ep.size as f64;
+            experts += n * expert * d.experts / self.expert_ranks();
         }
         if stage == 0 {
             dense += input - positions;
