@@ -906,11 +906,44 @@ mod tests {
             out[3]
                 .skipped
                 .as_deref()
-                .is_some_and(|e| e.contains("expert parallelism 2 is not 4 tensor-parallel ranks")),
+                .is_some_and(|e| e.contains("expert parallelism 2 is not 4 tensor- and context-parallel ranks")),
             "{:?}",
             out[3].skipped
         );
         assert_eq!(out[4].skipped.as_deref(), Some("expert_tp 3 does not divide tp 4"));
+    }
+
+    #[test]
+    fn an_expert_cp_column_lets_context_parallel_ranks_hold_different_experts() {
+        // Top-2 of 8 experts on 16 GPUs, tp 4 x cp 2 x dp 2, whole experts on each
+        // tensor-parallel rank: Megatron-core's ep of 8 is the 4 tensor-parallel ranks with the
+        // 2 context-parallel ones (expert_cp 2, its folding), or with 2 data-parallel ones.
+        let head = "id,source,model,layers,hidden,heads,kv_heads,ffn_hidden,ffn_kind,experts,active_experts,vocab,seq_len,gpu,gpus_per_node,nvlink_gbytes_s,nic_gbits_s_per_node,n_gpus,tp,pp,dp,cp,ep,expert_tp,expert_cp,vpp,microbatch,global_batch,seq_parallel,recompute,zero,dtype,attention,metric,measured\n";
+        let row = |id: &str, ecp: &str| {
+            format!("{id},src,m,4,1024,16,16,2048,swiglu,8,2,50000,4096,h100-80g,8,900,3200,16,4,1,2,2,8,1,{ecp},1,1,16,1,none,1,bf16,flash,iteration_s,1.0\n")
+        };
+        let csv = [head.to_owned(), row("folded", "2"), row("carved", ""), row("three", "3")].concat();
+        let out = run(&csv).expect("parses");
+        let task = |i: usize| {
+            out[i].scenario.as_ref().map(|s| s["task"].clone()).unwrap_or_else(|| panic!("{:?}", out[i].skipped))
+        };
+        let (folded, carved) = (task(0), task(1));
+        assert_eq!(
+            (folded["transformer_parallel"].clone(), folded["transformer_parallel_degree"].clone()),
+            (json!(["tp", "cp", "ddp"]), json!([4, 2, 2]))
+        );
+        assert_eq!((folded["expert_cp"].clone(), folded["expert_tp"].clone()), (json!(2), json!(1)));
+        assert_eq!(
+            (
+                carved["transformer_parallel"].clone(),
+                carved["transformer_parallel_degree"].clone(),
+                carved.get("expert_cp")
+            ),
+            (json!(["tp", "cp", "ep"]), json!([4, 2, 2]), None)
+        );
+        let time = |i: usize| out[i].iteration_s.unwrap_or_else(|| panic!("{:?}", out[i].skipped));
+        assert!(time(0) != time(1));
+        assert_eq!(out[2].skipped.as_deref(), Some("expert_cp 3 does not divide cp 2"));
     }
 
     #[test]

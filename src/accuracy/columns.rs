@@ -52,6 +52,7 @@ columns! {
     Cp = "cp",
     Ep = "ep",
     ExpertTp = "expert_tp",
+    ExpertCp = "expert_cp",
     Vpp = "vpp",
     Microbatch = "microbatch",
     GlobalBatch = "global_batch",

@@ -54,10 +54,13 @@ pub(in crate::accuracy) struct TrainingPlan {
     pub(in crate::accuracy) dp: u64,
     pub(in crate::accuracy) cp: u64,
     /// Expert parallelism as Megatron-core counts it: with expert tensor parallelism below tp,
-    /// its ranks include the `tp / expert_tp` tensor-parallel ranks that hold whole experts.
+    /// its ranks include the `tp / expert_tp` tensor-parallel ranks that hold whole experts,
+    /// and the `expert_cp` context-parallel ranks that hold different experts.
     pub(in crate::accuracy) ep: u64,
     /// The tensor-parallel ranks that split each expert (`expert_tp`; blank: tp).
     pub(in crate::accuracy) expert_tp: u64,
+    /// The context-parallel ranks that hold different experts (`expert_cp`; blank: 1).
+    pub(in crate::accuracy) expert_cp: u64,
     /// Pipeline chunks per GPU (interleaving).
     pub(in crate::accuracy) vpp: u64,
     /// Sequences per micro-batch.
@@ -178,6 +181,9 @@ impl<'a> TrainingRow<'a> {
         if p.expert_tp < p.tp {
             task["expert_tp"] = json!(p.expert_tp);
         }
+        if p.expert_cp > 1 {
+            task["expert_cp"] = json!(p.expert_cp);
+        }
         scenario_doc(model, self.cluster.system(self.model), task)
     }
 }
@@ -191,6 +197,10 @@ impl TrainingPlan {
         let expert_tp = r.positive_or(Col::ExpertTp, tp)?;
         if tp % expert_tp != 0 {
             return Err(format!("expert_tp {expert_tp} does not divide tp {tp}"));
+        }
+        let expert_cp = r.positive_or(Col::ExpertCp, 1)?;
+        if cp % expert_cp != 0 {
+            return Err(format!("expert_cp {expert_cp} does not divide cp {cp}"));
         }
         let product = tp.saturating_mul(pp).saturating_mul(dp).saturating_mul(cp);
         if product != n {
@@ -206,11 +216,12 @@ impl TrainingPlan {
             None => 0,
         };
         // The expert-parallel ranks beyond the tensor-parallel ones that hold whole experts
-        // come from the data-parallel ranks.
-        let joined = tp / expert_tp;
+        // and the context-parallel ones that hold different experts come from the
+        // data-parallel ranks.
+        let joined = tp / expert_tp * expert_cp;
         if ep % joined != 0 || dp % (ep / joined) != 0 {
             return Err(format!(
-                "expert parallelism {ep} is not {joined} tensor-parallel ranks (tp / expert_tp) times a divisor of dp {dp}"
+                "expert parallelism {ep} is not {joined} tensor- and context-parallel ranks (tp / expert_tp x expert_cp) times a divisor of dp {dp}"
             ));
         }
         let microbatch = match r.count(Col::Microbatch)? {
@@ -248,6 +259,7 @@ impl TrainingPlan {
             cp,
             ep,
             expert_tp,
+            expert_cp,
             vpp,
             microbatch,
             global_batch,
@@ -260,11 +272,12 @@ impl TrainingPlan {
     /// The transformer plan's levels in Megatron's rank order (tensor innermost, then context,
     /// expert, data, pipeline outermost), those of degree 1 left out. Expert parallelism is
     /// carved out of the data-parallel ranks (Megatron), but for the tensor-parallel ranks that
-    /// hold whole experts (`task.expert_tp`); with ZeRO-3 the data-parallel level shards the
-    /// weights (`fsdp`).
+    /// hold whole experts (`task.expert_tp`) and the context-parallel ranks that hold different
+    /// experts (`task.expert_cp`); with ZeRO-3 the data-parallel level shards the weights
+    /// (`fsdp`).
     pub(super) fn levels(&self) -> Vec<(&'static str, u64)> {
         let data = if self.zero == 3 { "fsdp" } else { "ddp" };
-        let ep = self.ep / (self.tp / self.expert_tp);
+        let ep = self.ep / (self.tp / self.expert_tp * self.expert_cp);
         let mut levels: Vec<(&'static str, u64)> =
             [("tp", self.tp), ("cp", self.cp), ("ep", ep), (data, self.dp / ep), ("pp", self.pp)]
                 .into_iter()
