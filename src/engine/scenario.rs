@@ -252,6 +252,9 @@ pub struct Setup {
     /// context-parallel rank holds the same experts (expert parallelism carved from the
     /// data-parallel ranks only, as before Megatron-core 0.10).
     pub expert_cp: Option<u64>,
+    /// Under selective recomputation, the modules recomputed (Megatron-core's
+    /// `--recompute-modules`); the default, the core attention only.
+    pub recompute_modules: RecomputeModules,
     pub collective: Algorithm,
     /// Reduce gradients in buckets during the backward pass instead of after it.
     pub overlap_grad_reduce: bool,
@@ -700,6 +703,7 @@ impl Default for Setup {
             sequence_parallel: false,
             expert_tp: None,
             expert_cp: None,
+            recompute_modules: RecomputeModules::default(),
             collective: Algorithm::Hierarchical,
             overlap_grad_reduce: false,
             overlap_param_gather: true,
@@ -752,6 +756,73 @@ impl Recompute {
             Recompute::Selective => "selective",
             Recompute::Full => "full",
         }
+    }
+}
+
+/// The modules selective recomputation drops after the forward pass and computes again in
+/// the backward pass (Megatron-core's `--recompute-modules`): their outputs are not kept, only
+/// their inputs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecomputeModules {
+    /// The attention scores, softmax and context (Korthikanti et al.'s selective
+    /// recomputation; Megatron-core's default).
+    pub core_attn: bool,
+    /// Both norms of each layer: their outputs, the inputs of the QKV and first feed-forward
+    /// GEMMs.
+    pub layernorm: bool,
+    /// A dense feed-forward block, all but its input.
+    pub mlp: bool,
+    /// A mixture of experts' feed-forward block, all but its input: the dispatched copies,
+    /// the experts' activations, and the all-to-alls run again.
+    pub moe: bool,
+    /// The experts' activation function: its output, the second expert GEMM's input.
+    pub moe_act: bool,
+}
+
+impl RecomputeModules {
+    /// Each module's name as Megatron-core spells it.
+    pub const NAMES: [&'static str; 5] = ["core_attn", "layernorm", "mlp", "moe", "moe_act"];
+
+    /// Modules named in `text`, separated by commas or spaces (`"layernorm, moe"`).
+    pub fn parse(text: &str) -> Result<RecomputeModules, String> {
+        let mut m = RecomputeModules { core_attn: false, layernorm: false, mlp: false, moe: false, moe_act: false };
+        let mut any = false;
+        for name in text.split(|c: char| c == ',' || c.is_whitespace()).filter(|n| !n.is_empty()) {
+            *match name {
+                "core_attn" => &mut m.core_attn,
+                "layernorm" => &mut m.layernorm,
+                "mlp" => &mut m.mlp,
+                "moe" => &mut m.moe,
+                "moe_act" => &mut m.moe_act,
+                other => {
+                    let shown: String = other.chars().take(24).collect();
+                    return Err(format!("\"{shown}\" is not a module; use {}", Self::NAMES.join(", ")));
+                }
+            } = true;
+            any = true;
+        }
+        if any {
+            Ok(m)
+        } else {
+            Err(format!("names no module; use some of {}, separated by commas", Self::NAMES.join(", ")))
+        }
+    }
+
+    /// Whether the feed-forward block runs its forward pass again (a dense one, or a mixture
+    /// of experts').
+    pub fn ffn(self, moe: bool) -> bool {
+        if moe {
+            self.moe
+        } else {
+            self.mlp
+        }
+    }
+}
+
+impl Default for RecomputeModules {
+    /// Megatron-core's default: the core attention only.
+    fn default() -> RecomputeModules {
+        RecomputeModules { core_attn: true, layernorm: false, mlp: false, moe: false, moe_act: false }
     }
 }
 

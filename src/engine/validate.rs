@@ -1153,6 +1153,26 @@ fn read_setup(v: &mut Reader, t: &RawTask) -> Option<Setup> {
         &[("none", Recompute::None), ("selective", Recompute::Selective), ("full", Recompute::Full)],
         d.recompute,
     )?;
+    let recompute_modules = match &t.recompute_modules {
+        None | Some(RawValue::Null) => d.recompute_modules,
+        Some(RawValue::Str(text)) => match RecomputeModules::parse(text) {
+            Ok(m) if recompute == Recompute::Selective => m,
+            Ok(_) => {
+                let e = "names what selective recomputation recomputes: set recompute to selective, or remove it";
+                v.push(FieldError::new(at("task", "recompute_modules").to_string(), e));
+                return None;
+            }
+            Err(e) => {
+                v.push(FieldError::new(at("task", "recompute_modules").to_string(), e));
+                return None;
+            }
+        },
+        Some(other) => {
+            let e = format!("must be text such as \"layernorm, moe\", got {} ({other})", other.kind());
+            v.push(FieldError::new(at("task", "recompute_modules").to_string(), e));
+            return None;
+        }
+    };
     let algorithms = Algorithm::ALL.map(|a| (a.config_name(), a));
     let collective = v.choice(&t.collective, at("task", "collective"), &algorithms, d.collective)?;
     let sequence_parallel =
@@ -1279,6 +1299,7 @@ fn read_setup(v: &mut Reader, t: &RawTask) -> Option<Setup> {
         sequence_parallel,
         expert_tp,
         expert_cp,
+        recompute_modules,
         collective,
         overlap_grad_reduce,
         overlap_param_gather,

@@ -24,6 +24,34 @@ pub(super) fn term(symbol: &'static str, meaning: &'static str, value: f64, unit
     Term { symbol, meaning, value, unit }
 }
 
+/// What selective recomputation runs again in a block's backward pass, in words
+/// ([`crate::engine::scenario::Setup::recompute_modules`]): the attention block's scores and
+/// norm (and a fused attention kernel's Q K^T besides), the feed-forward block's forward pass
+/// (a recomputed module), or its norm and experts' activation.
+fn selective_words(cx: &TrainingCx, attn: bool, fused: bool) -> &'static str {
+    let m = cx.setup.recompute_modules;
+    let moe = cx.d.is_moe();
+    if attn {
+        return match (m.core_attn, m.layernorm, fused) {
+            (true, false, false) => "selective recomputation: the scores again, t_s and their element-wise work",
+            (true, true, false) => "selective recomputation: the scores again, t_s and their element-wise work, and the norm's forward pass",
+            (true, false, true) => "selective recomputation: t_s again (the scores), and t_s / 2 (Q K^T again in the fused kernel's backward)",
+            (true, true, true) => "selective recomputation: t_s again (the scores) and the norm's forward pass, and t_s / 2 (Q K^T again in the fused kernel's backward)",
+            (false, true, false) => "selective recomputation: the norm's forward pass",
+            (false, true, true) => "selective recomputation: the norm's forward pass, and t_s / 2 (Q K^T again in the fused kernel's backward)",
+            (false, false, true) => "t_s / 2 (Q K^T again in the fused kernel's backward; selective recomputation recomputes nothing here)",
+            (false, false, false) => "selective recomputation: nothing in this block",
+        };
+    }
+    match (m.ffn(moe), m.layernorm, moe && m.moe_act) {
+        (true, _, _) => "selective recomputation: the block's forward pass again (GEMMs and element-wise work; its collectives and all-to-alls run again too)",
+        (false, true, true) => "selective recomputation: the norm's forward pass and the experts' activation",
+        (false, true, false) => "selective recomputation: the norm's forward pass",
+        (false, false, true) => "selective recomputation: the experts' activation",
+        (false, false, false) => "selective recomputation: nothing in this block",
+    }
+}
+
 fn group_terms(g: Group, links: &Links) -> Vec<Term> {
     let mut t = vec![
         term("d", "ranks in the group", g.size as f64, Unit::Count),
@@ -288,13 +316,10 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
                 let seconds = if attn { t.attn_bwd_s } else { t.ffn_bwd_s };
                 let rec = match (cx.setup.recompute, fused) {
                     _ if !(act || wgt) => "recomputation: none (no backward pass here)",
+                    (Recompute::Selective, _) => selective_words(cx, attn, fused),
                     (Recompute::Full, false) => "the forward pass again (full recomputation)",
                     (Recompute::Full, true) => {
                         "the forward pass again (full recomputation), and t_s / 2 (the fused kernel computes Q K^T again)"
-                    }
-                    (Recompute::Selective, false) if attn => "the scores again, t_s and their element-wise work (selective recomputation)",
-                    (Recompute::Selective, true) => {
-                        "t_s again (selective recomputation), and t_s / 2 (Q K^T again in the fused kernel's backward)"
                     }
                     (Recompute::None, true) => "t_s / 2 (the fused kernel computes Q K^T again)",
                     _ => "recomputation: none",
@@ -325,14 +350,14 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
             let mut terms = vec![term("S", "activations of the micro-batch: T x h x e", act_bytes, Unit::Bytes)];
             terms.extend(group_terms(cx.lay.tp, &cx.links));
             let one = if op.block == Block::Attn { t.attn_tp_comm_s } else { t.ffn_tp_comm_s };
-            let seconds =
-                if op.phase == Phase::Backward && cx.setup.recompute == Recompute::Full { 2.0 * one } else { one };
+            let again = op.phase == Phase::Backward && cx.replays_forward_comm(op.block);
+            let seconds = if again { 2.0 * one } else { one };
             Explanation {
                 what: format!("Tensor-parallel {} of the activations of {layer} ({pass})", match op.kind { OpKind::ActAllReduce => "all-reduce", OpKind::ActAllGather => "all-gather (sequence parallel)", _ => "reduce-scatter (sequence parallel)" }),
                 formula: if op.block == Block::Attn && cross {
-                    "twice (the self-attention and the cross-attention sub-layers each end in one) a ring within the node: 2 (d-1)/d x S / B_nvl + 2 (d-1) alpha (all-reduce; half for gather or scatter); doubled in a backward pass with full recomputation"
+                    "twice (the self-attention and the cross-attention sub-layers each end in one) a ring within the node: 2 (d-1)/d x S / B_nvl + 2 (d-1) alpha (all-reduce; half for gather or scatter); doubled in a backward pass that recomputes the block (full recomputation, or a recomputed feed-forward module)"
                 } else {
-                    "ring within the node: 2 (d-1)/d x S / B_nvl + 2 (d-1) alpha (all-reduce; half for gather or scatter); doubled in a backward pass with full recomputation"
+                    "ring within the node: 2 (d-1)/d x S / B_nvl + 2 (d-1) alpha (all-reduce; half for gather or scatter); doubled in a backward pass that recomputes the block (full recomputation, or a recomputed feed-forward module)"
                 }
                 .into(),
                 terms,
@@ -454,9 +479,18 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
             terms.extend(group_terms(cx.expert_group(), &cx.links));
             Explanation {
                 what: format!("Expert-parallel all-to-all of {layer} ({})", if op.kind == OpKind::MoeDispatch { "dispatch" } else { "combine" }),
-                formula: "max(S (k-1)/d / B_nvl, S (d-k)/d / B_nic) + latency".into(),
+                formula: if op.phase == Phase::Backward && cx.replays_forward_comm(Block::Fc) {
+                    "twice (the recomputed forward pass's, then the gradients'): max(S (k-1)/d / B_nvl, S (d-k)/d / B_nic) + latency"
+                } else {
+                    "max(S (k-1)/d / B_nvl, S (d-k)/d / B_nic) + latency"
+                }
+                .into(),
                 terms,
-                seconds: t.moe_a2a_s,
+                seconds: if op.phase == Phase::Backward && cx.replays_forward_comm(Block::Fc) {
+                    2.0 * t.moe_a2a_s
+                } else {
+                    t.moe_a2a_s
+                },
                 note: Some("Sized by the experts each token visits and the capacity factor (MAD-Max divides by all experts, quirk Q19)."),
             }
         }

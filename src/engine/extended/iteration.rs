@@ -18,7 +18,7 @@ use crate::engine::ops::{Block, Deps, Op, OpKind, OpName, Phase, Stream};
 use crate::engine::report::{
     LayerWork, Limit, LoaderBound, Mode, ModelStats, Parts, Report, SystemStats, Utilization, Work,
 };
-use crate::engine::scenario::{Recompute, Scenario};
+use crate::engine::scenario::Scenario;
 use crate::engine::schedule::{Schedule, Scheduler};
 
 /// Builds the op timeline of the drawn (slowest) pipeline stage, op by op, on the shared scheduler.
@@ -234,9 +234,10 @@ impl TrainingCx<'_> {
         let sp = self.setup.sequence_parallel;
         let blocking_tp = !self.setup.overlap_tp_comm;
         let first = layers.start;
-        let full = self.setup.recompute == Recompute::Full;
-        // The recomputed forward pass repeats its tensor-parallel communication.
-        let tp_bwd = |comm_s: f64| comm_s * if full { 2.0 } else { 1.0 };
+        // A recomputed forward pass repeats its tensor-parallel communication and, in a
+        // mixture of experts' feed-forward block, its all-to-alls.
+        let again = |block: Block| if self.replays_forward_comm(block) { 2.0 } else { 1.0 };
+        let (attn_again, ffn_again) = (again(Block::Attn), again(Block::Fc));
         let mut lag = c.compute;
         for l in layers.rev() {
             let t = times[(l - first) as usize];
@@ -254,12 +255,16 @@ impl TrainingCx<'_> {
             // with it, the output gradient is gathered first and the input gradient
             // reduce-scattered after (the transposes of the forward's collectives).
             let kind = if sp { OpKind::ActReduceScatter } else { OpKind::ActAllReduce };
-            let combine = tl.push(name(Block::Moe, l, Phase::Backward, OpKind::MoeCombine, mb), t.moe_a2a_s, &c.deps());
+            let combine = tl.push(
+                name(Block::Moe, l, Phase::Backward, OpKind::MoeCombine, mb),
+                ffn_again * t.moe_a2a_s,
+                &c.deps(),
+            );
             let mut wait = [c.gate, combine];
             if sp {
                 let g = tl.push(
                     name(Block::Fc, l, Phase::Backward, OpKind::ActAllGather, mb),
-                    tp_bwd(t.ffn_tp_comm_s),
+                    ffn_again * t.ffn_tp_comm_s,
                     &[c.compute, c.gate, combine],
                 );
                 wait = [g.or(c.gate), combine];
@@ -269,14 +274,15 @@ impl TrainingCx<'_> {
                 t.ffn_bwd_s,
                 &[c.compute, wait[0], wait[1], ag],
             );
-            let dispatch = tl.push(name(Block::Moe, l, Phase::Backward, OpKind::MoeDispatch, mb), t.moe_a2a_s, &[ffn]);
+            let dispatch =
+                tl.push(name(Block::Moe, l, Phase::Backward, OpKind::MoeDispatch, mb), ffn_again * t.moe_a2a_s, &[ffn]);
             let comm =
-                tl.push(name(Block::Fc, l, Phase::Backward, kind, mb), tp_bwd(t.ffn_tp_comm_s), &[ffn, dispatch]);
+                tl.push(name(Block::Fc, l, Phase::Backward, kind, mb), ffn_again * t.ffn_tp_comm_s, &[ffn, dispatch]);
             let mut wait = if blocking_tp { comm.or(dispatch) } else { dispatch };
             if sp {
                 let g = tl.push(
                     name(Block::Attn, l, Phase::Backward, OpKind::ActAllGather, mb),
-                    tp_bwd(t.attn_tp_comm_s),
+                    attn_again * t.attn_tp_comm_s,
                     &[ffn, comm],
                 );
                 wait = if blocking_tp { g.or(wait) } else { dispatch };
@@ -285,7 +291,7 @@ impl TrainingCx<'_> {
                 tl.push(name(Block::Attn, l, Phase::Backward, OpKind::KvRing, mb), 2.0 * t.kv_ring_s, &[ffn, wait]);
             let attn = tl.push(name(Block::Attn, l, Phase::Backward, OpKind::Compute, mb), t.attn_bwd_s, &[ffn, wait]);
             let comm =
-                tl.push(name(Block::Attn, l, Phase::Backward, kind, mb), tp_bwd(t.attn_tp_comm_s), &[attn, ring]);
+                tl.push(name(Block::Attn, l, Phase::Backward, kind, mb), attn_again * t.attn_tp_comm_s, &[attn, ring]);
             let gate = if blocking_tp { comm.or(ring) } else { ring };
             // Gradients: ZeRO-3 (and ZeRO-2 over several micro-batches) reduce-scatters every
             // micro-batch; otherwise bucketed reduction runs during the last micro-batch's
@@ -1023,6 +1029,81 @@ mod tests {
         wide["transformer_parallel"] = json!(["tp", "cp", "ep"]);
         let errs = refused(wide, json!({"type": "LLM_MoE", "num_experts": 4, "num_active_experts": 2}));
         assert!(says(&errs, "8 ranks do not divide the 4 experts"), "{errs:?}");
+    }
+
+    #[test]
+    fn selective_recomputation_drops_and_recomputes_the_modules_it_names() {
+        // Top-2 of 8 experts on tp 2 with sequence parallelism, one micro-batch of 2 x 2048
+        // tokens in flight (no pipeline), 32 layers.
+        let task = |recompute: &str, modules: Option<&str>| {
+            let mut t = json!({"transformer_parallel": ["tp", "ep"], "transformer_parallel_degree": [2, 4],
+                "micro_batch": 2, "local_transformer_bs": 2, "sequence_parallel": true, "recompute": recompute});
+            if let Some(m) = modules {
+                t["recompute_modules"] = json!(m);
+            }
+            t
+        };
+        let moe = || json!({"type": "LLM_MoE", "num_experts": 8, "num_active_experts": 2, "attention": "flash"});
+        let at = |modules: Option<&str>| scenario_with(8, task("selective", modules), moe());
+        fn cx(s: &Scenario) -> TrainingCx<'_> {
+            TrainingCx::new(s).expect("moe")
+        }
+        let (plain, norms, experts, act) =
+            (at(None), at(Some("core_attn, layernorm")), at(Some("core_attn moe")), at(Some("core_attn,moe_act")));
+        assert_eq!(evaluate(&cx(&plain)).iteration_s, evaluate(&cx(&at(Some("core_attn")))).iteration_s);
+        let base = cx(&plain);
+        let (tokens, h, f) = (2.0 * 2048.0, 4096.0, 16384.0 * 2.0);
+        let saved = |s: &Scenario| (base.stage_activations(0) - cx(s).stage_activations(0)) / (32.0 * tokens);
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs();
+        // The two norms' outputs (2 bytes per unit, split over tp by sequence parallelism); the
+        // experts' kept activations (GELU: its input and FC2's) and the dispatched copies; or
+        // only FC2's input, the activation's output.
+        assert!(close(saved(&norms), 2.0 * 2.0 * h / 2.0), "{}", saved(&norms));
+        let kept = (2.0 * f + 2.0 * f) / 2.0 + base.d.dispatch_stored_bytes();
+        assert!(close(saved(&experts), kept), "{} against {kept}", saved(&experts));
+        assert!(close(saved(&act), 2.0 * f / 2.0), "{}", saved(&act));
+        // Each runs its forward work again in the backward pass.
+        let (b, n, e, a) =
+            (base.layer_times(0), cx(&norms).layer_times(0), cx(&experts).layer_times(0), cx(&act).layer_times(0));
+        assert!(close(n.attn_bwd_s - b.attn_bwd_s, base.norm_fwd_s(Block::Attn)));
+        assert!(close(n.ffn_bwd_s - b.ffn_bwd_s, base.norm_fwd_s(Block::Fc)));
+        assert!(close(e.ffn_bwd_s - b.ffn_bwd_s, b.ffn_fwd_s) && e.attn_bwd_s == b.attn_bwd_s);
+        assert!(close(a.ffn_bwd_s - b.ffn_bwd_s, base.act_fwd_s()) && base.act_fwd_s() > 0.0);
+        // A recomputed mixture of experts runs its all-to-alls and FLOPs again.
+        let r = evaluate(&cx(&experts));
+        let a2a = |phase: Phase| {
+            r.timeline
+                .iter()
+                .find(|o| o.name.kind == OpKind::MoeDispatch && o.name.phase == phase)
+                .expect("a2a")
+                .duration_s
+        };
+        assert!(close(a2a(Phase::Backward), 2.0 * a2a(Phase::Forward)));
+        let ffn_flops = base.d.layer_flops().ffn * 2048.0 * 32.0;
+        assert!(close(cx(&experts).hardware_flops_per_sample() - base.hardware_flops_per_sample(), ffn_flops));
+        let op = r
+            .timeline
+            .iter()
+            .find(|o| o.name.block == Block::Fc && o.name.phase == Phase::Backward && o.name.kind == OpKind::Compute)
+            .expect("op");
+        let e = crate::engine::extended::explain::explain(&cx(&experts), &op.name).expect("explained");
+        assert!(
+            e.terms.iter().any(|t| t.symbol == "t_rec" && t.meaning.contains("forward pass again")),
+            "{:?}",
+            e.terms
+        );
+        // What it needs, each refusal naming its field.
+        let refused = |task: Value, model: Value| checked(doc(8, task, model)).expect_err("refused");
+        let says = |errs: &[crate::engine::validate::FieldError], words: &str| {
+            errs.iter().any(|e| e.field == "task.recompute_modules" && e.message.contains(words))
+        };
+        assert!(says(&refused(task("none", Some("moe")), moe()), "set recompute to selective"));
+        assert!(says(&refused(task("selective", Some("core_attn, attn")), moe()), "\"attn\" is not a module"));
+        assert!(says(&refused(task("selective", Some("mlp")), moe()), "name moe"));
+        let mut dense = task("selective", Some("moe_act"));
+        dense["transformer_parallel"] = json!(["tp"]);
+        dense["transformer_parallel_degree"] = json!([8]);
+        assert!(says(&refused(dense, json!({})), "name mlp"));
     }
 
     #[test]

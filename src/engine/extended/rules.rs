@@ -1,5 +1,7 @@
 //! What a transformer plan must satisfy in the default model, each rule with a sentence that
 //! names the field and the fix. (Reference mode has its own rules: MAD-Max's.)
+//!
+//! One job: refusing the default model's scenarios it cannot evaluate, one function per rule.
 
 use super::shape::Dims;
 use crate::engine::scenario::{Arch, Dlrm, LengthSpread, PrefillSteps, RequestClass, Scenario, Spec, Strategy};
@@ -44,6 +46,7 @@ pub fn check(s: &Scenario) -> Vec<FieldError> {
     fp8(&mut errors, s);
     expert_tp(&mut errors, s);
     expert_cp(&mut errors, s);
+    recompute_modules(&mut errors, s);
     if s.system.second.is_some() && super::serving::serves(s) {
         errors.push(FieldError::new(
             "system.second_gpu_nodes",
@@ -396,6 +399,24 @@ fn expert_cp(errors: &mut Vec<FieldError>, s: &Scenario) {
                 "{ecp} context-parallel ranks holding different experts join the {ep}-way expert parallelism: {joined} ranks do not divide the {experts} experts; use an expert_cp or an ep degree whose product divides them"
             ),
         ));
+    }
+}
+
+/// Selective recomputation's modules ([`crate::engine::scenario::Setup::recompute_modules`])
+/// must exist in the model: `moe` and `moe_act` in a mixture of experts, `mlp` in a dense
+/// transformer (a mixture of experts' feed-forward blocks are `moe`).
+fn recompute_modules(errors: &mut Vec<FieldError>, s: &Scenario) {
+    let m = s.task.setup.recompute_modules;
+    let Some(d) = Dims::of(&s.model) else { return };
+    let key = "task.recompute_modules";
+    if d.is_moe() && m.mlp {
+        errors.push(FieldError::new(
+            key,
+            "a mixture of experts' feed-forward blocks are its experts: name moe (or moe_act) instead of mlp",
+        ));
+    }
+    if !d.is_moe() && (m.moe || m.moe_act) {
+        errors.push(FieldError::new(key, "moe and moe_act recompute a mixture of experts' feed-forward blocks; this model is dense: name mlp instead"));
     }
 }
 

@@ -631,6 +631,21 @@ impl Dims {
         self.stored_bytes_with_gemm_inputs(self.elem_bytes)
     }
 
+    /// Bytes per token the feed-forward block keeps inside the tensor-parallel region for the
+    /// experts a token visits, FC2's input at `g` bytes: GELU its input and FC2's input; SwiGLU
+    /// the gate, the up projection and FC2's input, and eager also the SiLU's output (the
+    /// product keeps both its factors).
+    pub fn ffn_kept_bytes(&self, g: f64) -> f64 {
+        let e = self.elem_bytes;
+        let f = self.ffn * self.active * self.capacity_factor;
+        let inputs = match self.ffn_kind {
+            Ffn::Gelu => e * f,
+            Ffn::Swiglu if self.eager() => 3.0 * e * f,
+            Ffn::Swiglu => 2.0 * e * f,
+        };
+        inputs + g * f
+    }
+
     /// [`Dims::stored_bytes`] with the four GEMM inputs kept for the weight gradients (QKV and
     /// FC1 outside, the projection's and FC2's inside) at `g` bytes per element: FP8 training
     /// keeps their FP8 copies (Transformer Engine), 1 byte.
@@ -654,15 +669,7 @@ impl Dims {
             0.0
         };
         let qkv = e * self.qkv_width() + cross_inside;
-        let f = self.ffn * self.active * self.capacity_factor;
-        // GELU keeps its input and FC2's input; SwiGLU the gate, the up projection and FC2's
-        // input, and eager also the SiLU's output (the product keeps both its factors).
-        let ffn_acts = match self.ffn_kind {
-            Ffn::Gelu => e * f + g * f,
-            Ffn::Swiglu if self.eager() => 3.0 * e * f + g * f,
-            Ffn::Swiglu => 2.0 * e * f + g * f,
-        };
-        let inside = qkv + g * self.q_width() + ffn_acts;
+        let inside = qkv + g * self.q_width() + self.ffn_kept_bytes(g);
         let per_score = if self.dropout { 2.0 * e + 1.0 } else { e };
         let keys = self.seq + self.cross_seq;
         let scores = if self.materialized() { self.heads * keys * per_score } else { 0.0 };

@@ -6,9 +6,9 @@
 //! One job: the durations, memory and FLOPs of a transformer's ops in the default model.
 
 use super::calibration::{
-    ADAM_BYTES_PER_PARAM, FP8_CAST_WRITE_BYTES, FP8_GEMM_EFFICIENCY, FP8_WEIGHT_COPY_BYTES_PER_PARAM,
-    FUSED_BACKWARD_SCORE_REPLAY, HOST_BLOCK_S, KERNELS_PER_BLOCK, KERNEL_OVERHEAD_S, METRIC_CAST_BYTES,
-    METRIC_LOG_SOFTMAX_BYTES, OPTIMIZER_BYTES_PER_PARAM, WORKSPACE_BYTES,
+    ADAM_BYTES_PER_PARAM, EAGER_NORM_KERNELS, FP8_CAST_WRITE_BYTES, FP8_GEMM_EFFICIENCY,
+    FP8_WEIGHT_COPY_BYTES_PER_PARAM, FUSED_BACKWARD_SCORE_REPLAY, HOST_BLOCK_S, KERNELS_PER_BLOCK, KERNEL_OVERHEAD_S,
+    METRIC_CAST_BYTES, METRIC_LOG_SOFTMAX_BYTES, OPTIMIZER_BYTES_PER_PARAM, WORKSPACE_BYTES,
 };
 use super::collective::{time_s, Collective, Group, Links, Placement};
 use super::gemm::{Gemm, GemmGpu};
@@ -390,6 +390,35 @@ impl<'a> TrainingCx<'a> {
         [way(fwd, k_fwd), way(bwd, k_bwd)]
     }
 
+    /// The forward pass of a block's norms for one micro-batch, s, as selective recomputation
+    /// runs them again: [`Dims::norm_bytes`] over the micro-batch's tokens at the effective HBM
+    /// bandwidth, plus each norm's kernels.
+    pub fn norm_fwd_s(&self, block: Block) -> f64 {
+        let norms = self.d.sublayers(block);
+        let kernels = if self.d.eager() { EAGER_NORM_KERNELS[0] } else { 1.0 };
+        norms
+            * (self.tokens * self.d.norm_bytes()[0] * self.d.hidden / self.outside_div() / self.hbm_bytes_per_s
+                + kernels * KERNEL_OVERHEAD_S)
+    }
+
+    /// The feed-forward activation's forward pass for one micro-batch, s, as recomputing it
+    /// runs it again: [`Dims::ffn_act_bytes`] over the micro-batch's tokens (split by tensor
+    /// parallelism) at the effective HBM bandwidth, plus one kernel.
+    pub fn act_fwd_s(&self) -> f64 {
+        self.tokens * self.d.ffn_act_bytes() / self.tp() / self.hbm_bytes_per_s + KERNEL_OVERHEAD_S
+    }
+
+    /// Whether a block's backward pass runs its forward pass's communication again: every
+    /// block's under full recomputation, the feed-forward block's when selective recomputation
+    /// recomputes it (its tensor-parallel collectives and a mixture of experts' all-to-alls).
+    pub fn replays_forward_comm(&self, block: Block) -> bool {
+        match self.setup.recompute {
+            Recompute::Full => true,
+            Recompute::Selective => block == Block::Fc && self.setup.recompute_modules.ffn(self.d.is_moe()),
+            Recompute::None => false,
+        }
+    }
+
     /// Launch overheads of the kernels a block launches beyond [`KERNELS_PER_BLOCK`] in its
     /// forward (`pass` 0), activation-gradient (1) or weight-gradient (2) pass, s: the rotary
     /// embeddings' in attention's first two ([`Dims::rope_kernels`]) and eager norms' and
@@ -504,17 +533,25 @@ impl<'a> TrainingCx<'a> {
         let ffn_fwd_s = (ffn.0 + self.block_ew_s(Block::Fc)).max(ffn_floor);
         let work = self.backward_work(l);
         let any = work.0 || work.1;
-        let recompute = |fwd: f64, scores: f64| match (any, self.setup.recompute) {
+        let recompute = |fwd: f64, selective: f64| match (any, self.setup.recompute) {
             (false, _) | (_, Recompute::None) => 0.0,
             (true, Recompute::Full) => fwd,
-            (true, Recompute::Selective) => scores,
+            (true, Recompute::Selective) => selective,
         };
         let score_s = score_gemm_s + self.tokens * self.d.score_bytes() / self.tp() / self.hbm_bytes_per_s;
+        let m = self.setup.recompute_modules;
+        let norm_s = |block: Block| if m.layernorm { self.norm_fwd_s(block) } else { 0.0 };
+        let attn_selective = if m.core_attn { score_s } else { 0.0 } + norm_s(Block::Attn);
+        let ffn_selective = if m.ffn(self.d.is_moe()) {
+            ffn_fwd_s
+        } else {
+            norm_s(Block::Fc) + if m.moe_act && self.d.is_moe() { self.act_fwd_s() } else { 0.0 }
+        };
         // A fused attention kernel recomputes Q K^T in its backward pass.
         let replay_s = if any && !self.d.materialized() { FUSED_BACKWARD_SCORE_REPLAY * score_gemm_s } else { 0.0 };
         let attn_bwd_s =
-            self.gradient_passes_s(Block::Attn, work, attn, floor) + recompute(attn_fwd_s, score_s) + replay_s;
-        let ffn_bwd_s = self.gradient_passes_s(Block::Fc, work, ffn, ffn_floor) + recompute(ffn_fwd_s, 0.0);
+            self.gradient_passes_s(Block::Attn, work, attn, floor) + recompute(attn_fwd_s, attn_selective) + replay_s;
+        let ffn_bwd_s = self.gradient_passes_s(Block::Fc, work, ffn, ffn_floor) + recompute(ffn_fwd_s, ffn_selective);
         let moe_a2a_s = if self.d.is_moe() {
             self.collective(Collective::AllToAll, self.moe_routed_bytes(), self.expert_group())
         } else {
@@ -854,7 +891,24 @@ impl<'a> TrainingCx<'a> {
             let full_layer = t * (outside / self.outside_div() + inside / tp + scores / tp + dispatch);
             let kept = match self.setup.recompute {
                 Recompute::None => full_layer,
-                Recompute::Selective => t * (outside / self.outside_div() + inside / tp + dispatch),
+                Recompute::Selective => {
+                    let m = self.setup.recompute_modules;
+                    let scores = if m.core_attn { 0.0 } else { scores / tp };
+                    // A recomputed norm's output, the next GEMM's input, is not kept.
+                    let sub = d.sublayers(Block::Attn);
+                    let norms =
+                        if m.layernorm { (1.0 + sub) * gemm_inputs * d.hidden / self.outside_div() } else { 0.0 };
+                    // A recomputed feed-forward block keeps only its input; a recomputed
+                    // activation, not its output (the second GEMM's input).
+                    let ffn = if m.ffn(d.is_moe()) {
+                        d.ffn_kept_bytes(gemm_inputs) / tp + dispatch
+                    } else if m.moe_act && d.is_moe() {
+                        gemm_inputs * d.ffn * d.active * d.capacity_factor / tp
+                    } else {
+                        0.0
+                    };
+                    t * (outside / self.outside_div() + inside / tp + dispatch + scores - norms - ffn)
+                }
                 Recompute::Full => t * d.hidden * d.elem_bytes / self.outside_div(),
             };
             (kept, full_layer)
@@ -937,10 +991,14 @@ impl<'a> TrainingCx<'a> {
                 let f = d.layer_flops();
                 let replay =
                     if self.trains && !d.materialized() { FUSED_BACKWARD_SCORE_REPLAY * f.attn_scores } else { 0.0 };
+                let m = self.setup.recompute_modules;
                 let recomputed = match (self.trains, self.setup.recompute) {
                     (false, _) | (_, Recompute::None) => 0.0,
                     (true, Recompute::Full) => f.total(),
-                    (true, Recompute::Selective) => f.attn_scores,
+                    (true, Recompute::Selective) => {
+                        let scores = if m.core_attn { f.attn_scores } else { 0.0 };
+                        scores + if m.ffn(d.is_moe()) { f.ffn } else { 0.0 }
+                    }
                 };
                 (replay + recomputed) * d.seq * d.layers as f64
             })
