@@ -914,6 +914,35 @@ mod tests {
     }
 
     #[test]
+    fn a_recompute_modules_column_names_what_selective_recomputation_recomputes() {
+        // Top-2 of 8 experts on 8 GPUs: the core attention only (blank), the norms and the
+        // experts too, and modules without selective recomputation.
+        let head = "id,source,model,layers,hidden,heads,kv_heads,ffn_hidden,ffn_kind,experts,active_experts,vocab,seq_len,gpu,gpus_per_node,nvlink_gbytes_s,nic_gbits_s_per_node,n_gpus,tp,pp,dp,cp,ep,vpp,microbatch,global_batch,seq_parallel,recompute,zero,dtype,attention,metric,measured,recompute_modules\n";
+        let row = |id: &str, recompute: &str, modules: &str| {
+            format!("{id},src,m,4,1024,16,16,2048,swiglu,8,2,50000,4096,h100-80g,8,900,3200,8,1,1,8,1,8,1,1,16,0,{recompute},1,bf16,flash,iteration_s,1.0,{modules}\n")
+        };
+        let csv = [
+            head.to_owned(),
+            row("attn", "selective", ""),
+            row("moe", "selective", "\"layernorm, moe\""),
+            row("none", "none", "moe"),
+        ]
+        .concat();
+        let out = run(&csv).expect("parses");
+        let task = |i: usize| {
+            out[i].scenario.as_ref().map(|s| s["task"].clone()).unwrap_or_else(|| panic!("{:?}", out[i].skipped))
+        };
+        assert_eq!(
+            (task(0).get("recompute_modules"), task(1)["recompute_modules"].clone()),
+            (None, json!("layernorm, moe"))
+        );
+        let memory = |i: usize| out[i].memory_bytes.unwrap_or_else(|| panic!("{:?}", out[i].skipped));
+        let time = |i: usize| out[i].iteration_s.unwrap_or_else(|| panic!("{:?}", out[i].skipped));
+        assert!(memory(1) < memory(0) && time(1) > time(0));
+        assert_eq!(out[2].skipped.as_deref(), Some("recompute_modules needs recompute selective"));
+    }
+
+    #[test]
     fn an_expert_cp_column_lets_context_parallel_ranks_hold_different_experts() {
         // Top-2 of 8 experts on 16 GPUs, tp 4 x cp 2 x dp 2, whole experts on each
         // tensor-parallel rank: Megatron-core's ep of 8 is the 4 tensor-parallel ranks with the
@@ -1204,17 +1233,27 @@ mod tests {
     #[test]
     fn every_shipped_row_carries_the_scenario_it_predicted() {
         let rows = shipped();
-        assert_eq!(rows.len(), 1194);
+        assert_eq!(rows.len(), 1202);
         assert!(rows.iter().all(|r| r.set.is_some()), "every shipped row has a set");
         let held: Vec<&str> = rows.iter().filter(|r| r.held_out()).map(|r| r.id.as_str()).collect();
-        assert_eq!(held.len(), 538);
-        // Megatron-MoE-ModelZoo's Qwen3-235B-A22B runs: held out, experts whole on each
-        // tensor-parallel rank, tokens dispatched by the fused permute.
+        assert_eq!(held.len(), 535);
+        // Megatron-MoE-ModelZoo's Qwen3-235B-A22B runs: experts whole on each tensor-parallel
+        // rank, tokens dispatched by the fused permute; held out but for those whose
+        // recomputation led to modelling Megatron-core's recomputed modules.
         let zoo: Vec<&RowResult> = rows.iter().filter(|r| r.id.starts_with("qwen3moe-235b-")).collect();
         let zoo_task = |r: &RowResult, key: &str| r.scenario.as_ref().map(|s| s["task"][key].clone());
-        assert!(zoo.len() == 4 && zoo.iter().all(|r| r.held_out() && r.error.is_some()));
+        assert!(zoo.len() == 12 && zoo.iter().all(|r| r.error.is_some()));
         assert!(zoo.iter().all(|r| zoo_task(r, "expert_tp") == Some(serde_json::json!(1))));
         assert!(zoo.iter().all(|r| r.scenario.as_ref().is_some_and(|s| s["model"]["moe_dispatch"] == "fused")));
+        let recomputes = |r: &&RowResult| zoo_task(r, "recompute") != Some(serde_json::json!("none"));
+        assert!(zoo.iter().all(|r| r.held_out() != recomputes(r)), "held out: the one run that recomputes nothing");
+        // The long-context runs: expert parallelism over two of the context-parallel ranks
+        // (Megatron-core's folding), the norms and MoE layers recomputed; each fits.
+        let long: Vec<&&RowResult> = zoo.iter().filter(|r| r.id.contains("-cp")).collect();
+        assert!(long.len() == 8 && long.iter().all(|r| r.memory_bytes.is_some_and(|m| m < 85.5e9)));
+        assert!(long.iter().all(|r| zoo_task(r, "recompute_modules") == Some(serde_json::json!("layernorm, moe"))));
+        let folded = long.iter().filter(|r| zoo_task(r, "expert_cp") == Some(serde_json::json!(2))).count();
+        assert_eq!(folded, 6, "every run with context parallelism");
         // NVIDIA's ResNet-50 runs in PyTorch and MXNet: the vision schema, each predicted; the
         // PyTorch runs calibration (their TF32 runs led to the transposes of channels-first
         // activations), MXNet's held out (predicted before that change, and the same after it

@@ -53,6 +53,7 @@ columns! {
     Ep = "ep",
     ExpertTp = "expert_tp",
     ExpertCp = "expert_cp",
+    RecomputeModules = "recompute_modules",
     Vpp = "vpp",
     Microbatch = "microbatch",
     GlobalBatch = "global_batch",

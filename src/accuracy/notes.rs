@@ -229,7 +229,7 @@ pub fn serving_note(inflight: bool) -> Option<String> {
 /// What the calculator tells users about the default model's accuracy on LLM training runs. A test
 /// recomputes it from the shipped rows ([`accuracy_note`]), so it cannot go stale; it is a
 /// constant only so the calculator does not predict 200 runs to print it.
-pub const ACCURACY_NOTE: &str = "Median error 5% on the 535 published LLM training runs of its calibration set (runs some choice of the model looked at). On 217 runs held out from every choice (BLOOM 176B, MT-NLG 530B, small GPTs on one node, FSDP and FP8 training on H100s, Megatron-DeepSpeed with ZeRO-1 on A100s and A800s, a mixture of experts on 256 H100s) the median error is 6%, and it predicts faster than measured on 143 of them: it tends to be optimistic.";
+pub const ACCURACY_NOTE: &str = "Median error 5% on the 546 published LLM training runs of its calibration set (runs some choice of the model looked at). On 214 runs held out from every choice (BLOOM 176B, MT-NLG 530B, small GPTs on one node, FSDP and FP8 training on H100s, Megatron-DeepSpeed with ZeRO-1 on A100s and A800s, a mixture of experts on 256 H100s) the median error is 6%, and it predicts faster than measured on 143 of them: it tends to be optimistic.";
 
 /// [`ACCURACY_NOTE`] as the shipped rows make it now.
 #[cfg(not(target_arch = "wasm32"))]
@@ -257,9 +257,10 @@ pub fn accuracy_note() -> Option<String> {
 
 /// What the calculator and the CLI say about a mixture-of-experts LLM's training time, from every
 /// published run of one (FlagPerf's Mixtral 8x7B, calibration since it led to counting the token
-/// dispatch; Megatron-MoE-ModelZoo's Qwen3-235B-A22B runs, held out). A test recomputes it from
+/// dispatch; Megatron-MoE-ModelZoo's Qwen3-235B-A22B runs, calibration but for the one that
+/// recomputes nothing, since their recomputed modules were modelled). A test recomputes it from
 /// the shipped rows ([`moe_note`]).
-pub const MOE_NOTE: &str = "On the 5 published training runs of a mixture-of-experts LLM it was checked against (Mixtral-8x7B and Qwen3-235B-A22B on 32 H100s and 256 H100s with tensor, pipeline, expert and data parallelism; 1 in the calibration set, 4 held out), the default model predicted from 42% less to 127% more time than measured: read its mixture-of-experts training times as rough. 1 of them dispatched their tokens as Megatron-core 0.6 does, in eager PyTorch, 4 with Transformer Engine's fused permute and unpermute.";
+pub const MOE_NOTE: &str = "On the 13 published training runs of a mixture-of-experts LLM it was checked against (Mixtral-8x7B and Qwen3-235B-A22B on 32 H100s and 256 H100s with tensor, pipeline, context, expert and data parallelism; 12 in the calibration set, 1 held out), the default model predicted from 42% less to 127% more time than measured: read its mixture-of-experts training times as rough. 1 of them dispatched their tokens as Megatron-core 0.6 does, in eager PyTorch, 12 with Transformer Engine's fused permute and unpermute.";
 
 /// [`MOE_NOTE`] as the shipped rows make it now.
 #[cfg(not(target_arch = "wasm32"))]

@@ -9,7 +9,7 @@ use super::{RowResult, RunKind, RunSet};
 /// short name as `madmax validate` prints it ([`RowResult::source`]). A test checks that every
 /// shipped calibration source has an entry and that no other source has one, so a source whose
 /// runs move to the calibration set needs its reason written here.
-pub const CALIBRATION_WHY: [(&str, &str); 21] = [
+pub const CALIBRATION_WHY: [(&str, &str); 23] = [
     ("vTrain", "the shared set the model was first built against"),
     ("Korthikanti et al. 2022", "the shared set"),
     ("Narayanan et al. 2021", "the shared set"),
@@ -66,6 +66,14 @@ pub const CALIBRATION_WHY: [(&str, &str); 21] = [
     (
         "SGLang's benchmark of SGLang 0.3 and vLLM 0.6: vLLM's offline bursts",
         "with GPUStack's bursts, they led to running a burst step by step",
+    ),
+    (
+        "Megatron-MoE-ModelZoo's Qwen3-235B-A22B runs on H100s with recomputation",
+        "the modules they recompute led to modelling Megatron-core's recomputed modules, and a recomputed mixture of experts' all-to-alls",
+    ),
+    (
+        "Megatron-MoE-ModelZoo's Qwen3-235B-A22B long-context runs on H100s",
+        "predicted not to fit (131 GB of 85.5) while the model could not recompute modules, they led to modelling Megatron-core's recomputed modules",
     ),
 ];
 

@@ -36,11 +36,11 @@ fn the_default_model_predicts_measured_training_runs() {
     assert!(within * 10 >= rows.len() * 9, "{within} of {} rows within 25%", rows.len());
 }
 
-/// The runs madmax added: 625, each in its set. The odd-numbered half of vTrain's first 195
+/// The runs madmax added: 633, each in its set. The odd-numbered half of vTrain's first 195
 /// single-node runs is where the host time per block was fitted; it stays where the fit put it.
 #[test]
 fn the_fitted_runs_stay_where_the_fit_put_them() {
-    let (_, s) = predicted_all("added", madmax::accuracy::ADDED_CSV, 625);
+    let (_, s) = predicted_all("added", madmax::accuracy::ADDED_CSV, 633);
     let (_, fit) =
         s.by_source.iter().find(|(l, _)| l == "vTrain single-node ground truth: odd rows").expect("fitted rows");
     assert_eq!(fit.rows, 98);
@@ -281,7 +281,7 @@ fn request_rate_runs_led_to_prefill_steps_and_rounds_and_their_gaps_are_known() 
 /// falls as data parallelism widens.
 #[test]
 fn added_runs_are_predicted_with_the_same_constants() {
-    let (rows, s) = predicted_all("added", madmax::accuracy::ADDED_CSV, 625);
+    let (rows, s) = predicted_all("added", madmax::accuracy::ADDED_CSV, 633);
     let held = |id: &str| rows.iter().find(|r| r.id == id).is_some_and(|r| r.held_out());
     assert!(held("bloom-176b-384") && held("mtnlg-530b-2240") && held("vtrain-s-196"));
     assert!(!held("mpt-7b-a100-80g-n8-s1024-mb64") && !held("vtrain-s-002") && !held("vtrain-s-001"));
@@ -328,7 +328,7 @@ fn added_runs_are_predicted_with_the_same_constants() {
     }
     let set = |want: RunSet| s.by_set.iter().find(|x| x.0 == want).map(|x| x.1.clone()).expect("set");
     let (calibration, held_out) = (set(RunSet::Calibration), set(RunSet::HeldOut));
-    assert_eq!((calibration.rows, held_out.rows), (408, 217));
+    assert_eq!((calibration.rows, held_out.rows), (419, 214));
     // FlagPerf's Mixtral 8x7B on 32 H100s (Megatron-core 0.6, TP 8, PP 2, DP 2), the one
     // mixture-of-experts run in the calibration set: 39% too fast with 29% too little memory until the token dispatch
     // was counted (calibration since); now as far under as FlagPerf's dense runs on H100s.
@@ -337,6 +337,23 @@ fn added_runs_are_predicted_with_the_same_constants() {
     assert!(!moe.held_out() && (-0.30..=-0.20).contains(&time), "Mixtral: {time:+.3}");
     let memory = moe.memory_error.expect("stated");
     assert!(memory.abs() <= 0.12, "Mixtral's memory: {memory:+.3}");
+    // Megatron-MoE-ModelZoo's Qwen3-235B-A22B at 16K to 128K tokens (TP 4, CP 1 to 8, EP 8 over
+    // two context-parallel ranks, the norms and MoE layers recomputed): with the router forced
+    // to balance the experts, as the model assumes, within 3% of the measured TFLOP/s; with
+    // its own routing (dropless: some experts get more tokens) 10% to 25% too fast, less as
+    // attention's share grows. Calibration: 8-15% too fast and predicted not to fit until the
+    // recomputed modules were modelled.
+    for (kind, band) in [("forced", -0.03..=0.03), ("dropless", 0.10..=0.25)] {
+        let runs: Vec<_> = rows
+            .iter()
+            .filter(|r| r.id.starts_with("qwen3moe-235b-h100-n256-tp4-cp") && r.id.ends_with(kind))
+            .collect();
+        assert_eq!(runs.len(), 4, "{kind}");
+        for r in runs {
+            let e = r.error.expect("predicted");
+            assert!(!r.held_out() && band.contains(&e), "{}: {e:+.3}", r.id);
+        }
+    }
     assert!(held_out.median_abs_error <= 0.08, "held-out median {}", held_out.median_abs_error);
     assert!(calibration.median_abs_error <= 0.09, "calibration median {}", calibration.median_abs_error);
     let median = |label: &str| {

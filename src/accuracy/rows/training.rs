@@ -71,6 +71,9 @@ pub(in crate::accuracy) struct TrainingPlan {
     pub(in crate::accuracy) zero: u64,
     /// `none`, `selective` or `full`.
     pub(in crate::accuracy) recompute: &'static str,
+    /// Under selective recomputation, the modules recomputed (`recompute_modules`, Megatron-core's
+    /// names; blank: the task's default, the core attention).
+    pub(in crate::accuracy) recompute_modules: Option<String>,
     pub(in crate::accuracy) sequence_parallel: bool,
 }
 
@@ -184,6 +187,9 @@ impl<'a> TrainingRow<'a> {
         if p.expert_cp > 1 {
             task["expert_cp"] = json!(p.expert_cp);
         }
+        if let Some(m) = &p.recompute_modules {
+            task["recompute_modules"] = json!(m);
+        }
         scenario_doc(model, self.cluster.system(self.model), task)
     }
 }
@@ -251,6 +257,11 @@ impl TrainingPlan {
             "full" => "full",
             other => return Err(format!("recompute \"{}\" is not none, selective or full", short(other))),
         };
+        let recompute_modules = match r.get(Col::RecomputeModules) {
+            "" => None,
+            m if recompute == "selective" => Some(m.to_owned()),
+            _ => return Err("recompute_modules needs recompute selective".into()),
+        };
         let sequence_parallel = r.flag(Col::SeqParallel, false)?;
         Ok(TrainingPlan {
             tp,
@@ -265,6 +276,7 @@ impl TrainingPlan {
             global_batch,
             zero,
             recompute,
+            recompute_modules,
             sequence_parallel,
         })
     }
