@@ -701,7 +701,60 @@ await runTest('calculator', dist, async ({ server, browser }) => {
     `an expert tensor parallelism of 3 on 8 is refused, naming the field and a fix, and the last result stays: ${etpError}`);
   await type(page, '#f-task-expert_tp', '');
   check((await matchesCli(page, 'every expert split again')).iteration_s === splitExperts.iteration_s, 'empty: every expert split again');
+  // Selective recomputation of Megatron-core's modules: the norms and the MoE layers dropped
+  // and computed again (less memory, more time); the page agrees with the CLI, the link carries
+  // them, the feed-forward backward pass says so, and a name that is no module is refused
+  // naming the field while the last result stays.
+  const recomputeBefore = await page.locator('#f-task-recompute').inputValue();
+  await page.selectOption('#f-task-recompute', 'selective');
+  await settled(page);
+  const scoresOnly = await shown(page);
+  const scoresMemory = Number(await page.locator('#memory').getAttribute('data-value'));
+  await type(page, '#f-task-recompute_modules', 'core_attn, layernorm, moe');
+  const modules = await matchesCli(page, 'Mixtral 8x7B recomputing the norms and MoE layers');
+  const modulesMemory = Number(await page.locator('#memory').getAttribute('data-value'));
+  const linkedModules = scenarioOfLink(await page.locator('#share-link').inputValue()).task.recompute_modules;
+  check(linkedModules === 'core_attn, layernorm, moe'
+    && modules.iteration_s > scoresOnly.iteration_s && modulesMemory < scoresMemory,
+    `recomputed modules: ${modules.iteration_s} s and ${modulesMemory} B against ${scoresOnly.iteration_s} s and ${scoresMemory} B, and the link carries ${linkedModules}`);
+  await page.locator('.longest .chip', { hasText: /^TransformerFC\d+_b\./ }).first().click();
+  await page.locator('#op-details', { hasText: 'forward pass again' }).waitFor();
+  await page.setViewportSize({ width: 1280, height: 1200 });
+  await page.locator('#op-details').screenshot({ path: join(shots, 'explain-recompute-moe.png') });
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await type(page, '#f-task-recompute_modules', 'layernorm, attn');
+  await page.locator('.field.invalid').first().waitFor({ timeout: 20000 });
+  const modulesError = (await page.locator('.field.invalid').first().innerText().catch(() => '')).replace(/\s+/g, ' ');
+  check(/Recomputed modules/.test(modulesError) && /"attn" is not a module/.test(modulesError) && (await shown(page)).iteration_s === modules.iteration_s,
+    `a module name that is none is refused, naming the field, and the last result stays: ${modulesError}`);
+  await type(page, '#f-task-recompute_modules', '');
+  await page.selectOption('#f-task-recompute', recomputeBefore);
+  await settled(page);
+  check((await shown(page)).iteration_s === splitExperts.iteration_s, `the scenario's recomputation (${recomputeBefore}) again: the same figures as before`);
   await page.selectOption('#f-task-sequence_parallel', 'false');
+  await page.selectOption('#transformer_parallel-0-strategy', planBefore[0]);
+  await type(page, '#transformer_parallel-0-degree', planBefore[1]);
+  await settled(page);
+  check((await shown(page)).iteration_s === eagerMoe.iteration_s, 'the first plan again: the same figures as before');
+  // Context parallelism over the 8 GPUs: each context-parallel rank may hold different experts
+  // (Megatron-core's folding), less memory per GPU; a count that does not divide cp is
+  // refused naming the field.
+  await page.selectOption('#transformer_parallel-0-strategy', 'cp');
+  await type(page, '#transformer_parallel-0-degree', '8');
+  const sameExperts = await matchesCli(page, 'Mixtral 8x7B on 8-way context parallelism');
+  const sameMemory = Number(await page.locator('#memory').getAttribute('data-value'));
+  check(await page.locator('#f-task-expert_cp').isVisible(), 'a mixture of experts in training offers experts over context-parallel ranks');
+  await type(page, '#f-task-expert_cp', '8');
+  const folded = await matchesCli(page, 'Mixtral 8x7B with one expert on each context-parallel rank');
+  const foldedMemory = Number(await page.locator('#memory').getAttribute('data-value'));
+  check(scenarioOfLink(await page.locator('#share-link').inputValue()).task.expert_cp === 8 && foldedMemory < sameMemory && folded.iteration_s !== sameExperts.iteration_s,
+    `experts over the context-parallel ranks: ${foldedMemory} B against ${sameMemory} B, and the link says expert_cp 8`);
+  await type(page, '#f-task-expert_cp', '3');
+  await page.locator('.field.invalid').first().waitFor({ timeout: 20000 });
+  const ecpError = (await page.locator('.field.invalid').first().innerText().catch(() => '')).replace(/\s+/g, ' ');
+  check(/Experts over context-parallel ranks/.test(ecpError) && /use 2/.test(ecpError) && (await shown(page)).iteration_s === folded.iteration_s,
+    `3 context-parallel ranks of 8 holding different experts are refused, naming the field and a fix: ${ecpError}`);
+  await type(page, '#f-task-expert_cp', '');
   await page.selectOption('#transformer_parallel-0-strategy', planBefore[0]);
   await type(page, '#transformer_parallel-0-degree', planBefore[1]);
   await settled(page);
