@@ -917,6 +917,7 @@ pub enum Shape {
     Square,
     Diamond,
     TriangleDown,
+    Star,
 }
 
 impl Shape {
@@ -928,14 +929,16 @@ impl Shape {
             Shape::Square => "\u{25a0}",
             Shape::Diamond => "\u{25c6}",
             Shape::TriangleDown => "\u{25bc}",
+            Shape::Star => "\u{2605}",
         }
     }
 }
 
 /// The marker of data series `i`: its colour and its shape. Past the palette the colours come
-/// round again in the next shape, so 30 series are each told apart.
+/// round again in the next shape, so 36 series are each told apart.
 pub fn series_marker(i: usize) -> ((u8, u8, u8), Shape) {
-    const SHAPES: [Shape; 5] = [Shape::Circle, Shape::Triangle, Shape::Square, Shape::Diamond, Shape::TriangleDown];
+    const SHAPES: [Shape; 6] =
+        [Shape::Circle, Shape::Triangle, Shape::Square, Shape::Diamond, Shape::TriangleDown, Shape::Star];
     (SERIES_RGB[i % SERIES_RGB.len()], SHAPES[(i / SERIES_RGB.len()) % SHAPES.len()])
 }
 
@@ -966,6 +969,17 @@ fn draw_markers(
                 points.map(|p| EmptyElement::at(p) + Polygon::new(vec![(-r - 1, -r), (r + 1, -r), (0, r + 1)], style)),
             )
             .map(|_| ()),
+        Shape::Star => {
+            // Five points at r + 2 from the centre, the notches between them at 45% of that.
+            let star: Vec<(i32, i32)> = (0..10)
+                .map(|k| {
+                    let reach = if k % 2 == 0 { f64::from(r + 2) } else { 0.45 * f64::from(r + 2) };
+                    let angle = std::f64::consts::PI * (f64::from(k) / 5.0 - 0.5);
+                    ((reach * angle.cos()).round() as i32, (reach * angle.sin()).round() as i32)
+                })
+                .collect();
+            chart.draw_series(points.map(|p| EmptyElement::at(p) + Polygon::new(star.clone(), style))).map(|_| ())
+        }
     }
     .map_err(err)
 }
