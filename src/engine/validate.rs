@@ -414,6 +414,28 @@ impl Reader {
     }
 
     /// An optional text choice: `default` when absent, else one of `options` by spelling.
+    /// An optional value written as text that `parse` reads (a list in one string, such as a
+    /// request mix): `Some(None)` when absent or null; `None`, the error said, when it is not
+    /// text (`example` shows what is) or `parse` refuses it.
+    fn parsed_text<T>(
+        &mut self,
+        f: &Field,
+        path: At,
+        example: &str,
+        parse: impl Fn(&str) -> Result<T, String>,
+    ) -> Option<Option<T>> {
+        let message = match f {
+            None | Some(RawValue::Null) => return Some(None),
+            Some(RawValue::Str(text)) => match parse(text) {
+                Ok(x) => return Some(Some(x)),
+                Err(e) => e,
+            },
+            Some(other) => format!("must be text such as {example}, got {} ({other})", other.kind()),
+        };
+        self.push(FieldError::new(path.to_string(), message));
+        None
+    }
+
     fn choice<T: Copy>(&mut self, f: &Field, path: At, options: &[(&str, T)], default: T) -> Option<T> {
         let Some(value) = f else { return Some(default) };
         if let RawValue::Str(s) = value {
@@ -1153,26 +1175,17 @@ fn read_setup(v: &mut Reader, t: &RawTask) -> Option<Setup> {
         &[("none", Recompute::None), ("selective", Recompute::Selective), ("full", Recompute::Full)],
         d.recompute,
     )?;
-    let recompute_modules = match &t.recompute_modules {
-        None | Some(RawValue::Null) => d.recompute_modules,
-        Some(RawValue::Str(text)) => match RecomputeModules::parse(text) {
-            Ok(m) if recompute == Recompute::Selective => m,
-            Ok(_) => {
+    let modules_at = at("task", "recompute_modules");
+    let recompute_modules =
+        match v.parsed_text(&t.recompute_modules, modules_at, "\"layernorm, moe\"", RecomputeModules::parse)? {
+            None => d.recompute_modules,
+            Some(m) if recompute == Recompute::Selective => m,
+            Some(_) => {
                 let e = "names what selective recomputation recomputes: set recompute to selective, or remove it";
-                v.push(FieldError::new(at("task", "recompute_modules").to_string(), e));
+                v.push(FieldError::new(modules_at.to_string(), e));
                 return None;
             }
-            Err(e) => {
-                v.push(FieldError::new(at("task", "recompute_modules").to_string(), e));
-                return None;
-            }
-        },
-        Some(other) => {
-            let e = format!("must be text such as \"layernorm, moe\", got {} ({other})", other.kind());
-            v.push(FieldError::new(at("task", "recompute_modules").to_string(), e));
-            return None;
-        }
-    };
+        };
     let algorithms = Algorithm::ALL.map(|a| (a.config_name(), a));
     let collective = v.choice(&t.collective, at("task", "collective"), &algorithms, d.collective)?;
     let sequence_parallel =
@@ -1250,21 +1263,9 @@ fn read_setup(v: &mut Reader, t: &RawTask) -> Option<Setup> {
         None | Some(RawValue::Null) => None,
         f => Some(v.count(f, at("task", "burst_requests"), optional, 1, 1 << 40)?),
     };
-    let request_mix = match &t.request_mix {
-        None | Some(RawValue::Null) => Vec::new(),
-        Some(RawValue::Str(text)) => match RequestClass::parse_mix(text) {
-            Ok(mix) => mix,
-            Err(e) => {
-                v.push(FieldError::new(at("task", "request_mix").to_string(), e));
-                return None;
-            }
-        },
-        Some(other) => {
-            let e = format!("must be text such as \"512/128:3, 2048/256:1\", got {} ({other})", other.kind());
-            v.push(FieldError::new(at("task", "request_mix").to_string(), e));
-            return None;
-        }
-    };
+    let request_mix = v
+        .parsed_text(&t.request_mix, at("task", "request_mix"), "\"512/128:3, 2048/256:1\"", RequestClass::parse_mix)?
+        .unwrap_or_default();
     let spreads = LengthSpread::ALL.map(|l| (l.config_name(), l));
     let length_spread = v.choice(&t.length_spread, at("task", "length_spread"), &spreads, d.length_spread)?;
     let cuda_graphs = v.optional_flag(&t.cuda_graphs, at("task", "cuda_graphs"), d.cuda_graphs)?;
