@@ -883,14 +883,15 @@ impl<'a> TrainingCx<'a> {
         let p = self.lay.pp.size.max(1);
         let gemm_inputs = if self.fp8_flops_per_s.is_some() { 1.0 } else { self.d.elem_bytes };
         let tp = self.tp();
-        // Per layer of each stack there: (kept for the backward pass, the whole working set).
+        // Per layer of each stack there: (kept for the backward pass, the whole working set,
+        // what selective recomputation computes again for one layer's backward pass).
         let per_layer = |d: &Dims| {
             let t = self.tokens_of(d.seq);
             let (outside, inside, scores) = d.stored_bytes_with_gemm_inputs(gemm_inputs);
             let dispatch = d.dispatch_stored_bytes() * self.expert_token_share();
             let full_layer = t * (outside / self.outside_div() + inside / tp + scores / tp + dispatch);
-            let kept = match self.setup.recompute {
-                Recompute::None => full_layer,
+            let (kept, recomputed) = match self.setup.recompute {
+                Recompute::None => (full_layer, 0.0),
                 Recompute::Selective => {
                     let m = self.setup.recompute_modules;
                     let scores = if m.core_attn { 0.0 } else { scores / tp };
@@ -907,16 +908,20 @@ impl<'a> TrainingCx<'a> {
                     } else {
                         0.0
                     };
-                    t * (outside / self.outside_div() + inside / tp + dispatch + scores - norms - ffn)
+                    (
+                        t * (outside / self.outside_div() + inside / tp + dispatch + scores - norms - ffn),
+                        t * (norms + ffn),
+                    )
                 }
-                Recompute::Full => t * d.hidden * d.elem_bytes / self.outside_div(),
+                Recompute::Full => (t * d.hidden * d.elem_bytes / self.outside_div(), full_layer),
             };
-            (kept, full_layer)
+            (kept, full_layer, recomputed)
         };
-        let (kept, full_layer) = self.stage_stacks(stage).fold((0.0, 0.0), |(kept, full), (n, d)| {
-            let (k, f) = per_layer(&d);
-            (kept + n * k, f64::max(full, f))
-        });
+        let (kept, full_layer, recomputed) =
+            self.stage_stacks(stage).fold((0.0, 0.0, 0.0), |(kept, full, again), (n, d)| {
+                let (k, f, r) = per_layer(&d);
+                (kept + n * k, f64::max(full, f), f64::max(again, r))
+            });
         let t = self.tokens;
         let last = stage + 1 == p && self.d.vocab > 0.0;
         let logits_of = |bytes: f64| if last { t * self.d.vocab / tp * bytes } else { 0.0 };
@@ -925,7 +930,9 @@ impl<'a> TrainingCx<'a> {
             // Inference keeps nothing: one layer's working set.
             return full_layer + logits;
         }
-        let working = if self.setup.recompute == Recompute::Full { full_layer } else { 0.0 };
+        // The backward pass of a layer holds what it recomputed: the whole layer under full
+        // recomputation, the recomputed modules' outputs under selective.
+        let working = recomputed;
         // 1F1B: stage k holds min(m, p - k) micro-batches; interleaving holds more.
         let in_flight = self.micro_batches.min(p - stage.min(p - 1)) as f64;
         // Interleaving keeps (p - 1)/p of a largest chunk's micro-batches more in flight.
