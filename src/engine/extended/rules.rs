@@ -305,6 +305,31 @@ fn encoder_decoder(errors: &mut Vec<FieldError>, s: &Scenario, cp: u64, ep: u64)
     }
 }
 
+/// The model of a scenario that sets `key`, a setting only a mixture of experts in training
+/// takes; `None`, with `dense` or `serving` said as the refusal, for any other.
+fn moe_in_training(
+    errors: &mut Vec<FieldError>,
+    s: &Scenario,
+    key: &str,
+    dense: &'static str,
+    serving: &'static str,
+) -> Option<Dims> {
+    let Some(d) = Dims::of(&s.model).filter(|d| d.is_moe()) else {
+        errors.push(FieldError::new(key, dense));
+        return None;
+    };
+    if matches!(s.task.kind, crate::engine::scenario::TaskKind::Inference) {
+        errors.push(FieldError::new(key, serving));
+        return None;
+    }
+    Some(d)
+}
+
+/// The product of a transformer plan's levels of `strategy` (1 without a transformer plan).
+fn plan_degree(s: &Scenario, strategy: Strategy) -> u64 {
+    s.task.plan.transformer.as_ref().map_or(1, |spec| spec.product_of(&[strategy]))
+}
+
 /// Expert tensor parallelism ([`crate::engine::scenario::Setup::expert_tp`]): a mixture of
 /// experts trained with tensor parallelism, its experts split by a divisor of that degree. The
 /// tensor-parallel ranks that do not split an expert join expert parallelism, so together with
@@ -314,22 +339,16 @@ fn encoder_decoder(errors: &mut Vec<FieldError>, s: &Scenario, cp: u64, ep: u64)
 fn expert_tp(errors: &mut Vec<FieldError>, s: &Scenario) {
     let Some(etp) = s.task.setup.expert_tp else { return };
     let key = "task.expert_tp";
-    let Some(d) = Dims::of(&s.model).filter(|d| d.is_moe()) else {
-        errors.push(FieldError::new(
-            key,
-            "expert tensor parallelism splits the experts of a mixture of experts (LLM_MoE); remove it for this model",
-        ));
+    let Some(d) = moe_in_training(
+        errors,
+        s,
+        key,
+        "expert tensor parallelism splits the experts of a mixture of experts (LLM_MoE); remove it for this model",
+        "serving splits each expert by tensor parallelism, as the engines do; remove expert_tp",
+    ) else {
         return;
     };
-    if matches!(s.task.kind, crate::engine::scenario::TaskKind::Inference) {
-        errors.push(FieldError::new(
-            key,
-            "serving splits each expert by tensor parallelism, as the engines do; remove expert_tp",
-        ));
-        return;
-    }
-    let degree = |st: Strategy| s.task.plan.transformer.as_ref().map_or(1, |spec| spec.product_of(&[st]));
-    let (tp, ep) = (degree(Strategy::Tp), degree(Strategy::Ep));
+    let (tp, ep) = (plan_degree(s, Strategy::Tp), plan_degree(s, Strategy::Ep));
     if etp > tp || !tp.is_multiple_of(etp) {
         errors.push(FieldError::new(
             key,
@@ -366,20 +385,16 @@ fn expert_tp(errors: &mut Vec<FieldError>, s: &Scenario) {
 fn expert_cp(errors: &mut Vec<FieldError>, s: &Scenario) {
     let Some(ecp) = s.task.setup.expert_cp else { return };
     let key = "task.expert_cp";
-    let Some(d) = Dims::of(&s.model).filter(|d| d.is_moe()) else {
-        errors.push(FieldError::new(
-            key,
-            "expert parallelism over context-parallel ranks spreads the experts of a mixture of experts (LLM_MoE); remove it for this model",
-        ));
+    let Some(d) = moe_in_training(
+        errors,
+        s,
+        key,
+        "expert parallelism over context-parallel ranks spreads the experts of a mixture of experts (LLM_MoE); remove it for this model",
+        "serving has no context parallelism to spread experts over; remove expert_cp",
+    ) else {
         return;
     };
-    if matches!(s.task.kind, crate::engine::scenario::TaskKind::Inference) {
-        errors
-            .push(FieldError::new(key, "serving has no context parallelism to spread experts over; remove expert_cp"));
-        return;
-    }
-    let degree = |st: Strategy| s.task.plan.transformer.as_ref().map_or(1, |spec| spec.product_of(&[st]));
-    let (cp, ep) = (degree(Strategy::Cp), degree(Strategy::Ep));
+    let (cp, ep) = (plan_degree(s, Strategy::Cp), plan_degree(s, Strategy::Ep));
     if ecp > cp || !cp.is_multiple_of(ecp) {
         errors.push(FieldError::new(
             key,
