@@ -183,6 +183,13 @@ pub fn plan_task_keys(
         m.insert("sequence_parallel".into(), json!(o.setup.sequence_parallel));
         m.insert("virtual_stages".into(), json!(o.setup.virtual_stages));
         m.insert("overlap_tp_comm".into(), json!(o.setup.overlap_tp_comm));
+        m.insert("expert_tp".into(), json!(o.setup.expert_tp));
+        m.insert("expert_cp".into(), json!(o.setup.expert_cp));
+        // The scenario's recomputed modules go with selective recomputation only.
+        let selective = o.setup.recompute == crate::engine::scenario::Recompute::Selective;
+        let modules = o.setup.recompute_modules;
+        let named = selective && modules != crate::engine::scenario::RecomputeModules::default();
+        m.insert("recompute_modules".into(), json!(named.then(|| modules.config_text())));
     }
     if cnn {
         m.insert("conv_layout".into(), json!(o.setup.conv_layout.config_name()));

@@ -808,6 +808,13 @@ impl RecomputeModules {
         }
     }
 
+    /// The modules as the task key writes them (`"layernorm, moe"`), the form
+    /// [`RecomputeModules::parse`] reads.
+    pub fn config_text(self) -> String {
+        let on = [self.core_attn, self.layernorm, self.mlp, self.moe, self.moe_act];
+        Self::NAMES.iter().zip(on).filter(|(_, on)| *on).map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+    }
+
     /// Whether the feed-forward block runs its forward pass again (a dense one, or a mixture
     /// of experts').
     pub fn ffn(self, moe: bool) -> bool {

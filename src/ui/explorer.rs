@@ -608,6 +608,44 @@ mod tests {
     }
 
     #[test]
+    fn applying_a_mixture_of_experts_plan_carries_its_expert_and_recomputation_settings() {
+        // Mixtral 8x7B on 128 H100s, recomputing its norms and MoE layers under selective
+        // recomputation: plans with whole experts on each tensor-parallel rank, and plans with
+        // each recomputation, applied in the calculator give the explorer's numbers (a plan
+        // without selective recomputation drops the modules, which would not validate).
+        let file = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/explore/mixtral_8x7b_h100_128.json"
+        ))
+        .expect("scenario file");
+        let mut doc: serde_json::Value = serde_json::from_str(&file).expect("json");
+        doc["task"]["recompute"] = serde_json::json!("selective");
+        doc["task"]["recompute_modules"] = serde_json::json!("core_attn, layernorm, moe");
+        let s = State::initial().next(Action::Import(doc.to_string()));
+        let base = s.good.as_ref().unwrap_or_else(|| panic!("{:?}", s.errors)).scenario.clone();
+        let ranked = explore::search(&base, &Space::fixed_global(&base)).expect("within budget").ranked;
+        let picks = [
+            ranked.iter().find(|o| o.setup.expert_tp == Some(1)).expect("whole experts tried"),
+            ranked
+                .iter()
+                .find(|o| o.setup.recompute == crate::engine::scenario::Recompute::Selective)
+                .expect("selective"),
+            ranked.iter().find(|o| o.setup.recompute == crate::engine::scenario::Recompute::None).expect("none"),
+        ];
+        for o in picks {
+            let keys = crate::doc::plan_task_keys(&base, o);
+            let applied = s.clone().next(Action::ApplyPlan(keys));
+            assert!(!applied.stale(), "{:?}", applied.errors);
+            let good = applied.good.as_ref().expect("applied");
+            assert_eq!(good.report.throughput_samples_per_s, o.throughput_samples_per_s, "{:?}", o.setup);
+            assert_eq!(
+                (good.scenario.task().setup.expert_tp, good.scenario.task().setup.recompute),
+                (o.setup.expert_tp, o.setup.recompute)
+            );
+        }
+    }
+
+    #[test]
     fn applying_a_cnn_plan_sets_its_batch_and_gradient_settings() {
         let cnn = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/cnn/resnet50_a100_8.json"))
             .expect("CNN file");
