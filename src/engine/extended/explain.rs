@@ -477,20 +477,17 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
                 Unit::Bytes,
             )];
             terms.extend(group_terms(cx.expert_group(), &cx.links));
+            let again = op.phase == Phase::Backward && cx.replays_forward_comm(Block::Fc);
             Explanation {
                 what: format!("Expert-parallel all-to-all of {layer} ({})", if op.kind == OpKind::MoeDispatch { "dispatch" } else { "combine" }),
-                formula: if op.phase == Phase::Backward && cx.replays_forward_comm(Block::Fc) {
+                formula: if again {
                     "twice (the recomputed forward pass's, then the gradients'): max(S (k-1)/d / B_nvl, S (d-k)/d / B_nic) + latency"
                 } else {
                     "max(S (k-1)/d / B_nvl, S (d-k)/d / B_nic) + latency"
                 }
                 .into(),
                 terms,
-                seconds: if op.phase == Phase::Backward && cx.replays_forward_comm(Block::Fc) {
-                    2.0 * t.moe_a2a_s
-                } else {
-                    t.moe_a2a_s
-                },
+                seconds: if again { 2.0 * t.moe_a2a_s } else { t.moe_a2a_s },
                 note: Some("Sized by the experts each token visits and the capacity factor (MAD-Max divides by all experts, quirk Q19)."),
             }
         }

@@ -1080,6 +1080,13 @@ mod tests {
                 .duration_s
         };
         assert!(close(a2a(Phase::Backward), 2.0 * a2a(Phase::Forward)));
+        let back = r
+            .timeline
+            .iter()
+            .find(|o| o.name.kind == OpKind::MoeDispatch && o.name.phase == Phase::Backward)
+            .expect("a2a");
+        let said = crate::engine::extended::explain::explain(&cx(&experts), &back.name).expect("explained");
+        assert!(said.seconds == back.duration_s && said.formula.starts_with("twice"), "{}", said.formula);
         let ffn_flops = base.d.layer_flops().ffn * 2048.0 * 32.0;
         assert!(close(cx(&experts).hardware_flops_per_sample() - base.hardware_flops_per_sample(), ffn_flops));
         let op = r
