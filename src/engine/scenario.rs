@@ -783,22 +783,21 @@ impl RecomputeModules {
     /// Each module's name as Megatron-core spells it.
     pub const NAMES: [&'static str; 5] = ["core_attn", "layernorm", "mlp", "moe", "moe_act"];
 
+    /// Each module's flag, in the order of [`RecomputeModules::NAMES`].
+    fn flags_mut(&mut self) -> [&mut bool; 5] {
+        [&mut self.core_attn, &mut self.layernorm, &mut self.mlp, &mut self.moe, &mut self.moe_act]
+    }
+
     /// Modules named in `text`, separated by commas or spaces (`"layernorm, moe"`).
     pub fn parse(text: &str) -> Result<RecomputeModules, String> {
         let mut m = RecomputeModules { core_attn: false, layernorm: false, mlp: false, moe: false, moe_act: false };
         let mut any = false;
         for name in text.split(|c: char| c == ',' || c.is_whitespace()).filter(|n| !n.is_empty()) {
-            *match name {
-                "core_attn" => &mut m.core_attn,
-                "layernorm" => &mut m.layernorm,
-                "mlp" => &mut m.mlp,
-                "moe" => &mut m.moe,
-                "moe_act" => &mut m.moe_act,
-                other => {
-                    let shown: String = other.chars().take(24).collect();
-                    return Err(format!("\"{shown}\" is not a module; use {}", Self::NAMES.join(", ")));
-                }
-            } = true;
+            let Some(i) = Self::NAMES.iter().position(|n| *n == name) else {
+                let shown: String = name.chars().take(24).collect();
+                return Err(format!("\"{shown}\" is not a module; use {}", Self::NAMES.join(", ")));
+            };
+            *m.flags_mut()[i] = true;
             any = true;
         }
         if any {
@@ -810,8 +809,8 @@ impl RecomputeModules {
 
     /// The modules as the task key writes them (`"layernorm, moe"`), the form
     /// [`RecomputeModules::parse`] reads.
-    pub fn config_text(self) -> String {
-        let on = [self.core_attn, self.layernorm, self.mlp, self.moe, self.moe_act];
+    pub fn config_text(mut self) -> String {
+        let on = self.flags_mut().map(|f| *f);
         Self::NAMES.iter().zip(on).filter(|(_, on)| *on).map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
     }
 
@@ -1548,6 +1547,17 @@ impl fmt::Display for Spec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn recompute_modules_read_and_write_the_same_names() {
+        let m = RecomputeModules::parse("layernorm,  moe_act core_attn").expect("modules");
+        assert_eq!((m.core_attn, m.layernorm, m.mlp, m.moe, m.moe_act), (true, true, false, false, true));
+        assert_eq!(m.config_text(), "core_attn, layernorm, moe_act");
+        assert_eq!(RecomputeModules::parse(&m.config_text()), Ok(m));
+        assert_eq!(RecomputeModules::default().config_text(), "core_attn");
+        assert!(RecomputeModules::parse("moe, attn").is_err_and(|e| e.starts_with("\"attn\" is not a module")));
+        assert!(RecomputeModules::parse(" , ").is_err_and(|e| e.starts_with("names no module")));
+    }
 
     #[test]
     fn an_exponential_spread_keeps_the_means_and_its_bins_are_its_sixteenths() {

@@ -516,7 +516,7 @@ impl Dims {
             let split = QKV_GRAD_COPY_PASSES * e * (self.qkv_width() + cross_kv);
             (split + scores + self.rope_bytes(), bias * (self.qkv_width() + cross_q + cross_kv))
         } else {
-            let f = self.ffn * self.active * self.capacity_factor;
+            let f = self.routed_ffn();
             let activation = match self.ffn_kind {
                 Ffn::Gelu => GELU_GRAD_PASSES,
                 Ffn::Swiglu if self.eager() => EAGER_SWIGLU_PASSES[1],
@@ -617,7 +617,7 @@ impl Dims {
             Ffn::Swiglu if self.eager() => EAGER_SWIGLU_PASSES[0],
             Ffn::Swiglu => 3.0,
         };
-        passes * self.elem_bytes * self.ffn * self.active * self.capacity_factor
+        passes * self.elem_bytes * self.routed_ffn()
     }
 
     /// Activation bytes one layer keeps per token for the backward pass without
@@ -631,13 +631,19 @@ impl Dims {
         self.stored_bytes_with_gemm_inputs(self.elem_bytes)
     }
 
+    /// Feed-forward units a token's activations span over the experts it visits: `f x active x
+    /// capacity factor` (`f` for a dense model).
+    pub fn routed_ffn(&self) -> f64 {
+        self.ffn * self.active * self.capacity_factor
+    }
+
     /// Bytes per token the feed-forward block keeps inside the tensor-parallel region for the
     /// experts a token visits, FC2's input at `g` bytes: GELU its input and FC2's input; SwiGLU
     /// the gate, the up projection and FC2's input, and eager also the SiLU's output (the
     /// product keeps both its factors).
     pub fn ffn_kept_bytes(&self, g: f64) -> f64 {
         let e = self.elem_bytes;
-        let f = self.ffn * self.active * self.capacity_factor;
+        let f = self.routed_ffn();
         let inputs = match self.ffn_kind {
             Ffn::Gelu => e * f,
             Ffn::Swiglu if self.eager() => 3.0 * e * f,

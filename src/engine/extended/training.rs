@@ -904,7 +904,7 @@ impl<'a> TrainingCx<'a> {
                     let ffn = if m.ffn(d.is_moe()) {
                         d.ffn_kept_bytes(gemm_inputs) / tp + dispatch
                     } else if m.moe_act && d.is_moe() {
-                        gemm_inputs * d.ffn * d.active * d.capacity_factor / tp
+                        gemm_inputs * d.routed_ffn() / tp
                     } else {
                         0.0
                     };
