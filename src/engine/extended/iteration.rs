@@ -1022,6 +1022,15 @@ mod tests {
         };
         assert!(says(&refused(task(Some(4)), json!({})), "mixture of experts"));
         assert!(says(&refused(task(Some(3)), moe()), "use 2"));
+        // With whole experts too, only that count is refused, not the experts it would divide.
+        let mut whole = task(Some(3));
+        whole["expert_tp"] = json!(1);
+        let errs = refused(whole, moe());
+        assert!(says(&errs, "use 2") && errs.len() == 1, "{errs:?}");
+        let mut flat = task(Some(2));
+        flat["transformer_parallel"] = json!(["tp", "ddp"]);
+        flat["transformer_parallel_degree"] = json!([2, 8]);
+        assert!(says(&refused(flat, moe()), "no context parallelism"));
         let mut serve = task(Some(4));
         serve["type"] = json!("inference");
         assert!(says(&refused(serve, moe()), "serving"));

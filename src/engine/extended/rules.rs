@@ -360,8 +360,11 @@ fn expert_tp(errors: &mut Vec<FieldError>, s: &Scenario) {
         return;
     }
     let experts = d.experts as u64;
-    let joined = ep * (tp / etp) * s.task.setup.experts_spread_over_cp();
-    if !experts.is_multiple_of(joined) {
+    // With context-parallel ranks holding different experts too, they join; a count of them
+    // that does not divide cp is [`expert_cp`]'s to refuse.
+    let ecp = s.task.setup.experts_spread_over_cp();
+    let joined = ep * (tp / etp) * ecp;
+    if plan_degree(s, Strategy::Cp).is_multiple_of(ecp) && !experts.is_multiple_of(joined) {
         errors.push(FieldError::new(
             key,
             format!(
@@ -395,6 +398,13 @@ fn expert_cp(errors: &mut Vec<FieldError>, s: &Scenario) {
         return;
     };
     let (cp, ep) = (plan_degree(s, Strategy::Cp), plan_degree(s, Strategy::Ep));
+    if cp == 1 && ecp > 1 {
+        errors.push(FieldError::new(
+            key,
+            "the plan has no context parallelism to spread experts over: add a cp level, or remove expert_cp",
+        ));
+        return;
+    }
     if ecp > cp || !cp.is_multiple_of(ecp) {
         errors.push(FieldError::new(
             key,
