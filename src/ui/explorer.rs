@@ -632,6 +632,14 @@ mod tests {
                 .expect("selective"),
             ranked.iter().find(|o| o.setup.recompute == crate::engine::scenario::Recompute::None).expect("none"),
         ];
+        // The plan's words name the modules selective recomputation recomputes.
+        let words = |o: &Outcome| explore::describe_outcome(&base, o);
+        assert!(
+            words(picks[1]).contains("selective recomputation of core_attn, layernorm, moe"),
+            "{}",
+            words(picks[1])
+        );
+        assert!(words(picks[2]).contains("no recomputation") && !words(picks[2]).contains(" of core_attn"));
         for o in picks {
             let keys = crate::doc::plan_task_keys(&base, o);
             let applied = s.clone().next(Action::ApplyPlan(keys));

@@ -38,6 +38,10 @@ pub fn describe_outcome(s: &Scenario, o: &Outcome) -> String {
         Recompute::Full => "full recomputation",
     };
     let mut text = format!("{plan}, {micro}, {recompute}");
+    let modules = o.setup.recompute_modules;
+    if o.setup.recompute == Recompute::Selective && modules != crate::engine::scenario::RecomputeModules::default() {
+        text += &format!(" of {}", modules.config_text());
+    }
     if o.setup.zero_stage > 0 && o.plan.transformer.as_ref().is_some_and(|t| t.product_of(&[Strategy::Ddp]) > 1) {
         text += &format!(", ZeRO-{}", o.setup.zero_stage);
     }
