@@ -976,6 +976,38 @@ mod tests {
     }
 
     #[test]
+    fn a_zero_shard_ranks_column_shards_the_optimizer_within_groups() {
+        // A 7B-like model on 32 GPUs of 4 nodes with ZeRO-1: over every rank, or in groups of a
+        // node's 8 (InternLM's zero1 = 8); a group with ZeRO 2, or one that does not divide
+        // the ranks, is skipped with its reason.
+        let head = "id,source,model,layers,hidden,heads,kv_heads,ffn_hidden,ffn_kind,vocab,seq_len,gpu,gpus_per_node,nvlink_gbytes_s,nic_gbits_s_per_node,n_gpus,tp,pp,dp,microbatch,global_batch,recompute,zero,zero_shard_ranks,dtype,attention,metric,measured\n";
+        let row = |id: &str, zero: &str, group: &str| {
+            format!("{id},src,m,32,4096,32,32,11008,swiglu,103168,2048,a100-80g,8,600,400,32,1,1,32,2,256,none,{zero},{group},bf16,flash,iteration_s,4.0\n")
+        };
+        let csv = [
+            head.to_owned(),
+            row("all", "1", ""),
+            row("node", "1", "8"),
+            row("z2", "2", "8"),
+            row("twelve", "1", "12"),
+        ]
+        .concat();
+        let out = run(&csv).expect("parses");
+        let task = |i: usize| {
+            out[i].scenario.as_ref().map(|s| s["task"].clone()).unwrap_or_else(|| panic!("{:?}", out[i].skipped))
+        };
+        assert_eq!((task(0).get("zero_shard_ranks"), task(1)["zero_shard_ranks"].clone()), (None, json!(8)));
+        let memory = |i: usize| out[i].memory_bytes.unwrap_or_else(|| panic!("{:?}", out[i].skipped));
+        assert!(memory(1) > memory(0));
+        for (i, why) in [
+            (2, "zero_shard_ranks 8 needs zero 1"),
+            (3, "zero_shard_ranks 12 needs zero 1 and must divide dp x cp = 32"),
+        ] {
+            assert!(out[i].skipped.as_deref().is_some_and(|s| s.starts_with(why)), "{:?}", out[i].skipped);
+        }
+    }
+
+    #[test]
     fn h100_rows_take_the_lower_gemm_fraction() {
         // Sustained: A100 SXM 256.5 of 312 (Azure, after 10,000 warm-up GEMMs), H200 SXM 708.5
         // of 989 TFLOP/s (MSMF): 0.80 x 0.716 / 0.822. The burst rate (MAMF, 792.1 of 989) gave

@@ -60,6 +60,7 @@ columns! {
     SeqParallel = "seq_parallel",
     Recompute = "recompute",
     Zero = "zero",
+    ZeroShardRanks = "zero_shard_ranks",
     Dtype = "dtype",
     Attention = "attention",
     Dropout = "dropout",

@@ -382,6 +382,7 @@ raw_config! {
     sequence_parallel,
     expert_tp,
     expert_cp,
+    zero_shard_ranks,
     recompute_modules,
     collective,
     overlap_grad_reduce,

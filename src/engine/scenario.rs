@@ -235,6 +235,13 @@ pub struct Setup {
     /// ZeRO stage of the data-parallel levels: 0 plain, 1 optimizer states sharded, 2 and
     /// gradients, 3 and weights. An fsdp level is stage 3 over its group whatever this says.
     pub zero_stage: u8,
+    /// ZeRO stage 1 over part of the data-parallel ranks: how many of the innermost ranks that
+    /// hold the same weights share one copy of the optimizer states, each copy replicated over
+    /// the other ranks (InternLM's hybrid ZeRO `zero1`, Megatron-core's
+    /// `--num-distributed-optimizer-instances` as data-parallel ranks / instances). Gradients
+    /// are then all-reduced over every data-parallel rank and the updated weights gathered
+    /// within the group only. `None`: all of them.
+    pub zero_shard_ranks: Option<u64>,
     pub recompute: Recompute,
     /// Megatron sequence parallelism: tensor-parallel all-reduces become reduce-scatter +
     /// all-gather, and the norm/dropout activations are split over the tp group.
@@ -703,6 +710,7 @@ impl Default for Setup {
             sequence_parallel: false,
             expert_tp: None,
             expert_cp: None,
+            zero_shard_ranks: None,
             recompute_modules: RecomputeModules::default(),
             collective: Algorithm::Hierarchical,
             overlap_grad_reduce: false,

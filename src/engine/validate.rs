@@ -1198,6 +1198,10 @@ fn read_setup(v: &mut Reader, t: &RawTask) -> Option<Setup> {
         None | Some(RawValue::Null) => d.expert_cp,
         f => Some(v.count(f, at("task", "expert_cp"), optional, 1, MAX_COUNT)?),
     };
+    let zero_shard_ranks = match &t.zero_shard_ranks {
+        None | Some(RawValue::Null) => d.zero_shard_ranks,
+        f => Some(v.count(f, at("task", "zero_shard_ranks"), optional, 1, MAX_COUNT)?),
+    };
     let overlap_grad_reduce =
         v.optional_flag(&t.overlap_grad_reduce, at("task", "overlap_grad_reduce"), d.overlap_grad_reduce)?;
     let overlap_param_gather =
@@ -1300,6 +1304,7 @@ fn read_setup(v: &mut Reader, t: &RawTask) -> Option<Setup> {
         sequence_parallel,
         expert_tp,
         expert_cp,
+        zero_shard_ranks,
         recompute_modules,
         collective,
         overlap_grad_reduce,

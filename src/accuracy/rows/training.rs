@@ -69,6 +69,9 @@ pub(in crate::accuracy) struct TrainingPlan {
     pub(in crate::accuracy) global_batch: u64,
     /// ZeRO stage, 0 to 3 (3: the data-parallel ranks shard the weights, an fsdp level).
     pub(in crate::accuracy) zero: u64,
+    /// With ZeRO-1, the data-parallel ranks sharing one copy of the optimizer states
+    /// (`zero_shard_ranks`; blank: all of them).
+    pub(in crate::accuracy) zero_shard_ranks: Option<u64>,
     /// `none`, `selective` or `full`.
     pub(in crate::accuracy) recompute: &'static str,
     /// Under selective recomputation, the modules recomputed (`recompute_modules`, Megatron-core's
@@ -190,6 +193,9 @@ impl<'a> TrainingRow<'a> {
         if let Some(m) = &p.recompute_modules {
             task["recompute_modules"] = json!(m);
         }
+        if let Some(n) = p.zero_shard_ranks {
+            task["zero_shard_ranks"] = json!(n);
+        }
         scenario_doc(model, self.cluster.system(self.model), task)
     }
 }
@@ -220,6 +226,11 @@ impl TrainingPlan {
             Some(z @ 0..=3) => z,
             Some(z) => return Err(format!("column zero: ZeRO has stages 0 to 3, not {z}")),
             None => 0,
+        };
+        let zero_shard_ranks = match r.count(Col::ZeroShardRanks)? {
+            None => None,
+            Some(n) if zero == 1 && n >= 1 && (dp * cp) % n == 0 => Some(n),
+            Some(n) => return Err(format!("zero_shard_ranks {n} needs zero 1 and must divide dp x cp = {}", dp * cp)),
         };
         // The expert-parallel ranks beyond the tensor-parallel ones that hold whole experts
         // and the context-parallel ones that hold different experts come from the
@@ -275,6 +286,7 @@ impl TrainingPlan {
             microbatch,
             global_batch,
             zero,
+            zero_shard_ranks,
             recompute,
             recompute_modules,
             sequence_parallel,

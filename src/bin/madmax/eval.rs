@@ -241,7 +241,10 @@ fn text_report(s: &Scenario, r: &Report) -> String {
             "        micro-batch {}, pipeline chunks per GPU {}, ZeRO stage {}, recompute {}, sequence parallel {}, {} collectives{}",
             st.micro_batch.map_or("= local batch".to_owned(), |m| m.to_string()),
             st.virtual_stages,
-            st.zero_stage,
+            match st.zero_shard_ranks {
+                Some(n) => format!("{} within groups of {n} data-parallel ranks", st.zero_stage),
+                None => st.zero_stage.to_string(),
+            },
             st.recompute.config_name(),
             if st.sequence_parallel { "on" } else { "off" },
             st.collective.config_name(),

@@ -368,9 +368,14 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
         (OpKind::WeightAllGather, Block::Optimizer) => {
             let (dense, expert) = cx.stage_params(cx.stage);
             let mut terms = vec![term("P", "parameters on this GPU", dense + expert, Unit::Params)];
-            terms.extend(group_terms(cx.lay.weight_dp, &cx.links));
+            terms.extend(group_terms(cx.zero_group(), &cx.links));
+            let what = if cx.zero_group() == cx.lay.weight_dp {
+                "ZeRO-1/2: gather the weights the other data-parallel ranks updated"
+            } else {
+                "Hybrid ZeRO-1: gather the weights the other ranks of this GPU's ZeRO group updated (zero_shard_ranks; each group holds a whole copy of the optimizer states)"
+            };
             Explanation {
-                what: "ZeRO-1/2: gather the weights the other data-parallel ranks updated".into(),
+                what: what.into(),
                 formula: "(d-1)/d x P x e / bandwidth + latency".into(),
                 terms,
                 seconds: cx.param_gather_s(),
@@ -556,14 +561,14 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
         }
         (OpKind::Compute, Block::Optimizer) => {
             let (dense, expert) = cx.stage_params(cx.stage);
-            let owned = if cx.zero_stage() >= 1 { cx.lay.weight_dp.size as f64 } else { 1.0 };
+            let owned = if cx.zero_stage() >= 1 { cx.zero_group().size as f64 } else { 1.0 };
             Explanation {
                 what: "Optimizer step (mixed-precision Adam), memory-bound".into(),
                 formula: "P x share / owners x bytes / B_mem".into(),
                 terms: vec![
                     term("P", "parameters on this GPU", dense + expert, Unit::Params),
                     term("share", "share of them that trains", cx.trainable_share(), Unit::Count),
-                    term("owners", "ranks that split the step (the data-parallel ranks from ZeRO-1 on)", owned, Unit::Count),
+                    term("owners", "ranks that split the step (from ZeRO-1 on, the data-parallel ranks that share one copy of the optimizer states: all of them, or zero_shard_ranks)", owned, Unit::Count),
                     term("bytes", "bytes moved per parameter: read master weight, moments and gradient, write them and the 16-bit weight", ADAM_BYTES_PER_PARAM, Unit::Bytes),
                     hbm,
                 ],

@@ -591,6 +591,7 @@ mod tests {
         EAGER_NORM_KERNELS, FP8_GEMM_EFFICIENCY, FUSED_DISPATCH, HOST_BLOCK_S, KERNEL_OVERHEAD_S,
         MOE_DISPATCH_COPY_GRAD_PASSES, MOE_DISPATCH_COPY_PASSES, MOE_DISPATCH_KERNELS, MOE_DISPATCH_TOKEN_PASSES,
     };
+    use crate::engine::extended::collective::Collective;
     use crate::engine::extended::gemm::Gemm;
     use crate::engine::ops::Category;
     use crate::engine::report::MemPart;
@@ -1518,6 +1519,60 @@ mod tests {
         assert_eq!((w2, g2, o2), (2.0 * p, 2.0 * p / 8.0, 12.0 * p / 8.0));
         let (_, w3, g3, o3) = at(3);
         assert_eq!((w3, g3, o3), (2.0 * p / 8.0, 2.0 * p / 8.0, 12.0 * p / 8.0));
+    }
+
+    #[test]
+    fn a_zero_group_within_the_node_shards_the_optimizer_there_and_all_reduces_the_gradients_across() {
+        // 32 GPUs on 4 nodes, ZeRO-1: over all 32 ranks, or in groups of the node's 8 (InternLM's
+        // zero1 = 8), each group holding a whole copy of the optimizer states.
+        let run = |group: Option<u64>| {
+            let mut t = json!({"transformer_parallel": ["ddp"], "transformer_parallel_degree": [32],
+                "zero_stage": 1, "micro_batch": 2});
+            if let Some(n) = group {
+                t["zero_shard_ranks"] = json!(n);
+            }
+            let s = scenario(32, t);
+            let cx = TrainingCx::new(&s).expect("transformer");
+            let parts = cx.stage_memory(0);
+            let optimizer = parts.iter().find(|x| x.0 == MemPart::OptimizerStates).map_or(0.0, |x| x.1);
+            let plan = cx.final_grad_sync_plan().expect("a gradient synchronisation");
+            (cx.zero_group(), optimizer, cx.optimizer_step_s(), cx.param_gather_s(), plan.collective, plan.group)
+        };
+        let (all, o_all, step_all, gather_all, sync_all, over_all) = run(None);
+        let (node, o_node, step_node, gather_node, sync_node, over_node) = run(Some(8));
+        assert_eq!((all.size, node.size), (32, 8));
+        assert!(!all.within_node() && node.within_node());
+        // The states over 8 ranks, not 32; each GPU updates 4 times the weights.
+        assert!((o_node / o_all - 4.0).abs() < 1e-9 && (step_node / step_all - 4.0).abs() < 1e-9);
+        // Every rank needs the whole sum of its group's shard: an all-reduce over all 32, where
+        // ZeRO over all of them reduce-scatters.
+        assert_eq!((sync_all, sync_node), (Collective::ReduceScatter, Collective::AllReduce));
+        assert_eq!((over_all.size, over_node.size), (32, 32));
+        // The updated weights come back over NVLink, not the network.
+        assert!(gather_node < 0.5 * gather_all, "{gather_node} vs {gather_all}");
+        // The whole group is ZeRO over every rank, as blank says.
+        assert_eq!(run(Some(32)).1, o_all);
+        // Refusals name the field: a group that does not divide the ranks, another ZeRO stage,
+        // an fsdp level, serving.
+        let refused = |task: Value| {
+            let errs = checked(doc(32, task, json!({}))).expect_err("refused");
+            errs.into_iter().find(|e| e.field == "task.zero_shard_ranks").map(|e| e.message).unwrap_or_default()
+        };
+        let base = |extra: Value| {
+            let mut t = json!({"transformer_parallel": ["ddp"], "transformer_parallel_degree": [32], "zero_stage": 1});
+            if let (Some(t), Value::Object(extra)) = (t.as_object_mut(), extra) {
+                t.extend(extra);
+            }
+            t
+        };
+        assert!(refused(base(json!({"zero_shard_ranks": 12}))).contains("use 8"));
+        assert!(refused(base(json!({"zero_shard_ranks": 8, "zero_stage": 2}))).contains("ZeRO stage 2"));
+        let fsdp = json!({"transformer_parallel": ["fsdp", "ddp"], "transformer_parallel_degree": [8, 4],
+            "zero_shard_ranks": 8});
+        assert!(refused(fsdp).contains("fsdp level"));
+        let serving = json!({"type": "inference", "transformer_parallel": ["ddp"], "transformer_parallel_degree": [32],
+            "zero_shard_ranks": 8});
+        assert!(refused(serving).contains("serving"));
     }
 
     #[test]

@@ -47,6 +47,7 @@ pub fn check(s: &Scenario) -> Vec<FieldError> {
     expert_tp(&mut errors, s);
     expert_cp(&mut errors, s);
     recompute_modules(&mut errors, s);
+    zero_shard_ranks(&mut errors, s);
     if s.system.second.is_some() && super::serving::serves(s) {
         errors.push(FieldError::new(
             "system.second_gpu_nodes",
@@ -443,6 +444,37 @@ fn recompute_modules(errors: &mut Vec<FieldError>, s: &Scenario) {
     if !d.is_moe() && (m.moe || m.moe_act) {
         errors.push(FieldError::new(key, "moe and moe_act recompute a mixture of experts' feed-forward blocks; this model is dense: name mlp instead"));
     }
+}
+
+/// ZeRO-1 over part of the data-parallel ranks ([`crate::engine::scenario::Setup::zero_shard_ranks`]):
+/// a transformer trained with ZeRO stage 1 and no fsdp level, the group dividing the ranks that
+/// hold the same weights (data, expert and context parallelism).
+fn zero_shard_ranks(errors: &mut Vec<FieldError>, s: &Scenario) {
+    let Some(n) = s.task.setup.zero_shard_ranks else { return };
+    let key = "task.zero_shard_ranks";
+    let why = if Dims::of(&s.model).is_none() {
+        "ZeRO groups are modelled for transformers; remove zero_shard_ranks for this model".to_string()
+    } else if matches!(s.task.kind, crate::engine::scenario::TaskKind::Inference) {
+        "serving keeps no optimizer states to shard; remove zero_shard_ranks".to_string()
+    } else {
+        let spec = s.task.plan.transformer.as_ref();
+        let degree = |st: &[Strategy]| spec.map_or(1, |p| p.product_of(st));
+        let replicas = degree(&[Strategy::Ddp, Strategy::Fsdp, Strategy::Ep, Strategy::Cp]);
+        if degree(&[Strategy::Fsdp]) > 1 || s.task.setup.zero_stage != 1 {
+            format!(
+                "a ZeRO group of some data-parallel ranks shards the optimizer states (ZeRO stage 1); this plan has {}: set zero_stage 1, or for sharded weights put an fsdp level within and a ddp level across",
+                if degree(&[Strategy::Fsdp]) > 1 { "an fsdp level (ZeRO-3)".to_string() } else { format!("ZeRO stage {}", s.task.setup.zero_stage) }
+            )
+        } else if n > replicas || !replicas.is_multiple_of(n) {
+            format!(
+                "{n} ranks per copy of the optimizer states must divide the {replicas} data-parallel ranks that hold the same weights: use {}, or leave it empty for all of them",
+                divisor_at_most(replicas, n)
+            )
+        } else {
+            return;
+        }
+    };
+    errors.push(FieldError::new(key, why));
 }
 
 /// FP8 training needs FP8 tensor cores, a 16-bit model to cast from, and a transformer trained

@@ -802,7 +802,7 @@ impl<'a> TrainingCx<'a> {
             let shard = bytes / self.zero3_group().size as f64;
             return sync(OpKind::GradAllReduce, Collective::AllReduce, shard, self.lay.ddp, 1.0);
         }
-        if self.zero_stage() >= 1 {
+        if self.zero_stage() >= 1 && self.zero_group() == self.lay.weight_dp {
             sync(OpKind::GradReduceScatter, Collective::ReduceScatter, bytes, self.lay.weight_dp, 1.0)
         } else {
             sync(OpKind::GradAllReduce, Collective::AllReduce, bytes, self.lay.weight_dp, 1.0)
@@ -825,18 +825,30 @@ impl<'a> TrainingCx<'a> {
             return 0.0;
         }
         let (dense, expert) = self.stage_params(self.stage);
-        let owned = if self.zero_stage() >= 1 { self.lay.weight_dp.size as f64 } else { 1.0 };
+        let owned = if self.zero_stage() >= 1 { self.zero_group().size as f64 } else { 1.0 };
         (dense + expert) * self.trainable_share() / owned * ADAM_BYTES_PER_PARAM / self.hbm_bytes_per_s
     }
 
-    /// ZeRO-1/2: the all-gather of the weights other ranks updated, s (0 otherwise).
+    /// The ranks that share one copy of the optimizer states under ZeRO 1 and 2: every rank
+    /// holding the same weights ([`Layout::weight_dp`](super::layout::Layout)), or its innermost
+    /// [`Setup::zero_shard_ranks`](crate::engine::scenario::Setup) (hybrid ZeRO-1: the copies
+    /// are replicated over the other ranks).
+    pub fn zero_group(&self) -> Group {
+        match self.setup.zero_shard_ranks {
+            Some(n) if n < self.lay.weight_dp.size => self.lay.weight_dp.inner(n),
+            _ => self.lay.weight_dp,
+        }
+    }
+
+    /// ZeRO-1/2: the all-gather of the weights the other ranks of the ZeRO group
+    /// ([`TrainingCx::zero_group`]) updated, s (0 otherwise).
     pub fn param_gather_s(&self) -> f64 {
         let zero = self.zero_stage();
         if !self.trains || !(1..3).contains(&zero) || self.trainable_share() <= 0.0 {
             return 0.0;
         }
         let (dense, expert) = self.stage_params(self.stage);
-        self.collective(Collective::AllGather, (dense + expert) * self.d.elem_bytes, self.lay.weight_dp)
+        self.collective(Collective::AllGather, (dense + expert) * self.d.elem_bytes, self.zero_group())
     }
 
     /// Trainable share of the stage's parameters (fine-tuning freezes some layers).
@@ -860,7 +872,8 @@ impl<'a> TrainingCx<'a> {
             + if shard3 > 1.0 { 0.0 } else { stage_layer_params * fp8_copy };
         let train_share = if self.trains { self.trainable_share() } else { 0.0 };
         let grads = params * train_share * self.grad_bytes() / if zero >= 2 { dp } else { 1.0 };
-        let optimizer = params * train_share * OPTIMIZER_BYTES_PER_PARAM / if zero >= 1 { dp } else { 1.0 };
+        let owners = self.zero_group().size as f64;
+        let optimizer = params * train_share * OPTIMIZER_BYTES_PER_PARAM / if zero >= 1 { owners } else { 1.0 };
         let activations = self.stage_activations(stage);
         let gathered = if shard3 > 1.0 { 2.0 * layer_params * (e + fp8_copy) } else { 0.0 };
         let tokens = self.tokens.max(self.encoder_tokens());
