@@ -1008,6 +1008,23 @@ mod tests {
     }
 
     #[test]
+    fn an_overlap_grad_reduce_column_hides_the_gradient_reduction_behind_the_backward_pass() {
+        // A 7B-like model data parallel on 32 GPUs of 4 nodes: gradients reduced after the
+        // backward pass (0, and blank), or in buckets during it (1).
+        let head = "id,source,model,layers,hidden,heads,kv_heads,ffn_hidden,ffn_kind,vocab,seq_len,gpu,gpus_per_node,nvlink_gbytes_s,nic_gbits_s_per_node,n_gpus,tp,pp,dp,microbatch,global_batch,recompute,zero,overlap_grad_reduce,dtype,attention,metric,measured\n";
+        let row = |id: &str, overlap: &str| {
+            format!("{id},src,m,32,4096,32,32,11008,swiglu,32000,2048,a100-80g,8,600,400,32,1,1,32,2,256,none,1,{overlap},bf16,flash,iteration_s,4.0\n")
+        };
+        let csv = [head.to_owned(), row("after", "0"), row("during", "1"), row("blank", "")].concat();
+        let out = run(&csv).expect("parses");
+        let flag = |i: usize| out[i].scenario.as_ref().map(|s| s["task"]["overlap_grad_reduce"].clone());
+        assert_eq!((flag(0), flag(1), flag(2)), (Some(json!(false)), Some(json!(true)), Some(json!(false))));
+        let time = |i: usize| out[i].iteration_s.unwrap_or_else(|| panic!("{:?}", out[i].skipped));
+        assert!(time(1) < time(0), "{} vs {}", time(1), time(0));
+        assert_eq!(time(2), time(0));
+    }
+
+    #[test]
     fn h100_rows_take_the_lower_gemm_fraction() {
         // Sustained: A100 SXM 256.5 of 312 (Azure, after 10,000 warm-up GEMMs), H200 SXM 708.5
         // of 989 TFLOP/s (MSMF): 0.80 x 0.716 / 0.822. The burst rate (MAMF, 792.1 of 989) gave

@@ -61,6 +61,7 @@ columns! {
     Recompute = "recompute",
     Zero = "zero",
     ZeroShardRanks = "zero_shard_ranks",
+    OverlapGradReduce = "overlap_grad_reduce",
     Dtype = "dtype",
     Attention = "attention",
     Dropout = "dropout",

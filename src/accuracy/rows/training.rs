@@ -42,6 +42,9 @@ pub(in crate::accuracy) struct TrainingRow<'a> {
     /// (Composer's two); blank: 0.
     pub(in crate::accuracy) metric_losses: u64,
     pub(in crate::accuracy) fp32_grads: bool,
+    /// Gradients reduced in buckets during the backward pass (`overlap_grad_reduce`; blank: 0,
+    /// after it).
+    pub(in crate::accuracy) overlap_grad_reduce: bool,
     /// Which FLOP count a `tflops_per_gpu` row's source used; `None` for the other metrics.
     pub(in crate::accuracy) flops_basis: Option<FlopsBasis>,
 }
@@ -140,6 +143,7 @@ impl<'a> TrainingRow<'a> {
             fused_loss,
             metric_losses,
             fp32_grads: r.flag(Col::Fp32Grads, false)?,
+            overlap_grad_reduce: r.flag(Col::OverlapGradReduce, false)?,
             flops_basis,
         })
     }
@@ -182,6 +186,7 @@ impl<'a> TrainingRow<'a> {
                 "metric_losses": self.metric_losses,
                 "fp8": self.fp8,
                 "fp32_grads": self.fp32_grads,
+                "overlap_grad_reduce": self.overlap_grad_reduce,
             }),
         );
         if p.expert_tp < p.tp {
