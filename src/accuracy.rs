@@ -1282,10 +1282,10 @@ mod tests {
     #[test]
     fn every_shipped_row_carries_the_scenario_it_predicted() {
         let rows = shipped();
-        assert_eq!(rows.len(), 1202);
+        assert_eq!(rows.len(), 1248);
         assert!(rows.iter().all(|r| r.set.is_some()), "every shipped row has a set");
         let held: Vec<&str> = rows.iter().filter(|r| r.held_out()).map(|r| r.id.as_str()).collect();
-        assert_eq!(held.len(), 535);
+        assert_eq!(held.len(), 581);
         // Megatron-MoE-ModelZoo's Qwen3-235B-A22B runs: experts whole on each tensor-parallel
         // rank, tokens dispatched by the fused permute; held out but for those whose
         // recomputation led to modelling Megatron-core's recomputed modules.
@@ -1303,6 +1303,26 @@ mod tests {
         assert!(long.iter().all(|r| zoo_task(r, "recompute_modules") == Some(serde_json::json!("layernorm, moe"))));
         let folded = long.iter().filter(|r| zoo_task(r, "expert_cp") == Some(serde_json::json!(2))).count();
         assert_eq!(folded, 6, "every run with context parallelism");
+        // InternLM 7B on 8 to 1,024 A100s: held out, each predicted, fitting; its hybrid ZeRO
+        // shards within a node (zero_shard_ranks 8 GPUs' worth) but for the zero1 = -1 runs,
+        // and reduces gradients during the backward pass.
+        let intern: Vec<&RowResult> = rows.iter().filter(|r| r.id.starts_with("internlm-7b-")).collect();
+        let intern_task = |r: &RowResult, key: &str| r.scenario.as_ref().map(|s| s["task"][key].clone());
+        assert!(intern.len() == 46 && intern.iter().all(|r| r.held_out() && r.error.is_some()));
+        assert!(intern.iter().all(|r| r.memory_bytes.is_some_and(|m| m < 85.9e9)));
+        assert!(intern.iter().all(|r| intern_task(r, "overlap_grad_reduce") == Some(serde_json::json!(true))));
+        let whole = |r: &&&RowResult| r.id.contains("zero1-all");
+        assert!(intern
+            .iter()
+            .filter(whole)
+            .all(|r| intern_task(r, "zero_shard_ranks") == Some(serde_json::Value::Null)));
+        assert_eq!(
+            intern
+                .iter()
+                .filter(|r| !whole(r) && intern_task(r, "zero_shard_ranks").is_some_and(|v| v.is_u64()))
+                .count(),
+            30
+        );
         // NVIDIA's ResNet-50 runs in PyTorch and MXNet: the vision schema, each predicted; the
         // PyTorch runs calibration (their TF32 runs led to the transposes of channels-first
         // activations), MXNet's held out (predicted before that change, and the same after it

@@ -36,11 +36,11 @@ fn the_default_model_predicts_measured_training_runs() {
     assert!(within * 10 >= rows.len() * 9, "{within} of {} rows within 25%", rows.len());
 }
 
-/// The runs madmax added: 633, each in its set. The odd-numbered half of vTrain's first 195
+/// The runs madmax added: 679, each in its set. The odd-numbered half of vTrain's first 195
 /// single-node runs is where the host time per block was fitted; it stays where the fit put it.
 #[test]
 fn the_fitted_runs_stay_where_the_fit_put_them() {
-    let (_, s) = predicted_all("added", madmax::accuracy::ADDED_CSV, 633);
+    let (_, s) = predicted_all("added", madmax::accuracy::ADDED_CSV, 679);
     let (_, fit) =
         s.by_source.iter().find(|(l, _)| l == "vTrain single-node ground truth: odd rows").expect("fitted rows");
     assert_eq!(fit.rows, 98);
@@ -281,7 +281,7 @@ fn request_rate_runs_led_to_prefill_steps_and_rounds_and_their_gaps_are_known() 
 /// falls as data parallelism widens.
 #[test]
 fn added_runs_are_predicted_with_the_same_constants() {
-    let (rows, s) = predicted_all("added", madmax::accuracy::ADDED_CSV, 633);
+    let (rows, s) = predicted_all("added", madmax::accuracy::ADDED_CSV, 679);
     let held = |id: &str| rows.iter().find(|r| r.id == id).is_some_and(|r| r.held_out());
     assert!(held("bloom-176b-384") && held("mtnlg-530b-2240") && held("vtrain-s-196"));
     assert!(!held("mpt-7b-a100-80g-n8-s1024-mb64") && !held("vtrain-s-002") && !held("vtrain-s-001"));
@@ -326,9 +326,18 @@ fn added_runs_are_predicted_with_the_same_constants() {
             assert!((memory.0..=memory.1).contains(&m), "{}: memory {m:+.3}", r.id);
         }
     }
+    // InternLM's tables (7B on 8 to 1,024 A100s, 4 x 100 Gb RoCE per node), held out: every run
+    // too fast when first predicted (median 12.6%), one node 13% to 18%; with the optimizer
+    // sharded over every rank (zero1 = -1) the gap grows with the GPUs to 37% at 1,024, where
+    // sharding within each node (zero_shard_ranks) keeps it at 7%.
+    let intern: Vec<_> = rows.iter().filter(|r| r.id.starts_with("internlm-7b-")).collect();
+    assert!(intern.len() == 46 && intern.iter().all(|r| r.held_out() && r.error.is_some_and(|e| e < 0.0)));
+    let error = |id: &str| rows.iter().find(|r| r.id == id).and_then(|r| r.error).unwrap_or_else(|| panic!("{id}"));
+    assert!(error("internlm-7b-a100-n1024-tp1-zero1-all-mb2-x4") < -0.30);
+    assert!(error("internlm-7b-a100-n1024-tp2-zero1-z4-mb4-x4") > -0.12);
     let set = |want: RunSet| s.by_set.iter().find(|x| x.0 == want).map(|x| x.1.clone()).expect("set");
     let (calibration, held_out) = (set(RunSet::Calibration), set(RunSet::HeldOut));
-    assert_eq!((calibration.rows, held_out.rows), (419, 214));
+    assert_eq!((calibration.rows, held_out.rows), (419, 260));
     // FlagPerf's Mixtral 8x7B on 32 H100s (Megatron-core 0.6, TP 8, PP 2, DP 2), the one
     // mixture-of-experts run in the calibration set: 39% too fast with 29% too little memory until the token dispatch
     // was counted (calibration since); now as far under as FlagPerf's dense runs on H100s.
