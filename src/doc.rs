@@ -180,6 +180,7 @@ pub fn plan_task_keys(
         m.insert("micro_batch".into(), json!(o.setup.micro_batch));
         m.insert("recompute".into(), json!(o.setup.recompute.config_name()));
         m.insert("zero_stage".into(), json!(o.setup.zero_stage));
+        m.insert("zero_shard_ranks".into(), json!(o.setup.zero_shard_ranks));
         m.insert("sequence_parallel".into(), json!(o.setup.sequence_parallel));
         m.insert("virtual_stages".into(), json!(o.setup.virtual_stages));
         m.insert("overlap_tp_comm".into(), json!(o.setup.overlap_tp_comm));

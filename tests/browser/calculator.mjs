@@ -206,6 +206,35 @@ await runTest('calculator', dist, async ({ server, browser }) => {
     && far.iteration_s > h100.iteration_s, `a 10 ms link latency is 0.01 s in the link and slows the step: ${h100.iteration_s} -> ${far.iteration_s} s`);
   await type(page, '#f-system-nic_latency_s', '');
   check((await shown(page)).iteration_s === h100.iteration_s, 'clearing the latency gives a datacenter network again');
+  // ZeRO-1 within each node (InternLM's zero1, zero_shard_ranks): on plain data parallelism
+  // over the 16 nodes, one copy of the optimizer states per node instead of one over all 128
+  // GPUs: more memory per GPU, the updated weights gathered over NVLink. The page agrees with
+  // the CLI, the link carries it, a group that does not divide the ranks is refused naming the
+  // field while the last result stays, and clearing it restores ZeRO over every rank.
+  const strategyBefore = await page.locator('#transformer_parallel-0-strategy').inputValue();
+  const zeroBefore = await page.locator('#f-task-zero_stage').inputValue();
+  await page.selectOption('#transformer_parallel-0-strategy', 'ddp');
+  await page.selectOption('#f-task-zero_stage', '1');
+  const zeroAll = await matchesCli(page, 'Llama 2 70B, ZeRO-1 over 128 H100s');
+  const zeroAllMemory = Number(await page.locator('#memory').getAttribute('data-value'));
+  check(await page.locator('#f-task-zero_shard_ranks').isVisible(), 'training offers the ZeRO-1 group');
+  await type(page, '#f-task-zero_shard_ranks', '8');
+  const zeroNode = await matchesCli(page, 'Llama 2 70B, ZeRO-1 within each node');
+  const zeroNodeMemory = Number(await page.locator('#memory').getAttribute('data-value'));
+  check(scenarioOfLink(await page.locator('#share-link').inputValue()).task.zero_shard_ranks === 8
+    && zeroNodeMemory > zeroAllMemory && zeroNode.iteration_s !== zeroAll.iteration_s,
+    `ZeRO-1 within each node: ${zeroNodeMemory} B against ${zeroAllMemory} B over every rank, ${zeroNode.iteration_s} s against ${zeroAll.iteration_s} s, and the link says zero_shard_ranks 8`);
+  await type(page, '#f-task-zero_shard_ranks', '12');
+  await page.locator('.field.invalid').first().waitFor({ timeout: 20000 });
+  const groupError = (await page.locator('.field.invalid').first().innerText().catch(() => '')).replace(/\s+/g, ' ');
+  check(/ZeRO-1 group/.test(groupError) && /use 8/.test(groupError) && (await shown(page)).iteration_s === zeroNode.iteration_s,
+    `a ZeRO-1 group of 12 of 128 ranks is refused, naming the field and a fix, and the last result stays: ${groupError}`);
+  await type(page, '#f-task-zero_shard_ranks', '');
+  check((await matchesCli(page, 'ZeRO-1 over every rank again')).iteration_s === zeroAll.iteration_s, 'empty: ZeRO-1 over every rank again');
+  await page.selectOption('#f-task-zero_stage', zeroBefore);
+  await page.selectOption('#transformer_parallel-0-strategy', strategyBefore);
+  await settled(page);
+  check((await shown(page)).iteration_s === h100.iteration_s, `the scenario's own plan (${strategyBefore}, ZeRO ${zeroBefore || 'default'}) again: the H100 figures`);
   // Two sites: the wide-area bandwidth is asked for by name; with it, collectives that span
   // the sites slow the step as the CLI says, and the link carries the three keys.
   await type(page, '#f-system-num_sites', '2');

@@ -45,7 +45,7 @@ Usage:
       split the stages evenly, the best 16 that fit then tried with the overlap options
       (gradients reduced during the backward pass, tensor-parallel communication overlapped
       with GEMMs), with the other collective algorithms (ring, tree, two-level; on more
-      than one node) and with their levels placed otherwise on the nodes (tensor parallelism
+      than one node), with ZeRO-1 within each node where data parallelism spans nodes, and with their levels placed otherwise on the nodes (tensor parallelism
       innermost, each other order that changes which groups share a node), or, where every setting on every plan would take more than one search
       may (large mixtures of experts), each plan first with the task's own settings and the
       32 most promising with every one; for recommendation models, embedding tables split over GPUs

@@ -44,6 +44,9 @@ pub fn describe_outcome(s: &Scenario, o: &Outcome) -> String {
     }
     if o.setup.zero_stage > 0 && o.plan.transformer.as_ref().is_some_and(|t| t.product_of(&[Strategy::Ddp]) > 1) {
         text += &format!(", ZeRO-{}", o.setup.zero_stage);
+        if let Some(n) = o.setup.zero_shard_ranks {
+            text += &format!(" within groups of {n} data-parallel ranks");
+        }
     }
     if o.setup.sequence_parallel && o.plan.transformer.as_ref().is_some_and(|t| t.product_of(&[Strategy::Tp]) > 1) {
         text += ", sequence parallel";

@@ -233,10 +233,24 @@ fn algorithm_variants(setup: &Setup, base: &Scenario) -> Vec<Setup> {
         .collect()
 }
 
+/// `setup` with ZeRO-1 sharded within each node only ([`Setup::zero_shard_ranks`]: InternLM's
+/// hybrid ZeRO, Megatron-core's distributed-optimizer instances) where `spec` on the cluster
+/// placed as `at` spreads the ranks that hold the same weights over nodes, several to a node:
+/// the updated weights then come back over NVLink instead of the network, for more optimizer
+/// states per GPU. Nothing otherwise.
+fn zero_group_variants(setup: &Setup, spec: &Spec, at: Placement) -> Vec<Setup> {
+    let group = extended::layout::Layout::of(spec, at).weight_dp;
+    if setup.zero_stage != 1 || setup.zero_shard_ranks.is_some() || group.within_node() || group.per_node < 2 {
+        return Vec::new();
+    }
+    vec![Setup { zero_shard_ranks: Some(group.per_node), ..setup.clone() }]
+}
+
 /// The second pass of a search that tries the training settings ([`searches_settings`],
 /// [`Space::knobs`]): the best [`REFINED_PLANS`] plans that fit, of `ranked` (best first), each
 /// with the other combinations of the overlap options ([`overlap_variants`]), the other
-/// collective algorithms ([`algorithm_variants`]) and the other placements of its levels on the
+/// collective algorithms ([`algorithm_variants`]), ZeRO-1 within each node
+/// ([`zero_group_variants`]) and the other placements of its levels on the
 /// nodes ([`placements`], each with all of those) that the rules allow. These move time, not
 /// memory, so only the fastest plans are worth the try: trying them on every plan would take
 /// several times as long.
@@ -257,8 +271,9 @@ pub fn refinements(base: &Scenario, ranked: &[Outcome], space: &Space) -> Vec<Ca
         let own = std::iter::once(*t).chain(placements(t, at));
         for (i, spec) in own.enumerate() {
             let plan = Plan { transformer: Some(spec), ..o.plan.clone() };
+            let grouped: Vec<Setup> = setups.iter().flat_map(|s| zero_group_variants(s, &spec, at)).collect();
             // The plan's own placement with its own settings is already ranked.
-            for setup in setups.iter().skip(usize::from(i == 0)) {
+            for setup in setups.iter().skip(usize::from(i == 0)).chain(&grouped) {
                 let c = Candidate { plan: plan.clone(), setup: setup.clone() };
                 if extended::rules::check(&with(base, &c)).is_empty() {
                     out.push(c);
