@@ -38,7 +38,8 @@ Usage:
       (MAD-Max paper mode: what the reference accepts; the default model: N-D plans of
       tensor, context, expert, data (plain, fully sharded, or, without a pipeline, hybrid:
       sharded within a node, replicated across nodes) and pipeline parallelism, each trained with up to four
-      micro-batch sizes, no, selective or full recomputation (more only where less does not
+      micro-batch sizes, no recomputation, selective (of the core attention, then with the
+      norms and a mixture of experts' activation too) or full (more only where less does not
       fit), ZeRO 0 or 1 with plain data parallelism (and 2 without a pipeline), sequence
       parallelism with tensor parallelism (for a mixture of experts, each expert split by
       every tensor-parallel rank or whole on each), and 1 to 8 pipeline chunks per GPU where they

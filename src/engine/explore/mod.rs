@@ -15,8 +15,8 @@ use super::raw::{RawScenario, RawValue};
 use super::reference::rules;
 use super::report::Report;
 use super::scenario::{
-    Algorithm, BotMlpPlacement, ConvLayout, EmbSharding, Family, Level, Plan, Precision, Recompute, Scenario, Setup,
-    Spec, Strategy, Task,
+    Algorithm, BotMlpPlacement, ConvLayout, EmbSharding, Family, Level, Plan, Precision, Recompute, RecomputeModules,
+    Scenario, Setup, Spec, Strategy, Task,
 };
 use super::validate::{validate, FieldError};
 use super::{evaluate, uses_default_model};
@@ -296,6 +296,7 @@ fn default_plans(base: &Scenario, space: &Space, d: &Dims) -> Vec<Candidate> {
     // or, when a serving search lists formats, the scenario's in each pair of them.
     let knobs = space.knobs && searches_settings(base);
     let own = &base.task.setup;
+    let recomputes = settings::recompute_levels(own, Dims::of(&base.model).as_ref().is_some_and(Dims::is_moe));
     let fixed: Vec<Setup> = match space.formats.pairs(own).filter(|_| searches_formats(base, space)) {
         Some(pairs) => pairs
             .into_iter()
@@ -370,7 +371,7 @@ fn default_plans(base: &Scenario, space: &Space, d: &Dims) -> Vec<Candidate> {
                             for setup in setups {
                                 candidate.task.setup = setup;
                                 if extended::rules::check(&candidate).is_empty()
-                                    && !(knobs && lighter_recompute_fits(&candidate))
+                                    && !(knobs && lighter_recompute_fits(&candidate, &recomputes))
                                 {
                                     let task = &candidate.task;
                                     out.push(Candidate { plan: task.plan.clone(), setup: task.setup.clone() });
@@ -388,18 +389,17 @@ fn default_plans(base: &Scenario, space: &Space, d: &Dims) -> Vec<Candidate> {
     out
 }
 
-/// True when the plan fits in HBM with less recomputation and the same everything else: the
-/// search skips it, since it would run the same work and more. (Full recomputation when
-/// selective or none fits; selective when none fits.)
-fn lighter_recompute_fits(candidate: &Scenario) -> bool {
-    let lighter: &[Recompute] = match candidate.task.setup.recompute {
-        Recompute::None => &[],
-        Recompute::Selective => &[Recompute::None],
-        Recompute::Full => &[Recompute::None, Recompute::Selective],
-    };
-    lighter.iter().any(|&recompute| {
+/// True when the plan fits in HBM with a lighter recomputation of `levels` (lightest first,
+/// [`recompute_levels`]) and the same everything else: the search skips it, since it would run
+/// the same work and more. (Full recomputation when a selective one or none fits; selective
+/// of more modules when of fewer or none fits; selective when none fits.)
+fn lighter_recompute_fits(candidate: &Scenario, levels: &[(Recompute, RecomputeModules)]) -> bool {
+    let own = (candidate.task.setup.recompute, candidate.task.setup.recompute_modules);
+    let Some(at) = levels.iter().position(|l| *l == own) else { return false };
+    levels[..at].iter().any(|&(recompute, modules)| {
         let mut s = candidate.clone();
         s.task.setup.recompute = recompute;
+        s.task.setup.recompute_modules = modules;
         extended::training::TrainingCx::new(&s)
             .is_some_and(|cx| cx.memory().total_bytes <= candidate.system.smallest_mem_cap_bytes())
     })
@@ -1229,21 +1229,39 @@ mod tests {
     fn training_knobs_are_tried_cheapest_first_and_only_help() {
         let base = Setup::default();
         // 32 sequences per GPU through 8 stages of 2 layers: micro-batches of 4, 2 and 1 (at
-        // least one per stage), each with no, selective and full recomputation, each plain 1F1B
-        // and interleaved, in that order.
+        // least one per stage), each with no recomputation, selective of the core attention,
+        // selective of it and the norms, and full, each plain 1F1B and interleaved, in that
+        // order.
         let shape = |local, stages| PlanShape { local, stages, tp: 1, cp: 1, replicas: 1, layers: 16, moe: false };
         let k = knob_settings(&base, shape(32, 8));
-        let got: Vec<(Option<u64>, Recompute, u64)> =
-            k.iter().map(|s| (s.micro_batch, s.recompute, s.virtual_stages)).collect();
+        let got: Vec<(Option<u64>, Recompute, String, u64)> = k
+            .iter()
+            .map(|s| (s.micro_batch, s.recompute, s.recompute_modules.config_text(), s.virtual_stages))
+            .collect();
         let mut want = Vec::new();
-        for r in [Recompute::None, Recompute::Selective, Recompute::Full] {
+        for (r, modules) in [
+            (Recompute::None, "core_attn"),
+            (Recompute::Selective, "core_attn"),
+            (Recompute::Selective, "core_attn, layernorm"),
+            (Recompute::Full, "core_attn"),
+        ] {
             for m in [4, 2, 1] {
                 for v in [1, 2] {
-                    want.push((Some(m), r, v));
+                    want.push((Some(m), r, modules.to_owned(), v));
                 }
             }
         }
         assert_eq!(got, want);
+        // A mixture of experts adds the experts' activation to the heavier selective set; a
+        // scenario whose modules already hold the norms gets no second selective set.
+        let levels = |modules: &str, moe| {
+            let own =
+                Setup { recompute_modules: RecomputeModules::parse(modules).expect("modules"), ..Setup::default() };
+            settings::recompute_levels(&own, moe).into_iter().map(|(r, m)| (r, m.config_text())).collect::<Vec<_>>()
+        };
+        assert_eq!(levels("core_attn", true)[2], (Recompute::Selective, "core_attn, layernorm, moe_act".to_owned()));
+        assert_eq!(levels("layernorm, moe", true)[2], (Recompute::Full, "layernorm, moe".to_owned()));
+        assert_eq!(levels("core_attn, layernorm", false).len(), 3);
         assert!(knob_settings(&base, shape(32, 1)).iter().all(|s| s.virtual_stages == 1), "no pipeline, no chunks");
         // Chunk counts that split every stage evenly, up to 8; none when the stages are uneven.
         let chunks = |layers, stages| {
@@ -1297,6 +1315,21 @@ mod tests {
             with_knobs.throughput_samples_per_s > 2.0 * without.throughput_samples_per_s,
             "{with_knobs:?} vs {without:?}"
         );
+        // Selective recomputation of the norms too only where the core attention's alone does
+        // not fit on 40 GB, and some plans fit only so.
+        let r = search(&s, &Space::fixed_global(&s)).expect("within budget");
+        let normed: Vec<&Outcome> = r
+            .ranked
+            .iter()
+            .filter(|o| o.setup.recompute == Recompute::Selective && o.setup.recompute_modules.layernorm)
+            .collect();
+        assert!(normed.iter().any(|o| o.fits()), "{} plans recompute the norms, none fits", normed.len());
+        for o in &normed {
+            let setup = Setup { recompute_modules: RecomputeModules::default(), ..o.setup.clone() };
+            let lighter = with(&s, &Candidate { plan: o.plan.clone(), setup });
+            let cx = extended::training::TrainingCx::new(&lighter).expect("transformer");
+            assert!(cx.memory().total_bytes > s.system.smallest_mem_cap_bytes(), "{:?}", o.plan);
+        }
     }
 
     #[test]

@@ -64,8 +64,26 @@ impl PlanShape {
     }
 }
 
+/// The recomputations a plan is tried with, lightest first ([`knob_settings`]): none; selective
+/// of the scenario's modules (Megatron-core's default, the core attention); selective of those
+/// with both norms and, for a mixture of experts, the experts' activation (`layernorm` and
+/// `moe_act`, as Megatron-core's recipes for large mixtures of experts add them: their outputs,
+/// the inputs of the next GEMMs, dropped for a few element-wise passes again); full. The heavier
+/// selective set is left out when the scenario's modules already hold it.
+pub fn recompute_levels(base: &Setup, moe: bool) -> Vec<(Recompute, RecomputeModules)> {
+    let own = base.recompute_modules;
+    let heavier = RecomputeModules { layernorm: true, moe_act: own.moe_act || (moe && !own.moe), ..own };
+    let mut levels = vec![(Recompute::None, own), (Recompute::Selective, own)];
+    if heavier != own {
+        levels.push((Recompute::Selective, heavier));
+    }
+    levels.push((Recompute::Full, own));
+    levels
+}
+
 /// The settings a default-model transformer plan is tried with in training:
-/// - each recomputation (none, selective, full);
+/// - each recomputation of [`recompute_levels`] (none, selective, selective of more modules,
+///   full);
 /// - the largest [`MICRO_BATCH_CHOICES`] power-of-two micro-batches that divide the local batch
 ///   and leave at least one micro-batch per stage (a pipeline can fill; smaller micro-batches
 ///   trade time for activation memory, and more of them shrink the bubble);
@@ -97,14 +115,15 @@ pub fn knob_settings(base: &Setup, shape: PlanShape) -> Vec<Setup> {
     let chunks =
         if shape.stages > 1 && base.virtual_stages == 1 { shape.chunk_choices() } else { vec![base.virtual_stages] };
     let experts = shape.expert_choices(base);
-    settings_product(base, &micro, zeros, &[sequence_parallel], &chunks, &experts)
+    settings_product(base, &recompute_levels(base, shape.moe), &micro, zeros, &[sequence_parallel], &chunks, &experts)
 }
 
 /// `base` with every combination of the given micro-batches, ZeRO stages, sequence
-/// parallelism, chunks per GPU and expert tensor parallelism, under each recomputation:
-/// cheapest recomputation first, then in the order given.
+/// parallelism, chunks per GPU and expert tensor parallelism, under each recomputation of
+/// `levels` (with its modules): cheapest recomputation first, then in the order given.
 fn settings_product(
     base: &Setup,
+    levels: &[(Recompute, RecomputeModules)],
     micro: &[u64],
     zeros: &[u8],
     sequence: &[bool],
@@ -112,7 +131,7 @@ fn settings_product(
     experts: &[(Option<u64>, Option<u64>)],
 ) -> Vec<Setup> {
     let mut out = Vec::new();
-    for recompute in [Recompute::None, Recompute::Selective, Recompute::Full] {
+    for &(recompute, recompute_modules) in levels {
         for &micro_batch in micro {
             for &zero_stage in zeros {
                 for &sequence_parallel in sequence {
@@ -121,6 +140,7 @@ fn settings_product(
                             out.push(Setup {
                                 micro_batch: Some(micro_batch),
                                 recompute,
+                                recompute_modules,
                                 zero_stage,
                                 sequence_parallel,
                                 virtual_stages,
@@ -150,7 +170,8 @@ pub fn every_setting(base: &Setup, shape: PlanShape) -> Vec<Setup> {
     let zeros: &[u8] = if shape.replicas > 1 { &[0, 1, 2] } else { &[base.zero_stage] };
     let sequence_parallel: &[bool] = if shape.tp > 1 { &[false, true] } else { &[base.sequence_parallel] };
     let chunks: &[u64] = if shape.stages > 1 { &[1, 2, 3, 4, 5, 6, 7, 8] } else { &[base.virtual_stages] };
-    settings_product(base, &micro, zeros, sequence_parallel, chunks, &shape.expert_choices(base))
+    let levels = recompute_levels(base, shape.moe);
+    settings_product(base, &levels, &micro, zeros, sequence_parallel, chunks, &shape.expert_choices(base))
         .into_iter()
         .flat_map(|s| overlap_variants(&s, shape).into_iter().chain(std::iter::once(s)))
         .collect()
@@ -303,6 +324,7 @@ pub fn settings_pass(base: &Scenario, ranked: &[Outcome], space: &Space, spent_o
         return (Vec::new(), 0);
     }
     let dims = Dims::of(&base.model);
+    let levels = recompute_levels(&base.task.setup, dims.as_ref().is_some_and(Dims::is_moe));
     let mut budget = MAX_SEARCH_OPS.saturating_sub(spent_ops);
     let (fit, misfit): (Vec<&Outcome>, Vec<&Outcome>) = ranked.iter().partition(|o| o.fits());
     let mut order = Vec::with_capacity(ranked.len());
@@ -320,7 +342,7 @@ pub fn settings_pass(base: &Scenario, ranked: &[Outcome], space: &Space, spent_o
             .map(|setup| Candidate { plan: o.plan.clone(), setup })
             .filter(|c| {
                 let s = with(base, c);
-                extended::rules::check(&s).is_empty() && !lighter_recompute_fits(&s)
+                extended::rules::check(&s).is_empty() && !lighter_recompute_fits(&s, &levels)
             })
             .collect();
         let ops = cost(base, &list);
