@@ -1025,6 +1025,26 @@ mod tests {
     }
 
     #[test]
+    fn a800_and_h800_cells_are_their_datasheets_a100_and_h100_with_eight_links() {
+        // The parts sold in China: an A100 80GB and an H100 SXM with 8 of their NVLinks (400
+        // GB/s), the H800's FP64 cut too; each runs at its family's fractions.
+        for (cell, twin) in [("a800-80g", "a100-80g"), ("h800-80g", "h100-80g")] {
+            let (g, t) = (rows::row_gpu(cell).expect(cell), rows::row_gpu(twin).expect(twin));
+            assert_eq!((g.num_nvlinks, g.bw_per_nvlink, t.bw_per_nvlink), (8.0, 50e9, 50e9), "{cell}");
+            assert!(t.num_nvlinks > 8.0, "{twin}");
+            assert_eq!(
+                (g.f16_flops, g.fp8_flops, g.mem_bw, g.mem_cap, g.sm_count),
+                (t.f16_flops, t.fp8_flops, t.mem_bw, t.mem_cap, t.sm_count)
+            );
+            assert_eq!(row_util(cell), row_util(twin));
+        }
+        assert!(
+            rows::row_gpu("h800-80g").expect("h800").f64_flops
+                < 0.1 * rows::row_gpu("h100-80g").expect("h100").f64_flops
+        );
+    }
+
+    #[test]
     fn h100_rows_take_the_lower_gemm_fraction() {
         // Sustained: A100 SXM 256.5 of 312 (Azure, after 10,000 warm-up GEMMs), H200 SXM 708.5
         // of 989 TFLOP/s (MSMF): 0.80 x 0.716 / 0.822. The burst rate (MAMF, 792.1 of 989) gave
