@@ -293,6 +293,23 @@ await runTest('explorer', dist, async ({ server, browser }) => {
     && moeApplied.task.collective === cliMoe.best.task.collective,
     `"apply" sets the placement and the collective algorithm the CLI's best plan has: ${JSON.stringify(moeApplied.task.transformer_parallel)}, ${moeApplied.task.collective}`);
 
+  // Llama 3 8B at 32K tokens on 64 H100s: the best plan shards the optimizer within each node
+  // (ZeRO-1 in groups of 8); its words say so, and "apply" sets it: the calculator then shows
+  // the explorer's time, and the link carries the group.
+  const scenario8b = JSON.parse(readFileSync('tests/data/explore/llama3_8b_32k_h100_64.json', 'utf8'));
+  const { page: grouped, fromCli: cliGrouped } = await searchScenario(browser, server,
+    { model: scenario8b.model, system: scenario8b.system, task: scenario8b.task });
+  const groupedPlan = (await grouped.locator('#best-plan').textContent()).trim();
+  check(cliGrouped.best.task.zero_shard_ranks === 8 && groupedPlan === cliGrouped.best.plan && /ZeRO-1 within groups of 8 data-parallel ranks/.test(groupedPlan),
+    `the best plan for Llama 3 8B at 32K shards ZeRO-1 within each node, as the CLI says: ${groupedPlan}`);
+  const groupedIteration = Number(await grouped.locator('#best-plan').getAttribute('data-iteration'));
+  await grouped.click('#apply-best');
+  await grouped.locator('#iteration-time').waitFor();
+  await settled(grouped);
+  const groupedShown = Number(await grouped.locator('#iteration-time').getAttribute('data-value'));
+  check(scenarioOfLink(await grouped.locator('#share-link').inputValue()).task.zero_shard_ranks === 8 && close(groupedShown, groupedIteration),
+    `"apply" sets the ZeRO-1 group: the link says 8, the calculator shows ${groupedShown} s, the explorer said ${groupedIteration} s`);
+
   /// A fresh page on the opening scenario, searched without what-ifs (`prepare` runs first).
   async function searchOpening(context, prepare = async () => {}) {
     const p = await watchedPage(context, server.url);
@@ -330,6 +347,6 @@ await runTest('explorer', dist, async ({ server, browser }) => {
   // The browser reports the missing script; nothing else may go wrong.
   alone.problems = alone.problems.filter((p) => !/404/.test(p));
 
-  for (const p of [page, misfit, dlrm, moe, phone, alone]) for (const problem of p.problems) check(false, problem);
+  for (const p of [page, misfit, dlrm, moe, grouped, phone, alone]) for (const problem of p.problems) check(false, problem);
   console.log(`explorer: full plan search for LLaMA2-70B on 2,048 GPUs took ${searchMs.toFixed(0)} ms in the browser (${cliBest.plans_evaluated} plans)`);
 });
