@@ -296,7 +296,7 @@ fn default_plans(base: &Scenario, space: &Space, d: &Dims) -> Vec<Candidate> {
     // or, when a serving search lists formats, the scenario's in each pair of them.
     let knobs = space.knobs && searches_settings(base);
     let own = &base.task.setup;
-    let recomputes = settings::recompute_levels(own, Dims::of(&base.model).as_ref().is_some_and(Dims::is_moe));
+    let recomputes = settings::recompute_levels(own, d.is_moe());
     let fixed: Vec<Setup> = match space.formats.pairs(own).filter(|_| searches_formats(base, space)) {
         Some(pairs) => pairs
             .into_iter()

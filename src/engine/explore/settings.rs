@@ -254,17 +254,21 @@ fn algorithm_variants(setup: &Setup, base: &Scenario) -> Vec<Setup> {
         .collect()
 }
 
-/// `setup` with ZeRO-1 sharded within each node only ([`Setup::zero_shard_ranks`]: InternLM's
-/// hybrid ZeRO, Megatron-core's distributed-optimizer instances) where `spec` on the cluster
-/// placed as `at` spreads the ranks that hold the same weights over nodes, several to a node:
-/// the updated weights then come back over NVLink instead of the network, for more optimizer
-/// states per GPU. Nothing otherwise.
-fn zero_group_variants(setup: &Setup, spec: &Spec, at: Placement) -> Vec<Setup> {
+/// Each of `setups` with ZeRO-1 sharded within each node only ([`Setup::zero_shard_ranks`]:
+/// InternLM's hybrid ZeRO, Megatron-core's distributed-optimizer instances), where `spec` on
+/// the cluster placed as `at` spreads the ranks that hold the same weights over nodes, several
+/// to a node: the updated weights then come back over NVLink instead of the network, for more
+/// optimizer states per GPU. Nothing for the others, nor for any where the ranks do not.
+fn zero_group_variants(setups: &[Setup], spec: &Spec, at: Placement) -> Vec<Setup> {
     let group = extended::layout::Layout::of(spec, at).weight_dp;
-    if setup.zero_stage != 1 || setup.zero_shard_ranks.is_some() || group.within_node() || group.per_node < 2 {
+    if group.within_node() || group.per_node < 2 {
         return Vec::new();
     }
-    vec![Setup { zero_shard_ranks: Some(group.per_node), ..setup.clone() }]
+    setups
+        .iter()
+        .filter(|s| s.zero_stage == 1 && s.zero_shard_ranks.is_none())
+        .map(|s| Setup { zero_shard_ranks: Some(group.per_node), ..s.clone() })
+        .collect()
 }
 
 /// The second pass of a search that tries the training settings ([`searches_settings`],
@@ -292,7 +296,7 @@ pub fn refinements(base: &Scenario, ranked: &[Outcome], space: &Space) -> Vec<Ca
         let own = std::iter::once(*t).chain(placements(t, at));
         for (i, spec) in own.enumerate() {
             let plan = Plan { transformer: Some(spec), ..o.plan.clone() };
-            let grouped: Vec<Setup> = setups.iter().flat_map(|s| zero_group_variants(s, &spec, at)).collect();
+            let grouped = zero_group_variants(&setups, &spec, at);
             // The plan's own placement with its own settings is already ranked.
             for setup in setups.iter().skip(usize::from(i == 0)).chain(&grouped) {
                 let c = Candidate { plan: plan.clone(), setup: setup.clone() };

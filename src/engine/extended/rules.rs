@@ -457,13 +457,13 @@ fn zero_shard_ranks(errors: &mut Vec<FieldError>, s: &Scenario) {
     } else if matches!(s.task.kind, crate::engine::scenario::TaskKind::Inference) {
         "serving keeps no optimizer states to shard; remove zero_shard_ranks".to_string()
     } else {
-        let spec = s.task.plan.transformer.as_ref();
-        let degree = |st: &[Strategy]| spec.map_or(1, |p| p.product_of(st));
-        let replicas = degree(&[Strategy::Ddp, Strategy::Fsdp, Strategy::Ep, Strategy::Cp]);
-        if degree(&[Strategy::Fsdp]) > 1 || s.task.setup.zero_stage != 1 {
+        let replicas: u64 =
+            [Strategy::Ddp, Strategy::Fsdp, Strategy::Ep, Strategy::Cp].iter().map(|&st| plan_degree(s, st)).product();
+        let fsdp = plan_degree(s, Strategy::Fsdp) > 1;
+        if fsdp || s.task.setup.zero_stage != 1 {
             format!(
                 "a ZeRO group of some data-parallel ranks shards the optimizer states (ZeRO stage 1); this plan has {}: set zero_stage 1, or for sharded weights put an fsdp level within and a ddp level across",
-                if degree(&[Strategy::Fsdp]) > 1 { "an fsdp level (ZeRO-3)".to_string() } else { format!("ZeRO stage {}", s.task.setup.zero_stage) }
+                if fsdp { "an fsdp level (ZeRO-3)".to_string() } else { format!("ZeRO stage {}", s.task.setup.zero_stage) }
             )
         } else if n > replicas || !replicas.is_multiple_of(n) {
             format!(
