@@ -49,7 +49,7 @@ impl CriticalPath {
             let part = match (op.name.kind, op.name.stream()) {
                 (OpKind::Idle, _) => &mut t.idle_s,
                 (_, Stream::Computation) => &mut t.computation_s,
-                (_, Stream::Communication) => &mut t.communication_s,
+                (_, Stream::Communication | Stream::DataParallel) => &mut t.communication_s,
             };
             *part += op.duration_s;
         }
@@ -71,13 +71,13 @@ pub fn critical_path(timeline: &[Op], phase_barrier: bool) -> CriticalPath {
     const NONE: u32 = u32::MAX;
     let mut prev_on_stream = vec![NONE; n];
     let mut after_barrier: Vec<(u32, u32)> = Vec::new();
-    let mut last = [NONE; 2];
-    let mut pending = [NONE; 2];
+    let mut last = [NONE; 3];
+    let mut pending = [NONE; 3];
     for (i, op) in timeline.iter().enumerate() {
         if phase_barrier && i > 0 && op.name.phase != timeline[i - 1].name.phase {
             let ends = |j: u32| if j == NONE { f64::NEG_INFINITY } else { timeline[j as usize].end_s() };
-            let closer = if ends(last[1]) > ends(last[0]) { last[1] } else { last[0] };
-            pending = [closer; 2];
+            let closer = last.into_iter().fold(NONE, |a, b| if a == NONE || ends(b) > ends(a) { b } else { a });
+            pending = [closer; 3];
         }
         let lane = op.name.stream() as usize;
         prev_on_stream[i] = last[lane];

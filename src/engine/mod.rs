@@ -89,7 +89,7 @@ impl<'a> Evaluator<'a> {
     /// its formula's time plus its wait for that thread; the explanation adds the wait as
     /// [`LAUNCH_WAIT`].
     fn with_launch_wait(&self, s: &Scenario, op: &ops::OpName, mut e: Explanation) -> Explanation {
-        if s.task.setup.collective_cycle_s <= 0.0 || op.stream() != ops::Stream::Communication {
+        if s.task.setup.collective_cycle_s <= 0.0 || !op.stream().communicates() {
             return e;
         }
         let r = self.evaluate(s);

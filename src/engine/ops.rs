@@ -10,11 +10,28 @@
 use serde::{Serialize, Serializer};
 use std::fmt;
 
-/// The two streams of a GPU in the MAD-Max model.
+/// The streams of a GPU: MAD-Max's two, and in the default model a third for the
+/// data-parallel collectives of a plan whose data-parallel ranks span nodes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum Stream {
     Computation,
     Communication,
+    /// The weight gathers and gradient reductions of the data-parallel ranks, where they cross
+    /// nodes (default model): they run on a communicator and a CUDA stream of their own (each
+    /// process group has one in PyTorch) and over the NICs, while the tensor-parallel,
+    /// expert and pipeline transfers run over NVLink on theirs, so neither waits behind the
+    /// other ([`OpName::data_parallel_stream`]).
+    DataParallel,
+}
+
+impl Stream {
+    /// Every stream, in lane order.
+    pub const ALL: [Stream; 3] = [Stream::Computation, Stream::Communication, Stream::DataParallel];
+
+    /// Whether the stream runs collectives and transfers.
+    pub fn communicates(self) -> bool {
+        self != Stream::Computation
+    }
 }
 
 /// Forward or backward. Each phase starts once every op of the previous phase has ended.
@@ -84,6 +101,14 @@ pub enum OpKind {
     KvRing,
     /// Time the computation stream waits with nothing to do: pipeline fill or drain, input.
     Idle,
+}
+
+impl OpKind {
+    /// Whether the op is a collective of the data-parallel ranks: a weight gather (ZeRO-3,
+    /// FSDP) or a gradient reduction.
+    pub fn is_data_parallel(self) -> bool {
+        matches!(self, OpKind::WeightAllGather | OpKind::GradAllReduce | OpKind::GradReduceScatter)
+    }
 }
 
 /// The time accumulator an op adds to (SPEC section 6, "Accumulators").
@@ -157,12 +182,15 @@ pub struct OpName {
     /// Pipeline micro-batch, counted from 1; 0 when the model has no micro-batches (reference
     /// mode, and the default model's once-per-iteration ops).
     pub micro: u32,
+    /// Whether the op runs on the data-parallel stream ([`Stream::DataParallel`]); never in
+    /// reference mode.
+    pub data_parallel_stream: bool,
 }
 
 impl OpName {
     /// A name without a micro-batch.
     pub const fn new(block: Block, layer: i32, phase: Phase, kind: OpKind) -> OpName {
-        OpName { block, layer, phase, kind, micro: 0 }
+        OpName { block, layer, phase, kind, micro: 0, data_parallel_stream: false }
     }
 
     /// The same name for micro-batch `micro` (from 1).
@@ -170,8 +198,16 @@ impl OpName {
         OpName { micro, ..self }
     }
 
+    /// The same name on the data-parallel stream ([`Stream::DataParallel`]).
+    pub const fn on_data_parallel_stream(self) -> OpName {
+        OpName { data_parallel_stream: true, ..self }
+    }
+
     /// The stream this op runs on.
     pub fn stream(&self) -> Stream {
+        if self.data_parallel_stream {
+            return Stream::DataParallel;
+        }
         match self.kind {
             OpKind::Compute | OpKind::Idle => Stream::Computation,
             _ => Stream::Communication,
@@ -322,16 +358,17 @@ impl Serialize for OpName {
 /// actually gates this one.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Deps {
-    /// One more than the index of the latest dependency on [computation, communication]; 0 when
-    /// there is none. (Offset by one so that "none" is the smallest value: merging is a `max`.)
-    latest: [u32; 2],
+    /// One more than the index of the latest dependency on each stream ([`Stream::ALL`]); 0
+    /// when there is none. (Offset by one so that "none" is the smallest value: merging is a
+    /// `max`.)
+    latest: [u32; 3],
 }
 
 impl Deps {
     /// Dependencies given as one more than the index of the latest op on [computation,
     /// communication], 0 for none (a graph builder's lookup table holds them so).
-    pub fn of_latest(latest: [u32; 2]) -> Deps {
-        Deps { latest }
+    pub fn of_latest([computation, communication]: [u32; 2]) -> Deps {
+        Deps { latest: [computation, communication, 0] }
     }
 
     /// The dependency indices: at most one per stream, the computation stream's first.

@@ -47,7 +47,7 @@ pub struct Report {
     pub limits: Vec<Limit>,
     /// LLM serving figures (default model, LLM inference); `None` otherwise.
     pub serving: Option<Serving>,
-    /// Every op of both streams, in emission order, with start times.
+    /// Every op of every stream, in emission order, with start times.
     pub timeline: Vec<Op>,
     /// The collectives whose duration includes a wait for the host thread that launches them
     /// (Horovod's cycle, `task.collective_cycle_ms`): (index in [`Report::timeline`], the wait,

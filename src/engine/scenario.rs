@@ -299,7 +299,7 @@ pub struct Setup {
     /// default since 0.21, 5 ms before; `horovod/common/operations.cc`) and starts the collectives whose
     /// inputs every rank has ready; PyTorch, Megatron-LM and DeepSpeed call NCCL directly.
     /// Training timelines start each collective half a cycle after its inputs are ready (the
-    /// mean wait for a thread in a random phase), `super::extended::iteration::Timeline`.
+    /// mean wait for a thread in a random phase), `super::extended::timeline::Timeline`.
     pub collective_cycle_s: f64,
     /// LLM serving: prompt tokens per request; `None`: the model's sequence length less the
     /// output.

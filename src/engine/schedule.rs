@@ -54,8 +54,8 @@ pub struct Schedule {
 /// each op as it is emitted, so a graph is walked once).
 #[derive(Clone, Debug)]
 pub struct Scheduler {
-    /// When each stream is next free, s: [computation, communication].
-    cursor: [f64; 2],
+    /// When each stream is next free, s ([`Stream::ALL`]'s order).
+    cursor: [f64; 3],
     phase: Phase,
     /// Busy time per [`Category`], in its declaration order.
     totals: [f64; 9],
@@ -69,13 +69,13 @@ impl Scheduler {
     /// MAD-Max's scheduler: a new phase waits for both streams to finish the last one (SPEC
     /// Q21); reference mode's graph builder uses it.
     pub fn with_phase_barrier() -> Scheduler {
-        Scheduler { cursor: [0.0; 2], phase: Phase::Forward, totals: [0.0; 9], barrier: true }
+        Scheduler { cursor: [0.0; 3], phase: Phase::Forward, totals: [0.0; 9], barrier: true }
     }
 
     /// A scheduler without the phase barrier: ops wait only for their stream and their
     /// dependencies (the default model).
     pub fn without_barrier() -> Scheduler {
-        Scheduler { cursor: [0.0; 2], phase: Phase::Forward, totals: [0.0; 9], barrier: false }
+        Scheduler { cursor: [0.0; 3], phase: Phase::Forward, totals: [0.0; 9], barrier: false }
     }
 
     /// Places an op whose dependencies all end by `ready_s` (0 when it has none) and returns
@@ -84,8 +84,8 @@ impl Scheduler {
     pub fn place(&mut self, name: OpName, duration_s: f64, ready_s: f64) -> f64 {
         if self.barrier && name.phase != self.phase {
             // Hard barrier between phases (SPEC Q21).
-            let t = later(self.cursor[0], self.cursor[1]);
-            self.cursor = [t, t];
+            let t = self.end_s();
+            self.cursor = [t; 3];
             self.phase = name.phase;
         }
         let lane = name.stream() as usize;
@@ -119,7 +119,12 @@ impl Scheduler {
             p2p_s: t[Category::P2p as usize],
             idle_s: t[Category::Idle as usize],
         };
-        Schedule { totals, end_s: later(self.cursor[0], self.cursor[1]) }
+        Schedule { totals, end_s: self.end_s() }
+    }
+
+    /// When the last op placed so far ends, s.
+    fn end_s(&self) -> f64 {
+        later(later(self.cursor[0], self.cursor[1]), self.cursor[2])
     }
 }
 

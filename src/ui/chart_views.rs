@@ -9,7 +9,7 @@ use super::dom;
 use super::state::{Action, Evaluated, ServingMark};
 use super::sweep::{self, SweepTask};
 use super::timeline::Lanes;
-use crate::engine::ops::Category;
+use crate::engine::ops::{Category, Stream};
 use crate::units;
 use std::cell::Cell;
 use std::rc::Rc;
@@ -328,8 +328,17 @@ pub(super) fn timeline_chart(p: &TimelineProps) -> Html {
     let r = &p.good.report;
     let path =
         critical.map(|c| format!(" Critical path: {}.", crate::wording::critical_path(r, c))).unwrap_or_default();
+    let data_parallel_s: f64 = r.stream(Stream::DataParallel).map(|op| op.duration_s).sum();
+    let beside = if data_parallel_s > 0.0 {
+        format!(
+            " ({} of it on the data-parallel stream, beside the tensor-parallel and pipeline transfers)",
+            units::duration(data_parallel_s)
+        )
+    } else {
+        String::new()
+    };
     let label = format!(
-        "Timeline of {} ops: computation {} busy, communication {} busy, iteration {}.{path}",
+        "Timeline of {} ops: computation {} busy, communication {} busy{beside}, iteration {}.{path}",
         r.timeline.len(),
         units::duration(r.compute_s),
         units::duration(r.comm_s),

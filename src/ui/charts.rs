@@ -147,18 +147,41 @@ fn two_lanes<'a>(
     lanes: [&'static str; 2],
     label_width_px: f64,
 ) -> Result<ChartContext<'a, Canvas2d, Cartesian2d<RangedCoordf64, RangedCoordf64>>, String> {
+    lanes_chart(root, theme, title, x, &lanes, label_width_px)
+}
+
+/// A chart of horizontal lanes, one unit high each, named bottom first.
+fn lanes_chart<'a>(
+    root: &'a Area,
+    theme: &Theme,
+    title: &str,
+    x: (f64, &str),
+    lanes: &[&'static str],
+    label_width_px: f64,
+) -> Result<ChartContext<'a, Canvas2d, Cartesian2d<RangedCoordf64, RangedCoordf64>>, String> {
+    let n = lanes.len().max(1);
     let mut chart = ChartBuilder::on(root)
         .margin(theme.px(8.0))
         .caption(title, theme.font(15.0))
         .x_label_area_size(theme.px(36.0))
         .y_label_area_size(theme.px(label_width_px))
-        .build_cartesian_2d(0.0..x.0.max(1e-12), 0.0..2.0)
+        .build_cartesian_2d(0.0..x.0.max(1e-12), 0.0..n as f64)
         .map_err(err)?;
+    // Labels every half lane, named at each lane's middle only.
+    let name = |y: &f64| {
+        let middle = (y - y.floor() - 0.5).abs() < 1e-6;
+        let lane = lanes.get((y.max(0.0) as usize).min(n - 1)).copied().unwrap_or("");
+        if middle {
+            lane.to_owned()
+        } else {
+            String::new()
+        }
+    };
     chart
         .configure_mesh()
         .disable_y_mesh()
-        .y_labels(2)
-        .y_label_formatter(&|y| lanes[usize::from(*y >= 1.0)].to_owned())
+        .y_labels(2 * n + 1)
+        .y_label_formatter(&name)
         .x_desc(format!("time ({})", x.1))
         .themed(theme)
         .draw()
@@ -214,22 +237,26 @@ pub struct TimelineGeometry {
     pub y0: f64,
     pub y1: f64,
     pub end_s: f64,
+    /// The lanes drawn, top first: the first this many of [`Stream::ALL`].
+    pub lanes: usize,
 }
 
 impl TimelineGeometry {
-    /// The op under canvas pixel (x, y), if any: lanes are the upper (computation) and lower
-    /// (communication) halves of the plotting area; two pixels of slack for thin ops.
+    /// The op under canvas pixel (x, y), if any: the plotting area holds the lanes in equal
+    /// bands, computation on top, then communication, then the data-parallel stream when
+    /// drawn; two pixels of slack for thin ops.
     pub fn hit(&self, r: &Report, lanes: &Lanes, x: f64, y: f64) -> Option<usize> {
-        if x < self.x0 || x > self.x1 || y < self.y0 || y > self.y1 || self.x1 <= self.x0 {
+        if x < self.x0 || x > self.x1 || y < self.y0 || y > self.y1 || self.x1 <= self.x0 || self.y1 <= self.y0 {
             return None;
         }
         let t = (x - self.x0) / (self.x1 - self.x0) * self.end_s;
-        let lane = if y < (self.y0 + self.y1) / 2.0 { Stream::Computation } else { Stream::Communication };
-        lanes.hit(r, lane, t, 2.0 / (self.x1 - self.x0) * self.end_s)
+        let n = self.lanes.clamp(1, Stream::ALL.len());
+        let band = (((y - self.y0) / (self.y1 - self.y0) * n as f64) as usize).min(n - 1);
+        lanes.hit(r, Stream::ALL[band], t, 2.0 / (self.x1 - self.x0) * self.end_s)
     }
 }
 
-/// The two streams over one iteration, coloured by kind: ops a pixel wide or more as
+/// The streams over one iteration (two, or three with the data-parallel stream), coloured by kind: ops a pixel wide or more as
 /// themselves, narrower ones merged ([`Lanes::bars`]); the critical path, once found, as a
 /// line in the text colour along each lane's outer edge ([`critical_bars`]).
 pub fn timeline(
@@ -240,21 +267,28 @@ pub fn timeline(
     critical: Option<&CriticalPath>,
     selected: Option<usize>,
 ) -> Result<TimelineGeometry, String> {
-    let root = area(canvas, theme, 170)?;
+    // The data-parallel stream gets a lane only where the model ran one.
+    let n = if lanes.has(Stream::DataParallel) { 3 } else { 2 };
+    let root = area(canvas, theme, if n == 3 { 220 } else { 170 })?;
     let (scale, unit) = time_unit(r.iteration_s);
     let xmax = (r.iteration_s * scale).max(1e-12);
-    let mut chart = two_lanes(
+    let names: &[&'static str] =
+        if n == 3 { &["data-parallel", "communication", "computation"] } else { &["communication", "computation"] };
+    let mut chart = lanes_chart(
         &root,
         theme,
-        &format!("Two-stream timeline of one {}", crate::wording::timeline_span(r)),
+        &format!(
+            "{} timeline of one {}",
+            if n == 3 { "Three-stream" } else { "Two-stream" },
+            crate::wording::timeline_span(r)
+        ),
         (xmax, unit),
-        ["communication", "computation"],
+        names,
         104.0,
     )?;
-    let lane = |s: Stream| match s {
-        Stream::Computation => (1.1, 1.9),
-        Stream::Communication => (0.1, 0.9),
-    };
+    // Lane k of Stream::ALL from the top: the band from n - 1 - k to n - k.
+    let base = |s: Stream| (n - 1 - Stream::ALL.iter().position(|x| *x == s).unwrap_or(0).min(n - 1)) as f64;
+    let lane = |s: Stream| (base(s) + 0.1, base(s) + 0.9);
     let (xr, yr) = chart.plotting_area().get_pixel_range();
     let bars = lanes.bars(r, (xr.end - xr.start) as f64);
     chart
@@ -263,9 +297,13 @@ pub fn timeline(
             Rectangle::new([(b.start_s * scale, y0), (b.end_s * scale, y1)], color(category_rgb(b.category)).filled())
         }))
         .map_err(err)?;
-    let edge = |s: Stream| match s {
-        Stream::Computation => (1.91, 1.99),
-        Stream::Communication => (0.01, 0.09),
+    // The critical path runs along the top lane's top edge and the other lanes' bottom edges.
+    let edge = |s: Stream| {
+        if s == Stream::Computation {
+            (base(s) + 0.91, base(s) + 0.99)
+        } else {
+            (base(s) + 0.01, base(s) + 0.09)
+        }
     };
     if let Some(cp) = critical {
         chart
@@ -289,6 +327,7 @@ pub fn timeline(
         y0: yr.start as f64,
         y1: yr.end as f64,
         end_s: r.iteration_s,
+        lanes: n,
     })
 }
 

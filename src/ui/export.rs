@@ -43,6 +43,7 @@ pub fn timeline_csv(r: &Report, critical: &CriticalPath) -> String {
         let stream = match op.name.stream() {
             Stream::Computation => "computation",
             Stream::Communication => "communication",
+            Stream::DataParallel => "data-parallel",
         };
         let _ = writeln!(
             o,

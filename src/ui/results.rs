@@ -387,7 +387,7 @@ fn formulas(g: &Evaluated) -> Html {
                     },
                 } }
             </ul>
-            <p class="help">{ "Click any op in the timeline for its own formula. The MAD-Max model runs ops on two streams per GPU: GEMMs and embedding lookups on the computation stream, collectives on the communication stream; an op starts when its stream is free and the ops it needs have ended." }</p>
+            <p class="help">{ "Click any op in the timeline for its own formula. The MAD-Max model runs ops on two streams per GPU: GEMMs and embedding lookups on the computation stream, collectives on the communication stream; an op starts when its stream is free and the ops it needs have ended. Where the data-parallel ranks span nodes, the default model runs their weight gathers and gradient reductions on a third stream: they have a communicator and a CUDA stream of their own and use the NICs, so the tensor-parallel collectives on NVLink do not queue behind them." }</p>
         </details>
     }
 }

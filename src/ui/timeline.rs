@@ -23,6 +23,7 @@ pub struct Bar {
 pub struct Lanes {
     computation: Vec<u32>,
     communication: Vec<u32>,
+    data_parallel: Vec<u32>,
 }
 
 impl Lanes {
@@ -33,12 +34,13 @@ impl Lanes {
             match op.name.stream() {
                 Stream::Computation => lanes.computation.push(i),
                 Stream::Communication => lanes.communication.push(i),
+                Stream::DataParallel => lanes.data_parallel.push(i),
             }
         }
         let start = |i: &u32| r.timeline[*i as usize].start_s;
         // Streams run in order already (one op at a time); sorting only guards the binary
         // searches, and is skipped when a pass finds them in order.
-        for lane in [&mut lanes.computation, &mut lanes.communication] {
+        for lane in [&mut lanes.computation, &mut lanes.communication, &mut lanes.data_parallel] {
             if !lane.windows(2).all(|w| start(&w[0]) <= start(&w[1])) {
                 crate::engine::order::sort_by(lane, |a, b| start(a).total_cmp(&start(b)));
             }
@@ -46,10 +48,16 @@ impl Lanes {
         lanes
     }
 
+    /// Whether `s` ran any op.
+    pub fn has(&self, s: Stream) -> bool {
+        !self.lane(s).is_empty()
+    }
+
     fn lane(&self, s: Stream) -> &[u32] {
         match s {
             Stream::Computation => &self.computation,
             Stream::Communication => &self.communication,
+            Stream::DataParallel => &self.data_parallel,
         }
     }
 
@@ -58,7 +66,7 @@ impl Lanes {
     pub fn bars(&self, r: &Report, width_px: f64) -> Vec<Bar> {
         let px_s = r.iteration_s.max(0.0) / width_px.max(1.0);
         let mut out = Vec::new();
-        for stream in [Stream::Computation, Stream::Communication] {
+        for stream in Stream::ALL {
             // A run of narrow ops not yet drawn: its span and the time of each kind in it.
             let mut run: Option<(f64, f64)> = None;
             let mut kinds = [0.0f64; Category::ALL.len()];
@@ -118,7 +126,7 @@ impl Lanes {
 /// path of a million ops draws at most a few bars per pixel.
 pub fn critical_bars(r: &Report, cp: &CriticalPath, width_px: f64) -> Vec<Bar> {
     let px_s = r.iteration_s.max(0.0) / width_px.max(1.0);
-    let mut runs: [Option<(f64, f64)>; 2] = [None, None];
+    let mut runs: [Option<(f64, f64)>; 3] = [None; 3];
     let mut out = Vec::new();
     for &i in &cp.ops {
         let Some(op) = r.timeline.get(i as usize) else { continue };
@@ -138,7 +146,7 @@ pub fn critical_bars(r: &Report, cp: &CriticalPath, width_px: f64) -> Vec<Bar> {
     }
     for (k, run) in runs.into_iter().enumerate() {
         if let Some((start_s, end_s)) = run {
-            let stream = if k == 0 { Stream::Computation } else { Stream::Communication };
+            let stream = Stream::ALL[k];
             out.push(Bar { stream, start_s, end_s, category: Category::Idle });
         }
     }

@@ -389,6 +389,11 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   const bubble = await page.locator('#op-details').textContent();
   check(/Pipeline (fill|drain)/.test(bubble) && /\(p-1\)\/v/.test(bubble), `the bubble is explained: ${bubble.trim().slice(0, 120)}`);
   await page.locator('.charts', { has: page.locator('#chart-timeline') }).screenshot({ path: join(shots, 'pipeline.png') });
+  // Its data-parallel ranks span nodes (tp 8 within a node, pp 4 and ddp 4 across): their
+  // gradient reduction runs on a third stream, which the chart draws and its label names.
+  const threeLanes = await page.locator('#chart-timeline').getAttribute('aria-label');
+  check(/communication [^,]* busy \([^)]* of it on the data-parallel stream, beside the tensor-parallel and pipeline transfers\)/.test(threeLanes),
+    `the timeline names the data-parallel stream: ${threeLanes.slice(0, 200)}`);
   // Four sequences per micro-batch without recomputation: the activations do not fit.
   await type(page, '#f-task-micro_batch', '4');
   await page.selectOption('#f-task-recompute', 'none');

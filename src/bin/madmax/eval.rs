@@ -120,7 +120,7 @@ fn report_json(s: &Scenario, r: &Report) -> Value {
     v
 }
 
-/// Every op of both streams with its slack (0 on the critical path).
+/// Every op of each stream with its slack (0 on the critical path).
 fn timeline_json(r: &Report, cp: &CriticalPath) -> Value {
     let lane = |s: Stream| -> Vec<Value> {
         r.timeline
@@ -130,11 +130,17 @@ fn timeline_json(r: &Report, cp: &CriticalPath) -> Value {
             .map(|(op, slack)| json!([op.name.to_string(), op.start_s, op.duration_s, slack]))
             .collect()
     };
-    json!({
+    let mut v = json!({
         "format": "[name, t_start_s, duration_s, slack_s]",
         "computation": lane(Stream::Computation),
         "communication": lane(Stream::Communication),
-    })
+    });
+    // The default model's data-parallel stream, where it ran one.
+    let data_parallel = lane(Stream::DataParallel);
+    if !data_parallel.is_empty() {
+        v["data_parallel"] = Value::Array(data_parallel);
+    }
+    v
 }
 
 /// The readable report of `eval`.

@@ -1085,7 +1085,7 @@ mod tests {
         assert_eq!(sq.mlp_layer_flops(false, 0), 2.0 * 3994.0 * 3994.0);
         assert!(evaluate(&sq).iteration_s > evaluate(&cx).iteration_s);
         // The explain view names the layer's widths.
-        let op = OpName { block: Block::MlpTop, layer: 0, phase: Phase::Forward, kind: OpKind::Compute, micro: 0 };
+        let op = OpName::new(Block::MlpTop, 0, Phase::Forward, OpKind::Compute);
         let e = explain(&cx, &op).expect("explained");
         assert!(e.terms.iter().any(|t| t.symbol == "in" && t.value == 479.0), "{:?}", e.terms);
         assert!(

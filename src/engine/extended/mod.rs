@@ -27,6 +27,7 @@ pub mod mixed;
 pub mod rules;
 pub mod serving;
 pub mod shape;
+pub mod timeline;
 pub mod training;
 
 use super::report::Memory;

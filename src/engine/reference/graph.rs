@@ -3,7 +3,7 @@
 //! the current phase: SPEC section 6, Q17; names outside the layers match nothing, Q18; the
 //! embedding's collectives answer one pattern, Q30), each op placed on the scheduler with its
 //! phase barrier (Q21). Only reference mode builds graphs this way: the default model places
-//! its ops with explicit dependencies (`extended::iteration::Timeline`).
+//! its ops with explicit dependencies (`extended::timeline::Timeline`).
 
 use crate::engine::ops::{Block, Deps, Op, OpKind, OpName, Phase, Stream};
 use crate::engine::schedule::{later, Schedule, Scheduler};
