@@ -24,9 +24,10 @@ Usage:
       FILE holds {\"model\": {...}, \"system\": {...}, \"task\": {...}} in the MAD-Max config
       format, or is a golden case file (configs under \"inputs\"). Use - for standard input.
       --json       print one JSON object (times in ms, throughput in samples/s)
-      --timeline   with --json, add every op of both streams: [name, start_s, duration_s,
+      --timeline   with --json, add every op of each stream: [name, start_s, duration_s,
                    slack_s] (slack: how much later the op could end without delaying the
-                   end; 0 on the critical path)
+                   end; 0 on the critical path); computation, communication, and in the
+                   default model data_parallel where the data-parallel ranks span nodes
       --mode       which model evaluates FILE: the default model, or MAD-Max paper mode
                    (reference). Without it, task.mode decides; a MAD-Max config without a
                    mode key is evaluated in reference mode, as the paper's code would (a
@@ -38,18 +39,22 @@ Usage:
       (MAD-Max paper mode: what the reference accepts; the default model: N-D plans of
       tensor, context, expert, data (plain, fully sharded, or, without a pipeline, hybrid:
       sharded within a node, replicated across nodes) and pipeline parallelism, each trained with up to four
-      micro-batch sizes, no recomputation, selective (of the core attention, then with the
-      norms and a mixture of experts' activation too) or full (more only where less does not
-      fit), ZeRO 0 or 1 with plain data parallelism (and 2 without a pipeline), sequence
-      parallelism with tensor parallelism (for a mixture of experts, each expert split by
-      every tensor-parallel rank or whole on each), and 1 to 8 pipeline chunks per GPU where they
-      split the stages evenly, the best 16 that fit then tried with the overlap options
-      (gradients reduced during the backward pass, tensor-parallel communication overlapped
-      with GEMMs), with the other collective algorithms (ring, tree, two-level; on more
-      than one node), with ZeRO-1 within each node where data parallelism spans nodes, and with their levels placed otherwise on the nodes (tensor parallelism
-      innermost, each other order that changes which groups share a node), or, where every setting on every plan would take more than one search
-      may (large mixtures of experts), each plan first with the task's own settings and the
-      32 most promising with every one; for recommendation models, embedding tables split over GPUs
+      micro-batch sizes (the largest without a pipeline, the smallest with one: more
+      micro-batches, a smaller bubble), no recomputation, selective (of the core attention,
+      then with the norms and a mixture of experts' activation too) or full (more only where
+      less does not fit), ZeRO 0, 1 or 2 with plain data parallelism, sequence parallelism with
+      tensor parallelism (for a mixture of experts, each expert split by every tensor-parallel
+      rank or whole on each), 1 to 8 pipeline chunks per GPU where they split the stages
+      evenly, and the overlap options on (gradients reduced during the backward pass,
+      tensor-parallel communication overlapped with GEMMs), the best 16 that fit (at most two
+      settings of a plan) then tried with them off, with the other collective algorithms
+      (ring, tree, two-level; on more than one node), with ZeRO-1 within each node where data
+      parallelism spans nodes, and with their levels placed otherwise on the nodes (tensor
+      parallelism innermost, each other order that changes which groups share a node), or,
+      where every setting on every plan would take more than half a search may (large
+      mixtures of experts, large batches on pipelines), each plan first with the task's own
+      settings and the 64 most promising with every one (fastest, and where none fits the
+      lightest too); for recommendation models, embedding tables split over GPUs
       table-, row- or column-wise, the bottom MLP data-parallel or on one GPU; for a CNN, data
       parallelism with its gradients reduced during or after the backward pass and, across
       nodes, by each collective algorithm); for LLM serving,

@@ -30,8 +30,8 @@ pub use codesign::{scaled, Resource, CODESIGN_FACTORS};
 use describe::MEGATRON_ORDER;
 pub use describe::{describe, describe_outcome};
 pub use settings::{
-    brute_force, brute_force_everywhere, every_setting, knob_settings, placements, refinements, settings_pass,
-    settings_searched, PlanShape, SettingsSearched, REFINED_PLANS, SETTINGS_PASS_PLANS,
+    brute_force, brute_force_everywhere, every_setting, knob_settings, placements, refined, refinements, settings_pass,
+    settings_searched, PlanShape, SettingsSearched, REFINED_PER_PLAN, REFINED_PLANS, SETTINGS_PASS_PLANS,
 };
 
 /// How local batches are chosen.
@@ -200,6 +200,7 @@ pub struct Outcome {
     pub tokens_per_s: Option<f64>,
     /// Model FLOPs utilisation ([`Report::mfu`]), 0..1.
     pub mfu: f64,
+
     /// LLM serving: the plan's time per output token, or to its first token, exceeds the
     /// search's limit.
     pub over_tpot: bool,
@@ -635,6 +636,11 @@ pub const MAX_PLANS: usize = 100_000;
 /// some 20 ns an op, and a few in a browser.
 pub const MAX_SEARCH_OPS: u64 = 50_000_000;
 
+/// Most work a search that tries every training setting on every plan may take, in timeline
+/// ops: about half a second natively. A bigger one runs staged ([`planned_fitted`],
+/// [`settings_pass`]), whose settings pass keeps the whole search about this big too.
+pub const STAGE_OPS: u64 = MAX_SEARCH_OPS / 2;
+
 /// What evaluating a plan costs beyond its timeline (validation's copy of the scenario, the
 /// report's sums), in ops.
 pub const OPS_PER_PLAN: u64 = 200;
@@ -682,16 +688,19 @@ pub fn planned(base: &Scenario, space: &Space) -> Result<(Vec<Candidate>, u64), 
 }
 
 /// [`planned`] for the space a search runs: `space`, or `space` without the training settings
-/// ([`Space::knobs`]) when trying them all would take more than one search may and the plans
-/// alone would not (a model with many plans, such as a large mixture of experts). Returns that
+/// ([`Space::knobs`]) when trying them all would take more than [`STAGE_OPS`] (or more than
+/// one search may) and the plans alone would not (a model with many plans, such as a large
+/// mixture of experts, or large local batches on pipelines, many micro-batches each). Returns that
 /// space with its plans and their cost; when neither fits, why the full search is too big.
 pub fn planned_fitted(base: &Scenario, space: &Space) -> Result<(Space, Vec<Candidate>, u64), TooBig> {
+    let fewer = || {
+        let fewer = Space { knobs: false, staged: true, ..space.clone() };
+        planned(base, &fewer).map(|(list, ops)| (fewer, list, ops))
+    };
     match planned(base, space) {
-        Ok((list, ops)) => Ok((space.clone(), list, ops)),
-        Err(too_big) if space.knobs => {
-            let fewer = Space { knobs: false, staged: true, ..space.clone() };
-            planned(base, &fewer).map(|(list, ops)| (fewer, list, ops)).map_err(|_| too_big)
-        }
+        Ok((list, ops)) if !space.knobs || ops <= STAGE_OPS => Ok((space.clone(), list, ops)),
+        Ok((list, ops)) => Ok(fewer().unwrap_or((space.clone(), list, ops))),
+        Err(too_big) if space.knobs => fewer().map_err(|_| too_big),
         Err(too_big) => Err(too_big),
     }
 }
@@ -898,11 +907,29 @@ mod tests {
         let mut first: Vec<Outcome> = plans(&s, &space).iter().map(|c| evaluate_plan(&s, c, &space)).collect();
         rank(&mut first);
         let more = refinements(&s, &first, &space);
-        // Only the best plans that fit, each with its other overlap combinations (up to three)
-        // or another collective algorithm (two), each of those and its own settings with ZeRO-1
-        // within each node where its data parallelism spans nodes, and each other placement of
-        // its levels with each of those.
-        let refined: Vec<&Outcome> = first.iter().filter(|o| o.fits()).take(REFINED_PLANS).collect();
+        // Only the best plans that fit, at most two settings of each parallel plan, each with
+        // its other overlap combinations (up to three) or another collective algorithm (two),
+        // each of those and its own settings with ZeRO-1 within each node where its data
+        // parallelism spans nodes, and each other placement of its levels with each of those.
+        let refined = super::refined(&first);
+        assert_eq!(refined.len(), REFINED_PLANS);
+        assert!(refined.iter().all(|o| o.fits()));
+        for o in &refined {
+            assert!(refined.iter().filter(|r| r.plan == o.plan).count() <= REFINED_PER_PLAN);
+        }
+        // Best first, skipping only settings of plans already taken twice.
+        let fitting: Vec<&Outcome> = first.iter().filter(|o| o.fits()).collect();
+        let last = fitting.iter().position(|o| std::ptr::eq(*o, refined[REFINED_PLANS - 1])).expect("ranked");
+        let skipped: Vec<&&Outcome> =
+            fitting[..last].iter().filter(|o| !refined.iter().any(|r| std::ptr::eq(*r, **o))).collect();
+        assert!(skipped.iter().all(|o| refined.iter().filter(|r| r.plan == o.plan).count() == REFINED_PER_PLAN));
+        let mut plans: Vec<&Plan> = Vec::new();
+        for o in &refined {
+            if !plans.contains(&&o.plan) {
+                plans.push(&o.plan);
+            }
+        }
+        assert!(plans.len() >= REFINED_PLANS / REFINED_PER_PLAN, "{} parallel plans", plans.len());
         let one_knob_apart = |o: &Outcome, c: &Candidate| {
             let c = &Candidate {
                 setup: Setup { zero_shard_ranks: o.setup.zero_shard_ranks, ..c.setup.clone() },
@@ -1277,15 +1304,24 @@ mod tests {
             knob_settings(&base, shape(1024, 1)).iter().take(4).map(|s| s.micro_batch).collect();
         assert_eq!(micro, [Some(1024), Some(512), Some(256), Some(128)]);
         assert!(knob_settings(&base, shape(1, 4)).iter().all(|s| s.micro_batch == Some(1)));
+        // A pipeline: its smallest micro-batches (more of them, a smaller bubble), largest
+        // first: 128 sequences per GPU through 4 stages try 8, 4, 2 and 1, not 32 to 4.
+        let mut micro: Vec<Option<u64>> = knob_settings(&base, shape(128, 4)).iter().map(|s| s.micro_batch).collect();
+        micro.dedup();
+        assert_eq!(micro[..4], [Some(8), Some(4), Some(2), Some(1)]);
         assert!(k.iter().all(|s| s.zero_stage == 0 && !s.sequence_parallel));
-        // Tensor parallelism: sequence parallel; plain data parallelism: ZeRO 0 and 1 each.
+        assert!(k.iter().all(|s| !s.overlap_grad_reduce && !s.overlap_tp_comm), "nothing to overlap");
+        // Tensor parallelism: sequence parallel; plain data parallelism: ZeRO 0, 1 and 2 each
+        // (Llama 3's ZeRO-2-like FSDP ran beside a pipeline); both overlap options on.
         let tp = knob_settings(
             &base,
             PlanShape { local: 32, stages: 8, tp: 4, cp: 1, replicas: 64, layers: 16, moe: false },
         );
-        assert_eq!(tp.len(), 2 * k.len());
-        assert!(tp.iter().all(|s| s.sequence_parallel));
-        assert_eq!(tp.iter().filter(|s| s.zero_stage == 1).count(), k.len());
+        assert_eq!(tp.len(), 3 * k.len());
+        assert!(tp.iter().all(|s| s.sequence_parallel && s.overlap_grad_reduce && s.overlap_tp_comm));
+        for zero in 0..=2 {
+            assert_eq!(tp.iter().filter(|s| s.zero_stage == zero).count(), k.len());
+        }
         // A mixture of experts on tensor parallelism: each setting with every expert split by
         // the tensor-parallel ranks and with whole experts on each; without tensor parallelism,
         // the task's own.

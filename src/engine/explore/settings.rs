@@ -104,18 +104,41 @@ pub fn recompute_levels(base: &Setup, moe: bool) -> Vec<(Recompute, RecomputeMod
 /// the fewest micro-batches ranks first.
 pub fn knob_settings(base: &Setup, shape: PlanShape) -> Vec<Setup> {
     let largest = (shape.local / shape.stages.max(1)).max(1);
-    let micro: Vec<u64> =
-        powers(largest, |m| shape.local.is_multiple_of(m)).into_iter().rev().take(MICRO_BATCH_CHOICES).collect();
-    let zeros: &[u8] = match (shape.replicas > 1 && base.zero_stage == 0, shape.stages > 1) {
-        (true, false) => &[0, 1, 2],
-        (true, true) => &[0, 1],
-        (false, _) => std::slice::from_ref(&base.zero_stage),
-    };
+    let fitting = powers(largest, |m| shape.local.is_multiple_of(m));
+    let skip = if shape.stages > 1 { 0 } else { fitting.len().saturating_sub(MICRO_BATCH_CHOICES) };
+    let micro: Vec<u64> = fitting.into_iter().skip(skip).take(MICRO_BATCH_CHOICES).rev().collect();
+    let zeros: &[u8] =
+        if shape.replicas > 1 && base.zero_stage == 0 { &[0, 1, 2] } else { std::slice::from_ref(&base.zero_stage) };
     let sequence_parallel = base.sequence_parallel || shape.tp > 1;
     let chunks =
         if shape.stages > 1 && base.virtual_stages == 1 { shape.chunk_choices() } else { vec![base.virtual_stages] };
     let experts = shape.expert_choices(base);
-    settings_product(base, &recompute_levels(base, shape.moe), &micro, zeros, &[sequence_parallel], &chunks, &experts)
+    let overlapped = overlapped(base, shape);
+    settings_product(
+        &overlapped,
+        &recompute_levels(base, shape.moe),
+        &micro,
+        zeros,
+        &[sequence_parallel],
+        &chunks,
+        &experts,
+    )
+}
+
+/// `base` with the overlap options on where a plan of `shape` has what they overlap: the
+/// gradients reduced during the backward pass with plain data parallelism, the tensor-parallel
+/// collectives overlapped with GEMMs with tensor parallelism. They hide communication behind
+/// computation and move no memory, so the explorer ranks plans with them first
+/// ([`knob_settings`]) and tries them off on the best plans ([`refinements`]): ranked without
+/// them, a plan whose time they cut most (one without a pipeline, whose reduction all of the
+/// backward pass can hide) would sit below plans they help less, and the refinement of the
+/// best few would never reach it.
+fn overlapped(base: &Setup, shape: PlanShape) -> Setup {
+    Setup {
+        overlap_grad_reduce: base.overlap_grad_reduce || shape.replicas > 1,
+        overlap_tp_comm: base.overlap_tp_comm || shape.tp > 1,
+        ..base.clone()
+    }
 }
 
 /// `base` with every combination of the given micro-batches, ZeRO stages, sequence
@@ -271,6 +294,28 @@ fn zero_group_variants(setups: &[Setup], spec: &Spec, at: Placement) -> Vec<Setu
         .collect()
 }
 
+/// The outcomes [`refinements`] refines: the best [`REFINED_PLANS`] that fit, of `ranked` (best
+/// first), at most [`REFINED_PER_PLAN`] settings of each parallel plan, so that the refinement
+/// reaches other plans than the settings of the first few: the overlap options move plans
+/// unequally (a plan without a pipeline hides its data-parallel reduction behind the backward
+/// pass, one with a pipeline only behind the last stage's), so a plan just below the best
+/// before them can be the best after.
+pub fn refined(ranked: &[Outcome]) -> Vec<&Outcome> {
+    let mut out: Vec<&Outcome> = Vec::with_capacity(REFINED_PLANS);
+    for o in ranked.iter().filter(|o| o.fits()) {
+        if out.len() == REFINED_PLANS {
+            break;
+        }
+        if out.iter().filter(|r| r.plan == o.plan).count() < REFINED_PER_PLAN {
+            out.push(o);
+        }
+    }
+    out
+}
+
+/// Most settings of one parallel plan [`refined`] takes.
+pub const REFINED_PER_PLAN: usize = 2;
+
 /// The second pass of a search that tries the training settings ([`searches_settings`],
 /// [`Space::knobs`]): the best [`REFINED_PLANS`] plans that fit, of `ranked` (best first), each
 /// with the other combinations of the overlap options ([`overlap_variants`]), the other
@@ -286,7 +331,7 @@ pub fn refinements(base: &Scenario, ranked: &[Outcome], space: &Space) -> Vec<Ca
     let dims = Dims::of(&base.model);
     let at = Placement::of(&base.system);
     let mut out = Vec::new();
-    for o in ranked.iter().filter(|o| o.fits()).take(REFINED_PLANS) {
+    for o in refined(ranked) {
         let (Some(t), Some(local)) = (&o.plan.transformer, o.plan.local_transformer_batch) else { continue };
         let shape = PlanShape::of(t, local, dims.as_ref());
         let setups: Vec<Setup> = std::iter::once(o.setup.clone())
@@ -311,30 +356,49 @@ pub fn refinements(base: &Scenario, ranked: &[Outcome], space: &Space) -> Vec<Ca
 
 /// Most parallel plans the settings pass of a staged search tries every setting on
 /// ([`settings_pass`]).
-pub const SETTINGS_PASS_PLANS: usize = 32;
+pub const SETTINGS_PASS_PLANS: usize = 64;
 
 /// The settings pass of a staged search ([`Space::staged`]): what the first pass ranked
 /// (`ranked`, best first, each plan with the scenario's own settings), its most promising
 /// parallel plans each with every other setting [`knob_settings`] tries, at most
-/// [`SETTINGS_PASS_PLANS`] of them and as many as keep the whole search within
-/// [`MAX_SEARCH_OPS`] (of which the first pass spent `spent_ops`, as [`planned_fitted`] counted
-/// them) and [`MAX_PLANS`]. Plans are taken in turn from those that fit and
-/// those that do not, fastest first: recomputation or smaller micro-batches can make a plan
-/// fit, and more micro-batches can shrink a pipeline's bubble, so a plan that does not fit
-/// with the scenario's settings may be the best with others. Returns the candidates and how
-/// many parallel plans they try; nothing unless the space is staged.
+/// [`SETTINGS_PASS_PLANS`] of them and as many as keep the whole search within [`STAGE_OPS`]
+/// (of which the first pass spent `spent_ops`, as [`planned_fitted`] counted them; at least
+/// half of it for the settings, and never past [`MAX_SEARCH_OPS`], to which it may go where no
+/// plan fits with the scenario's settings) and [`MAX_PLANS`]. Plans
+/// are taken in turn from those that fit, fastest first, those that do not, fastest first,
+/// and those that do not, lightest first (memory over capacity): recomputation or smaller micro-batches can make a
+/// plan fit, and more micro-batches can shrink a pipeline's bubble, so a plan that does not
+/// fit with the scenario's settings may be the best with others; and where no plan fits with
+/// them (a model too big for the GPUs but with every saving), the lightest are the ones the
+/// settings can bring within the memory. Returns the candidates and how many parallel plans
+/// they try; nothing unless the space is staged.
 pub fn settings_pass(base: &Scenario, ranked: &[Outcome], space: &Space, spent_ops: u64) -> (Vec<Candidate>, usize) {
     if !(space.staged && searches_settings(base)) {
         return (Vec::new(), 0);
     }
     let dims = Dims::of(&base.model);
     let levels = recompute_levels(&base.task.setup, dims.as_ref().is_some_and(Dims::is_moe));
-    let mut budget = MAX_SEARCH_OPS.saturating_sub(spent_ops);
     let (fit, misfit): (Vec<&Outcome>, Vec<&Outcome>) = ranked.iter().partition(|o| o.fits());
-    let mut order = Vec::with_capacity(ranked.len());
+    // The whole search about STAGE_OPS, with at least half of that for the settings, within
+    // what one search may take; all that one search may take where no plan fits yet (only the
+    // settings can make one fit).
+    let left = MAX_SEARCH_OPS.saturating_sub(spent_ops);
+    let mut budget =
+        if fit.is_empty() { left } else { STAGE_OPS.saturating_sub(spent_ops).max(STAGE_OPS / 2).min(left) };
+    let mut lightest = misfit.clone();
+    crate::engine::order::sort_by(&mut lightest, |a, b| {
+        (a.memory_bytes / a.capacity_bytes).total_cmp(&(b.memory_bytes / b.capacity_bytes))
+    });
+    let mut order: Vec<&Outcome> = Vec::with_capacity(SETTINGS_PASS_PLANS);
     for i in 0..fit.len().max(misfit.len()) {
-        order.extend(fit.get(i).copied());
-        order.extend(misfit.get(i).copied());
+        for o in [fit.get(i), misfit.get(i), lightest.get(i)].into_iter().flatten() {
+            if order.len() < SETTINGS_PASS_PLANS && !order.iter().any(|p| p.plan == o.plan) {
+                order.push(o);
+            }
+        }
+        if order.len() == SETTINGS_PASS_PLANS {
+            break;
+        }
     }
     let mut out = Vec::new();
     let mut plans = 0;
