@@ -137,20 +137,8 @@ fn time_unit(max_s: f64) -> (f64, &'static str) {
     }
 }
 
-/// A chart of two horizontal lanes (y 0..1 and 1..2, labelled bottom then top) over time from
-/// 0 to `x.0` in the unit `x.1`, its mesh drawn.
-fn two_lanes<'a>(
-    root: &'a Area,
-    theme: &Theme,
-    title: &str,
-    x: (f64, &str),
-    lanes: [&'static str; 2],
-    label_width_px: f64,
-) -> Result<ChartContext<'a, Canvas2d, Cartesian2d<RangedCoordf64, RangedCoordf64>>, String> {
-    lanes_chart(root, theme, title, x, &lanes, label_width_px)
-}
-
-/// A chart of horizontal lanes, one unit high each, named bottom first.
+/// A chart of horizontal lanes over time from 0 to `x.0` in the unit `x.1`, its mesh drawn: lane
+/// k spans y from k to k + 1, `lanes` names them bottom first.
 fn lanes_chart<'a>(
     root: &'a Area,
     theme: &Theme,
@@ -198,12 +186,12 @@ pub fn breakdown(canvas: &HtmlCanvasElement, theme: &Theme, r: &Report) -> Resul
     let longest = serial.max(r.compute_s + r.exposed_comm_s.max(0.0) + r.idle_s);
     let (scale, unit) = time_unit(longest);
     let xmax = longest * scale * 1.04;
-    let mut chart = two_lanes(
+    let mut chart = lanes_chart(
         &root,
         theme,
         &format!("Serialized vs overlapped time per {}", crate::wording::timeline_span(r)),
         (xmax, unit),
-        ["overlapped", "serialized"],
+        &["overlapped", "serialized"],
         92.0,
     )?;
     let mut bars = Vec::new();
