@@ -93,7 +93,7 @@ pub struct Job {
     main_plans: usize,
     /// The passes queued after the main search so far: 1 once its most promising plans are
     /// queued with every setting (a staged search, [`explore::settings_pass`]), 2 once its
-    /// best plans are queued with the overlap options ([`explore::refinements`]).
+    /// best plans are queued with their refinements ([`explore::refinements`]).
     passes: u8,
     /// Plans the settings pass tries every setting on.
     settings_plans: usize,

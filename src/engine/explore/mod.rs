@@ -200,7 +200,6 @@ pub struct Outcome {
     pub tokens_per_s: Option<f64>,
     /// Model FLOPs utilisation ([`Report::mfu`]), 0..1.
     pub mfu: f64,
-
     /// LLM serving: the plan's time per output token, or to its first token, exceeds the
     /// search's limit.
     pub over_tpot: bool,

@@ -84,13 +84,13 @@ pub fn recompute_levels(base: &Setup, moe: bool) -> Vec<(Recompute, RecomputeMod
 /// The settings a default-model transformer plan is tried with in training:
 /// - each recomputation of [`recompute_levels`] (none, selective, selective of more modules,
 ///   full);
-/// - the largest [`MICRO_BATCH_CHOICES`] power-of-two micro-batches that divide the local batch
-///   and leave at least one micro-batch per stage (a pipeline can fill; smaller micro-batches
-///   trade time for activation memory, and more of them shrink the bubble);
-/// - with plain data parallelism, ZeRO stages 0 and 1 (the distributed optimizer: the same
-///   bytes reduced, a data-parallel share of the optimizer states) and, without a pipeline,
-///   stage 2 (a share of the gradients too, reduced in every micro-batch; DeepSpeed refuses it
-///   with pipeline parallelism);
+/// - [`MICRO_BATCH_CHOICES`] power-of-two micro-batches that divide the local batch and leave
+///   at least one micro-batch per stage (a pipeline can fill): without a pipeline the largest
+///   (fewer, larger GEMMs; smaller ones trade time for activation memory), with one the
+///   smallest (more micro-batches shrink the bubble);
+/// - with plain data parallelism, ZeRO stages 0, 1 (the distributed optimizer: the same bytes
+///   reduced, a data-parallel share of the optimizer states) and 2 (a share of the gradients
+///   too, reduced in every micro-batch; beside a pipeline as Llama 3's FSDP ran);
 /// - with tensor parallelism, sequence parallelism (Megatron-LM's advice: the same bytes as
 ///   the all-reduces, the norms' work and activations split by tp), and for a mixture of
 ///   experts each expert split by every tensor-parallel rank or whole on each, and with
@@ -98,7 +98,8 @@ pub fn recompute_levels(base: &Setup, moe: bool) -> Vec<(Recompute, RecomputeMod
 ///   ([`PlanShape::expert_choices`]);
 /// - with a pipeline, the plain 1F1B schedule and Megatron's interleaved one with each number
 ///   of chunks per GPU of [`PlanShape::chunk_choices`] (v chunks: a v-th of the bubble, v times
-///   the point-to-point transfers; the rules keep only splits it allows).
+///   the point-to-point transfers; the rules keep only splits it allows);
+/// - each with the overlap options on where the plan has what they overlap ([`overlapped`]).
 ///
 /// Cheapest first, so that among plans equally fast the one with the least recomputation and
 /// the fewest micro-batches ranks first.
@@ -113,9 +114,8 @@ pub fn knob_settings(base: &Setup, shape: PlanShape) -> Vec<Setup> {
     let chunks =
         if shape.stages > 1 && base.virtual_stages == 1 { shape.chunk_choices() } else { vec![base.virtual_stages] };
     let experts = shape.expert_choices(base);
-    let overlapped = overlapped(base, shape);
     settings_product(
-        &overlapped,
+        &overlapped(base, shape),
         &recompute_levels(base, shape.moe),
         &micro,
         zeros,
@@ -200,7 +200,8 @@ pub fn every_setting(base: &Setup, shape: PlanShape) -> Vec<Setup> {
         .collect()
 }
 
-/// Most plans the explorer refines with the overlap options ([`refinements`]).
+/// Most plans the explorer refines ([`refinements`]): with the overlap options off, the other
+/// collective algorithms, ZeRO-1 groups and placements.
 pub const REFINED_PLANS: usize = 16;
 
 /// `setup` with each other combination of the overlap options that matter for a plan of
@@ -317,8 +318,9 @@ pub fn refined(ranked: &[Outcome]) -> Vec<&Outcome> {
 pub const REFINED_PER_PLAN: usize = 2;
 
 /// The second pass of a search that tries the training settings ([`searches_settings`],
-/// [`Space::knobs`]): the best [`REFINED_PLANS`] plans that fit, of `ranked` (best first), each
-/// with the other combinations of the overlap options ([`overlap_variants`]), the other
+/// [`Space::knobs`]): the plans [`refined`] takes of `ranked` (best first), each with the
+/// other combinations of the overlap options ([`overlap_variants`]: off, since plans are
+/// ranked with them on), the other
 /// collective algorithms ([`algorithm_variants`]), ZeRO-1 within each node
 /// ([`zero_group_variants`]) and the other placements of its levels on the
 /// nodes ([`placements`], each with all of those) that the rules allow. These move time, not
@@ -364,9 +366,9 @@ pub const SETTINGS_PASS_PLANS: usize = 64;
 /// [`SETTINGS_PASS_PLANS`] of them and as many as keep the whole search within [`STAGE_OPS`]
 /// (of which the first pass spent `spent_ops`, as [`planned_fitted`] counted them; at least
 /// half of it for the settings, and never past [`MAX_SEARCH_OPS`], to which it may go where no
-/// plan fits with the scenario's settings) and [`MAX_PLANS`]. Plans
-/// are taken in turn from those that fit, fastest first, those that do not, fastest first,
-/// and those that do not, lightest first (memory over capacity): recomputation or smaller micro-batches can make a
+/// plan fits with the scenario's settings) and [`MAX_PLANS`]. Plans are taken in turn from
+/// those that fit, fastest first, those that do not, fastest first, and those that do not,
+/// lightest first (memory over capacity): recomputation or smaller micro-batches can make a
 /// plan fit, and more micro-batches can shrink a pipeline's bubble, so a plan that does not
 /// fit with the scenario's settings may be the best with others; and where no plan fits with
 /// them (a model too big for the GPUs but with every saving), the lightest are the ones the
