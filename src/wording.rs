@@ -236,11 +236,11 @@ pub fn settings_searched(settings: SettingsSearched) -> Option<String> {
         0 => "no plan could be tried with other settings within the search's budget".to_owned(),
         1 => "the most promising plan with every one".to_owned(),
         n => {
-            format!("the {n} most promising (in turn the fastest that fit and the fastest that do not) with every one")
+            format!("the {n} most promising (in turn the fastest that fit, the fastest that do not and the lightest that do not) with every one")
         }
     };
     Some(format!(
-        "Trying every micro-batch, recomputation, ZeRO stage and schedule on every plan would take more than one search may: each plan ran with the task's own settings, and {tried}."
+        "Trying every micro-batch, recomputation, ZeRO stage and schedule on every plan would take more than half of what one search may: each plan ran with the task's own settings, and {tried}."
     ))
 }
 

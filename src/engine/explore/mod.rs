@@ -58,7 +58,7 @@ pub struct Space {
     pub knobs: bool,
     /// Whether, with `knobs` off, a second pass tries every setting on the most promising
     /// parallel plans of the first ([`settings_pass`]): [`planned_fitted`] stages a search
-    /// this way when trying every setting on every plan would take more than one search may.
+    /// this way when trying every setting on every plan would take more than [`STAGE_OPS`].
     pub staged: bool,
     /// LLM serving: the weight and KV-cache formats each plan is tried with, every pair of
     /// them; empty: the scenario's own ([`searches_formats`]).
