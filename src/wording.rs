@@ -234,13 +234,13 @@ pub fn settings_searched(settings: SettingsSearched) -> Option<String> {
     let SettingsSearched::Best(best) = settings else { return None };
     let tried = match best {
         0 => "no plan could be tried with other settings within the search's budget".to_owned(),
-        1 => "the most promising plan with every one".to_owned(),
+        1 => "the most promising plan with every one that fits".to_owned(),
         n => {
-            format!("the {n} most promising (in turn the fastest that fit, the fastest that do not and the lightest that do not) with every one")
+            format!("the {n} most promising (in turn the fastest that fit, the fastest that do not and the lightest that do not, of those that fit with some setting and reach half the fastest fit's throughput) with every one that fits")
         }
     };
     Some(format!(
-        "Trying every micro-batch, recomputation, ZeRO stage and schedule on every plan would take more than half of what one search may: each plan ran with the task's own settings, and {tried}."
+        "Trying every micro-batch, recomputation, ZeRO stage and schedule on every plan would take more than half of what one search may: each plan ran with the task's own settings and those that cost no time (the overlap options, sequence parallelism, ZeRO-1), and {tried}."
     ))
 }
 
@@ -472,9 +472,9 @@ mod tests {
         assert_eq!(settings_searched(SettingsSearched::Every), None);
         assert_eq!(settings_searched(SettingsSearched::NotApplicable), None);
         let some = settings_searched(SettingsSearched::Best(32)).expect("a sentence");
-        assert!(some.contains("each plan ran with the task's own settings, and the 32 most promising"), "{some}");
+        assert!(some.contains("those that cost no time (the overlap options, sequence parallelism, ZeRO-1), and the 32 most promising"), "{some}");
         let one = settings_searched(SettingsSearched::Best(1)).expect("a sentence");
-        assert!(one.contains("and the most promising plan with every one."), "{one}");
+        assert!(one.contains("and the most promising plan with every one that fits."), "{one}");
         let none = settings_searched(SettingsSearched::Best(0)).expect("a sentence");
         assert!(none.contains("no plan could be tried with other settings"), "{none}");
     }

@@ -141,6 +141,19 @@ fn overlapped(base: &Setup, shape: PlanShape) -> Setup {
     }
 }
 
+/// The settings a staged search's first pass ranks a plan of `shape` with ([`Space::staged`]):
+/// `base` with the overlap options on ([`overlapped`]), sequence parallelism with tensor
+/// parallelism, and the optimizer states sharded over plain data-parallel replicas (ZeRO-1)
+/// where `base` keeps them whole. They hide communication or save memory at about no cost in
+/// time (ZeRO-1 reduce-scatters the gradients and gathers the updated weights: an all-reduce's
+/// bytes, and a step on a shard), as [`knob_settings`] tries first too; ranked with `base`'s
+/// own, a plan of many replicas would look several times too big for its GPUs, and the
+/// settings pass, which takes the most promising plans of that ranking, would pass it by.
+pub fn first_pass(base: &Setup, shape: PlanShape) -> Setup {
+    let zero_stage = if shape.replicas > 1 && base.zero_stage == 0 { 1 } else { base.zero_stage };
+    Setup { zero_stage, sequence_parallel: base.sequence_parallel || shape.tp > 1, ..overlapped(base, shape) }
+}
+
 /// `base` with every combination of the given micro-batches, ZeRO stages, sequence
 /// parallelism, chunks per GPU and expert tensor parallelism, under each recomputation of
 /// `levels` (with its modules): cheapest recomputation first, then in the order given.
@@ -356,12 +369,35 @@ pub fn refinements(base: &Scenario, ranked: &[Outcome], space: &Space) -> Vec<Ca
     out
 }
 
+/// The least share of the fastest fitting plan's throughput a plan that does not fit with the
+/// first pass's settings must reach for the settings pass to try it ([`settings_pass`]).
+pub const MISFIT_SHARE: f64 = 0.5;
+
+/// Whether the plan of `o` fits in HBM with its lightest settings of [`knob_settings`] (the
+/// most recomputation, the smallest micro-batch and the highest ZeRO stage, with any of its
+/// choices of the rest): memory only, without a timeline. One that does not fit so fits with
+/// none of them, so the settings pass need not try it.
+fn fits_at_lightest(base: &Scenario, o: &Outcome, dims: Option<&Dims>) -> bool {
+    let (Some(t), Some(local)) = (&o.plan.transformer, o.plan.local_transformer_batch) else { return true };
+    let all = knob_settings(&base.task.setup, PlanShape::of(t, local, dims));
+    let (Some(last), Some(micro), Some(zero)) = (
+        all.last().map(|s| (s.recompute, s.recompute_modules)),
+        all.iter().filter_map(|s| s.micro_batch).min(),
+        all.iter().map(|s| s.zero_stage).max(),
+    ) else {
+        return true;
+    };
+    all.into_iter()
+        .filter(|s| (s.recompute, s.recompute_modules) == last && s.micro_batch == Some(micro) && s.zero_stage == zero)
+        .any(|setup| trains_within_hbm(&with(base, &Candidate { plan: o.plan.clone(), setup })) != Some(false))
+}
+
 /// Most parallel plans the settings pass of a staged search tries every setting on
 /// ([`settings_pass`]).
 pub const SETTINGS_PASS_PLANS: usize = 64;
 
 /// The settings pass of a staged search ([`Space::staged`]): what the first pass ranked
-/// (`ranked`, best first, each plan with the scenario's own settings), its most promising
+/// (`ranked`, best first, each plan with [`first_pass`] settings), its most promising
 /// parallel plans each with every other setting [`knob_settings`] tries, at most
 /// [`SETTINGS_PASS_PLANS`] of them and as many as keep the whole search within [`STAGE_OPS`]
 /// (of which the first pass spent `spent_ops`, as [`planned_fitted`] counted them; at least
@@ -370,17 +406,26 @@ pub const SETTINGS_PASS_PLANS: usize = 64;
 /// those that fit, fastest first, those that do not, fastest first, and those that do not,
 /// lightest first (memory over capacity): recomputation or smaller micro-batches can make a
 /// plan fit, and more micro-batches can shrink a pipeline's bubble, so a plan that does not
-/// fit with the scenario's settings may be the best with others; and where no plan fits with
+/// fit with the first pass's settings may be the best with others; and where no plan fits with
 /// them (a model too big for the GPUs but with every saving), the lightest are the ones the
-/// settings can bring within the memory. Returns the candidates and how many parallel plans
-/// they try; nothing unless the space is staged.
+/// settings can bring within the memory. Of those that do not fit, only plans that fit with
+/// their lightest settings ([`fits_at_lightest`]) and reach [`MISFIT_SHARE`] of the fastest
+/// fit's throughput are tried; of each plan's settings, only those that fit (memory is counted
+/// without a timeline; the budget goes to timelines). Returns the candidates and how many
+/// parallel plans they try; nothing unless the space is staged.
 pub fn settings_pass(base: &Scenario, ranked: &[Outcome], space: &Space, spent_ops: u64) -> (Vec<Candidate>, usize) {
     if !(space.staged && searches_settings(base)) {
         return (Vec::new(), 0);
     }
     let dims = Dims::of(&base.model);
     let levels = recompute_levels(&base.task.setup, dims.as_ref().is_some_and(Dims::is_moe));
-    let (fit, misfit): (Vec<&Outcome>, Vec<&Outcome>) = ranked.iter().partition(|o| o.fits());
+    let (fit, mut misfit): (Vec<&Outcome>, Vec<&Outcome>) = ranked.iter().partition(|o| o.fits());
+    // Those that cannot fit with any setting, or run at less than a share of the fastest fit's
+    // throughput, are passed by (no setting makes up that much: recomputation only slows).
+    let fastest_fit = fit.first().map_or(0.0, |o| o.throughput_samples_per_s);
+    misfit.retain(|o| {
+        o.throughput_samples_per_s >= MISFIT_SHARE * fastest_fit && fits_at_lightest(base, o, dims.as_ref())
+    });
     // The whole search about STAGE_OPS, with at least half of that for the settings, within
     // what one search may take; all that one search may take where no plan fits yet (only the
     // settings can make one fit).
@@ -412,7 +457,9 @@ pub fn settings_pass(base: &Scenario, ranked: &[Outcome], space: &Space, spent_o
             .map(|setup| Candidate { plan: o.plan.clone(), setup })
             .filter(|c| {
                 let s = with(base, c);
-                extended::rules::check(&s).is_empty() && !lighter_recompute_fits(&s, &levels)
+                extended::rules::check(&s).is_empty()
+                    && trains_within_hbm(&s) != Some(false)
+                    && !lighter_recompute_fits(&s, &levels)
             })
             .collect();
         let ops = cost(base, &list);
