@@ -295,21 +295,25 @@ await runTest('explorer', dist, async ({ server, browser }) => {
 
   // Llama 3 8B at 32K tokens on 64 H100s with the distributed optimizer (ZeRO-1, which the
   // task asks for; free to choose, the explorer prefers ZeRO-2): the best plan shards the
-  // optimizer within each node (ZeRO-1 in groups of 8); its words say so, and "apply" sets it:
-  // the calculator then shows the explorer's time, and the link carries the group.
+  // optimizer within each node (ZeRO-1 in groups of the ranks a node holds that keep the same
+  // weights: 4 with tensor parallelism of 2); its words say so, and "apply" sets it: the
+  // calculator then shows the explorer's time, and the link carries the group.
   const scenario8b = JSON.parse(readFileSync('tests/data/explore/llama3_8b_32k_h100_64.json', 'utf8'));
   const { page: grouped, fromCli: cliGrouped } = await searchScenario(browser, server,
     { model: scenario8b.model, system: scenario8b.system, task: { ...scenario8b.task, zero_stage: 1 } });
   const groupedPlan = (await grouped.locator('#best-plan').textContent()).trim();
-  check(cliGrouped.best.task.zero_shard_ranks === 8 && groupedPlan === cliGrouped.best.plan && /ZeRO-1 within groups of 8 data-parallel ranks/.test(groupedPlan),
-    `the best plan for Llama 3 8B at 32K shards ZeRO-1 within each node, as the CLI says: ${groupedPlan}`);
+  const group = cliGrouped.best.task.zero_shard_ranks;
+  const perNode = 8 / (cliGrouped.best.task.transformer_parallel_degree[cliGrouped.best.task.transformer_parallel.indexOf('tp')] ?? 1);
+  check(group > 1 && group === perNode && groupedPlan === cliGrouped.best.plan && groupedPlan.includes(`ZeRO-1 within groups of ${group} data-parallel ranks`),
+    `the best plan for Llama 3 8B at 32K shards ZeRO-1 within each node (${group} of its ranks), as the CLI says: ${groupedPlan}`);
   const groupedIteration = Number(await grouped.locator('#best-plan').getAttribute('data-iteration'));
   await grouped.click('#apply-best');
   await grouped.locator('#iteration-time').waitFor();
   await settled(grouped);
   const groupedShown = Number(await grouped.locator('#iteration-time').getAttribute('data-value'));
-  check(scenarioOfLink(await grouped.locator('#share-link').inputValue()).task.zero_shard_ranks === 8 && close(groupedShown, groupedIteration),
-    `"apply" sets the ZeRO-1 group: the link says 8, the calculator shows ${groupedShown} s, the explorer said ${groupedIteration} s`);
+  const linkGroup = scenarioOfLink(await grouped.locator('#share-link').inputValue()).task.zero_shard_ranks;
+  check(linkGroup === group && close(groupedShown, groupedIteration),
+    `"apply" sets the ZeRO-1 group: the link says ${linkGroup}, the calculator shows ${groupedShown} s, the explorer said ${groupedIteration} s`);
 
   /// A fresh page on the opening scenario, searched without what-ifs (`prepare` runs first).
   async function searchOpening(context, prepare = async () => {}) {
