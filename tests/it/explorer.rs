@@ -113,9 +113,10 @@ fn the_explorer_finds_within_2_percent_of_a_sweep_on_varied_models() {
     // Small models on 64 and 256 GPUs, where before the data-parallel stream and the overlap
     // options ranked first the explorer found 0.86-0.93x of the sweep's best (pipelines ranked
     // above the plans the overlap options help most; sequence parallelism waiting behind the
-    // gradient reductions).
+    // gradient reductions); and a vision transformer, whose best pipelines run few, large
+    // micro-batches (0.952x when pipelines tried only their smallest).
     let all = scenarios("explore/varied");
-    assert_eq!(all.len(), 3);
+    assert_eq!(all.len(), 4);
     for (name, s) in all {
         let space = Space::fixed_global(&s);
         let search = explore::search(&s, &space).expect("within budget");

@@ -1362,11 +1362,12 @@ mod tests {
             knob_settings(&base, shape(1024, 1)).iter().take(4).map(|s| s.micro_batch).collect();
         assert_eq!(micro, [Some(1024), Some(512), Some(256), Some(128)]);
         assert!(knob_settings(&base, shape(1, 4)).iter().all(|s| s.micro_batch == Some(1)));
-        // A pipeline: its smallest micro-batches (more of them, a smaller bubble), largest
-        // first: 128 sequences per GPU through 4 stages try 8, 4, 2 and 1, not 32 to 4.
+        // A pipeline: its smallest micro-batches (more of them, a smaller bubble) and its
+        // largest (sequences of few tokens), largest first: 128 sequences per GPU through 4
+        // stages try 32, 8, 4, 2 and 1, not 16.
         let mut micro: Vec<Option<u64>> = knob_settings(&base, shape(128, 4)).iter().map(|s| s.micro_batch).collect();
         micro.dedup();
-        assert_eq!(micro[..4], [Some(8), Some(4), Some(2), Some(1)]);
+        assert_eq!(micro[..5], [Some(32), Some(8), Some(4), Some(2), Some(1)]);
         assert!(k.iter().all(|s| s.zero_stage == 0 && !s.sequence_parallel));
         assert!(k.iter().all(|s| !s.overlap_grad_reduce && !s.overlap_tp_comm), "nothing to overlap");
         // Tensor parallelism: sequence parallel; plain data parallelism: ZeRO 0, 1 and 2 each
