@@ -31,7 +31,14 @@ pub fn describe_outcome(s: &Scenario, o: &Outcome) -> String {
     if !searches_settings(s) {
         return plan;
     }
-    let micro = o.setup.micro_batch.map_or("micro-batch: the local batch".to_owned(), |m| format!("micro-batch {m}"));
+    // Unset, a pipeline runs micro-batches of one sample, anything else the local batch at once
+    // (`TrainingCx::new`).
+    let piped = o.plan.transformer.as_ref().is_some_and(|t| t.product_of(&[Strategy::Pp]) > 1);
+    let micro = match o.setup.micro_batch {
+        Some(m) => format!("micro-batch {m}"),
+        None if piped => "micro-batch 1".to_owned(),
+        None => "micro-batch: the local batch".to_owned(),
+    };
     let recompute = match o.setup.recompute {
         Recompute::None => "no recomputation",
         Recompute::Selective => "selective recomputation",

@@ -1308,6 +1308,13 @@ mod tests {
         assert!(more.iter().all(|c| trains_within_hbm(&with(&s, c)) == Some(true)));
         let misfit_plans = |o: &&Outcome| !o.fits();
         assert!(ranked.iter().filter(misfit_plans).any(|o| more.iter().any(|c| c.plan == o.plan)));
+        // The first pass leaves the micro-batch unset: a pipeline then runs one sample at a
+        // time, anything else its whole local batch, and the words say which.
+        let stages = |o: &&Outcome| o.plan.transformer.as_ref().map_or(1, |t| t.product_of(&[Strategy::Pp]));
+        let piped = ranked.iter().find(|o| stages(o) > 1 && o.setup.micro_batch.is_none()).expect("a pipeline");
+        assert!(describe_outcome(&s, piped).contains(", micro-batch 1,"), "{}", describe_outcome(&s, piped));
+        let whole = ranked.iter().find(|o| stages(o) == 1 && o.setup.micro_batch.is_none()).expect("no pipeline");
+        assert!(describe_outcome(&s, whole).contains(", micro-batch: the local batch,"));
     }
 
     #[test]
