@@ -1,6 +1,7 @@
 //! Plans and outcomes in words, as the explorer's tables and the CLI print them.
 
 use super::*;
+use crate::engine::extended::training::unset_micro_batch;
 
 /// A short description of an explored plan: [`describe`], and for a default-model transformer
 /// in training the settings the explorer chose (`micro-batch 2, selective recomputation`).
@@ -31,13 +32,13 @@ pub fn describe_outcome(s: &Scenario, o: &Outcome) -> String {
     if !searches_settings(s) {
         return plan;
     }
-    // Unset, a pipeline runs micro-batches of one sample, anything else the local batch at once
-    // (`TrainingCx::new`).
-    let piped = o.plan.transformer.as_ref().is_some_and(|t| t.product_of(&[Strategy::Pp]) > 1);
-    let micro = match o.setup.micro_batch {
-        Some(m) => format!("micro-batch {m}"),
-        None if piped => "micro-batch 1".to_owned(),
-        None => "micro-batch: the local batch".to_owned(),
+    let stages = o.plan.transformer.as_ref().map_or(1, |t| t.product_of(&[Strategy::Pp]));
+    let local = o.plan.local_transformer_batch.unwrap_or(1);
+    let micro = o.setup.micro_batch.unwrap_or(unset_micro_batch(stages, local));
+    let micro = if o.setup.micro_batch.is_none() && micro == local {
+        "micro-batch: the local batch".to_owned()
+    } else {
+        format!("micro-batch {micro}")
     };
     let recompute = match o.setup.recompute {
         Recompute::None => "no recomputation",

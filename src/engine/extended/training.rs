@@ -102,6 +102,16 @@ pub struct LayerTimes {
     pub grad_sync_s: f64,
 }
 
+/// The micro-batch a training plan runs when the task sets none, samples: the whole local batch
+/// at once, or one sample at a time through a pipeline of `stages`.
+pub fn unset_micro_batch(stages: u64, local_batch: u64) -> u64 {
+    if stages > 1 {
+        1
+    } else {
+        local_batch
+    }
+}
+
 impl<'a> TrainingCx<'a> {
     /// The default model's quantities; `None` when the model is not a transformer.
     pub fn new(s: &'a Scenario) -> Option<TrainingCx<'a>> {
@@ -115,8 +125,7 @@ impl<'a> TrainingCx<'a> {
         let setup = &s.task.setup;
         let local_batch = s.task.plan.local_transformer_batch.unwrap_or(1);
         let p = lay.pp.size.max(1);
-        // Absent: the whole local batch at once, or one sample at a time through a pipeline.
-        let micro_batch = setup.micro_batch.unwrap_or(if p > 1 { 1 } else { local_batch }).min(local_batch).max(1);
+        let micro_batch = setup.micro_batch.unwrap_or(unset_micro_batch(p, local_batch)).min(local_batch).max(1);
         let micro_batches = (local_batch / micro_batch).max(1);
         let chunks = if p > 1 { setup.virtual_stages.max(1) } else { 1 };
         let tokens = micro_batch as f64 * d.seq / lay.cp.size as f64;
