@@ -156,9 +156,33 @@ fn overlapped(base: &Setup, shape: PlanShape) -> Setup {
 /// bytes, and a step on a shard), as [`knob_settings`] tries first too; ranked with `base`'s
 /// own, a plan of many replicas would look several times too big for its GPUs, and the
 /// settings pass, which takes the most promising plans of that ranking, would pass it by.
+/// A pipeline whose micro-batch `base` leaves unset runs [`pipeline_micro_batch`]'s: one
+/// sample at a time (the unset default) would rank it by GEMMs of a few hundred tokens (a
+/// mixture of experts' split over its experts, fewer still) and cost a timeline op per sample.
 pub fn first_pass(base: &Setup, shape: PlanShape) -> Setup {
     let zero_stage = if shape.replicas > 1 && base.zero_stage == 0 { 1 } else { base.zero_stage };
-    Setup { zero_stage, sequence_parallel: base.sequence_parallel || shape.tp > 1, ..overlapped(base, shape) }
+    let micro_batch = base.micro_batch.or_else(|| (shape.stages > 1).then(|| pipeline_micro_batch(shape)));
+    Setup {
+        zero_stage,
+        micro_batch,
+        sequence_parallel: base.sequence_parallel || shape.tp > 1,
+        ..overlapped(base, shape)
+    }
+}
+
+/// Micro-batches per pipeline stage past which the bubble costs little: a pipeline of `p`
+/// stages idles `(p - 1) / m` of the time of its `m` micro-batches' work (1F1B), under a
+/// quarter from `m = 4 p`, negligible by GPipe's measure (Huang et al. 2019, "GPipe", section
+/// 2.3: "the bubble overhead ... negligible when M >= 4 x K", K partitions).
+pub const MICRO_BATCHES_PER_STAGE: u64 = 4;
+
+/// The micro-batch a staged search's first pass runs a pipeline of `shape` with
+/// ([`first_pass`]): the largest power of two that divides the local batch into at least
+/// [`MICRO_BATCHES_PER_STAGE`] micro-batches per stage, or 1 where the local batch holds fewer.
+/// Larger micro-batches run larger GEMMs; the settings pass tries the others.
+pub fn pipeline_micro_batch(shape: PlanShape) -> u64 {
+    let enough = |m: u64| shape.local.is_multiple_of(m) && shape.local / m >= MICRO_BATCHES_PER_STAGE * shape.stages;
+    powers(shape.local, enough).last().copied().unwrap_or(1)
 }
 
 /// `base` with every combination of the given micro-batches, ZeRO stages, sequence
@@ -409,7 +433,9 @@ pub const SETTINGS_PASS_PLANS: usize = 64;
 /// [`SETTINGS_PASS_PLANS`] of them and as many as keep the whole search within [`STAGE_OPS`]
 /// (of which the first pass spent `spent_ops`, as [`planned_fitted`] counted them; at least
 /// half of it for the settings, and never past [`MAX_SEARCH_OPS`], to which it may go where no
-/// plan fits with the scenario's settings) and [`MAX_PLANS`]. Plans are taken in turn from
+/// plan fits with the scenario's settings) and [`MAX_PLANS`] (a plan whose settings would
+/// pass them is skipped, and the next tried: a pipeline of many micro-batches costs tens of
+/// times what a plan without one does). Plans are taken in turn from
 /// those that fit, fastest first, those that do not, fastest first, and those that do not,
 /// lightest first (memory over capacity): recomputation or smaller micro-batches can make a
 /// plan fit, and more micro-batches can shrink a pipeline's bubble, so a plan that does not
@@ -469,9 +495,14 @@ pub fn settings_pass(base: &Scenario, ranked: &[Outcome], space: &Space, spent_o
                     && !lighter_recompute_fits(&s, &levels)
             })
             .collect();
+        if list.is_empty() {
+            continue;
+        }
         let ops = cost(base, &list);
+        // A plan whose settings cost more than is left is passed by; a later one may cost less
+        // (no pipeline, or fewer micro-batches).
         if ops > budget || ranked.len() + out.len() + list.len() > MAX_PLANS {
-            break;
+            continue;
         }
         budget -= ops;
         out.extend(list);
