@@ -240,7 +240,7 @@ pub fn settings_searched(settings: SettingsSearched) -> Option<String> {
         }
     };
     Some(format!(
-        "Trying every micro-batch, recomputation, ZeRO stage and schedule on every plan would take more than half of what one search may: each plan ran with the task's own settings and those that cost no time (the overlap options, sequence parallelism, ZeRO-1), and {tried}."
+        "Trying every micro-batch, recomputation, ZeRO stage and schedule on every plan would take more than half of what one search may: each plan ran with the task's own settings and those that cost no time (the overlap options, sequence parallelism, ZeRO-1; a pipeline at 4 micro-batches per stage or more), and {tried}."
     ))
 }
 
@@ -472,7 +472,7 @@ mod tests {
         assert_eq!(settings_searched(SettingsSearched::Every), None);
         assert_eq!(settings_searched(SettingsSearched::NotApplicable), None);
         let some = settings_searched(SettingsSearched::Best(32)).expect("a sentence");
-        assert!(some.contains("those that cost no time (the overlap options, sequence parallelism, ZeRO-1), and the 32 most promising"), "{some}");
+        assert!(some.contains("those that cost no time (the overlap options, sequence parallelism, ZeRO-1; a pipeline at 4 micro-batches per stage or more), and the 32 most promising"), "{some}");
         let one = settings_searched(SettingsSearched::Best(1)).expect("a sentence");
         assert!(one.contains("and the most promising plan with every one that fits."), "{one}");
         let none = settings_searched(SettingsSearched::Best(0)).expect("a sentence");

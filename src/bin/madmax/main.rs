@@ -54,8 +54,8 @@ Usage:
       parallelism innermost, each other order that changes which groups share a node), or,
       where every setting on every plan would take more than half a search may (large
       mixtures of experts, large batches on pipelines), each plan first with the task's own
-      settings and those that cost no time (overlap options, sequence parallelism, ZeRO-1),
-      and the 64 most promising with every one (fastest, and where none fits the lightest
+      settings and those that cost no time (overlap options, sequence parallelism, ZeRO-1; a
+      pipeline at 4 micro-batches per stage or more), and the 64 most promising with every one (fastest, and where none fits the lightest
       too; only plans some setting fits, at least half as fast as the fastest that fits);
       for recommendation models, embedding tables split over GPUs
       table-, row- or column-wise, the bottom MLP data-parallel or on one GPU; for a CNN, data
