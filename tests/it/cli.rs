@@ -292,7 +292,9 @@ fn explore_says_when_the_given_plan_cannot_run_and_quotes_no_speed_up_over_it() 
     let tried = v["settings_searched_plans"].as_u64().expect("a count");
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(
-        text.contains(&format!("those that cost no time (the overlap options, sequence parallelism, ZeRO-1), and the {tried} most promising")),
+        text.contains(&format!(
+            "those that cost no time (the overlap options, sequence parallelism, ZeRO-1; a pipeline at 4 micro-batches per stage or more), and the {tried} most promising"
+        )),
         "{text}"
     );
     assert!(v["best"]["fits"].as_bool().expect("fits") && v["best"]["task"]["micro_batch"].is_u64(), "{v}");
