@@ -2,7 +2,7 @@
 //! the engine's results; the engine itself never formats.
 
 use crate::engine::critical::CriticalPath;
-use crate::engine::explore::{Outcome, SettingsSearched};
+use crate::engine::explore::{Outcome, SettingsSearched, MICRO_BATCHES_PER_STAGE};
 use crate::engine::report::{Limit, LoaderBound, MemPart, Report, Serving};
 use crate::engine::scenario::{Batching, LengthSpread, PrefillSteps, SPREAD_BINS};
 use crate::paper::Gain;
@@ -240,7 +240,7 @@ pub fn settings_searched(settings: SettingsSearched) -> Option<String> {
         }
     };
     Some(format!(
-        "Trying every micro-batch, recomputation, ZeRO stage and schedule on every plan would take more than half of what one search may: each plan ran with the task's own settings and those that cost no time (the overlap options, sequence parallelism, ZeRO-1; a pipeline at 4 micro-batches per stage or more), and {tried}."
+        "Trying every micro-batch, recomputation, ZeRO stage and schedule on every plan would take more than half of what one search may: each plan ran with the task's own settings and those that cost no time (the overlap options, sequence parallelism, ZeRO-1; a pipeline at {MICRO_BATCHES_PER_STAGE} micro-batches per stage or more), and {tried}."
     ))
 }
 

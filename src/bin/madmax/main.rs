@@ -55,8 +55,9 @@ Usage:
       where every setting on every plan would take more than half a search may (large
       mixtures of experts, large batches on pipelines), each plan first with the task's own
       settings and those that cost no time (overlap options, sequence parallelism, ZeRO-1; a
-      pipeline at 4 micro-batches per stage or more), and the 64 most promising with every one (fastest, and where none fits the lightest
-      too; only plans some setting fits, at least half as fast as the fastest that fits);
+      pipeline at 4 micro-batches per stage or more), and the 64 most promising with every
+      one (fastest, and where none fits the lightest too; only plans some setting fits, at
+      least half as fast as the fastest that fits);
       for recommendation models, embedding tables split over GPUs
       table-, row- or column-wise, the bottom MLP data-parallel or on one GPU; for a CNN, data
       parallelism with its gradients reduced during or after the backward pass and, across

@@ -31,7 +31,8 @@ use describe::MEGATRON_ORDER;
 pub use describe::{describe, describe_outcome};
 pub use settings::{
     brute_force, brute_force_everywhere, every_setting, knob_settings, placements, refined, refinements, settings_pass,
-    settings_searched, PlanShape, SettingsSearched, REFINED_PER_PLAN, REFINED_PLANS, SETTINGS_PASS_PLANS,
+    settings_searched, PlanShape, SettingsSearched, MICRO_BATCHES_PER_STAGE, REFINED_PER_PLAN, REFINED_PLANS,
+    SETTINGS_PASS_PLANS,
 };
 
 /// How local batches are chosen.
