@@ -39,9 +39,10 @@ Usage:
       (MAD-Max paper mode: what the reference accepts; the default model: N-D plans of
       tensor, context, expert, data (plain, fully sharded, or, without a pipeline, hybrid:
       sharded within a node, replicated across nodes) and pipeline parallelism, each trained with
-      four micro-batch sizes where there are so many (without a pipeline the largest; with one
-      the smallest: more micro-batches, a smaller bubble; and its largest, for sequences of few
-      tokens), no recomputation, selective (of the core attention,
+      four micro-batch sizes where there are so many (without a pipeline the largest, and one
+      sample at a time, the least activation memory; with one the smallest: more
+      micro-batches, a smaller bubble; and its largest, for sequences of few tokens), no
+      recomputation, selective (of the core attention,
       then with the norms and a mixture of experts' activation too) or full (more only where
       less does not fit), ZeRO 0, 1 or 2 with plain data parallelism, sequence parallelism with
       tensor parallelism (for a mixture of experts, each expert split by every tensor-parallel

@@ -155,7 +155,8 @@ pub struct Candidate {
     pub setup: Setup,
 }
 
-/// Most micro-batch sizes tried per plan.
+/// Micro-batch sizes tried per plan from the end that suits it ([`knob_settings`]: without a
+/// pipeline the largest, with one the smallest); the other end's extreme is tried too.
 pub const MICRO_BATCH_CHOICES: usize = 4;
 
 /// Whether the explorer tries training settings for this scenario ([`knob_settings`]): a
@@ -1380,10 +1381,12 @@ mod tests {
         assert_eq!(chunks(96, 1), [1]);
         assert_eq!(chunks(96, 64), [1]);
         assert_eq!(chunks(126, 16), [1]);
-        // No pipeline: the whole local batch first, then the next three halvings.
+        // No pipeline: the whole local batch first, then the next three halvings, and one
+        // sample at a time (the least activation memory: long sequences that fit without
+        // recomputation only so).
         let micro: Vec<Option<u64>> =
-            knob_settings(&base, shape(1024, 1)).iter().take(4).map(|s| s.micro_batch).collect();
-        assert_eq!(micro, [Some(1024), Some(512), Some(256), Some(128)]);
+            knob_settings(&base, shape(1024, 1)).iter().take(5).map(|s| s.micro_batch).collect();
+        assert_eq!(micro, [Some(1024), Some(512), Some(256), Some(128), Some(1)]);
         assert!(knob_settings(&base, shape(1, 4)).iter().all(|s| s.micro_batch == Some(1)));
         // A pipeline: its smallest micro-batches (more of them, a smaller bubble) and its
         // largest (sequences of few tokens), largest first: 128 sequences per GPU through 4
