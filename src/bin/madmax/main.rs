@@ -39,12 +39,11 @@ Usage:
       (MAD-Max paper mode: what the reference accepts; the default model: N-D plans of
       tensor, context, expert, data (plain, fully sharded, or, without a pipeline, hybrid:
       sharded within a node, replicated across nodes) and pipeline parallelism, each trained with
-      four micro-batch sizes where there are so many (without a pipeline the largest, and one
-      sample at a time, the least activation memory; with one the smallest: more
-      micro-batches, a smaller bubble; and its largest, for sequences of few tokens), no
-      recomputation, selective (of the core attention,
-      then with the norms and a mixture of experts' activation too) or full (more only where
-      less does not fit), ZeRO 0, 1 or 2 with plain data parallelism, sequence parallelism with
+      every power-of-two micro-batch without a pipeline (the largest that fits without
+      recomputation is often the fastest), or with one its four smallest (more micro-batches,
+      a smaller bubble) and its largest (for sequences of few tokens), no recomputation,
+      selective (of the core attention, then with the norms and a mixture of experts'
+      activation too) or full (more only where less does not fit), ZeRO 0, 1 or 2 with plain data parallelism, sequence parallelism with
       tensor parallelism (for a mixture of experts, each expert split by every tensor-parallel
       rank or whole on each), 1 to 8 pipeline chunks per GPU where they split the stages
       evenly, and the overlap options on (gradients reduced during the backward pass,

@@ -155,8 +155,8 @@ pub struct Candidate {
     pub setup: Setup,
 }
 
-/// Micro-batch sizes tried per plan from the end that suits it ([`knob_settings`]: without a
-/// pipeline the largest, with one the smallest); the other end's extreme is tried too.
+/// The smallest micro-batch sizes a pipeline is tried with ([`knob_settings`]), besides its
+/// largest.
 pub const MICRO_BATCH_CHOICES: usize = 4;
 
 /// Whether the explorer tries training settings for this scenario ([`knob_settings`]): a
@@ -1381,12 +1381,13 @@ mod tests {
         assert_eq!(chunks(96, 1), [1]);
         assert_eq!(chunks(96, 64), [1]);
         assert_eq!(chunks(126, 16), [1]);
-        // No pipeline: the whole local batch first, then the next three halvings, and one
-        // sample at a time (the least activation memory: long sequences that fit without
-        // recomputation only so).
+        // No pipeline: the whole local batch first, then every halving down to one sample at a
+        // time (the least activation memory: the largest that fits without recomputation is
+        // the one to find).
         let micro: Vec<Option<u64>> =
-            knob_settings(&base, shape(1024, 1)).iter().take(5).map(|s| s.micro_batch).collect();
-        assert_eq!(micro, [Some(1024), Some(512), Some(256), Some(128), Some(1)]);
+            knob_settings(&base, shape(1024, 1)).iter().take(11).map(|s| s.micro_batch).collect();
+        let halvings: Vec<Option<u64>> = (0..=10).rev().map(|p| Some(1u64 << p)).collect();
+        assert_eq!(micro, halvings);
         assert!(knob_settings(&base, shape(1, 4)).iter().all(|s| s.micro_batch == Some(1)));
         // A pipeline: its smallest micro-batches (more of them, a smaller bubble) and its
         // largest (sequences of few tokens), largest first: 128 sequences per GPU through 4

@@ -84,12 +84,13 @@ pub fn recompute_levels(base: &Setup, moe: bool) -> Vec<(Recompute, RecomputeMod
 /// The settings a default-model transformer plan is tried with in training:
 /// - each recomputation of [`recompute_levels`] (none, selective, selective of more modules,
 ///   full);
-/// - [`MICRO_BATCH_CHOICES`] power-of-two micro-batches that divide the local batch and leave
-///   at least one micro-batch per stage (a pipeline can fill): without a pipeline the largest
-///   (fewer, larger GEMMs; smaller ones trade time for activation memory) and the smallest as
-///   well (one sample at a time: the least activation memory, which may spare recomputation),
-///   with one the smallest (more micro-batches shrink the bubble) and the largest as well
-///   (sequences of few tokens need several to a micro-batch for GEMMs that run at their rate);
+/// - power-of-two micro-batches that divide the local batch and leave at least one
+///   micro-batch per stage (a pipeline can fill): without a pipeline every one (larger ones
+///   run fewer, larger GEMMs; smaller ones trade time for activation memory, and the largest
+///   that fits without recomputation is often the fastest), with one the
+///   [`MICRO_BATCH_CHOICES`] smallest (more micro-batches shrink the bubble) and the largest
+///   as well (sequences of few tokens need several to a micro-batch for GEMMs that run at
+///   their rate);
 /// - with plain data parallelism, ZeRO stages 0, 1 (the distributed optimizer: the same bytes
 ///   reduced, a data-parallel share of the optimizer states) and 2 (a share of the gradients
 ///   too, reduced in every micro-batch; beside a pipeline as Llama 3's FSDP ran);
@@ -108,19 +109,19 @@ pub fn recompute_levels(base: &Setup, moe: bool) -> Vec<(Recompute, RecomputeMod
 pub fn knob_settings(base: &Setup, shape: PlanShape) -> Vec<Setup> {
     let largest = (shape.local / shape.stages.max(1)).max(1);
     let fitting = powers(largest, |m| shape.local.is_multiple_of(m));
-    let skip = if shape.stages > 1 { 0 } else { fitting.len().saturating_sub(MICRO_BATCH_CHOICES) };
-    let mut micro: Vec<u64> = fitting.iter().skip(skip).take(MICRO_BATCH_CHOICES).copied().collect();
-    // The other end too. A pipeline's largest: where a sequence holds few tokens (a vision
-    // transformer's patches), the GEMMs of the smallest run far below their rate. Without a
-    // pipeline, one sample at a time: the least activation memory, which may spare a plan
-    // recomputation (a third more compute) where long sequences fill the GEMMs anyway.
-    for end in [fitting.first(), fitting.last()].into_iter().flatten() {
-        if !micro.contains(end) {
-            micro.push(*end);
-        }
-    }
+    // Without a pipeline, every one: the largest that fits without recomputation (a third more
+    // compute) is the one to find, and the smallest hold the least activation memory. With
+    // one, the smallest and the largest: where a sequence holds few tokens (a vision
+    // transformer's patches), the GEMMs of the smallest run far below their rate.
+    let mut micro: Vec<u64> = if shape.stages > 1 {
+        let mut v: Vec<u64> = fitting.iter().take(MICRO_BATCH_CHOICES).copied().collect();
+        v.extend(fitting.last().filter(|m| !v.contains(m)));
+        v
+    } else {
+        fitting
+    };
     // Largest first: among plans equally fast, the fewest micro-batches rank first.
-    micro.sort_unstable_by(|a, b| b.cmp(a));
+    micro.reverse();
     let zeros: &[u8] =
         if shape.replicas > 1 && base.zero_stage == 0 { &[0, 1, 2] } else { std::slice::from_ref(&base.zero_stage) };
     let sequence_parallel = base.sequence_parallel || shape.tp > 1;
