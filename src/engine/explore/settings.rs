@@ -411,24 +411,32 @@ pub fn refinements(base: &Scenario, ranked: &[Outcome], space: &Space) -> Vec<Ca
 /// first pass's settings must reach for the settings pass to try it ([`settings_pass`]).
 pub const MISFIT_SHARE: f64 = 0.5;
 
-/// Whether the plan of `o` fits in HBM with its lightest settings of [`knob_settings`] (the
-/// most recomputation, the smallest micro-batch and the highest ZeRO stage, with any of its
-/// choices of the rest): memory only, without a timeline. One that does not fit so fits with
-/// none of them, so the settings pass need not try it.
-fn fits_at_lightest(base: &Scenario, o: &Outcome, dims: Option<&Dims>) -> bool {
-    let (Some(t), Some(local)) = (&o.plan.transformer, o.plan.local_transformer_batch) else { return true };
+/// The lightest recomputation of [`knob_settings`] with which the plan of `o` fits in HBM at
+/// its lightest other settings (the smallest micro-batch and the highest ZeRO stage, with any
+/// of its choices of the rest): memory only, without a timeline. `None` where none does (no
+/// setting fits it, so the settings pass need not try it); `Some(None)` for a plan that is not
+/// a transformer's.
+fn lightest_recompute_that_fits(base: &Scenario, o: &Outcome, dims: Option<&Dims>) -> Option<Option<Recompute>> {
+    let (Some(t), Some(local)) = (&o.plan.transformer, o.plan.local_transformer_batch) else { return Some(None) };
     let all = knob_settings(&base.task.setup, PlanShape::of(t, local, dims));
-    let (Some(last), Some(micro), Some(zero)) = (
-        all.last().map(|s| (s.recompute, s.recompute_modules)),
-        all.iter().filter_map(|s| s.micro_batch).min(),
-        all.iter().map(|s| s.zero_stage).max(),
-    ) else {
-        return true;
+    let (Some(micro), Some(zero)) =
+        (all.iter().filter_map(|s| s.micro_batch).min(), all.iter().map(|s| s.zero_stage).max())
+    else {
+        return Some(None);
     };
     all.into_iter()
-        .filter(|s| (s.recompute, s.recompute_modules) == last && s.micro_batch == Some(micro) && s.zero_stage == zero)
-        .any(|setup| trains_within_hbm(&with(base, &Candidate { plan: o.plan.clone(), setup })) != Some(false))
+        .filter(|s| s.micro_batch == Some(micro) && s.zero_stage == zero)
+        .find(|setup| {
+            trains_within_hbm(&with(base, &Candidate { plan: o.plan.clone(), setup: setup.clone() })) != Some(false)
+        })
+        .map(|s| Some(s.recompute))
 }
+
+/// The share of its throughput a plan keeps under full recomputation, by which the settings
+/// pass ranks plans that fit only so ([`settings_pass`]): the forward pass runs twice, four
+/// passes' work for three (Korthikanti et al. 2022, "Reducing Activation Recomputation in Large
+/// Transformer Models": full recomputation costs 30-40% more time).
+pub const FULL_RECOMPUTE_SPEED: f64 = 0.75;
 
 /// Most parallel plans the settings pass of a staged search tries every setting on
 /// ([`settings_pass`]).
@@ -443,13 +451,14 @@ pub const SETTINGS_PASS_PLANS: usize = 64;
 /// plan fits with the scenario's settings) and [`MAX_PLANS`] (a plan whose settings would
 /// pass them is skipped, and the next tried: a pipeline of many micro-batches costs tens of
 /// times what a plan without one does). Plans are taken in turn from
-/// those that fit, fastest first, those that do not, fastest first, and those that do not,
-/// lightest first (memory over capacity): recomputation or smaller micro-batches can make a
+/// those that fit, fastest first, those that do not, fastest first (where only full
+/// recomputation fits them, at [`FULL_RECOMPUTE_SPEED`] of their throughput), and those that
+/// do not, lightest first (memory over capacity): recomputation or smaller micro-batches can make a
 /// plan fit, and more micro-batches can shrink a pipeline's bubble, so a plan that does not
 /// fit with the first pass's settings may be the best with others; and where no plan fits with
 /// them (a model too big for the GPUs but with every saving), the lightest are the ones the
 /// settings can bring within the memory. Of those that do not fit, only plans that fit with
-/// their lightest settings ([`fits_at_lightest`]) and reach [`MISFIT_SHARE`] of the fastest
+/// their lightest settings ([`lightest_recompute_that_fits`]) and reach [`MISFIT_SHARE`] of the fastest
 /// fit's throughput are tried; of each plan's settings, only those that fit (memory is counted
 /// without a timeline; the budget goes to timelines). Returns the candidates and how many
 /// parallel plans they try; nothing unless the space is staged.
@@ -459,13 +468,22 @@ pub fn settings_pass(base: &Scenario, ranked: &[Outcome], space: &Space, spent_o
     }
     let dims = Dims::of(&base.model);
     let levels = recompute_levels(&base.task.setup, dims.as_ref().is_some_and(Dims::is_moe));
-    let (fit, mut misfit): (Vec<&Outcome>, Vec<&Outcome>) = ranked.iter().partition(|o| o.fits());
+    let (fit, misfit): (Vec<&Outcome>, Vec<&Outcome>) = ranked.iter().partition(|o| o.fits());
     // Those that cannot fit with any setting, or run at less than a share of the fastest fit's
-    // throughput, are passed by (no setting makes up that much: recomputation only slows).
+    // throughput, are passed by (no setting makes up that much: recomputation only slows); the
+    // others go fastest first, as they would run with the lightest recomputation that fits.
     let fastest_fit = fit.first().map_or(0.0, |o| o.throughput_samples_per_s);
-    misfit.retain(|o| {
-        o.throughput_samples_per_s >= MISFIT_SHARE * fastest_fit && fits_at_lightest(base, o, dims.as_ref())
-    });
+    let mut promised: Vec<(f64, &Outcome)> = misfit
+        .into_iter()
+        .filter(|o| o.throughput_samples_per_s >= MISFIT_SHARE * fastest_fit)
+        .filter_map(|o| {
+            let recompute = lightest_recompute_that_fits(base, o, dims.as_ref())?;
+            let speed = if recompute == Some(Recompute::Full) { FULL_RECOMPUTE_SPEED } else { 1.0 };
+            Some((o.throughput_samples_per_s * speed, o))
+        })
+        .collect();
+    crate::engine::order::sort_by(&mut promised, |a, b| b.0.total_cmp(&a.0));
+    let misfit: Vec<&Outcome> = promised.into_iter().map(|(_, o)| o).collect();
     // The whole search about STAGE_OPS, with at least half of that for the settings, within
     // what one search may take; all that one search may take where no plan fits yet (only the
     // settings can make one fit).
