@@ -25,13 +25,17 @@ use serde::{Deserialize, Serialize};
 mod codesign;
 mod describe;
 mod settings;
+mod staged;
 
 pub use codesign::{scaled, Resource, CODESIGN_FACTORS};
 use describe::MEGATRON_ORDER;
 pub use describe::{describe, describe_outcome};
 pub use settings::{
-    brute_force, brute_force_everywhere, every_setting, knob_settings, placements, refined, refinements, settings_pass,
-    settings_searched, PlanShape, SettingsSearched, MICRO_BATCHES_PER_STAGE, REFINED_PER_PLAN, REFINED_PLANS,
+    brute_force, brute_force_everywhere, every_setting, knob_settings, placements, refined, refinements, PlanShape,
+    REFINED_PER_PLAN, REFINED_PLANS,
+};
+pub use staged::{
+    settings_pass, settings_searched, SettingsSearched, FULL_RECOMPUTE_SPEED, MICRO_BATCHES_PER_STAGE, MISFIT_SHARE,
     SETTINGS_PASS_PLANS,
 };
 
@@ -58,7 +62,7 @@ pub struct Space {
     /// with every micro-batch and recomputation ([`knob_settings`]); else the scenario's.
     pub knobs: bool,
     /// Whether, with `knobs` off, the first pass runs each plan with the settings that cost no
-    /// time ([`settings::first_pass`]) and a second pass tries every setting on the most
+    /// time ([`staged::first_pass`]) and a second pass tries every setting on the most
     /// promising parallel plans of the first ([`settings_pass`]): [`planned_fitted`] stages a
     /// search this way when trying every setting on every plan would take more than
     /// [`STAGE_OPS`].
@@ -371,7 +375,7 @@ fn default_plans(base: &Scenario, space: &Space, d: &Dims) -> Vec<Candidate> {
                             let setups = if knobs {
                                 knob_settings(own, shape)
                             } else if first_pass {
-                                fixed.iter().map(|s| settings::first_pass(s, shape)).collect()
+                                fixed.iter().map(|s| staged::first_pass(s, shape)).collect()
                             } else {
                                 fixed.clone()
                             };
@@ -399,9 +403,9 @@ fn default_plans(base: &Scenario, space: &Space, d: &Dims) -> Vec<Candidate> {
 }
 
 /// True when the plan fits in HBM with a lighter recomputation of `levels` (lightest first,
-/// [`recompute_levels`]) and the same everything else: the search skips it, since it would run
-/// the same work and more. (Full recomputation when a selective one or none fits; selective
-/// of more modules when of fewer or none fits; selective when none fits.)
+/// [`settings::recompute_levels`]) and the same everything else: the search skips it, since it
+/// would run the same work and more. (Full recomputation when a selective one or none fits;
+/// selective of more modules when of fewer or none fits; selective when none fits.)
 fn lighter_recompute_fits(candidate: &Scenario, levels: &[(Recompute, RecomputeModules)]) -> bool {
     let own = (candidate.task.setup.recompute, candidate.task.setup.recompute_modules);
     let Some(at) = levels.iter().position(|l| *l == own) else { return false };
@@ -1272,27 +1276,27 @@ mod tests {
         // collectives overlapped with the GEMMs. A stage the task already sets is kept.
         let base = Setup::default();
         let shape = |tp, replicas| PlanShape { local: 32, stages: 4, tp, cp: 1, replicas, layers: 16, moe: false };
-        let both = settings::first_pass(&base, shape(8, 16));
+        let both = staged::first_pass(&base, shape(8, 16));
         assert_eq!((both.zero_stage, both.sequence_parallel), (1, true));
         assert!(both.overlap_grad_reduce && both.overlap_tp_comm);
         assert_eq!(
             Setup { zero_stage: 0, sequence_parallel: false, micro_batch: None, ..both.clone() },
             overlapped_only(&base)
         );
-        let alone = settings::first_pass(&base, shape(1, 1));
+        let alone = staged::first_pass(&base, shape(1, 1));
         assert_eq!(alone, Setup { micro_batch: Some(2), ..base.clone() }, "nothing to shard, split or overlap");
-        let two = settings::first_pass(&Setup { zero_stage: 2, ..base.clone() }, shape(1, 16));
+        let two = staged::first_pass(&Setup { zero_stage: 2, ..base.clone() }, shape(1, 16));
         assert_eq!(two.zero_stage, 2);
         // A pipeline runs the largest micro-batch that leaves 4 per stage (32 samples on 4
         // stages: 2, for 16 micro-batches), or 1 where there are fewer samples; one set by the
         // task is kept, and a plan without a pipeline keeps its whole local batch (unset).
         assert_eq!(both.micro_batch, Some(2));
         let pipeline = |local, stages| PlanShape { local, stages, ..shape(1, 1) };
-        assert_eq!(settings::first_pass(&base, pipeline(1024, 2)).micro_batch, Some(128));
-        assert_eq!(settings::first_pass(&base, pipeline(8, 4)).micro_batch, Some(1));
-        assert_eq!(settings::first_pass(&base, pipeline(32, 1)).micro_batch, None);
+        assert_eq!(staged::first_pass(&base, pipeline(1024, 2)).micro_batch, Some(128));
+        assert_eq!(staged::first_pass(&base, pipeline(8, 4)).micro_batch, Some(1));
+        assert_eq!(staged::first_pass(&base, pipeline(32, 1)).micro_batch, None);
         let own = Setup { micro_batch: Some(8), ..base.clone() };
-        assert_eq!(settings::first_pass(&own, pipeline(32, 4)).micro_batch, Some(8));
+        assert_eq!(staged::first_pass(&own, pipeline(32, 4)).micro_batch, Some(8));
         // Each is one of the settings a full search tries on that plan.
         assert!(knob_settings(&base, shape(8, 16))
             .iter()
@@ -1502,7 +1506,7 @@ mod tests {
         let first_setup = |p: &Plan| {
             let t = p.transformer.as_ref().expect("a transformer plan");
             let shape = PlanShape::of(t, p.local_transformer_batch.expect("a batch"), dims.as_ref());
-            settings::first_pass(&s.task.setup, shape)
+            staged::first_pass(&s.task.setup, shape)
         };
         assert!(first.iter().all(|c| c.setup == first_setup(&c.plan)));
         assert!(first.iter().any(|c| c.setup != s.task.setup));

@@ -1,8 +1,8 @@
 //! The knobs a plan has beyond its parallel degrees: the settings tried per plan shape
 //! (micro-batch, ZeRO stage, sequence parallelism, interleaving, recomputation), the overlap
 //! options, placements on the node hierarchy and collective algorithms; the refinements of the
-//! best plans, the settings pass over the most promising ones, and brute-force sweeps that try
-//! every setting on every plan (what the staged search is checked against).
+//! best plans, and brute-force sweeps that try every setting on every plan (what the explorer
+//! is checked against). The staged search's passes are in `staged.rs`.
 
 use super::*;
 
@@ -147,49 +147,12 @@ pub fn knob_settings(base: &Setup, shape: PlanShape) -> Vec<Setup> {
 /// them, a plan whose time they cut most (one without a pipeline, whose reduction all of the
 /// backward pass can hide) would sit below plans they help less, and the refinement of the
 /// best few would never reach it.
-fn overlapped(base: &Setup, shape: PlanShape) -> Setup {
+pub(super) fn overlapped(base: &Setup, shape: PlanShape) -> Setup {
     Setup {
         overlap_grad_reduce: base.overlap_grad_reduce || shape.replicas > 1,
         overlap_tp_comm: base.overlap_tp_comm || shape.tp > 1,
         ..base.clone()
     }
-}
-
-/// The settings a staged search's first pass ranks a plan of `shape` with ([`Space::staged`]):
-/// `base` with the overlap options on ([`overlapped`]), sequence parallelism with tensor
-/// parallelism, and the optimizer states sharded over plain data-parallel replicas (ZeRO-1)
-/// where `base` keeps them whole. They hide communication or save memory at about no cost in
-/// time (ZeRO-1 reduce-scatters the gradients and gathers the updated weights: an all-reduce's
-/// bytes, and a step on a shard), as [`knob_settings`] tries first too; ranked with `base`'s
-/// own, a plan of many replicas would look several times too big for its GPUs, and the
-/// settings pass, which takes the most promising plans of that ranking, would pass it by.
-/// A pipeline whose micro-batch `base` leaves unset runs [`pipeline_micro_batch`]'s: one
-/// sample at a time (the unset default) would rank it by GEMMs of a few hundred tokens (a
-/// mixture of experts' split over its experts, fewer still) and cost a timeline op per sample.
-pub fn first_pass(base: &Setup, shape: PlanShape) -> Setup {
-    let zero_stage = if shape.replicas > 1 && base.zero_stage == 0 { 1 } else { base.zero_stage };
-    let micro_batch = base.micro_batch.or_else(|| (shape.stages > 1).then(|| pipeline_micro_batch(shape)));
-    Setup {
-        zero_stage,
-        micro_batch,
-        sequence_parallel: base.sequence_parallel || shape.tp > 1,
-        ..overlapped(base, shape)
-    }
-}
-
-/// Micro-batches per pipeline stage past which the bubble costs little: a pipeline of `p`
-/// stages idles `(p - 1) / m` of the time of its `m` micro-batches' work (1F1B), under a
-/// quarter from `m = 4 p`, negligible by GPipe's measure (Huang et al. 2019, "GPipe", section
-/// 2.3: "the bubble overhead ... negligible when M >= 4 x K", K partitions).
-pub const MICRO_BATCHES_PER_STAGE: u64 = 4;
-
-/// The micro-batch a staged search's first pass runs a pipeline of `shape` with
-/// ([`first_pass`]): the largest power of two that divides the local batch into at least
-/// [`MICRO_BATCHES_PER_STAGE`] micro-batches per stage, or 1 where the local batch holds fewer.
-/// Larger micro-batches run larger GEMMs; the settings pass tries the others.
-pub fn pipeline_micro_batch(shape: PlanShape) -> u64 {
-    let enough = |m: u64| shape.local.is_multiple_of(m) && shape.local / m >= MICRO_BATCHES_PER_STAGE * shape.stages;
-    powers(shape.local, enough).last().copied().unwrap_or(1)
 }
 
 /// `base` with every combination of the given micro-batches, ZeRO stages, sequence
@@ -407,135 +370,6 @@ pub fn refinements(base: &Scenario, ranked: &[Outcome], space: &Space) -> Vec<Ca
     out
 }
 
-/// The least share of the fastest fitting plan's throughput a plan that does not fit with the
-/// first pass's settings must reach for the settings pass to try it ([`settings_pass`]).
-pub const MISFIT_SHARE: f64 = 0.5;
-
-/// The lightest recomputation of [`knob_settings`] with which the plan of `o` fits in HBM at
-/// its lightest other settings (the smallest micro-batch and the highest ZeRO stage, with any
-/// of its choices of the rest): memory only, without a timeline. `None` where none does (no
-/// setting fits it, so the settings pass need not try it); `Some(None)` for a plan that is not
-/// a transformer's.
-fn lightest_recompute_that_fits(base: &Scenario, o: &Outcome, dims: Option<&Dims>) -> Option<Option<Recompute>> {
-    let (Some(t), Some(local)) = (&o.plan.transformer, o.plan.local_transformer_batch) else { return Some(None) };
-    let all = knob_settings(&base.task.setup, PlanShape::of(t, local, dims));
-    let (Some(micro), Some(zero)) =
-        (all.iter().filter_map(|s| s.micro_batch).min(), all.iter().map(|s| s.zero_stage).max())
-    else {
-        return Some(None);
-    };
-    all.into_iter()
-        .filter(|s| s.micro_batch == Some(micro) && s.zero_stage == zero)
-        .find(|setup| {
-            trains_within_hbm(&with(base, &Candidate { plan: o.plan.clone(), setup: setup.clone() })) != Some(false)
-        })
-        .map(|s| Some(s.recompute))
-}
-
-/// The share of its throughput a plan keeps under full recomputation, by which the settings
-/// pass ranks plans that fit only so ([`settings_pass`]): the forward pass runs twice, four
-/// passes' work for three (Korthikanti et al. 2022, "Reducing Activation Recomputation in Large
-/// Transformer Models": full recomputation costs 30-40% more time).
-pub const FULL_RECOMPUTE_SPEED: f64 = 0.75;
-
-/// Most parallel plans the settings pass of a staged search tries every setting on
-/// ([`settings_pass`]).
-pub const SETTINGS_PASS_PLANS: usize = 64;
-
-/// The settings pass of a staged search ([`Space::staged`]): what the first pass ranked
-/// (`ranked`, best first, each plan with [`first_pass`] settings), its most promising
-/// parallel plans each with every other setting [`knob_settings`] tries, at most
-/// [`SETTINGS_PASS_PLANS`] of them and as many as keep the whole search within [`STAGE_OPS`]
-/// (of which the first pass spent `spent_ops`, as [`planned_fitted`] counted them; at least
-/// half of it for the settings, and never past [`MAX_SEARCH_OPS`], to which it may go where no
-/// plan fits with the scenario's settings) and [`MAX_PLANS`] (a plan whose settings would
-/// pass them is skipped, and the next tried: a pipeline of many micro-batches costs tens of
-/// times what a plan without one does). Plans are taken in turn from
-/// those that fit, fastest first, those that do not, fastest first (where only full
-/// recomputation fits them, at [`FULL_RECOMPUTE_SPEED`] of their throughput), and those that
-/// do not, lightest first (memory over capacity): recomputation or smaller micro-batches can make a
-/// plan fit, and more micro-batches can shrink a pipeline's bubble, so a plan that does not
-/// fit with the first pass's settings may be the best with others; and where no plan fits with
-/// them (a model too big for the GPUs but with every saving), the lightest are the ones the
-/// settings can bring within the memory. Of those that do not fit, only plans that fit with
-/// their lightest settings ([`lightest_recompute_that_fits`]) and reach [`MISFIT_SHARE`] of the fastest
-/// fit's throughput are tried; of each plan's settings, only those that fit (memory is counted
-/// without a timeline; the budget goes to timelines). Returns the candidates and how many
-/// parallel plans they try; nothing unless the space is staged.
-pub fn settings_pass(base: &Scenario, ranked: &[Outcome], space: &Space, spent_ops: u64) -> (Vec<Candidate>, usize) {
-    if !(space.staged && searches_settings(base)) {
-        return (Vec::new(), 0);
-    }
-    let dims = Dims::of(&base.model);
-    let levels = recompute_levels(&base.task.setup, dims.as_ref().is_some_and(Dims::is_moe));
-    let (fit, misfit): (Vec<&Outcome>, Vec<&Outcome>) = ranked.iter().partition(|o| o.fits());
-    // Those that cannot fit with any setting, or run at less than a share of the fastest fit's
-    // throughput, are passed by (no setting makes up that much: recomputation only slows); the
-    // others go fastest first, as they would run with the lightest recomputation that fits.
-    let fastest_fit = fit.first().map_or(0.0, |o| o.throughput_samples_per_s);
-    let mut promised: Vec<(f64, &Outcome)> = misfit
-        .into_iter()
-        .filter(|o| o.throughput_samples_per_s >= MISFIT_SHARE * fastest_fit)
-        .filter_map(|o| {
-            let recompute = lightest_recompute_that_fits(base, o, dims.as_ref())?;
-            let speed = if recompute == Some(Recompute::Full) { FULL_RECOMPUTE_SPEED } else { 1.0 };
-            Some((o.throughput_samples_per_s * speed, o))
-        })
-        .collect();
-    crate::engine::order::sort_by(&mut promised, |a, b| b.0.total_cmp(&a.0));
-    let misfit: Vec<&Outcome> = promised.into_iter().map(|(_, o)| o).collect();
-    // The whole search about STAGE_OPS, with at least half of that for the settings, within
-    // what one search may take; all that one search may take where no plan fits yet (only the
-    // settings can make one fit).
-    let left = MAX_SEARCH_OPS.saturating_sub(spent_ops);
-    let mut budget =
-        if fit.is_empty() { left } else { STAGE_OPS.saturating_sub(spent_ops).max(STAGE_OPS / 2).min(left) };
-    let mut lightest = misfit.clone();
-    crate::engine::order::sort_by(&mut lightest, |a, b| {
-        (a.memory_bytes / a.capacity_bytes).total_cmp(&(b.memory_bytes / b.capacity_bytes))
-    });
-    let mut order: Vec<&Outcome> = Vec::with_capacity(SETTINGS_PASS_PLANS);
-    for i in 0..fit.len().max(misfit.len()) {
-        for o in [fit.get(i), misfit.get(i), lightest.get(i)].into_iter().flatten() {
-            if order.len() < SETTINGS_PASS_PLANS && !order.iter().any(|p| p.plan == o.plan) {
-                order.push(o);
-            }
-        }
-        if order.len() == SETTINGS_PASS_PLANS {
-            break;
-        }
-    }
-    let mut out = Vec::new();
-    let mut plans = 0;
-    for o in order.into_iter().take(SETTINGS_PASS_PLANS) {
-        let (Some(t), Some(local)) = (&o.plan.transformer, o.plan.local_transformer_batch) else { continue };
-        let list: Vec<Candidate> = knob_settings(&base.task.setup, PlanShape::of(t, local, dims.as_ref()))
-            .into_iter()
-            .filter(|setup| *setup != o.setup)
-            .map(|setup| Candidate { plan: o.plan.clone(), setup })
-            .filter(|c| {
-                let s = with(base, c);
-                extended::rules::check(&s).is_empty()
-                    && trains_within_hbm(&s) != Some(false)
-                    && !lighter_recompute_fits(&s, &levels)
-            })
-            .collect();
-        if list.is_empty() {
-            continue;
-        }
-        let ops = cost(base, &list);
-        // A plan whose settings cost more than is left is passed by; a later one may cost less
-        // (no pipeline, or fewer micro-batches).
-        if ops > budget || ranked.len() + out.len() + list.len() > MAX_PLANS {
-            continue;
-        }
-        budget -= ops;
-        out.extend(list);
-        plans += 1;
-    }
-    (out, plans)
-}
-
 /// A brute-force sweep: every parallel plan of the space ([`plans`] without settings), each
 /// with [`every_setting`] where the explorer tries settings, evaluated and ranked best first.
 /// Tens of times the explorer's work: for checking the explorer, not for the page.
@@ -584,27 +418,4 @@ fn sweep(base: &Scenario, space: &Space, everywhere: bool) -> Vec<Outcome> {
     }
     rank(&mut out);
     out
-}
-
-/// Which plans of a search were tried with every training setting ([`knob_settings`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SettingsSearched {
-    /// None: the search does not try settings (reference mode, serving, recommendation models).
-    NotApplicable,
-    /// Every plan.
-    Every,
-    /// A staged search ([`settings_pass`]): this many of the most promising plans; every other
-    /// plan ran with the scenario's own settings.
-    Best(usize),
-}
-
-/// What a search of `space` for `base` tried the settings on, with `settings_plans` the
-/// plans of its settings pass ([`settings_pass`]).
-pub fn settings_searched(base: &Scenario, space: &Space, settings_plans: usize) -> SettingsSearched {
-    match (searches_settings(base), space.knobs) {
-        (false, _) => SettingsSearched::NotApplicable,
-        (true, true) => SettingsSearched::Every,
-        (true, false) => SettingsSearched::Best(settings_plans),
-    }
 }
