@@ -34,10 +34,7 @@ pub use settings::{
     brute_force, brute_force_everywhere, every_setting, knob_settings, placements, refined, refinements, PlanShape,
     REFINED_PER_PLAN, REFINED_PLANS,
 };
-pub use staged::{
-    settings_pass, settings_searched, SettingsSearched, FULL_RECOMPUTE_SPEED, MICRO_BATCHES_PER_STAGE, MISFIT_SHARE,
-    SETTINGS_PASS_PLANS,
-};
+pub use staged::{settings_pass, settings_searched, SettingsSearched, MICRO_BATCHES_PER_STAGE, SETTINGS_PASS_PLANS};
 
 /// How local batches are chosen.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -124,7 +124,7 @@ pub fn knob_settings(base: &Setup, shape: PlanShape) -> Vec<Setup> {
     micro.reverse();
     let zeros: &[u8] =
         if shape.replicas > 1 && base.zero_stage == 0 { &[0, 1, 2] } else { std::slice::from_ref(&base.zero_stage) };
-    let sequence_parallel = base.sequence_parallel || shape.tp > 1;
+    let sequence_parallel = sequence_parallel(base, shape);
     let chunks =
         if shape.stages > 1 && base.virtual_stages == 1 { shape.chunk_choices() } else { vec![base.virtual_stages] };
     let experts = shape.expert_choices(base);
@@ -137,6 +137,14 @@ pub fn knob_settings(base: &Setup, shape: PlanShape) -> Vec<Setup> {
         &chunks,
         &experts,
     )
+}
+
+/// Whether a plan of `shape` runs with sequence parallelism: `base`'s choice, and always with
+/// tensor parallelism (Megatron-LM's advice: the all-reduces' bytes, the norms' work and
+/// activations split by tp), in the full search ([`knob_settings`]) and a staged first pass
+/// alike.
+pub(super) fn sequence_parallel(base: &Setup, shape: PlanShape) -> bool {
+    base.sequence_parallel || shape.tp > 1
 }
 
 /// `base` with the overlap options on where a plan of `shape` has what they overlap: the

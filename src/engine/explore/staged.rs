@@ -3,7 +3,7 @@
 //! settings pass over the most promising plans ([`settings_pass`]), and what a search says it
 //! tried ([`SettingsSearched`]).
 
-use super::settings::{overlapped, recompute_levels};
+use super::settings::{overlapped, recompute_levels, sequence_parallel};
 use super::*;
 
 /// The settings a staged search's first pass ranks a plan of `shape` with ([`Space::staged`]):
@@ -20,12 +20,7 @@ use super::*;
 pub fn first_pass(base: &Setup, shape: PlanShape) -> Setup {
     let zero_stage = if shape.replicas > 1 && base.zero_stage == 0 { 1 } else { base.zero_stage };
     let micro_batch = base.micro_batch.or_else(|| (shape.stages > 1).then(|| pipeline_micro_batch(shape)));
-    Setup {
-        zero_stage,
-        micro_batch,
-        sequence_parallel: base.sequence_parallel || shape.tp > 1,
-        ..overlapped(base, shape)
-    }
+    Setup { zero_stage, micro_batch, sequence_parallel: sequence_parallel(base, shape), ..overlapped(base, shape) }
 }
 
 /// Micro-batches per pipeline stage past which the bubble costs little: a pipeline of `p`
@@ -38,7 +33,7 @@ pub const MICRO_BATCHES_PER_STAGE: u64 = 4;
 /// ([`first_pass`]): the largest power of two that divides the local batch into at least
 /// [`MICRO_BATCHES_PER_STAGE`] micro-batches per stage, or 1 where the local batch holds fewer.
 /// Larger micro-batches run larger GEMMs; the settings pass tries the others.
-pub fn pipeline_micro_batch(shape: PlanShape) -> u64 {
+fn pipeline_micro_batch(shape: PlanShape) -> u64 {
     let enough = |m: u64| shape.local.is_multiple_of(m) && shape.local / m >= MICRO_BATCHES_PER_STAGE * shape.stages;
     powers(shape.local, enough).last().copied().unwrap_or(1)
 }
@@ -50,22 +45,24 @@ pub const MISFIT_SHARE: f64 = 0.5;
 /// The lightest recomputation of [`knob_settings`] with which the plan of `o` fits in HBM at
 /// its lightest other settings (the smallest micro-batch and the highest ZeRO stage, with any
 /// of its choices of the rest): memory only, without a timeline. `None` where none does (no
-/// setting fits it, so the settings pass need not try it); `Some(None)` for a plan that is not
-/// a transformer's.
-fn lightest_recompute_that_fits(base: &Scenario, o: &Outcome, dims: Option<&Dims>) -> Option<Option<Recompute>> {
-    let (Some(t), Some(local)) = (&o.plan.transformer, o.plan.local_transformer_batch) else { return Some(None) };
+/// setting fits it, so the settings pass need not try it); no recomputation for a plan that
+/// has no such settings (not a transformer's).
+fn lightest_recompute_that_fits(base: &Scenario, o: &Outcome, dims: Option<&Dims>) -> Option<Recompute> {
+    let (Some(t), Some(local)) = (&o.plan.transformer, o.plan.local_transformer_batch) else {
+        return Some(Recompute::None);
+    };
     let all = knob_settings(&base.task.setup, PlanShape::of(t, local, dims));
     let (Some(micro), Some(zero)) =
         (all.iter().filter_map(|s| s.micro_batch).min(), all.iter().map(|s| s.zero_stage).max())
     else {
-        return Some(None);
+        return Some(Recompute::None);
     };
     all.into_iter()
         .filter(|s| s.micro_batch == Some(micro) && s.zero_stage == zero)
         .find(|setup| {
             trains_within_hbm(&with(base, &Candidate { plan: o.plan.clone(), setup: setup.clone() })) != Some(false)
         })
-        .map(|s| Some(s.recompute))
+        .map(|s| s.recompute)
 }
 
 /// The share of its throughput a plan keeps under full recomputation, by which the settings
@@ -94,10 +91,10 @@ pub const SETTINGS_PASS_PLANS: usize = 64;
 /// fit with the first pass's settings may be the best with others; and where no plan fits with
 /// them (a model too big for the GPUs but with every saving), the lightest are the ones the
 /// settings can bring within the memory. Of those that do not fit, only plans that fit with
-/// their lightest settings ([`lightest_recompute_that_fits`]) and reach [`MISFIT_SHARE`] of the fastest
-/// fit's throughput are tried; of each plan's settings, only those that fit (memory is counted
-/// without a timeline; the budget goes to timelines). Returns the candidates and how many
-/// parallel plans they try; nothing unless the space is staged.
+/// their lightest settings ([`lightest_recompute_that_fits`]) and reach [`MISFIT_SHARE`] of the
+/// fastest fit's throughput are tried; of each plan's settings, only those that fit (memory is
+/// counted without a timeline; the budget goes to timelines). Returns the candidates and how
+/// many parallel plans they try; nothing unless the space is staged.
 pub fn settings_pass(base: &Scenario, ranked: &[Outcome], space: &Space, spent_ops: u64) -> (Vec<Candidate>, usize) {
     if !(space.staged && searches_settings(base)) {
         return (Vec::new(), 0);
@@ -114,7 +111,7 @@ pub fn settings_pass(base: &Scenario, ranked: &[Outcome], space: &Space, spent_o
         .filter(|o| o.throughput_samples_per_s >= MISFIT_SHARE * fastest_fit)
         .filter_map(|o| {
             let recompute = lightest_recompute_that_fits(base, o, dims.as_ref())?;
-            let speed = if recompute == Some(Recompute::Full) { FULL_RECOMPUTE_SPEED } else { 1.0 };
+            let speed = if recompute == Recompute::Full { FULL_RECOMPUTE_SPEED } else { 1.0 };
             Some((o.throughput_samples_per_s * speed, o))
         })
         .collect();
