@@ -1307,13 +1307,13 @@ mod tests {
         let held: Vec<&str> = rows.iter().filter(|r| r.held_out()).map(|r| r.id.as_str()).collect();
         assert_eq!(held.len(), 581);
         // Megatron-MoE-ModelZoo's Qwen3-235B-A22B runs: experts whole on each tensor-parallel
-        // rank, tokens dispatched by the fused permute; held out but for those whose
+        // rank, tokens permuted by the fused permute and sent by DeepEP; held out but for those whose
         // recomputation led to modelling Megatron-core's recomputed modules.
         let zoo: Vec<&RowResult> = rows.iter().filter(|r| r.id.starts_with("qwen3moe-235b-")).collect();
         let zoo_task = |r: &RowResult, key: &str| r.scenario.as_ref().map(|s| s["task"][key].clone());
         assert!(zoo.len() == 12 && zoo.iter().all(|r| r.error.is_some()));
         assert!(zoo.iter().all(|r| zoo_task(r, "expert_tp") == Some(serde_json::json!(1))));
-        assert!(zoo.iter().all(|r| r.scenario.as_ref().is_some_and(|s| s["model"]["moe_dispatch"] == "fused")));
+        assert!(zoo.iter().all(|r| r.scenario.as_ref().is_some_and(|s| s["model"]["moe_dispatch"] == "deepep")));
         let recomputes = |r: &&RowResult| zoo_task(r, "recompute") != Some(serde_json::json!("none"));
         assert!(zoo.iter().all(|r| r.held_out() != recomputes(r)), "held out: the one run that recomputes nothing");
         // The long-context runs: expert parallelism over two of the context-parallel ranks

@@ -305,7 +305,7 @@ fn plausible(rng: &mut Rng, key: &str, old: Option<&Value>) -> Value {
         "attention" => &["flash", "flash2-h100", "flash1", "flash1-h100", "materialized"],
         "positions" => &["learned", "rope", "rope-unfused", "none"],
         "elementwise" => &["fused", "eager"],
-        "moe_dispatch" => &["eager", "fused"],
+        "moe_dispatch" => &["eager", "fused", "deepep"],
         "expert_tp" | "expert_cp" | "zero_shard_ranks" => return json!(1u64 << rng.below(4)),
         "recompute" => &["none", "selective", "full"],
         "recompute_modules" => &["core_attn", "layernorm, moe", "core_attn mlp", "moe_act", "x"],

@@ -260,7 +260,7 @@ pub fn accuracy_note() -> Option<String> {
 /// dispatch; Megatron-MoE-ModelZoo's Qwen3-235B-A22B runs, calibration but for the one that
 /// recomputes nothing, since their recomputed modules were modelled). A test recomputes it from
 /// the shipped rows ([`moe_note`]).
-pub const MOE_NOTE: &str = "On the 13 published training runs of a mixture-of-experts LLM it was checked against (Mixtral-8x7B and Qwen3-235B-A22B on 32 H100s and 256 H100s with tensor, pipeline, context, expert and data parallelism; 12 in the calibration set, 1 held out), the default model predicted from 42% less to 95% more time than measured: read its mixture-of-experts training times as rough. 1 of them dispatched their tokens as Megatron-core 0.6 does, in eager PyTorch, 12 with Transformer Engine's fused permute and unpermute.";
+pub const MOE_NOTE: &str = "On the 13 published training runs of a mixture-of-experts LLM it was checked against (Mixtral-8x7B and Qwen3-235B-A22B on 32 H100s and 256 H100s with tensor, pipeline, context, expert and data parallelism; 12 in the calibration set, 1 held out), the default model predicted from 42% less to 95% more time than measured: read its mixture-of-experts training times as rough. 1 of them dispatched their tokens as Megatron-core 0.6 does, in eager PyTorch, 12 with Transformer Engine's fused permute and unpermute. 12 of those sent them with DeepEP's all-to-all.";
 
 /// [`MOE_NOTE`] as the shipped rows make it now.
 #[cfg(not(target_arch = "wasm32"))]
@@ -306,8 +306,11 @@ pub fn moe_note() -> Option<String> {
         .collect();
     let parallelism =
         if kinds.is_empty() { "one GPU".to_owned() } else { format!("{} parallelism", crate::wording::listed(&kinds)) };
-    let fused =
-        rows.iter().filter(|r| r.scenario.as_ref().is_some_and(|s| s["model"]["moe_dispatch"] == "fused")).count();
+    let dispatched = |kind: &str| {
+        rows.iter().filter(|r| r.scenario.as_ref().is_some_and(|s| s["model"]["moe_dispatch"] == kind)).count()
+    };
+    let deepep = dispatched("deepep");
+    let fused = dispatched("fused") + deepep;
     const EAGER: &str = "as Megatron-core 0.6 does, in eager PyTorch";
     const FUSED: &str = "with Transformer Engine's fused permute and unpermute";
     let dispatch = match (rows.len() - fused, fused) {
@@ -315,6 +318,10 @@ pub fn moe_note() -> Option<String> {
         (_, 0) => format!("They dispatched their tokens {EAGER}."),
         (0, _) => format!("They dispatched their tokens {FUSED}."),
         (eager, fused) => format!("{eager} of them dispatched their tokens {EAGER}, {fused} {FUSED}."),
+    };
+    let dispatch = match deepep {
+        0 => dispatch,
+        n => format!("{dispatch} {n} of those sent them with DeepEP's all-to-all."),
     };
     Some(format!(
         "On the {runs} of a mixture-of-experts LLM it was checked against ({} on {} with {}; {set}), the default model predicted {time} time than measured{advice}. {dispatch}",

@@ -112,6 +112,12 @@ pub enum MoeDispatch {
     /// probabilities applied in the experts' fused activation
     /// ([`crate::engine::extended::calibration::FUSED_DISPATCH`]).
     Fused,
+    /// Fused permutation as [`MoeDispatch::Fused`], with DeepEP's all-to-all kernels
+    /// (Megatron-core's `--moe-token-dispatcher-type flex --moe-enable-deepep`): across nodes a
+    /// token goes once to each node that holds one of its experts, over RDMA, and is forwarded
+    /// within the node over NVLink
+    /// ([`crate::engine::extended::collective::deepep_all_to_all_s`]).
+    DeepEp,
 }
 
 /// How a transformer's norms and gated feed-forward activation are computed, and what that

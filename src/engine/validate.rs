@@ -748,7 +748,7 @@ fn read_shape(v: &mut Reader, m: &RawModel, arch: &Arch) -> Option<Shape> {
     let moe_dispatch = v.choice(
         &m.moe_dispatch,
         at("model", "moe_dispatch"),
-        &[("eager", MoeDispatch::Eager), ("fused", MoeDispatch::Fused)],
+        &[("eager", MoeDispatch::Eager), ("fused", MoeDispatch::Fused), ("deepep", MoeDispatch::DeepEp)],
         MoeDispatch::Eager,
     )?;
     Some(Shape {

@@ -194,6 +194,14 @@ const fn pre_hopper_on_h100(a100_share: f64) -> f64 {
 /// four gradient GEMMs, 2.5 forward passes in all instead of 2 (Dao et al. 2022, algorithm 4).
 pub const FUSED_BACKWARD_SCORE_REPLAY: f64 = 0.5;
 
+/// DeepEP's all-to-all across nodes, as a share of the NIC's line rate: the bandwidth its
+/// normal (training and prefill) kernels reach on H800s with a 400 Gb/s ConnectX-7 each (about
+/// 50 GB/s), counted as DeepEP counts it, over every (token, node) pair a dispatch sends its
+/// own node included: 43, 58 and 51 GB/s at 16, 32 and 64 ranks (deepseek-ai/DeepEP,
+/// `docs/legacy.md`, "Normal kernels with NVLink and RDMA forwarding"; `tests/test_internode.py`
+/// counts the pairs). The middle one, 51 of 50.
+pub const DEEPEP_RDMA_SHARE: f64 = 51.0 / 50.0;
+
 /// Fixed cost of one collective call: kernel launch and the first synchronisation between the
 /// ranks, s. NCCL's tuning model (`src/graph/tuning.cc`) uses a base latency of 8.4 us for
 /// ring collectives with its bandwidth ("Simple") protocol.

@@ -10,7 +10,7 @@
 
 use super::calibration::{
     Protocol, COLLECTIVE_BASE_S, CUSTOM_ALL_REDUCE_BASE_S, CUSTOM_ALL_REDUCE_MAX_BYTES, CUSTOM_ALL_REDUCE_PEER_S,
-    PROTOCOLS, TREE_BW_SHARE,
+    DEEPEP_RDMA_SHARE, PROTOCOLS, TREE_BW_SHARE,
 };
 use crate::engine::scenario::Algorithm;
 
@@ -173,6 +173,45 @@ pub fn time_s(c: Collective, bytes: f64, g: Group, links: &Links, alg: Algorithm
             .map(|p| p.base_s + transfer_s(c, bytes, g, links, alg, p))
             .fold(f64::INFINITY, f64::min),
     }
+}
+
+/// A mixture of experts' routing across nodes: the expected number of nodes, its own included,
+/// that hold at least one of a token's `active` experts, the `experts` spread evenly over `nodes`
+/// and chosen uniformly without repetition: `m (1 - C(E - E/m, a) / C(E, a))`.
+pub fn nodes_per_token(experts: f64, active: f64, nodes: f64) -> f64 {
+    if nodes <= 1.0 {
+        return 1.0;
+    }
+    let elsewhere = experts - experts / nodes;
+    // The chance that none of the token's experts sits on a given node.
+    let none =
+        (0..active.max(0.0) as u64).map(|i| ((elsewhere - i as f64) / (experts - i as f64)).max(0.0)).product::<f64>();
+    nodes * (1.0 - none)
+}
+
+/// The time of one all-to-all of a mixture of experts' dispatch or combine by DeepEP's normal
+/// kernels, s: `tokens` per rank of `token_bytes` each, routed to `active` of `experts`. Within
+/// a node it is timed as NCCL's ([`time_s`] of every routed copy). Across nodes a token goes
+/// once to each node holding one of its experts ([`nodes_per_token`]), to the rank of the same
+/// local index, which forwards it over NVLink: the pairs at [`DEEPEP_RDMA_SHARE`] of the NIC's
+/// line rate `nic_line_bytes_per_s` per GPU (DeepEP counts the own node's pairs in that rate),
+/// or the copies over NVLink, whichever takes longer, plus a launch.
+pub fn deepep_all_to_all_s(
+    tokens: f64,
+    token_bytes: f64,
+    (experts, active): (f64, f64),
+    g: Group,
+    links: &Links,
+    nic_line_bytes_per_s: f64,
+) -> f64 {
+    let copies_bytes = tokens * token_bytes * active;
+    if g.within_node() {
+        return time_s(Collective::AllToAll, copies_bytes, g, links, Algorithm::Ring);
+    }
+    let rdma_s = tokens * nodes_per_token(experts, active, g.nodes() as f64) * token_bytes
+        / (nic_line_bytes_per_s * DEEPEP_RDMA_SHARE);
+    let nvlink_s = copies_bytes / links.intra_bytes_per_s;
+    COLLECTIVE_BASE_S + rdma_s.max(nvlink_s)
 }
 
 /// The time of an all-reduce of `bytes` per rank in a serving engine that has its own kernels
@@ -389,6 +428,47 @@ mod tests {
 
     fn close(a: f64, b: f64) {
         assert!((a - b).abs() <= 1e-12 * b.abs().max(1e-9), "{a} vs {b}");
+    }
+
+    #[test]
+    fn a_token_reaches_fewer_nodes_than_it_has_experts() {
+        // One node: every token stays home. One expert per token: one node.
+        close(nodes_per_token(128.0, 8.0, 1.0), 1.0);
+        close(nodes_per_token(128.0, 1.0, 4.0), 1.0);
+        // 8 of 128 experts over 4 nodes: a node misses all 8 with probability
+        // C(96, 8) / C(128, 8), about 9.5%, so about 3.63 nodes, not 8 copies.
+        let none: f64 = (0..8).map(|i| (96.0 - i as f64) / (128.0 - i as f64)).product();
+        close(nodes_per_token(128.0, 8.0, 4.0), 4.0 * (1.0 - none));
+        assert!((nodes_per_token(128.0, 8.0, 4.0) - 3.63).abs() < 0.01);
+        // As many nodes as experts: each expert on its own node, each copy its own node.
+        close(nodes_per_token(8.0, 2.0, 8.0), 2.0);
+        // Never more nodes than there are.
+        assert!(nodes_per_token(256.0, 64.0, 4.0) <= 4.0);
+    }
+
+    #[test]
+    fn deepep_sends_a_token_once_per_node_at_the_line_rate_and_is_nccls_within_a_node() {
+        let (tokens, token_bytes, line) = (2048.0, 8192.0, 50e9);
+        let moe = (128.0, 8.0);
+        // Within a node it is NCCL's all-to-all of every routed copy.
+        let node = Group::new(8, 8);
+        let within = deepep_all_to_all_s(tokens, token_bytes, moe, node, &LINKS, line);
+        close(within, time_s(Collective::AllToAll, tokens * token_bytes * 8.0, node, &LINKS, Algorithm::Ring));
+        // Over 4 nodes: the (token, node) pairs at the source's share of the line rate.
+        let four = Group::new(32, 8);
+        let pairs = tokens * nodes_per_token(128.0, 8.0, 4.0);
+        let across = deepep_all_to_all_s(tokens, token_bytes, moe, four, &LINKS, line);
+        close(across, COLLECTIVE_BASE_S + pairs * token_bytes / (line * DEEPEP_RDMA_SHARE));
+        // NCCL sends each remote copy through the NICs: 6 of a token's 8 here, where DeepEP
+        // sends 2.7 of its 3.6 pairs across (its rate counts all 3.6): at the same NIC rate,
+        // 6 / (3.63 / 1.02), 1.7 times the time.
+        let links = Links { inter_bytes_per_s: line, ..LINKS };
+        let nccl = time_s(Collective::AllToAll, tokens * token_bytes * 8.0, four, &links, Algorithm::Ring);
+        let deepep = deepep_all_to_all_s(tokens, token_bytes, moe, four, &links, line);
+        assert!(nccl > 1.6 * deepep && nccl < 1.8 * deepep, "{nccl} vs {deepep}");
+        // Fast NICs: NVLink's forwarding of every copy bounds it.
+        let fast = deepep_all_to_all_s(tokens, token_bytes, moe, four, &LINKS, 1e15);
+        close(fast, COLLECTIVE_BASE_S + tokens * token_bytes * 8.0 / LINKS.intra_bytes_per_s);
     }
 
     #[test]

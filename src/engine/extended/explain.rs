@@ -4,8 +4,10 @@
 //! One job: explaining a transformer training op (one arm per kind of op; serving's ops are
 //! explained in `serving/explain.rs`, DLRM's and CNNs' beside their models).
 
-use super::calibration::{ADAM_BYTES_PER_PARAM, HOST_BLOCK_S, NIC_STEP_S, NVLINK_STEP_S, POSITION_ADD_PASSES};
-use super::collective::{Group, Links};
+use super::calibration::{
+    ADAM_BYTES_PER_PARAM, DEEPEP_RDMA_SHARE, HOST_BLOCK_S, NIC_STEP_S, NVLINK_STEP_S, POSITION_ADD_PASSES,
+};
+use super::collective::{nodes_per_token, Group, Links};
 use super::training::TrainingCx;
 use crate::engine::ops::{Block, OpKind, OpName, Phase};
 use crate::engine::reference::explain::{Explanation, Term, Unit};
@@ -483,14 +485,25 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
             )];
             terms.extend(group_terms(cx.expert_group(), &cx.links));
             let again = op.phase == Phase::Backward && cx.replays_forward_comm(Block::Fc);
+            let group = cx.expert_group();
+            let deepep = cx.d.moe_dispatch == MoeDispatch::DeepEp && !group.within_node();
+            if deepep {
+                let nodes = nodes_per_token(cx.d.experts, cx.d.active, group.nodes() as f64);
+                terms.push(term("n_tok", "nodes holding at least one of a token's experts, its own included: m (1 - C(E - E/m, a) / C(E, a)), experts spread evenly and chosen uniformly", nodes, Unit::Count));
+                terms.push(term("r", "DeepEP's bandwidth across nodes as a share of the NIC's line rate, over the (token, node) pairs it sends (deepseek-ai/DeepEP's table: 43, 58 and 51 GB/s on 50 GB/s NICs)", DEEPEP_RDMA_SHARE, Unit::Count));
+            }
+            let formula = if deepep {
+                "DeepEP: max(S / a x n_tok / (r x NIC line rate), S / B_nvl) + launch: each token crosses to a node once, then NVLink forwards it to its experts"
+            } else {
+                "max(S (k-1)/d / B_nvl, S (d-k)/d / B_nic) + latency"
+            };
             Explanation {
                 what: format!("Expert-parallel all-to-all of {layer} ({})", if op.kind == OpKind::MoeDispatch { "dispatch" } else { "combine" }),
                 formula: if again {
-                    "twice (the recomputed forward pass's, then the gradients'): max(S (k-1)/d / B_nvl, S (d-k)/d / B_nic) + latency"
+                    format!("twice (the recomputed forward pass's, then the gradients'): {formula}").into()
                 } else {
-                    "max(S (k-1)/d / B_nvl, S (d-k)/d / B_nic) + latency"
-                }
-                .into(),
+                    formula.into()
+                },
                 terms,
                 seconds: if again { 2.0 * t.moe_a2a_s } else { t.moe_a2a_s },
                 note: Some("Sized by the experts each token visits and the capacity factor (MAD-Max divides by all experts, quirk Q19)."),
@@ -629,6 +642,7 @@ fn dispatch_meaning(d: MoeDispatch) -> &'static str {
     match d {
         MoeDispatch::Eager => "of the element-wise time above, the mixture of experts' token dispatch (Megatron-core 0.6's, eager PyTorch), on every tensor-parallel GPU over all the micro-batch's tokens (under expert tensor parallelism, its etp / tp share): forward, each token's routed copies gathered and sorted by expert, then scattered back, weighed by the router's probabilities and summed (12 passes over each copy, 1 over the token, 31 kernels); backward, their gradients (15 and 1, 15 kernels)",
         MoeDispatch::Fused => "of the element-wise time above, the mixture of experts' token dispatch by Transformer Engine's fused permute and unpermute (Megatron-core's --moe-permute-fusion), on every tensor-parallel GPU over all the micro-batch's tokens (under expert tensor parallelism, its etp / tp share): forward, each token read once and written to each of its routed copies, then each copy read back into the token's sum (2 passes over each copy, 2 over the token, 18 kernels with the router's); backward, their gradients (3 and 1, 10 kernels); the experts' activation applies the router's probabilities",
+        MoeDispatch::DeepEp => "of the element-wise time above, the mixture of experts' token dispatch permuted as Transformer Engine's fused permute and unpermute do it (around DeepEP's all-to-all), on every tensor-parallel GPU over all the micro-batch's tokens (under expert tensor parallelism, its etp / tp share): forward, each token read once and written to each of its routed copies, then each copy read back into the token's sum (2 passes over each copy, 2 over the token, 18 kernels with the router's); backward, their gradients (3 and 1, 10 kernels); the experts' activation applies the router's probabilities",
     }
 }
 

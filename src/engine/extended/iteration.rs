@@ -822,6 +822,34 @@ mod tests {
     }
 
     #[test]
+    fn deepep_is_chosen_by_name_and_sends_fewer_bytes_across_nodes_only() {
+        // Top-8 of 128 experts: 32-way expert parallelism spans 4 nodes, 8-way stays in one.
+        let moe = |dispatch: &str, ep: u64| {
+            let task = json!({"transformer_parallel": ["ep", "ddp"], "transformer_parallel_degree": [ep, 32 / ep],
+                "micro_batch": 1, "recompute": "full"});
+            let m = json!({"type": "LLM_MoE", "num_experts": 128, "num_active_experts": 8, "moe_dispatch": dispatch});
+            scenario_with(32, task, m)
+        };
+        let a2a = |s: &Scenario| TrainingCx::new(s).expect("moe").moe_all_to_all_s();
+        let (fused, deepep) = (moe("fused", 32), moe("deepep", 32));
+        assert_eq!(deepep.model.shape.moe_dispatch, MoeDispatch::DeepEp);
+        // Permuted the same way: the same element-wise work.
+        let (f, d) = (TrainingCx::new(&fused).expect("moe"), TrainingCx::new(&deepep).expect("moe"));
+        assert_eq!(f.dispatch_s(Block::Fc), d.dispatch_s(Block::Fc));
+        // Across nodes each token goes once to each node of its experts (3.6 of 4, not 6 remote
+        // copies of 8), at the NIC's line rate rather than NCCL's share of it.
+        assert!(a2a(&deepep) < a2a(&fused) / 2.0, "{} against {}", a2a(&deepep), a2a(&fused));
+        assert!(evaluate(&d).iteration_s < evaluate(&f).iteration_s);
+        // Within a node it is NCCL's.
+        assert_eq!(a2a(&moe("deepep", 8)), a2a(&moe("fused", 8)));
+        // Its explanation says how it counts.
+        let r = evaluate(&d);
+        let op = r.timeline.iter().find(|o| o.name.kind == OpKind::MoeDispatch).expect("a dispatch");
+        let e = crate::engine::extended::explain::explain(&d, &op.name).expect("explained");
+        assert!(e.formula.contains("DeepEP") && e.terms.iter().any(|t| t.symbol == "n_tok"), "{}", e.formula);
+    }
+
+    #[test]
     fn a_fused_moe_dispatch_moves_and_keeps_less_says_so_and_is_chosen_by_name() {
         // Top-2 of 8 experts on tp 8: the whole micro-batch's dispatch on every GPU, eager
         // (Megatron-core 0.6) or by Transformer Engine's fused permute and unpermute.
@@ -875,14 +903,17 @@ mod tests {
         assert!(eager_words.contains(&format!("({MOE_DISPATCH_COPY_PASSES} passes over each copy, {MOE_DISPATCH_TOKEN_PASSES} over the token, {k_ef} kernels")), "{eager_words}");
         assert!(words(&eager, Phase::Backward)
             .contains(&format!("({MOE_DISPATCH_COPY_GRAD_PASSES} and {MOE_DISPATCH_TOKEN_PASSES}, {k_eb} kernels)")));
-        // An unknown value is refused, naming the key and the two choices.
+        // An unknown value is refused, naming the key and the choices.
         let errs = checked(doc(
             8,
             task,
-            json!({"type": "LLM_MoE", "num_experts": 8, "num_active_experts": 2, "moe_dispatch": "deepep"}),
+            json!({"type": "LLM_MoE", "num_experts": 8, "num_active_experts": 2, "moe_dispatch": "alltoall"}),
         ))
         .expect_err("refused");
-        assert!(errs.iter().any(|e| e.field == "model.moe_dispatch" && e.message.contains("fused")), "{errs:?}");
+        let named = |e: &crate::engine::validate::FieldError| {
+            ["eager", "fused", "deepep"].iter().all(|c| e.message.contains(c))
+        };
+        assert!(errs.iter().any(|e| e.field == "model.moe_dispatch" && named(e)), "{errs:?}");
     }
 
     #[test]

@@ -590,11 +590,12 @@ impl Dims {
         (way(fwd), way(bwd))
     }
 
-    /// What the token dispatch costs as it runs: [`EAGER_DISPATCH`] or [`FUSED_DISPATCH`].
+    /// What the token dispatch costs as it runs: [`EAGER_DISPATCH`] or [`FUSED_DISPATCH`] (with
+    /// DeepEP's all-to-all too: Megatron-core permutes the tokens the same way around it).
     pub fn dispatch(&self) -> DispatchCost {
         match self.moe_dispatch {
             MoeDispatch::Eager => EAGER_DISPATCH,
-            MoeDispatch::Fused => FUSED_DISPATCH,
+            MoeDispatch::Fused | MoeDispatch::DeepEp => FUSED_DISPATCH,
         }
     }
 

@@ -10,14 +10,14 @@ use super::calibration::{
     FP8_WEIGHT_COPY_BYTES_PER_PARAM, FUSED_BACKWARD_SCORE_REPLAY, HOST_BLOCK_S, KERNELS_PER_BLOCK, KERNEL_OVERHEAD_S,
     METRIC_CAST_BYTES, METRIC_LOG_SOFTMAX_BYTES, OPTIMIZER_BYTES_PER_PARAM, WORKSPACE_BYTES,
 };
-use super::collective::{time_s, Collective, Group, Links, Placement};
+use super::collective::{deepep_all_to_all_s, time_s, Collective, Group, Links, Placement};
 use super::gemm::{Gemm, GemmGpu};
 use super::layout::Layout;
 use super::mixed::StagesByType;
 use super::shape::Dims;
 use crate::engine::ops::{Block, OpKind};
 use crate::engine::report::{Limit, MemPart, Memory};
-use crate::engine::scenario::{Recompute, Scenario, Setup, TaskKind};
+use crate::engine::scenario::{MoeDispatch, Recompute, Scenario, Setup, TaskKind};
 
 /// Per-scenario quantities of the default model: everything the timeline, the memory figure
 /// and the explanations read.
@@ -280,6 +280,30 @@ impl<'a> TrainingCx<'a> {
     /// visits, padded to the capacity factor.
     pub fn moe_routed_bytes(&self) -> f64 {
         self.tokens * self.d.hidden * self.d.elem_bytes * self.d.active * self.d.capacity_factor / self.outside_div()
+    }
+
+    /// One all-to-all of a mixture-of-experts layer (dispatch or combine) on one GPU, s: NCCL's
+    /// over the routed bytes ([`TrainingCx::moe_routed_bytes`]), or DeepEP's
+    /// ([`deepep_all_to_all_s`]) when the model dispatches with it; 0 for a dense model.
+    pub fn moe_all_to_all_s(&self) -> f64 {
+        if !self.d.is_moe() {
+            return 0.0;
+        }
+        if self.d.moe_dispatch != MoeDispatch::DeepEp {
+            return self.collective(Collective::AllToAll, self.moe_routed_bytes(), self.expert_group());
+        }
+        let sys = &self.s.system;
+        let line = self.links.inter_bytes_per_s / sys.ibroce_util;
+        let tokens = self.tokens * self.d.capacity_factor / self.outside_div();
+        let token_bytes = self.d.hidden * self.d.elem_bytes;
+        deepep_all_to_all_s(
+            tokens,
+            token_bytes,
+            (self.d.experts, self.d.active),
+            self.expert_group(),
+            &self.links,
+            line,
+        )
     }
 
     /// Divisor of the work outside tensor-parallel regions: tp with sequence parallelism.
@@ -561,11 +585,7 @@ impl<'a> TrainingCx<'a> {
         let attn_bwd_s =
             self.gradient_passes_s(Block::Attn, work, attn, floor) + recompute(attn_fwd_s, attn_selective) + replay_s;
         let ffn_bwd_s = self.gradient_passes_s(Block::Fc, work, ffn, ffn_floor) + recompute(ffn_fwd_s, ffn_selective);
-        let moe_a2a_s = if self.d.is_moe() {
-            self.collective(Collective::AllToAll, self.moe_routed_bytes(), self.expert_group())
-        } else {
-            0.0
-        };
+        let moe_a2a_s = self.moe_all_to_all_s();
         let cp = self.lay.cp.size as f64;
         let kv_block = 2.0 * self.tokens * self.d.kv_heads * self.d.head_dim() * self.d.elem_bytes / self.tp();
         let kv_ring_s = (cp - 1.0) * self.collective(Collective::PointToPoint, kv_block, self.lay.cp);
