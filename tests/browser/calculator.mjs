@@ -705,6 +705,13 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   await page.locator('#op-details', { hasText: 'fused permute and unpermute' }).waitFor();
   check(/2 passes over each copy/.test(await page.locator('#op-details').textContent()), 'the feed-forward pass explains the fused dispatch');
   await page.locator('#op-details').screenshot({ path: join(shots, 'explain-moe-fused.png') });
+  // DeepEP: permuted as the fused dispatch; within one node its all-to-all is NCCL's, so the
+  // same time (across nodes it sends a token once per node: the engine's unit tests).
+  await page.selectOption('#f-model-moe_dispatch', 'deepep');
+  const deepepMoe = await matchesCli(page, 'Mixtral 8x7B with DeepEP on one node');
+  check(scenarioOfLink(await page.locator('#share-link').inputValue()).model.moe_dispatch === 'deepep'
+    && deepepMoe.iteration_s === fusedMoe.iteration_s,
+    `DeepEP within a node: ${deepepMoe.iteration_s} s, as the fused dispatch's ${fusedMoe.iteration_s} s`);
   await page.selectOption('#f-model-moe_dispatch', '');
   await settled(page);
   check((await shown(page)).iteration_s === eagerMoe.iteration_s, 'the eager dispatch by default again: the same figures as before');
