@@ -483,17 +483,24 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
                 cx.moe_routed_bytes(),
                 Unit::Bytes,
             )];
-            terms.extend(group_terms(cx.expert_group(), &cx.links));
             let again = op.phase == Phase::Backward && cx.replays_forward_comm(Block::Fc);
             let group = cx.expert_group();
             let deepep = cx.d.moe_dispatch == MoeDispatch::DeepEp && !group.within_node();
             if deepep {
-                let nodes = nodes_per_token(cx.d.experts, cx.d.active, group.nodes() as f64);
-                terms.push(term("n_tok", "nodes holding at least one of a token's experts, its own included: m (1 - C(E - E/m, a) / C(E, a)), experts spread evenly and chosen uniformly", nodes, Unit::Count));
-                terms.push(term("r", "DeepEP's bandwidth across nodes as a share of the NIC's line rate, over the (token, node) pairs it sends (deepseek-ai/DeepEP's table: 43, 58 and 51 GB/s on 50 GB/s NICs)", DEEPEP_RDMA_SHARE, Unit::Count));
+                let (experts, active, m) = (cx.d.experts, cx.d.active, group.nodes() as f64);
+                terms.extend([
+                    term("a", "experts each token visits", active, Unit::Count),
+                    term("m", "nodes the expert-parallel group spans", m, Unit::Count),
+                    term("n_tok", "nodes holding at least one of a token's experts, its own included: m (1 - C(E - E/m, a) / C(E, a)), the E experts spread evenly and chosen uniformly", nodes_per_token(experts, active, m), Unit::Count),
+                    term("r", "DeepEP's bandwidth across nodes as a share of the NIC's line rate, over the (token, node) pairs it sends (deepseek-ai/DeepEP's table: 43, 58 and 51 GB/s on 50 GB/s NICs)", DEEPEP_RDMA_SHARE, Unit::Count),
+                    term("B_line", "a GPU's share of its node's NICs at their line rate, one direction", cx.nic_line_bytes_per_s(), Unit::BytesPerS),
+                    term("B_nvl", "NVLink bandwidth per GPU, one direction, after utilisation", cx.links.intra_bytes_per_s, Unit::BytesPerS),
+                ]);
+            } else {
+                terms.extend(group_terms(group, &cx.links));
             }
             let formula = if deepep {
-                "DeepEP: max(S / a x n_tok / (r x NIC line rate), S / B_nvl) + launch: each token crosses to a node once, then NVLink forwards it to its experts"
+                "DeepEP: max(S / a x n_tok / (r x B_line), S / B_nvl) + launch: each token crosses to a node once, then NVLink forwards it to its experts"
             } else {
                 "max(S (k-1)/d / B_nvl, S (d-k)/d / B_nic) + latency"
             };

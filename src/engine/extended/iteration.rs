@@ -527,7 +527,7 @@ pub(super) fn system_stats(s: &Scenario, flops_per_s: f64, hbm_bytes_per_s: f64,
 mod tests {
     use super::*;
     use crate::engine::extended::calibration::{
-        EAGER_NORM_KERNELS, FP8_GEMM_EFFICIENCY, FUSED_DISPATCH, HOST_BLOCK_S, KERNEL_OVERHEAD_S,
+        COLLECTIVE_BASE_S, EAGER_NORM_KERNELS, FP8_GEMM_EFFICIENCY, FUSED_DISPATCH, HOST_BLOCK_S, KERNEL_OVERHEAD_S,
         MOE_DISPATCH_COPY_GRAD_PASSES, MOE_DISPATCH_COPY_PASSES, MOE_DISPATCH_KERNELS, MOE_DISPATCH_TOKEN_PASSES,
     };
     use crate::engine::extended::collective::Collective;
@@ -846,7 +846,11 @@ mod tests {
         let r = evaluate(&d);
         let op = r.timeline.iter().find(|o| o.name.kind == OpKind::MoeDispatch).expect("a dispatch");
         let e = crate::engine::extended::explain::explain(&d, &op.name).expect("explained");
-        assert!(e.formula.contains("DeepEP") && e.terms.iter().any(|t| t.symbol == "n_tok"), "{}", e.formula);
+        assert!(e.formula.contains("DeepEP"), "{}", e.formula);
+        let v = |sym: &str| e.terms.iter().find(|t| t.symbol == sym).map(|t| t.value).expect(sym);
+        let rdma_s = v("S") / v("a") * v("n_tok") / (v("r") * v("B_line"));
+        let want = COLLECTIVE_BASE_S + rdma_s.max(v("S") / v("B_nvl"));
+        assert!((e.seconds - want).abs() < 1e-9 * want, "{} against {want} from its terms", e.seconds);
     }
 
     #[test]

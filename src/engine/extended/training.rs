@@ -292,18 +292,16 @@ impl<'a> TrainingCx<'a> {
         if self.d.moe_dispatch != MoeDispatch::DeepEp {
             return self.collective(Collective::AllToAll, self.moe_routed_bytes(), self.expert_group());
         }
-        let sys = &self.s.system;
-        let line = self.links.inter_bytes_per_s / sys.ibroce_util;
         let tokens = self.tokens * self.d.capacity_factor / self.outside_div();
         let token_bytes = self.d.hidden * self.d.elem_bytes;
-        deepep_all_to_all_s(
-            tokens,
-            token_bytes,
-            (self.d.experts, self.d.active),
-            self.expert_group(),
-            &self.links,
-            line,
-        )
+        let moe = (self.d.experts, self.d.active);
+        deepep_all_to_all_s(tokens, token_bytes, moe, self.expert_group(), &self.links, self.nic_line_bytes_per_s())
+    }
+
+    /// A GPU's share of its node's NICs at their line rate, one direction, bytes/s: the links'
+    /// share before the system's NIC utilisation (which describes NCCL's collectives).
+    pub fn nic_line_bytes_per_s(&self) -> f64 {
+        self.links.inter_bytes_per_s / self.s.system.ibroce_util
     }
 
     /// Divisor of the work outside tensor-parallel regions: tp with sequence parallelism.
