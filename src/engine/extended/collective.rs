@@ -190,28 +190,25 @@ pub fn nodes_per_token(experts: f64, active: f64, nodes: f64) -> f64 {
 }
 
 /// The time of one all-to-all of a mixture of experts' dispatch or combine by DeepEP's normal
-/// kernels, s: `tokens` per rank of `token_bytes` each, routed to `active` of `experts`. Within
-/// a node it is timed as NCCL's ([`time_s`] of every routed copy). Across nodes a token goes
-/// once to each node holding one of its experts ([`nodes_per_token`]), to the rank of the same
-/// local index, which forwards it over NVLink: the pairs at [`DEEPEP_RDMA_SHARE`] of the NIC's
-/// line rate `nic_line_bytes_per_s` per GPU (DeepEP counts the own node's pairs in that rate),
-/// or the copies over NVLink, whichever takes longer, plus a launch.
+/// kernels, s: `routed_bytes` per rank, the copies of its tokens, one per expert each visits
+/// (`active` of `experts`). Within a node it is timed as NCCL's ([`time_s`]). Across nodes a
+/// token goes once to each node holding one of its experts ([`nodes_per_token`]), to the rank
+/// of the same local index, which forwards it over NVLink: the pairs at [`DEEPEP_RDMA_SHARE`]
+/// of the NIC's line rate `nic_line_bytes_per_s` per GPU (DeepEP counts the own node's pairs
+/// in that rate), or the copies over NVLink, whichever takes longer, plus a launch.
 pub fn deepep_all_to_all_s(
-    tokens: f64,
-    token_bytes: f64,
+    routed_bytes: f64,
     (experts, active): (f64, f64),
     g: Group,
     links: &Links,
     nic_line_bytes_per_s: f64,
 ) -> f64 {
-    let copies_bytes = tokens * token_bytes * active;
     if g.within_node() {
-        return time_s(Collective::AllToAll, copies_bytes, g, links, Algorithm::Ring);
+        return time_s(Collective::AllToAll, routed_bytes, g, links, Algorithm::Ring);
     }
-    let rdma_s = tokens * nodes_per_token(experts, active, g.nodes() as f64) * token_bytes
-        / (nic_line_bytes_per_s * DEEPEP_RDMA_SHARE);
-    let nvlink_s = copies_bytes / links.intra_bytes_per_s;
-    COLLECTIVE_BASE_S + rdma_s.max(nvlink_s)
+    let pairs_bytes = routed_bytes / active * nodes_per_token(experts, active, g.nodes() as f64);
+    let rdma_s = pairs_bytes / (nic_line_bytes_per_s * DEEPEP_RDMA_SHARE);
+    COLLECTIVE_BASE_S + rdma_s.max(routed_bytes / links.intra_bytes_per_s)
 }
 
 /// The time of an all-reduce of `bytes` per rank in a serving engine that has its own kernels
@@ -450,24 +447,25 @@ mod tests {
     fn deepep_sends_a_token_once_per_node_at_the_line_rate_and_is_nccls_within_a_node() {
         let (tokens, token_bytes, line) = (2048.0, 8192.0, 50e9);
         let moe = (128.0, 8.0);
+        let routed = tokens * token_bytes * 8.0;
         // Within a node it is NCCL's all-to-all of every routed copy.
         let node = Group::new(8, 8);
-        let within = deepep_all_to_all_s(tokens, token_bytes, moe, node, &LINKS, line);
+        let within = deepep_all_to_all_s(routed, moe, node, &LINKS, line);
         close(within, time_s(Collective::AllToAll, tokens * token_bytes * 8.0, node, &LINKS, Algorithm::Ring));
         // Over 4 nodes: the (token, node) pairs at the source's share of the line rate.
         let four = Group::new(32, 8);
         let pairs = tokens * nodes_per_token(128.0, 8.0, 4.0);
-        let across = deepep_all_to_all_s(tokens, token_bytes, moe, four, &LINKS, line);
+        let across = deepep_all_to_all_s(routed, moe, four, &LINKS, line);
         close(across, COLLECTIVE_BASE_S + pairs * token_bytes / (line * DEEPEP_RDMA_SHARE));
         // NCCL sends each remote copy through the NICs: 6 of a token's 8 here, where DeepEP
         // sends 2.7 of its 3.6 pairs across (its rate counts all 3.6): at the same NIC rate,
         // 6 / (3.63 / 1.02), 1.7 times the time.
         let links = Links { inter_bytes_per_s: line, ..LINKS };
         let nccl = time_s(Collective::AllToAll, tokens * token_bytes * 8.0, four, &links, Algorithm::Ring);
-        let deepep = deepep_all_to_all_s(tokens, token_bytes, moe, four, &links, line);
+        let deepep = deepep_all_to_all_s(routed, moe, four, &links, line);
         assert!(nccl > 1.6 * deepep && nccl < 1.8 * deepep, "{nccl} vs {deepep}");
         // Fast NICs: NVLink's forwarding of every copy bounds it.
-        let fast = deepep_all_to_all_s(tokens, token_bytes, moe, four, &LINKS, 1e15);
+        let fast = deepep_all_to_all_s(routed, moe, four, &LINKS, 1e15);
         close(fast, COLLECTIVE_BASE_S + tokens * token_bytes * 8.0 / LINKS.intra_bytes_per_s);
     }
 

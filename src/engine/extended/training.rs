@@ -289,13 +289,17 @@ impl<'a> TrainingCx<'a> {
         if !self.d.is_moe() {
             return 0.0;
         }
-        if self.d.moe_dispatch != MoeDispatch::DeepEp {
-            return self.collective(Collective::AllToAll, self.moe_routed_bytes(), self.expert_group());
+        let (bytes, group) = (self.moe_routed_bytes(), self.expert_group());
+        match self.d.moe_dispatch {
+            MoeDispatch::DeepEp => deepep_all_to_all_s(
+                bytes,
+                (self.d.experts, self.d.active),
+                group,
+                &self.links,
+                self.nic_line_bytes_per_s(),
+            ),
+            MoeDispatch::Eager | MoeDispatch::Fused => self.collective(Collective::AllToAll, bytes, group),
         }
-        let tokens = self.tokens * self.d.capacity_factor / self.outside_div();
-        let token_bytes = self.d.hidden * self.d.elem_bytes;
-        let moe = (self.d.experts, self.d.active);
-        deepep_all_to_all_s(tokens, token_bytes, moe, self.expert_group(), &self.links, self.nic_line_bytes_per_s())
     }
 
     /// A GPU's share of its node's NICs at their line rate, one direction, bytes/s: the links'
