@@ -609,6 +609,30 @@ mod tests {
     }
 
     #[test]
+    fn small_nccl_collectives_match_nccl_tests_on_a100_nodes() {
+        // nccl-tests on Azure's NDm A100 v4 (mscclpp's docs/performance-ndmv4.md, NCCL 2.17.1):
+        // 8 A100s per node on NVLink (600 GB/s both ways, at nvlink_util 0.6667), one 200 Gb/s
+        // NIC per GPU (at ibroce_util 0.56), 1 KB messages, us. The hop across nodes
+        // (LL_NIC_STEP_S) is taken from the two-node pair; the other three check it and NCCL's
+        // own figures within a node.
+        let a100 = Links { intra_bytes_per_s: 12.0 * 25e9 * 0.6667, inter_bytes_per_s: 25e9 * 0.56, ..LINKS };
+        let kib = 1024.0;
+        for (c, g, measured_us, within) in [
+            (Collective::AllReduce, Group::new(8, 8), 16.96, 0.15),
+            (Collective::AllGather, Group::new(8, 8), 12.53, 0.15),
+            (Collective::AllReduce, Group::new(2, 1), 21.27, 0.05),
+            (Collective::AllReduce, Group::new(16, 8), 35.85, 0.10),
+        ] {
+            let t_us = time_s(c, kib, g, &a100, Algorithm::Ring) * 1e6;
+            let err = t_us / measured_us - 1.0;
+            assert!(err.abs() <= within, "{c:?} over {} GPUs: {t_us:.2} us vs {measured_us} us", g.size);
+        }
+        // NCCL's tuner's own network hop (2.7 us) would miss the two-node pair by 40%.
+        let tuner_us = (LL.base_s + 2.0 * 2.7e-6) * 1e6;
+        assert!(tuner_us / 21.27 - 1.0 < -0.4, "{tuner_us}");
+    }
+
+    #[test]
     fn a_group_of_one_or_no_bytes_costs_nothing() {
         assert_eq!(time_s(Collective::AllReduce, 1e9, Group::ONE, &LINKS, Algorithm::Ring), 0.0);
         let g = Group::new(8, 8);
