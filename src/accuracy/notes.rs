@@ -22,7 +22,7 @@ pub(super) fn training_rows() -> Option<Vec<RowResult>> {
 /// recomputes both from the shipped rows ([`recommendation_note`]).
 pub const RECOMMENDATION_NOTES: [&str; 2] = [
     "On the 10 published runs of a recommendation model on 1 GPU it was checked against (NVIDIA's DLRM in PyTorch and TensorFlow on A100s and V100s, those on V100s held out), the default model predicted from 10% fewer to 27% more samples/s than measured (median error 12%): PyTorch DLRM from 2% fewer to 27% more, TensorFlow2 DLRM 12% to 21% more, TensorFlow2 DLRM on V100s from 10% fewer to 17% more.",
-    "On the 16 published runs of a recommendation model on 8 and 16 GPUs it was checked against (NVIDIA's DLRM in PyTorch and TensorFlow on A100s and V100s, those on V100s held out), the default model predicted from 8% fewer to 44% more samples/s than measured (median error 8%): PyTorch DLRM from 8% fewer to 3% more, TensorFlow2 DLRM 7% to 20% more, TensorFlow2 DLRM on V100s from 2% fewer to 44% more.",
+    "On the 16 published runs of a recommendation model on 8 and 16 GPUs it was checked against (NVIDIA's DLRM in PyTorch and TensorFlow on A100s and V100s, those on V100s held out), the default model predicted from 8% fewer to 44% more samples/s than measured (median error 8%): PyTorch DLRM from 8% fewer to 4% more, TensorFlow2 DLRM 8% to 21% more, TensorFlow2 DLRM on V100s from 2% fewer to 44% more.",
 ];
 
 /// [`RECOMMENDATION_NOTES`]`[several as usize]` as the shipped rows make it now: the runs on one
@@ -260,7 +260,7 @@ pub fn accuracy_note() -> Option<String> {
 /// dispatch; Megatron-MoE-ModelZoo's Qwen3-235B-A22B runs, calibration but for the one that
 /// recomputes nothing, since their recomputed modules were modelled). A test recomputes it from
 /// the shipped rows ([`moe_note`]).
-pub const MOE_NOTE: &str = "On the 13 published training runs of a mixture-of-experts LLM it was checked against (Mixtral-8x7B and Qwen3-235B-A22B on 32 H100s and 256 H100s with tensor, pipeline, context, expert and data parallelism; 12 in the calibration set, 1 held out), the default model predicted from 42% less to 95% more time than measured: read its mixture-of-experts training times as rough. 1 of them dispatched their tokens as Megatron-core 0.6 does, in eager PyTorch, 12 with Transformer Engine's fused permute and unpermute. 12 of those sent them with DeepEP's all-to-all.";
+pub const MOE_NOTE: &str = "On the 13 published training runs of a mixture-of-experts LLM it was checked against (Mixtral-8x7B and Qwen3-235B-A22B on 32 H100s and 256 H100s with tensor, pipeline, context, expert and data parallelism; 12 in the calibration set, 1 held out), the default model predicted from 43% less to 95% more time than measured: read its mixture-of-experts training times as rough. 1 of them dispatched their tokens as Megatron-core 0.6 does, in eager PyTorch, 12 with Transformer Engine's fused permute and unpermute. 12 of those sent them with DeepEP's all-to-all.";
 
 /// [`MOE_NOTE`] as the shipped rows make it now.
 #[cfg(not(target_arch = "wasm32"))]
