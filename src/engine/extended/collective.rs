@@ -639,7 +639,6 @@ mod tests {
         let node = Group::new(8, 8);
         let a2a_us = time_s(Collective::AllToAll, kib, node, &a100, Algorithm::Ring) * 1e6;
         assert!((a2a_us / 9.34 - 1.0).abs() <= 0.3, "{a2a_us}");
-        assert!((COLLECTIVE_BASE_S + 7.0 * NVLINK_STEP_S) * 1e6 / 9.34 > 3.0);
     }
 
     #[test]
