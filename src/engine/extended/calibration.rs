@@ -242,14 +242,15 @@ pub struct Protocol {
 /// trees 0.9 of the channels' bus bandwidth (`src/graph/tuning.cc`).
 pub const TREE_BW_SHARE: f64 = 0.9;
 
-/// A network hop of NCCL's low-latency protocol (LL) on a ring, s: measured, where NCCL's
-/// tuner has 2.7 us. nccl-tests on Azure's NDm A100 v4 (8 A100 80GB SXM per node on NVSwitch,
-/// one 200 Gb/s HDR InfiniBand NIC per GPU; NCCL 2.17.1, in-place) time a 1 KB all-reduce
-/// between two nodes of one GPU each at 21.27 us (microsoft/mscclpp, `docs/performance-ndmv4.md`
-/// at commit 85e664c, June 2023): LL's 6.6 us base and the two network hops of a ring of two, 7.3 us each. Within
-/// a node the same page agrees with the tuner's figures (8 GPUs: 16.96 us measured, 15.0 us
-/// from LL's base and 14 NVLink hops of 0.6 us), which are kept; two nodes of 8 GPUs (35.85
-/// us measured) check the hop: a ring of 16 crosses the network twice each way, 38.1 us.
+/// A network hop of NCCL's low-latency protocol (LL) on a ring or the two-level path (trees
+/// keep [`Protocol::tree_nic_step_s`]), s: measured, where NCCL's tuner has 2.7 us. nccl-tests
+/// on Azure's NDm A100 v4 (8 A100 80GB SXM per node on NVSwitch, one 200 Gb/s HDR InfiniBand
+/// NIC per GPU; NCCL 2.17.1, in-place) time a 1 KB all-reduce between two nodes of one GPU
+/// each at 21.27 us (microsoft/mscclpp, `docs/performance-ndmv4.md` at commit 85e664c, June
+/// 2023): LL's 6.6 us base and the two network hops of a ring of two, 7.3 us each. Within a
+/// node the same page agrees with the tuner's figures (8 GPUs: 16.96 us measured, 15.0 us from
+/// LL's base and 14 NVLink hops of 0.6 us), which are kept; two nodes of 8 GPUs (35.85 us
+/// measured) check the hop: a ring of 16 crosses the network twice each way, 38.1 us.
 pub const LL_NIC_STEP_S: f64 = 7.3e-6;
 
 /// NCCL's protocols, bandwidth first. Simple: the full bandwidth at the highest latency. LL128:
