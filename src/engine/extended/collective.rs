@@ -286,7 +286,10 @@ fn transfer_s(c: Collective, bytes: f64, g: Group, links: &Links, alg: Algorithm
             // is a group of sends and receives to every peer at once, so the node's peers cost
             // one NVLink step, not one each as a ring's hops do: nccl-tests time a 1 KB
             // all-to-all over a node's 8 A100s at 9.34 us (NCCL 2.17.1; microsoft/mscclpp,
-            // `docs/performance-ndmv4.md` at commit 85e664c), a base and a step.
+            // `docs/performance-ndmv4.md` at commit 85e664c), a base and a step. Across nodes
+            // the model keeps a network step per other node: the same page's cross-node
+            // all-to-alls (29.84 us over two nodes of one GPU, 49.75 over two of 8) take longer
+            // still, about 3 us more per remote peer, which no second source measures yet.
             let intra = bytes * (k - 1.0) / d / bi + if k > 1.0 { h.nvl_s } else { 0.0 };
             let inter = if m > 1.0 { bytes * (d - k) / d / bx + (ms - 1.0) * h.nic_s } else { 0.0 };
             let wan = if w > 1.0 { bytes * (d - s) / d / bw + (w - 1.0) * h.wan_s } else { 0.0 };

@@ -502,7 +502,7 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
             let formula = if deepep {
                 "DeepEP: max(S / a x n_tok / (r x B_line), S / B_nvl) + launch: each token crosses to a node once, then NVLink forwards it to its experts"
             } else {
-                "max(S (k-1)/d / B_nvl, S (d-k)/d / B_nic) + latency"
+                "max(S (k-1)/d / B_nvl, S (d-k)/d / B_nic) + launch and latency: the node's peers all at once (one NVLink step), a network step per other node"
             };
             Explanation {
                 what: format!("Expert-parallel all-to-all of {layer} ({})", if op.kind == OpKind::MoeDispatch { "dispatch" } else { "combine" }),
