@@ -1180,6 +1180,32 @@ mod tests {
     }
 
     #[test]
+    fn the_mi300x_serving_runs_are_held_out_and_run_as_published() {
+        // vLLM on eight MI300Xs: AMD's offline bursts of Llama 3.1 70B and 405B (in flight) and
+        // Oracle's static batches of 405B. FP8 weights and KV cache, tensor parallelism over the
+        // node's 8 GPUs, each predicted, held out, and fitting in 192 GB with room to spare.
+        let rows: Vec<RowResult> = shipped().into_iter().filter(|r| r.gpu == "mi300x-192g").collect();
+        assert_eq!(rows.len(), 17);
+        for r in &rows {
+            assert_eq!(r.set, Some(RunSet::HeldOut), "{}", r.id);
+            assert!(r.error.is_some() && r.skipped.is_none(), "{}", r.id);
+            let (need, have) = (r.memory_bytes.expect("memory"), r.capacity_bytes.expect("capacity"));
+            assert!(need < have, "{}: {need} bytes on a {have}-byte GPU", r.id);
+            let task = &r.scenario.as_ref().expect("a scenario")["task"];
+            assert_eq!((&task["weight_format"], &task["kv_format"]), (&json!("fp8"), &json!("fp8")), "{}", r.id);
+            assert_eq!(task["transformer_parallel_degree"], json!([8]), "{}", r.id);
+            let burst = r.id.starts_with("amdperf-");
+            assert_eq!(r.batched_in_flight(), burst, "{}", r.id);
+            assert_eq!(r.metric, Some(if burst { Metric::OutputTokensPerS } else { Metric::LatencyMs }), "{}", r.id);
+            if burst {
+                // Every prompt given at once, at most the engine's max_num_seqs in flight.
+                assert_eq!(task["burst_requests"], task["local_transformer_bs"], "{}", r.id);
+            }
+        }
+        assert_eq!(rows.iter().filter(|r| r.id.starts_with("amdperf-")).count(), 8);
+    }
+
+    #[test]
     fn recommendation_rows_run_the_dlrm_they_name() {
         let rows: Vec<RowResult> = shipped().into_iter().filter(|r| r.recommendation).collect();
         // NVIDIA's PyTorch DLRM (10 runs) and its TensorFlow 2 reimplementation (6 on A100s,
@@ -1296,16 +1322,16 @@ mod tests {
         assert_eq!(training, notes::training_rows().expect("rows").iter().filter(|r| r.error.is_some()).count());
         // Rows of one kind alone: the sets say it all.
         let serving: Vec<RowResult> = rows.into_iter().filter(|r| r.kind() == Some(LlmServing)).collect();
-        assert!(serving.len() == 390 && summarize(&serving).expect("summary").by_kind.is_empty());
+        assert!(serving.len() == 407 && summarize(&serving).expect("summary").by_kind.is_empty());
     }
 
     #[test]
     fn every_shipped_row_carries_the_scenario_it_predicted() {
         let rows = shipped();
-        assert_eq!(rows.len(), 1248);
+        assert_eq!(rows.len(), 1265);
         assert!(rows.iter().all(|r| r.set.is_some()), "every shipped row has a set");
         let held: Vec<&str> = rows.iter().filter(|r| r.held_out()).map(|r| r.id.as_str()).collect();
-        assert_eq!(held.len(), 581);
+        assert_eq!(held.len(), 598);
         // Megatron-MoE-ModelZoo's Qwen3-235B-A22B runs: experts whole on each tensor-parallel
         // rank, tokens permuted by the fused permute and sent by DeepEP; held out but for those whose
         // recomputation led to modelling Megatron-core's recomputed modules.

@@ -177,8 +177,8 @@ fn common_prefix(names: &[&str]) -> usize {
 /// (`[0]`) or in flight (`[1]`). A test recomputes them from the shipped rows
 /// ([`serving_note`]).
 pub const SERVING_NOTES: [&str; 2] = [
-    "On the 328 published serving runs of static batches it was checked against (FasterTransformer and vLLM on A100s, 293 of them held out), the default model predicted less time than measured on 303 of them, median error 20%. Read its serving times as a lower bound.",
-    "On the 62 published serving runs of in-flight batching it was checked against (vLLM 0.6 and 0.11 and SGLang 0.3 serving Llama 3.1 8B and 70B and Qwen3 8B and 14B on one to four A100s or H100s), the default model predicted less time than measured on 62 of them, median error 24%. Read its serving times as a lower bound.",
+    "On the 337 published serving runs of static batches it was checked against (FasterTransformer and vLLM on A100s, vLLM on MI300Xs, 302 of them held out), the default model predicted less time than measured on 312 of them, median error 20%. Read its serving times as a lower bound.",
+    "On the 70 published serving runs of in-flight batching it was checked against (vLLM 0.6 and 0.11 and SGLang 0.3 serving Llama 3.1 8B to 405B and Qwen3 8B and 14B on one to eight A100s, H100s or MI300Xs, 8 of them held out), the default model predicted less time than measured on 70 of them, median error 25%. Read its serving times as a lower bound.",
 ];
 
 /// [`SERVING_NOTES`]`[inflight as usize]` as the shipped rows make it now.
@@ -215,9 +215,9 @@ pub fn serving_note(inflight: bool) -> Option<String> {
     };
     let advice = if fast * 4 >= rows.len() * 3 { ". Read its serving times as a lower bound" } else { "" };
     let (kind, what) = if inflight {
-        ("in-flight batching", "vLLM 0.6 and 0.11 and SGLang 0.3 serving Llama 3.1 8B and 70B and Qwen3 8B and 14B on one to four A100s or H100s")
+        ("in-flight batching", "vLLM 0.6 and 0.11 and SGLang 0.3 serving Llama 3.1 8B to 405B and Qwen3 8B and 14B on one to eight A100s, H100s or MI300Xs")
     } else {
-        ("static batches", "FasterTransformer and vLLM on A100s")
+        ("static batches", "FasterTransformer and vLLM on A100s, vLLM on MI300Xs")
     };
     Some(format!(
         "On the {} published serving runs of {kind} it was checked against ({what}{held}), the default model predicted less time than measured on {fast} of them, median error {:.0}%{exceptions}{advice}.",
@@ -406,24 +406,28 @@ mod tests {
         assert_eq!(serving_note(false).as_deref(), Some(SERVING_NOTES[0]));
         assert_eq!(serving_note(true).as_deref(), Some(SERVING_NOTES[1]));
         // What they say of the runs in words: static batches of FasterTransformer (kipply's
-        // benchmarks of it, its own guide) and vLLM on A100s; in flight, vLLM 0.11 serving
-        // Qwen3 8B and 14B on one H100 or A100 (GPUStack), and SGLang 0.3 and vLLM 0.6 serving
-        // Llama 3.1 8B on one A100 and 70B on four H100s (SGLang's benchmark).
+        // benchmarks of it, its own guide) and vLLM on A100s, and vLLM's of Llama 3.1 405B on
+        // eight MI300Xs (Oracle's); in flight, vLLM 0.11 serving Qwen3 8B and 14B on one H100 or
+        // A100 (GPUStack) and Llama 3.1 70B and 405B on eight MI300Xs (AMD's results page), and
+        // SGLang 0.3 and vLLM 0.6 serving Llama 3.1 8B on one A100 and 70B on four H100s
+        // (SGLang's benchmark).
         let serving: Vec<RowResult> = shipped().into_iter().filter(|r| r.kind() == Some(RunKind::LlmServing)).collect();
         for r in &serving {
             if r.batched_in_flight() {
-                let engines = ["vLLM v0.11", "SGLang 0.3 and vLLM 0.6"];
+                let engines = ["vLLM v0.11", "vLLM 0.11", "SGLang 0.3 and vLLM 0.6"];
                 assert!(engines.iter().any(|e| r.citation.contains(e)), "{}: {}", r.id, r.citation);
-                assert!([1, 4].contains(&r.n_gpus), "{}", r.id);
-                let models = ["Qwen3-8B", "Qwen3-14B", "Llama 3.1 8B", "Llama 3.1 70B"];
+                assert!([1, 4, 8].contains(&r.n_gpus), "{}", r.id);
+                let models = ["Qwen3-8B", "Qwen3-14B", "Llama 3.1 8B", "Llama 3.1 70B", "Llama 3.1 405B"];
                 assert!(models.contains(&r.model.as_str()), "{}", r.id);
-                assert!(matches!(gpu_family(&r.gpu), Some("A100" | "H100")), "{}", r.id);
+                assert!(matches!(gpu_family(&r.gpu), Some("A100" | "H100" | "MI300X")), "{}", r.id);
             } else {
-                assert_eq!(gpu_family(&r.gpu), Some("A100"), "{}", r.id);
+                // vLLM's static batches on MI300Xs are Oracle's; every other static batch ran on A100s.
+                let want = if r.citation.starts_with("Oracle") { "MI300X" } else { "A100" };
+                assert_eq!(gpu_family(&r.gpu), Some(want), "{}", r.id);
                 let engine = ["FasterTransformer", "kipply", "vLLM"].iter().any(|e| r.source.contains(e));
                 assert!(engine, "{}: {}", r.id, r.source);
             }
         }
-        assert_eq!(serving.iter().filter(|r| r.batched_in_flight()).count(), 62);
+        assert_eq!(serving.iter().filter(|r| r.batched_in_flight()).count(), 70);
     }
 }
