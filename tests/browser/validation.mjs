@@ -214,6 +214,15 @@ await runTest('validation', dist, async ({ server, browser }) => {
   shown = await rowsOnPage(page);
   const a100_40 = want.filter((w) => /A100 SXM 40GB/.test(got.find((g) => g.id === w.id)?.text ?? ''));
   check(shown.length > 0 && shown.length === a100_40.length, `GPU filter: ${shown.length} A100-40GB rows`);
+  // The first GPU that is not NVIDIA's: vLLM on eight MI300Xs, every run held out and shown as
+  // the CLI predicts it.
+  await page.selectOption('#filter-gpu', 'mi300x-192g');
+  shown = await rowsOnPage(page);
+  const mi300x = want.filter((w) => w.gpu === 'mi300x-192g');
+  const asCli = (r) => mi300x.some((w) => w.id === r.id && w.set === 'held-out' && Math.abs(w.predicted - r.predicted) <= 1e-6 * Math.abs(w.predicted));
+  check(mi300x.length === 17 && shown.length === mi300x.length && shown.every(asCli) && shown.every((r) => /MI300X/.test(r.text)),
+    `GPU filter: the ${shown.length} MI300X rows, held out, as the CLI predicts them`);
+  await page.locator('.validation').screenshot({ path: join(shots, 'validation-mi300x.png') });
   await page.selectOption('#filter-gpu', '');
   await page.selectOption('#filter-parallelism', 'TP+PP+DP');
   shown = await rowsOnPage(page);
