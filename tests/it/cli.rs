@@ -823,13 +823,14 @@ fn the_explorer_help_quotes_the_searchs_own_limits() {
     // The usage text and the explorer page say how many plans each pass tries and how many
     // micro-batches a staged first pass gives a pipeline; they quote the constants the search
     // uses.
-    use madmax::engine::explore::{MICRO_BATCHES_PER_STAGE, REFINED_PLANS, SETTINGS_PASS_PLANS};
+    use madmax::engine::explore::{INTERLEAVED_PLANS, MICRO_BATCHES_PER_STAGE, REFINED_PLANS, SETTINGS_PASS_PLANS};
     let usage = String::from_utf8_lossy(&madmax(&["--help"]).stdout).replace("\n      ", " ");
     let page = std::fs::read_to_string(env!("CARGO_MANIFEST_DIR").to_owned() + "/src/ui/explorer_view.rs")
         .expect("the explorer view's source");
     for text in [&usage, &page] {
         assert!(text.contains(&format!("best {REFINED_PLANS} ")), "{text}");
         assert!(text.contains(&format!("the {SETTINGS_PASS_PLANS} most promising with every one")), "{text}");
+        assert!(text.contains(&format!("then the {INTERLEAVED_PLANS} pipelines that do not fit")), "{text}");
         assert!(text.contains(&format!("a pipeline at {MICRO_BATCHES_PER_STAGE} micro-batches per stage or more")));
     }
 }

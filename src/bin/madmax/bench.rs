@@ -132,8 +132,9 @@ pub fn run(a: &BenchArgs) -> ExitCode {
                 if best(&sweep) > 0.0 { found / best(&sweep) } else { 1.0 }
             );
             outln!(
-                "  staged (settings on the {} most promising plans only): {:.1} samples/s, {:.3}x the full search",
+                "  staged (settings on the {} most promising plans and {} pipelines interleaved only): {:.1} samples/s, {:.3}x the full search",
                 explore::SETTINGS_PASS_PLANS,
+                explore::INTERLEAVED_PLANS,
                 staged,
                 if found > 0.0 { staged / found } else { 1.0 }
             );

@@ -45,8 +45,8 @@ Usage:
       selective (of the core attention, then with the norms and a mixture of experts'
       activation too) or full (more only where less does not fit), ZeRO 0, 1 or 2 with plain data parallelism, sequence parallelism with
       tensor parallelism (for a mixture of experts, each expert split by every tensor-parallel
-      rank or whole on each), 1 to 8 pipeline chunks per GPU where they split the stages
-      evenly, and the overlap options on (gradients reduced during the backward pass,
+      rank or whole on each), 1 to 8 pipeline chunks per GPU (each count that makes the
+      busiest stage's largest chunk smaller), and the overlap options on (gradients reduced during the backward pass,
       tensor-parallel communication overlapped with GEMMs), the best 16 that fit (at most two
       settings of a plan) then tried with them off, with the other collective algorithms
       (ring, tree, two-level; on more than one node), with ZeRO-1 within each node where data
@@ -57,7 +57,8 @@ Usage:
       settings and those that cost no time (overlap options, sequence parallelism, ZeRO-1; a
       pipeline at 4 micro-batches per stage or more), and the 64 most promising with every
       one (fastest, and where none fits the lightest too; only plans some setting fits, at
-      least half as fast as the fastest that fits);
+      least half as fast as the fastest that fits), then the 4 pipelines that do not fit
+      that would run fastest interleaved;
       for recommendation models, embedding tables split over GPUs
       table-, row- or column-wise, the bottom MLP data-parallel or on one GPU; for a CNN, data
       parallelism with its gradients reduced during or after the backward pass and, across

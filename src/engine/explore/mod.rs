@@ -34,7 +34,9 @@ pub use settings::{
     brute_force, brute_force_everywhere, every_setting, knob_settings, placements, refined, refinements, PlanShape,
     REFINED_PER_PLAN, REFINED_PLANS,
 };
-pub use staged::{settings_pass, settings_searched, SettingsSearched, MICRO_BATCHES_PER_STAGE, SETTINGS_PASS_PLANS};
+pub use staged::{
+    settings_pass, settings_searched, SettingsSearched, INTERLEAVED_PLANS, MICRO_BATCHES_PER_STAGE, SETTINGS_PASS_PLANS,
+};
 
 /// How local batches are chosen.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -1373,7 +1375,10 @@ mod tests {
         assert_eq!(levels("layernorm, moe", true)[2], (Recompute::Full, "layernorm, moe".to_owned()));
         assert_eq!(levels("core_attn, layernorm", false).len(), 3);
         assert!(knob_settings(&base, shape(32, 1)).iter().all(|s| s.virtual_stages == 1), "no pipeline, no chunks");
-        // Chunk counts that split every stage evenly, up to 8; none when the stages are uneven.
+        // Chunk counts up to 8 that split every stage's layers evenly where the stages are
+        // even (10 layers a stage: 2 or 5 chunks); where they are not, each count that makes the
+        // busiest stage's largest chunk smaller, a layer for every chunk (126 layers on 16
+        // stages of 8 or 7: chunks of 4, 3 and 2, at most 7 chunks).
         let chunks = |layers, stages| {
             PlanShape { local: 64, stages, tp: 1, cp: 1, replicas: 1, layers, moe: false }.chunk_choices()
         };
@@ -1381,7 +1386,8 @@ mod tests {
         assert_eq!(chunks(96, 8), [1, 2, 3, 4, 6]);
         assert_eq!(chunks(96, 1), [1]);
         assert_eq!(chunks(96, 64), [1]);
-        assert_eq!(chunks(126, 16), [1]);
+        assert_eq!(chunks(126, 16), [1, 2, 3, 4]);
+        assert_eq!(chunks(120, 16), [1, 2, 3, 4]);
         // No pipeline: the whole local batch first, then every halving down to one sample at a
         // time (the least activation memory: the largest that fits without recomputation is
         // the one to find).
@@ -1509,7 +1515,7 @@ mod tests {
         assert!(first.iter().any(|c| c.setup != s.task.setup));
         let r = search(&s, &space).expect("runs in two passes");
         let SettingsSearched::Best(tried) = r.settings else { panic!("staged: {:?}", r.settings) };
-        assert!((1..=SETTINGS_PASS_PLANS).contains(&tried), "{tried}");
+        assert!((1..=SETTINGS_PASS_PLANS + INTERLEAVED_PLANS).contains(&tried), "{tried}");
         // Exactly that many parallel plans ran with other settings (besides the other
         // placements of the best ones), and the whole search kept to one search's budget.
         let megatron = |p: &Plan| p.transformer.as_ref().is_some_and(|t| out_of_megatron_order(t).is_none());

@@ -55,12 +55,30 @@ impl PlanShape {
     }
 
     /// The chunks per GPU the explorer tries on a pipeline: 1 (plain 1F1B), and each count
-    /// from 2 to 8 that splits every stage's layers evenly, as Megatron-LM's interleaved
-    /// schedule requires (more chunks shrink the bubble, each adds point-to-point transfers).
+    /// from 2 to 8 that gives every stage's chunks a layer (the rules' bound: stages x chunks
+    /// within the layers) and, where the layers split evenly over the stages, splits every
+    /// stage's layers evenly, as Megatron-LM's interleaved schedule requires; where they do not
+    /// (Megatron-core's uneven layouts), makes the busiest stage's largest chunk smaller than
+    /// any fewer chunks do. The largest chunk paces the schedule ([`crate::engine::extended`]'s
+    /// bubble: 8 chunks over 10 layers run as 5 chunks of 2), so a count that leaves it as it
+    /// was only adds point-to-point transfers.
     pub fn chunk_choices(&self) -> Vec<u64> {
-        let even = self.stages > 1 && self.layers.is_multiple_of(self.stages);
-        let per_stage = self.layers / self.stages.max(1);
-        std::iter::once(1).chain((2..=8).filter(|v| even && per_stage.is_multiple_of(*v))).collect()
+        let mut out = vec![1];
+        if self.stages < 2 {
+            return out;
+        }
+        let even = self.layers.is_multiple_of(self.stages);
+        let busiest = self.layers.div_ceil(self.stages);
+        let mut largest = busiest;
+        for v in 2..=8u64 {
+            let chunk = busiest.div_ceil(v);
+            let paced = if even { busiest.is_multiple_of(v) } else { chunk < largest };
+            if self.stages.saturating_mul(v) <= self.layers && paced {
+                out.push(v);
+                largest = chunk;
+            }
+        }
+        out
     }
 }
 

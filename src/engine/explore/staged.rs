@@ -71,14 +71,38 @@ fn lightest_recompute_that_fits(base: &Scenario, o: &Outcome, dims: Option<&Dims
 /// Transformer Models": full recomputation costs 30-40% more time).
 pub const FULL_RECOMPUTE_SPEED: f64 = 0.75;
 
+/// The most the interleaved schedule can speed up a pipeline plan of `shape` run with
+/// `micro_batch` samples per micro-batch (1 without a pipeline or chunks its layers allow): it
+/// idles a bubble of `b = (p - 1) / m` of its work (1F1B, `p` stages, `m` micro-batches), and
+/// `v` chunks per GPU, the most [`PlanShape::chunk_choices`] allows, leave a v-th of it
+/// (Narayanan et al. 2021, section 2.2.2): `(1 + b) / (1 + b / v)`. An upper bound (the chunks'
+/// extra point-to-point transfers cost nothing in it, and an uneven split's largest chunk is
+/// taken as a v-th), by which the settings pass ranks the pipelines that do not fit
+/// ([`settings_pass`]): a deep pipeline of few micro-batches, slow in the first pass, can be
+/// the fastest plan once interleaved.
+fn interleaving_promise(shape: PlanShape, micro_batch: u64) -> f64 {
+    let chunks = shape.chunk_choices().into_iter().max().unwrap_or(1);
+    if shape.stages < 2 || chunks < 2 {
+        return 1.0;
+    }
+    let micro_batches = (shape.local / micro_batch.max(1)).max(1) as f64;
+    let bubble = (shape.stages - 1) as f64 / micro_batches;
+    (1.0 + bubble) / (1.0 + bubble / chunks as f64)
+}
+
 /// Most parallel plans the settings pass of a staged search tries every setting on
 /// ([`settings_pass`]).
 pub const SETTINGS_PASS_PLANS: usize = 64;
 
+/// Pipelines the settings pass tries past [`SETTINGS_PASS_PLANS`], after those: the most
+/// promising of those that do not fit as they would run interleaved ([`interleaving_promise`]).
+pub const INTERLEAVED_PLANS: usize = 4;
+
 /// The settings pass of a staged search ([`Space::staged`]): what the first pass ranked
 /// (`ranked`, best first, each plan with [`first_pass`] settings), its most promising
 /// parallel plans each with every other setting [`knob_settings`] tries, at most
-/// [`SETTINGS_PASS_PLANS`] of them and as many as keep the whole search within [`STAGE_OPS`]
+/// [`SETTINGS_PASS_PLANS`] of them and [`INTERLEAVED_PLANS`] more, and as many as keep the
+/// whole search within [`STAGE_OPS`]
 /// (of which the first pass spent `spent_ops`, as [`planned_fitted`] counted them; at least
 /// half of it for the settings, and never past [`MAX_SEARCH_OPS`], to which it may go where no
 /// plan fits with the scenario's settings) and [`MAX_PLANS`] (a plan whose settings would
@@ -90,9 +114,12 @@ pub const SETTINGS_PASS_PLANS: usize = 64;
 /// plan fit, and more micro-batches can shrink a pipeline's bubble, so a plan that does not
 /// fit with the first pass's settings may be the best with others; and where no plan fits with
 /// them (a model too big for the GPUs but with every saving), the lightest are the ones the
-/// settings can bring within the memory. Of those that do not fit, only plans that fit with
+/// settings can bring within the memory. Then the pipelines that do not fit, fastest first as
+/// they would run interleaved ([`interleaving_promise`]; with full recomputation, at its
+/// speed): a deep pipeline of few micro-batches, slow with the first pass's plain schedule,
+/// can be the fastest plan with chunks. Of those that do not fit, only plans that fit with
 /// their lightest settings ([`lightest_recompute_that_fits`]) and reach [`MISFIT_SHARE`] of the
-/// fastest fit's throughput are tried; of each plan's settings, only those that fit (memory is
+/// fastest fit's throughput (pipelines: interleaved) are tried; of each plan's settings, only those that fit (memory is
 /// counted without a timeline; the budget goes to timelines). Returns the candidates and how
 /// many parallel plans they try; nothing unless the space is staged.
 pub fn settings_pass(base: &Scenario, ranked: &[Outcome], space: &Space, spent_ops: u64) -> (Vec<Candidate>, usize) {
@@ -103,20 +130,34 @@ pub fn settings_pass(base: &Scenario, ranked: &[Outcome], space: &Space, spent_o
     let levels = recompute_levels(&base.task.setup, dims.as_ref().is_some_and(Dims::is_moe));
     let (fit, misfit): (Vec<&Outcome>, Vec<&Outcome>) = ranked.iter().partition(|o| o.fits());
     // Those that cannot fit with any setting, or run at less than a share of the fastest fit's
-    // throughput, are passed by (no setting makes up that much: recomputation only slows); the
-    // others go fastest first, as they would run with the lightest recomputation that fits.
+    // throughput even interleaved, are passed by (no setting makes up that much: recomputation
+    // only slows); the others go fastest first, as they would run with the lightest
+    // recomputation that fits.
     let fastest_fit = fit.first().map_or(0.0, |o| o.throughput_samples_per_s);
-    let mut promised: Vec<(f64, &Outcome)> = misfit
+    let mut promised: Vec<(f64, f64, &Outcome)> = misfit
         .into_iter()
-        .filter(|o| o.throughput_samples_per_s >= MISFIT_SHARE * fastest_fit)
         .filter_map(|o| {
+            let interleaved = match (&o.plan.transformer, o.plan.local_transformer_batch) {
+                (Some(t), Some(local)) => {
+                    interleaving_promise(PlanShape::of(t, local, dims.as_ref()), o.setup.micro_batch.unwrap_or(1))
+                }
+                _ => 1.0,
+            };
+            if o.throughput_samples_per_s * interleaved < MISFIT_SHARE * fastest_fit {
+                return None;
+            }
             let recompute = lightest_recompute_that_fits(base, o, dims.as_ref())?;
             let speed = if recompute == Recompute::Full { FULL_RECOMPUTE_SPEED } else { 1.0 };
-            Some((o.throughput_samples_per_s * speed, o))
+            Some((o.throughput_samples_per_s * speed, interleaved, o))
         })
         .collect();
     crate::engine::order::sort_by(&mut promised, |a, b| b.0.total_cmp(&a.0));
-    let misfit: Vec<&Outcome> = promised.into_iter().map(|(_, o)| o).collect();
+    let misfit: Vec<&Outcome> =
+        promised.iter().filter(|p| p.2.throughput_samples_per_s >= MISFIT_SHARE * fastest_fit).map(|p| p.2).collect();
+    // The pipelines among them, as fast as they would run interleaved.
+    promised.retain(|p| p.1 > 1.0);
+    crate::engine::order::sort_by(&mut promised, |a, b| (b.0 * b.1).total_cmp(&(a.0 * a.1)));
+    let interleavable: Vec<&Outcome> = promised.iter().map(|p| p.2).collect();
     // The whole search about STAGE_OPS, with at least half of that for the settings, within
     // what one search may take; all that one search may take where no plan fits yet (only the
     // settings can make one fit).
@@ -127,7 +168,7 @@ pub fn settings_pass(base: &Scenario, ranked: &[Outcome], space: &Space, spent_o
     crate::engine::order::sort_by(&mut lightest, |a, b| {
         (a.memory_bytes / a.capacity_bytes).total_cmp(&(b.memory_bytes / b.capacity_bytes))
     });
-    let mut order: Vec<&Outcome> = Vec::with_capacity(SETTINGS_PASS_PLANS);
+    let mut order: Vec<&Outcome> = Vec::with_capacity(SETTINGS_PASS_PLANS + INTERLEAVED_PLANS);
     for i in 0..fit.len().max(misfit.len()) {
         for o in [fit.get(i), misfit.get(i), lightest.get(i)].into_iter().flatten() {
             if order.len() < SETTINGS_PASS_PLANS && !order.iter().any(|p| p.plan == o.plan) {
@@ -138,9 +179,14 @@ pub fn settings_pass(base: &Scenario, ranked: &[Outcome], space: &Space, spent_o
             break;
         }
     }
+    for o in interleavable {
+        if order.len() < SETTINGS_PASS_PLANS + INTERLEAVED_PLANS && !order.iter().any(|p| p.plan == o.plan) {
+            order.push(o);
+        }
+    }
     let mut out = Vec::new();
     let mut plans = 0;
-    for o in order.into_iter().take(SETTINGS_PASS_PLANS) {
+    for o in order {
         let (Some(t), Some(local)) = (&o.plan.transformer, o.plan.local_transformer_batch) else { continue };
         let list: Vec<Candidate> = knob_settings(&base.task.setup, PlanShape::of(t, local, dims.as_ref()))
             .into_iter()
@@ -189,5 +235,24 @@ pub fn settings_searched(base: &Scenario, space: &Space, settings_plans: usize) 
         (false, _) => SettingsSearched::NotApplicable,
         (true, true) => SettingsSearched::Every,
         (true, false) => SettingsSearched::Best(settings_plans),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interleaving_promises_at_most_the_bubble_its_chunks_remove() {
+        let shape = |stages, layers, local| PlanShape { local, stages, tp: 1, cp: 1, replicas: 1, layers, moe: false };
+        // 120 layers on 16 stages (8 or 7 each): at most 4 chunks give a smaller largest chunk
+        // (2 layers); 64 micro-batches idle 15/64 of the work, 4 chunks a quarter of that.
+        let b = 15.0 / 64.0;
+        assert_eq!(interleaving_promise(shape(16, 120, 128), 2), (1.0 + b) / (1.0 + b / 4.0));
+        // Fewer micro-batches, a larger bubble, more to gain.
+        assert!(interleaving_promise(shape(16, 120, 32), 2) > interleaving_promise(shape(16, 120, 128), 2));
+        // No pipeline, or no chunks its layers allow: nothing.
+        assert_eq!(interleaving_promise(shape(1, 120, 128), 2), 1.0);
+        assert_eq!(interleaving_promise(shape(64, 96, 128), 2), 1.0);
     }
 }
