@@ -102,26 +102,26 @@ pub const INTERLEAVED_PLANS: usize = 4;
 /// (`ranked`, best first, each plan with [`first_pass`] settings), its most promising
 /// parallel plans each with every other setting [`knob_settings`] tries, at most
 /// [`SETTINGS_PASS_PLANS`] of them and [`INTERLEAVED_PLANS`] more, and as many as keep the
-/// whole search within [`STAGE_OPS`]
-/// (of which the first pass spent `spent_ops`, as [`planned_fitted`] counted them; at least
-/// half of it for the settings, and never past [`MAX_SEARCH_OPS`], to which it may go where no
-/// plan fits with the scenario's settings) and [`MAX_PLANS`] (a plan whose settings would
-/// pass them is skipped, and the next tried: a pipeline of many micro-batches costs tens of
-/// times what a plan without one does). Plans are taken in turn from
-/// those that fit, fastest first, those that do not, fastest first (where only full
-/// recomputation fits them, at [`FULL_RECOMPUTE_SPEED`] of their throughput), and those that
-/// do not, lightest first (memory over capacity): recomputation or smaller micro-batches can make a
-/// plan fit, and more micro-batches can shrink a pipeline's bubble, so a plan that does not
-/// fit with the first pass's settings may be the best with others; and where no plan fits with
-/// them (a model too big for the GPUs but with every saving), the lightest are the ones the
-/// settings can bring within the memory. Then the pipelines that do not fit, fastest first as
+/// whole search within [`STAGE_OPS`] (of which the first pass spent `spent_ops`, as
+/// [`planned_fitted`] counted them; at least half of it for the settings, and never past
+/// [`MAX_SEARCH_OPS`], to which it may go where no plan fits with the scenario's settings) and
+/// [`MAX_PLANS`] (a plan whose settings would pass them is skipped, and the next tried: a
+/// pipeline of many micro-batches costs tens of times what a plan without one does). Plans are
+/// taken in turn from those that fit, fastest first, those that do not, fastest first (where
+/// only full recomputation fits them, at [`FULL_RECOMPUTE_SPEED`] of their throughput), and
+/// those that do not, lightest first (memory over capacity): recomputation or smaller
+/// micro-batches can make a plan fit, and more micro-batches can shrink a pipeline's bubble,
+/// so a plan that does not fit with the first pass's settings may be the best with others; and
+/// where no plan fits with them (a model too big for the GPUs but with every saving), the
+/// lightest are the ones the settings can bring within the memory. Then the pipelines that do not fit, fastest first as
 /// they would run interleaved ([`interleaving_promise`]; with full recomputation, at its
 /// speed): a deep pipeline of few micro-batches, slow with the first pass's plain schedule,
 /// can be the fastest plan with chunks. Of those that do not fit, only plans that fit with
 /// their lightest settings ([`lightest_recompute_that_fits`]) and reach [`MISFIT_SHARE`] of the
-/// fastest fit's throughput (pipelines: interleaved) are tried; of each plan's settings, only those that fit (memory is
-/// counted without a timeline; the budget goes to timelines). Returns the candidates and how
-/// many parallel plans they try; nothing unless the space is staged.
+/// fastest fit's throughput (pipelines: interleaved) are tried; of each plan's settings, only
+/// those that fit (memory is counted without a timeline; the budget goes to timelines).
+/// Returns the candidates and how many parallel plans they try; nothing unless the space is
+/// staged.
 pub fn settings_pass(base: &Scenario, ranked: &[Outcome], space: &Space, spent_ops: u64) -> (Vec<Candidate>, usize) {
     if !(space.staged && searches_settings(base)) {
         return (Vec::new(), 0);
