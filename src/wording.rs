@@ -236,7 +236,7 @@ pub fn settings_searched(settings: SettingsSearched) -> Option<String> {
         0 => "no plan could be tried with other settings within the search's budget".to_owned(),
         1 => "the most promising plan with every one that fits".to_owned(),
         n => {
-            format!("the {n} most promising (in turn the fastest that fit, the fastest that do not and the lightest that do not, then the pipelines that do not that would run fastest interleaved, of those that fit with some setting and reach half the fastest fit's throughput) with every one that fits")
+            format!("the {n} most promising (in turn the fastest that fit, the fastest that do not and the lightest that do not, then the pipelines that do not fit but would run fastest interleaved; only plans that some setting fits and that reach half the fastest fit's throughput) with every one that fits")
         }
     };
     Some(format!(
