@@ -41,6 +41,12 @@ impl PlanShape {
         }
     }
 
+    /// The shape of `plan`'s transformer plan for the model `d`; `None` for a plan without one
+    /// (or without its local batch).
+    pub fn of_plan(plan: &Plan, d: Option<&Dims>) -> Option<PlanShape> {
+        Some(PlanShape::of(plan.transformer.as_ref()?, plan.local_transformer_batch?, d))
+    }
+
     /// The expert tensor parallelism and the context-parallel ranks holding different experts
     /// a plan of this shape is tried with (`(expert_tp, expert_cp)`): with a mixture of experts
     /// on tensor parallelism, every rank splitting each expert (`None`) and each holding whole

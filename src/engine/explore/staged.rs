@@ -48,10 +48,8 @@ pub const MISFIT_SHARE: f64 = 0.5;
 /// setting fits it, so the settings pass need not try it); no recomputation for a plan that
 /// has no such settings (not a transformer's).
 fn lightest_recompute_that_fits(base: &Scenario, o: &Outcome, dims: Option<&Dims>) -> Option<Recompute> {
-    let (Some(t), Some(local)) = (&o.plan.transformer, o.plan.local_transformer_batch) else {
-        return Some(Recompute::None);
-    };
-    let all = knob_settings(&base.task.setup, PlanShape::of(t, local, dims));
+    let Some(shape) = PlanShape::of_plan(&o.plan, dims) else { return Some(Recompute::None) };
+    let all = knob_settings(&base.task.setup, shape);
     let (Some(micro), Some(zero)) =
         (all.iter().filter_map(|s| s.micro_batch).min(), all.iter().map(|s| s.zero_stage).max())
     else {
@@ -81,8 +79,9 @@ pub const FULL_RECOMPUTE_SPEED: f64 = 0.75;
 /// ([`settings_pass`]): a deep pipeline of few micro-batches, slow in the first pass, can be
 /// the fastest plan once interleaved.
 fn interleaving_promise(shape: PlanShape, micro_batch: u64) -> f64 {
+    // No pipeline, no chunks but one.
     let chunks = shape.chunk_choices().into_iter().max().unwrap_or(1);
-    if shape.stages < 2 || chunks < 2 {
+    if chunks < 2 {
         return 1.0;
     }
     let micro_batches = (shape.local / micro_batch.max(1)).max(1) as f64;
@@ -137,12 +136,8 @@ pub fn settings_pass(base: &Scenario, ranked: &[Outcome], space: &Space, spent_o
     let mut promised: Vec<(f64, f64, &Outcome)> = misfit
         .into_iter()
         .filter_map(|o| {
-            let interleaved = match (&o.plan.transformer, o.plan.local_transformer_batch) {
-                (Some(t), Some(local)) => {
-                    interleaving_promise(PlanShape::of(t, local, dims.as_ref()), o.setup.micro_batch.unwrap_or(1))
-                }
-                _ => 1.0,
-            };
+            let interleaved = PlanShape::of_plan(&o.plan, dims.as_ref())
+                .map_or(1.0, |shape| interleaving_promise(shape, o.setup.micro_batch.unwrap_or(1)));
             if o.throughput_samples_per_s * interleaved < MISFIT_SHARE * fastest_fit {
                 return None;
             }
@@ -187,8 +182,8 @@ pub fn settings_pass(base: &Scenario, ranked: &[Outcome], space: &Space, spent_o
     let mut out = Vec::new();
     let mut plans = 0;
     for o in order {
-        let (Some(t), Some(local)) = (&o.plan.transformer, o.plan.local_transformer_batch) else { continue };
-        let list: Vec<Candidate> = knob_settings(&base.task.setup, PlanShape::of(t, local, dims.as_ref()))
+        let Some(shape) = PlanShape::of_plan(&o.plan, dims.as_ref()) else { continue };
+        let list: Vec<Candidate> = knob_settings(&base.task.setup, shape)
             .into_iter()
             .filter(|setup| *setup != o.setup)
             .map(|setup| Candidate { plan: o.plan.clone(), setup })
