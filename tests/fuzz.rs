@@ -406,6 +406,7 @@ const EXTRA_KEYS: &[(&str, &str)] = &[
     ("task", "fp32_grads"),
     ("task", "conv_layout"),
     ("task", "kv_page_tokens"),
+    ("system", "gemm_bw_util"),
     ("system", "nic_latency_s"),
     ("system", "nvlink_latency_s"),
     ("system", "num_sites"),

@@ -40,12 +40,12 @@ pub const MIN_RUNS: usize = 20;
 pub const BANDS: &[Band] = &[
     Band { parallelism: "DP", gpu: "A100", runs: 235, low: 0.95, median: 1.03, high: 1.16 },
     Band { parallelism: "DP", gpu: "H100", runs: 69, low: 1.00, median: 1.08, high: 1.13 },
-    Band { parallelism: "PP", gpu: "A100", runs: 44, low: 0.91, median: 0.99, high: 1.11 },
-    Band { parallelism: "PP+DP", gpu: "A100", runs: 69, low: 0.96, median: 1.02, high: 1.10 },
-    Band { parallelism: "TP", gpu: "A100", runs: 81, low: 0.92, median: 1.09, high: 1.47 },
+    Band { parallelism: "PP", gpu: "A100", runs: 44, low: 0.90, median: 0.99, high: 1.10 },
+    Band { parallelism: "PP+DP", gpu: "A100", runs: 69, low: 0.95, median: 1.01, high: 1.09 },
+    Band { parallelism: "TP", gpu: "A100", runs: 81, low: 0.92, median: 1.08, high: 1.47 },
     Band { parallelism: "TP+DP", gpu: "A100", runs: 110, low: 0.91, median: 1.03, high: 1.23 },
-    Band { parallelism: "TP+PP", gpu: "A100", runs: 77, low: 0.91, median: 1.01, high: 1.22 },
-    Band { parallelism: "TP+PP+DP", gpu: "A100", runs: 101, low: 0.95, median: 1.00, high: 1.25 },
+    Band { parallelism: "TP+PP", gpu: "A100", runs: 77, low: 0.91, median: 1.01, high: 1.21 },
+    Band { parallelism: "TP+PP+DP", gpu: "A100", runs: 101, low: 0.95, median: 1.00, high: 1.24 },
 ];
 
 /// The bands of `rows` (training rows; others are passed over), sorted by parallelism then
@@ -196,14 +196,17 @@ pub fn expectation(s: &Scenario, r: &Report) -> Option<Expectation> {
     if r.limits.iter().any(|l| matches!(l, Limit::DoesNotFit { .. } | Limit::InputBound { .. })) {
         return None;
     }
-    let util = family_util(Some(gpu));
+    let util = family_util(Some(gpu), s.system().mem_bw_bytes_per_s);
     let fractions = [util.flops, util.mem_bw, util.nvlink, util.nic];
     let sys = s.system();
-    let calibrated_s = if fractions == [sys.flops_util, sys.mem_bw_util, sys.nvlink_util, sys.ibroce_util] {
+    let gemm_bw = util.gemm_bw.unwrap_or(util.mem_bw);
+    let calibrated_s = if fractions == [sys.flops_util, sys.mem_bw_util, sys.nvlink_util, sys.ibroce_util]
+        && gemm_bw == sys.gemm_bw_fraction()
+    {
         r.iteration_s
     } else {
         // The shipped fractions are fractions: the derived scenario is always valid.
-        evaluate(&s.with_fractions(fractions).ok()?).iteration_s
+        evaluate(&s.with_fractions(fractions).ok()?.with_gemm_bw(util.gemm_bw).ok()?).iteration_s
     };
     Some(Expectation::Like { band: *band, calibrated_s, calibrated_gemm: util.flops })
 }

@@ -21,8 +21,8 @@ pub(super) fn training_rows() -> Option<Vec<RowResult>> {
 /// Horovod's launch cycle) and TensorFlow's on one to sixteen V100s (held out). A test
 /// recomputes both from the shipped rows ([`recommendation_note`]).
 pub const RECOMMENDATION_NOTES: [&str; 2] = [
-    "On the 10 published runs of a recommendation model on 1 GPU it was checked against (NVIDIA's DLRM in PyTorch and TensorFlow on A100s and V100s, those on V100s held out), the default model predicted from 10% fewer to 27% more samples/s than measured (median error 12%): PyTorch DLRM from 2% fewer to 27% more, TensorFlow2 DLRM 12% to 21% more, TensorFlow2 DLRM on V100s from 10% fewer to 17% more.",
-    "On the 16 published runs of a recommendation model on 8 and 16 GPUs it was checked against (NVIDIA's DLRM in PyTorch and TensorFlow on A100s and V100s, those on V100s held out), the default model predicted from 8% fewer to 44% more samples/s than measured (median error 8%): PyTorch DLRM from 8% fewer to 4% more, TensorFlow2 DLRM 8% to 21% more, TensorFlow2 DLRM on V100s from 2% fewer to 44% more.",
+    "On the 10 published runs of a recommendation model on 1 GPU it was checked against (NVIDIA's DLRM in PyTorch and TensorFlow on A100s and V100s, those on V100s held out), the default model predicted from 10% fewer to 26% more samples/s than measured (median error 11%): PyTorch DLRM from 2% fewer to 26% more, TensorFlow2 DLRM 11% to 21% more, TensorFlow2 DLRM on V100s from 10% fewer to 17% more.",
+    "On the 16 published runs of a recommendation model on 8 and 16 GPUs it was checked against (NVIDIA's DLRM in PyTorch and TensorFlow on A100s and V100s, those on V100s held out), the default model predicted from 8% fewer to 44% more samples/s than measured (median error 8%): PyTorch DLRM from 8% fewer to 3% more, TensorFlow2 DLRM 7% to 21% more, TensorFlow2 DLRM on V100s from 2% fewer to 44% more.",
 ];
 
 /// [`RECOMMENDATION_NOTES`]`[several as usize]` as the shipped rows make it now: the runs on one
@@ -94,7 +94,7 @@ pub fn recommendation_note(several: bool) -> Option<String> {
 
 /// What the published convolutional-network runs say of the default model (the calculator's and
 /// the CLI's "runs like this" for a CNN), as [`vision_note`] computes it (a test checks).
-pub const VISION_NOTE: &str = "On the 26 published ResNet-50 runs it was checked against (NVIDIA's PyTorch and MXNet training on 1 to 16 A100s and V100s, 18 of them held out), the default model predicted from 17% fewer to 47% more images/s than measured (median error 14%): in 32-bit floats on V100s 2% to 17% fewer, in mixed precision from 10% fewer to 47% more, in TF32 on A100s 3% to 16% more.";
+pub const VISION_NOTE: &str = "On the 26 published ResNet-50 runs it was checked against (NVIDIA's PyTorch and MXNet training on 1 to 16 A100s and V100s, 18 of them held out), the default model predicted from 17% fewer to 44% more images/s than measured (median error 13%): in 32-bit floats on V100s 2% to 17% fewer, in mixed precision from 10% fewer to 44% more, in TF32 on A100s 1% to 14% more.";
 
 /// [`VISION_NOTE`] as the shipped rows make it now.
 #[cfg(not(target_arch = "wasm32"))]
@@ -177,8 +177,8 @@ fn common_prefix(names: &[&str]) -> usize {
 /// (`[0]`) or in flight (`[1]`). A test recomputes them from the shipped rows
 /// ([`serving_note`]).
 pub const SERVING_NOTES: [&str; 2] = [
-    "On the 337 published serving runs of static batches it was checked against (FasterTransformer and vLLM on A100s, vLLM on MI300Xs, 302 of them held out), the default model predicted less time than measured on 312 of them, median error 20%. Read its serving times as a lower bound.",
-    "On the 70 published serving runs of in-flight batching it was checked against (vLLM 0.6 and 0.11 and SGLang 0.3 serving Llama 3.1 8B to 405B and Qwen3 8B and 14B on one to eight A100s, H100s or MI300Xs, 8 of them held out), the default model predicted less time than measured on 70 of them, median error 25%. Read its serving times as a lower bound.",
+    "On the 337 published serving runs of static batches it was checked against (FasterTransformer and vLLM on A100s, vLLM on MI300Xs, 302 of them held out), the default model predicted less time than measured on 283 of them, median error 17%. Read its serving times as a lower bound.",
+    "On the 70 published serving runs of in-flight batching it was checked against (vLLM 0.6 and 0.11 and SGLang 0.3 serving Llama 3.1 8B to 405B and Qwen3 8B and 14B on one to eight A100s, H100s or MI300Xs, 8 of them held out), the default model predicted less time than measured on 68 of them, median error 24%. Read its serving times as a lower bound.",
 ];
 
 /// [`SERVING_NOTES`]`[inflight as usize]` as the shipped rows make it now.
@@ -229,7 +229,7 @@ pub fn serving_note(inflight: bool) -> Option<String> {
 /// What the calculator tells users about the default model's accuracy on LLM training runs. A test
 /// recomputes it from the shipped rows ([`accuracy_note`]), so it cannot go stale; it is a
 /// constant only so the calculator does not predict 200 runs to print it.
-pub const ACCURACY_NOTE: &str = "Median error 5% on the 546 published LLM training runs of its calibration set (runs some choice of the model looked at). On 260 runs held out from every choice (BLOOM 176B, MT-NLG 530B, small GPTs on one node, FSDP and FP8 training on H100s, Megatron-DeepSpeed with ZeRO-1 on A100s and A800s, InternLM 7B on 8 to 1,024 A100s, a mixture of experts on 256 H100s) the median error is 7%, and it predicts faster than measured on 189 of them: it tends to be optimistic.";
+pub const ACCURACY_NOTE: &str = "Median error 5% on the 546 published LLM training runs of its calibration set (runs some choice of the model looked at). On 260 runs held out from every choice (BLOOM 176B, MT-NLG 530B, small GPTs on one node, FSDP and FP8 training on H100s, Megatron-DeepSpeed with ZeRO-1 on A100s and A800s, InternLM 7B on 8 to 1,024 A100s, a mixture of experts on 256 H100s) the median error is 7%, and it predicts faster than measured on 184 of them: it tends to be optimistic.";
 
 /// [`ACCURACY_NOTE`] as the shipped rows make it now.
 #[cfg(not(target_arch = "wasm32"))]

@@ -74,17 +74,21 @@ pub fn gpu_family(gpu_cell: &str) -> Option<&'static str> {
     GPUS.iter().find(|g| g.0 == gpu_cell).map(|g| g.2)
 }
 
-/// The achievable fractions every row on a GPU of `family` uses: [`UTIL`], with the GEMM
-/// fraction scaled by how much of its peak the family's best matmul reaches against the A100's
-/// ([`calibration::gemm_util`]).
-pub(super) fn family_util(family: Option<&str>) -> Utilisation {
+/// The achievable fractions every row on a GPU of `family` with the datasheet's HBM bandwidth
+/// `mem_bw` (bytes/s) uses: [`UTIL`], with the GEMM fraction scaled by how much of its peak the
+/// family's best matmul reaches against the A100's ([`calibration::gemm_util`]), and GEMMs
+/// streaming at the GPU's profiled share of HBM bandwidth where one is measured
+/// ([`calibration::gemm_bw_util`]).
+pub(super) fn family_util(family: Option<&str>, mem_bw: f64) -> Utilisation {
     let flops = family.map_or(UTIL.flops, calibration::gemm_util);
-    Utilisation { flops, mem_bw: UTIL.mem_bw, nvlink: UTIL.nvlink, nic: UTIL.nic, ar_perc_intra: 0.5 }
+    let gemm_bw = family.and_then(|f| calibration::gemm_bw_util(f, mem_bw));
+    Utilisation { flops, mem_bw: UTIL.mem_bw, nvlink: UTIL.nvlink, nic: UTIL.nic, ar_perc_intra: 0.5, gemm_bw }
 }
 
-/// The achievable fractions every row on `gpu_cell` uses ([`family_util`]).
-pub(super) fn row_util(gpu_cell: &str) -> Utilisation {
-    family_util(gpu_family(gpu_cell))
+/// The achievable fractions every row on `gpu` (the preset of its `gpu_cell`) uses
+/// ([`family_util`]).
+pub(super) fn row_util(gpu_cell: &str, gpu: &presets::GpuPreset) -> Utilisation {
+    family_util(gpu_family(gpu_cell), gpu.mem_bw)
 }
 
 /// The four schemas of the measured runs' CSVs (SOURCES.md, "Schema"), told apart by the
@@ -319,7 +323,7 @@ impl<'a> Cluster<'a> {
             per_node,
             self.n_gpus / per_node,
             (per_node, per_port),
-            row_util(self.gpu_cell),
+            row_util(self.gpu_cell, &self.gpu),
         );
         system.insert("num_nvlinks".into(), json!(self.nvlink_gbytes_s * 1e9 / self.gpu.bw_per_nvlink));
         Value::Object(system)

@@ -324,6 +324,8 @@ raw_config! {
     mem_cap,
     mem_bw,
     mem_bw_util,
+    /// Optional, the default model only: the HBM share a GEMM reaches.
+    gemm_bw_util,
     num_nvlinks,
     bw_per_nvlink,
     nvlink_util,

@@ -1181,6 +1181,12 @@ pub struct System {
     /// HBM bandwidth per device, bytes/s.
     pub mem_bw_bytes_per_s: f64,
     pub mem_bw_util: f64,
+    /// Share of the HBM bandwidth a GEMM's own reads and writes reach (config key
+    /// `gemm_bw_util`, optional; `None`: [`System::mem_bw_util`]): decoding's thin GEMMs, which
+    /// stream their weights, run at it. cuBLAS's GEMV-like kernels reach a share of their own
+    /// per GPU (the default model's validation takes the A100's and the H100's from profiled
+    /// kernels, `calibration::gemm_bw_util`). The default model only; MAD-Max has one HBM share.
+    pub gemm_bw_util: Option<f64>,
     pub num_nvlinks: f64,
     /// Bidirectional bytes/s per NVLink.
     pub bw_per_nvlink_bytes_per_s: f64,
@@ -1328,6 +1334,12 @@ impl System {
     /// The cluster as if every GPU were of its first type (without a second type: itself).
     pub fn all_first(&self) -> System {
         System { second: None, ..self.clone() }
+    }
+
+    /// The share of HBM bandwidth a GEMM reaches: [`System::gemm_bw_util`], else
+    /// [`System::mem_bw_util`].
+    pub fn gemm_bw_fraction(&self) -> f64 {
+        self.gemm_bw_util.unwrap_or(self.mem_bw_util)
     }
 
     /// The smallest HBM capacity of the cluster's GPUs, bytes.

@@ -205,6 +205,17 @@ impl Scenario {
         checked(s)
     }
 
+    /// The same scenario with another share of HBM bandwidth for GEMMs (`system.gemm_bw_util`;
+    /// `None`: the HBM share, `mem_bw_util`), above 0 and at most 1.
+    pub fn with_gemm_bw(&self, gemm_bw: Option<f64>) -> Result<Scenario, Vec<FieldError>> {
+        if let Some(why) = gemm_bw.and_then(not_a_fraction) {
+            return Err(vec![FieldError::new("system.gemm_bw_util", why)]);
+        }
+        let mut s = self.clone();
+        s.system.gemm_bw_util = gemm_bw;
+        checked(s)
+    }
+
     /// The same scenario with another batch per GPU and micro-batch (`None`: the task's
     /// default), each at least 1 (`task.local_transformer_bs`, `task.micro_batch`).
     pub fn with_batch(&self, local: u64, micro: Option<u64>) -> Result<Scenario, Vec<FieldError>> {
@@ -835,6 +846,10 @@ fn read_system(v: &mut Reader, s: &RawSystem) -> Option<System> {
         frac(&s.nvlink_util, "nvlink_util"),
         frac(&s.ibroce_util, "ibroce_util"),
     ];
+    let gemm_bw = match &s.gemm_bw_util {
+        None | Some(RawValue::Null) => Some(None),
+        f => v.fraction(f, at("system", "gemm_bw_util"), &"optional").map(Some),
+    };
     let fp8 = match &s.fp8_flops {
         None | Some(RawValue::Null) => Some(None),
         f => v.within(f, at("system", "fp8_flops"), &"optional", RANGES.flops_per_s).map(Some),
@@ -936,6 +951,7 @@ fn read_system(v: &mut Reader, s: &RawSystem) -> Option<System> {
         mem_cap_bytes: cap?,
         mem_bw_bytes_per_s: bw?,
         mem_bw_util: mu?,
+        gemm_bw_util: gemm_bw?,
         num_nvlinks: nvl?,
         bw_per_nvlink_bytes_per_s: nvl_bw?,
         nvlink_util: nu?,
@@ -1725,6 +1741,17 @@ mod tests {
     }
 
     #[test]
+    fn a_gemms_share_of_hbm_is_optional_and_a_fraction() {
+        use serde_json::json;
+        assert!(problems(json!({}), json!({"gemm_bw_util": 0.75})).is_empty());
+        assert!(problems(json!({}), json!({"gemm_bw_util": null})).is_empty());
+        for bad in [json!(0), json!(1.2), json!("most")] {
+            let said = problems(json!({}), json!({ "gemm_bw_util": bad }));
+            assert!(said.len() == 1 && said[0].starts_with("system.gemm_bw_util"), "{said:?}");
+        }
+    }
+
+    #[test]
     fn an_sm_count_is_optional_and_must_be_a_whole_number_of_sms() {
         use serde_json::json;
         assert!(problems(json!({}), json!({"sm_count": 108})).is_empty());
@@ -1818,6 +1845,12 @@ mod tests {
                 "system.flops_util: must be a fraction above 0 and at most 1, got 0",
                 "system.mem_bw_util: must be a fraction above 0 and at most 1, got 1.5"
             ]
+        );
+        let streaming = base.with_gemm_bw(Some(0.75)).expect("valid");
+        assert_eq!((streaming.system().gemm_bw_fraction(), base.system().gemm_bw_fraction()), (0.75, sys.mem_bw_util));
+        assert_eq!(
+            said(base.with_gemm_bw(Some(0.0))),
+            ["system.gemm_bw_util: must be a fraction above 0 and at most 1, got 0"]
         );
         assert_eq!(said(base.with_batch(0, None)), ["task.local_transformer_bs: must be at least 1, got 0"]);
         let said = said(base.with_batch(4, Some(3)));

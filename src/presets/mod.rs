@@ -228,17 +228,19 @@ pub struct Utilisation {
     pub nic: f64,
     /// Share of the multi-node all-reduce bandwidth mix taken from the intra-node bandwidth.
     pub ar_perc_intra: f64,
+    /// Share of HBM bandwidth a GEMM reaches (`gemm_bw_util`); `None`: [`Utilisation::mem_bw`].
+    pub gemm_bw: Option<f64>,
 }
 
 /// NVLink + InfiniBand/RoCE datacenter nodes: the ZionEX calibration of the MAD-Max reference
 /// (`system_cfgs/zionex/zionex_128.json`).
 pub const DATACENTER_UTIL: Utilisation =
-    Utilisation { flops: 0.705, mem_bw: 0.836, nvlink: 0.6667, nic: 0.56, ar_perc_intra: 0.2746 };
+    Utilisation { flops: 0.705, mem_bw: 0.836, nvlink: 0.6667, nic: 0.56, ar_perc_intra: 0.2746, gemm_bw: None };
 
 /// PCIe within a node and Ethernet between nodes: the MAD-Max reference's calibration of its
 /// only system without NVLink (Cloud B NC96ds_A100_v4, `system_cfgs/cloud_B/*.json`).
 pub const CONSUMER_UTIL: Utilisation =
-    Utilisation { flops: 0.705, mem_bw: 0.836, nvlink: 0.45, nic: 0.62, ar_perc_intra: 0.1465 };
+    Utilisation { flops: 0.705, mem_bw: 0.836, nvlink: 0.45, nic: 0.62, ar_perc_intra: 0.1465, gemm_bw: None };
 
 /// All presets, parsed once.
 pub struct Presets {
@@ -318,6 +320,9 @@ pub fn system_config(
                 m.insert("fp8_flops".into(), json!(f));
             }
             m.insert("sm_count".into(), json!(gpu.sm_count));
+            if let Some(g) = util.gemm_bw {
+                m.insert("gemm_bw_util".into(), json!(g));
+            }
             m
         }
         _ => Map::new(),

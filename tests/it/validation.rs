@@ -100,8 +100,11 @@ fn added_serving_runs_are_predicted_with_the_engines_host_time() {
         let speedup = predicted(custom) / predicted(nccl);
         assert!((1.02..1.15).contains(&speedup), "{custom}: {speedup}");
     }
-    // Every row within 15%, and every one's task states the host time it was given.
-    assert!(rows.iter().all(|r| r.error.is_some_and(|e| e.abs() < 0.15)), "{rows:?}");
+    // Every row within 18%, and every one's task states the host time it was given. (Within
+    // 15% until the A100's GEMMs streamed at their profiled share of HBM bandwidth, 0.741 of
+    // it rather than 0.836: LLaMA 33B's decode steps then took 3% longer, its custom
+    // all-reduce run 17% slower than measured.)
+    assert!(rows.iter().all(|r| r.error.is_some_and(|e| e.abs() < 0.18)), "{rows:?}");
     let host = |r: &RowResult| r.scenario.as_ref().and_then(|s| s["task"]["host_step_ms"].as_f64());
     assert!(rows.iter().all(|r| host(r).is_some_and(|ms| ms > 2.0)));
     assert!(
@@ -163,7 +166,7 @@ fn fastertransformer_latencies_are_held_out_and_their_gaps_are_known() {
     assert!(table.len() == 27 && table.iter().all(|e| (-0.3..0.05).contains(e)), "{table:?}");
     assert!(table.iter().filter(|e| **e < 0.0).count() >= 25, "{table:?}");
     assert!(
-        (0.18..0.28).contains(&s.all.median_abs_error),
+        (0.14..0.2).contains(&s.all.median_abs_error),
         "median {}: update SOURCES.md section 6 and the README",
         s.all.median_abs_error
     );
@@ -250,7 +253,7 @@ fn request_rate_runs_led_to_prefill_steps_and_rounds_and_their_gaps_are_known() 
     assert_eq!(offline.len(), 2);
     let s = summarize(&rows).expect("summary");
     assert!(
-        (0.2..0.28).contains(&s.all.median_abs_error),
+        (0.15..0.22).contains(&s.all.median_abs_error),
         "median {}: update SOURCES.md section 6 and the README",
         s.all.median_abs_error
     );
@@ -261,10 +264,11 @@ fn request_rate_runs_led_to_prefill_steps_and_rounds_and_their_gaps_are_known() 
     };
     // Each request's time per token, and the gaps between tokens: still shorter than measured
     // (first predicted 17-37% short with prompt chunks mixed into decode steps), with no host
-    // time between the engines' steps.
+    // time between the engines' steps; on the A100 3-17% since its GEMMs stream at their
+    // profiled share of HBM bandwidth (12-25% before), on the H100s 19-33%.
     let (tpot, itl) = (errors("sglang060-", "-tpot"), errors("sglang060-", "-itl"));
-    assert!(tpot.len() == 8 && tpot.iter().all(|e| (-0.35..-0.1).contains(e)), "{tpot:?}");
-    assert!(itl.len() == 4 && itl.iter().all(|e| (-0.3..-0.1).contains(e)), "{itl:?}");
+    assert!(tpot.len() == 8 && tpot.iter().all(|e| (-0.35..0.0).contains(e)), "{tpot:?}");
+    assert!(itl.len() == 4 && itl.iter().all(|e| (-0.3..0.0).contains(e)), "{itl:?}");
     // The first token: vLLM 0.6's rounds of 10 decode steps make a new prompt wait (first
     // predicted 78-86% short), still short by the HTTP server's share.
     let vllm_ttft = errors("sglang060-vllm", "-ttft");
@@ -274,9 +278,11 @@ fn request_rate_runs_led_to_prefill_steps_and_rounds_and_their_gaps_are_known() 
     // The whole request's median: at the mean lengths it came out longer than measured
     // (+11% to +50%: ShareGPT's median reply is shorter than its mean); with the lengths
     // spread exponentially around the means the median request is a shorter one, and it falls
-    // short as the time per token does.
+    // short as the time per token does, but for Llama 3.1 8B on the A100 at 4 requests/s,
+    // 8-10% long since the A100's GEMMs stream at their profiled share of HBM bandwidth.
     let e2e = errors("sglang060-", "-e2e");
-    assert!(e2e.len() == 8 && e2e.iter().all(|e| (-0.3..0.0).contains(e)), "{e2e:?}");
+    assert!(e2e.len() == 8 && e2e.iter().all(|e| (-0.3..0.12).contains(e)), "{e2e:?}");
+    assert!(e2e.iter().filter(|e| **e > 0.0).count() == 2, "{e2e:?}");
     // vLLM's bursts, run step by step with the lengths spread: rounds batch the prompts into
     // fewer prefill steps and the model has no host time per round, so they run faster than
     // measured.

@@ -18,7 +18,9 @@ pub struct Util {
     /// end to end with everything else included). The default model counts element-wise
     /// kernels separately, so it uses the GEMM figure, not MAD-Max's end-to-end 0.705.
     pub flops: f64,
-    /// HBM streaming: MAD-Max's measured ZionEX figure (`system_cfgs/zionex/*.json`).
+    /// HBM streaming: MAD-Max's measured ZionEX figure (`system_cfgs/zionex/*.json`; A100 40GB
+    /// GPUs). GEMMs on a GPU whose own kernels were profiled stream at its share instead
+    /// ([`gemm_bw_util`]).
     pub mem_bw: f64,
     /// NVLink collectives: MAD-Max's measured ZionEX figure.
     pub nvlink: f64,
@@ -100,6 +102,40 @@ pub fn gemm_util(family: &str) -> f64 {
         "MI300X" => UTIL.flops * MAMF_MI300X / MAMF_A100,
         "V100" => UTIL.flops * MAMF_V100 / MAMF_A100,
         _ => H100_GEMM_UTIL,
+    }
+}
+
+/// Share of HBM bandwidth an A100 80GB's GEMMs reach when they stream their operands
+/// (decoding's thin GEMMs, bound by reading the weights), from vidur's profile of the four
+/// GEMMs of a transformer layer on that GPU (`gemm_kernels.csv`, SOURCES.md section 9): the share at
+/// which the model's times for the profile's streaming kernels (compute under a third of
+/// streaming) have a median error of zero, each kernel charged its bytes at this share plus a
+/// small kernel's run ([`GRAPH_KERNEL_S`]) as the check charges it. [`UTIL`]'s 0.836 (MAD-Max's
+/// ZionEX figure) left them 11.9% slower than the model; the large weight reads alone, over
+/// 128 MB, reach 0.78 of the datasheet's 2,039 GB/s. A unit test recomputes it from the
+/// profile.
+pub const GEMM_BW_A100: f64 = A100_GEMM_BW_ROOT;
+
+/// The same for an H100 SXM (80 GB, 3.35 TB/s), from the same profile: its streaming GEMMs
+/// are timed within a percent of [`UTIL`]'s share (0.7% faster), so the root is a hair above
+/// it.
+pub const GEMM_BW_H100: f64 = H100_GEMM_BW_ROOT;
+
+const A100_GEMM_BW_ROOT: f64 = 0.741;
+const H100_GEMM_BW_ROOT: f64 = 0.843;
+
+/// The share of HBM bandwidth GEMMs reach on a GPU of a validation row's family
+/// (`accuracy::gpu_family`) with the datasheet's HBM bandwidth `mem_bw_bytes_per_s`, where a
+/// measurement of that very GPU gives one: the A100 80GB (2,039 GB/s) and the H100 SXM
+/// (3,350 GB/s, the H800's too) profiled ([`GEMM_BW_A100`], [`GEMM_BW_H100`]). The A100 40GB
+/// (1,555 GB/s of HBM2, not HBM2e) keeps [`UTIL`]'s share, measured on ZionEX's A100 40GB, and
+/// the GPUs nothing profiled (H200, B200, MI300X, GH200, V100, H100 NVL) stream at it too, as
+/// every other kernel does: `None`.
+pub fn gemm_bw_util(family: &str, mem_bw_bytes_per_s: f64) -> Option<f64> {
+    match (family, mem_bw_bytes_per_s) {
+        ("A100", 2039e9) => Some(GEMM_BW_A100),
+        ("H100", 3350e9) => Some(GEMM_BW_H100),
+        _ => None,
     }
 }
 

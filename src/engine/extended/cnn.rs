@@ -291,6 +291,8 @@ pub struct CnnCx<'a> {
     pub flops_per_s: f64,
     pub peak_flops_per_s: f64,
     pub hbm_bytes_per_s: f64,
+    /// HBM bandwidth a GEMM's own reads and writes reach, bytes/s (`gemm_bw_util`).
+    pub gemm_hbm_bytes_per_s: f64,
     /// Bytes per weight and activation element.
     pub e: f64,
     /// Images per GPU.
@@ -330,6 +332,7 @@ impl<'a> CnnCx<'a> {
             flops_per_s: peak * sys.flops_util,
             peak_flops_per_s: peak,
             hbm_bytes_per_s: sys.mem_bw_bytes_per_s * sys.mem_bw_util,
+            gemm_hbm_bytes_per_s: sys.mem_bw_bytes_per_s * sys.gemm_bw_fraction(),
             e,
             local_batch: local as f64,
             global_batch: local.saturating_mul(lay.dp.size),
@@ -387,8 +390,8 @@ impl<'a> CnnCx<'a> {
     /// A GEMM of this GPU's images, s: its compute time, or streaming the `bytes` it really
     /// moves if that takes longer.
     fn gemm_s(&self, g: Gemm, bytes: f64) -> f64 {
-        let gpu = GemmGpu::new(self.flops_per_s, self.hbm_bytes_per_s, self.s.system.sm_count);
-        g.compute_time_s(self.e, gpu).max(bytes / self.hbm_bytes_per_s)
+        let gpu = GemmGpu::new(self.flops_per_s, self.gemm_hbm_bytes_per_s, self.s.system.sm_count);
+        g.compute_time_s(self.e, gpu).max(bytes / self.gemm_hbm_bytes_per_s)
     }
 
     /// `passes` passes over a layer's outputs for this GPU's images, s.
@@ -635,7 +638,7 @@ fn units_of(n: u64, what: &str) -> String {
 /// activations ([`explain`]).
 macro_rules! conv_block_formula {
     () => {
-        "sum over its layers of max(GEMM FLOPs / F, bytes moved / B_mem) + element-wise passes x output bytes / B_mem"
+        "sum over its layers of max(GEMM FLOPs / F, bytes moved / B_gemm) + element-wise passes x output bytes / B_mem"
     };
 }
 
@@ -692,6 +695,12 @@ pub fn explain(cx: &CnnCx, op: &OpName) -> Option<Explanation> {
                     ),
                     rate,
                     hbm,
+                    term(
+                        "B_gemm",
+                        "HBM bandwidth a GEMM's own reads and writes reach per GPU: mem_bw x gemm_bw_util (x mem_bw_util where the system does not set it)",
+                        cx.gemm_hbm_bytes_per_s,
+                        Unit::BytesPerS,
+                    ),
                 ],
                 if fwd { cx.block_fwd_s(b) } else { cx.block_bwd_s(b) },
                 Some(if cx.transposes {

@@ -76,6 +76,8 @@ pub struct DlrmCx<'a> {
     pub flops_per_s: f64,
     pub peak_flops_per_s: f64,
     pub hbm_bytes_per_s: f64,
+    /// HBM bandwidth a GEMM's own reads and writes reach, bytes/s (`gemm_bw_util`).
+    pub gemm_hbm_bytes_per_s: f64,
     /// Bytes per dense weight and activation element.
     pub e: f64,
     /// Bytes per embedding element.
@@ -152,6 +154,7 @@ impl<'a> DlrmCx<'a> {
             flops_per_s: peak * sys.flops_util,
             peak_flops_per_s: peak,
             hbm_bytes_per_s: sys.mem_bw_bytes_per_s * sys.mem_bw_util,
+            gemm_hbm_bytes_per_s: sys.mem_bw_bytes_per_s * sys.gemm_bw_fraction(),
             e,
             eb: s.model.bytes_per_emb_param.f64(),
             local_batch: local as f64,
@@ -278,7 +281,7 @@ impl<'a> DlrmCx<'a> {
 
     /// This GPU for a GEMM at the model's precision.
     pub fn gemm_gpu(&self) -> GemmGpu {
-        GemmGpu::new(self.flops_per_s, self.hbm_bytes_per_s, self.s.system.sm_count)
+        GemmGpu::new(self.flops_per_s, self.gemm_hbm_bytes_per_s, self.s.system.sm_count)
     }
 
     /// MLP layer `l`'s forward pass on this GPU, s: its GEMMs by their shapes
@@ -888,14 +891,14 @@ pub fn explain(cx: &DlrmCx, op: &OpName) -> Option<Explanation> {
         (OpKind::Compute, Block::MlpBot | Block::MlpTop) => {
             let (a, w) = cx.mlp_backward(top, l);
             let (i, o) = cx.widths(top, l);
-            let mut terms = vec![term("in", "the layer's input width", i, Unit::Count), term("out", "the layer's output width", o, Unit::Count), term("FLOPs", "forward FLOPs of the layer per sample (2 x in x out; MoE: active experts)", cx.mlp_layer_flops(top, l), Unit::Flops), b_mlp, tp_mlp, rate, hbm, term("t_launch", "time each kernel loses to its launch (no CUDA graphs), as a transformer block's kernels do", KERNEL_OVERHEAD_S, Unit::Seconds)];
+            let mut terms = vec![term("in", "the layer's input width", i, Unit::Count), term("out", "the layer's output width", o, Unit::Count), term("FLOPs", "forward FLOPs of the layer per sample (2 x in x out; MoE: active experts)", cx.mlp_layer_flops(top, l), Unit::Flops), b_mlp, tp_mlp, rate, hbm, term("B_gemm", "HBM bandwidth a GEMM's own reads and writes reach per GPU: mem_bw x gemm_bw_util (x mem_bw_util where the system does not set it)", cx.gemm_hbm_bytes_per_s, Unit::BytesPerS), term("t_launch", "time each kernel loses to its launch (no CUDA graphs), as a transformer block's kernels do", KERNEL_OVERHEAD_S, Unit::Seconds)];
             if !fwd {
                 terms.push(term("g", "gradient passes: activations + weights, where they are needed", (a as u8 + w as u8) as f64, Unit::Count));
             }
             (
                 format!("{} MLP layer {l}, {pass} pass", if top { "Top" } else { "Bottom" }),
                 if fwd {
-                    "the GEMM (B x in -> out / tp) by its shape: B x FLOPs / tp / F, more for a short inner dimension, at least its matrices read and written at B_mem; + bias and ReLU at B_mem; + t_launch per kernel launched (the GEMM and the ReLU)"
+                    "the GEMM (B x in -> out / tp) by its shape: B x FLOPs / tp / F, more for a short inner dimension, at least its matrices read and written at B_gemm; + bias and ReLU at B_mem; + t_launch per kernel launched (the GEMM and the ReLU)"
                 } else {
                     "the activation-gradient GEMM (inner dimension out) and the weight-gradient GEMM (inner dimension B), each by its shape, + the ReLU's gradient at B_mem, + t_launch per kernel launched (each pass's GEMM and its element-wise kernel: the ReLU's gradient, the bias gradient's sum), for the g passes needed"
                 },

@@ -155,7 +155,7 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
             let (fwd, dgrad, wgrad) = cx.block_gemm_s(block);
             let mut terms = vec![term(
                 "t_gemm",
-                "GEMM time of the block's weights in the forward pass: for each GEMM (m x k times k x n), 2 m n k / F on whole 128 x 128 output tiles, plus writing its output, m n e (1 - k / 8192) / B_mem (F is taken on 8,192-wide square GEMMs, their write included: a shorter k costs more, a longer one less), and never less than reading and writing its matrices once",
+                "GEMM time of the block's weights in the forward pass: for each GEMM (m x k times k x n), 2 m n k / F on whole 128 x 128 output tiles, plus writing its output, m n e (1 - k / 8192) / B_gemm (F is taken on 8,192-wide square GEMMs, their write included: a shorter k costs more, a longer one less), and never less than reading and writing its matrices once at B_gemm",
                 fwd,
                 Unit::Seconds,
             )];
@@ -195,7 +195,7 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
                 if cx.d.materialized() {
                     terms.push(term(
                         "t_s",
-                        "the scores' GEMMs, batched one per sequence and head: Q K^T writes the s x s scores and P V reads them, each max(FLOPs / F, bytes read and written / B_mem); with a head of 64 or 128 the score matrix's bytes set the time",
+                        "the scores' GEMMs, batched one per sequence and head: Q K^T writes the s x s scores and P V reads them, each max(FLOPs / F, bytes read and written / B_gemm); with a head of 64 or 128 the score matrix's bytes set the time",
                         t_s,
                         Unit::Seconds,
                     ));
@@ -278,6 +278,7 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
             }
             terms.extend([
                 hbm,
+                term("B_gemm", "HBM bandwidth a GEMM's own reads and writes reach per GPU: mem_bw x gemm_bw_util (x mem_bw_util where the system does not set it); decoding's thin GEMMs stream their weights at it", cx.gemm_hbm_bytes_per_s, Unit::BytesPerS),
                 term("e", "bytes per element", cx.d.elem_bytes, Unit::Count),
                 term(
                     "t_host",

@@ -61,6 +61,8 @@ pub struct Rates {
     pub fp8_flops_per_s: Option<f64>,
     /// Effective HBM bandwidth, bytes/s.
     pub hbm_bytes_per_s: f64,
+    /// HBM bandwidth a GEMM reaches, bytes/s.
+    pub gemm_hbm_bytes_per_s: f64,
     /// Streaming multiprocessors; `None`: not known.
     pub sms: Option<u64>,
     /// HBM capacity, bytes.
@@ -81,6 +83,7 @@ impl Rates {
             peak_flops_per_s: peak,
             fp8_flops_per_s: fp8.map(|f| f * sys.flops_util * super::calibration::FP8_GEMM_EFFICIENCY),
             hbm_bytes_per_s: sys.mem_bw_bytes_per_s * sys.mem_bw_util,
+            gemm_hbm_bytes_per_s: sys.mem_bw_bytes_per_s * sys.gemm_bw_fraction(),
             sms: sys.sm_count,
             mem_cap_bytes: sys.mem_cap_bytes,
             links: super::collective::Links::of(&sys),
@@ -407,6 +410,7 @@ mod tests {
             peak_flops_per_s: 1.0,
             fp8_flops_per_s: None,
             hbm_bytes_per_s: 1.0,
+            gemm_hbm_bytes_per_s: 1.0,
             sms: None,
             mem_cap_bytes: 1.0,
             links,

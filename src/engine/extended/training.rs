@@ -37,6 +37,9 @@ pub struct TrainingCx<'a> {
     pub fp8_flops_per_s: Option<f64>,
     /// Effective HBM bandwidth per GPU, bytes/s.
     pub hbm_bytes_per_s: f64,
+    /// HBM bandwidth a GEMM's own reads and writes reach per GPU, bytes/s: `mem_bw x
+    /// gemm_bw_util` ([`crate::engine::scenario::System::gemm_bw_fraction`]).
+    pub gemm_hbm_bytes_per_s: f64,
     /// Streaming multiprocessors per GPU (`system.sm_count`); `None`: not known.
     pub sms: Option<u64>,
     pub trains: bool,
@@ -150,6 +153,7 @@ impl<'a> TrainingCx<'a> {
                 .filter(|_| setup.fp8)
                 .map(|f| f * sys.flops_util * FP8_GEMM_EFFICIENCY),
             hbm_bytes_per_s: sys.mem_bw_bytes_per_s * sys.mem_bw_util,
+            gemm_hbm_bytes_per_s: sys.mem_bw_bytes_per_s * sys.gemm_bw_fraction(),
             sms: sys.sm_count,
             trains,
             local_batch,
@@ -222,6 +226,7 @@ impl<'a> TrainingCx<'a> {
             cx.peak_flops_per_s = r.peak_flops_per_s;
             cx.fp8_flops_per_s = r.fp8_flops_per_s;
             cx.hbm_bytes_per_s = r.hbm_bytes_per_s;
+            cx.gemm_hbm_bytes_per_s = r.gemm_hbm_bytes_per_s;
             cx.sms = r.sms;
             cx.links = r.links;
         }
@@ -329,7 +334,7 @@ impl<'a> TrainingCx<'a> {
     /// This GPU for a GEMM at `flops_per_s` (the model's precision, FP8, or the served
     /// weights' format).
     pub fn gemm_gpu(&self, flops_per_s: f64) -> GemmGpu {
-        GemmGpu::new(flops_per_s, self.hbm_bytes_per_s, self.sms)
+        GemmGpu::new(flops_per_s, self.gemm_hbm_bytes_per_s, self.sms)
     }
 
     /// The GEMMs of a block's forward pass on one GPU for one micro-batch, each with how many

@@ -69,7 +69,7 @@ fn explain_host(sv: &ServingCx, requests: f64) -> Explanation {
 
 /// Explains an op of an in-flight engine step ([`ServingCx::steady`]): the step that carries a
 /// prompt chunk.
-fn explain_step(sv: &ServingCx, op: &OpName, [tp, rate, hbm]: [Term; 3]) -> Option<Explanation> {
+fn explain_step(sv: &ServingCx, op: &OpName, [tp, rate, hbm, gemm_hbm]: [Term; 4]) -> Option<Explanation> {
     let step = sv.steady_at_load().0.drawn;
     if (op.block, op.kind) == (Block::Input, OpKind::Idle) {
         return Some(explain_host(sv, step.requests));
@@ -88,8 +88,8 @@ fn explain_step(sv: &ServingCx, op: &OpName, [tp, rate, hbm]: [Term; 3]) -> Opti
             } else {
                 format!("Layer {}'s {} in one engine step: a token for every decoding request and a prompt chunk", op.layer, block_words(op.block))
             },
-            "sum over its GEMMs of n_d + n_p tokens of max(2 m n k / F in whole tiles + output / B_mem, (weights + tokens) / B_mem) + max(score FLOPs / F, KV read and written / B_mem) + element-wise / B_mem + n_k x t_k",
-            vec![decoding, chunk, ctx, tp, rate, hbm].into_iter().chain(kernel_terms(sv, step.pass)).collect(),
+            "sum over its GEMMs of n_d + n_p tokens of max(2 m n k / F in whole tiles + output / B_gemm, (weights + tokens) / B_gemm) + max(score FLOPs / F, KV read and written / B_mem) + element-wise / B_mem + n_k x t_k",
+            vec![decoding, chunk, ctx, tp, rate, hbm, gemm_hbm.clone()].into_iter().chain(kernel_terms(sv, step.pass)).collect(),
             if op.block == Block::Attn { step.layer.attn_s } else { step.layer.ffn_s },
             Some(if separate {
                 "Prompts run in steps of their own between decode steps: every decoding request waits for them, and each reads every weight again, where a prompt chunk mixed into a decode step would ride on the weight reads it pays for anyway."
@@ -116,8 +116,8 @@ fn explain_step(sv: &ServingCx, op: &OpName, [tp, rate, hbm]: [Term; 3]) -> Opti
         ),
         (Block::Head, OpKind::Compute) => (
             "Logits of the step's new tokens: one per decoding request, and the first token of each prompt that completes".into(),
-            "max(rows x 2 h V / tp / F, h V / tp x bytes / B_mem)",
-            vec![term("rows", "tokens that need logits", step.rows, Unit::Count), tp, rate, hbm],
+            "max(rows x 2 h V / tp / F, h V / tp x bytes / B_gemm)",
+            vec![term("rows", "tokens that need logits", step.rows, Unit::Count), tp, rate, gemm_hbm],
             sv.logits_for(step.rows),
             None,
         ),
@@ -134,9 +134,15 @@ pub fn explain(sv: &ServingCx, op: &OpName) -> Option<Explanation> {
     let tp = term("tp", "tensor-parallel degree", sv.tp(), Unit::Count);
     let rate = term("F", "effective FLOP rate per GPU at the weights' format", sv.rate, Unit::FlopsPerS);
     let hbm = term("B_mem", "effective HBM bandwidth per GPU", cx.hbm_bytes_per_s, Unit::BytesPerS);
+    let gemm_hbm = term(
+        "B_gemm",
+        "HBM bandwidth a GEMM's own reads and writes reach per GPU: mem_bw x gemm_bw_util (x mem_bw_util where the system does not set it); decoding's thin GEMMs stream their weights at it",
+        cx.gemm_hbm_bytes_per_s,
+        Unit::BytesPerS,
+    );
     let b = term("B", "requests in the batch (per replica)", sv.batch, Unit::Count);
     if cx.setup.batching == Batching::InFlight {
-        return explain_step(sv, op, [tp, rate, hbm]);
+        return explain_step(sv, op, [tp, rate, hbm, gemm_hbm]);
     }
     if (op.block, op.kind) == (Block::Input, OpKind::Idle) {
         return Some(explain_host(sv, sv.batch));
@@ -156,13 +162,14 @@ pub fn explain(sv: &ServingCx, op: &OpName) -> Option<Explanation> {
                 block_words(op.block),
                 if m > 1 { " of the first micro-batch" } else { "" }
             ),
-            "sum over its GEMMs of max(2 m n k / F in whole tiles + output / B_mem, operands and output / B_mem) + max(score FLOPs / F, KV written / B_mem) + element-wise / B_mem + n_k x t_k",
+            "sum over its GEMMs of max(2 m n k / F in whole tiles + output / B_gemm, operands and output / B_gemm) + max(score FLOPs / F, KV written / B_mem) + element-wise / B_mem + n_k x t_k",
             vec![
                 b_prefill,
                 term("s_in", "prompt tokens per request", sv.input as f64, Unit::Count),
                 tp,
                 rate,
                 hbm,
+                gemm_hbm.clone(),
             ]
             .into_iter()
             .chain(kernel_terms(sv, sv.prefill_pass()))
@@ -201,8 +208,8 @@ pub fn explain(sv: &ServingCx, op: &OpName) -> Option<Explanation> {
         ),
         (Block::Head, OpKind::Compute) => (
             "Logits of the prompt's last token (the first output token)".into(),
-            "max(B x 2 h V / tp / F, h V / tp x bytes / B_mem)",
-            vec![b, tp, rate, hbm],
+            "max(B x 2 h V / tp / F, h V / tp x bytes / B_gemm)",
+            vec![b, tp, rate, gemm_hbm],
             sv.logits_s(),
             None,
         ),
@@ -217,6 +224,7 @@ pub fn explain(sv: &ServingCx, op: &OpName) -> Option<Explanation> {
                 term("w", "bytes per weight", sv.weight_bytes, Unit::BytesPerElement),
                 rate,
                 hbm,
+                gemm_hbm,
             ];
             terms.extend(kernel_terms(sv, Pass { prefill_tokens: 0.0, decode_tokens: micro, context: ctx }));
             let pipelined = m > 1;
@@ -228,8 +236,8 @@ pub fn explain(sv: &ServingCx, op: &OpName) -> Option<Explanation> {
             (
                 format!("{}: one token for each request per step, all layers", steps_words(from, to)),
                 match (pipelined, from == to) {
-                    (false, true) => "layers x (GEMMs, each bound by reading its weights or by its FLOPs in whole tiles, + max(score FLOPs / F, KV cache / B_mem) + element-wise + 2 x n_k x t_k) + logits",
-                    (false, false) => "sum over the steps of layers x (GEMMs, each bound by reading its weights or by its FLOPs in whole tiles, + max(score FLOPs / F, KV cache / B_mem) + element-wise + 2 x n_k x t_k) + logits (the KV cache grows a token per step)",
+                    (false, true) => "layers x (GEMMs, each bound by reading its weights at B_gemm or by its FLOPs in whole tiles, + max(score FLOPs / F, KV cache / B_mem) + element-wise + 2 x n_k x t_k) + logits",
+                    (false, false) => "sum over the steps of layers x (GEMMs, each bound by reading its weights at B_gemm or by its FLOPs in whole tiles, + max(score FLOPs / F, KV cache / B_mem) + element-wise + 2 x n_k x t_k) + logits (the KV cache grows a token per step)",
                     (true, _) => "per step, (p - 1 + m) x L_s x (one layer for a micro-batch of b requests: GEMMs by their shapes + attention over its KV cache + element-wise + 2 x n_k x t_k) + m x logits of b requests",
                 },
                 terms,

@@ -176,6 +176,12 @@ impl<'a> ServingCx<'a> {
         (flops / self.rate).max(bytes / self.cx.hbm_bytes_per_s)
     }
 
+    /// A GEMM's roofline, its bytes at the GEMMs' share of HBM bandwidth
+    /// ([`crate::engine::scenario::System::gemm_bw_fraction`]).
+    fn gemm_roofline(&self, flops: f64, bytes: f64) -> f64 {
+        (flops / self.rate).max(bytes / self.cx.gemm_hbm_bytes_per_s)
+    }
+
     /// One tensor-parallel all-reduce of `tokens` activations, s, and the kernel that runs it:
     /// the engine's fastest ([`engine_all_reduce`]), or NCCL's without its own kernels.
     fn tp_all_reduce(&self, tokens: f64) -> (f64, AllReduceKernel) {
@@ -391,7 +397,7 @@ impl<'a> ServingCx<'a> {
     fn logits_for(&self, rows: f64) -> f64 {
         let d = &self.cx.d;
         let v = d.vocab / self.tp();
-        self.roofline(rows * 2.0 * d.hidden * v, d.hidden * v * self.weight_bytes)
+        self.gemm_roofline(rows * 2.0 * d.hidden * v, d.hidden * v * self.weight_bytes)
     }
 
     /// A pipeline hop of `tokens` activations, s.
@@ -746,6 +752,26 @@ mod tests {
     use super::*;
     use crate::engine::extended::collective::Group;
     use serde_json::json;
+
+    #[test]
+    fn decodings_gemms_stream_at_the_gemms_share_of_hbm_and_the_rest_at_the_hbm_share() {
+        // LLaMA-2-70B on 4 A100s, one request: with GEMMs at half the HBM share, a decoding
+        // token's weight reads (its GEMMs and the logits) take twice as long; its KV-cache
+        // reads and element-wise passes do not move.
+        let plain = llama70(4, 1, json!({}));
+        let halved = plain.with_gemm_bw(Some(plain.system().mem_bw_util / 2.0)).expect("valid");
+        let (a, b) = (ServingCx::new(&plain).expect("serving"), ServingCx::new(&halved).expect("serving"));
+        for block in [Block::Attn, Block::Fc] {
+            let ratio = b.block_gemms_s(block, 1.0) / a.block_gemms_s(block, 1.0);
+            assert!((ratio - 2.0).abs() < 1e-9, "{block:?}: {ratio}");
+        }
+        assert!((b.logits_for(1.0) / a.logits_for(1.0) - 2.0).abs() < 1e-9);
+        let pass = Pass { prefill_tokens: 0.0, decode_tokens: 1.0, context: 2048.0 };
+        let score = |sv: &ServingCx| sv.attn_s(pass) - sv.block_gemms_s(Block::Attn, 1.0);
+        assert!((score(&b) - score(&a)).abs() < 1e-15, "{} {}", score(&a), score(&b));
+        // Unset, GEMMs stream at the HBM share.
+        assert_eq!(a.cx.gemm_hbm_bytes_per_s, a.cx.hbm_bytes_per_s);
+    }
 
     #[test]
     fn a_prompts_materialized_scores_are_written_read_and_softmaxed_in_hbm() {
