@@ -11,6 +11,7 @@ use super::fetched::{self, Fetched, Loading};
 use super::state::{Action, ServingMark, Yardstick};
 use crate::accuracy::{self, Metric, RowResult, RunSet, Stats};
 use crate::doc::Doc;
+use crate::engine::extended::calibration::{GEMM_BW_A100, GEMM_BW_H100};
 use crate::{share, units};
 use serde_json::Value;
 use std::rc::Rc;
@@ -118,8 +119,10 @@ fn gemm_check(kernels: &Result<Vec<accuracy::GemmCheck>, String>) -> Html {
             <p>
                 <strong>{ "GEMMs. " }</strong>
                 { format!(
-                    "Besides the runs, a check of one mechanism: the model's time for a GEMM (its tiles, their waves over the SMs, split-K, and the bound of reading its operands) against {} GEMMs of transformer layers (Llama 2 7B and 70B, CodeLlama 34B; 1 to 16,384 tokens, tensor parallelism 1 to 8) that vidur profiled one by one. Error = measured / predicted \u{2212} 1:",
-                    crate::engine::extended::rules::grouped(checks.iter().map(|c| c.kernels as u64).sum())
+                    "Besides the runs, a check of one mechanism: the model's time for a GEMM (its tiles, their waves over the SMs, split-K, and the bound of reading its operands) against {} GEMMs of transformer layers (Llama 2 7B and 70B, CodeLlama 34B; 1 to 16,384 tokens, tensor parallelism 1 to 8) that vidur profiled one by one. Each GPU's GEMMs stream at the share of HBM bandwidth where these kernels' reading the weights is timed right at the median ({} of the A100 80GB's, {} of the H100's: the system key gemm_bw_util), so that part is zero by construction and the rest is the check. Error = measured / predicted \u{2212} 1:",
+                    crate::engine::extended::rules::grouped(checks.iter().map(|c| c.kernels as u64).sum()),
+                    GEMM_BW_A100,
+                    GEMM_BW_H100
                 ) }
             </p>
             <ul>{ for checks.iter().map(|c| html! { <li>{ accuracy::gemm_check_sentence(c) }</li> }) }</ul>

@@ -206,6 +206,26 @@ await runTest('calculator', dist, async ({ server, browser }) => {
     && far.iteration_s > h100.iteration_s, `a 10 ms link latency is 0.01 s in the link and slows the step: ${h100.iteration_s} -> ${far.iteration_s} s`);
   await type(page, '#f-system-nic_latency_s', '');
   check((await shown(page)).iteration_s === h100.iteration_s, 'clearing the latency gives a datacenter network again');
+  // GEMMs streaming at their own share of HBM bandwidth: half of it, as the CLI says, carried
+  // by the link; a share above 1 is refused under the field with the last results kept, and
+  // clearing it streams GEMMs at the HBM utilisation again.
+  if (!(await page.locator('#f-system-gemm_bw_util').isVisible())) {
+    await page.locator('summary', { hasText: 'GPU figures and utilisation factors' }).click();
+  }
+  await type(page, '#f-system-gemm_bw_util', '0.4');
+  const slowGemms = await matchesCli(page, 'H100, 16 nodes, GEMMs at 0.4 of HBM bandwidth');
+  check(scenarioOfLink(await page.locator('#share-link').inputValue()).system.gemm_bw_util === 0.4
+    && slowGemms.iteration_s >= h100.iteration_s, `GEMMs at 0.4 of HBM bandwidth: in the link, ${h100.iteration_s} -> ${slowGemms.iteration_s} s`);
+  await type(page, '#f-system-gemm_bw_util', '1.5');
+  await page.waitForFunction(() => /fraction/.test(document.querySelector('#f-system-gemm_bw_util')?.closest('.field')?.querySelector('.error-msg')?.textContent ?? ''));
+  check(await page.locator('.stale-banner').isVisible() && (await shown(page)).iteration_s === slowGemms.iteration_s, 'a GEMM share of 1.5: a message under the field, the last results stay');
+  if (!(await page.locator('#f-system-gemm_bw_util').isVisible())) {
+    await page.locator('summary', { hasText: 'GPU figures and utilisation factors' }).click();
+  }
+  await type(page, '#f-system-gemm_bw_util', '');
+  await settled(page);
+  check((await shown(page)).iteration_s === h100.iteration_s && scenarioOfLink(await page.locator('#share-link').inputValue()).system.gemm_bw_util === undefined,
+    'clearing the GEMM share streams GEMMs at the HBM utilisation again');
   // ZeRO-1 within each node (InternLM's zero1, zero_shard_ranks): on plain data parallelism
   // over the 16 nodes, one copy of the optimizer states per node instead of one over all 128
   // GPUs: more memory per GPU, the updated weights gathered over NVLink. The page agrees with
