@@ -660,10 +660,13 @@ pub fn evaluate(sv: &ServingCx) -> Report {
         (ops, schedule, sv.memory(sv.batch), figures, sv.batch * replicas as f64)
     };
     let (ttft, tpot, e2e, requests_per_s_per_replica, in_flight) = figures;
+    // A cluster that keeps up with the rate completes the rate itself (not the replicas' share
+    // of it multiplied back, which rounding can leave a hair off: plans that keep up tie).
+    let kept_rate = cx.setup.request_rate.filter(|_| inflight && burst.is_none() && overloaded.is_none());
     let mut limits = Vec::new();
     limits.extend(memory.does_not_fit());
     limits.extend(overloaded);
-    let requests_per_s = requests_per_s_per_replica * replicas as f64;
+    let requests_per_s = kept_rate.unwrap_or(requests_per_s_per_replica * replicas as f64);
     let tokens_per_s = match &burst {
         Some(b) => b.output_tokens() / b.makespan_s(),
         None => requests_per_s * sv.mean(|_, o| o),
@@ -752,6 +755,34 @@ mod tests {
     use super::*;
     use crate::engine::extended::collective::Group;
     use serde_json::json;
+
+    #[test]
+    fn a_cluster_that_keeps_up_with_a_request_rate_completes_the_rate() {
+        // Replicas of LLaMA-2-70B on 4 A100s each given a request rate they keep up with: each
+        // serves its share, and the cluster completes the rate exactly (the share multiplied
+        // back is a hair off for some counts: 2 x 1.3 / 2 was 1.3000000000000003, and plans that keep up would not tie in the
+        // explorer).
+        for (replicas, rate) in [(2u64, 1.3), (3, 2.0), (5, 0.7)] {
+            let raw: crate::engine::RawFile = serde_json::from_value(json!({
+                "model": {"type": "LLM", "bytes_per_nonemb_param": 2, "bytes_per_emb_param": 2, "entries_per_table": 32000,
+                    "num_transformer_layers": 80, "num_transformer_heads": 64, "num_kv_heads": 8, "attention_dim": 8192,
+                    "transformer_fc_dim": 28672, "ffn_kind": "swiglu", "transformer_seq_len": 4096},
+                "system": {"type": "GPU", "num_devices": 4 * replicas, "num_nodes": 1, "f64_flops": 9.7e12, "f32_flops": 156e12,
+                    "f16_flops": 312e12, "i8_ops": 624e12, "flops_util": 0.8, "mem_cap": 80e9, "mem_bw": 2039e9,
+                    "mem_bw_util": 0.836, "num_nvlinks": 12, "bw_per_nvlink": 50e9, "nvlink_util": 0.6667,
+                    "num_ibroce_ports": 8, "ibroce_bw": 50e9, "ibroce_util": 0.56, "ar_perc_intra": 1},
+                "task": {"type": "inference", "mode": "default", "transformer_parallel": ["tp", "ddp"],
+                    "transformer_parallel_degree": [4, replicas], "emb_parallel": ["ddp"], "emb_parallel_degree": [4 * replicas],
+                    "local_emb_bs": 64, "local_transformer_bs": 64, "input_tokens": 1024, "output_tokens": 256,
+                    "batching": "inflight", "request_rate": rate}
+            }))
+            .expect("raw");
+            let s = crate::engine::validate(&raw.into_scenario().expect("scenario")).expect("valid");
+            let r = crate::engine::evaluate(&s);
+            assert!(r.limits.iter().all(|l| !matches!(l, Limit::Overloaded { .. })), "{:?}", r.limits);
+            assert_eq!(r.throughput_samples_per_s, rate, "{replicas} replicas");
+        }
+    }
 
     #[test]
     fn decodings_gemms_stream_at_the_gemms_share_of_hbm_and_the_rest_at_the_hbm_share() {
