@@ -218,7 +218,6 @@ mod tests {
     fn gemms_stream_at_the_share_of_hbm_the_profiled_kernels_reach() {
         use crate::engine::extended::calibration::{GEMM_BW_A100, GEMM_BW_H100};
         let (a100, h100) = (streaming_root("a100-80g"), streaming_root("h100-80g"));
-        eprintln!("roots: a100 {a100:.4} h100 {h100:.4}");
         assert!((a100 - GEMM_BW_A100).abs() < 0.0015, "A100: {a100}");
         assert!((h100 - GEMM_BW_H100).abs() < 0.0015, "H100: {h100}");
         // So the check's streaming class sits at zero on both, by construction; the ridge and

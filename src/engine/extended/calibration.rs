@@ -114,15 +114,12 @@ pub fn gemm_util(family: &str) -> f64 {
 /// ZionEX figure) left them 11.9% slower than the model; the large weight reads alone, over
 /// 128 MB, reach 0.78 of the datasheet's 2,039 GB/s. A unit test recomputes it from the
 /// profile.
-pub const GEMM_BW_A100: f64 = A100_GEMM_BW_ROOT;
+pub const GEMM_BW_A100: f64 = 0.741;
 
 /// The same for an H100 SXM (80 GB, 3.35 TB/s), from the same profile: its streaming GEMMs
 /// are timed within a percent of [`UTIL`]'s share (0.7% faster), so the root is a hair above
 /// it.
-pub const GEMM_BW_H100: f64 = H100_GEMM_BW_ROOT;
-
-const A100_GEMM_BW_ROOT: f64 = 0.741;
-const H100_GEMM_BW_ROOT: f64 = 0.843;
+pub const GEMM_BW_H100: f64 = 0.843;
 
 /// The share of HBM bandwidth GEMMs reach on a GPU of a validation row's family
 /// (`accuracy::gpu_family`) with the datasheet's HBM bandwidth `mem_bw_bytes_per_s`, where a
