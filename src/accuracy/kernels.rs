@@ -9,8 +9,8 @@
 //! and every kernel's spread, remain a check.
 
 use super::csv::Records;
-use super::rows::{gpu_family, gpu_label, row_gpu};
-use crate::engine::extended::calibration::{gemm_bw_util, sustained_gemm_util, GRAPH_KERNEL_S, MAMF_H100, UTIL};
+use super::rows::{gpu_family, gpu_label, row_gpu, row_util};
+use crate::engine::extended::calibration::{sustained_gemm_util, GRAPH_KERNEL_S, MAMF_H100, UTIL};
 use crate::engine::extended::gemm::{Gemm, GemmGpu};
 use serde::Serialize;
 
@@ -48,8 +48,8 @@ pub struct GemmCheck {
 }
 
 /// The GPU as the model sees a GEMM profiled alone: the preset's datasheet figures at the
-/// validation's GEMM and streaming fractions (the GPU's GEMM share of HBM bandwidth,
-/// [`gemm_bw_util`]), the H100 at its burst rate ([`MAMF_H100`]: a kernel timed for
+/// validation's GEMM and streaming fractions (the GPU's GEMM share of HBM bandwidth, as its
+/// rows take it: [`row_util`]), the H100 at its burst rate ([`MAMF_H100`]: a kernel timed for
 /// milliseconds runs at the boost clock) rather than the rate it sustains through a training
 /// step. The A100's two rates differ by a few percent ([`UTIL`]).
 fn profiled_gpu(cell: &str) -> Result<GemmGpu, String> {
@@ -59,8 +59,9 @@ fn profiled_gpu(cell: &str) -> Result<GemmGpu, String> {
         _ => return Err(format!("gpu \"{cell}\": profiled GEMMs are compared on A100s and H100s")),
     };
     let g = row_gpu(cell)?;
-    let gemm_bw = gpu_family(cell).and_then(|f| gemm_bw_util(f, g.mem_bw)).unwrap_or(UTIL.mem_bw);
-    Ok(GemmGpu::new(g.f16_flops * flops_util, g.mem_bw * gemm_bw, Some(g.sm_count)))
+    // GEMMs stream at the share the validation rows on this GPU use.
+    let util = row_util(cell, &g);
+    Ok(GemmGpu::new(g.f16_flops * flops_util, g.mem_bw * util.gemm_bw.unwrap_or(util.mem_bw), Some(g.sm_count)))
 }
 
 /// The median of `v` (the upper one of an even count).

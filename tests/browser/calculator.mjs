@@ -53,6 +53,14 @@ async function selectsAgree(page, when) {
   check(wrong.length === 0, `${when}: every drop-down shows its own choice ${wrong.join(', ')}`);
 }
 
+// Opens the folded GPU figures and utilisation factors where they are closed (the fold closes
+// again once a problem in it is mended).
+async function showGpuFigures(page) {
+  if (!(await page.locator('#f-system-sm_count').isVisible())) {
+    await page.locator('summary', { hasText: 'GPU figures and utilisation factors' }).click();
+  }
+}
+
 async function type(page, selector, text) {
   const f = page.locator(selector);
   await f.fill(text);
@@ -183,7 +191,7 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   // carries them; without them no GEMM pays for a part-full last wave of tiles, so the step
   // is shorter; 0 SMs is refused under the field with the last results kept. The field is
   // among the GPU figures, folded until opened.
-  await page.locator('summary', { hasText: 'GPU figures and utilisation factors' }).click();
+  await showGpuFigures(page);
   await page.locator('#f-system-sm_count').waitFor();
   check(await page.locator('#f-system-sm_count').inputValue() === '132'
     && scenarioOfLink(await page.locator('#share-link').inputValue()).system.sm_count === 132,
@@ -209,9 +217,7 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   // GEMMs streaming at their own share of HBM bandwidth: half of it, as the CLI says, carried
   // by the link; a share above 1 is refused under the field with the last results kept, and
   // clearing it streams GEMMs at the HBM utilisation again.
-  if (!(await page.locator('#f-system-gemm_bw_util').isVisible())) {
-    await page.locator('summary', { hasText: 'GPU figures and utilisation factors' }).click();
-  }
+  await showGpuFigures(page);
   await type(page, '#f-system-gemm_bw_util', '0.4');
   const slowGemms = await matchesCli(page, 'H100, 16 nodes, GEMMs at 0.4 of HBM bandwidth');
   check(scenarioOfLink(await page.locator('#share-link').inputValue()).system.gemm_bw_util === 0.4
@@ -219,9 +225,7 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   await type(page, '#f-system-gemm_bw_util', '1.5');
   await page.waitForFunction(() => /fraction/.test(document.querySelector('#f-system-gemm_bw_util')?.closest('.field')?.querySelector('.error-msg')?.textContent ?? ''));
   check(await page.locator('.stale-banner').isVisible() && (await shown(page)).iteration_s === slowGemms.iteration_s, 'a GEMM share of 1.5: a message under the field, the last results stay');
-  if (!(await page.locator('#f-system-gemm_bw_util').isVisible())) {
-    await page.locator('summary', { hasText: 'GPU figures and utilisation factors' }).click();
-  }
+  await showGpuFigures(page);
   await type(page, '#f-system-gemm_bw_util', '');
   await settled(page);
   check((await shown(page)).iteration_s === h100.iteration_s && scenarioOfLink(await page.locator('#share-link').inputValue()).system.gemm_bw_util === undefined,

@@ -112,15 +112,15 @@ pub const INTERLEAVED_PLANS: usize = 4;
 /// micro-batches can make a plan fit, and more micro-batches can shrink a pipeline's bubble,
 /// so a plan that does not fit with the first pass's settings may be the best with others; and
 /// where no plan fits with them (a model too big for the GPUs but with every saving), the
-/// lightest are the ones the settings can bring within the memory. Then the pipelines that do not fit, fastest first as
-/// they would run interleaved ([`interleaving_promise`]; with full recomputation, at its
-/// speed): a deep pipeline of few micro-batches, slow with the first pass's plain schedule,
-/// can be the fastest plan with chunks. Of those that do not fit, only plans that fit with
-/// their lightest settings ([`lightest_recompute_that_fits`]) and reach [`MISFIT_SHARE`] of the
-/// fastest fit's throughput (pipelines: interleaved) are tried; of each plan's settings, only
-/// those that fit (memory is counted without a timeline; the budget goes to timelines).
-/// Returns the candidates and how many parallel plans they try; nothing unless the space is
-/// staged.
+/// lightest are the ones the settings can bring within the memory. Then the pipelines that
+/// do not fit, fastest first as they would run interleaved ([`interleaving_promise`]; with
+/// full recomputation, at its speed): a deep pipeline of few micro-batches, slow with the
+/// first pass's plain schedule, can be the fastest plan with chunks. Of those that do not fit,
+/// only plans that fit with their lightest settings ([`lightest_recompute_that_fits`]) and
+/// reach [`MISFIT_SHARE`] of the fastest fit's throughput (pipelines: interleaved) are tried;
+/// of each plan's settings, only those that fit (memory is counted without a timeline; the
+/// budget goes to timelines). Returns the candidates and how many parallel plans they try;
+/// nothing unless the space is staged.
 pub fn settings_pass(base: &Scenario, ranked: &[Outcome], space: &Space, spent_ops: u64) -> (Vec<Candidate>, usize) {
     if !(space.staged && searches_settings(base)) {
         return (Vec::new(), 0);

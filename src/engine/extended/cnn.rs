@@ -695,12 +695,7 @@ pub fn explain(cx: &CnnCx, op: &OpName) -> Option<Explanation> {
                     ),
                     rate,
                     hbm,
-                    term(
-                        "B_gemm",
-                        "HBM bandwidth a GEMM's own reads and writes reach per GPU: mem_bw x gemm_bw_util (x mem_bw_util where the system does not set it)",
-                        cx.gemm_hbm_bytes_per_s,
-                        Unit::BytesPerS,
-                    ),
+                    super::explain::gemm_bandwidth_term(cx.gemm_hbm_bytes_per_s),
                 ],
                 if fwd { cx.block_fwd_s(b) } else { cx.block_bwd_s(b) },
                 Some(if cx.transposes {

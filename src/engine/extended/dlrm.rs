@@ -891,7 +891,7 @@ pub fn explain(cx: &DlrmCx, op: &OpName) -> Option<Explanation> {
         (OpKind::Compute, Block::MlpBot | Block::MlpTop) => {
             let (a, w) = cx.mlp_backward(top, l);
             let (i, o) = cx.widths(top, l);
-            let mut terms = vec![term("in", "the layer's input width", i, Unit::Count), term("out", "the layer's output width", o, Unit::Count), term("FLOPs", "forward FLOPs of the layer per sample (2 x in x out; MoE: active experts)", cx.mlp_layer_flops(top, l), Unit::Flops), b_mlp, tp_mlp, rate, hbm, term("B_gemm", "HBM bandwidth a GEMM's own reads and writes reach per GPU: mem_bw x gemm_bw_util (x mem_bw_util where the system does not set it)", cx.gemm_hbm_bytes_per_s, Unit::BytesPerS), term("t_launch", "time each kernel loses to its launch (no CUDA graphs), as a transformer block's kernels do", KERNEL_OVERHEAD_S, Unit::Seconds)];
+            let mut terms = vec![term("in", "the layer's input width", i, Unit::Count), term("out", "the layer's output width", o, Unit::Count), term("FLOPs", "forward FLOPs of the layer per sample (2 x in x out; MoE: active experts)", cx.mlp_layer_flops(top, l), Unit::Flops), b_mlp, tp_mlp, rate, hbm, super::explain::gemm_bandwidth_term(cx.gemm_hbm_bytes_per_s), term("t_launch", "time each kernel loses to its launch (no CUDA graphs), as a transformer block's kernels do", KERNEL_OVERHEAD_S, Unit::Seconds)];
             if !fwd {
                 terms.push(term("g", "gradient passes: activations + weights, where they are needed", (a as u8 + w as u8) as f64, Unit::Count));
             }

@@ -26,6 +26,17 @@ pub(super) fn term(symbol: &'static str, meaning: &'static str, value: f64, unit
     Term { symbol, meaning, value, unit }
 }
 
+/// The term of a GEMM's share of HBM bandwidth, `B_gemm`, at `bytes_per_s` (every
+/// explanation of a GEMM shows it: [`crate::engine::scenario::System::gemm_bw_util`]).
+pub(super) fn gemm_bandwidth_term(bytes_per_s: f64) -> Term {
+    term(
+        "B_gemm",
+        "HBM bandwidth a GEMM's own reads and writes reach per GPU: mem_bw x gemm_bw_util (x mem_bw_util where the system does not set it); decoding's thin GEMMs stream their weights at it",
+        bytes_per_s,
+        Unit::BytesPerS,
+    )
+}
+
 /// What selective recomputation runs again in a block's backward pass, in words
 /// ([`crate::engine::scenario::Setup::recompute_modules`]): the attention block's scores and
 /// norm (and a fused attention kernel's Q K^T besides), the feed-forward block's forward pass
@@ -278,7 +289,7 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
             }
             terms.extend([
                 hbm,
-                term("B_gemm", "HBM bandwidth a GEMM's own reads and writes reach per GPU: mem_bw x gemm_bw_util (x mem_bw_util where the system does not set it); decoding's thin GEMMs stream their weights at it", cx.gemm_hbm_bytes_per_s, Unit::BytesPerS),
+                gemm_bandwidth_term(cx.gemm_hbm_bytes_per_s),
                 term("e", "bytes per element", cx.d.elem_bytes, Unit::Count),
                 term(
                     "t_host",

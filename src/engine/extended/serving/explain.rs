@@ -3,6 +3,7 @@
 
 use super::{Pass, ServingCx};
 use crate::engine::extended::calibration::KERNELS_PER_BLOCK;
+use crate::engine::extended::explain::gemm_bandwidth_term;
 use crate::engine::ops::{Block, OpKind, OpName};
 use crate::engine::reference::explain::{Explanation, Term, Unit};
 use crate::engine::scenario::{Batching, PrefillSteps};
@@ -134,12 +135,7 @@ pub fn explain(sv: &ServingCx, op: &OpName) -> Option<Explanation> {
     let tp = term("tp", "tensor-parallel degree", sv.tp(), Unit::Count);
     let rate = term("F", "effective FLOP rate per GPU at the weights' format", sv.rate, Unit::FlopsPerS);
     let hbm = term("B_mem", "effective HBM bandwidth per GPU", cx.hbm_bytes_per_s, Unit::BytesPerS);
-    let gemm_hbm = term(
-        "B_gemm",
-        "HBM bandwidth a GEMM's own reads and writes reach per GPU: mem_bw x gemm_bw_util (x mem_bw_util where the system does not set it); decoding's thin GEMMs stream their weights at it",
-        cx.gemm_hbm_bytes_per_s,
-        Unit::BytesPerS,
-    );
+    let gemm_hbm = gemm_bandwidth_term(cx.gemm_hbm_bytes_per_s);
     let b = term("B", "requests in the batch (per replica)", sv.batch, Unit::Count);
     if cx.setup.batching == Batching::InFlight {
         return explain_step(sv, op, [tp, rate, hbm, gemm_hbm]);

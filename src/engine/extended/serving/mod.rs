@@ -751,7 +751,7 @@ pub fn evaluate(sv: &ServingCx) -> Report {
 
 #[cfg(test)]
 mod tests {
-    use super::tests_support::llama70;
+    use super::tests_support::{llama70, llama70_replicas};
     use super::*;
     use crate::engine::extended::collective::Group;
     use serde_json::json;
@@ -760,24 +760,10 @@ mod tests {
     fn a_cluster_that_keeps_up_with_a_request_rate_completes_the_rate() {
         // Replicas of LLaMA-2-70B on 4 A100s each given a request rate they keep up with: each
         // serves its share, and the cluster completes the rate exactly (the share multiplied
-        // back is a hair off for some counts: 2 x 1.3 / 2 was 1.3000000000000003, and plans that keep up would not tie in the
-        // explorer).
+        // back is a hair off for some counts: 2 x 1.3 / 2 was 1.3000000000000003, and plans
+        // that keep up would not tie in the explorer).
         for (replicas, rate) in [(2u64, 1.3), (3, 2.0), (5, 0.7)] {
-            let raw: crate::engine::RawFile = serde_json::from_value(json!({
-                "model": {"type": "LLM", "bytes_per_nonemb_param": 2, "bytes_per_emb_param": 2, "entries_per_table": 32000,
-                    "num_transformer_layers": 80, "num_transformer_heads": 64, "num_kv_heads": 8, "attention_dim": 8192,
-                    "transformer_fc_dim": 28672, "ffn_kind": "swiglu", "transformer_seq_len": 4096},
-                "system": {"type": "GPU", "num_devices": 4 * replicas, "num_nodes": 1, "f64_flops": 9.7e12, "f32_flops": 156e12,
-                    "f16_flops": 312e12, "i8_ops": 624e12, "flops_util": 0.8, "mem_cap": 80e9, "mem_bw": 2039e9,
-                    "mem_bw_util": 0.836, "num_nvlinks": 12, "bw_per_nvlink": 50e9, "nvlink_util": 0.6667,
-                    "num_ibroce_ports": 8, "ibroce_bw": 50e9, "ibroce_util": 0.56, "ar_perc_intra": 1},
-                "task": {"type": "inference", "mode": "default", "transformer_parallel": ["tp", "ddp"],
-                    "transformer_parallel_degree": [4, replicas], "emb_parallel": ["ddp"], "emb_parallel_degree": [4 * replicas],
-                    "local_emb_bs": 64, "local_transformer_bs": 64, "input_tokens": 1024, "output_tokens": 256,
-                    "batching": "inflight", "request_rate": rate}
-            }))
-            .expect("raw");
-            let s = crate::engine::validate(&raw.into_scenario().expect("scenario")).expect("valid");
+            let s = llama70_replicas(4, replicas, 64, json!({"batching": "inflight", "request_rate": rate}));
             let r = crate::engine::evaluate(&s);
             assert!(r.limits.iter().all(|l| !matches!(l, Limit::Overloaded { .. })), "{:?}", r.limits);
             assert_eq!(r.throughput_samples_per_s, rate, "{replicas} replicas");
@@ -1225,13 +1211,25 @@ pub(super) mod tests_support {
             "input_tokens": 1024, "output_tokens": 256})
     }
 
-    /// LLaMA-2-70B served on `tp` A100-80GB GPUs of one node, with `extra` task keys.
-    pub fn llama70(tp: u64, batch: u64, extra: Value) -> Scenario {
-        let system = json!({"type": "GPU", "num_devices": tp, "num_nodes": 1, "f64_flops": 9.7e12, "f32_flops": 156e12,
+    /// One node of `devices` A100-80GB GPUs.
+    fn a100_node(devices: u64) -> Value {
+        json!({"type": "GPU", "num_devices": devices, "num_nodes": 1, "f64_flops": 9.7e12, "f32_flops": 156e12,
             "f16_flops": 312e12, "i8_ops": 624e12, "flops_util": 0.8, "mem_cap": 80e9, "mem_bw": 2039e9,
             "mem_bw_util": 0.836, "num_nvlinks": 12, "bw_per_nvlink": 50e9, "nvlink_util": 0.6667,
-            "num_ibroce_ports": 8, "ibroce_bw": 50e9, "ibroce_util": 0.56, "ar_perc_intra": 1});
-        llama70_scenario(system, with(tp_task(tp, batch), extra))
+            "num_ibroce_ports": 8, "ibroce_bw": 50e9, "ibroce_util": 0.56, "ar_perc_intra": 1})
+    }
+
+    /// LLaMA-2-70B served on `tp` A100-80GB GPUs of one node, with `extra` task keys.
+    pub fn llama70(tp: u64, batch: u64, extra: Value) -> Scenario {
+        llama70_scenario(a100_node(tp), with(tp_task(tp, batch), extra))
+    }
+
+    /// LLaMA-2-70B served by `replicas` replicas of `tp` A100-80GB GPUs each on one node, with
+    /// `extra` task keys.
+    pub fn llama70_replicas(tp: u64, replicas: u64, batch: u64, extra: Value) -> Scenario {
+        let plan = json!({"transformer_parallel": ["tp", "ddp"], "transformer_parallel_degree": [tp, replicas],
+            "emb_parallel_degree": [tp * replicas]});
+        llama70_scenario(a100_node(tp * replicas), with(with(tp_task(tp, batch), plan), extra))
     }
 
     /// In-flight batching of LLaMA-2-70B on 4 A100s: `batch` requests admitted at most.
