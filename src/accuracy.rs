@@ -1344,16 +1344,16 @@ mod tests {
         assert_eq!(training, notes::training_rows().expect("rows").iter().filter(|r| r.error.is_some()).count());
         // Rows of one kind alone: the sets say it all.
         let serving: Vec<RowResult> = rows.into_iter().filter(|r| r.kind() == Some(LlmServing)).collect();
-        assert!(serving.len() == 407 && summarize(&serving).expect("summary").by_kind.is_empty());
+        assert!(serving.len() == 424 && summarize(&serving).expect("summary").by_kind.is_empty());
     }
 
     #[test]
     fn every_shipped_row_carries_the_scenario_it_predicted() {
         let rows = shipped();
-        assert_eq!(rows.len(), 1265);
+        assert_eq!(rows.len(), 1282);
         assert!(rows.iter().all(|r| r.set.is_some()), "every shipped row has a set");
         let held: Vec<&str> = rows.iter().filter(|r| r.held_out()).map(|r| r.id.as_str()).collect();
-        assert_eq!(held.len(), 598);
+        assert_eq!(held.len(), 615);
         // Megatron-MoE-ModelZoo's Qwen3-235B-A22B runs: experts whole on each tensor-parallel
         // rank, tokens permuted by the fused permute and sent by DeepEP; held out but for those whose
         // recomputation led to modelling Megatron-core's recomputed modules.

@@ -177,7 +177,7 @@ fn common_prefix(names: &[&str]) -> usize {
 /// (`[0]`) or in flight (`[1]`). A test recomputes them from the shipped rows
 /// ([`serving_note`]).
 pub const SERVING_NOTES: [&str; 2] = [
-    "On the 337 published serving runs of static batches it was checked against (FasterTransformer and vLLM on A100s, vLLM on MI300Xs, 302 of them held out), the default model predicted less time than measured on 283 of them, median error 17%. Read its serving times as a lower bound.",
+    "On the 354 published serving runs of static batches it was checked against (FasterTransformer, TensorRT-LLM and vLLM on A100s, TensorRT-LLM on H100s and H200s, vLLM on MI300Xs, 319 of them held out), the default model predicted less time than measured on 300 of them, median error 17%. Read its serving times as a lower bound.",
     "On the 70 published serving runs of in-flight batching it was checked against (vLLM 0.6 and 0.11 and SGLang 0.3 serving Llama 3.1 8B to 405B and Qwen3 8B and 14B on one to eight A100s, H100s or MI300Xs, 8 of them held out), the default model predicted less time than measured on 68 of them, median error 24%. Read its serving times as a lower bound.",
 ];
 
@@ -217,7 +217,10 @@ pub fn serving_note(inflight: bool) -> Option<String> {
     let (kind, what) = if inflight {
         ("in-flight batching", "vLLM 0.6 and 0.11 and SGLang 0.3 serving Llama 3.1 8B to 405B and Qwen3 8B and 14B on one to eight A100s, H100s or MI300Xs")
     } else {
-        ("static batches", "FasterTransformer and vLLM on A100s, vLLM on MI300Xs")
+        (
+            "static batches",
+            "FasterTransformer, TensorRT-LLM and vLLM on A100s, TensorRT-LLM on H100s and H200s, vLLM on MI300Xs",
+        )
     };
     Some(format!(
         "On the {} published serving runs of {kind} it was checked against ({what}{held}), the default model predicted less time than measured on {fast} of them, median error {:.0}%{exceptions}{advice}.",
@@ -406,7 +409,8 @@ mod tests {
         assert_eq!(serving_note(false).as_deref(), Some(SERVING_NOTES[0]));
         assert_eq!(serving_note(true).as_deref(), Some(SERVING_NOTES[1]));
         // What they say of the runs in words: static batches of FasterTransformer (kipply's
-        // benchmarks of it, its own guide) and vLLM on A100s, and vLLM's of Llama 3.1 405B on
+        // benchmarks of it, its own guide), TensorRT-LLM (Azure's guide) and vLLM on A100s,
+        // TensorRT-LLM's on H100s and H200s (Azure's guide), and vLLM's of Llama 3.1 405B on
         // eight MI300Xs (Oracle's); in flight, vLLM 0.11 serving Qwen3 8B and 14B on one H100 or
         // A100 (GPUStack) and Llama 3.1 70B and 405B on eight MI300Xs (AMD's results page), and
         // SGLang 0.3 and vLLM 0.6 serving Llama 3.1 8B on one A100 and 70B on four H100s
@@ -421,10 +425,18 @@ mod tests {
                 assert!(models.contains(&r.model.as_str()), "{}", r.id);
                 assert!(matches!(gpu_family(&r.gpu), Some("A100" | "H100" | "MI300X")), "{}", r.id);
             } else {
-                // vLLM's static batches on MI300Xs are Oracle's; every other static batch ran on A100s.
-                let want = if r.citation.starts_with("Oracle") { "MI300X" } else { "A100" };
-                assert_eq!(gpu_family(&r.gpu), Some(want), "{}", r.id);
-                let engine = ["FasterTransformer", "kipply", "vLLM"].iter().any(|e| r.source.contains(e));
+                // vLLM's static batches on MI300Xs are Oracle's; TensorRT-LLM's (Azure's) ran on
+                // A100s, H100s and H200s; every other static batch ran on A100s.
+                let family = gpu_family(&r.gpu);
+                if r.citation.starts_with("Oracle") {
+                    assert_eq!(family, Some("MI300X"), "{}", r.id);
+                } else if r.citation.contains("TensorRT-LLM") {
+                    assert!(matches!(family, Some("A100" | "H100" | "H200")), "{}", r.id);
+                } else {
+                    assert_eq!(family, Some("A100"), "{}", r.id);
+                }
+                let engine =
+                    ["FasterTransformer", "kipply", "vLLM", "TensorRT-LLM"].iter().any(|e| r.citation.contains(e));
                 assert!(engine, "{}: {}", r.id, r.source);
             }
         }
