@@ -13,7 +13,8 @@
 //! static batch; `inflight` the steady state of in-flight batching; `explain` the ops' words.
 
 use super::calibration::{
-    GRAPH_KERNEL_S, GRAPH_MAX_TOKENS, KERNELS_PER_BLOCK, KERNEL_OVERHEAD_S, PREFILL_MICRO_TOKENS, WORKSPACE_BYTES,
+    FP8_GEMM_EFFICIENCY, GRAPH_KERNEL_S, GRAPH_MAX_TOKENS, KERNELS_PER_BLOCK, KERNEL_OVERHEAD_S, PREFILL_MICRO_TOKENS,
+    WORKSPACE_BYTES,
 };
 use super::collective::{engine_all_reduce, time_s, AllReduceKernel, Collective};
 use super::iteration::{self, name, Timeline};
@@ -55,9 +56,13 @@ pub struct ServingCx<'a> {
     /// Bytes per weight and per KV-cache element.
     pub weight_bytes: f64,
     pub kv_bytes: f64,
-    /// FLOP rate of the GEMMs at the weights' format (fp8/int8 weights use the 8-bit peak),
-    /// after utilisation.
+    /// FLOP rate of the GEMMs at the weights' format, after utilisation: FP8 weights on FP8
+    /// tensor cores at [`FP8_GEMM_EFFICIENCY`] of the FP8 peak's share (as training's FP8
+    /// GEMMs), and at the 16-bit rate on a GPU without them (weight-only: vLLM runs FP8
+    /// checkpoints on Ampere and Turing as W8A16 with its FP8 Marlin kernels); INT8 weights on
+    /// the INT8 peak (W8A8); INT4 at the 16-bit rate (weight-only).
     pub rate: f64,
+    /// The peak those GEMMs run against, FLOP/s (MFU's denominator).
     pub peak: f64,
 }
 
@@ -122,13 +127,19 @@ impl<'a> ServingCx<'a> {
         let weight_bytes = setup.weight_format.map_or(model_bytes, Precision::bytes);
         let kv_bytes = setup.kv_format.map_or(model_bytes, Precision::bytes);
         let sys = &s.system;
-        let peak = match setup.weight_format {
-            Some(Precision::Fp8 | Precision::Int8) => sys.i8_ops_per_s,
-            Some(_) => sys.f16_flops_per_s,
-            None => cx.peak_flops_per_s,
+        // (peak, the share of `flops_util` its GEMMs keep): FP8 weights on FP8 tensor cores at
+        // the share training's FP8 GEMMs keep; without them (an A100 or older) weight-only,
+        // dequantized to 16 bits in the GEMM (vLLM's FP8 Marlin kernels); INT8 weights on the
+        // INT8 tensor cores (W8A8); INT4 weight-only at the 16-bit rate.
+        let (peak, share) = match (setup.weight_format, sys.fp8_flops_per_s) {
+            (Some(Precision::Fp8), Some(fp8)) => (fp8, FP8_GEMM_EFFICIENCY),
+            (Some(Precision::Int8), _) => (sys.i8_ops_per_s, 1.0),
+            (Some(_), _) => (sys.f16_flops_per_s, 1.0),
+            (None, _) => (cx.peak_flops_per_s, 1.0),
         };
         let batch = cx.local_batch as f64;
-        Some(ServingCx { rate: peak * sys.flops_util, peak, cx, input, output, classes, batch, weight_bytes, kv_bytes })
+        let rate = peak * sys.flops_util * share;
+        Some(ServingCx { rate, peak, cx, input, output, classes, batch, weight_bytes, kv_bytes })
     }
 
     /// The mean of `f` over the requests (each kind by its share).
@@ -751,7 +762,7 @@ pub fn evaluate(sv: &ServingCx) -> Report {
 
 #[cfg(test)]
 mod tests {
-    use super::tests_support::{llama70, llama70_replicas};
+    use super::tests_support::{llama70, llama70_on, llama70_replicas};
     use super::*;
     use crate::engine::extended::collective::Group;
     use serde_json::json;
@@ -768,6 +779,28 @@ mod tests {
             assert!(r.limits.iter().all(|l| !matches!(l, Limit::Overloaded { .. })), "{:?}", r.limits);
             assert_eq!(r.throughput_samples_per_s, rate, "{replicas} replicas");
         }
+    }
+
+    #[test]
+    fn weights_formats_run_their_gemms_where_the_gpu_computes_them() {
+        // FP8 weights on an H100 (an FP8 peak set): the FP8 peak at the share of the GEMM
+        // fraction FP8 GEMMs keep, as FP8 training's; the peak MFU is taken against is the FP8
+        // peak.
+        let h100 = llama70_on(8);
+        let sv = ServingCx::new(&h100).expect("serving");
+        assert!((sv.rate - 1979e12 * 0.8 * FP8_GEMM_EFFICIENCY).abs() < 1.0, "{}", sv.rate);
+        assert_eq!((sv.peak, sv.weight_bytes), (1979e12, 1.0));
+        // The same weights on an A100 (no FP8 peak): read in 8 bits, computed in 16 (weight-only,
+        // as vLLM's FP8 Marlin kernels run them), not at the INT8 peak.
+        let a100 = llama70(4, 16, json!({"weight_format": "fp8"}));
+        let sv = ServingCx::new(&a100).expect("serving");
+        assert_eq!((sv.rate, sv.peak, sv.weight_bytes), (312e12 * 0.8, 312e12, 1.0));
+        // INT8 weights on the INT8 tensor cores (W8A8); INT4 weight-only at the 16-bit rate.
+        let int8 = ServingCx::new(&llama70(4, 16, json!({"weight_format": "int8"}))).map(|sv| sv.rate);
+        assert_eq!(int8, Some(624e12 * 0.8));
+        let int4 =
+            ServingCx::new(&llama70(4, 16, json!({"weight_format": "int4"}))).map(|sv| (sv.rate, sv.weight_bytes));
+        assert_eq!(int4, Some((312e12 * 0.8, 0.5)));
     }
 
     #[test]
@@ -1240,7 +1273,7 @@ pub(super) mod tests_support {
     /// LLaMA-2-70B served in FP8 on `n` H100s of one node, tp 8 as configured.
     pub fn llama70_on(n: u64) -> Scenario {
         let system = json!({"type": "GPU", "num_devices": n, "num_nodes": 1, "f64_flops": 34e12, "f32_flops": 494.5e12,
-            "f16_flops": 989.5e12, "i8_ops": 1979e12, "flops_util": 0.8, "mem_cap": 80e9, "mem_bw": 3350e9,
+            "f16_flops": 989.5e12, "i8_ops": 1979e12, "fp8_flops": 1979e12, "flops_util": 0.8, "mem_cap": 80e9, "mem_bw": 3350e9,
             "mem_bw_util": 0.836, "num_nvlinks": 18, "bw_per_nvlink": 50e9, "nvlink_util": 0.6667,
             "num_ibroce_ports": 8, "ibroce_bw": 100e9, "ibroce_util": 0.56, "ar_perc_intra": 1});
         let task = with(tp_task(n, 16), json!({"local_emb_bs": 2, "weight_format": "fp8", "kv_format": "fp8"}));
