@@ -945,6 +945,7 @@ pub enum Shape {
     Diamond,
     TriangleDown,
     Star,
+    Cross,
 }
 
 impl Shape {
@@ -957,15 +958,16 @@ impl Shape {
             Shape::Diamond => "\u{25c6}",
             Shape::TriangleDown => "\u{25bc}",
             Shape::Star => "\u{2605}",
+            Shape::Cross => "\u{2716}",
         }
     }
 }
 
 /// The marker of data series `i`: its colour and its shape. Past the palette the colours come
-/// round again in the next shape, so 36 series are each told apart.
+/// round again in the next shape, so 42 series are each told apart.
 pub fn series_marker(i: usize) -> ((u8, u8, u8), Shape) {
-    const SHAPES: [Shape; 6] =
-        [Shape::Circle, Shape::Triangle, Shape::Square, Shape::Diamond, Shape::TriangleDown, Shape::Star];
+    const SHAPES: [Shape; 7] =
+        [Shape::Circle, Shape::Triangle, Shape::Square, Shape::Diamond, Shape::TriangleDown, Shape::Star, Shape::Cross];
     (SERIES_RGB[i % SERIES_RGB.len()], SHAPES[(i / SERIES_RGB.len()) % SHAPES.len()])
 }
 
@@ -1006,6 +1008,28 @@ fn draw_markers(
                 })
                 .collect();
             chart.draw_series(points.map(|p| EmptyElement::at(p) + Polygon::new(star.clone(), style))).map(|_| ())
+        }
+        Shape::Cross => {
+            // A plus of arms r + 2 long and about r / 3 wide, turned by 45 degrees.
+            let (arm, reach) = (f64::from((r / 3).max(1)), f64::from(r + 2));
+            let plus = [
+                (-arm, -reach),
+                (arm, -reach),
+                (arm, -arm),
+                (reach, -arm),
+                (reach, arm),
+                (arm, arm),
+                (arm, reach),
+                (-arm, reach),
+                (-arm, arm),
+                (-reach, arm),
+                (-reach, -arm),
+                (-arm, -arm),
+            ];
+            let half = std::f64::consts::FRAC_1_SQRT_2;
+            let cross: Vec<(i32, i32)> =
+                plus.iter().map(|(x, y)| (((x - y) * half).round() as i32, ((x + y) * half).round() as i32)).collect();
+            chart.draw_series(points.map(|p| EmptyElement::at(p) + Polygon::new(cross.clone(), style))).map(|_| ())
         }
     }
     .map_err(err)

@@ -127,18 +127,20 @@ fn added_serving(prefix: &str, count: usize) -> (Vec<RowResult>, Summary) {
 /// vLLM on eight MI300Xs (SOURCES.md section 6), FP8 weights and KV cache, predicted once in
 /// December 2026 and held out: AMD's offline bursts of Llama 3.1 70B and 405B (500 to 3,200
 /// prompts at once) 45-186% too fast in output tokens/s, Oracle's static batches of 405B 32-41%
-/// short. Pinned where that first prediction put them, so that a change that moves them shows
-/// here (and the README and SOURCES.md say the new figures).
+/// short. Since serving's FP8 GEMMs keep the share of their peak training's do (Azure's FP8
+/// runs led to it; nothing was chosen on these), the bursts 38-178% (median 72%), the batches
+/// 32-39%. Pinned where they are, so that a change that moves them shows here (and the README
+/// and SOURCES.md say the new figures).
 #[test]
 fn mi300x_runs_are_held_out_and_their_gaps_are_known() {
     let (bursts, b) = added_serving("amdperf-", 8);
     let (batches, o) = added_serving("oci-", 9);
     assert!(bursts.iter().chain(&batches).all(RowResult::held_out));
     // Output tokens/s: too fast is a positive error; latency: too fast is a negative one.
-    assert!(bursts.iter().all(|r| r.error.is_some_and(|e| (0.40..1.90).contains(&e))), "{bursts:?}");
+    assert!(bursts.iter().all(|r| r.error.is_some_and(|e| (0.35..1.80).contains(&e))), "{bursts:?}");
     assert!(batches.iter().all(|r| r.error.is_some_and(|e| (-0.42..-0.31).contains(&e))), "{batches:?}");
     let update = "update SOURCES.md section 6 and the README";
-    assert!((0.75..0.82).contains(&b.all.median_abs_error), "bursts' median {}: {update}", b.all.median_abs_error);
+    assert!((0.69..0.75).contains(&b.all.median_abs_error), "bursts' median {}: {update}", b.all.median_abs_error);
     assert!((0.31..0.35).contains(&o.all.median_abs_error), "batches' median {}: {update}", o.all.median_abs_error);
     // The longest requests miss the most: 2,048 prompt and 2,048 output tokens, on both models.
     let worst = |m: &str| {
@@ -150,22 +152,27 @@ fn mi300x_runs_are_held_out_and_their_gaps_are_known() {
 /// Azure's AI benchmarking guide (SOURCES.md section 6): TensorRT-LLM's static batches of 64
 /// prompts of 128 tokens generating 8 (16 to 96 on eight GPUs), on an A100 80GB node in FP16
 /// and on H100 and H200 nodes in FP8 (the precision the guide's config sets; the pages do not
-/// say), predicted once in December 2026 and held out. The A100's within 16%, 1% to 15% too
-/// fast; every H100 and H200 run 20% to 42% too fast, the most where the 8B models run on one
-/// GPU. Pinned where that first prediction put them, so that a change that moves them shows
-/// here (and the README and SOURCES.md say the new figures).
+/// say), predicted once in December 2026: the A100's 1% to 15% too fast (held out), every H100
+/// and H200 run 20% to 42% too fast. That gap led to running serving's FP8 GEMMs at the share
+/// of their peak training's keep (`calibration::FP8_GEMM_EFFICIENCY`; they had the FP8 peak's
+/// full share): the twelve are calibration since, 15% to 34% too fast. Pinned where they are,
+/// so that a change that moves them shows here (and the README and SOURCES.md say the new
+/// figures).
 #[test]
-fn tensorrt_llm_static_batches_on_three_gpus_are_held_out_and_their_gaps_are_known() {
-    let (rows, s) = added_serving("azure-", 17);
-    assert!(rows.iter().all(RowResult::held_out));
+fn tensorrt_llm_static_batches_on_three_gpus_are_known() {
+    let (rows, _) = added_serving("azure-", 17);
     // Output tokens/s: too fast is a positive error.
-    let on = |gpu: &str| rows.iter().filter(|r| r.gpu == gpu).filter_map(|r| r.error).collect::<Vec<f64>>();
+    let on = |gpu: &str| rows.iter().filter(|r| r.gpu == gpu).collect::<Vec<&RowResult>>();
     let a100 = on("a100-80g");
-    assert!(a100.len() == 5 && a100.iter().all(|e| (0.0..0.16).contains(e)), "{a100:?}");
-    let hopper: Vec<f64> = on("h100-80g").into_iter().chain(on("h200-141g")).collect();
-    assert!(hopper.len() == 12 && hopper.iter().all(|e| (0.19..0.43).contains(e)), "{hopper:?}");
+    assert!(a100.len() == 5 && a100.iter().all(|r| r.held_out()));
+    assert!(a100.iter().all(|r| r.error.is_some_and(|e| (0.0..0.16).contains(&e))), "{a100:?}");
+    let hopper: Vec<&RowResult> = on("h100-80g").into_iter().chain(on("h200-141g")).collect();
+    assert!(hopper.len() == 12 && hopper.iter().all(|r| !r.held_out()));
+    let mut e: Vec<f64> = hopper.iter().filter_map(|r| r.error).collect();
+    assert!(e.len() == 12 && e.iter().all(|e| (0.14..0.35).contains(e)), "{e:?}");
+    madmax::engine::order::sort_f64(&mut e);
     let update = "update SOURCES.md section 6 and the README";
-    assert!((0.22..0.27).contains(&s.all.median_abs_error), "median {}: {update}", s.all.median_abs_error);
+    assert!((0.25..0.31).contains(&e[6]), "Hopper's median {}: {update}", e[6]);
 }
 
 /// FasterTransformer's GPT guide (SOURCES.md section 6): 320 static-batch latencies, predicted
