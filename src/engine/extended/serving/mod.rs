@@ -127,10 +127,7 @@ impl<'a> ServingCx<'a> {
         let weight_bytes = setup.weight_format.map_or(model_bytes, Precision::bytes);
         let kv_bytes = setup.kv_format.map_or(model_bytes, Precision::bytes);
         let sys = &s.system;
-        // (peak, the share of `flops_util` its GEMMs keep): FP8 weights on FP8 tensor cores at
-        // the share training's FP8 GEMMs keep; without them (an A100 or older) weight-only,
-        // dequantized to 16 bits in the GEMM (vLLM's FP8 Marlin kernels); INT8 weights on the
-        // INT8 tensor cores (W8A8); INT4 weight-only at the 16-bit rate.
+        // (peak, the share of `flops_util` its GEMMs keep), by format as `rate` says.
         let (peak, share) = match (setup.weight_format, sys.fp8_flops_per_s) {
             (Some(Precision::Fp8), Some(fp8)) => (fp8, FP8_GEMM_EFFICIENCY),
             (Some(Precision::Int8), _) => (sys.i8_ops_per_s, 1.0),
