@@ -1202,6 +1202,30 @@ mod tests {
     }
 
     #[test]
+    fn each_serving_run_samples_as_its_benchmark_asked() {
+        // FasterTransformer's guide states top-p 0.9; vLLM's latency and throughput scripts
+        // sample at temperature 1 with top-p 1; the serving benchmarks ask for greedy decoding,
+        // the blank cell's default, which the row's defaults say.
+        let rows: Vec<RowResult> = shipped().into_iter().filter(|r| r.kind() == Some(RunKind::LlmServing)).collect();
+        assert_eq!(rows.len(), 424);
+        let mut seen = std::collections::BTreeMap::new();
+        for r in &rows {
+            let sampling = r.scenario.as_ref().expect("a scenario")["task"]["sampling"].clone();
+            let want = if r.id.starts_with("ftguide-") {
+                "top-p"
+            } else if ["vllm-2192-", "amdperf-", "oci-"].iter().any(|p| r.id.starts_with(p)) {
+                "random"
+            } else {
+                assert!(r.defaults.iter().any(|d| d.starts_with("sampling blank: greedy")), "{}", r.id);
+                "greedy"
+            };
+            assert_eq!(sampling, json!(want), "{}", r.id);
+            *seen.entry(want).or_insert(0) += 1;
+        }
+        assert_eq!(seen.into_iter().collect::<Vec<_>>(), [("greedy", 83), ("random", 21), ("top-p", 320)]);
+    }
+
+    #[test]
     fn the_mi300x_serving_runs_are_held_out_and_run_as_published() {
         // vLLM on eight MI300Xs: AMD's offline bursts of Llama 3.1 70B and 405B (in flight) and
         // Oracle's static batches of 405B. FP8 weights and KV cache, tensor parallelism over the

@@ -315,6 +315,7 @@ fn plausible(rng: &mut Rng, key: &str, old: Option<&Value>) -> Value {
         "batching" => &["static", "inflight"],
         "prefill_steps" => &["mixed", "separate"],
         "length_spread" => &["fixed", "exponential"],
+        "sampling" => &["greedy", "random", "top-p"],
         "conv_layout" => &["nhwc", "nchw"],
         "causal"
         | "tied_embeddings"
@@ -402,6 +403,7 @@ const EXTRA_KEYS: &[(&str, &str)] = &[
     ("task", "length_spread"),
     ("task", "cuda_graphs"),
     ("task", "custom_all_reduce"),
+    ("task", "sampling"),
     ("task", "fp8"),
     ("task", "fp32_grads"),
     ("task", "conv_layout"),

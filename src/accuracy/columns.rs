@@ -91,6 +91,7 @@ columns! {
     HostRequestMs = "host_request_ms",
     CudaGraphs = "cuda_graphs",
     CustomAllReduce = "custom_all_reduce",
+    Sampling = "sampling",
     BotMlpWidths = "bot_mlp_widths",
     TopMlpWidths = "top_mlp_widths",
     Tables = "tables",

@@ -424,6 +424,7 @@ raw_config! {
     burst_requests,
     cuda_graphs,
     custom_all_reduce,
+    sampling,
     request_mix,
     length_spread,
 }

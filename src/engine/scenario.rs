@@ -367,6 +367,9 @@ pub struct Setup {
     /// engines' own one-shot and two-shot kernels (vLLM, SGLang, TensorRT-LLM: a GPU reads its
     /// peers' buffers over NVLink directly); off: NCCL's alone.
     pub custom_all_reduce: bool,
+    /// LLM serving: how the engine picks each next token from the logits, which every step
+    /// pays for after the output layer.
+    pub sampling: Sampling,
 }
 
 /// One kind of request in a serving mix ([`Setup::request_mix`]).
@@ -546,6 +549,34 @@ impl Batching {
         match self {
             Batching::Static => "static",
             Batching::InFlight => "inflight",
+        }
+    }
+}
+
+/// How an LLM serving engine picks each next token from the logits (a decoding strategy: what
+/// the requests ask for and how the engine's sampler computes it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Sampling {
+    /// The most likely token (temperature 0): an argmax over the vocabulary, what serving
+    /// benchmarks ask for (`vllm bench serve`, SGLang's `bench_serving`, TensorRT-LLM's
+    /// benchmarks).
+    Greedy,
+    /// A draw from the softmax of the logits over a temperature, with no top-p or top-k cut
+    /// (vLLM's offline throughput and latency scripts: temperature 1, top-p 1).
+    Random,
+    /// Nucleus (top-p) sampling by sorting each request's logits over the whole vocabulary, as
+    /// PyTorch's sampler (vLLM's without FlashInfer, Hugging Face's) and FasterTransformer's do.
+    TopP,
+}
+
+impl Sampling {
+    pub const ALL: [Sampling; 3] = [Sampling::Greedy, Sampling::Random, Sampling::TopP];
+
+    pub fn config_name(self) -> &'static str {
+        match self {
+            Sampling::Greedy => "greedy",
+            Sampling::Random => "random",
+            Sampling::TopP => "top-p",
         }
     }
 }
@@ -746,6 +777,7 @@ impl Default for Setup {
             burst_requests: None,
             cuda_graphs: true,
             custom_all_reduce: true,
+            sampling: Sampling::Greedy,
             request_mix: Vec::new(),
             length_spread: LengthSpread::Fixed,
         }

@@ -1291,7 +1291,10 @@ fn read_setup(v: &mut Reader, t: &RawTask) -> Option<Setup> {
     let cuda_graphs = v.optional_flag(&t.cuda_graphs, at("task", "cuda_graphs"), d.cuda_graphs)?;
     let custom_all_reduce =
         v.optional_flag(&t.custom_all_reduce, at("task", "custom_all_reduce"), d.custom_all_reduce)?;
+    let samplings = Sampling::ALL.map(|s| (s.config_name(), s));
+    let sampling = v.choice(&t.sampling, at("task", "sampling"), &samplings, d.sampling)?;
     Some(Setup {
+        sampling,
         request_mix,
         length_spread,
         cuda_graphs,
@@ -1620,8 +1623,19 @@ mod tests {
             said("length_spread", serde_json::json!("fixed")).map(|s| s.task().setup.length_spread),
             Ok(LengthSpread::Fixed)
         );
+        assert_eq!(
+            said("sampling", serde_json::json!("top-p")).map(|_| ()),
+            Err(vec![
+                "task.sampling: a way of sampling the next token is for LLM serving (an inference task)".to_string()
+            ])
+        );
+        assert_eq!(
+            said("sampling", serde_json::json!("greedy")).map(|s| s.task().setup.sampling),
+            Ok(Sampling::Greedy)
+        );
         // An option's other spellings are named with the ones there are.
         for (key, bad, options) in [
+            ("sampling", "top_p", "greedy, random, top-p"),
             ("prefill_steps", "chunked", "mixed, separate"),
             ("conv_layout", "NCHW", "nhwc, nchw"),
             ("length_spread", "normal", "fixed, exponential"),

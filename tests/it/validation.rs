@@ -129,8 +129,10 @@ fn added_serving(prefix: &str, count: usize) -> (Vec<RowResult>, Summary) {
 /// prompts at once) 45-186% too fast in output tokens/s, Oracle's static batches of 405B 32-41%
 /// short. Since serving's FP8 GEMMs keep the share of their peak training's do (Azure's FP8
 /// runs led to it; nothing was chosen on these), the bursts 38-178% (median 72%), the batches
-/// 32-39%. Pinned where they are, so that a change that moves them shows here (and the README
-/// and SOURCES.md say the new figures).
+/// 32-39%; since each step pays its sampler (vLLM's scripts sample at temperature 1: a softmax
+/// and a draw over the vocabulary), the bursts 37-171% (median 67%), the batches 32-39%. Pinned
+/// where they are, so that a change that moves them shows here (and the README and SOURCES.md
+/// say the new figures).
 #[test]
 fn mi300x_runs_are_held_out_and_their_gaps_are_known() {
     let (bursts, b) = added_serving("amdperf-", 8);
@@ -140,7 +142,7 @@ fn mi300x_runs_are_held_out_and_their_gaps_are_known() {
     assert!(bursts.iter().all(|r| r.error.is_some_and(|e| (0.35..1.80).contains(&e))), "{bursts:?}");
     assert!(batches.iter().all(|r| r.error.is_some_and(|e| (-0.42..-0.31).contains(&e))), "{batches:?}");
     let update = "update SOURCES.md section 6 and the README";
-    assert!((0.69..0.75).contains(&b.all.median_abs_error), "bursts' median {}: {update}", b.all.median_abs_error);
+    assert!((0.65..0.70).contains(&b.all.median_abs_error), "bursts' median {}: {update}", b.all.median_abs_error);
     assert!((0.31..0.35).contains(&o.all.median_abs_error), "batches' median {}: {update}", o.all.median_abs_error);
     // The longest requests miss the most: 2,048 prompt and 2,048 output tokens, on both models.
     let worst = |m: &str| {

@@ -4,6 +4,7 @@
 use super::{scenario_doc, task_config, with_keys, Cluster, Shape};
 use crate::accuracy::columns::{Col, Row};
 use crate::engine::raw::short;
+use crate::engine::scenario::Sampling;
 use serde_json::{json, Value};
 
 /// How a serving row's engine batched.
@@ -53,6 +54,8 @@ pub(in crate::accuracy) struct InferenceRow<'a> {
     /// The engine's host time per step that the GPU waits for, ms: a fixed part and a part per
     /// request in the step (`host_step_ms`, `host_request_ms`; blank: 0).
     pub(in crate::accuracy) host_ms: [f64; 2],
+    /// How the benchmark sampled each next token: `greedy`, `random` or `top-p` (blank: greedy).
+    pub(in crate::accuracy) sampling: &'static str,
 }
 
 impl<'a> InferenceRow<'a> {
@@ -171,7 +174,18 @@ impl<'a> InferenceRow<'a> {
             Col::CustomAllReduce,
             "off (NCCL all-reduces: FasterTransformer's own kernel is opt-in, --enable_custom_all_reduce)",
         )?;
+        let sampling = match r.get(Col::Sampling) {
+            "" => {
+                defaults.push(format!("{} blank: greedy (temperature 0, what serving benchmarks send)", Col::Sampling));
+                Sampling::Greedy.config_name()
+            }
+            given => match Sampling::ALL.iter().find(|s| s.config_name() == given) {
+                Some(s) => s.config_name(),
+                None => return Err(format!("{} \"{}\" is not greedy, random or top-p", Col::Sampling, short(given))),
+            },
+        };
         Ok(InferenceRow {
+            sampling,
             id: r.get(Col::Id),
             model: r.get(Col::Model),
             shape,
@@ -208,6 +222,7 @@ impl<'a> InferenceRow<'a> {
                 "kv_format": if self.format == "int4" { "fp16" } else { self.format },
                 "cuda_graphs": self.cuda_graphs,
                 "custom_all_reduce": self.custom_all_reduce,
+                "sampling": self.sampling,
             }),
         );
         let [step_ms, request_ms] = self.host_ms;

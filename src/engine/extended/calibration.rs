@@ -10,6 +10,8 @@
 //! FLOPs 0.705, an end-to-end figure), which the default model reads as its GEMM rate: on them
 //! it runs about 12% slower than at [`UTIL`] where GEMMs dominate.
 
+use crate::engine::scenario::Sampling;
+
 /// Achievable fractions of datasheet peak for the default model's hardware.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Util {
@@ -509,6 +511,48 @@ pub const ALLOCATOR_FRAGMENTATION: f64 = 0.15;
 /// previous kernel), s. CUDA kernel launches cost about 3-5 microseconds when nothing hides them
 /// (no CUDA graphs); it matters only where kernels are short: decoding, small micro-batches.
 pub const KERNEL_OVERHEAD_S: f64 = 4e-6;
+
+/// What a serving engine's sampler costs per step: bytes it moves per logit (one per request
+/// of the step and token of the vocabulary) and kernels it launches, counted from the operations
+/// of PyTorch samplers (vLLM's `Sampler` and `apply_top_k_top_p` without FlashInfer, as in
+/// vLLM 0.6 to 0.11; Hugging Face's logits warpers do the same). The sampler runs outside the
+/// step's CUDA graph, each kernel launched from the host ([`KERNEL_OVERHEAD_S`]).
+/// - greedy: the logits cast to FP32 (read 2 bytes, write 4) and their argmax (read 4): 10
+///   bytes, 2 kernels;
+/// - random: the cast (6), the division by the temperature in place (8), a softmax (two reads
+///   and a write: 12), exponential noise (write 4), the probabilities divided by it (12) and the
+///   argmax (4): 46 bytes, 6 kernels (vLLM's `random_sample`);
+/// - top-p: random's, after a sort of every request's logits over the whole vocabulary and the
+///   nucleus cut: the indices written (8 bytes each, 64-bit), a segmented radix sort of FP32 keys
+///   and their indices in six passes of 6 bits (cub's policy for 4-byte keys, which
+///   `torch.sort` calls), each reading and writing both (24 a pass: 144), a softmax of the
+///   sorted logits (12), their cumulative sum (8), the cut's comparison (5) and fill (9), the
+///   scatter back to vocabulary order (a copy and the scatter: 24): 46 + 210 = 256 bytes, 6 +
+///   14 = 20 kernels. FasterTransformer's top-p also sorts the whole vocabulary (cub's segmented
+///   radix sort), in kernels of its own.
+///
+/// A check: on 2.8 TB/s of HBM (an H100's 3.35 at [`UTIL`]'s 0.836) top-p over 131,072 logits
+/// takes 0.85, 1.61 and 6.2 ms at 64, 128 and 512 requests; vLLM's PR #40376 times PyTorch's
+/// top-p at 1.07, 2.32 and 6.15 ms on those shapes (its table does not name the GPU; the rates
+/// they imply, 2.0-2.8 TB/s, are a Hopper's), and FlashInfer's sorting-free kernels at a
+/// quarter to a third of that. vLLM's PR #11394 measured the sort costing 15% of a ShareGPT
+/// benchmark's throughput (47.4 requests/s greedy, 40.2 with top-p).
+pub const fn sampler_cost(s: Sampling) -> SamplerCost {
+    match s {
+        Sampling::Greedy => SamplerCost { bytes_per_logit: 10.0, kernels: 2.0 },
+        Sampling::Random => SamplerCost { bytes_per_logit: 46.0, kernels: 6.0 },
+        Sampling::TopP => SamplerCost { bytes_per_logit: 256.0, kernels: 20.0 },
+    }
+}
+
+/// What a sampler moves and launches per step ([`sampler_cost`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SamplerCost {
+    /// Bytes read and written per logit (per request of the step and token of the vocabulary).
+    pub bytes_per_logit: f64,
+    /// Kernels launched per step.
+    pub kernels: f64,
+}
 
 /// GPU time of one kernel of a captured CUDA graph replayed as a whole, beyond what its bytes
 /// and FLOPs take, s: the node's launch from the GPU's own queue, with no host call between

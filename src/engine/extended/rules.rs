@@ -4,7 +4,9 @@
 //! One job: refusing the default model's scenarios it cannot evaluate, one function per rule.
 
 use super::shape::Dims;
-use crate::engine::scenario::{Arch, Dlrm, LengthSpread, PrefillSteps, RequestClass, Scenario, Spec, Strategy};
+use crate::engine::scenario::{
+    Arch, Dlrm, LengthSpread, PrefillSteps, RequestClass, Sampling, Scenario, Spec, Strategy,
+};
 use crate::engine::validate::{divisor_at_most, FieldError};
 
 /// Most ops one default-model timeline may hold ([`timeline_ops`]): a timeline of the last
@@ -234,6 +236,12 @@ pub fn check(s: &Scenario) -> Vec<FieldError> {
                 )));
             }
         }
+    }
+    if !serving && setup.sampling != Sampling::Greedy {
+        errors.push(FieldError::new(
+            "task.sampling",
+            "a way of sampling the next token is for LLM serving (an inference task)",
+        ));
     }
     if setup.length_spread == LengthSpread::Exponential {
         let spread = |message: String| FieldError::new("task.length_spread", message);

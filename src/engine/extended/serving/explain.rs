@@ -2,11 +2,11 @@
 //! batch's prefill, pipeline, logits and decode ops, and an in-flight engine step's.
 
 use super::{Pass, ServingCx};
-use crate::engine::extended::calibration::KERNELS_PER_BLOCK;
+use crate::engine::extended::calibration::{sampler_cost, KERNELS_PER_BLOCK, KERNEL_OVERHEAD_S};
 use crate::engine::extended::explain::gemm_bandwidth_term;
 use crate::engine::ops::{Block, OpKind, OpName};
 use crate::engine::reference::explain::{Explanation, Term, Unit};
-use crate::engine::scenario::{Batching, PrefillSteps};
+use crate::engine::scenario::{Batching, PrefillSteps, Sampling};
 
 /// The decode steps a decode op stands for: first (in `micro`) and last (in `layer`).
 fn decode_run(op: &OpName) -> (u64, u64) {
@@ -49,6 +49,43 @@ fn kernel_terms(sv: &ServingCx, p: Pass) -> [Term; 2] {
         },
         Term { symbol: "t_k", meaning, value: sv.kernel_s(p), unit: Unit::Seconds },
     ]
+}
+
+/// The output layer's formula: its GEMM, the logits' all-gather over tensor parallelism and
+/// the sampler ([`ServingCx::logits_for`]).
+const HEAD_FORMULA: &str =
+    "max(rows x 2 h V / tp / F, h V / tp x bytes / B_gemm) + t_gather + rows x V x b_s / B_mem + k_s x t_launch";
+
+/// The terms of [`HEAD_FORMULA`] for `rows` tokens, with the tensor-parallel degree, the GEMM
+/// rate and the HBM rates (element-wise, GEMMs).
+fn head_terms(sv: &ServingCx, rows: Term, [tp, rate, hbm, gemm_hbm]: [Term; 4]) -> Vec<Term> {
+    let cost = sampler_cost(sv.cx.setup.sampling);
+    vec![
+        rows.clone(),
+        Term { symbol: "V", meaning: "vocabulary (logits per token)", value: sv.cx.d.vocab, unit: Unit::Count },
+        tp,
+        rate,
+        gemm_hbm,
+        Term {
+            symbol: "t_gather",
+            meaning: "all-gather of the logits, so that every GPU of the tensor-parallel group has the whole vocabulary's (0 on one GPU)",
+            value: sv.logits_gather_s(rows.value),
+            unit: Unit::Seconds,
+        },
+        Term { symbol: "b_s", meaning: "bytes the sampler reads and writes per logit", value: cost.bytes_per_logit, unit: Unit::Bytes },
+        hbm,
+        Term { symbol: "k_s", meaning: "kernels the sampler launches", value: cost.kernels, unit: Unit::Count },
+        Term { symbol: "t_launch", meaning: "GPU time of each kernel launched from the host (the sampler runs outside the CUDA graph)", value: KERNEL_OVERHEAD_S, unit: Unit::Seconds },
+    ]
+}
+
+/// What the sampler does, by the task's way of sampling.
+fn sampling_note(sv: &ServingCx) -> &'static str {
+    match sv.cx.setup.sampling {
+        Sampling::Greedy => "Greedy sampling: the logits cast to FP32 and their argmax, a pass over every logit of the step.",
+        Sampling::Random => "Random sampling at a temperature: a softmax over the vocabulary and a draw from it, several passes over every logit of the step.",
+        Sampling::TopP => "Top-p sampling by sorting: every request's logits sorted over the whole vocabulary before the nucleus is cut and drawn from, some 256 bytes moved per logit; engines with sorting-free kernels (FlashInfer's) spend a quarter to a third of that.",
+    }
 }
 
 /// Explains the GPU's wait for the host between engine steps ([`ServingCx::host_s`]), for a
@@ -116,11 +153,11 @@ fn explain_step(sv: &ServingCx, op: &OpName, [tp, rate, hbm, gemm_hbm]: [Term; 4
             None,
         ),
         (Block::Head, OpKind::Compute) => (
-            "Logits of the step's new tokens: one per decoding request, and the first token of each prompt that completes".into(),
-            "max(rows x 2 h V / tp / F, h V / tp x bytes / B_gemm)",
-            vec![term("rows", "tokens that need logits", step.rows, Unit::Count), tp, rate, gemm_hbm],
+            "Logits of the step's new tokens and their sampling: one per decoding request, and the first token of each prompt that completes".into(),
+            HEAD_FORMULA,
+            head_terms(sv, term("rows", "tokens that need logits", step.rows, Unit::Count), [tp, rate, hbm, gemm_hbm]),
             sv.logits_for(step.rows),
-            None,
+            Some(sampling_note(sv)),
         ),
         _ => return None,
     };
@@ -203,11 +240,11 @@ pub fn explain(sv: &ServingCx, op: &OpName) -> Option<Explanation> {
             Some("On a pipeline the prompts go through the stages in micro-batches, so that every stage works at once: after the first micro-batch has crossed every stage, each further one adds a pass through the busiest stage. Decode steps split the batch the same way when the stages divide it."),
         ),
         (Block::Head, OpKind::Compute) => (
-            "Logits of the prompt's last token (the first output token)".into(),
-            "max(B x 2 h V / tp / F, h V / tp x bytes / B_gemm)",
-            vec![b, tp, rate, gemm_hbm],
+            "Logits of the prompt's last token (the first output token) and its sampling".into(),
+            HEAD_FORMULA,
+            head_terms(sv, Term { symbol: "rows", meaning: "tokens that need logits: one per request", value: sv.batch, unit: Unit::Count }, [tp, rate, hbm, gemm_hbm]),
             sv.logits_s(),
-            None,
+            Some(sampling_note(sv)),
         ),
         (Block::Decode, OpKind::Compute) => {
             let (from, to) = decode_run(op);
