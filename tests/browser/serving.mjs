@@ -87,6 +87,17 @@ await runTest('serving', dist, async ({ server, browser }) => {
     `a negative host time is refused on the field, the last figures kept: ${await hostField.locator('.error-msg').textContent()}`);
   await enter(page, '#f-task-host_step_ms', '');
   await page.waitForFunction((before) => Number(document.querySelector('#tpot')?.getAttribute('data-value')) < before, hosted.tpot, { timeout: 5000 });
+  // Top-p sampling sorts every request's logits over the vocabulary after each step's output
+  // layer: each token, and the first, takes the same time more; the share link carries it.
+  check(await page.locator('#f-task-sampling').isVisible(), 'the form asks how the next token is sampled');
+  await page.selectOption('#f-task-sampling', 'top-p');
+  await page.waitForFunction((before) => Number(document.querySelector('#tpot')?.getAttribute('data-value')) > before, eager.tpot, { timeout: 5000 });
+  const topP = await matchesCli(page, 'the same with top-p sampling');
+  check(scenarioOfLink(await page.locator('#share-link').inputValue()).task.sampling === 'top-p', 'the share link says top-p');
+  check(close(topP.tpot - eager.tpot, topP.ttft - eager.ttft, 1e-6) && topP.tpot - eager.tpot > 1e-5,
+    `top-p: TPOT ${topP.tpot} s (greedy ${eager.tpot} s), TTFT ${topP.ttft} s (${eager.ttft} s): the sampler once a token`);
+  await page.selectOption('#f-task-sampling', 'greedy');
+  await page.waitForFunction((before) => Number(document.querySelector('#tpot')?.getAttribute('data-value')) < before, topP.tpot, { timeout: 5000 });
   // In-flight batching: the figures are the steady state's, as the CLI computes them from the
   // share link; the first token comes after one prompt's prefill, not the whole batch's, at the
   // static batch's throughput (within 3%: the prompts ride on the decode steps' weight reads,

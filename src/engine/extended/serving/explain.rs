@@ -62,9 +62,11 @@ fn head_terms(sv: &ServingCx, rows: Term, [tp, rate, hbm, gemm_hbm]: [Term; 4]) 
     let cost = sampler_cost(sv.cx.setup.sampling);
     vec![
         rows.clone(),
+        Term { symbol: "h", meaning: "hidden size", value: sv.cx.d.hidden, unit: Unit::Count },
         Term { symbol: "V", meaning: "vocabulary (logits per token)", value: sv.cx.d.vocab, unit: Unit::Count },
         tp,
         rate,
+        Term { symbol: "bytes", meaning: "bytes per weight (the weights' format)", value: sv.weight_bytes, unit: Unit::BytesPerElement },
         gemm_hbm,
         Term {
             symbol: "t_gather",
