@@ -177,7 +177,7 @@ fn common_prefix(names: &[&str]) -> usize {
 /// (`[0]`) or in flight (`[1]`). A test recomputes them from the shipped rows
 /// ([`serving_note`]).
 pub const SERVING_NOTES: [&str; 2] = [
-    "On the 354 published serving runs of static batches it was checked against (FasterTransformer, TensorRT-LLM and vLLM on A100s, TensorRT-LLM on H100s and H200s, vLLM on MI300Xs, 307 of them held out), the default model predicted less time than measured on 295 of them, median error 16%. Read its serving times as a lower bound.",
+    "On the 354 published serving runs of static batches it was checked against (FasterTransformer, TensorRT-LLM and vLLM on A100s, TensorRT-LLM on H100s and H200s, vLLM on MI300Xs, 307 of them held out), the default model predicted less time than measured on 294 of them, median error 16%. Read its serving times as a lower bound.",
     "On the 70 published serving runs of in-flight batching it was checked against (vLLM 0.6 and 0.11 and SGLang 0.3 serving Llama 3.1 8B to 405B and Qwen3 8B and 14B on one to eight A100s, H100s or MI300Xs, 8 of them held out), the default model predicted less time than measured on 67 of them, median error 24%. Read its serving times as a lower bound.",
 ];
 

@@ -56,6 +56,10 @@ pub(in crate::accuracy) struct InferenceRow<'a> {
     pub(in crate::accuracy) host_ms: [f64; 2],
     /// How the benchmark sampled each next token: `greedy`, `random` or `top-p` (blank: greedy).
     pub(in crate::accuracy) sampling: &'static str,
+    /// How the engine's prefill computes attention where the row says (`attention`: `materialized`,
+    /// scores through HBM, as FasterTransformer 5.0's GPT context decoder did); blank: the
+    /// model's default, a fused kernel, as today's engines run it.
+    pub(in crate::accuracy) attention: Option<&'a str>,
 }
 
 impl<'a> InferenceRow<'a> {
@@ -184,8 +188,13 @@ impl<'a> InferenceRow<'a> {
                 None => return Err(format!("{} \"{}\" is not greedy, random or top-p", Col::Sampling, short(given))),
             },
         };
+        let attention = match r.get(Col::Attention) {
+            "" => None,
+            kernel => Some(kernel),
+        };
         Ok(InferenceRow {
             sampling,
+            attention,
             id: r.get(Col::Id),
             model: r.get(Col::Model),
             shape,
@@ -204,7 +213,11 @@ impl<'a> InferenceRow<'a> {
     }
 
     pub(super) fn scenario(&self) -> Value {
-        let model = self.shape.config(self.model, self.input_len + self.output_len, json!({}));
+        let model = self.shape.config(
+            self.model,
+            self.input_len + self.output_len,
+            self.attention.map_or(json!({}), |a| json!({ "attention": a })),
+        );
         let mut levels: Vec<(&str, u64)> = [("tp", self.tp), ("pp", self.pp)].into_iter().filter(|l| l.1 > 1).collect();
         if levels.is_empty() {
             levels.push(("ddp", 1));

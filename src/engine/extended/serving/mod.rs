@@ -555,10 +555,17 @@ impl<'a> ServingCx<'a> {
         let (dense, expert) = cx.stage_params(cx.lay.pp.size.max(1) - 1);
         let weights = (dense + expert) * self.weight_bytes;
         let kv = kv_tokens * self.kv_bytes_per_token();
-        // The pass's working set: one layer's activations for every token (scores stay on chip
-        // or are freed layer by layer), and fp32 logits for the rows that need them.
+        // The pass's working set: one layer's activations for every token, the layer's scores
+        // where they go through HBM (each prompt token's over its prompt, on this GPU's heads;
+        // fused kernels keep them on chip), and fp32 logits for the rows that need them.
         let (outside, inside, _) = d.stored_bytes();
-        let activations = pass_tokens * (outside + inside / self.tp()) + logit_rows * d.vocab / self.tp() * 4.0;
+        let scores = if d.materialized() {
+            pass_tokens * d.heads / self.tp() * self.prompt_tokens_length() * d.elem_bytes
+        } else {
+            0.0
+        };
+        let activations =
+            pass_tokens * (outside + inside / self.tp()) + scores + logit_rows * d.vocab / self.tp() * 4.0;
         let parts = vec![
             (MemPart::Weights, weights),
             (MemPart::KvCache, kv),
@@ -893,6 +900,7 @@ mod tests {
         let mut sv = ServingCx::new(&s).expect("serving");
         let p = Pass { prefill_tokens: 4096.0, decode_tokens: 0.0, context: 0.0 };
         let fused = sv.attn_s(p);
+        let fused_memory = sv.memory(1.0).total_bytes;
         sv.cx.d.attention = crate::engine::scenario::Attention::Materialized;
         let d = sv.cx.d;
         let b = sv.cx.hbm_bytes_per_s;
@@ -912,6 +920,9 @@ mod tests {
         assert!((sv.attn_s(p) - want).abs() < 1e-12 * want, "{} vs {want}", sv.attn_s(p));
         // A fused kernel keeps them on chip: less than the softmax's traffic alone adds.
         assert!(fused + 2.0 * 2.0 * scores / b < sv.attn_s(p), "{fused}");
+        // And the prefill holds one layer's scores in HBM: 4,096 x 16 x 4,096 x 2 bytes, 537 MB.
+        let more = sv.memory(1.0).total_bytes - fused_memory;
+        assert!((more - 2.0 * scores).abs() < 1e-9 * more, "{more}");
     }
 
     #[test]
