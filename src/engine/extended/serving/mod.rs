@@ -337,11 +337,7 @@ impl<'a> ServingCx<'a> {
         let t = p.prefill_tokens + p.decode_tokens;
         let kv_token = 2.0 * self.kv_heads_local() * self.head_dim() * self.kv_bytes;
         let keys = p.prefill_tokens * self.prompt_span() + p.decode_tokens * p.context;
-        let score_bytes = if d.materialized() {
-            2.0 * d.elem_bytes * p.prefill_tokens * d.heads * self.prompt_tokens_length() / self.tp()
-        } else {
-            0.0
-        };
+        let score_bytes = 2.0 * self.score_bytes(p.prefill_tokens);
         self.block_gemms_s(Block::Attn, t)
             + self.roofline(
                 4.0 * keys * d.q_width() * d.score_cost() / self.tp(),
@@ -349,6 +345,18 @@ impl<'a> ServingCx<'a> {
             )
             + (t * (d.hidden_bytes() + d.rope_bytes() / self.tp()) + score_bytes) / self.cx.hbm_bytes_per_s
             + self.kernels_s(p, Block::Attn)
+    }
+
+    /// Bytes of one layer's attention scores for `prefill_tokens` prompt tokens on this GPU's
+    /// heads, each over its prompt, where they go through HBM ([`crate::engine::extended::shape::Dims::materialized`]); 0 where a
+    /// fused kernel keeps them on chip.
+    fn score_bytes(&self, prefill_tokens: f64) -> f64 {
+        let d = &self.cx.d;
+        if d.materialized() {
+            prefill_tokens * d.heads / self.tp() * self.prompt_tokens_length() * d.elem_bytes
+        } else {
+            0.0
+        }
     }
 
     /// The time one block's kernels take beyond their bytes and FLOPs in pass `p`, s:
@@ -559,13 +567,9 @@ impl<'a> ServingCx<'a> {
         // where they go through HBM (each prompt token's over its prompt, on this GPU's heads;
         // fused kernels keep them on chip), and fp32 logits for the rows that need them.
         let (outside, inside, _) = d.stored_bytes();
-        let scores = if d.materialized() {
-            pass_tokens * d.heads / self.tp() * self.prompt_tokens_length() * d.elem_bytes
-        } else {
-            0.0
-        };
-        let activations =
-            pass_tokens * (outside + inside / self.tp()) + scores + logit_rows * d.vocab / self.tp() * 4.0;
+        let activations = pass_tokens * (outside + inside / self.tp())
+            + self.score_bytes(pass_tokens)
+            + logit_rows * d.vocab / self.tp() * 4.0;
         let parts = vec![
             (MemPart::Weights, weights),
             (MemPart::KvCache, kv),
