@@ -34,7 +34,7 @@ mod shipped;
 mod stats;
 use columns::{Col, Columns, Row};
 pub use csv::{parse_csv, Records};
-pub use expectation::{bands_in, expectation, Band, Expectation, BANDS, MIN_RUNS};
+pub use expectation::{band_of, bands_in, expectation, Band, BandRuns, Expectation, BANDS, MIN_RUNS};
 pub use floor::{floor, same_work_pairs, sentence as floor_sentence, Floor, Pair, Run, SameWork, Work};
 #[cfg(not(target_arch = "wasm32"))]
 pub use kernels::GEMM_KERNELS_CSV;
@@ -171,12 +171,36 @@ pub struct RowResult {
     /// `None` when the row was skipped before a scenario existed.
     #[serde(skip)]
     pub scenario: Option<Value>,
+    /// How a serving row's engine ran, read from its scenario and kept where the scenario is
+    /// dropped; `None` (and absent from the JSON) for other rows and rows skipped before a
+    /// scenario existed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub serving: Option<ServingRun>,
+}
+
+/// How a serving row's engine batched its requests and launched its kernels.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ServingRun {
+    /// Requests batched in flight (a static batch otherwise).
+    pub in_flight: bool,
+    /// Steps replayed from captured CUDA graphs (kernels launched one by one otherwise).
+    pub cuda_graphs: bool,
+}
+
+impl ServingRun {
+    /// How the serving scenario `doc` (`{"model", "system", "task"}` configs) runs; `None` for
+    /// a scenario of another task.
+    fn of(doc: &Value) -> Option<ServingRun> {
+        let task = &doc["task"];
+        (task["type"] == "inference")
+            .then(|| ServingRun { in_flight: task["batching"] == "inflight", cuda_graphs: task["cuda_graphs"] == true })
+    }
 }
 
 impl RowResult {
     /// Whether a serving row's engine batched in flight (its scenario says so).
     pub fn batched_in_flight(&self) -> bool {
-        self.scenario.as_ref().is_some_and(|s| s["task"]["batching"] == "inflight")
+        self.serving.is_some_and(|s| s.in_flight)
     }
 
     /// What the row is a run of: its schema, and for the LLM schema its metric; `None` for a
@@ -413,6 +437,7 @@ fn row_result(r: &Row) -> RowResult {
         recommendation: Schema::of(r) == Schema::Recommendation,
         vision: Schema::of(r) == Schema::Vision,
         scenario: None,
+        serving: None,
     };
     match RunSet::of_cell(r.get(Col::Set)) {
         Ok(set) => out.set = set,
@@ -456,6 +481,7 @@ fn row_result(r: &Row) -> RowResult {
             out.memory_shown_bytes = Some(p.memory_shown_bytes);
             out.memory_error = out.measured_memory_bytes.map(|m| (p.memory_shown_bytes - m) / m);
             out.capacity_bytes = Some(p.capacity_bytes);
+            out.serving = ServingRun::of(&doc);
             out.scenario = Some(doc);
         }
         Err(why) => out.skipped = Some(why),
@@ -485,7 +511,7 @@ fn plan(r: &Row) -> (String, String) {
 }
 
 /// The `--json` form: `{"rows": [{id, predicted, measured, error, ...}], "summary": {...},
-/// "bands": [{parallelism, gpu, runs, low, median, high}], "floor": {error, larger, smaller,
+/// "bands": [{runs_of, parallelism, gpu, runs, low, median, high}], "floor": {error, larger, smaller,
 /// metric} or null}` (the bands of [`bands_in`], the `floor` of the rows, as [`floor`] finds it).
 pub fn to_json(rows: &[RowResult], floor: Option<&Floor>) -> Value {
     let mut m = Map::new();
@@ -494,7 +520,13 @@ pub fn to_json(rows: &[RowResult], floor: Option<&Floor>) -> Value {
     let bands: Vec<Value> = bands_in(rows)
         .unwrap_or_default()
         .into_iter()
-        .map(|b| json!({"parallelism": b.parallelism, "gpu": b.gpu, "runs": b.runs, "low": b.low, "median": b.median, "high": b.high}))
+        .map(|b| {
+            let of = match b.of {
+                BandRuns::Training => "training",
+                BandRuns::StaticServing => "static serving",
+            };
+            json!({"runs_of": of, "parallelism": b.parallelism, "gpu": b.gpu, "runs": b.runs, "low": b.low, "median": b.median, "high": b.high})
+        })
         .collect();
     m.insert("bands".into(), Value::Array(bands));
     m.insert("floor".into(), json!(floor));

@@ -1,10 +1,13 @@
 //! What the published runs say about one scenario's predicted time: for a default-model
 //! pre-training scenario of a dense LLM on A100s or H100s, the spread of measured against
 //! predicted time over the shipped runs with the same kinds of parallelism on the same GPU
-//! ([`BANDS`]), turned into an expected range of iteration time; for a recommendation model,
-//! what the published DLRM runs on as many GPUs say ([`super::RECOMMENDATION_NOTES`]); for LLM
-//! serving, what the published serving runs batched as it is say ([`super::SERVING_NOTES`]); for anything else the
-//! shipped runs do not cover, a sentence saying its accuracy is unknown.
+//! ([`BANDS`]), turned into an expected range of iteration time; for a static batch of LLM
+//! serving launched kernel by kernel, the same over the shipped static batches served with the
+//! same tensor and pipeline degrees on the same GPU, turned into a range of end-to-end latency;
+//! for a recommendation model, what the published DLRM runs on as many GPUs say
+//! ([`super::RECOMMENDATION_NOTES`]); for other LLM serving, what the published serving runs
+//! batched as it is say ([`super::SERVING_NOTES`]); for anything else the shipped runs do not
+//! cover, a sentence saying its accuracy is unknown.
 //!
 //! The runs were predicted at the default model's calibrated fractions of peak (`family_util`), so
 //! the range is taken around this scenario's time at those fractions; a scenario with other
@@ -14,14 +17,27 @@ use super::rows::family_util;
 use super::{gpu_family, Metric, RowResult};
 use crate::engine::evaluate;
 use crate::engine::report::{Limit, LoaderBound, Report};
-use crate::engine::scenario::{Arch, Mode, Scenario, Strategy, System, TaskKind};
+use crate::engine::scenario::{Arch, Batching, Mode, Precision, Scenario, Strategy, System, TaskKind};
 use crate::units;
 
-/// The spread of measured over predicted iteration time on the shipped training runs (the
-/// calibration set and the held-out set) of one kind of plan on one GPU.
+/// Which shipped runs a band spreads over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum BandRuns {
+    /// LLM pre-training runs, by kinds of parallelism: the time is an iteration's.
+    Training,
+    /// Static batches of LLM serving whose kernels were launched one by one (no CUDA graphs),
+    /// by tensor- and pipeline-parallel degrees: the time is the batch's, end to end.
+    StaticServing,
+}
+
+/// The spread of measured over predicted time on the shipped runs (the calibration set and the
+/// held-out set) of one kind of plan on one GPU.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Band<S = &'static str> {
-    /// The kinds of parallelism above degree 1, as the validation page names them (`TP+PP+DP`).
+    pub of: BandRuns,
+    /// Training: the kinds of parallelism above degree 1, as the validation page names them
+    /// (`TP+PP+DP`). Static serving: the tensor- and pipeline-parallel degrees above 1 as the
+    /// rows name their plans (`TP 8`, `TP 8 × PP 3`), or `one GPU`.
     pub parallelism: S,
     /// `A100` or `H100`.
     pub gpu: &'static str,
@@ -36,50 +52,116 @@ pub struct Band<S = &'static str> {
 pub const MIN_RUNS: usize = 20;
 
 /// Every band of the shipped runs. A test recomputes them ([`bands_in`]), so they cannot go stale;
-/// they are constants only so the calculator does not predict 700 runs to show one.
+/// they are constants only so the calculator does not predict 1,200 runs to show one.
 pub const BANDS: &[Band] = &[
-    Band { parallelism: "DP", gpu: "A100", runs: 235, low: 0.95, median: 1.03, high: 1.16 },
-    Band { parallelism: "DP", gpu: "H100", runs: 69, low: 1.00, median: 1.08, high: 1.13 },
-    Band { parallelism: "PP", gpu: "A100", runs: 44, low: 0.90, median: 0.99, high: 1.10 },
-    Band { parallelism: "PP+DP", gpu: "A100", runs: 69, low: 0.95, median: 1.01, high: 1.09 },
-    Band { parallelism: "TP", gpu: "A100", runs: 81, low: 0.92, median: 1.08, high: 1.47 },
-    Band { parallelism: "TP+DP", gpu: "A100", runs: 110, low: 0.91, median: 1.03, high: 1.23 },
-    Band { parallelism: "TP+PP", gpu: "A100", runs: 77, low: 0.91, median: 1.01, high: 1.21 },
-    Band { parallelism: "TP+PP+DP", gpu: "A100", runs: 101, low: 0.95, median: 1.00, high: 1.24 },
+    training("DP", "A100", 235, [0.95, 1.03, 1.16]),
+    training("DP", "H100", 69, [1.00, 1.08, 1.13]),
+    training("PP", "A100", 44, [0.90, 0.99, 1.10]),
+    training("PP+DP", "A100", 69, [0.95, 1.01, 1.09]),
+    training("TP", "A100", 81, [0.92, 1.08, 1.47]),
+    training("TP+DP", "A100", 110, [0.91, 1.03, 1.23]),
+    training("TP+PP", "A100", 77, [0.91, 1.01, 1.21]),
+    training("TP+PP+DP", "A100", 101, [0.95, 1.00, 1.24]),
+    static_serving("one GPU", "A100", 84, [0.95, 1.07, 1.58]),
+    static_serving("TP 2", "A100", 44, [1.07, 1.13, 1.19]),
+    static_serving("TP 4", "A100", 45, [1.14, 1.23, 1.26]),
+    static_serving("TP 8", "A100", 74, [1.17, 1.30, 1.49]),
+    static_serving("TP 16", "A100", 24, [0.94, 1.06, 1.24]),
+    static_serving("TP 8 \u{d7} PP 3", "A100", 27, [1.02, 1.07, 1.19]),
+    static_serving("TP 32", "A100", 27, [0.87, 0.98, 1.25]),
 ];
 
-/// The bands of `rows` (training rows; others are passed over), sorted by parallelism then
-/// GPU: what [`BANDS`] holds for the shipped rows.
+/// A training band of [`BANDS`]: its kinds of parallelism, GPU, runs and percentiles.
+const fn training(parallelism: &'static str, gpu: &'static str, runs: usize, [low, median, high]: [f64; 3]) -> Band {
+    Band { of: BandRuns::Training, parallelism, gpu, runs, low, median, high }
+}
+
+/// A band of static batches of serving of [`BANDS`]: its plan, GPU, runs and percentiles.
+const fn static_serving(plan: &'static str, gpu: &'static str, runs: usize, [low, median, high]: [f64; 3]) -> Band {
+    Band { of: BandRuns::StaticServing, parallelism: plan, gpu, runs, low, median, high }
+}
+
+/// The bands of `rows`, sorted by the runs they spread over, then parallelism, then GPU: what
+/// [`BANDS`] holds for the shipped rows. A row counts in the band of its [`band_of`].
 pub fn bands_in(rows: &[RowResult]) -> Option<Vec<Band<String>>> {
-    let mut groups: Vec<((String, &'static str), Vec<f64>)> = Vec::new();
+    let mut groups: Vec<(BandKey, Vec<f64>)> = Vec::new();
     for r in rows {
-        let (Some(gpu), Some(ratio)) = (gpu_family(&r.gpu), time_ratio(r)) else { continue };
-        let key = (r.parallelism.clone(), gpu);
+        let (Some(key), Some(ratio)) = (band_of(r), time_ratio(r)) else { continue };
         match groups.iter_mut().find(|(k, _)| *k == key) {
             Some((_, v)) => v.push(ratio),
             None => groups.push((key, vec![ratio])),
         }
     }
-    crate::engine::order::sort_by(&mut groups, |a, b| a.0.cmp(&b.0));
+    // Serving plans by their GPUs per replica, then name (TP 2 before TP 16).
+    let order = |k: &BandKey| (k.0, if k.0 == BandRuns::StaticServing { plan_gpus(&k.1) } else { 0 }, k.1.clone(), k.2);
+    crate::engine::order::sort_by(&mut groups, |a, b| order(&a.0).cmp(&order(&b.0)));
     let mut out = Vec::new();
-    for ((parallelism, gpu), mut v) in groups {
+    for ((of, parallelism, gpu), mut v) in groups {
         if v.len() < MIN_RUNS {
             continue;
         }
         crate::engine::order::sort_f64(&mut v);
         let at = |p: f64| (v[(p * (v.len() - 1) as f64).round() as usize] * 100.0).round() / 100.0;
-        out.push(Band { parallelism, gpu, runs: v.len(), low: at(0.1), median: at(0.5), high: at(0.9) });
+        out.push(Band { of, parallelism, gpu, runs: v.len(), low: at(0.1), median: at(0.5), high: at(0.9) });
     }
     (!out.is_empty()).then_some(out)
 }
 
-/// Measured over predicted iteration time of a training row: its error inverted for the time
-/// metric, as is for a throughput metric (TFLOP/s per GPU, MFU), whose time goes as its
-/// inverse; `None` for serving rows.
+/// Which band a row counts in: the runs, the kinds of parallelism or the serving plan, the GPU
+/// family.
+pub type BandKey = (BandRuns, String, &'static str);
+
+/// The band a shipped row counts in, whatever its size: (the runs, its kinds of parallelism or
+/// its serving plan, its GPU family). A training row by its kinds of parallelism; a static batch
+/// of LLM serving launched kernel by kernel by its tensor- and pipeline-parallel degrees
+/// ([`serving_plan_of_row`]); `None` for other rows (in-flight batching, CUDA graphs, other
+/// families) and rows on GPUs of no family.
+pub fn band_of(r: &RowResult) -> Option<BandKey> {
+    let gpu = gpu_family(&r.gpu)?;
+    match r.metric? {
+        m if m.is_training() => Some((BandRuns::Training, r.parallelism.clone(), gpu)),
+        _ => {
+            let run = r.serving?;
+            (!run.in_flight && !run.cuda_graphs && r.kind() == Some(super::RunKind::LlmServing))
+                .then(|| (BandRuns::StaticServing, serving_plan_of_row(&r.plan), gpu))
+        }
+    }
+}
+
+/// A serving row's plan as its band names it: the row's degrees but data parallelism (replicas
+/// serve apart: each replica's batch takes the time of one), or `one GPU`.
+fn serving_plan_of_row(plan: &str) -> String {
+    let kept: Vec<&str> = plan.split(" \u{d7} ").filter(|d| !d.starts_with("DP ")).collect();
+    serving_plan(&kept.join(" \u{d7} "))
+}
+
+/// `one GPU` for a plan without degrees above 1, the plan otherwise.
+fn serving_plan(plan: &str) -> String {
+    if plan.is_empty() {
+        ONE_GPU.to_owned()
+    } else {
+        plan.to_owned()
+    }
+}
+
+/// How a serving band names a replica of one GPU.
+const ONE_GPU: &str = "one GPU";
+
+/// The GPUs of a serving plan (`TP 8 × PP 3`: 24; `one GPU`: 1): the product of its degrees.
+fn plan_gpus(plan: &str) -> u64 {
+    plan.split(" \u{d7} ").filter_map(|d| d.split_whitespace().nth(1)?.parse::<u64>().ok()).product()
+}
+
+/// Measured over predicted time of a row: its error inverted for a time metric (an
+/// iteration's, a static batch's end to end), as is for a rate (TFLOP/s per GPU, MFU, output
+/// tokens/s), whose time goes as its inverse. `None` for parts of a serving run's time (the
+/// first token, the time per output token) and in-flight medians: a serving band ranges a
+/// static batch's end-to-end latency.
 fn time_ratio(r: &RowResult) -> Option<f64> {
     let e = r.error?;
     match r.metric? {
-        Metric::IterationS => Some(1.0 / (1.0 + e)),
+        Metric::IterationS | Metric::LatencyMs => Some(1.0 / (1.0 + e)),
+        Metric::OutputTokensPerS | Metric::OutputTokensPerSPerGpu => Some(1.0 + e),
         m if m.is_training() && m.higher_is_faster() => Some(1.0 + e),
         _ => None,
     }
@@ -137,8 +219,8 @@ pub enum Expectation {
 }
 
 /// What the published runs say about `s` (evaluated as `r`); `None` in MAD-Max paper mode and
-/// for a training plan like the published runs that does not fit in memory or waits for its
-/// data loader (no published run did).
+/// for a plan with a band ([`BANDS`]) that does not fit in memory or waits for its data loader
+/// (no published run did).
 pub fn expectation(s: &Scenario, r: &Report) -> Option<Expectation> {
     if s.task().mode != Mode::Default {
         return None;
@@ -154,10 +236,7 @@ pub fn expectation(s: &Scenario, r: &Report) -> Option<Expectation> {
         return unknown("an input pipeline's decoding and storage (its decoding rates are decoder benchmarks', not training runs'; measure yours)");
     }
     match &s.model().arch {
-        Arch::Llm(_) if matches!(s.task().kind, TaskKind::Inference) => {
-            let inflight = s.task().setup.batching == crate::engine::scenario::Batching::InFlight;
-            return Some(Expectation::Unknown(super::SERVING_NOTES[inflight as usize].into()));
-        }
+        Arch::Llm(_) if matches!(s.task().kind, TaskKind::Inference) => return serving_expectation(s, r),
         Arch::Llm(_) => {}
         Arch::LlmMoe(..) if matches!(s.task().kind, TaskKind::Pretrain) => {
             return Some(Expectation::Unknown(super::MOE_NOTE.into()));
@@ -171,14 +250,8 @@ pub fn expectation(s: &Scenario, r: &Report) -> Option<Expectation> {
             return Some(Expectation::Unknown(super::RECOMMENDATION_NOTES[several as usize].into()));
         }
     }
-    if s.system().nic_latency_s > 0.0 {
-        return unknown("nodes far apart (every published run is on one datacenter network)");
-    }
-    if s.system().nvlink_latency_s > 0.0 {
-        return unknown("links within a node slower to answer than NVLink (every published run is on NVLink)");
-    }
-    if s.system().wan.is_some() {
-        return unknown("sites joined by a wide-area link (every published run is on one datacenter network)");
+    if let Some(network) = unlike_any_network(s.system()) {
+        return unknown(network);
     }
     if !matches!(s.task().kind, TaskKind::Pretrain) {
         return unknown("fine-tuning (the published runs are pre-training)");
@@ -190,13 +263,73 @@ pub fn expectation(s: &Scenario, r: &Report) -> Option<Expectation> {
         return unknown("this GPU (the published runs are on A100s and H100s)");
     };
     let kinds = plan_kinds(s);
-    let Some(band) = BANDS.iter().find(|b| b.parallelism == kinds && b.gpu == gpu) else {
+    let Some(band) = BANDS.iter().find(|b| b.of == BandRuns::Training && b.parallelism == kinds && b.gpu == gpu) else {
         return unknown(&format!("{kinds} plans on {gpu}s (fewer than {MIN_RUNS} shipped runs)"));
     };
+    like(s, r, band)
+}
+
+/// What the published runs say about an LLM serving scenario: the band of the static batches
+/// served with its tensor- and pipeline-parallel degrees on its GPU, for a static batch in 16
+/// bits whose kernels are launched one by one on a network like the published runs'
+/// ([`BandRuns::StaticServing`]); otherwise what the published serving runs batched as it is
+/// say ([`super::SERVING_NOTES`]).
+fn serving_expectation(s: &Scenario, r: &Report) -> Option<Expectation> {
+    let setup = &s.task().setup;
+    let inflight = setup.batching == Batching::InFlight;
+    let note = Some(Expectation::Unknown(super::SERVING_NOTES[inflight as usize].into()));
+    let sixteen_bit = |f: Option<Precision>| f.is_none_or(|p| p.bytes() == 2.0);
+    let like_the_runs = !inflight
+        && !setup.cuda_graphs
+        && s.model().bytes_per_dense_param.f64() == 2.0
+        && sixteen_bit(setup.weight_format)
+        && sixteen_bit(setup.kv_format)
+        && unlike_any_network(s.system()).is_none();
+    let plan = serving_plan(&serving_degrees(s));
+    let band = system_gpu(s.system()).filter(|_| like_the_runs).and_then(|gpu| {
+        BANDS.iter().find(|b| b.of == BandRuns::StaticServing && b.parallelism == plan && b.gpu == gpu)
+    });
+    match band {
+        Some(band) => like(s, r, band),
+        None => note,
+    }
+}
+
+/// A serving scenario's degrees above 1 but data parallelism (its replicas), named as the rows
+/// name their plans (`TP 8 × PP 3`); empty on one GPU.
+fn serving_degrees(s: &Scenario) -> String {
+    let Some(spec) = &s.task().plan.transformer else { return String::new() };
+    [("TP", Strategy::Tp), ("PP", Strategy::Pp), ("CP", Strategy::Cp), ("EP", Strategy::Ep)]
+        .into_iter()
+        .map(|(label, st)| (label, spec.product_of(&[st])))
+        .filter(|(_, d)| *d > 1)
+        .map(|(label, d)| format!("{label} {d}"))
+        .collect::<Vec<_>>()
+        .join(" \u{d7} ")
+}
+
+/// Why no published run is like this system's network, if none is: every published run is on
+/// one datacenter network with NVLink within its nodes.
+fn unlike_any_network(sys: &System) -> Option<&'static str> {
+    if sys.nic_latency_s > 0.0 {
+        Some("nodes far apart (every published run is on one datacenter network)")
+    } else if sys.nvlink_latency_s > 0.0 {
+        Some("links within a node slower to answer than NVLink (every published run is on NVLink)")
+    } else if sys.wan.is_some() {
+        Some("sites joined by a wide-area link (every published run is on one datacenter network)")
+    } else {
+        None
+    }
+}
+
+/// The range `band` gives `s` (evaluated as `r`, on a GPU of the band's family): around its
+/// time at the fractions of peak the runs were predicted with; `None` for a plan that does not
+/// fit in memory or waits for its data loader (no published run did).
+fn like(s: &Scenario, r: &Report, band: &Band) -> Option<Expectation> {
     if r.limits.iter().any(|l| matches!(l, Limit::DoesNotFit { .. } | Limit::InputBound { .. })) {
         return None;
     }
-    let util = family_util(Some(gpu), s.system().mem_bw_bytes_per_s);
+    let util = family_util(Some(band.gpu), s.system().mem_bw_bytes_per_s);
     let fractions = [util.flops, util.mem_bw, util.nvlink, util.nic];
     let sys = s.system();
     let gemm_bw = util.gemm_bw.unwrap_or(util.mem_bw);
@@ -211,6 +344,18 @@ pub fn expectation(s: &Scenario, r: &Report) -> Option<Expectation> {
     Some(Expectation::Like { band: *band, calibrated_s, calibrated_gemm: util.flops })
 }
 
+impl<S: AsRef<str>> Band<S> {
+    /// How the validation page and `madmax validate` name the band's kind of plan: its kinds of
+    /// parallelism (`TP+DP`), or for static batches of serving their plan (`static serving,
+    /// TP 8`).
+    pub fn plan_label(&self) -> String {
+        match self.of {
+            BandRuns::Training => self.parallelism.as_ref().to_owned(),
+            BandRuns::StaticServing => format!("static serving, {}", self.parallelism.as_ref()),
+        }
+    }
+}
+
 impl Expectation {
     /// The sentence the calculator and the CLI show, for a scenario whose GEMM fraction is
     /// `gemm_util` and predicted time `iteration_s`.
@@ -218,12 +363,29 @@ impl Expectation {
         match self {
             Expectation::Unknown(s) => s.clone(),
             Expectation::Like { band, calibrated_s, calibrated_gemm } => {
+                let runs = match band.of {
+                    BandRuns::Training => format!("{} published {} runs on {}s", band.runs, band.parallelism, band.gpu),
+                    BandRuns::StaticServing if band.parallelism == ONE_GPU => {
+                        format!(
+                            "{} published static batches, each served by one {} without CUDA graphs",
+                            band.runs, band.gpu
+                        )
+                    }
+                    BandRuns::StaticServing => {
+                        format!(
+                            "{} published static batches served with {} on {}s without CUDA graphs",
+                            band.runs, band.parallelism, band.gpu
+                        )
+                    }
+                };
                 let spread = format!(
-                    "on {} published {} runs on {}s, 8 in 10 took {:.2}\u{d7} to {:.2}\u{d7} the model's time (median {:.2}\u{d7})",
-                    band.runs, band.parallelism, band.gpu, band.low, band.high, band.median
+                    "on {runs}, 8 in 10 took {:.2}\u{d7} to {:.2}\u{d7} the model's time (median {:.2}\u{d7})",
+                    band.low, band.high, band.median
                 );
+                // A static batch's time is its end-to-end latency.
+                let whole = if band.of == BandRuns::StaticServing { " end to end" } else { "" };
                 let range = format!(
-                    "{} to {}",
+                    "{} to {}{whole}",
                     units::duration(band.low * calibrated_s),
                     units::duration(band.high * calibrated_s)
                 );
@@ -231,6 +393,14 @@ impl Expectation {
                 // the same: one is enough.
                 if units::duration(*calibrated_s) == units::duration(iteration_s) {
                     format!("Expect {range}: {spread}.")
+                } else if band.of == BandRuns::StaticServing {
+                    // A batch's decode steps stream their weights: its GEMM fraction is not
+                    // what moves it most.
+                    format!(
+                        "Expect {range}: {spread} at the fractions of peak those runs were predicted with, where this scenario takes {} ({} at its own).",
+                        units::duration(*calibrated_s),
+                        units::duration(iteration_s)
+                    )
                 } else {
                     format!(
                         "Expect {range}: {spread} with GEMMs at {} of peak, where this scenario takes {} ({} at its {}).",
@@ -450,14 +620,98 @@ mod tests {
         assert!(named > 700, "{named}");
     }
 
+    /// A shipped row's scenario, validated, with `keys` of its task set, and its report.
+    fn row_scenario(id: &str, keys: &[(&str, serde_json::Value)]) -> (Scenario, Report) {
+        let mut doc = super::super::shipped_row(id).and_then(|r| r.scenario).expect(id);
+        for (key, value) in keys {
+            doc["task"][*key] = value.clone();
+        }
+        let raw = serde_json::from_value::<crate::engine::RawScenario>(doc).expect("a row's scenario reads");
+        let s = validate(&raw).expect("valid");
+        let r = evaluate(&s);
+        (s, r)
+    }
+
+    #[test]
+    fn a_static_batch_launched_kernel_by_kernel_is_ranged_by_the_runs_served_with_its_plan() {
+        // GPT 20B on 8 A100s, FasterTransformer: a static batch, kernels launched one by one.
+        let id = "ftguide-20b-tp8-b8-i128-o20";
+        let (s, r) = row_scenario(id, &[]);
+        let Some(Expectation::Like { band, calibrated_s, .. }) = expectation(&s, &r) else {
+            panic!("{:?}", expectation(&s, &r));
+        };
+        assert_eq!((band.of, band.parallelism, band.gpu), (BandRuns::StaticServing, "TP 8", "A100"));
+        // The row was predicted at the calibrated fractions: the range is around its own time,
+        // the batch's end to end.
+        let row = super::super::shipped_row(id).expect(id);
+        assert_eq!(calibrated_s, r.iteration_s);
+        assert!((row.predicted.expect("predicted") / 1e3 - r.iteration_s).abs() < 1e-12);
+        let text = expectation(&s, &r).expect("some").sentence(s.system().flops_util, r.iteration_s);
+        assert_eq!(
+            text,
+            format!(
+                "Expect {} to {} end to end: on 74 published static batches served with TP 8 on A100s without CUDA graphs, 8 in 10 took 1.17\u{d7} to 1.49\u{d7} the model's time (median 1.30\u{d7}).",
+                units::duration(1.17 * r.iteration_s),
+                units::duration(1.49 * r.iteration_s)
+            )
+        );
+        // One GPU says so.
+        let (one, r) = row_scenario("ftguide-6.7b-tp1-b8-i128-o8", &[]);
+        let text = expectation(&one, &r).expect("some").sentence(one.system().flops_util, r.iteration_s);
+        assert!(
+            text.contains(
+                "end to end: on 84 published static batches, each served by one A100 without CUDA graphs, 8 in 10"
+            ),
+            "{text}"
+        );
+        // Unlike the runs: CUDA graphs, batching in flight, 8-bit weights, or an H100 (too few
+        // runs): what the published serving runs batched the same way say.
+        let note = |keys: &[(&str, serde_json::Value)]| {
+            let (s, r) = row_scenario(id, keys);
+            match expectation(&s, &r) {
+                Some(Expectation::Unknown(why)) => why,
+                other => panic!("{keys:?}: {other:?}"),
+            }
+        };
+        let static_note = super::super::SERVING_NOTES[0];
+        assert_eq!(note(&[("cuda_graphs", json!(true))]), static_note);
+        assert_eq!(note(&[("weight_format", json!("int8"))]), static_note);
+        assert_eq!(note(&[("kv_format", json!("int8"))]), static_note);
+        assert_eq!(note(&[("batching", json!("inflight"))]), super::super::SERVING_NOTES[1]);
+        let (h100, r) = row_scenario(
+            "azure-llama3-70b-h100-tp8-b16-i128-o8",
+            &[("weight_format", json!("fp16")), ("kv_format", json!("fp16"))],
+        );
+        assert_eq!(expectation(&h100, &r), Some(Expectation::Unknown(static_note.into())));
+    }
+
+    #[test]
+    fn a_serving_scenario_names_its_plan_as_its_row_does() {
+        // A static batch finds its band by its scenario's plan, the bands are keyed by the
+        // rows': the two must agree on every shipped static batch.
+        let mut named = 0;
+        for r in super::super::shipped() {
+            let Some((BandRuns::StaticServing, plan, _)) = band_of(&r) else { continue };
+            let raw = serde_json::from_value::<crate::engine::RawScenario>(r.scenario.clone().expect("some"))
+                .expect("a row's scenario reads");
+            let s = validate(&raw).expect("a row's scenario is valid");
+            assert_eq!(serving_plan(&serving_degrees(&s)), plan, "{}", r.id);
+            named += 1;
+        }
+        assert!(named > 300, "{named}");
+    }
+
     #[test]
     fn the_bands_say_what_the_rows_say() {
-        let now = bands_in(&super::super::notes::training_rows().expect("the shipped rows predict")).expect("bands");
-        // The validation page finds the same among every shipped row, serving ones included.
-        assert_eq!(bands_in(&super::super::shipped()), Some(now.clone()));
+        let now = bands_in(&super::super::shipped()).expect("bands");
+        // The training rows alone give the training bands.
+        let training = bands_in(&super::super::notes::training_rows().expect("the shipped rows predict"));
+        let of = |runs: BandRuns| now.iter().filter(|b| b.of == runs).cloned().collect::<Vec<_>>();
+        assert_eq!(training, Some(of(BandRuns::Training)));
         let shipped: Vec<Band<String>> = BANDS
             .iter()
             .map(|b| Band {
+                of: b.of,
                 parallelism: b.parallelism.to_owned(),
                 gpu: b.gpu,
                 runs: b.runs,

@@ -7,7 +7,7 @@ use super::chart_views::{Axis, Chart, ChartKind, ServingChart, SweepChart, Timel
 use super::charts;
 use super::state::{Action, Evaluated, State};
 use super::sweep::SweepTask;
-use crate::accuracy::Expectation;
+use crate::accuracy::{BandRuns, Expectation};
 use crate::engine::ops::Category;
 use crate::engine::report::{Limit, Percentiles, Report, Serving};
 use crate::engine::scenario::{Batching, PrefillSteps, TaskKind};
@@ -166,14 +166,16 @@ fn runs_like_this(p: &RunsLikeThisProps) -> Html {
     html! { <p class="help" id="runs-like-this">
         <span id="runs-sentence">{ e.sentence(s.system().flops_util, p.good.report.iteration_s) }</span>
         { match e {
-            Expectation::Like { band, .. } => {
+            // The validation page's filters pick a training band's runs: its kinds of
+            // parallelism on its GPU.
+            Expectation::Like { band, .. } if band.of == BandRuns::Training => {
                 let d = p.dispatch.clone();
                 let (kind, gpu) = (band.parallelism.to_owned(), band.gpu);
                 html! { <>{ " " }<button class="link" id="see-runs"
                     onclick={Callback::from(move |_| d.emit(Action::ShowRuns(kind.clone(), gpu)))}>
                     { format!("See these {} runs", band.runs) }</button></> }
             }
-            Expectation::Unknown(_) => html! {},
+            Expectation::Like { .. } | Expectation::Unknown(_) => html! {},
         } }
     </p> }
 }

@@ -315,8 +315,12 @@ impl State {
     /// screen, in place of any a link would get (the address is the user's own scenario), and
     /// while the scenario has problems, the results that were on screen (`good`'s).
     pub fn carry_over(&mut self, runs: Option<(String, String)>, notice: Option<(String, bool)>, good: Option<Doc>) {
-        self.runs_filter =
-            runs.and_then(|(kind, gpu)| crate::accuracy::BANDS.iter().find(|b| b.gpu == gpu).map(|b| (kind, b.gpu)));
+        self.runs_filter = runs.and_then(|(kind, gpu)| {
+            crate::accuracy::BANDS
+                .iter()
+                .find(|b| b.of == crate::accuracy::BandRuns::Training && b.gpu == gpu)
+                .map(|b| (kind, b.gpu))
+        });
         self.notice = notice.map(|(text, is_error)| Notice { text, is_error });
         if self.stale() {
             if let Some(shown) = good.and_then(|d| State::from_doc(d, None).good) {

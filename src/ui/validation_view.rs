@@ -365,14 +365,14 @@ fn bands(rows: &[RowResult]) -> Html {
     html! {
         <div class="table-wrap" tabindex="0" role="region" aria-label="Measured over predicted time per kind of plan">
         <table class="summary" id="validation-bands">
-            <caption>{ "Measured / predicted time, by kind of plan: 8 in 10 runs fall between the 10th and 90th percentile, and the calculator quotes that range for a plan of the same kind on the same GPU" }</caption>
+            <caption>{ "Measured / predicted time, by kind of plan (training: its kinds of parallelism; static batches of serving, kernels launched one by one: their tensor- and pipeline-parallel degrees, the batch's time end to end): 8 in 10 runs fall between the 10th and 90th percentile, and the calculator quotes that range for a plan of the same kind on the same GPU" }</caption>
             <thead><tr>
                 <th scope="col">{ "plan" }</th><th scope="col">{ "GPU" }</th><th scope="col">{ "runs" }</th>
                 <th scope="col">{ "10th percentile" }</th><th scope="col">{ "median" }</th><th scope="col">{ "90th percentile" }</th>
             </tr></thead>
             <tbody>{ for bands.iter().map(|b| html! {
                 <tr>
-                    <th scope="row">{ &b.parallelism }</th><td>{ b.gpu }</td><td class="num">{ b.runs }</td>
+                    <th scope="row">{ b.plan_label() }</th><td>{ b.gpu }</td><td class="num">{ b.runs }</td>
                     <td class="num">{ ratio(b.low) }</td><td class="num">{ ratio(b.median) }</td><td class="num">{ ratio(b.high) }</td>
                 </tr>
             }) }</tbody>

@@ -4,7 +4,7 @@
 // a burst of requests sent at once.
 //
 // Usage: node tests/browser/serving.mjs [DIST_DIR] [MADMAX_BIN]
-import { check, shots, cli, scenarioOfLink, close, canvasInked, openCalculator, runTest, settled, pointAt, steps } from './lib.mjs';
+import { check, shots, cli, scenarioOfLink, close, canvasInked, openCalculator, runTest, settled, pointAt, steps, cliLine } from './lib.mjs';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 
@@ -98,6 +98,24 @@ await runTest('serving', dist, async ({ server, browser }) => {
     `top-p: TPOT ${topP.tpot} s (greedy ${eager.tpot} s), TTFT ${topP.ttft} s (${eager.ttft} s): the sampler once a token`);
   await page.selectOption('#f-task-sampling', 'greedy');
   await page.waitForFunction((before) => Number(document.querySelector('#tpot')?.getAttribute('data-value')) < before, topP.tpot, { timeout: 5000 });
+  // A static batch launched kernel by kernel in 16 bits on A100s: the range of end-to-end
+  // latency the published static batches served with the same plan give, as the CLI says it;
+  // on H100s (too few such runs) what the published static batches say.
+  const runsLine = async () => (await page.locator('#runs-sentence').textContent()).trim();
+  const h100Runs = await runsLine();
+  await page.selectOption('#gpu-type', 'a100_80');
+  await page.locator('#runs-sentence', { hasText: 'end to end' }).waitFor({ timeout: 10000 });
+  const a100Runs = await runsLine();
+  const a100Link = scenarioOfLink(await page.locator('#share-link').inputValue());
+  check(a100Runs === cliLine(bin, a100Link, 'Runs like this')
+    && /^Expect [\d.]+ \S+ to [\d.]+ \S+ end to end: on \d+ published static batches served with TP 4 on A100s without CUDA graphs, 8 in 10 took/.test(a100Runs),
+    `a static batch on 4 A100s without CUDA graphs is ranged by the published ones: ${a100Runs}`);
+  check(/^On the \d+ published serving runs of static batches/.test(h100Runs) && await page.locator('#see-runs').count() === 0,
+    `on H100s the static batches' note, and no link to a training band: ${h100Runs}`);
+  await page.locator('#runs-like-this').screenshot({ path: join(shots, 'serving-runs-like-this.png') });
+  await page.selectOption('#gpu-type', 'h100_sxm');
+  await page.locator('#runs-sentence', { hasText: 'published serving runs of static batches' }).waitFor({ timeout: 10000 });
+  await matchesCli(page, 'back on H100s');
   // In-flight batching: the figures are the steady state's, as the CLI computes them from the
   // share link; the first token comes after one prompt's prefill, not the whole batch's, at the
   // static batch's throughput (within 3%: the prompts ride on the decode steps' weight reads,

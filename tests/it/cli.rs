@@ -1,6 +1,7 @@
 //! The CLI contract: `madmax eval FILE [--json]` and `madmax bench DIR`, run as a process.
 
 use crate::support::{case_files, close, data_dir, madmax, madmax_stdin, read_json};
+use madmax::accuracy::BandRuns;
 use serde_json::Value;
 use std::process::Output;
 
@@ -594,23 +595,30 @@ fn validate_prints_rows_and_a_summary_and_json_with_signed_errors() {
     let o = madmax(&args);
     assert!(o.status.success());
     let text = String::from_utf8_lossy(&o.stdout);
-    for b in madmax::accuracy::BANDS {
-        let line = format!(
-            "{:<10} {:<5} {:>4} runs  {:.2}  {:.2}  {:.2}",
-            b.parallelism, b.gpu, b.runs, b.low, b.median, b.high
-        );
-        assert!(text.contains(&line), "{line}\n{text}");
+    let band_line = |b: &madmax::accuracy::Band| {
+        format!("{:<28} {:<5} {:>4} runs  {:.2}  {:.2}  {:.2}", b.plan_label(), b.gpu, b.runs, b.low, b.median, b.high)
+    };
+    // The training files give the training bands.
+    let training: Vec<_> = madmax::accuracy::BANDS.iter().filter(|b| b.of == BandRuns::Training).collect();
+    for b in &training {
+        assert!(text.contains(&band_line(b)), "{}\n{text}", band_line(b));
     }
     args.push("--json");
     let bands = stdout_json(&madmax(&args))["bands"].as_array().expect("bands").clone();
-    assert_eq!(bands.len(), madmax::accuracy::BANDS.len());
-    assert!(bands.iter().zip(madmax::accuracy::BANDS).all(|(j, b)| j["parallelism"] == b.parallelism
+    assert_eq!(bands.len(), training.len());
+    assert!(bands.iter().zip(&training).all(|(j, b)| j["parallelism"] == b.parallelism
+        && j["runs_of"] == "training"
         && j["runs"].as_u64() == Some(b.runs as u64)
         && j["high"].as_f64() == Some(b.high)));
-    // Without a file: the shipped runs, summarised per set with the figures the library computes.
+    // Without a file: the shipped runs, summarised per set with the figures the library computes,
+    // and every band, static batches of serving included.
     let o = madmax(&["validate"]);
     assert!(o.status.success());
     let text = String::from_utf8_lossy(&o.stdout);
+    for b in madmax::accuracy::BANDS {
+        assert!(text.contains(&band_line(b)), "{}\n{text}", band_line(b));
+    }
+    assert!(text.contains("  static serving, TP 8         A100    74 runs  1.17  1.30  1.49\n"), "{text}");
     let summary = madmax::accuracy::summarize(&madmax::accuracy::shipped()).expect("summary");
     // Each line with its rows and median: per set, then per kind of run and set (LLM training
     // and serving are judged apart).

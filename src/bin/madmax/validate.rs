@@ -198,14 +198,14 @@ pub fn run(a: &ValidateArgs) -> ExitCode {
     if let Some(bands) = madmax::accuracy::bands_in(&rows) {
         wln!(
             text,
-            "\nMeasured / predicted time by kind of plan ({} runs or more; 10th, 50th, 90th percentile):",
+            "\nMeasured / predicted time by kind of plan (training: an iteration; static serving, kernels launched one by one: the batch end to end; {} runs or more; 10th, 50th, 90th percentile):",
             madmax::accuracy::MIN_RUNS
         );
         for b in bands {
             wln!(
                 text,
-                "  {:<10} {:<5} {:>4} runs  {:.2}  {:.2}  {:.2}",
-                b.parallelism,
+                "  {:<28} {:<5} {:>4} runs  {:.2}  {:.2}  {:.2}",
+                b.plan_label(),
                 b.gpu,
                 b.runs,
                 b.low,
