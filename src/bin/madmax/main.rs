@@ -79,8 +79,10 @@ Usage:
       model; print predicted vs measured, the signed error and a summary (median, mean and
       max absolute error, per set where rows have a set column: calibration, runs some
       choice of the model looked at, and held out, runs no choice looked at; per source), the
-      spread of measured over predicted time per kind of plan and GPU (what the calculator
-      quotes for runs like these), and the floor: how close any model can come to every row
+      spread of measured over predicted time per kind of plan and GPU (training runs by
+      their kinds of parallelism, static batches of serving launched kernel by kernel by
+      their tensor- and pipeline-parallel degrees, end to end: what the calculator quotes for
+      runs like these), and the floor: how close any model can come to every row
       when two rows that do the same work measured a larger micro-batch slower; blank cells
       take documented defaults and each row lists the ones it used; rows it cannot model
       are skipped with the reason. With the shipped runs, also the model's GEMM times
