@@ -178,29 +178,22 @@ pub struct RowResult {
     pub serving: Option<ServingRun>,
 }
 
-/// How a serving row's engine batched its requests and launched its kernels.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+/// How a serving row's engine batched its requests, launched its kernels and split the model.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct ServingRun {
     /// Requests batched in flight (a static batch otherwise).
     pub in_flight: bool,
     /// Steps replayed from captured CUDA graphs (kernels launched one by one otherwise).
     pub cuda_graphs: bool,
-}
-
-impl ServingRun {
-    /// How the serving scenario `doc` (`{"model", "system", "task"}` configs) runs; `None` for
-    /// a scenario of another task.
-    fn of(doc: &Value) -> Option<ServingRun> {
-        let task = &doc["task"];
-        (task["type"] == "inference")
-            .then(|| ServingRun { in_flight: task["batching"] == "inflight", cuda_graphs: task["cuda_graphs"] == true })
-    }
+    /// The degrees one replica is split by, as a serving band names them (`TP 8 × PP 3`, `one
+    /// GPU`).
+    pub plan: String,
 }
 
 impl RowResult {
     /// Whether a serving row's engine batched in flight (its scenario says so).
     pub fn batched_in_flight(&self) -> bool {
-        self.serving.is_some_and(|s| s.in_flight)
+        self.serving.as_ref().is_some_and(|s| s.in_flight)
     }
 
     /// What the row is a run of: its schema, and for the LLM schema its metric; `None` for a
@@ -237,13 +230,15 @@ impl RowResult {
     }
 }
 
-/// A row's prediction: the predicted metric, iteration time, memory and capacity per GPU.
+/// A row's prediction: the predicted metric, iteration time, memory and capacity per GPU, and
+/// how a serving row's engine ran.
 struct Prediction {
     predicted: f64,
     iteration_s: f64,
     memory_bytes: f64,
     memory_shown_bytes: f64,
     capacity_bytes: f64,
+    serving: Option<ServingRun>,
 }
 
 fn predict(run: &RunRow, metric: Metric, doc: &Value) -> Result<Prediction, String> {
@@ -313,6 +308,7 @@ fn predict(run: &RunRow, metric: Metric, doc: &Value) -> Result<Prediction, Stri
         memory_bytes: report.memory.total_bytes,
         memory_shown_bytes: crate::engine::extended::shown_memory_bytes(&report.memory),
         capacity_bytes: report.memory.capacity_bytes,
+        serving: expectation::serving_run(&s),
     })
 }
 
@@ -481,7 +477,7 @@ fn row_result(r: &Row) -> RowResult {
             out.memory_shown_bytes = Some(p.memory_shown_bytes);
             out.memory_error = out.measured_memory_bytes.map(|m| (p.memory_shown_bytes - m) / m);
             out.capacity_bytes = Some(p.capacity_bytes);
-            out.serving = ServingRun::of(&doc);
+            out.serving = p.serving;
             out.scenario = Some(doc);
         }
         Err(why) => out.skipped = Some(why),
