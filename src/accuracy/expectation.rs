@@ -100,11 +100,18 @@ pub fn bands_in(rows: &[RowResult]) -> Option<Vec<Band<String>>> {
         if v.len() < MIN_RUNS {
             continue;
         }
-        crate::engine::order::sort_f64(&mut v);
-        let at = |p: f64| (v[(p * (v.len() - 1) as f64).round() as usize] * 100.0).round() / 100.0;
-        out.push(Band { of, parallelism, gpu, runs: v.len(), low: at(0.1), median: at(0.5), high: at(0.9) });
+        let [low, median, high] = deciles(&mut v);
+        out.push(Band { of, parallelism, gpu, runs: v.len(), low, median, high });
     }
     (!out.is_empty()).then_some(out)
+}
+
+/// The 10th, 50th and 90th percentile (nearest rank) of `v`, to 0.01: what 8 in 10 of the
+/// runs fall between, and their middle. `v` is sorted; it must not be empty.
+pub(super) fn deciles(v: &mut [f64]) -> [f64; 3] {
+    crate::engine::order::sort_f64(v);
+    let at = |p: f64| (v[(p * (v.len() - 1) as f64).round() as usize] * 100.0).round() / 100.0;
+    [at(0.1), at(0.5), at(0.9)]
 }
 
 /// Which band a row counts in: the runs, the kinds of parallelism or the serving plan, the GPU
@@ -171,13 +178,20 @@ fn plan_gpus(plan: &str) -> u64 {
 /// first token, the time per output token) and in-flight medians: a serving band ranges a
 /// static batch's end-to-end latency.
 fn time_ratio(r: &RowResult) -> Option<f64> {
-    let e = r.error?;
     match r.metric? {
-        Metric::IterationS | Metric::LatencyMs => Some(1.0 / (1.0 + e)),
-        Metric::OutputTokensPerS | Metric::OutputTokensPerSPerGpu => Some(1.0 + e),
-        m if m.is_training() && m.higher_is_faster() => Some(1.0 + e),
+        Metric::IterationS | Metric::LatencyMs | Metric::OutputTokensPerS | Metric::OutputTokensPerSPerGpu => {
+            measured_over_predicted_time(r)
+        }
+        m if m.is_training() => measured_over_predicted_time(r),
         _ => None,
     }
+}
+
+/// Measured over predicted time of any row: its error inverted for a time (an iteration, a
+/// latency, a time per token), as is for a rate, whose time goes as its inverse.
+pub(super) fn measured_over_predicted_time(r: &RowResult) -> Option<f64> {
+    let e = r.error?;
+    Some(if r.metric?.higher_is_faster() { 1.0 + e } else { 1.0 / (1.0 + e) })
 }
 
 /// The GPU family of a system by its datasheet figures: an A100 has a 16-bit peak of

@@ -178,7 +178,7 @@ fn common_prefix(names: &[&str]) -> usize {
 /// ([`serving_note`]).
 pub const SERVING_NOTES: [&str; 2] = [
     "On the 354 published serving runs of static batches it was checked against (FasterTransformer, TensorRT-LLM and vLLM on A100s, TensorRT-LLM on H100s and H200s, vLLM on MI300Xs, 307 of them held out), the default model predicted less time than measured on 294 of them, median error 16%. Read its serving times as a lower bound.",
-    "On the 70 published serving runs of in-flight batching it was checked against (vLLM 0.6 and 0.11 and SGLang 0.3 serving Llama 3.1 8B to 405B and Qwen3 8B and 14B on one to eight A100s, H100s or MI300Xs, 8 of them held out), the default model predicted less time than measured on 67 of them, median error 24%. Read its serving times as a lower bound.",
+    "On the 70 published serving runs of in-flight batching it was checked against (vLLM 0.6 and 0.11 and SGLang 0.3 serving Llama 3.1 8B to 405B and Qwen3 8B and 14B on one to eight A100s, H100s or MI300Xs, 8 of them held out), the default model predicted less time than measured on 67 of them, median error 24%; measured over predicted time, 8 in 10 runs fell within 1.05\u{d7} to 1.48\u{d7} for the time per output token (median 1.23\u{d7}, 26 runs), 1.23\u{d7} to 7.36\u{d7} for the first token (median 1.60\u{d7}, 12 runs) and 1.08\u{d7} to 2.14\u{d7} for whole requests and throughput (median 1.37\u{d7}, 32 runs). Read its serving times as a lower bound.",
 ];
 
 /// [`SERVING_NOTES`]`[inflight as usize]` as the shipped rows make it now.
@@ -214,6 +214,7 @@ pub fn serving_note(inflight: bool) -> Option<String> {
         )
     };
     let advice = if fast * 4 >= rows.len() * 3 { ". Read its serving times as a lower bound" } else { "" };
+    let figures = if inflight { by_figure(&rows) } else { String::new() };
     let (kind, what) = if inflight {
         ("in-flight batching", "vLLM 0.6 and 0.11 and SGLang 0.3 serving Llama 3.1 8B to 405B and Qwen3 8B and 14B on one to eight A100s, H100s or MI300Xs")
     } else {
@@ -223,11 +224,48 @@ pub fn serving_note(inflight: bool) -> Option<String> {
         )
     };
     Some(format!(
-        "On the {} published serving runs of {kind} it was checked against ({what}{held}), the default model predicted less time than measured on {fast} of them, median error {:.0}%{exceptions}{advice}.",
+        "On the {} published serving runs of {kind} it was checked against ({what}{held}), the default model predicted less time than measured on {fast} of them, median error {:.0}%{exceptions}{figures}{advice}.",
         rows.len(),
         stats.all.median_abs_error * 100.0,
     ))
 }
+
+/// How far off each serving figure runs: measured over predicted time per figure (the time per
+/// output token, the first token, and whole requests with the throughput, whose time goes as its
+/// inverse), 10th to 90th percentile and median, for figures with [`FIGURE_MIN_RUNS`] runs or
+/// more; empty when none has.
+#[cfg(not(target_arch = "wasm32"))]
+fn by_figure(rows: &[RowResult]) -> String {
+    use super::Metric::*;
+    let figures: [(&str, &[super::Metric]); 3] = [
+        ("the time per output token", &[MedianTpotMs, MedianItlMs, DecodeMsPerToken]),
+        ("the first token", &[MedianTtftMs, TtftMs, PrefillMs]),
+        ("whole requests and throughput", &[MedianE2eMs, LatencyMs, OutputTokensPerS, OutputTokensPerSPerGpu]),
+    ];
+    let spreads: Vec<String> = figures
+        .iter()
+        .filter_map(|(name, metrics)| {
+            let mut v: Vec<f64> = rows
+                .iter()
+                .filter(|r| r.metric.is_some_and(|m| metrics.contains(&m)))
+                .filter_map(super::expectation::measured_over_predicted_time)
+                .collect();
+            if v.len() < FIGURE_MIN_RUNS {
+                return None;
+            }
+            let [low, median, high] = super::expectation::deciles(&mut v);
+            Some(format!("{low:.2}\u{d7} to {high:.2}\u{d7} for {name} (median {median:.2}\u{d7}, {} runs)", v.len()))
+        })
+        .collect();
+    if spreads.is_empty() {
+        return String::new();
+    }
+    format!("; measured over predicted time, 8 in 10 runs fell within {}", crate::wording::listed(&spreads))
+}
+
+/// Figures of serving with at least this many runs get their spread in the serving notes.
+#[cfg(not(target_arch = "wasm32"))]
+const FIGURE_MIN_RUNS: usize = 5;
 
 /// What the calculator tells users about the default model's accuracy on LLM training runs. A test
 /// recomputes it from the shipped rows ([`accuracy_note`]), so it cannot go stale; it is a

@@ -125,6 +125,13 @@ await runTest('serving', dist, async ({ server, browser }) => {
   await page.selectOption('#f-task-batching', 'inflight');
   await page.locator('#serving-batching', { hasText: 'In-flight batching' }).waitFor({ timeout: 5000 });
   const inflight = await matchesCli(page, 'the same with in-flight batching');
+  // What the published in-flight runs say, per figure, as the CLI says it.
+  await page.locator('#runs-sentence', { hasText: 'in-flight batching' }).waitFor({ timeout: 10000 });
+  const inflightRuns = await runsLine();
+  check(inflightRuns === cliLine(bin, scenarioOfLink(await page.locator('#share-link').inputValue()), 'Runs like this')
+    && /for the time per output token \(median [\d.]+×, \d+ runs\)/.test(inflightRuns),
+    `in flight, how far off each figure ran on the published runs: ${inflightRuns}`);
+  await page.locator('#runs-like-this').screenshot({ path: join(shots, 'serving-inflight-runs.png') });
   check(inflight.ttft < eager.ttft / 4 && inflight.tokens > 0.97 * eager.tokens, `in flight: TTFT ${inflight.ttft} s (static ${eager.ttft} s), ${inflight.tokens} tokens/s (static ${eager.tokens})`);
   check(/Requests in flight/.test(await page.locator('#serving-figures').textContent()), 'the figures say how many requests are in flight');
   await page.locator('.longest .chip').first().click();
