@@ -107,7 +107,7 @@ pub fn bands_in(rows: &[RowResult]) -> Option<Vec<Band<String>>> {
 }
 
 /// The 10th, 50th and 90th percentile (nearest rank) of `v`, to 0.01: what 8 in 10 of the
-/// runs fall between, and their middle. `v` is sorted; it must not be empty.
+/// runs fall between, and their middle. Sorts `v`, which must not be empty.
 pub(super) fn deciles(v: &mut [f64]) -> [f64; 3] {
     crate::engine::order::sort_f64(v);
     let at = |p: f64| (v[(p * (v.len() - 1) as f64).round() as usize] * 100.0).round() / 100.0;
