@@ -191,7 +191,7 @@ pub struct ServingRun {
 }
 
 impl RowResult {
-    /// Whether a serving row's engine batched in flight (its scenario says so).
+    /// Whether a serving row's engine batched in flight (its [`ServingRun`] says so).
     pub fn batched_in_flight(&self) -> bool {
         self.serving.as_ref().is_some_and(|s| s.in_flight)
     }
@@ -516,13 +516,7 @@ pub fn to_json(rows: &[RowResult], floor: Option<&Floor>) -> Value {
     let bands: Vec<Value> = bands_in(rows)
         .unwrap_or_default()
         .into_iter()
-        .map(|b| {
-            let of = match b.of {
-                BandRuns::Training => "training",
-                BandRuns::StaticServing => "static serving",
-            };
-            json!({"runs_of": of, "parallelism": b.parallelism, "gpu": b.gpu, "runs": b.runs, "low": b.low, "median": b.median, "high": b.high})
-        })
+        .map(|b| json!({"runs_of": b.of.label(), "parallelism": b.parallelism, "gpu": b.gpu, "runs": b.runs, "low": b.low, "median": b.median, "high": b.high}))
         .collect();
     m.insert("bands".into(), Value::Array(bands));
     m.insert("floor".into(), json!(floor));

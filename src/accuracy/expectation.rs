@@ -30,6 +30,16 @@ pub enum BandRuns {
     StaticServing,
 }
 
+impl BandRuns {
+    /// The runs' name, as `madmax validate --json` (`runs_of`) and the bands' labels write it.
+    pub fn label(self) -> &'static str {
+        match self {
+            BandRuns::Training => "training",
+            BandRuns::StaticServing => "static serving",
+        }
+    }
+}
+
 /// The spread of measured over predicted time on the shipped runs (the calibration set and the
 /// held-out set) of one kind of plan on one GPU.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -128,9 +138,9 @@ pub fn band_of(r: &RowResult) -> Option<BandKey> {
     match r.metric? {
         m if m.is_training() => Some((BandRuns::Training, r.parallelism.clone(), gpu)),
         _ => {
+            // Only LLM serving rows have a run.
             let run = r.serving.as_ref()?;
-            (!run.in_flight && !run.cuda_graphs && r.kind() == Some(super::RunKind::LlmServing))
-                .then(|| (BandRuns::StaticServing, run.plan.clone(), gpu))
+            (!run.in_flight && !run.cuda_graphs).then(|| (BandRuns::StaticServing, run.plan.clone(), gpu))
         }
     }
 }
@@ -365,7 +375,7 @@ impl<S: AsRef<str>> Band<S> {
     pub fn plan_label(&self) -> String {
         match self.of {
             BandRuns::Training => self.parallelism.as_ref().to_owned(),
-            BandRuns::StaticServing => format!("static serving, {}", self.parallelism.as_ref()),
+            BandRuns::StaticServing => format!("{}, {}", self.of.label(), self.parallelism.as_ref()),
         }
     }
 }
