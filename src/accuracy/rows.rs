@@ -29,7 +29,7 @@ pub(super) const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 /// The GPUs a CSV `gpu` cell can name (the form `<gpu>-<memory>g`): the cell, the preset it
 /// runs on (datasheet peaks, memory and links), and its family (the validation page's GPU
 /// filter and the bands of [`BANDS`] group rows by it).
-pub(super) const GPUS: [(&str, &str, &str); 11] = [
+pub(super) const GPUS: [(&str, &str, &str); 12] = [
     ("v100-32g", "v100_sxm2_32", "V100"),
     ("a100-40g", "a100_40", "A100"),
     ("a100-80g", "a100_80", "A100"),
@@ -39,6 +39,7 @@ pub(super) const GPUS: [(&str, &str, &str); 11] = [
     ("h100-94g", "h100_nvl", "H100 NVL"),
     ("h100-96g", "gh200_96", "GH200"),
     ("h200-141g", "h200_sxm", "H200"),
+    ("b200-180g", "b200", "B200"),
     ("b200-192g", "b200_192", "B200"),
     ("mi300x-192g", "mi300x", "MI300X"),
 ];
