@@ -1035,6 +1035,28 @@ mod tests {
     }
 
     #[test]
+    fn a_zero1_all_reduce_column_says_how_zero1_sums_the_gradients() {
+        // ZeRO-1 over 32 GPUs of 4 nodes: gradients reduce-scattered (blank, 0: Megatron-core's
+        // distributed optimizer) or all-reduced (1: InternLM's), twice the bytes; the flag
+        // with another ZeRO stage is skipped with its reason.
+        let head = "id,source,model,layers,hidden,heads,kv_heads,ffn_hidden,ffn_kind,vocab,seq_len,gpu,gpus_per_node,nvlink_gbytes_s,nic_gbits_s_per_node,n_gpus,tp,pp,dp,microbatch,global_batch,recompute,zero,zero1_all_reduce,dtype,attention,metric,measured\n";
+        let row = |id: &str, zero: &str, all_reduce: &str| {
+            format!("{id},src,m,32,4096,32,32,11008,swiglu,103168,2048,a100-80g,8,600,400,32,1,1,32,2,64,none,{zero},{all_reduce},bf16,flash,iteration_s,4.0\n")
+        };
+        let csv =
+            [head.to_owned(), row("blank", "1", ""), row("no", "1", "0"), row("yes", "1", "1"), row("z2", "2", "1")]
+                .concat();
+        let out = run(&csv).expect("parses");
+        let time = |i: usize| out[i].iteration_s.unwrap_or_else(|| panic!("{:?}", out[i].skipped));
+        assert_eq!(time(0), time(1));
+        assert!(time(2) > time(1), "{} vs {}", time(2), time(1));
+        let flag = |i: usize| out[i].scenario.as_ref().and_then(|s| s["task"].get("zero1_all_reduce").cloned());
+        assert_eq!((flag(0), flag(2)), (None, Some(json!(true))));
+        let why = "zero1_all_reduce 1 says how ZeRO-1 sums gradients; this row has zero 2";
+        assert_eq!(out[3].skipped.as_deref(), Some(why));
+    }
+
+    #[test]
     fn an_overlap_grad_reduce_column_hides_the_gradient_reduction_behind_the_backward_pass() {
         // A 7B-like model data parallel on 32 GPUs of 4 nodes: gradients reduced after the
         // backward pass (0, and blank), or in buckets during it (1).
@@ -1433,6 +1455,9 @@ mod tests {
         assert!(intern.len() == 46 && intern.iter().all(|r| r.held_out() && r.error.is_some()));
         assert!(intern.iter().all(|r| r.memory_bytes.is_some_and(|m| m < 85.9e9)));
         assert!(intern.iter().all(|r| intern_task(r, "overlap_grad_reduce") == Some(serde_json::json!(true))));
+        // Its ZeRO-1 all-reduces the gradients (InternLM's hybrid ZeRO optimizer reduces to a
+        // destination rank only at stage 2).
+        assert!(intern.iter().all(|r| intern_task(r, "zero1_all_reduce") == Some(serde_json::json!(true))));
         let whole = |r: &&&RowResult| r.id.contains("zero1-all");
         assert!(intern
             .iter()

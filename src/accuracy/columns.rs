@@ -61,6 +61,7 @@ columns! {
     Recompute = "recompute",
     Zero = "zero",
     ZeroShardRanks = "zero_shard_ranks",
+    Zero1AllReduce = "zero1_all_reduce",
     OverlapGradReduce = "overlap_grad_reduce",
     Dtype = "dtype",
     Attention = "attention",

@@ -385,6 +385,7 @@ raw_config! {
     expert_tp,
     expert_cp,
     zero_shard_ranks,
+    zero1_all_reduce,
     recompute_modules,
     collective,
     overlap_grad_reduce,

@@ -248,6 +248,14 @@ pub struct Setup {
     /// are then all-reduced over every data-parallel rank and the updated weights gathered
     /// within the group only. `None`: all of them.
     pub zero_shard_ranks: Option<u64>,
+    /// ZeRO stage 1 over every rank that holds the same weights sums the gradients with an
+    /// all-reduce, every rank receiving the whole sum, as InternLM's and Colossal-AI's ZeRO-1 do
+    /// (their low-level ZeRO optimizer reduces to a destination rank only at stage 2). `false`:
+    /// a reduce-scatter, each rank receiving the sum of the shard it updates: Megatron-core's
+    /// distributed optimizer, and DeepSpeed's ZeRO-1 (`reduce_scatter` on by default). Read
+    /// with ZeRO-1 only: plain data parallelism always all-reduces, stages 2 and 3 always
+    /// reduce-scatter, and a ZeRO-1 group ([`Setup::zero_shard_ranks`]) all-reduces.
+    pub zero1_all_reduce: bool,
     pub recompute: Recompute,
     /// Megatron sequence parallelism: tensor-parallel all-reduces become reduce-scatter +
     /// all-gather, and the norm/dropout activations are split over the tp group.
@@ -748,6 +756,7 @@ impl Default for Setup {
             expert_tp: None,
             expert_cp: None,
             zero_shard_ranks: None,
+            zero1_all_reduce: false,
             recompute_modules: RecomputeModules::default(),
             collective: Algorithm::Hierarchical,
             overlap_grad_reduce: false,

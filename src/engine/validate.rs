@@ -1218,6 +1218,7 @@ fn read_setup(v: &mut Reader, t: &RawTask) -> Option<Setup> {
         None | Some(RawValue::Null) => d.zero_shard_ranks,
         f => Some(v.count(f, at("task", "zero_shard_ranks"), optional, 1, MAX_COUNT)?),
     };
+    let zero1_all_reduce = v.optional_flag(&t.zero1_all_reduce, at("task", "zero1_all_reduce"), d.zero1_all_reduce)?;
     let overlap_grad_reduce =
         v.optional_flag(&t.overlap_grad_reduce, at("task", "overlap_grad_reduce"), d.overlap_grad_reduce)?;
     let overlap_param_gather =
@@ -1324,6 +1325,7 @@ fn read_setup(v: &mut Reader, t: &RawTask) -> Option<Setup> {
         expert_tp,
         expert_cp,
         zero_shard_ranks,
+        zero1_all_reduce,
         recompute_modules,
         collective,
         overlap_grad_reduce,

@@ -241,6 +241,17 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   await page.selectOption('#f-task-zero_stage', '1');
   const zeroAll = await matchesCli(page, 'Llama 2 70B, ZeRO-1 over 128 H100s');
   const zeroAllMemory = Number(await page.locator('#memory').getAttribute('data-value'));
+  // How ZeRO-1 sums the gradients: reduce-scattered (Megatron-core's distributed optimizer, the
+  // default) or all-reduced (InternLM's ZeRO-1), twice the bytes over the network.
+  await page.selectOption('#f-task-zero1_all_reduce', 'true');
+  await page.locator('.field', { has: page.locator('#f-task-zero1_all_reduce') }).hover();
+  await page.locator('.field', { has: page.locator('#f-task-zero_stage') }).locator('..').screenshot({ path: `${shots}/zero1-all-reduce.png` });
+  const zeroAllReduced = await matchesCli(page, 'Llama 2 70B, ZeRO-1 over 128 H100s, gradients all-reduced');
+  check(scenarioOfLink(await page.locator('#share-link').inputValue()).task.zero1_all_reduce === true
+    && zeroAllReduced.iteration_s > zeroAll.iteration_s,
+    `ZeRO-1 that all-reduces its gradients: ${zeroAllReduced.iteration_s} s against ${zeroAll.iteration_s} s reduce-scattering them, and the link says so`);
+  await page.selectOption('#f-task-zero1_all_reduce', 'false');
+  check((await matchesCli(page, 'ZeRO-1 reduce-scattering again')).iteration_s === zeroAll.iteration_s, 'off: the gradients reduce-scattered again');
   check(await page.locator('#f-task-zero_shard_ranks').isVisible(), 'training offers the ZeRO-1 group');
   await type(page, '#f-task-zero_shard_ranks', '8');
   const zeroNode = await matchesCli(page, 'Llama 2 70B, ZeRO-1 within each node');

@@ -75,6 +75,9 @@ pub(in crate::accuracy) struct TrainingPlan {
     /// With ZeRO-1, the data-parallel ranks sharing one copy of the optimizer states
     /// (`zero_shard_ranks`; blank: all of them).
     pub(in crate::accuracy) zero_shard_ranks: Option<u64>,
+    /// With ZeRO-1, the gradients all-reduced, every rank receiving the whole sum
+    /// (`zero1_all_reduce`: InternLM's ZeRO-1; blank: 0, reduce-scattered).
+    pub(in crate::accuracy) zero1_all_reduce: bool,
     /// `none`, `selective` or `full`.
     pub(in crate::accuracy) recompute: &'static str,
     /// Under selective recomputation, the modules recomputed (`recompute_modules`, Megatron-core's
@@ -201,6 +204,9 @@ impl<'a> TrainingRow<'a> {
         if let Some(n) = p.zero_shard_ranks {
             task["zero_shard_ranks"] = json!(n);
         }
+        if p.zero1_all_reduce {
+            task["zero1_all_reduce"] = json!(true);
+        }
         scenario_doc(model, self.cluster.system(self.model), task)
     }
 }
@@ -237,6 +243,10 @@ impl TrainingPlan {
             Some(n) if zero == 1 && n >= 1 && (dp * cp) % n == 0 => Some(n),
             Some(n) => return Err(format!("zero_shard_ranks {n} needs zero 1 and must divide dp x cp = {}", dp * cp)),
         };
+        let zero1_all_reduce = r.flag(Col::Zero1AllReduce, false)?;
+        if zero1_all_reduce && zero != 1 {
+            return Err(format!("zero1_all_reduce 1 says how ZeRO-1 sums gradients; this row has zero {zero}"));
+        }
         // The expert-parallel ranks beyond the tensor-parallel ones that hold whole experts
         // and the context-parallel ones that hold different experts come from the
         // data-parallel ranks.
@@ -292,6 +302,7 @@ impl TrainingPlan {
             global_batch,
             zero,
             zero_shard_ranks,
+            zero1_all_reduce,
             recompute,
             recompute_modules,
             sequence_parallel,

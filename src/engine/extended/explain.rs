@@ -480,7 +480,12 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
             terms.extend(group_terms(cx.lay.weight_dp, &cx.links));
             Explanation {
                 what: format!("Gradients of {layer} reduced over the data-parallel ranks ({alg})"),
-                formula: "all-reduce (ZeRO 0/1) or reduce-scatter (ZeRO 2/3) of the layer's gradients".into(),
+                formula: if op.kind == OpKind::GradReduceScatter {
+                    "reduce-scatter of the layer's gradients, each rank receiving the sum of the shard it updates (ZeRO-1 over every rank holding the same weights, as Megatron-core's distributed optimizer, ZeRO-2 and 3)"
+                } else {
+                    "all-reduce of the layer's gradients, every rank receiving the whole sum (plain data parallelism, ZeRO-1 in groups, or all-reducing as InternLM's, zero1_all_reduce)"
+                }
+                .into(),
                 terms,
                 seconds: t.grad_sync_s,
                 note: cx.reduces_every_micro_batch().then_some(

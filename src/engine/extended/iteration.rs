@@ -214,7 +214,7 @@ impl TrainingCx<'_> {
             // micro-batch; otherwise bucketed reduction runs during the last micro-batch's
             // backward pass.
             if (self.reduces_every_micro_batch() || sync_grads) && t.grad_sync_s > 0.0 {
-                let kind = if self.zero_stage() >= 2 { OpKind::GradReduceScatter } else { OpKind::GradAllReduce };
+                let kind = self.grad_reduction().0;
                 if let Some(g) = tl.push(name(Block::Attn, l, Phase::Backward, kind, mb), t.grad_sync_s, &[attn]) {
                     grad_ops.push(g);
                 }
@@ -1613,6 +1613,58 @@ mod tests {
         let serving = json!({"type": "inference", "transformer_parallel": ["ddp"], "transformer_parallel_degree": [32],
             "zero_shard_ranks": 8});
         assert!(refused(serving).contains("serving"));
+    }
+
+    #[test]
+    fn zero1_sums_gradients_as_its_framework_does_during_the_backward_pass_or_after_it() {
+        // 32 GPUs on 4 nodes, ZeRO-1 over all of them: Megatron-core's distributed optimizer
+        // (and DeepSpeed's ZeRO-1) reduce-scatters the gradients, in buckets during the
+        // backward pass or once after it; InternLM's ZeRO-1 all-reduces them; a ZeRO-1 group
+        // within the node all-reduces them whatever the flag says; plain data parallelism
+        // all-reduces.
+        let run = |zero: u64, overlap: bool, all_reduce: bool, group: Option<u64>| {
+            let mut t = json!({"transformer_parallel": ["ddp"], "transformer_parallel_degree": [32],
+                "zero_stage": zero, "micro_batch": 2, "overlap_grad_reduce": overlap, "zero1_all_reduce": all_reduce});
+            if let Some(n) = group {
+                t["zero_shard_ranks"] = json!(n);
+            }
+            let s = scenario(32, t);
+            let cx = TrainingCx::new(&s).expect("transformer");
+            let r = evaluate(&cx);
+            let grads: Vec<_> = r
+                .timeline
+                .iter()
+                .filter(|o| {
+                    matches!(o.name.kind, OpKind::GradAllReduce | OpKind::GradReduceScatter) && o.duration_s > 0.0
+                })
+                .collect();
+            assert!(!grads.is_empty());
+            let kind = grads[0].name.kind;
+            assert!(grads.iter().all(|o| o.name.kind == kind));
+            // Every bucket is where the backward pass produced it, or all after the backward
+            // pass (ZeRO-2 over several micro-batches reduces in each one's backward pass).
+            if zero < 2 {
+                assert!(grads.iter().all(|o| (o.name.block == Block::Optimizer) != overlap), "{zero} {overlap}");
+            }
+            let per_layer = cx.layer_times(0).grad_sync_s;
+            let bytes = cx.layer_params_on_gpu() * cx.grad_bytes();
+            let over = |c| cx.collective(c, bytes, cx.lay.weight_dp);
+            (kind, per_layer, over(Collective::ReduceScatter), over(Collective::AllReduce), cx.grad_reduction().1)
+        };
+        for overlap in [true, false] {
+            let (kind, per_layer, rs, _, reduction) = run(1, overlap, false, None);
+            assert_eq!((kind, reduction, per_layer), (OpKind::GradReduceScatter, Collective::ReduceScatter, rs));
+            let (kind, per_layer, _, ar, reduction) = run(1, overlap, true, None);
+            assert_eq!((kind, reduction, per_layer), (OpKind::GradAllReduce, Collective::AllReduce, ar));
+            for (zero, group, all_reduce) in [(1, Some(8), false), (0, None, false), (0, None, true)] {
+                assert_eq!(run(zero, overlap, all_reduce, group).0, OpKind::GradAllReduce, "{zero} {group:?}");
+            }
+            // Stage 2 reduce-scatters whatever the flag says.
+            assert_eq!(run(2, overlap, true, None).0, OpKind::GradReduceScatter);
+        }
+        // An all-reduce moves twice a reduce-scatter's bytes.
+        let (_, _, rs, ar, _) = run(1, true, false, None);
+        assert!(ar > 1.8 * rs, "{ar} vs {rs}");
     }
 
     #[test]

@@ -322,7 +322,7 @@ impl<'a> TrainingCx<'a> {
         }
     }
 
-    fn collective(&self, c: Collective, bytes: f64, g: Group) -> f64 {
+    pub(super) fn collective(&self, c: Collective, bytes: f64, g: Group) -> f64 {
         time_s(c, bytes, g, &self.links, self.setup.collective)
     }
 
@@ -602,13 +602,8 @@ impl<'a> TrainingCx<'a> {
         let weight_gather_s =
             if shard.size > 1 { self.collective(Collective::AllGather, layer_bytes, shard) } else { 0.0 };
         let grad_bytes = layer_params * self.grad_bytes();
-        let grad_sync_s = if !work.1 {
-            0.0
-        } else if self.zero_stage() >= 2 {
-            self.collective(Collective::ReduceScatter, grad_bytes, self.lay.weight_dp)
-        } else {
-            self.collective(Collective::AllReduce, grad_bytes, self.lay.weight_dp)
-        };
+        let grad_sync_s =
+            if work.1 { self.collective(self.grad_reduction().1, grad_bytes, self.lay.weight_dp) } else { 0.0 };
         LayerTimes {
             attn_fwd_s,
             ffn_fwd_s,
@@ -838,10 +833,25 @@ impl<'a> TrainingCx<'a> {
             let shard = bytes / self.zero3_group().size as f64;
             return sync(OpKind::GradAllReduce, Collective::AllReduce, shard, self.lay.ddp, 1.0);
         }
-        if self.zero_stage() >= 1 && self.zero_group() == self.lay.weight_dp {
-            sync(OpKind::GradReduceScatter, Collective::ReduceScatter, bytes, self.lay.weight_dp, 1.0)
+        let (kind, collective) = self.grad_reduction();
+        sync(kind, collective, bytes, self.lay.weight_dp, 1.0)
+    }
+
+    /// How the ranks holding the same weights sum gradients, after the backward pass or in
+    /// buckets during it: reduce-scatter where each rank keeps only the sum of its own shard
+    /// (ZeRO-2 and 3, and ZeRO-1 over all of them: Megatron-core's distributed optimizer
+    /// reduce-scatters every gradient bucket, `_ParamAndGradBucketGroup` in
+    /// `megatron/core/distributed/param_and_grad_buffer.py`, with `--overlap-grad-reduce` too),
+    /// else all-reduce (plain data parallelism, ZeRO-1 in groups within the ranks, each of
+    /// which needs the whole sum of its group's shard, and ZeRO-1 that all-reduces,
+    /// [`Setup::zero1_all_reduce`](crate::engine::scenario::Setup)).
+    pub fn grad_reduction(&self) -> (OpKind, Collective) {
+        let zero = self.zero_stage();
+        let zero1_scatters = zero == 1 && self.zero_group() == self.lay.weight_dp && !self.setup.zero1_all_reduce;
+        if zero >= 2 || zero1_scatters {
+            (OpKind::GradReduceScatter, Collective::ReduceScatter)
         } else {
-            sync(OpKind::GradAllReduce, Collective::AllReduce, bytes, self.lay.weight_dp, 1.0)
+            (OpKind::GradAllReduce, Collective::AllReduce)
         }
     }
 
