@@ -1426,7 +1426,7 @@ mod tests {
     #[test]
     fn every_shipped_row_carries_the_scenario_it_predicted() {
         let rows = shipped();
-        assert_eq!(rows.len(), 1282);
+        assert_eq!(rows.len(), 1292);
         assert!(rows.iter().all(|r| r.set.is_some()), "every shipped row has a set");
         let held: Vec<&str> = rows.iter().filter(|r| r.held_out()).map(|r| r.id.as_str()).collect();
         assert_eq!(held.len(), 603);
@@ -1458,6 +1458,17 @@ mod tests {
         // Its ZeRO-1 all-reduces the gradients (InternLM's hybrid ZeRO optimizer reduces to a
         // destination rank only at stage 2).
         assert!(intern.iter().all(|r| intern_task(r, "zero1_all_reduce") == Some(serde_json::json!(true))));
+        // MLPerf Training v5.1's Llama 3.1 8B runs: FP8 with Megatron-core's distributed
+        // optimizer, gradients reduce-scattered during the backward pass (blank flag), on DGX
+        // B200s (the 180 GB part) and H100s; calibration, each predicted and fitting.
+        let mlperf: Vec<&RowResult> = rows.iter().filter(|r| r.id.starts_with("mlperf51-llama31-8b-")).collect();
+        assert!(mlperf.len() == 10 && mlperf.iter().all(|r| !r.held_out() && r.error.is_some()));
+        assert!(mlperf.iter().all(|r| r.memory_bytes.zip(r.capacity_bytes).is_some_and(|(m, c)| m < c)));
+        assert!(mlperf.iter().all(|r| intern_task(r, "fp8") == Some(serde_json::json!(true))
+            && intern_task(r, "overlap_grad_reduce") == Some(serde_json::json!(true))
+            && intern_task(r, "zero1_all_reduce") == Some(serde_json::Value::Null)));
+        let b200 = mlperf.iter().filter(|r| r.capacity_bytes == Some(192_265_846_784.0)).count();
+        assert_eq!(b200, 8, "the DGX B200 runs, on the b200 preset's 183,359 MiB");
         let whole = |r: &&&RowResult| r.id.contains("zero1-all");
         assert!(intern
             .iter()

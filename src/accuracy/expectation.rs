@@ -65,7 +65,7 @@ pub const MIN_RUNS: usize = 20;
 /// they are constants only so the calculator does not predict 1,200 runs to show one.
 pub const BANDS: &[Band] = &[
     training("DP", "A100", 235, [0.95, 1.03, 1.16]),
-    training("DP", "H100", 69, [1.00, 1.08, 1.13]),
+    training("DP", "H100", 70, [1.00, 1.08, 1.13]),
     training("PP", "A100", 44, [0.90, 0.99, 1.10]),
     training("PP+DP", "A100", 69, [0.95, 1.01, 1.09]),
     training("TP", "A100", 81, [0.92, 1.08, 1.47]),

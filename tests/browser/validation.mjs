@@ -87,7 +87,7 @@ await runTest('validation', dist, async ({ server, browser }) => {
 
   // Every row: the same numbers as the CLI.
   const got = await rowsOnPage(page);
-  check(got.length === want.length && want.length === 1282, `all ${want.length} shipped rows are listed (page: ${got.length})`);
+  check(got.length === want.length && want.length === 1292, `all ${want.length} shipped rows are listed (page: ${got.length})`);
   let same = 0;
   const differ = [];
   for (const w of want) {
@@ -180,15 +180,21 @@ await runTest('validation', dist, async ({ server, browser }) => {
   // nearest-rank 10th, 50th and 90th percentiles of kinds with 20 runs or more.
   const groups = new Map();
   {
+    // Each CSV gpu cell's family (SOURCES.md's schema), as the bands group them.
+    const family = {
+      'v100-32g': 'V100', 'a100-40g': 'A100', 'a100-80g': 'A100', 'a800-80g': 'A100', 'h100-80g': 'H100',
+      'h800-80g': 'H100', 'h100-94g': 'H100 NVL', 'h100-96g': 'GH200', 'h200-141g': 'H200', 'b200-180g': 'B200',
+      'b200-192g': 'B200', 'mi300x-192g': 'MI300X',
+    };
     for (const r of want.filter(training)) {
       if (r.error === null) continue;
+      check(family[r.gpu] !== undefined, `training row ${r.id}'s GPU ${r.gpu} has a family`);
       const ratio = r.metric === 'iteration_s' ? 1 / (1 + r.error) : 1 + r.error;
-      const key = `${r.parallelism} ${r.gpu.startsWith('h100') ? 'H100' : 'A100'}`;
+      const key = `${r.parallelism} ${family[r.gpu]}`;
       groups.set(key, [...(groups.get(key) ?? []), ratio]);
     }
     // Static batches of serving launched kernel by kernel, by their plan without replicas, end
     // to end (a latency, or output tokens/s at a fixed batch and output).
-    const family = { 'a100-40g': 'A100', 'a100-80g': 'A100', 'a800-80g': 'A100', 'h100-80g': 'H100', 'h800-80g': 'H100' };
     for (const r of want) {
       const endToEnd = ['latency_ms', 'output_tokens_per_s', 'output_tokens_per_s_per_gpu'].includes(r.metric);
       if (r.error === null || !r.serving || r.serving.in_flight || r.serving.cuda_graphs || !endToEnd || !family[r.gpu]) continue;
