@@ -354,12 +354,18 @@ await runTest('calculator', dist, async ({ server, browser }) => {
     && await page.locator('#iteration-time').getAttribute('data-value') === beforeTyping,
     `typing the old value back and leaving restores ${layersBefore} layers and the results`);
   const restored = await shown(page);
+  // The page rewrites what was typed once it has read it: wait for that (a state, not a time)
+  // and for the results, then check both.
+  const rewritten = (want) => page.waitForFunction((w) => document.querySelector('#f-model-transformer_seq_len')?.value === w, want, { timeout: 30000 })
+    .catch(() => {}).then(() => settled(page));
   await type(page, '#f-model-transformer_seq_len', '4,096');
+  await rewritten('4096');
   const seq = await page.locator('#f-model-transformer_seq_len').inputValue();
   check(!(await page.locator('.stale-banner').isVisible()) && seq === '4096' && (await shown(page)).iteration_s === restored.iteration_s,
     `"4,096" is read as 4096 (shown ${seq}, the same results)`);
   // "2k" is 2,000, as the page writes numbers (SI): the field then says so.
   await type(page, '#f-model-transformer_seq_len', '2k');
+  await rewritten('2000');
   const twoK = await page.locator('#f-model-transformer_seq_len').inputValue();
   check(!(await page.locator('.stale-banner').isVisible()) && twoK === '2000' && (await shown(page)).iteration_s < restored.iteration_s,
     `"2k" is read as 2000 (shown ${twoK}): shorter sequences, a shorter step`);
