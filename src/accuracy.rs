@@ -1057,6 +1057,29 @@ mod tests {
     }
 
     #[test]
+    fn an_overlap_tp_comm_column_hides_the_tensor_parallel_collectives_behind_the_gemms() {
+        // A 7B-like model with TP 4 and sequence parallelism on 8 GPUs: its all-gathers and
+        // reduce-scatters block the next GEMM (blank, 0: Megatron-LM's default) or overlap
+        // the GEMMs (1: Transformer Engine's userbuffers); the flag without tensor
+        // parallelism is skipped with its reason.
+        let head = "id,source,model,layers,hidden,heads,kv_heads,ffn_hidden,ffn_kind,vocab,seq_len,gpu,gpus_per_node,nvlink_gbytes_s,nic_gbits_s_per_node,n_gpus,tp,pp,dp,microbatch,global_batch,seq_parallel,recompute,zero,overlap_tp_comm,dtype,attention,metric,measured\n";
+        let row = |id: &str, tp: u64, overlap: &str| {
+            let dp = 8 / tp;
+            format!("{id},src,m,32,4096,32,32,11008,swiglu,32000,4096,h100-80g,8,900,3200,8,{tp},1,{dp},1,{},1,selective,1,{overlap},bf16,flash,iteration_s,4.0\n", 8 * dp)
+        };
+        let csv =
+            [head.to_owned(), row("blank", 4, ""), row("no", 4, "0"), row("yes", 4, "1"), row("tp1", 1, "1")].concat();
+        let out = run(&csv).expect("parses");
+        let time = |i: usize| out[i].iteration_s.unwrap_or_else(|| panic!("{:?}", out[i].skipped));
+        assert_eq!(time(0), time(1));
+        assert!(time(2) < 0.95 * time(1), "{} vs {}", time(2), time(1));
+        let flag = |i: usize| out[i].scenario.as_ref().and_then(|s| s["task"].get("overlap_tp_comm").cloned());
+        assert_eq!((flag(0), flag(2)), (None, Some(json!(true))));
+        let why = "overlap_tp_comm 1 overlaps tensor-parallel collectives with the GEMMs; this row has tp 1";
+        assert_eq!(out[3].skipped.as_deref(), Some(why));
+    }
+
+    #[test]
     fn an_overlap_grad_reduce_column_hides_the_gradient_reduction_behind_the_backward_pass() {
         // A 7B-like model data parallel on 32 GPUs of 4 nodes: gradients reduced after the
         // backward pass (0, and blank), or in buckets during it (1).
@@ -1429,7 +1452,7 @@ mod tests {
         assert_eq!(rows.len(), 1300);
         assert!(rows.iter().all(|r| r.set.is_some()), "every shipped row has a set");
         let held: Vec<&str> = rows.iter().filter(|r| r.held_out()).map(|r| r.id.as_str()).collect();
-        assert_eq!(held.len(), 611);
+        assert_eq!(held.len(), 603);
         // Megatron-MoE-ModelZoo's Qwen3-235B-A22B runs: experts whole on each tensor-parallel
         // rank, tokens permuted by the fused permute and sent by DeepEP; held out but for those whose
         // recomputation led to modelling Megatron-core's recomputed modules.

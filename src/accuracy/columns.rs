@@ -62,6 +62,7 @@ columns! {
     Zero = "zero",
     ZeroShardRanks = "zero_shard_ranks",
     Zero1AllReduce = "zero1_all_reduce",
+    OverlapTpComm = "overlap_tp_comm",
     OverlapGradReduce = "overlap_grad_reduce",
     Dtype = "dtype",
     Attention = "attention",

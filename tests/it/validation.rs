@@ -397,24 +397,43 @@ fn added_runs_are_predicted_with_the_same_constants() {
     assert!(error("internlm-7b-a100-n1024-tp2-zero1-z4-mb4-x4") > -0.13);
     let set = |want: RunSet| s.by_set.iter().find(|x| x.0 == want).map(|x| x.1.clone()).expect("set");
     let (calibration, held_out) = (set(RunSet::Calibration), set(RunSet::HeldOut));
-    assert_eq!((calibration.rows, held_out.rows), (429, 268));
+    assert_eq!((calibration.rows, held_out.rows), (437, 260));
     // MLPerf Training v4.0's and v4.1's GPT-3 175B in FP8: on 512 H100s (NVIDIA's and
     // Supermicro's) and 10,752 and 11,616 (NVIDIA's Eos), then on 256 and 512 H100s, 1,536 of
-    // Oracle's and 64 B200s, held out: each predicted and fitting, every one slower than
-    // measured when first predicted (12-42% and 12-28%), where the runs overlap their
-    // tensor-parallel collectives with the GEMMs (userbuffers), which the schema cannot say,
-    // and some replay each layer from CUDA graphs.
+    // Oracle's and 64 B200s. Added and predicted once with their tensor-parallel collectives
+    // blocking, since the schema could not say otherwise: every one 12-42% slower than measured.
+    // Their configs overlap those collectives with the GEMMs (TP_COMM_OVERLAP=True, Transformer
+    // Engine's userbuffers), which the overlap_tp_comm column now says: within 11% on 512 GPUs
+    // or fewer and on Oracle's 1,536, still 31-33% too slow on Eos's 10,752 and 11,616, where
+    // the data-parallel gathers and reduce-scatters over 448 nodes are what is left exposed.
+    // Calibration since.
     let gpt3: Vec<_> = rows.iter().filter(|r| r.id.starts_with("mlperf4") && r.id.contains("-gpt3-175b-")).collect();
     assert_eq!(gpt3.len(), 8);
     for r in &gpt3 {
         let e = r.error.unwrap_or_else(|| panic!("{}: {:?}", r.id, r.skipped));
         let fits = r.memory_bytes.zip(r.capacity_bytes).is_some_and(|(m, c)| m < c);
-        assert!(r.held_out() && e > 0.0 && fits, "{}: {e:+.3}", r.id);
+        let band = if r.id.contains("-n10752") || r.id.contains("-n11616") { 0.25..=0.40 } else { -0.05..=0.12 };
+        assert!(!r.held_out() && band.contains(&e) && fits, "{}: {e:+.3}", r.id);
+    }
+    let header = madmax::accuracy::ADDED_CSV.lines().next().expect("header");
+    assert!(header.ends_with(",zero1_all_reduce,overlap_tp_comm"));
+    let blocking: String = madmax::accuracy::ADDED_CSV
+        .lines()
+        .filter(|l| l.starts_with("mlperf4"))
+        .inspect(|l| assert!(l.ends_with(",1"), "the flag's cell last, 1"))
+        .map(|l| format!("{}\n", &l[..l.len() - 1]))
+        .collect();
+    let before = run(&format!("{header}\n{blocking}")).expect("parses");
+    assert_eq!(before.len(), 8);
+    for r in &before {
+        let e = r.error.unwrap_or_else(|| panic!("{:?}", r.skipped));
+        assert!((0.11..=0.43).contains(&e), "{} as first predicted: {e:+.3}", r.id);
     }
     // MLPerf Training v5.1's Llama 3.1 8B runs in FP8 (Megatron-core's distributed optimizer,
     // gradients reduced in buckets during the backward pass): on one and two DGX B200s 4-5% too
     // fast, with context parallelism on 4 to 32 of them 9-22% too slow, on 64 and 128 H100s
-    // 13-20% too fast. When they were added the model all-reduced those buckets, as InternLM's
+    // 13% and 27% too fast (the 128 with TP 2 overlap its collectives with the GEMMs,
+    // overlap_tp_comm; 20% with them blocking). When they were added the model all-reduced those buckets, as InternLM's
     // ZeRO-1 does (`zero1_all_reduce`), and the context-parallel runs came out 40-61% too slow;
     // calibration since that gap led to reduce-scattering them, as the distributed optimizer does.
     let mlperf: Vec<_> = rows.iter().filter(|r| r.id.starts_with("mlperf51-llama31-8b-")).collect();
@@ -422,19 +441,17 @@ fn added_runs_are_predicted_with_the_same_constants() {
     for r in &mlperf {
         let e = r.error.expect("predicted");
         let (lo, hi) = match r.scenario.as_ref().map(|s| s["task"]["transformer_parallel"].to_string()) {
-            _ if r.id.contains("-h100-") => (-0.25, -0.10),
+            _ if r.id.contains("-h100-") => (-0.30, -0.10),
             Some(p) if p.contains("cp") => (0.05, 0.25),
             _ => (-0.07, 0.0),
         };
         assert!((lo..=hi).contains(&e), "{}: {e:+.3}", r.id);
     }
-    let header = madmax::accuracy::ADDED_CSV.lines().next().expect("header");
-    assert!(header.ends_with(",zero1_all_reduce"));
     let all_reduced: String = madmax::accuracy::ADDED_CSV
         .lines()
         .filter(|l| l.starts_with("mlperf51-llama31-8b-b200-uf-n") && !l.contains("-n8,") && !l.contains("-n16,"))
-        .inspect(|l| assert!(l.ends_with(','), "the flag's cell last, blank"))
-        .map(|l| format!("{l}1\n"))
+        .inspect(|l| assert!(l.ends_with(",,"), "the zero1_all_reduce cell blank, then overlap_tp_comm's"))
+        .map(|l| format!("{}1,\n", &l[..l.len() - 1]))
         .collect();
     let before = run(&format!("{header}\n{all_reduced}")).expect("parses");
     assert_eq!(before.len(), 4);

@@ -78,6 +78,10 @@ pub(in crate::accuracy) struct TrainingPlan {
     /// With ZeRO-1, the gradients all-reduced, every rank receiving the whole sum
     /// (`zero1_all_reduce`: InternLM's ZeRO-1; blank: 0, reduce-scattered).
     pub(in crate::accuracy) zero1_all_reduce: bool,
+    /// The tensor-parallel collectives overlapped with the GEMMs (`overlap_tp_comm`: Transformer
+    /// Engine's userbuffers, NeMo's `TP_COMM_OVERLAP`, Megatron-LM's `--tp-comm-overlap`; blank:
+    /// 0, blocking, as Megatron-LM runs them by default).
+    pub(in crate::accuracy) overlap_tp_comm: bool,
     /// `none`, `selective` or `full`.
     pub(in crate::accuracy) recompute: &'static str,
     /// Under selective recomputation, the modules recomputed (`recompute_modules`, Megatron-core's
@@ -207,6 +211,9 @@ impl<'a> TrainingRow<'a> {
         if p.zero1_all_reduce {
             task["zero1_all_reduce"] = json!(true);
         }
+        if p.overlap_tp_comm {
+            task["overlap_tp_comm"] = json!(true);
+        }
         scenario_doc(model, self.cluster.system(self.model), task)
     }
 }
@@ -289,6 +296,12 @@ impl TrainingPlan {
             _ => return Err("recompute_modules needs recompute selective".into()),
         };
         let sequence_parallel = r.flag(Col::SeqParallel, false)?;
+        let overlap_tp_comm = r.flag(Col::OverlapTpComm, false)?;
+        if overlap_tp_comm && tp == 1 {
+            return Err(
+                "overlap_tp_comm 1 overlaps tensor-parallel collectives with the GEMMs; this row has tp 1".into()
+            );
+        }
         Ok(TrainingPlan {
             tp,
             pp,
@@ -303,6 +316,7 @@ impl TrainingPlan {
             zero,
             zero_shard_ranks,
             zero1_all_reduce,
+            overlap_tp_comm,
             recompute,
             recompute_modules,
             sequence_parallel,
