@@ -1080,6 +1080,41 @@ mod tests {
     }
 
     #[test]
+    fn an_fp8_param_gather_column_gathers_the_blocks_weights_in_fp8() {
+        // FP8 training of a 7B-like model with ZeRO-1 over 16 GPUs of 2 nodes: the weights
+        // gathered after the step in 16 bits (blank, 0) or in FP8 (1: half the bytes of the
+        // blocks' weights, and no 16-bit copy of them kept); the flag without FP8 training or
+        // without ZeRO is skipped with its reason.
+        let head = "id,source,model,layers,hidden,heads,kv_heads,ffn_hidden,ffn_kind,vocab,seq_len,gpu,gpus_per_node,nvlink_gbytes_s,nic_gbits_s_per_node,n_gpus,tp,pp,dp,microbatch,global_batch,recompute,zero,fp8_param_gather,dtype,attention,metric,measured\n";
+        let row = |id: &str, zero: u64, gather: &str, dtype: &str| {
+            format!("{id},src,m,32,4096,32,32,11008,swiglu,32000,4096,h100-80g,8,900,3200,16,1,1,16,1,32,selective,{zero},{gather},{dtype},flash,iteration_s,4.0\n")
+        };
+        let csv = [
+            head.to_owned(),
+            row("blank", 1, "", "fp8"),
+            row("no", 1, "0", "fp8"),
+            row("yes", 1, "1", "fp8"),
+            row("bf16", 1, "1", "bf16"),
+            row("z0", 0, "1", "fp8"),
+        ]
+        .concat();
+        let out = run(&csv).expect("parses");
+        let time = |i: usize| out[i].iteration_s.unwrap_or_else(|| panic!("{:?}", out[i].skipped));
+        let memory = |i: usize| out[i].memory_bytes.expect("memory");
+        assert_eq!((time(0), memory(0)), (time(1), memory(1)));
+        assert!(time(2) < time(1), "{} vs {}", time(2), time(1));
+        // The 16-bit copy of 32 layers of about 200 M parameters: about 13 GB less.
+        assert!((10e9..16e9).contains(&(memory(1) - memory(2))), "{} vs {}", memory(1), memory(2));
+        let flag = |i: usize| out[i].scenario.as_ref().and_then(|s| s["task"].get("fp8_param_gather").cloned());
+        assert_eq!((flag(0), flag(2)), (None, Some(json!(true))));
+        let why = |dtype: &str, zero: u64| {
+            format!("fp8_param_gather 1 gathers FP8 weights, which needs dtype fp8 and a ZeRO stage; this row has dtype {dtype} and zero {zero}")
+        };
+        assert_eq!(out[3].skipped, Some(why("bf16", 1)));
+        assert_eq!(out[4].skipped, Some(why("fp8", 0)));
+    }
+
+    #[test]
     fn an_overlap_grad_reduce_column_hides_the_gradient_reduction_behind_the_backward_pass() {
         // A 7B-like model data parallel on 32 GPUs of 4 nodes: gradients reduced after the
         // backward pass (0, and blank), or in buckets during it (1).

@@ -63,6 +63,7 @@ columns! {
     ZeroShardRanks = "zero_shard_ranks",
     Zero1AllReduce = "zero1_all_reduce",
     OverlapTpComm = "overlap_tp_comm",
+    Fp8ParamGather = "fp8_param_gather",
     OverlapGradReduce = "overlap_grad_reduce",
     Dtype = "dtype",
     Attention = "attention",

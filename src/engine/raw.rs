@@ -390,6 +390,7 @@ raw_config! {
     collective,
     overlap_grad_reduce,
     overlap_param_gather,
+    fp8_param_gather,
     overlap_tp_comm,
     fused_loss,
     metric_losses,

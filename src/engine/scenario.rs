@@ -296,6 +296,12 @@ pub struct Setup {
     /// system's FP8 peak), each 16-bit activation operand cast first; weights, activations,
     /// gradients, communication and attention stay 16-bit.
     pub fp8: bool,
+    /// With [`Setup::fp8`] and ZeRO stage 1 to 3: the blocks' weights are kept and gathered in
+    /// FP8 (Megatron-core's `--fp8-param-gather`, NeMo's `fp8_params`, torchao's FSDP float8
+    /// all-gather): the weight all-gathers move 1 byte per block parameter instead of 2, and
+    /// under ZeRO 1/2 no 16-bit copy of the blocks' weights is kept beside the FP8 ones (the
+    /// optimizer keeps the fp32 master weights). Ignored otherwise.
+    pub fp8_param_gather: bool,
     /// Gradients are accumulated and reduced in fp32 (4 bytes each), as Megatron-LM does for
     /// bf16 training and DeepSpeed's bf16 optimizer.
     pub fp32_grads: bool,
@@ -765,6 +771,7 @@ impl Default for Setup {
             fused_loss: false,
             metric_losses: 0,
             fp8: false,
+            fp8_param_gather: false,
             fp32_grads: false,
             loader: Loader::default(),
             emb_sharding: EmbSharding::Table,

@@ -1230,6 +1230,7 @@ fn read_setup(v: &mut Reader, t: &RawTask) -> Option<Setup> {
         f => v.count(f, at("task", "metric_losses"), optional, 0, MAX_METRIC_LOSSES)? as u8,
     };
     let fp8 = v.optional_flag(&t.fp8, at("task", "fp8"), d.fp8)?;
+    let fp8_param_gather = v.optional_flag(&t.fp8_param_gather, at("task", "fp8_param_gather"), d.fp8_param_gather)?;
     let fp32_grads = v.optional_flag(&t.fp32_grads, at("task", "fp32_grads"), d.fp32_grads)?;
     let loader = read_loader(v, t)?;
     let shardings = EmbSharding::ALL.map(|e| (e.config_name(), e));
@@ -1334,6 +1335,7 @@ fn read_setup(v: &mut Reader, t: &RawTask) -> Option<Setup> {
         fused_loss,
         metric_losses,
         fp8,
+        fp8_param_gather,
         fp32_grads,
         loader,
     })

@@ -252,6 +252,25 @@ await runTest('calculator', dist, async ({ server, browser }) => {
     `ZeRO-1 that all-reduces its gradients: ${zeroAllReduced.iteration_s} s against ${zeroAll.iteration_s} s reduce-scattering them, and the link says so`);
   await page.selectOption('#f-task-zero1_all_reduce', 'false');
   check((await matchesCli(page, 'ZeRO-1 reduce-scattering again')).iteration_s === zeroAll.iteration_s, 'off: the gradients reduce-scattered again');
+  // FP8 training with the blocks' weights kept and gathered in FP8 (fp8_param_gather, NeMo's
+  // fp8_params): the gather after the step moves half the bytes and no 16-bit copy of the
+  // blocks' weights is kept, so the step is shorter and the memory smaller; the page agrees
+  // with the CLI, the link carries it, and switching it off restores FP8 training as it was.
+  await page.selectOption('#f-task-fp8', 'true');
+  const zeroFp8 = await matchesCli(page, 'Llama 2 70B, ZeRO-1, FP8 training');
+  const zeroFp8Memory = Number(await page.locator('#memory').getAttribute('data-value'));
+  await page.selectOption('#f-task-fp8_param_gather', 'true');
+  await page.locator('.field', { has: page.locator('#f-task-fp8_param_gather') }).hover();
+  await page.locator('.field', { has: page.locator('#f-task-fp8_param_gather') }).screenshot({ path: `${shots}/fp8-param-gather.png` });
+  const zeroFp8Params = await matchesCli(page, 'Llama 2 70B, ZeRO-1, FP8 weights gathered');
+  const zeroFp8ParamsMemory = Number(await page.locator('#memory').getAttribute('data-value'));
+  check(scenarioOfLink(await page.locator('#share-link').inputValue()).task.fp8_param_gather === true
+    && zeroFp8Params.iteration_s < zeroFp8.iteration_s && zeroFp8ParamsMemory < zeroFp8Memory,
+    `FP8 weights gathered: ${zeroFp8Params.iteration_s} s and ${zeroFp8ParamsMemory} B against ${zeroFp8.iteration_s} s and ${zeroFp8Memory} B, and the link says so`);
+  await page.selectOption('#f-task-fp8_param_gather', 'false');
+  check((await matchesCli(page, 'FP8 weights in 16 bits again')).iteration_s === zeroFp8.iteration_s, 'off: the weights gathered in 16 bits again');
+  await page.selectOption('#f-task-fp8', 'false');
+  check((await matchesCli(page, 'ZeRO-1 in 16 bits again')).iteration_s === zeroAll.iteration_s, 'FP8 training off: as before');
   check(await page.locator('#f-task-zero_shard_ranks').isVisible(), 'training offers the ZeRO-1 group');
   await type(page, '#f-task-zero_shard_ranks', '8');
   const zeroNode = await matchesCli(page, 'Llama 2 70B, ZeRO-1 within each node');

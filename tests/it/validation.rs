@@ -405,23 +405,24 @@ fn added_runs_are_predicted_with_the_same_constants() {
     // Their configs overlap those collectives with the GEMMs (TP_COMM_OVERLAP=True, Transformer
     // Engine's userbuffers), which the overlap_tp_comm column now says: within 11% on 512 GPUs
     // or fewer and on Oracle's 1,536, still 31-33% too slow on Eos's 10,752 and 11,616, where
-    // the data-parallel gathers and reduce-scatters over 448 nodes are what is left exposed.
+    // the data-parallel gathers and reduce-scatters over 448 nodes are what is left exposed;
+    // 16-17% since their weights are gathered in FP8, as their configs say (fp8_param_gather).
     // Calibration since.
     let gpt3: Vec<_> = rows.iter().filter(|r| r.id.starts_with("mlperf4") && r.id.contains("-gpt3-175b-")).collect();
     assert_eq!(gpt3.len(), 8);
     for r in &gpt3 {
         let e = r.error.unwrap_or_else(|| panic!("{}: {:?}", r.id, r.skipped));
         let fits = r.memory_bytes.zip(r.capacity_bytes).is_some_and(|(m, c)| m < c);
-        let band = if r.id.contains("-n10752") || r.id.contains("-n11616") { 0.25..=0.40 } else { -0.05..=0.12 };
+        let band = if r.id.contains("-n10752") || r.id.contains("-n11616") { 0.10..=0.25 } else { -0.07..=0.12 };
         assert!(!r.held_out() && band.contains(&e) && fits, "{}: {e:+.3}", r.id);
     }
     let header = madmax::accuracy::ADDED_CSV.lines().next().expect("header");
-    assert!(header.ends_with(",zero1_all_reduce,overlap_tp_comm"));
+    assert!(header.ends_with(",zero1_all_reduce,overlap_tp_comm,fp8_param_gather"));
     let blocking: String = madmax::accuracy::ADDED_CSV
         .lines()
         .filter(|l| l.starts_with("mlperf4"))
-        .inspect(|l| assert!(l.ends_with(",1"), "the flag's cell last, 1"))
-        .map(|l| format!("{}\n", &l[..l.len() - 1]))
+        .map(|l| l.strip_suffix(",1,1").expect("overlap_tp_comm and fp8_param_gather 1"))
+        .map(|l| format!("{l},,\n"))
         .collect();
     let before = run(&format!("{header}\n{blocking}")).expect("parses");
     assert_eq!(before.len(), 8);
@@ -430,28 +431,30 @@ fn added_runs_are_predicted_with_the_same_constants() {
         assert!((0.11..=0.43).contains(&e), "{} as first predicted: {e:+.3}", r.id);
     }
     // MLPerf Training v5.1's Llama 3.1 8B runs in FP8 (Megatron-core's distributed optimizer,
-    // gradients reduced in buckets during the backward pass): on one and two DGX B200s 4-5% too
-    // fast, with context parallelism on 4 to 32 of them 9-22% too slow, on 64 and 128 H100s
-    // 13% and 27% too fast (the 128 with TP 2 overlap its collectives with the GEMMs,
-    // overlap_tp_comm; 20% with them blocking). When they were added the model all-reduced those buckets, as InternLM's
-    // ZeRO-1 does (`zero1_all_reduce`), and the context-parallel runs came out 40-61% too slow;
+    // gradients reduced in buckets during the backward pass, the blocks' weights kept and
+    // gathered in FP8): on one and two DGX B200s 6-10% too fast, with context parallelism on 4
+    // to 32 of them within 9%, on 64 and 128 H100s 19% and 35% too fast (the 128 with TP 2
+    // overlap its collectives with the GEMMs, overlap_tp_comm). With the weights gathered in 16
+    // bits they were 4-5% too fast, 9-22% too slow and 13% and 27% too fast. When they were
+    // added the model all-reduced those buckets, as InternLM's ZeRO-1 does
+    // (`zero1_all_reduce`), and the context-parallel runs came out 40-61% too slow;
     // calibration since that gap led to reduce-scattering them, as the distributed optimizer does.
     let mlperf: Vec<_> = rows.iter().filter(|r| r.id.starts_with("mlperf51-llama31-8b-")).collect();
     assert!(mlperf.len() == 10 && mlperf.iter().all(|r| !r.held_out()));
     for r in &mlperf {
         let e = r.error.expect("predicted");
         let (lo, hi) = match r.scenario.as_ref().map(|s| s["task"]["transformer_parallel"].to_string()) {
-            _ if r.id.contains("-h100-") => (-0.30, -0.10),
-            Some(p) if p.contains("cp") => (0.05, 0.25),
-            _ => (-0.07, 0.0),
+            _ if r.id.contains("-h100-") => (-0.40, -0.15),
+            Some(p) if p.contains("cp") => (-0.10, 0.05),
+            _ => (-0.12, -0.04),
         };
         assert!((lo..=hi).contains(&e), "{}: {e:+.3}", r.id);
     }
     let all_reduced: String = madmax::accuracy::ADDED_CSV
         .lines()
         .filter(|l| l.starts_with("mlperf51-llama31-8b-b200-uf-n") && !l.contains("-n8,") && !l.contains("-n16,"))
-        .inspect(|l| assert!(l.ends_with(",,"), "the zero1_all_reduce cell blank, then overlap_tp_comm's"))
-        .map(|l| format!("{}1,\n", &l[..l.len() - 1]))
+        .map(|l| l.strip_suffix(",,,1").expect("zero1_all_reduce and overlap_tp_comm blank, fp8_param_gather 1"))
+        .map(|l| format!("{l},1,,\n"))
         .collect();
     let before = run(&format!("{header}\n{all_reduced}")).expect("parses");
     assert_eq!(before.len(), 4);

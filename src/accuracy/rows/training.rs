@@ -21,6 +21,9 @@ pub(in crate::accuracy) struct TrainingRow<'a> {
     /// Transformer Engine's FP8 training of a 16-bit model (the engine refuses it on GPUs
     /// without FP8 tensor cores).
     pub(in crate::accuracy) fp8: bool,
+    /// The blocks' weights kept and gathered in FP8 (`fp8_param_gather`: NeMo's `fp8_params` or
+    /// `FP8_PARAM_GATHER`, Megatron-LM's `--fp8-param-gather`; blank: 0, 16-bit).
+    pub(in crate::accuracy) fp8_param_gather: bool,
     /// The attention kernel's name as the engine takes it (the engine names its kernels when it
     /// is none of them).
     pub(in crate::accuracy) attention: &'a str,
@@ -133,6 +136,14 @@ impl<'a> TrainingRow<'a> {
         let seq_len = r.need(Col::SeqLen)?;
         let cluster = Cluster::read(r, true)?;
         let plan = TrainingPlan::read(r, &shape, cluster.n_gpus, defaults)?;
+        let fp8_param_gather = r.flag(Col::Fp8ParamGather, false)?;
+        if fp8_param_gather && (!fp8 || plan.zero == 0) {
+            return Err(format!(
+                "fp8_param_gather 1 gathers FP8 weights, which needs dtype fp8 and a ZeRO stage; this row has dtype {} and zero {}",
+                r.get(Col::Dtype),
+                plan.zero
+            ));
+        }
         Ok(TrainingRow {
             id: r.get(Col::Id),
             model: r.get(Col::Model),
@@ -141,6 +152,7 @@ impl<'a> TrainingRow<'a> {
             cluster,
             plan,
             fp8,
+            fp8_param_gather,
             attention,
             dropout,
             biases,
@@ -213,6 +225,9 @@ impl<'a> TrainingRow<'a> {
         }
         if p.overlap_tp_comm {
             task["overlap_tp_comm"] = json!(true);
+        }
+        if self.fp8_param_gather {
+            task["fp8_param_gather"] = json!(true);
         }
         scenario_doc(model, self.cluster.system(self.model), task)
     }

@@ -381,26 +381,36 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
         }
         (OpKind::WeightAllGather, Block::Optimizer) => {
             let (dense, expert) = cx.stage_params(cx.stage);
+            let (blocks, _) = cx.stage_layer_params(cx.stage);
             let mut terms = vec![term("P", "parameters on this GPU", dense + expert, Unit::Params)];
+            let formula = if cx.fp8_params() {
+                terms.push(term(
+                    "P_b",
+                    "of them the blocks' weights, gathered in FP8 (fp8_param_gather)",
+                    blocks,
+                    Unit::Params,
+                ));
+                "(d-1)/d x (P_b x 1 byte + (P - P_b) x e) / bandwidth + latency"
+            } else {
+                "(d-1)/d x P x e / bandwidth + latency"
+            };
             terms.extend(group_terms(cx.zero_group(), &cx.links));
             let what = if cx.zero_group() == cx.lay.weight_dp {
                 "ZeRO-1/2: gather the weights the other data-parallel ranks updated"
             } else {
                 "Hybrid ZeRO-1: gather the weights the other ranks of this GPU's ZeRO group updated (zero_shard_ranks; each group holds a whole copy of the optimizer states)"
             };
-            Explanation {
-                what: what.into(),
-                formula: "(d-1)/d x P x e / bandwidth + latency".into(),
-                terms,
-                seconds: cx.param_gather_s(),
-                note: None,
-            }
+            Explanation { what: what.into(), formula: formula.into(), terms, seconds: cx.param_gather_s(), note: None }
         }
         (OpKind::WeightAllGather, _) => {
-            let layer_bytes = cx.layer_params_on_gpu() * cx.d.elem_bytes;
+            let layer_bytes = cx.layer_params_on_gpu() * cx.gathered_bytes_per_param();
             let mut terms = vec![term(
                 "W",
-                "the layer's weights after tensor and expert parallelism, gathered",
+                if cx.fp8_params() {
+                    "the layer's weights after tensor and expert parallelism, gathered in FP8 (fp8_param_gather)"
+                } else {
+                    "the layer's weights after tensor and expert parallelism, gathered"
+                },
                 layer_bytes,
                 Unit::Bytes,
             )];

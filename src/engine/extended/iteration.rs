@@ -1835,6 +1835,61 @@ mod tests {
     }
 
     #[test]
+    fn fp8_parameters_halve_the_blocks_weight_gathers_and_drop_their_16_bit_copy() {
+        // FP8 training over 16 GPUs of 2 nodes, ZeRO-1 and ZeRO-3, the blocks' weights kept and
+        // gathered in 16 bits or in FP8 (fp8_param_gather); without FP8 training the flag is
+        // ignored.
+        let task = |level: &str, zero: u64, fp8: bool, gather: bool| {
+            json!({"transformer_parallel": [level], "transformer_parallel_degree": [16], "zero_stage": zero,
+                "fp8": fp8, "fp8_param_gather": gather})
+        };
+        fn cx_of(s: &Scenario) -> TrainingCx<'_> {
+            TrainingCx::new(s).expect("transformer")
+        }
+        let run = |t: Value| on_h100(16, t, json!({})).expect("valid");
+        let (z1, z1_fp8) = (run(task("ddp", 1, true, false)), run(task("ddp", 1, true, true)));
+        let (a, b) = (cx_of(&z1), cx_of(&z1_fp8));
+        assert!(!a.fp8_params() && b.fp8_params());
+        assert_eq!((a.gathered_bytes_per_param(), b.gathered_bytes_per_param()), (2.0, 1.0));
+        // The gather after the step: the blocks' weights at 1 byte, the embedding at 2.
+        let (blocks, _) = a.stage_layer_params(0);
+        let (dense, expert) = a.stage_params(0);
+        let bytes = |x: &TrainingCx| x.param_gather_s();
+        let g = a.zero_group();
+        let want = |by: f64| a.collective(Collective::AllGather, by, g);
+        assert_eq!(bytes(&a), want((dense + expert) * 2.0));
+        assert_eq!(bytes(&b), want(blocks + (dense + expert - blocks) * 2.0));
+        assert!(bytes(&b) < 0.6 * bytes(&a));
+        // The op on the timeline takes it, and the 16-bit copy of the blocks' weights is gone.
+        let gather_op = |s: &Scenario| {
+            let r = evaluate(&cx_of(s));
+            r.timeline.iter().find(|o| o.name.kind == OpKind::WeightAllGather).map(|o| o.duration_s).expect("gather")
+        };
+        assert_eq!((gather_op(&z1), gather_op(&z1_fp8)), (bytes(&a), bytes(&b)));
+        let (ma, mb) = (a.stage_memory(0), b.stage_memory(0));
+        assert!((ma[0].1 - mb[0].1 - 2.0 * blocks).abs() < 1e3, "{} {}", ma[0].1, mb[0].1);
+        // ZeRO-3: each layer's gather moves 1 byte per parameter, and only FP8 copies are gathered.
+        let (s3, s3_fp8) = (run(task("fsdp", 3, true, false)), run(task("fsdp", 3, true, true)));
+        let (z3, z3_fp8) = (cx_of(&s3), cx_of(&s3_fp8));
+        let layer = z3.layer_params_on_gpu();
+        let shard = z3.zero3_group();
+        assert_eq!(z3.layer_times(0).weight_gather_s, z3.collective(Collective::AllGather, 2.0 * layer, shard));
+        assert_eq!(z3_fp8.layer_times(0).weight_gather_s, z3.collective(Collective::AllGather, layer, shard));
+        let (buffers, buffers_fp8) = (z3.stage_memory(0)[4].1, z3_fp8.stage_memory(0)[4].1);
+        assert!((buffers - buffers_fp8 - 2.0 * layer * 2.0).abs() < 1e3, "{buffers} {buffers_fp8}");
+        // Without FP8 training, or without ZeRO, nothing changes.
+        for (t, u) in [
+            (task("ddp", 1, false, false), task("ddp", 1, false, true)),
+            (task("ddp", 0, true, false), task("ddp", 0, true, true)),
+        ] {
+            let (x, y) = (run(t), run(u));
+            assert!(!cx_of(&y).fp8_params());
+            assert_eq!(evaluate(&cx_of(&x)).iteration_s, evaluate(&cx_of(&y)).iteration_s);
+            assert_eq!(cx_of(&x).stage_memory(0), cx_of(&y).stage_memory(0));
+        }
+    }
+
+    #[test]
     fn fp8_training_needs_fp8_tensor_cores_a_16_bit_model_and_a_training_task() {
         let task = json!({"transformer_parallel": ["ddp"], "transformer_parallel_degree": [8], "fp8": true});
         let message = |r: Result<Scenario, Vec<crate::engine::validate::FieldError>>| {

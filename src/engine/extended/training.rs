@@ -597,7 +597,7 @@ impl<'a> TrainingCx<'a> {
         let kv_block = 2.0 * self.tokens * self.d.kv_heads * self.d.head_dim() * self.d.elem_bytes / self.tp();
         let kv_ring_s = (cp - 1.0) * self.collective(Collective::PointToPoint, kv_block, self.lay.cp);
         let layer_params = self.layer_params_on_gpu();
-        let layer_bytes = layer_params * self.d.elem_bytes;
+        let layer_bytes = layer_params * self.gathered_bytes_per_param();
         let shard = self.zero3_group();
         let weight_gather_s =
             if shard.size > 1 { self.collective(Collective::AllGather, layer_bytes, shard) } else { 0.0 };
@@ -894,7 +894,26 @@ impl<'a> TrainingCx<'a> {
             return 0.0;
         }
         let (dense, expert) = self.stage_params(self.stage);
-        self.collective(Collective::AllGather, (dense + expert) * self.d.elem_bytes, self.zero_group())
+        let (blocks, _) = self.stage_layer_params(self.stage);
+        let bytes = blocks * self.gathered_bytes_per_param() + (dense + expert - blocks) * self.d.elem_bytes;
+        self.collective(Collective::AllGather, bytes, self.zero_group())
+    }
+
+    /// Whether the blocks' weights are kept and gathered in FP8 ([`Setup::fp8_param_gather`]):
+    /// FP8 training with a ZeRO stage that gathers weights.
+    pub fn fp8_params(&self) -> bool {
+        self.setup.fp8_param_gather && self.fp8_flops_per_s.is_some() && self.zero_stage() >= 1
+    }
+
+    /// Bytes per parameter of a block's weights in a ZeRO all-gather: 1 when they are gathered
+    /// in FP8 ([`TrainingCx::fp8_params`]), else the model's element size. Embeddings and
+    /// norms are gathered at the element size either way.
+    pub fn gathered_bytes_per_param(&self) -> f64 {
+        if self.fp8_params() {
+            1.0
+        } else {
+            self.d.elem_bytes
+        }
     }
 
     /// Trainable share of the stage's parameters (fine-tuning freezes some layers).
@@ -914,14 +933,20 @@ impl<'a> TrainingCx<'a> {
         // FP8 training keeps FP8 copies of the blocks' weights: of the stage's layers, or with
         // ZeRO-3 of the gathered ones.
         let fp8_copy = if self.fp8_flops_per_s.is_some() { FP8_WEIGHT_COPY_BYTES_PER_PARAM } else { 0.0 };
-        let weights = params * e / if zero >= 3 { shard3 } else { 1.0 }
+        // With FP8 parameters under ZeRO 1/2 the FP8 copies are the blocks' weights: no 16-bit
+        // copy beside them.
+        let sixteen_bit = if self.fp8_params() && shard3 <= 1.0 { params - stage_layer_params } else { params };
+        let weights = sixteen_bit * e / if zero >= 3 { shard3 } else { 1.0 }
             + if shard3 > 1.0 { 0.0 } else { stage_layer_params * fp8_copy };
         let train_share = if self.trains { self.trainable_share() } else { 0.0 };
         let grads = params * train_share * self.grad_bytes() / if zero >= 2 { dp } else { 1.0 };
         let owners = self.zero_group().size as f64;
         let optimizer = params * train_share * OPTIMIZER_BYTES_PER_PARAM / if zero >= 1 { owners } else { 1.0 };
         let activations = self.stage_activations(stage);
-        let gathered = if shard3 > 1.0 { 2.0 * layer_params * (e + fp8_copy) } else { 0.0 };
+        // ZeRO-3 gathers two layers at a time (the one computing, the one prefetched), in FP8
+        // with FP8 parameters (cast from the 16-bit shards before the gather).
+        let gathered_e = if self.fp8_params() { 0.0 } else { e };
+        let gathered = if shard3 > 1.0 { 2.0 * layer_params * (gathered_e + fp8_copy) } else { 0.0 };
         let tokens = self.tokens.max(self.encoder_tokens());
         let tp_buffer = if self.lay.tp.size > 1 { 2.0 * tokens * self.d.hidden * e } else { 0.0 };
         let buffers = WORKSPACE_BYTES + gathered + tp_buffer;
