@@ -406,15 +406,17 @@ fn added_runs_are_predicted_with_the_same_constants() {
     // Engine's userbuffers), which the overlap_tp_comm column now says: within 11% on 512 GPUs
     // or fewer and on Oracle's 1,536, still 31-33% too slow on Eos's 10,752 and 11,616, where
     // the data-parallel gathers and reduce-scatters over 448 nodes are what is left exposed;
-    // 16-17% since their weights are gathered in FP8, as their configs say (fp8_param_gather).
-    // Calibration since.
+    // 16-17% once their weights were gathered in FP8, as their configs say (fp8_param_gather),
+    // and within 7% since each interleaved chunk reduces its gradients once its last
+    // micro-batch is through, as Megatron-LM's interleaved schedule does. Calibration since.
+    // With both columns blank today's model has them 11-28% too slow (the two largest 20%, 42%
+    // when first predicted, before the interleaved chunks' reduction).
     let gpt3: Vec<_> = rows.iter().filter(|r| r.id.starts_with("mlperf4") && r.id.contains("-gpt3-175b-")).collect();
     assert_eq!(gpt3.len(), 8);
     for r in &gpt3 {
         let e = r.error.unwrap_or_else(|| panic!("{}: {:?}", r.id, r.skipped));
         let fits = r.memory_bytes.zip(r.capacity_bytes).is_some_and(|(m, c)| m < c);
-        let band = if r.id.contains("-n10752") || r.id.contains("-n11616") { 0.10..=0.25 } else { -0.07..=0.12 };
-        assert!(!r.held_out() && band.contains(&e) && fits, "{}: {e:+.3}", r.id);
+        assert!(!r.held_out() && (-0.08..=0.12).contains(&e) && fits, "{}: {e:+.3}", r.id);
     }
     let header = madmax::accuracy::ADDED_CSV.lines().next().expect("header");
     assert!(header.ends_with(",zero1_all_reduce,overlap_tp_comm,fp8_param_gather"));
@@ -428,7 +430,7 @@ fn added_runs_are_predicted_with_the_same_constants() {
     assert_eq!(before.len(), 8);
     for r in &before {
         let e = r.error.unwrap_or_else(|| panic!("{:?}", r.skipped));
-        assert!((0.11..=0.43).contains(&e), "{} as first predicted: {e:+.3}", r.id);
+        assert!((0.11..=0.30).contains(&e), "{} with both columns blank: {e:+.3}", r.id);
     }
     // MLPerf Training v5.1's Llama 3.1 8B runs in FP8 (Megatron-core's distributed optimizer,
     // gradients reduced in buckets during the backward pass, the blocks' weights kept and

@@ -273,6 +273,23 @@ impl TrainingCx<'_> {
         DataParallelStream { gathers: spans(gathers), reductions: spans(self.lay.weight_dp) }
     }
 
+    /// The micro-batch (1 to m) after whose backward pass through chunk `k` of `v` the timeline
+    /// reduces that chunk's gradients, which it draws micro-batch after micro-batch. Without
+    /// interleaving, the last: every layer's gradients are final after it. With interleaving
+    /// the backward passes run in rounds of p micro-batches per chunk, the last chunk first
+    /// (Megatron-LM's interleaved 1F1B, `get_model_chunk_id`), and each chunk's gradients are
+    /// reduced once its last micro-batch is through (`is_last_microbatch_for_model_chunk`):
+    /// chunk k's are final a fraction 1 - k / (R v) into the backward passes, R = m / p rounds,
+    /// which is micro-batch m - floor(k p / v) of the timeline's m.
+    pub fn last_backward_of_chunk(&self, k: u64, v: u64) -> u64 {
+        let m = self.micro_batches;
+        if v <= 1 {
+            return m;
+        }
+        let p = self.lay.pp.size.max(1);
+        m.saturating_sub(k * p / v).max(1)
+    }
+
     /// One micro-batch's forward and backward time on the drawn stage, s, as the pipeline
     /// bubble needs them: measured on a scratch timeline of the same ops.
     pub fn pass_times(&self) -> (f64, f64) {
@@ -342,8 +359,8 @@ impl TrainingCx<'_> {
             }
             let hb = tl.push(name(Block::Head, 0, Phase::Backward, OpKind::Compute, mb), head_b, &c.deps());
             c.compute = hb.or(c.compute);
-            let sync = overlap_grads && i == m;
-            for r in chunks.iter().rev() {
+            for (k, r) in chunks.iter().enumerate().rev() {
+                let sync = overlap_grads && i == self.last_backward_of_chunk(k as u64, chunks.len() as u64);
                 c = self.backward(&mut tl, c, r.clone(), mb, &times[(r.start - first) as usize..], sync, &mut grad_ops);
                 let send = tl.push(name(Block::Pipeline, 0, Phase::Backward, OpKind::PipeTransfer, mb), p2p, &c.deps());
                 c.gate = send.or(c.gate);
@@ -1832,6 +1849,52 @@ mod tests {
         assert!((mf[0].1 - mb[0].1 - copies).abs() < 1e3, "{} {}", mf[0].1, mb[0].1);
         let saved = 32.0 * t * (3.0 * h + ff);
         assert!((mb[3].1 - mf[3].1 - saved).abs() < 1e3, "{} {}", mb[3].1, mf[3].1);
+    }
+
+    #[test]
+    fn interleaved_chunks_reduce_their_gradients_once_their_last_micro_batch_is_through() {
+        // 32 layers on 4 stages of 2 chunks each, 16-way data parallel across nodes, 8
+        // micro-batches, gradients reduced during the backward pass: Megatron-LM's interleaved
+        // schedule runs the backward passes in rounds of 4 micro-batches per chunk, the second
+        // chunk first, so its gradients are final 3/4 of the way through (micro-batch
+        // 8 - floor(1 x 4 / 2) = 6 of the timeline's 8), the first chunk's at the end.
+        let task = |vpp: u64| {
+            json!({"transformer_parallel": ["ddp", "pp"], "transformer_parallel_degree": [16, 4],
+                "micro_batch": 1, "virtual_stages": vpp, "overlap_grad_reduce": true})
+        };
+        let s = scenario(64, task(2));
+        let cx = TrainingCx::new(&s).expect("transformer");
+        assert_eq!(cx.micro_batches, 8);
+        assert_eq!((cx.last_backward_of_chunk(0, 2), cx.last_backward_of_chunk(1, 2)), (8, 6));
+        // Without interleaving every layer's gradients are final after the last micro-batch.
+        let plain = scenario(64, task(1));
+        let p = TrainingCx::new(&plain).expect("transformer");
+        assert_eq!(p.last_backward_of_chunk(0, 1), 8);
+        let (_, _, chunks) = cx.stage_work();
+        assert_eq!(chunks.len(), 2);
+        let r = evaluate(&cx);
+        let reductions: Vec<_> = r
+            .timeline
+            .iter()
+            .filter(|o| {
+                matches!(o.name.kind, OpKind::GradAllReduce | OpKind::GradReduceScatter)
+                    && o.name.block != Block::Optimizer
+            })
+            .collect();
+        assert!(!reductions.is_empty());
+        for o in &reductions {
+            let k = chunks.iter().position(|c| c.contains(&(o.name.layer as u64))).expect("a layer of the stage");
+            assert_eq!(o.name.micro as u64, [8, 6][k], "{:?}", o.name);
+        }
+        // The second chunk's reductions start before the last micro-batch's backward pass.
+        let last_backward = r
+            .timeline
+            .iter()
+            .filter(|o| o.name.micro == 8 && o.name.phase == Phase::Backward && o.name.kind == OpKind::Compute)
+            .map(|o| o.start_s)
+            .fold(f64::INFINITY, f64::min);
+        let early = reductions.iter().filter(|o| chunks[1].contains(&(o.name.layer as u64))).map(|o| o.start_s);
+        assert!(early.clone().count() > 0 && early.fold(0.0, f64::max) < last_backward);
     }
 
     #[test]
