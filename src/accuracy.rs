@@ -1115,6 +1115,23 @@ mod tests {
     }
 
     #[test]
+    fn an_overlap_param_gather_column_says_when_zero1_gathers_the_updated_weights() {
+        // ZeRO-1 over 16 GPUs of 2 nodes: blank and 0 gather the updated weights after the
+        // step (Megatron-LM's default), 1 during the next forward pass, one layer ahead.
+        let head = "id,source,model,layers,hidden,heads,kv_heads,ffn_hidden,ffn_kind,vocab,seq_len,gpu,gpus_per_node,nvlink_gbytes_s,nic_gbits_s_per_node,n_gpus,tp,pp,dp,microbatch,global_batch,recompute,zero,overlap_param_gather,dtype,attention,metric,measured\n";
+        let row = |id: &str, overlap: &str| {
+            format!("{id},src,m,32,4096,32,32,11008,swiglu,32000,4096,h100-80g,8,900,3200,16,1,1,16,1,64,selective,1,{overlap},bf16,flash,iteration_s,4.0\n")
+        };
+        let csv = [head.to_owned(), row("blank", ""), row("no", "0"), row("yes", "1")].concat();
+        let out = run(&csv).expect("parses");
+        let time = |i: usize| out[i].iteration_s.unwrap_or_else(|| panic!("{:?}", out[i].skipped));
+        assert_eq!(time(0), time(1));
+        assert!(time(2) < time(1), "{} vs {}", time(2), time(1));
+        let flag = |i: usize| out[i].scenario.as_ref().and_then(|s| s["task"].get("overlap_param_gather").cloned());
+        assert_eq!((flag(0), flag(1), flag(2)), (None, Some(json!(false)), Some(json!(true))));
+    }
+
+    #[test]
     fn an_overlap_grad_reduce_column_hides_the_gradient_reduction_behind_the_backward_pass() {
         // A 7B-like model data parallel on 32 GPUs of 4 nodes: gradients reduced after the
         // backward pass (0, and blank), or in buckets during it (1).

@@ -64,6 +64,7 @@ columns! {
     Zero1AllReduce = "zero1_all_reduce",
     OverlapTpComm = "overlap_tp_comm",
     Fp8ParamGather = "fp8_param_gather",
+    OverlapParamGather = "overlap_param_gather",
     OverlapGradReduce = "overlap_grad_reduce",
     Dtype = "dtype",
     Attention = "attention",

@@ -279,8 +279,14 @@ pub struct Setup {
     pub collective: Algorithm,
     /// Reduce gradients in buckets during the backward pass instead of after it.
     pub overlap_grad_reduce: bool,
-    /// Prefetch the next layer's ZeRO-3/FSDP weights while this layer computes.
-    pub overlap_param_gather: bool,
+    /// Gather weights ahead of the forward pass, one layer ahead, while the previous layer
+    /// computes: with ZeRO-3/FSDP each layer's weights before each pass
+    /// ([`Setup::prefetches_sharded_weights`], FSDP's prefetch); with ZeRO 1/2 each layer's
+    /// updated weights during the first micro-batch's forward pass instead of all of them after
+    /// the optimizer step ([`Setup::gathers_updated_weights_in_forward`], Megatron-core's
+    /// `--overlap-param-gather`). `None`: each framework's default, yes for ZeRO-3, no for
+    /// ZeRO 1/2.
+    pub overlap_param_gather: Option<bool>,
     /// Overlap tensor-parallel communication with independent GEMM work (comm/GEMM overlap).
     pub overlap_tp_comm: bool,
     /// The loss is computed by a fused cross-entropy kernel over the 16-bit logits (flash-attn's,
@@ -738,6 +744,21 @@ impl ConvLayout {
 }
 
 impl Setup {
+    /// Whether ZeRO-3/FSDP gathers the next layer's weights while this layer computes
+    /// ([`Setup::overlap_param_gather`]; yes unless the task says no).
+    pub fn prefetches_sharded_weights(&self) -> bool {
+        self.overlap_param_gather.unwrap_or(true)
+    }
+
+    /// Whether ZeRO 1/2 gathers each layer's updated weights during the first micro-batch's
+    /// forward pass, one layer ahead, as Megatron-core's distributed optimizer does with
+    /// `--overlap-param-gather` (`finish_param_sync` waits for a bucket and dispatches the
+    /// next), instead of all of them after the optimizer step ([`Setup::overlap_param_gather`];
+    /// no unless the task says yes).
+    pub fn gathers_updated_weights_in_forward(&self) -> bool {
+        self.overlap_param_gather.unwrap_or(false)
+    }
+
     /// The ranks of a `tp`-way tensor-parallel group that split each expert
     /// ([`Setup::expert_tp`]): all `tp` when it is not given; fewer leave the others whole experts.
     pub fn experts_split_by(&self, tp: u64) -> u64 {
@@ -766,7 +787,7 @@ impl Default for Setup {
             recompute_modules: RecomputeModules::default(),
             collective: Algorithm::Hierarchical,
             overlap_grad_reduce: false,
-            overlap_param_gather: true,
+            overlap_param_gather: None,
             overlap_tp_comm: false,
             fused_loss: false,
             metric_losses: 0,

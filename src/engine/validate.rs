@@ -1221,8 +1221,10 @@ fn read_setup(v: &mut Reader, t: &RawTask) -> Option<Setup> {
     let zero1_all_reduce = v.optional_flag(&t.zero1_all_reduce, at("task", "zero1_all_reduce"), d.zero1_all_reduce)?;
     let overlap_grad_reduce =
         v.optional_flag(&t.overlap_grad_reduce, at("task", "overlap_grad_reduce"), d.overlap_grad_reduce)?;
-    let overlap_param_gather =
-        v.optional_flag(&t.overlap_param_gather, at("task", "overlap_param_gather"), d.overlap_param_gather)?;
+    let overlap_param_gather = match &t.overlap_param_gather {
+        None | Some(RawValue::Null) => d.overlap_param_gather,
+        f => Some(v.optional_flag(f, at("task", "overlap_param_gather"), false)?),
+    };
     let overlap_tp_comm = v.optional_flag(&t.overlap_tp_comm, at("task", "overlap_tp_comm"), d.overlap_tp_comm)?;
     let fused_loss = v.optional_flag(&t.fused_loss, at("task", "fused_loss"), d.fused_loss)?;
     let metric_losses = match &t.metric_losses {

@@ -24,6 +24,10 @@ pub(in crate::accuracy) struct TrainingRow<'a> {
     /// The blocks' weights kept and gathered in FP8 (`fp8_param_gather`: NeMo's `fp8_params` or
     /// `FP8_PARAM_GATHER`, Megatron-LM's `--fp8-param-gather`; blank: 0, 16-bit).
     pub(in crate::accuracy) fp8_param_gather: bool,
+    /// Weights gathered one layer ahead (`overlap_param_gather`: with ZeRO 1/2 Megatron-core's
+    /// `--overlap-param-gather`, NeMo's `OVERLAP_PARAM_GATHER` or Apex's `overlap_param_sync`;
+    /// with ZeRO-3 FSDP's prefetch); blank: the engine's default for the stage.
+    pub(in crate::accuracy) overlap_param_gather: Option<bool>,
     /// The attention kernel's name as the engine takes it (the engine names its kernels when it
     /// is none of them).
     pub(in crate::accuracy) attention: &'a str,
@@ -144,6 +148,11 @@ impl<'a> TrainingRow<'a> {
                 plan.zero
             ));
         }
+        let overlap_param_gather = if r.get(Col::OverlapParamGather).is_empty() {
+            None
+        } else {
+            Some(r.flag(Col::OverlapParamGather, false)?)
+        };
         Ok(TrainingRow {
             id: r.get(Col::Id),
             model: r.get(Col::Model),
@@ -153,6 +162,7 @@ impl<'a> TrainingRow<'a> {
             plan,
             fp8,
             fp8_param_gather,
+            overlap_param_gather,
             attention,
             dropout,
             biases,
@@ -228,6 +238,9 @@ impl<'a> TrainingRow<'a> {
         }
         if self.fp8_param_gather {
             task["fp8_param_gather"] = json!(true);
+        }
+        if let Some(o) = self.overlap_param_gather {
+            task["overlap_param_gather"] = json!(o);
         }
         scenario_doc(model, self.cluster.system(self.model), task)
     }

@@ -383,7 +383,15 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
             let (dense, expert) = cx.stage_params(cx.stage);
             let (blocks, _) = cx.stage_layer_params(cx.stage);
             let mut terms = vec![term("P", "parameters on this GPU", dense + expert, Unit::Params)];
-            let formula = if cx.fp8_params() {
+            let formula = if cx.gathers_updated_weights_in_forward() {
+                terms.push(term(
+                    "P_b",
+                    "of them the blocks' weights, gathered during the next forward pass instead",
+                    blocks,
+                    Unit::Params,
+                ));
+                "(d-1)/d x (P - P_b) x e / bandwidth + latency"
+            } else if cx.fp8_params() {
                 terms.push(term(
                     "P_b",
                     "of them the blocks' weights, gathered in FP8 (fp8_param_gather)",
@@ -401,6 +409,23 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
                 "Hybrid ZeRO-1: gather the weights the other ranks of this GPU's ZeRO group updated (zero_shard_ranks; each group holds a whole copy of the optimizer states)"
             };
             Explanation { what: what.into(), formula: formula.into(), terms, seconds: cx.param_gather_s(), note: None }
+        }
+        (OpKind::WeightAllGather, _) if cx.gathers_updated_weights_in_forward() => {
+            let layer_bytes = cx.layer_params_on_gpu() * cx.gathered_bytes_per_param();
+            let mut terms = vec![term(
+                "W",
+                "the layer's weights after tensor and expert parallelism, as the optimizer updated them",
+                layer_bytes,
+                Unit::Bytes,
+            )];
+            terms.extend(group_terms(cx.zero_group(), &cx.links));
+            Explanation {
+                what: format!("ZeRO-1/2: gather the updated weights of {layer} during the first micro-batch's forward pass"),
+                formula: "(d-1)/d x W / bandwidth + latency".into(),
+                terms,
+                seconds: t.param_sync_s,
+                note: Some("Gathered one layer ahead, while the previous layer computes (overlap_param_gather, Megatron-LM's --overlap-param-gather: each layer's forward pass waits for its gather and starts the next), instead of after the optimizer step."),
+            }
         }
         (OpKind::WeightAllGather, _) => {
             let layer_bytes = cx.layer_params_on_gpu() * cx.gathered_bytes_per_param();
@@ -425,7 +450,7 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
                 .into(),
                 terms,
                 seconds: t.weight_gather_s,
-                note: Some(if !cx.setup.overlap_param_gather {
+                note: Some(if !cx.setup.prefetches_sharded_weights() {
                     "Not prefetched: the layer waits for it."
                 } else if op.phase == Phase::Backward && cx.reduces_every_micro_batch() {
                     BACKWARD_GATHER_NOTE

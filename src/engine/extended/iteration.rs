@@ -71,7 +71,9 @@ impl TrainingCx<'_> {
         }
     }
 
-    /// Emits one micro-batch's forward pass of a chunk of layers.
+    /// Emits one micro-batch's forward pass of a chunk of layers; `sync_params`: the pass in
+    /// which ZeRO 1/2 gathers the layers' updated weights
+    /// ([`TrainingCx::gathers_updated_weights_in_forward`]), the iteration's first.
     fn forward(
         &self,
         tl: &mut Timeline,
@@ -79,6 +81,7 @@ impl TrainingCx<'_> {
         layers: std::ops::Range<u64>,
         mb: u32,
         times: &[LayerTimes],
+        sync_params: bool,
     ) -> Cursor {
         let sp = self.setup.sequence_parallel;
         let blocking_tp = !self.setup.overlap_tp_comm;
@@ -87,14 +90,18 @@ impl TrainingCx<'_> {
         for l in layers {
             let t = times[(l - first) as usize];
             // ZeRO-3: gather the layer's weights, prefetched one layer ahead: it may start
-            // when the previous layer starts (FSDP's default prefetch depth).
+            // when the previous layer starts (FSDP's default prefetch depth). ZeRO 1/2 gathering
+            // the updated weights in the first forward pass does the same: Megatron-core's
+            // forward pre-hook waits for a bucket's gather and dispatches the next.
             let entry = c.compute;
-            let gather_after = if self.setup.overlap_param_gather { [lag, None] } else { c.deps() };
-            let ag = tl.push(
-                name(Block::Attn, l, Phase::Forward, OpKind::WeightAllGather, mb),
-                t.weight_gather_s,
-                &gather_after,
-            );
+            let (gather_s, prefetch) = if sync_params && t.param_sync_s > 0.0 {
+                (t.param_sync_s, true)
+            } else {
+                (t.weight_gather_s, self.setup.prefetches_sharded_weights())
+            };
+            let gather_after = if prefetch { [lag, None] } else { c.deps() };
+            let ag =
+                tl.push(name(Block::Attn, l, Phase::Forward, OpKind::WeightAllGather, mb), gather_s, &gather_after);
             let mut gate = [c.compute, c.gate, ag];
             if sp {
                 let g =
@@ -160,7 +167,7 @@ impl TrainingCx<'_> {
                 continue;
             }
             let entry = c.compute;
-            let gather_after = if self.setup.overlap_param_gather { [lag, None] } else { c.deps() };
+            let gather_after = if self.setup.prefetches_sharded_weights() { [lag, None] } else { c.deps() };
             let ag = tl.push(
                 name(Block::Fc, l, Phase::Backward, OpKind::WeightAllGather, mb),
                 t.weight_gather_s,
@@ -303,7 +310,7 @@ impl TrainingCx<'_> {
         for r in &chunks {
             let recv = scratch.push(name(Block::Pipeline, 0, Phase::Forward, OpKind::PipeTransfer, 1), p2p, &c.deps());
             c.gate = recv.or(c.gate);
-            c = self.forward(&mut scratch, c, r.clone(), 1, &times[(r.start - first) as usize..]);
+            c = self.forward(&mut scratch, c, r.clone(), 1, &times[(r.start - first) as usize..], false);
         }
         let h = scratch.push(name(Block::Head, 0, Phase::Forward, OpKind::Compute, 1), head_f, &c.deps());
         c.compute = h.or(c.compute);
@@ -350,7 +357,7 @@ impl TrainingCx<'_> {
             for r in &chunks {
                 let recv = tl.push(name(Block::Pipeline, 0, Phase::Forward, OpKind::PipeTransfer, mb), p2p, &c.deps());
                 c.gate = recv.or(c.gate);
-                c = self.forward(&mut tl, c, r.clone(), mb, &times[(r.start - first) as usize..]);
+                c = self.forward(&mut tl, c, r.clone(), mb, &times[(r.start - first) as usize..], i == 1);
             }
             let h = tl.push(name(Block::Head, 0, Phase::Forward, OpKind::Compute, mb), head_f, &c.deps());
             c.compute = h.or(c.compute);
@@ -1849,6 +1856,79 @@ mod tests {
         assert!((mf[0].1 - mb[0].1 - copies).abs() < 1e3, "{} {}", mf[0].1, mb[0].1);
         let saved = 32.0 * t * (3.0 * h + ff);
         assert!((mb[3].1 - mf[3].1 - saved).abs() < 1e3, "{} {}", mb[3].1, mf[3].1);
+    }
+
+    #[test]
+    fn zero1_gathers_the_updated_weights_during_the_first_forward_pass_when_asked() {
+        // ZeRO-1 over 16 GPUs of 2 nodes, 4 micro-batches: by default (and when told no) the
+        // updated weights are gathered after the optimizer step, all at once; with
+        // overlap_param_gather each layer's are gathered during the first micro-batch's
+        // forward pass, one layer ahead, and only the embedding's after the step.
+        let task = |overlap: Value| {
+            json!({"transformer_parallel": ["ddp"], "transformer_parallel_degree": [16], "zero_stage": 1,
+                "local_transformer_bs": 4, "micro_batch": 1, "overlap_param_gather": overlap})
+        };
+        let (unset, no, yes) =
+            (scenario(16, task(Value::Null)), scenario(16, task(json!(false))), scenario(16, task(json!(true))));
+        let [a, b, c] = [&unset, &no, &yes].map(|s| TrainingCx::new(s).expect("transformer"));
+        assert!(!a.gathers_updated_weights_in_forward() && !b.gathers_updated_weights_in_forward());
+        assert!(c.gathers_updated_weights_in_forward());
+        let (ra, rb, rc) = (evaluate(&a), evaluate(&b), evaluate(&c));
+        assert_eq!(ra.iteration_s, rb.iteration_s);
+        let gathers = |r: &Report| -> Vec<Op> {
+            r.timeline.iter().filter(|o| o.name.kind == OpKind::WeightAllGather).copied().collect()
+        };
+        // Unset: one gather after the step, of every parameter on the GPU.
+        let (dense, expert) = a.stage_params(0);
+        let (blocks, _) = a.stage_layer_params(0);
+        let g = a.zero_group();
+        let all = gathers(&ra);
+        assert!(all.len() == 1 && all[0].name.block == Block::Optimizer);
+        assert_eq!(all[0].duration_s, a.collective(Collective::AllGather, (dense + expert) * 2.0, g));
+        // Asked: a gather per layer in micro-batch 1's forward pass, each before its layer and
+        // starting once the layer before it has started; the embedding's after the step.
+        let split = gathers(&rc);
+        let per_layer: Vec<&Op> = split.iter().filter(|o| o.name.block == Block::Attn).collect();
+        assert_eq!(per_layer.len(), 32);
+        let layer = c.collective(Collective::AllGather, c.layer_params_on_gpu() * 2.0, g);
+        assert!(per_layer.iter().all(|o| o.name.micro == 1 && o.duration_s == layer && o.name.phase == Phase::Forward));
+        let after = split.iter().find(|o| o.name.block == Block::Optimizer).expect("the embedding's gather");
+        assert_eq!(after.duration_s, c.collective(Collective::AllGather, (dense + expert - blocks) * 2.0, g));
+        let compute = |l: i32| {
+            rc.timeline
+                .iter()
+                .find(|o| {
+                    o.name.layer == l
+                        && o.name.micro == 1
+                        && o.name.kind == OpKind::Compute
+                        && o.name.block == Block::Attn
+                        && o.name.phase == Phase::Forward
+                })
+                .copied()
+                .expect("layer")
+        };
+        for o in &per_layer {
+            assert!(compute(o.name.layer).start_s >= o.end_s() - 1e-12, "layer {} waits for its weights", o.name.layer);
+            if o.name.layer > 0 {
+                assert!(o.start_s >= compute(o.name.layer - 1).start_s - 1e-12, "one layer ahead");
+            }
+        }
+        assert!(rc.iteration_s < ra.iteration_s, "{} vs {}", rc.iteration_s, ra.iteration_s);
+        // Each gather says what it is and takes what its explanation says.
+        for o in split.iter().take(2).chain(std::iter::once(after)) {
+            let e = crate::engine::extended::explain::explain(&c, &o.name).expect("explained");
+            assert_eq!(e.seconds, o.duration_s, "{}", e.what);
+            assert!(e.what.contains("ZeRO-1/2"), "{}", e.what);
+        }
+        // ZeRO-3 prefetches unless told not to: the flag's default differs by stage.
+        let z3 = |overlap: Value| {
+            let s = scenario(
+                16,
+                json!({"transformer_parallel": ["fsdp"], "transformer_parallel_degree": [16], "overlap_param_gather": overlap}),
+            );
+            TrainingCx::new(&s).map(|cx| cx.setup.prefetches_sharded_weights()).expect("transformer")
+        };
+        assert_eq!((z3(Value::Null), z3(json!(true)), z3(json!(false))), (true, true, false));
     }
 
     #[test]

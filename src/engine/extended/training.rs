@@ -101,6 +101,9 @@ pub struct LayerTimes {
     pub kv_ring_s: f64,
     /// One ZeRO-3 all-gather of the layer's weights.
     pub weight_gather_s: f64,
+    /// ZeRO 1/2's all-gather of the layer's updated weights during the first micro-batch's
+    /// forward pass ([`TrainingCx::gathers_updated_weights_in_forward`]; else 0).
+    pub param_sync_s: f64,
     /// One reduce-scatter (ZeRO-2/3) or all-reduce (otherwise) of the layer's gradients.
     pub grad_sync_s: f64,
 }
@@ -601,6 +604,11 @@ impl<'a> TrainingCx<'a> {
         let shard = self.zero3_group();
         let weight_gather_s =
             if shard.size > 1 { self.collective(Collective::AllGather, layer_bytes, shard) } else { 0.0 };
+        let param_sync_s = if self.gathers_updated_weights_in_forward() {
+            self.collective(Collective::AllGather, layer_bytes, self.zero_group())
+        } else {
+            0.0
+        };
         let grad_bytes = layer_params * self.grad_bytes();
         let grad_sync_s =
             if work.1 { self.collective(self.grad_reduction().1, grad_bytes, self.lay.weight_dp) } else { 0.0 };
@@ -615,6 +623,7 @@ impl<'a> TrainingCx<'a> {
             moe_a2a_s,
             kv_ring_s,
             weight_gather_s,
+            param_sync_s,
             grad_sync_s,
         }
     }
@@ -886,17 +895,33 @@ impl<'a> TrainingCx<'a> {
         }
     }
 
-    /// ZeRO-1/2: the all-gather of the weights the other ranks of the ZeRO group
-    /// ([`TrainingCx::zero_group`]) updated, s (0 otherwise).
+    /// ZeRO-1/2: the all-gather after the optimizer step of the weights the other ranks of the
+    /// ZeRO group ([`TrainingCx::zero_group`]) updated, s (0 otherwise): all of them, or those
+    /// outside the blocks when the blocks' are gathered during the forward pass
+    /// ([`TrainingCx::gathers_updated_weights_in_forward`]).
     pub fn param_gather_s(&self) -> f64 {
-        let zero = self.zero_stage();
-        if !self.trains || !(1..3).contains(&zero) || self.trainable_share() <= 0.0 {
+        if !self.gathers_updated_weights() {
             return 0.0;
         }
         let (dense, expert) = self.stage_params(self.stage);
         let (blocks, _) = self.stage_layer_params(self.stage);
-        let bytes = blocks * self.gathered_bytes_per_param() + (dense + expert - blocks) * self.d.elem_bytes;
+        // The blocks' weights gathered during the forward pass are not gathered here.
+        let after_step = if self.gathers_updated_weights_in_forward() { 0.0 } else { blocks };
+        let bytes = after_step * self.gathered_bytes_per_param() + (dense + expert - blocks) * self.d.elem_bytes;
         self.collective(Collective::AllGather, bytes, self.zero_group())
+    }
+
+    /// Whether ZeRO 1/2 gathers the weights the other ranks updated: in training, with
+    /// something trainable.
+    fn gathers_updated_weights(&self) -> bool {
+        self.trains && (1..3).contains(&self.zero_stage()) && self.trainable_share() > 0.0
+    }
+
+    /// Whether ZeRO 1/2 gathers each layer's updated weights during the first micro-batch's
+    /// forward pass, one layer ahead ([`Setup::gathers_updated_weights_in_forward`]), leaving
+    /// only the weights outside the blocks to gather after the step.
+    pub fn gathers_updated_weights_in_forward(&self) -> bool {
+        self.gathers_updated_weights() && self.setup.gathers_updated_weights_in_forward()
     }
 
     /// Whether the blocks' weights are kept and gathered in FP8 ([`Setup::fp8_param_gather`]):
