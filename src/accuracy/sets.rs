@@ -77,7 +77,7 @@ pub const CALIBRATION_WHY: [(&str, &str); 27] = [
     ),
     (
         "MLPerf Training v5.1: Llama 3.1 8B pretraining",
-        "their context-parallel runs, 40-61% too slow, led to reduce-scattering ZeRO-1's gradients during the backward pass, as Megatron-core's distributed optimizer does",
+        "their context-parallel runs, 40-61% too slow, led to reduce-scattering ZeRO-1's gradients during the backward pass, as Megatron-core's distributed optimizer does, then with the GPT-3 runs to the fp8_param_gather and overlap_param_gather columns",
     ),
     (
         "Megatron-MoE-ModelZoo's Qwen3-235B-A22B long-context runs on H100s",
@@ -85,7 +85,7 @@ pub const CALIBRATION_WHY: [(&str, &str); 27] = [
     ),
     (
         "MLPerf Training v4.0: GPT-3 175B",
-        "12-42% too slow with their tensor-parallel collectives blocking, they led to the overlap_tp_comm column that says their configs overlap them with the GEMMs",
+        "12-42% too slow with their tensor-parallel collectives blocking, they led to the overlap_tp_comm column that says their configs overlap them with the GEMMs, then with v5.1's Llama runs to the fp8_param_gather and overlap_param_gather columns, and to reducing each interleaved chunk's gradients once its last micro-batch is through",
     ),
     (
         "MLPerf Training v4.1: GPT-3 175B",
