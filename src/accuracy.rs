@@ -879,7 +879,7 @@ mod tests {
         ]
         .concat();
         let out = run(&csv).expect("parses");
-        let time = |i: usize| out[i].iteration_s.unwrap_or_else(|| panic!("{:?}", out[i].skipped));
+        let time = |i: usize| time_of(&out, i);
         // Materialized scores move s^2 elements per head through HBM; FlashAttention does not,
         // and the first FlashAttention runs its FLOPs slower than the second.
         assert!(time(0) < time(1), "flash {} vs materialized {}", time(0), time(1));
@@ -927,7 +927,7 @@ mod tests {
             (more["transformer_parallel"].clone(), more["transformer_parallel_degree"].clone()),
             (json!(["tp", "ep", "ddp"]), json!([4, 2, 2]))
         );
-        let time = |i: usize| out[i].iteration_s.unwrap_or_else(|| panic!("{:?}", out[i].skipped));
+        let time = |i: usize| time_of(&out, i);
         assert!(time(1) != time(0) && time(2) > 0.0);
         assert!(
             out[3]
@@ -964,7 +964,7 @@ mod tests {
             (None, json!("layernorm, moe"))
         );
         let memory = |i: usize| out[i].memory_bytes.unwrap_or_else(|| panic!("{:?}", out[i].skipped));
-        let time = |i: usize| out[i].iteration_s.unwrap_or_else(|| panic!("{:?}", out[i].skipped));
+        let time = |i: usize| time_of(&out, i);
         assert!(memory(1) < memory(0) && time(1) > time(0));
         assert_eq!(out[2].skipped.as_deref(), Some("recompute_modules needs recompute selective"));
     }
@@ -997,7 +997,7 @@ mod tests {
             ),
             (json!(["tp", "cp", "ep"]), json!([4, 2, 2]), None)
         );
-        let time = |i: usize| out[i].iteration_s.unwrap_or_else(|| panic!("{:?}", out[i].skipped));
+        let time = |i: usize| time_of(&out, i);
         assert!(time(0) != time(1));
         assert_eq!(out[2].skipped.as_deref(), Some("expert_cp 3 does not divide cp 2"));
     }
@@ -1034,6 +1034,16 @@ mod tests {
         }
     }
 
+    /// Row `i`'s predicted iteration time, s; panics with the reason the row was skipped.
+    fn time_of(out: &[RowResult], i: usize) -> f64 {
+        out[i].iteration_s.unwrap_or_else(|| panic!("{}: {:?}", out[i].id, out[i].skipped))
+    }
+
+    /// The task key `key` of the scenario row `i` predicted, if the row's scenario has it.
+    fn task_key(out: &[RowResult], i: usize, key: &str) -> Option<serde_json::Value> {
+        out[i].scenario.as_ref().and_then(|s| s["task"].get(key).cloned())
+    }
+
     #[test]
     fn a_zero1_all_reduce_column_says_how_zero1_sums_the_gradients() {
         // ZeRO-1 over 32 GPUs of 4 nodes: gradients reduce-scattered (blank, 0: Megatron-core's
@@ -1047,10 +1057,10 @@ mod tests {
             [head.to_owned(), row("blank", "1", ""), row("no", "1", "0"), row("yes", "1", "1"), row("z2", "2", "1")]
                 .concat();
         let out = run(&csv).expect("parses");
-        let time = |i: usize| out[i].iteration_s.unwrap_or_else(|| panic!("{:?}", out[i].skipped));
+        let time = |i: usize| time_of(&out, i);
         assert_eq!(time(0), time(1));
         assert!(time(2) > time(1), "{} vs {}", time(2), time(1));
-        let flag = |i: usize| out[i].scenario.as_ref().and_then(|s| s["task"].get("zero1_all_reduce").cloned());
+        let flag = |i: usize| task_key(&out, i, "zero1_all_reduce");
         assert_eq!((flag(0), flag(2)), (None, Some(json!(true))));
         let why = "zero1_all_reduce 1 says how ZeRO-1 sums gradients; this row has zero 2";
         assert_eq!(out[3].skipped.as_deref(), Some(why));
@@ -1070,10 +1080,10 @@ mod tests {
         let csv =
             [head.to_owned(), row("blank", 4, ""), row("no", 4, "0"), row("yes", 4, "1"), row("tp1", 1, "1")].concat();
         let out = run(&csv).expect("parses");
-        let time = |i: usize| out[i].iteration_s.unwrap_or_else(|| panic!("{:?}", out[i].skipped));
+        let time = |i: usize| time_of(&out, i);
         assert_eq!(time(0), time(1));
         assert!(time(2) < 0.95 * time(1), "{} vs {}", time(2), time(1));
-        let flag = |i: usize| out[i].scenario.as_ref().and_then(|s| s["task"].get("overlap_tp_comm").cloned());
+        let flag = |i: usize| task_key(&out, i, "overlap_tp_comm");
         assert_eq!((flag(0), flag(2)), (None, Some(json!(true))));
         let why = "overlap_tp_comm 1 overlaps tensor-parallel collectives with the GEMMs; this row has tp 1";
         assert_eq!(out[3].skipped.as_deref(), Some(why));
@@ -1099,13 +1109,13 @@ mod tests {
         ]
         .concat();
         let out = run(&csv).expect("parses");
-        let time = |i: usize| out[i].iteration_s.unwrap_or_else(|| panic!("{:?}", out[i].skipped));
+        let time = |i: usize| time_of(&out, i);
         let memory = |i: usize| out[i].memory_bytes.expect("memory");
         assert_eq!((time(0), memory(0)), (time(1), memory(1)));
         assert!(time(2) < time(1), "{} vs {}", time(2), time(1));
         // The 16-bit copy of 32 layers of about 200 M parameters: about 13 GB less.
         assert!((10e9..16e9).contains(&(memory(1) - memory(2))), "{} vs {}", memory(1), memory(2));
-        let flag = |i: usize| out[i].scenario.as_ref().and_then(|s| s["task"].get("fp8_param_gather").cloned());
+        let flag = |i: usize| task_key(&out, i, "fp8_param_gather");
         assert_eq!((flag(0), flag(2)), (None, Some(json!(true))));
         let why = |dtype: &str, zero: u64| {
             format!("fp8_param_gather 1 gathers FP8 weights, which needs dtype fp8 and a ZeRO stage; this row has dtype {dtype} and zero {zero}")
@@ -1124,10 +1134,10 @@ mod tests {
         };
         let csv = [head.to_owned(), row("blank", ""), row("no", "0"), row("yes", "1")].concat();
         let out = run(&csv).expect("parses");
-        let time = |i: usize| out[i].iteration_s.unwrap_or_else(|| panic!("{:?}", out[i].skipped));
+        let time = |i: usize| time_of(&out, i);
         assert_eq!(time(0), time(1));
         assert!(time(2) < time(1), "{} vs {}", time(2), time(1));
-        let flag = |i: usize| out[i].scenario.as_ref().and_then(|s| s["task"].get("overlap_param_gather").cloned());
+        let flag = |i: usize| task_key(&out, i, "overlap_param_gather");
         assert_eq!((flag(0), flag(1), flag(2)), (None, Some(json!(false)), Some(json!(true))));
     }
 
@@ -1141,9 +1151,9 @@ mod tests {
         };
         let csv = [head.to_owned(), row("after", "0"), row("during", "1"), row("blank", "")].concat();
         let out = run(&csv).expect("parses");
-        let flag = |i: usize| out[i].scenario.as_ref().map(|s| s["task"]["overlap_grad_reduce"].clone());
+        let flag = |i: usize| task_key(&out, i, "overlap_grad_reduce");
         assert_eq!((flag(0), flag(1), flag(2)), (Some(json!(false)), Some(json!(true)), Some(json!(false))));
-        let time = |i: usize| out[i].iteration_s.unwrap_or_else(|| panic!("{:?}", out[i].skipped));
+        let time = |i: usize| time_of(&out, i);
         assert!(time(1) < time(0), "{} vs {}", time(1), time(0));
         assert_eq!(time(2), time(0));
     }
