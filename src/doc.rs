@@ -184,6 +184,8 @@ pub fn plan_task_keys(
         m.insert("sequence_parallel".into(), json!(o.setup.sequence_parallel));
         m.insert("virtual_stages".into(), json!(o.setup.virtual_stages));
         m.insert("overlap_tp_comm".into(), json!(o.setup.overlap_tp_comm));
+        m.insert("overlap_param_gather".into(), json!(o.setup.overlap_param_gather));
+        m.insert("fp8_param_gather".into(), json!(o.setup.fp8_param_gather));
         m.insert("expert_tp".into(), json!(o.setup.expert_tp));
         m.insert("expert_cp".into(), json!(o.setup.expert_cp));
         // The scenario's recomputed modules go with selective recomputation only.

@@ -47,7 +47,8 @@ Usage:
       tensor parallelism (for a mixture of experts, each expert split by every tensor-parallel
       rank or whole on each), 1 to 8 pipeline chunks per GPU (each count that makes the
       busiest stage's largest chunk smaller), and the overlap options on (gradients reduced during the backward pass,
-      tensor-parallel communication overlapped with GEMMs), the best 16 that fit (at most two
+      tensor-parallel communication overlapped with GEMMs, ZeRO 1/2's updated weights gathered
+      during the next forward pass; in FP8 training, weights gathered in FP8), the best 16 that fit (at most two
       settings of a plan) then tried with them off, with the other collective algorithms
       (ring, tree, two-level; on more than one node), with ZeRO-1 within each node where data
       parallelism spans nodes, and with their levels placed otherwise on the nodes (tensor

@@ -924,7 +924,7 @@ mod tests {
         rank(&mut first);
         let more = refinements(&s, &first, &space);
         // Only the best plans that fit, at most two settings of each parallel plan, each with
-        // its other overlap combinations (up to three) or another collective algorithm (two),
+        // its other overlap combinations (up to seven) or another collective algorithm (two),
         // each of those and its own settings with ZeRO-1 within each node where its data
         // parallelism spans nodes, and each other placement of its levels with each of those.
         let refined = super::refined(&first);
@@ -954,6 +954,7 @@ mod tests {
             let overlap = Setup {
                 overlap_grad_reduce: o.setup.overlap_grad_reduce,
                 overlap_tp_comm: o.setup.overlap_tp_comm,
+                overlap_param_gather: o.setup.overlap_param_gather,
                 ..c.setup.clone()
             } == o.setup;
             overlap || Setup { collective: o.setup.collective, ..c.setup.clone() } == o.setup
@@ -967,7 +968,7 @@ mod tests {
             .iter()
             .any(|o| one_knob_apart(o, c) && ((o.plan == c.plan && o.setup != c.setup) || placed(o, c)))));
         let moved = more.iter().filter(|c| refined.iter().any(|o| placed(o, c))).count();
-        assert!(moved > 0 && more.len() - moved <= 11 * refined.len(), "{moved} of {}", more.len());
+        assert!(moved > 0 && more.len() - moved <= 19 * refined.len(), "{moved} of {}", more.len());
         // ZeRO-1 within a node: only on ZeRO-1 plans whose data-parallel ranks span nodes, the
         // group the ranks one node holds.
         let grouped: Vec<&Candidate> = more.iter().filter(|c| c.setup.zero_shard_ranks.is_some()).collect();
@@ -990,6 +991,22 @@ mod tests {
         let o = r.ranked.iter().find(|o| o.setup.overlap_tp_comm).expect("a plan that overlaps");
         assert!(describe_outcome(&s, o).contains("tensor-parallel communication overlapped with GEMMs"));
         assert_eq!(crate::doc::plan_task_keys(&s, o)["overlap_tp_comm"], true);
+        // ZeRO 1/2's updated weights gathered during the next forward pass say so, and applying
+        // the plan sets it; the refinement tries them gathered after the step as well.
+        let zero12 = |o: &&Outcome| {
+            (1..=2).contains(&o.setup.zero_stage)
+                && o.plan.transformer.as_ref().is_some_and(|t| t.product_of(&[Strategy::Ddp]) > 1)
+        };
+        let o = r.ranked.iter().filter(zero12).find(|o| o.setup.overlap_param_gather == Some(true));
+        let o = o.expect("ZeRO 1/2 gathering during the forward pass");
+        assert!(describe_outcome(&s, o).contains(", updated weights gathered during the next forward pass"));
+        assert_eq!(crate::doc::plan_task_keys(&s, o)["overlap_param_gather"], true);
+        let after = r.ranked.iter().filter(zero12).find(|o| o.setup.overlap_param_gather == Some(false));
+        assert!(!describe_outcome(&s, after.expect("gathering after the step")).contains("updated weights"));
+        // FP8 gathers (in FP8 training) say so, and applying the plan sets them.
+        let in_fp8 = Outcome { setup: Setup { fp8: true, fp8_param_gather: true, ..o.setup.clone() }, ..o.clone() };
+        assert!(describe_outcome(&s, &in_fp8).contains(", weights gathered in FP8"));
+        assert_eq!(crate::doc::plan_task_keys(&s, &in_fp8)["fp8_param_gather"], true);
         // A placement Megatron-LM would not choose says so, and applying it keeps its order.
         let o =
             r.ranked.iter().find(|o| o.plan.transformer.as_ref().is_some_and(|t| out_of_megatron_order(t).is_some()));
@@ -1274,14 +1291,32 @@ mod tests {
         // during the backward pass; tensor parallelism: sequence parallelism and its
         // collectives overlapped with the GEMMs. A stage the task already sets is kept.
         let base = Setup::default();
-        let shape = |tp, replicas| PlanShape { local: 32, stages: 4, tp, cp: 1, replicas, layers: 16, moe: false };
+        let shape =
+            |tp, replicas| PlanShape { local: 32, stages: 4, tp, cp: 1, replicas, sharded: 1, layers: 16, moe: false };
         let both = staged::first_pass(&base, shape(8, 16));
         assert_eq!((both.zero_stage, both.sequence_parallel), (1, true));
         assert!(both.overlap_grad_reduce && both.overlap_tp_comm);
+        // ZeRO-1 gathers its updated weights layer by layer in the next forward pass.
+        assert_eq!(both.overlap_param_gather, Some(true));
         assert_eq!(
-            Setup { zero_stage: 0, sequence_parallel: false, micro_batch: None, ..both.clone() },
+            Setup {
+                zero_stage: 0,
+                sequence_parallel: false,
+                micro_batch: None,
+                overlap_param_gather: None,
+                ..both.clone()
+            },
             overlapped_only(&base)
         );
+        // FP8 training gathers the weights in FP8 wherever a ZeRO stage gathers them: ZeRO-1
+        // over replicas, ZeRO-3 on an fsdp level (whose prefetch is on by default), not
+        // without data parallelism.
+        let fp8 = Setup { fp8: true, ..base.clone() };
+        assert!(staged::first_pass(&fp8, shape(8, 16)).fp8_param_gather);
+        let fsdp = staged::first_pass(&fp8, PlanShape { sharded: 16, ..shape(8, 1) });
+        assert!(fsdp.fp8_param_gather && fsdp.overlap_param_gather.is_none());
+        assert!(!staged::first_pass(&fp8, shape(8, 1)).fp8_param_gather);
+        assert!(!staged::first_pass(&base, shape(8, 16)).fp8_param_gather, "FP8 weights only in FP8 training");
         let alone = staged::first_pass(&base, shape(1, 1));
         assert_eq!(alone, Setup { micro_batch: Some(2), ..base.clone() }, "nothing to shard, split or overlap");
         let two = staged::first_pass(&Setup { zero_stage: 2, ..base.clone() }, shape(1, 16));
@@ -1344,7 +1379,8 @@ mod tests {
         // least one per stage), each with no recomputation, selective of the core attention,
         // selective of it and the norms, and full, each plain 1F1B and interleaved, in that
         // order.
-        let shape = |local, stages| PlanShape { local, stages, tp: 1, cp: 1, replicas: 1, layers: 16, moe: false };
+        let shape =
+            |local, stages| PlanShape { local, stages, tp: 1, cp: 1, replicas: 1, sharded: 1, layers: 16, moe: false };
         let k = knob_settings(&base, shape(32, 8));
         let got: Vec<(Option<u64>, Recompute, String, u64)> = k
             .iter()
@@ -1380,7 +1416,7 @@ mod tests {
         // busiest stage's largest chunk smaller, a layer for every chunk (126 layers on 16
         // stages of 8 or 7: chunks of 4, 3 and 2, at most 7 chunks).
         let chunks = |layers, stages| {
-            PlanShape { local: 64, stages, tp: 1, cp: 1, replicas: 1, layers, moe: false }.chunk_choices()
+            PlanShape { local: 64, stages, tp: 1, cp: 1, replicas: 1, sharded: 1, layers, moe: false }.chunk_choices()
         };
         assert_eq!(chunks(80, 8), [1, 2, 5]);
         assert_eq!(chunks(96, 8), [1, 2, 3, 4, 6]);
@@ -1408,18 +1444,42 @@ mod tests {
         // (Llama 3's ZeRO-2-like FSDP ran beside a pipeline); both overlap options on.
         let tp = knob_settings(
             &base,
-            PlanShape { local: 32, stages: 8, tp: 4, cp: 1, replicas: 64, layers: 16, moe: false },
+            PlanShape { local: 32, stages: 8, tp: 4, cp: 1, replicas: 64, sharded: 1, layers: 16, moe: false },
         );
         assert_eq!(tp.len(), 3 * k.len());
         assert!(tp.iter().all(|s| s.sequence_parallel && s.overlap_grad_reduce && s.overlap_tp_comm));
         for zero in 0..=2 {
             assert_eq!(tp.iter().filter(|s| s.zero_stage == zero).count(), k.len());
         }
+        // ZeRO 1/2 gathers each layer's updated weights in the next forward pass; ZeRO 0 has
+        // none to gather, and nothing is gathered in FP8 without FP8 training.
+        assert!(tp.iter().all(|s| (s.overlap_param_gather == Some(true)) == (s.zero_stage > 0)));
+        assert!(tp.iter().all(|s| !s.fp8_param_gather));
+        // The sweep tries each off and on where it matters: the weight gathers of ZeRO 1/2,
+        // and FP8 gathers in FP8 training.
+        let wide = PlanShape { local: 4, stages: 1, tp: 1, cp: 1, replicas: 64, sharded: 1, layers: 16, moe: false };
+        let fp8 = Setup { fp8: true, ..base.clone() };
+        let every = every_setting(&fp8, wide);
+        for zero in 0..=2u8 {
+            let of_stage: Vec<&Setup> = every.iter().filter(|s| s.zero_stage == zero).collect();
+            let count = |f: &dyn Fn(&Setup) -> bool| of_stage.iter().filter(|s| f(s)).count();
+            let ahead = count(&|s| s.gathers_updated_weights_in_forward());
+            let in_fp8 = count(&|s| s.fp8_param_gather);
+            if zero == 0 {
+                assert_eq!((ahead, in_fp8), (0, 0), "ZeRO 0 gathers nothing");
+            } else {
+                assert_eq!((2 * ahead, 2 * in_fp8), (of_stage.len(), of_stage.len()), "ZeRO-{zero}");
+            }
+        }
+        assert!(every_setting(&base, wide).iter().all(|s| !s.fp8_param_gather));
         // A mixture of experts on tensor parallelism: each setting with every expert split by
         // the tensor-parallel ranks and with whole experts on each; without tensor parallelism,
         // the task's own.
         let moe = |tp| {
-            knob_settings(&base, PlanShape { local: 32, stages: 8, tp, cp: 1, replicas: 64, layers: 16, moe: true })
+            knob_settings(
+                &base,
+                PlanShape { local: 32, stages: 8, tp, cp: 1, replicas: 64, sharded: 1, layers: 16, moe: true },
+            )
         };
         let experts = moe(4);
         assert_eq!(experts.len(), 2 * tp.len());
@@ -1427,8 +1487,10 @@ mod tests {
         assert!(tp.iter().chain(&moe(1)).all(|s| s.expert_tp.is_none()) && moe(1).len() == tp.len());
         // With context parallelism too: each of those with the same experts on every
         // context-parallel rank and with different ones.
-        let folded =
-            knob_settings(&base, PlanShape { local: 32, stages: 8, tp: 4, cp: 2, replicas: 64, layers: 16, moe: true });
+        let folded = knob_settings(
+            &base,
+            PlanShape { local: 32, stages: 8, tp: 4, cp: 2, replicas: 64, sharded: 1, layers: 16, moe: true },
+        );
         assert_eq!(folded.len(), 2 * experts.len());
         assert_eq!(folded.iter().filter(|s| s.expert_cp == Some(2)).count(), experts.len());
         assert!(experts.iter().all(|s| s.expert_cp.is_none()));

@@ -19,6 +19,8 @@ pub struct PlanShape {
     pub cp: u64,
     /// Plain (not sharded) data-parallel ranks.
     pub replicas: u64,
+    /// Data-parallel ranks that shard the weights (fsdp levels: ZeRO-3).
+    pub sharded: u64,
     /// Transformer layers of the model.
     pub layers: u64,
     /// Whether the model is a mixture of experts (its experts may be left whole on each
@@ -36,6 +38,7 @@ impl PlanShape {
             tp: t.product_of(&[Strategy::Tp]),
             cp: t.product_of(&[Strategy::Cp]),
             replicas: t.product_of(&[Strategy::Ddp]),
+            sharded: t.product_of(&[Strategy::Fsdp]),
             layers: d.map_or(0, |d| d.layers),
             moe: d.is_some_and(Dims::is_moe),
         }
@@ -126,7 +129,8 @@ pub fn recompute_levels(base: &Setup, moe: bool) -> Vec<(Recompute, RecomputeMod
 /// - with a pipeline, the plain 1F1B schedule and Megatron's interleaved one with each number
 ///   of chunks per GPU of [`PlanShape::chunk_choices`] (v chunks: a v-th of the bubble, v times
 ///   the point-to-point transfers; the rules keep only splits it allows);
-/// - each with the overlap options on where the plan has what they overlap ([`overlapped`]).
+/// - each with the overlap options on where the plan has what they overlap, and FP8 weight
+///   gathers in FP8 training where a ZeRO stage gathers weights ([`overlapped`]).
 ///
 /// Cheapest first, so that among plans equally fast the one with the least recomputation and
 /// the fewest micro-batches ranks first.
@@ -152,15 +156,16 @@ pub fn knob_settings(base: &Setup, shape: PlanShape) -> Vec<Setup> {
     let chunks =
         if shape.stages > 1 && base.virtual_stages == 1 { shape.chunk_choices() } else { vec![base.virtual_stages] };
     let experts = shape.expert_choices(base);
-    settings_product(
-        &overlapped(base, shape),
+    let all = settings_product(
+        base,
         &recompute_levels(base, shape.moe),
         &micro,
         zeros,
         &[sequence_parallel],
         &chunks,
         &experts,
-    )
+    );
+    all.iter().map(|s| overlapped(s, shape)).collect()
 }
 
 /// Whether a plan of `shape` runs with sequence parallelism: `base`'s choice, and always with
@@ -171,20 +176,45 @@ pub(super) fn sequence_parallel(base: &Setup, shape: PlanShape) -> bool {
     base.sequence_parallel || shape.tp > 1
 }
 
-/// `base` with the overlap options on where a plan of `shape` has what they overlap: the
-/// gradients reduced during the backward pass with plain data parallelism, the tensor-parallel
-/// collectives overlapped with GEMMs with tensor parallelism. They hide communication behind
-/// computation and move no memory, so the explorer ranks plans with them first
-/// ([`knob_settings`]) and tries them off on the best plans ([`refinements`]): ranked without
-/// them, a plan whose time they cut most (one without a pipeline, whose reduction all of the
-/// backward pass can hide) would sit below plans they help less, and the refinement of the
-/// best few would never reach it.
-pub(super) fn overlapped(base: &Setup, shape: PlanShape) -> Setup {
+/// `setup` with the options that hide or shrink communication on where a plan of `shape` has
+/// it: the gradients reduced during the backward pass with plain data parallelism, the
+/// tensor-parallel collectives overlapped with GEMMs with tensor parallelism, each layer's
+/// updated weights gathered one layer ahead in the next forward pass where ZeRO 1/2 gathers
+/// them ([`gathers_updated_weights`]: Megatron-core's `--overlap-param-gather`; ZeRO-3
+/// prefetches by default), and with FP8 training the blocks' weights gathered in FP8 wherever a
+/// ZeRO stage gathers them ([`gathers_weights`]: `--fp8-param-gather`, half the bytes). They
+/// move no memory, or save some, so the explorer ranks plans with them first
+/// ([`knob_settings`]) and tries the overlaps off on the best plans ([`refinements`]): ranked
+/// without them, a plan whose time they cut most (one without a pipeline, whose reduction all
+/// of the backward pass can hide) would sit below plans they help less, and the refinement of
+/// the best few would never reach it. FP8 gathers are not tried off: fewer bytes on the same
+/// ops never delay an op of the timeline (each starts when its stream and its inputs are
+/// done), and they hold less memory; the brute-force sweep tries them off ([`every_setting`]).
+pub(super) fn overlapped(setup: &Setup, shape: PlanShape) -> Setup {
     Setup {
-        overlap_grad_reduce: base.overlap_grad_reduce || shape.replicas > 1,
-        overlap_tp_comm: base.overlap_tp_comm || shape.tp > 1,
-        ..base.clone()
+        overlap_grad_reduce: setup.overlap_grad_reduce || shape.replicas > 1,
+        overlap_tp_comm: setup.overlap_tp_comm || shape.tp > 1,
+        overlap_param_gather: if gathers_updated_weights(setup, shape) {
+            Some(true)
+        } else {
+            setup.overlap_param_gather
+        },
+        fp8_param_gather: setup.fp8_param_gather || (setup.fp8 && gathers_weights(setup, shape)),
+        ..setup.clone()
     }
+}
+
+/// Whether a plan of `shape` run with `setup` gathers weights over its data-parallel ranks:
+/// ZeRO-3 on an fsdp level, or ZeRO 1 to 3 over plain data-parallel replicas.
+fn gathers_weights(setup: &Setup, shape: PlanShape) -> bool {
+    shape.sharded > 1 || (shape.replicas > 1 && setup.zero_stage >= 1)
+}
+
+/// Whether a plan of `shape` run with `setup` gathers the weights its ranks updated after each
+/// step (ZeRO 1/2 over plain data-parallel replicas, no fsdp level), so that when it gathers
+/// them matters ([`Setup::gathers_updated_weights_in_forward`]).
+fn gathers_updated_weights(setup: &Setup, shape: PlanShape) -> bool {
+    shape.sharded <= 1 && shape.replicas > 1 && (1..=2).contains(&setup.zero_stage)
 }
 
 /// `base` with every combination of the given micro-batches, ZeRO stages, sequence
@@ -232,7 +262,9 @@ fn settings_product(
 /// stage, each recomputation, ZeRO 0, 1 and 2 with plain data parallelism, sequence
 /// parallelism off and on with tensor parallelism, 1 to 8 pipeline chunks per GPU, even
 /// or not, and a mixture of experts' two expert tensor parallelisms and two spreads over the
-/// context-parallel ranks (the rules drop what a plan does not allow).
+/// context-parallel ranks (the rules drop what a plan does not allow); each with every
+/// combination of the overlap options that matter ([`overlap_variants`]), and in FP8 training
+/// with the weights gathered in FP8 and not where a ZeRO stage gathers them.
 pub fn every_setting(base: &Setup, shape: PlanShape) -> Vec<Setup> {
     let largest = (shape.local / shape.stages.max(1)).max(1);
     let micro: Vec<u64> = (1..=largest).filter(|m| shape.local.is_multiple_of(*m)).collect();
@@ -243,6 +275,12 @@ pub fn every_setting(base: &Setup, shape: PlanShape) -> Vec<Setup> {
     settings_product(base, &levels, &micro, zeros, sequence_parallel, chunks, &shape.expert_choices(base))
         .into_iter()
         .flat_map(|s| overlap_variants(&s, shape).into_iter().chain(std::iter::once(s)))
+        .flat_map(|s| {
+            // FP8 gathers where they apply, as the explorer sets them ([`overlapped`]), and not.
+            let fp8 = s.fp8 && gathers_weights(&s, shape);
+            let other = fp8.then(|| Setup { fp8_param_gather: !s.fp8_param_gather, ..s.clone() });
+            other.into_iter().chain(std::iter::once(s))
+        })
         .collect()
 }
 
@@ -252,18 +290,29 @@ pub const REFINED_PLANS: usize = 16;
 
 /// `setup` with each other combination of the overlap options that matter for a plan of
 /// `shape`: gradients reduced during the backward pass (Megatron-LM's `--overlap-grad-reduce`,
-/// with plain data parallelism) and tensor-parallel collectives overlapped with GEMMs
-/// (Transformer Engine's comm/GEMM overlap, with tensor parallelism), each off and on.
+/// with plain data parallelism), tensor-parallel collectives overlapped with GEMMs
+/// (Transformer Engine's comm/GEMM overlap, with tensor parallelism) and ZeRO 1/2's updated
+/// weights gathered during the next forward pass (Megatron-core's `--overlap-param-gather`),
+/// each off and on.
 fn overlap_variants(setup: &Setup, shape: PlanShape) -> Vec<Setup> {
     let grads: &[bool] =
         if shape.replicas > 1 { &[false, true] } else { std::slice::from_ref(&setup.overlap_grad_reduce) };
     let tp: &[bool] = if shape.tp > 1 { &[false, true] } else { std::slice::from_ref(&setup.overlap_tp_comm) };
+    // The setup's own and the other (unset reads as off for ZeRO 1/2).
+    let own = setup.overlap_param_gather;
+    let params = if gathers_updated_weights(setup, shape) {
+        vec![own, Some(!setup.gathers_updated_weights_in_forward())]
+    } else {
+        vec![own]
+    };
     let mut out = Vec::new();
     for &overlap_grad_reduce in grads {
         for &overlap_tp_comm in tp {
-            let v = Setup { overlap_grad_reduce, overlap_tp_comm, ..setup.clone() };
-            if v != *setup {
-                out.push(v);
+            for &overlap_param_gather in &params {
+                let v = Setup { overlap_grad_reduce, overlap_tp_comm, overlap_param_gather, ..setup.clone() };
+                if v != *setup {
+                    out.push(v);
+                }
             }
         }
     }

@@ -20,7 +20,10 @@ use super::*;
 pub fn first_pass(base: &Setup, shape: PlanShape) -> Setup {
     let zero_stage = if shape.replicas > 1 && base.zero_stage == 0 { 1 } else { base.zero_stage };
     let micro_batch = base.micro_batch.or_else(|| (shape.stages > 1).then(|| pipeline_micro_batch(shape)));
-    Setup { zero_stage, micro_batch, sequence_parallel: sequence_parallel(base, shape), ..overlapped(base, shape) }
+    overlapped(
+        &Setup { zero_stage, micro_batch, sequence_parallel: sequence_parallel(base, shape), ..base.clone() },
+        shape,
+    )
 }
 
 /// Micro-batches per pipeline stage past which the bubble costs little: a pipeline of `p`
@@ -239,7 +242,16 @@ mod tests {
 
     #[test]
     fn interleaving_promises_at_most_the_bubble_its_chunks_remove() {
-        let shape = |stages, layers, local| PlanShape { local, stages, tp: 1, cp: 1, replicas: 1, layers, moe: false };
+        let shape = |stages, layers, local| PlanShape {
+            local,
+            stages,
+            tp: 1,
+            cp: 1,
+            replicas: 1,
+            sharded: 1,
+            layers,
+            moe: false,
+        };
         // 120 layers on 16 stages (8 or 7 each): at most 4 chunks give a smaller largest chunk
         // (2 layers); 64 micro-batches idle 15/64 of the work, 4 chunks a quarter of that.
         let b = 15.0 / 64.0;
