@@ -121,6 +121,23 @@ fn the_explorer_is_at_least_as_fast_as_an_experts_plan() {
 }
 
 #[test]
+fn the_explorer_is_at_least_as_fast_as_megatrons_gpt3_plan() {
+    // Megatron-LM's plan for GPT-3 175B on 1,024 A100s (TP 8 x PP 16 x DP 8, one sequence per
+    // micro-batch, full recomputation; the scenario's own): it fits, the explorer's best plan
+    // that fits is no slower, and the explorer tries Megatron's parallel plan itself with
+    // settings that run it no slower than Megatron's.
+    let (name, s) = scenarios("explore").into_iter().find(|(n, _)| n == "gpt3_175b_a100_1024").expect("scenario");
+    let r = explore::search(&s, &Space::fixed_global(&s)).expect("within budget");
+    assert!(r.baseline.fits(), "{name}: Megatron's plan fits: {:?}", r.baseline);
+    let best = best_fitting(&r.ranked).expect("a plan fits");
+    assert!(best.throughput_samples_per_s >= r.baseline.throughput_samples_per_s, "{name}: {best:?}");
+    let own = r.ranked.iter().filter(|o| o.plan == r.baseline.plan && o.fits());
+    let own = own.max_by(|a, b| a.throughput_samples_per_s.total_cmp(&b.throughput_samples_per_s));
+    let own = own.unwrap_or_else(|| panic!("{name}: Megatron's parallel plan is one the explorer tries"));
+    assert!(own.throughput_samples_per_s >= r.baseline.throughput_samples_per_s, "{name}: {own:?}");
+}
+
+#[test]
 fn the_explorer_finds_within_2_percent_of_a_sweep_on_varied_models() {
     // Small models on 64 and 256 GPUs, where before the data-parallel stream and the overlap
     // options ranked first the explorer found 0.86-0.93x of the sweep's best (pipelines ranked
