@@ -82,17 +82,18 @@ pub fn describe_outcome(s: &Scenario, o: &Outcome) -> String {
     if o.setup.overlap_tp_comm && transformer(Strategy::Tp) {
         text += ", tensor-parallel communication overlapped with GEMMs";
     }
-    // ZeRO 1/2 over plain data parallelism gathers the updated weights; ZeRO-3 gathers all.
-    let zero = if transformer(Strategy::Fsdp) { 3 } else { o.setup.zero_stage };
-    let gathers = zero >= 1 && (transformer(Strategy::Ddp) || transformer(Strategy::Fsdp));
-    if gathers && zero < 3 && o.setup.gathers_updated_weights_in_forward() {
-        text += ", updated weights gathered during the next forward pass";
-    }
-    if gathers && zero == 3 && !o.setup.prefetches_sharded_weights() {
-        text += ", weights gathered without prefetch";
-    }
-    if gathers && o.setup.fp8 && o.setup.fp8_param_gather {
-        text += ", weights gathered in FP8";
+    // The weight gathers' options, where the plan gathers weights ([`overlapped`]).
+    if let Some(shape) = PlanShape::of_plan(&o.plan, None) {
+        if settings::gathers_updated_weights(&o.setup, shape) && o.setup.gathers_updated_weights_in_forward() {
+            text += ", updated weights gathered during the next forward pass";
+        }
+        let zero3 = shape.sharded > 1 || (shape.replicas > 1 && o.setup.zero_stage >= 3);
+        if zero3 && !o.setup.prefetches_sharded_weights() {
+            text += ", weights gathered without prefetch";
+        }
+        if o.setup.fp8 && o.setup.fp8_param_gather && settings::gathers_weights(&o.setup, shape) {
+            text += ", weights gathered in FP8";
+        }
     }
     text += collective_words(s, o);
     if let Some((inner, outer)) = o.plan.transformer.as_ref().and_then(out_of_megatron_order) {

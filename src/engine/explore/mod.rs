@@ -1007,6 +1007,15 @@ mod tests {
         let in_fp8 = Outcome { setup: Setup { fp8: true, fp8_param_gather: true, ..o.setup.clone() }, ..o.clone() };
         assert!(describe_outcome(&s, &in_fp8).contains(", weights gathered in FP8"));
         assert_eq!(crate::doc::plan_task_keys(&s, &in_fp8)["fp8_param_gather"], true);
+        assert!(!describe_outcome(&s, &Outcome { setup: Setup { fp8: false, ..in_fp8.setup.clone() }, ..o.clone() })
+            .contains("FP8"));
+        // ZeRO-3 prefetches its layers' weights unless told not to, and then says so.
+        let fsdp = |o: &&Outcome| o.plan.transformer.as_ref().is_some_and(|t| t.product_of(&[Strategy::Fsdp]) > 1);
+        let sharded = r.ranked.iter().find(fsdp).expect("a plan on an fsdp level");
+        assert!(!describe_outcome(&s, sharded).contains("prefetch"));
+        let unfetched = Setup { overlap_param_gather: Some(false), ..sharded.setup.clone() };
+        let unfetched = Outcome { setup: unfetched, ..sharded.clone() };
+        assert!(describe_outcome(&s, &unfetched).contains(", weights gathered without prefetch"));
         // A placement Megatron-LM would not choose says so, and applying it keeps its order.
         let o =
             r.ranked.iter().find(|o| o.plan.transformer.as_ref().is_some_and(|t| out_of_megatron_order(t).is_some()));

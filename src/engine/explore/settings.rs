@@ -206,14 +206,14 @@ pub(super) fn overlapped(setup: &Setup, shape: PlanShape) -> Setup {
 
 /// Whether a plan of `shape` run with `setup` gathers weights over its data-parallel ranks:
 /// ZeRO-3 on an fsdp level, or ZeRO 1 to 3 over plain data-parallel replicas.
-fn gathers_weights(setup: &Setup, shape: PlanShape) -> bool {
+pub(super) fn gathers_weights(setup: &Setup, shape: PlanShape) -> bool {
     shape.sharded > 1 || (shape.replicas > 1 && setup.zero_stage >= 1)
 }
 
 /// Whether a plan of `shape` run with `setup` gathers the weights its ranks updated after each
 /// step (ZeRO 1/2 over plain data-parallel replicas, no fsdp level), so that when it gathers
 /// them matters ([`Setup::gathers_updated_weights_in_forward`]).
-fn gathers_updated_weights(setup: &Setup, shape: PlanShape) -> bool {
+pub(super) fn gathers_updated_weights(setup: &Setup, shape: PlanShape) -> bool {
     shape.sharded <= 1 && shape.replicas > 1 && (1..=2).contains(&setup.zero_stage)
 }
 
