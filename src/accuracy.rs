@@ -1044,6 +1044,15 @@ mod tests {
         out[i].scenario.as_ref().and_then(|s| s["task"].get(key).cloned())
     }
 
+    /// The rows 0, 1 and 2 of `out` leave the flag column `key` blank, set it to 0 and set it
+    /// to 1: blank runs as 0 and leaves the key out of the scenario, 1 sets it. Their times,
+    /// blank and 0 (the same), then 1.
+    fn flag_column_times(out: &[RowResult], key: &str) -> (f64, f64) {
+        assert_eq!(time_of(out, 0), time_of(out, 1), "{key}: blank and 0");
+        assert_eq!((task_key(out, 0, key), task_key(out, 2, key)), (None, Some(json!(true))), "{key}");
+        (time_of(out, 1), time_of(out, 2))
+    }
+
     #[test]
     fn a_zero1_all_reduce_column_says_how_zero1_sums_the_gradients() {
         // ZeRO-1 over 32 GPUs of 4 nodes: gradients reduce-scattered (blank, 0: Megatron-core's
@@ -1057,11 +1066,8 @@ mod tests {
             [head.to_owned(), row("blank", "1", ""), row("no", "1", "0"), row("yes", "1", "1"), row("z2", "2", "1")]
                 .concat();
         let out = run(&csv).expect("parses");
-        let time = |i: usize| time_of(&out, i);
-        assert_eq!(time(0), time(1));
-        assert!(time(2) > time(1), "{} vs {}", time(2), time(1));
-        let flag = |i: usize| task_key(&out, i, "zero1_all_reduce");
-        assert_eq!((flag(0), flag(2)), (None, Some(json!(true))));
+        let (reduce_scatter, all_reduce) = flag_column_times(&out, "zero1_all_reduce");
+        assert!(all_reduce > reduce_scatter, "{all_reduce} vs {reduce_scatter}");
         let why = "zero1_all_reduce 1 says how ZeRO-1 sums gradients; this row has zero 2";
         assert_eq!(out[3].skipped.as_deref(), Some(why));
     }
@@ -1080,11 +1086,8 @@ mod tests {
         let csv =
             [head.to_owned(), row("blank", 4, ""), row("no", 4, "0"), row("yes", 4, "1"), row("tp1", 1, "1")].concat();
         let out = run(&csv).expect("parses");
-        let time = |i: usize| time_of(&out, i);
-        assert_eq!(time(0), time(1));
-        assert!(time(2) < 0.95 * time(1), "{} vs {}", time(2), time(1));
-        let flag = |i: usize| task_key(&out, i, "overlap_tp_comm");
-        assert_eq!((flag(0), flag(2)), (None, Some(json!(true))));
+        let (blocking, overlapped) = flag_column_times(&out, "overlap_tp_comm");
+        assert!(overlapped < 0.95 * blocking, "{overlapped} vs {blocking}");
         let why = "overlap_tp_comm 1 overlaps tensor-parallel collectives with the GEMMs; this row has tp 1";
         assert_eq!(out[3].skipped.as_deref(), Some(why));
     }
@@ -1109,14 +1112,12 @@ mod tests {
         ]
         .concat();
         let out = run(&csv).expect("parses");
-        let time = |i: usize| time_of(&out, i);
         let memory = |i: usize| out[i].memory_bytes.expect("memory");
-        assert_eq!((time(0), memory(0)), (time(1), memory(1)));
-        assert!(time(2) < time(1), "{} vs {}", time(2), time(1));
+        assert_eq!(memory(0), memory(1));
+        let (sixteen_bit, fp8) = flag_column_times(&out, "fp8_param_gather");
+        assert!(fp8 < sixteen_bit, "{fp8} vs {sixteen_bit}");
         // The 16-bit copy of 32 layers of about 200 M parameters: about 13 GB less.
         assert!((10e9..16e9).contains(&(memory(1) - memory(2))), "{} vs {}", memory(1), memory(2));
-        let flag = |i: usize| task_key(&out, i, "fp8_param_gather");
-        assert_eq!((flag(0), flag(2)), (None, Some(json!(true))));
         let why = |dtype: &str, zero: u64| {
             format!("fp8_param_gather 1 gathers FP8 weights, which needs dtype fp8 and a ZeRO stage; this row has dtype {dtype} and zero {zero}")
         };
@@ -1134,11 +1135,9 @@ mod tests {
         };
         let csv = [head.to_owned(), row("blank", ""), row("no", "0"), row("yes", "1")].concat();
         let out = run(&csv).expect("parses");
-        let time = |i: usize| time_of(&out, i);
-        assert_eq!(time(0), time(1));
-        assert!(time(2) < time(1), "{} vs {}", time(2), time(1));
-        let flag = |i: usize| task_key(&out, i, "overlap_param_gather");
-        assert_eq!((flag(0), flag(1), flag(2)), (None, Some(json!(false)), Some(json!(true))));
+        let (after_step, in_forward) = flag_column_times(&out, "overlap_param_gather");
+        assert!(in_forward < after_step, "{in_forward} vs {after_step}");
+        assert_eq!(task_key(&out, 1, "overlap_param_gather"), Some(json!(false)));
     }
 
     #[test]
