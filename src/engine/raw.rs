@@ -386,6 +386,7 @@ raw_config! {
     expert_cp,
     zero_shard_ranks,
     zero1_all_reduce,
+    zero1_broadcast,
     recompute_modules,
     collective,
     overlap_grad_reduce,

@@ -256,6 +256,13 @@ pub struct Setup {
     /// with ZeRO-1 only: plain data parallelism always all-reduces, stages 2 and 3 always
     /// reduce-scatter, and a ZeRO-1 group ([`Setup::zero_shard_ranks`]) all-reduces.
     pub zero1_all_reduce: bool,
+    /// ZeRO 1/2 returns the weights each rank updated by one broadcast from every rank of the
+    /// group, each of its own shard, as InternLM's hybrid ZeRO (`broadcast_params`, 2023) and
+    /// Colossal-AI's low-level ZeRO of the time do: NCCL runs them one after another, each
+    /// paying the ring's latency, so over hundreds of ranks they take far longer than the one
+    /// all-gather of the same bytes that Megatron-core and DeepSpeed run (`false`). Applies to
+    /// what is gathered after the optimizer step; read with ZeRO 1 and 2 only.
+    pub zero1_broadcast: bool,
     pub recompute: Recompute,
     /// Megatron sequence parallelism: tensor-parallel all-reduces become reduce-scatter +
     /// all-gather, and the norm/dropout activations are split over the tp group.
@@ -784,6 +791,7 @@ impl Default for Setup {
             expert_cp: None,
             zero_shard_ranks: None,
             zero1_all_reduce: false,
+            zero1_broadcast: false,
             recompute_modules: RecomputeModules::default(),
             collective: Algorithm::Hierarchical,
             overlap_grad_reduce: false,

@@ -1219,6 +1219,7 @@ fn read_setup(v: &mut Reader, t: &RawTask) -> Option<Setup> {
         f => Some(v.count(f, at("task", "zero_shard_ranks"), optional, 1, MAX_COUNT)?),
     };
     let zero1_all_reduce = v.optional_flag(&t.zero1_all_reduce, at("task", "zero1_all_reduce"), d.zero1_all_reduce)?;
+    let zero1_broadcast = v.optional_flag(&t.zero1_broadcast, at("task", "zero1_broadcast"), d.zero1_broadcast)?;
     let overlap_grad_reduce =
         v.optional_flag(&t.overlap_grad_reduce, at("task", "overlap_grad_reduce"), d.overlap_grad_reduce)?;
     let overlap_param_gather = match &t.overlap_param_gather {
@@ -1329,6 +1330,7 @@ fn read_setup(v: &mut Reader, t: &RawTask) -> Option<Setup> {
         expert_cp,
         zero_shard_ranks,
         zero1_all_reduce,
+        zero1_broadcast,
         recompute_modules,
         collective,
         overlap_grad_reduce,

@@ -915,6 +915,32 @@ mod tests {
     }
 
     #[test]
+    fn a_framework_that_broadcasts_its_updated_weights_is_not_asked_to_gather_them_in_the_forward_pass() {
+        // InternLM's hybrid ZeRO returns the updated weights by broadcasts after the step
+        // (zero1_broadcast): its ZeRO 1/2 plans are ranked with it, never with Megatron-core's
+        // gathers during the forward pass, which the rules refuse alongside it.
+        let mut s =
+            scenario(include_str!("../../../tests/data/reference/cases/llm__llama2_70b__dc_A_2048__llm_train.json"));
+        s.task.mode = crate::engine::scenario::Mode::Default;
+        s.task.setup.zero1_broadcast = true;
+        let r = search(&s, &Space::fixed_global(&s)).expect("within budget");
+        let zero12 = |o: &&Outcome| {
+            (1..=2).contains(&o.setup.zero_stage)
+                && o.plan.transformer.as_ref().is_some_and(|t| t.product_of(&[Strategy::Ddp]) > 1)
+        };
+        assert!(r.ranked.iter().filter(zero12).count() > 0);
+        assert!(r.ranked.iter().all(|o| o.setup.zero1_broadcast));
+        assert!(r.ranked.iter().filter(zero12).all(|o| !o.setup.gathers_updated_weights_in_forward()));
+        let o = r.ranked.iter().find(zero12).expect("a ZeRO 1/2 plan");
+        assert!(!describe_outcome(&s, o).contains("updated weights"));
+        let both = Setup { overlap_param_gather: Some(true), ..o.setup.clone() };
+        let mut applied = s.clone();
+        (applied.task.plan, applied.task.setup) = (o.plan.clone(), both);
+        let errs = crate::engine::extended::rules::check(&applied);
+        assert!(errs.iter().any(|e| e.field == "task.zero1_broadcast"), "{errs:?}");
+    }
+
+    #[test]
     fn the_best_plans_are_refined_with_the_overlap_options() {
         let mut s =
             scenario(include_str!("../../../tests/data/reference/cases/llm__llama2_70b__dc_A_2048__llm_train.json"));

@@ -212,9 +212,10 @@ pub(super) fn gathers_weights(setup: &Setup, shape: PlanShape) -> bool {
 
 /// Whether a plan of `shape` run with `setup` gathers the weights its ranks updated after each
 /// step (ZeRO 1/2 over plain data-parallel replicas, no fsdp level), so that when it gathers
-/// them matters ([`Setup::gathers_updated_weights_in_forward`]).
+/// them matters ([`Setup::gathers_updated_weights_in_forward`]); not where the framework
+/// broadcasts them after the step instead ([`Setup::zero1_broadcast`]).
 pub(super) fn gathers_updated_weights(setup: &Setup, shape: PlanShape) -> bool {
-    shape.sharded <= 1 && shape.replicas > 1 && (1..=2).contains(&setup.zero_stage)
+    shape.sharded <= 1 && shape.replicas > 1 && (1..=2).contains(&setup.zero_stage) && !setup.zero1_broadcast
 }
 
 /// `base` with every combination of the given micro-batches, ZeRO stages, sequence

@@ -16,7 +16,8 @@ use crate::engine::scenario::Algorithm;
 
 /// A collective operation. Sizes are the bytes one rank holds: for an all-reduce its buffer,
 /// for an all-gather the gathered result, for a reduce-scatter its input, for an all-to-all
-/// what it sends in total, for a point-to-point transfer what it sends.
+/// what it sends in total, for a point-to-point transfer what it sends, for a broadcast what
+/// its root sends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Collective {
     AllReduce,
@@ -24,6 +25,7 @@ pub enum Collective {
     ReduceScatter,
     AllToAll,
     PointToPoint,
+    Broadcast,
 }
 
 /// A communication group: `size` ranks, of which `per_node` share each node and `per_site`
@@ -295,6 +297,16 @@ fn transfer_s(c: Collective, bytes: f64, g: Group, links: &Links, alg: Algorithm
             let wan = if w > 1.0 { bytes * (d - s) / d / bw + (w - 1.0) * h.wan_s } else { 0.0 };
             intra.max(inter).max(wan)
         }
+        Collective::Broadcast => {
+            // NCCL broadcasts along its rings whatever the algorithm asked for (no tree, no
+            // two-level path): the root's bytes cross every hop once, pipelined in chunks, so
+            // they cost once at the ring's bandwidth, plus the ring's latency.
+            if m <= 1.0 {
+                return bytes / bi + (d - 1.0) * h.nvl_s;
+            }
+            let (ring_bw, ring_hops_s) = ring(&h, (bi, bx, bw));
+            bytes / ring_bw + ring_hops_s
+        }
         // NCCL's trees: all-reduces across nodes only.
         Collective::AllReduce if alg == Algorithm::Tree && !g.within_node() => tree_all_reduce_s(bytes, g, links, p),
         // NCCL builds trees to cross nodes and runs only all-reduces on them: within a node, and
@@ -308,17 +320,8 @@ fn transfer_s(c: Collective, bytes: f64, g: Group, links: &Links, alg: Algorithm
             if m <= 1.0 {
                 return twice * ((d - 1.0) / d * bytes / bi + (d - 1.0) * h.nvl_s);
             }
-            // A ring through every member, node after node, has d - 1 hops, m - 1 of them across
-            // nodes (w - 1 of those across sites): NCCL's ring latency (`src/graph/tuning.cc`),
-            // which grows with the group.
-            let ring_hops_s = (w - 1.0) * h.wan_s + (m - w) * h.nic_s + (d - m) * h.nvl_s;
+            let (ring_bw, ring_hops_s) = ring(&h, (bi, bx, bw));
             if alg == Algorithm::Ring {
-                // k rings in parallel, one per NIC: each node's NICs carry every byte once per
-                // ring, shared by the node's n/k concurrent groups, so a member's effective
-                // bandwidth is k times its NIC share (capped by NVLink); a site's wide-area
-                // link likewise gives a member s times its share.
-                let across_sites = if w > 1.0 { s * bw } else { f64::INFINITY };
-                let ring_bw = (k * bx).min(bi).min(across_sites);
                 return twice * ((d - 1.0) / d * bytes / ring_bw + ring_hops_s);
             }
             // Within the node on the full data, across a site's nodes on 1/k of it, across
@@ -390,6 +393,19 @@ impl Hops {
             wan_s: p.nic_step_s + links.wan_latency_s,
         }
     }
+}
+
+/// A ring through a group that spans nodes: a member's bandwidth and the ring's latency, s,
+/// from the bandwidths within a node, across nodes and across sites (`bi`, `bx`, `bw`, after
+/// the protocol's share). The ring has d - 1 hops, m - 1 of them across nodes (w - 1 of those
+/// across sites): NCCL's ring latency (`src/graph/tuning.cc`), which grows with the group. k
+/// rings run in parallel, one per NIC: each node's NICs carry every byte once per ring, shared
+/// by the node's n/k concurrent groups, so a member's effective bandwidth is k times its NIC
+/// share (capped by NVLink); a site's wide-area link likewise gives a member s times its share.
+fn ring(h: &Hops, (bi, bx, bw): (f64, f64, f64)) -> (f64, f64) {
+    let across_sites = if h.w > 1.0 { h.s * bw } else { f64::INFINITY };
+    let hops_s = (h.w - 1.0) * h.wan_s + (h.m - h.w) * h.nic_s + (h.d - h.m) * h.nvl_s;
+    ((h.k * bx).min(bi).min(across_sites), hops_s)
 }
 
 /// A tree all-reduce across nodes as NCCL's tuner costs it (`src/graph/tuning.cc`): a chain
@@ -688,6 +704,32 @@ mod tests {
         // An explicit ring pays network latency only on the hops that cross nodes.
         let ring = time_s(Collective::AllReduce, tiny, Group::new(16, 8), &LINKS, Algorithm::Ring);
         close(ring, LL.base_s + 2.0 * (15.0 / 16.0 * tiny / (80e9 * 0.25) + LL.nic_step_s + 14.0 * LL.nvlink_step_s));
+    }
+
+    #[test]
+    fn a_broadcast_runs_on_nccls_ring_its_bytes_crossing_every_hop_once() {
+        for g in [Group::new(8, 8), Group::new(64, 8), Group::new(1024, 8)] {
+            let d = g.size as f64;
+            for bytes in [1e3, 1e6, 1e9] {
+                // The ring's latency and the root's bytes once at the ring's bandwidth: what a
+                // ring all-gather charges for (d - 1)/d of a buffer d/(d - 1) times as large,
+                // whatever algorithm is asked for (NCCL has no other path for broadcasts).
+                let ring_ag = time_s(Collective::AllGather, bytes * d / (d - 1.0), g, &LINKS, Algorithm::Ring);
+                for alg in [Algorithm::Ring, Algorithm::Hierarchical, Algorithm::Tree] {
+                    close(time_s(Collective::Broadcast, bytes, g, &LINKS, alg), ring_ag);
+                }
+            }
+        }
+        // Returning updated shards by one broadcast from each of d ranks moves what one
+        // all-gather moves, but pays the ring's latency d times: over 1,024 GPUs a 7 GB model's
+        // shards take seconds more.
+        let g = Group::new(1024, 8);
+        let model = 7e9;
+        let gather = time_s(Collective::AllGather, model, g, &LINKS, Algorithm::Ring);
+        let broadcasts = 1024.0 * time_s(Collective::Broadcast, model / 1024.0, g, &LINKS, Algorithm::Ring);
+        let latency = time_s(Collective::AllGather, 1.0, g, &LINKS, Algorithm::Ring);
+        assert!(broadcasts > gather + 1000.0 * latency, "{broadcasts} vs {gather}");
+        assert!(broadcasts > gather + 1.0, "{broadcasts} vs {gather}");
     }
 
     #[test]

@@ -390,7 +390,7 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
                     blocks,
                     Unit::Params,
                 ));
-                "(d-1)/d x (P - P_b) x e / bandwidth + latency"
+                "(P - P_b) x e"
             } else if cx.fp8_params() {
                 terms.push(term(
                     "P_b",
@@ -398,9 +398,17 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
                     blocks,
                     Unit::Params,
                 ));
-                "(d-1)/d x (P_b x 1 byte + (P - P_b) x e) / bandwidth + latency"
+                "(P_b x 1 byte + (P - P_b) x e)"
             } else {
-                "(d-1)/d x P x e / bandwidth + latency"
+                "P x e"
+            };
+            let (formula, note) = if cx.setup.zero1_broadcast {
+                (
+                    format!("d x ({formula} / d / bandwidth + latency)"),
+                    Some("One broadcast from each rank of the group of the shard it updated (zero1_broadcast, as InternLM's hybrid ZeRO returns them): NCCL runs them one after another on its ring, each paying the ring's latency of d - 1 hops, where one all-gather of the same bytes pays it once."),
+                )
+            } else {
+                (format!("(d-1)/d x {formula} / bandwidth + latency"), None)
             };
             terms.extend(group_terms(cx.zero_group(), &cx.links));
             let what = if cx.zero_group() == cx.lay.weight_dp {
@@ -408,7 +416,7 @@ pub fn explain(whole: &TrainingCx, op: &OpName) -> Option<Explanation> {
             } else {
                 "Hybrid ZeRO-1: gather the weights the other ranks of this GPU's ZeRO group updated (zero_shard_ranks; each group holds a whole copy of the optimizer states)"
             };
-            Explanation { what: what.into(), formula: formula.into(), terms, seconds: cx.param_gather_s(), note: None }
+            Explanation { what: what.into(), formula: formula.into(), terms, seconds: cx.param_gather_s(), note }
         }
         (OpKind::WeightAllGather, _) if cx.gathers_updated_weights_in_forward() => {
             let layer_bytes = cx.layer_params_on_gpu() * cx.gathered_bytes_per_param();

@@ -1692,6 +1692,50 @@ mod tests {
     }
 
     #[test]
+    fn zero1_broadcasts_return_the_updated_shards_one_rank_after_another() {
+        // InternLM's hybrid ZeRO returns each rank's updated shard by a broadcast of its own, d
+        // of them in turn, each paying the ring's latency; Megatron-core gathers them once.
+        let gather = |gpus: u64, group: Option<u64>, broadcast: bool| {
+            let mut t = json!({"transformer_parallel": ["ddp"], "transformer_parallel_degree": [gpus],
+                "zero_stage": 1, "micro_batch": 2, "zero1_broadcast": broadcast});
+            if let Some(n) = group {
+                t["zero_shard_ranks"] = json!(n);
+            }
+            let s = scenario(gpus, t);
+            let cx = TrainingCx::new(&s).expect("transformer");
+            let r = evaluate(&cx);
+            let op =
+                r.timeline.iter().find(|o| o.name.block == Block::Optimizer && o.name.kind == OpKind::WeightAllGather);
+            (cx.param_gather_s(), op.map(|o| o.duration_s), r.iteration_s)
+        };
+        // Within a node the same bytes over NVLink, a few more hops: about the same time.
+        let (all_gather, _, _) = gather(8, None, false);
+        let (broadcasts, op, _) = gather(8, None, true);
+        assert_eq!(op, Some(broadcasts));
+        assert!(broadcasts > all_gather && broadcasts < 1.2 * all_gather, "{broadcasts} vs {all_gather}");
+        // Over 1,024 ranks on 128 nodes the latency grows with the square of the ranks: the
+        // broadcasts take seconds where the all-gather takes a fraction of one, and the
+        // iteration waits for them.
+        let (all_gather, _, t_gather) = gather(1024, None, false);
+        let (broadcasts, _, t_broadcast) = gather(1024, None, true);
+        assert!(broadcasts > all_gather + 1.0, "{broadcasts} vs {all_gather}");
+        assert!((t_broadcast - t_gather - (broadcasts - all_gather)).abs() < 1e-9 * t_gather);
+        let (half, _, _) = gather(512, None, true);
+        let (half_gather, _, _) = gather(512, None, false);
+        assert!(broadcasts - all_gather > 3.0 * (half - half_gather), "{broadcasts} vs {half}");
+        // A ZeRO-1 group within each node (InternLM's zero1 = 8) broadcasts over NVLink only.
+        let (node, _, _) = gather(1024, Some(8), true);
+        assert!(node < 0.1 * broadcasts, "{node} vs {broadcasts}");
+        // Plain data parallelism gathers nothing, flag or not.
+        let s = scenario(
+            64,
+            json!({"transformer_parallel": ["ddp"], "transformer_parallel_degree": [64],
+            "zero1_broadcast": true}),
+        );
+        assert_eq!(TrainingCx::new(&s).expect("transformer").param_gather_s(), 0.0);
+    }
+
+    #[test]
     fn zero2_reduces_gradients_in_every_micro_batch() {
         // 16 GPUs over 2 nodes, 4 samples per GPU: ZeRO-2 keeps a sixteenth of the gradients,
         // so over 4 micro-batches it reduce-scatters them 4 times where ZeRO-1 accumulates and

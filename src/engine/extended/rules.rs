@@ -50,6 +50,7 @@ pub fn check(s: &Scenario) -> Vec<FieldError> {
     expert_cp(&mut errors, s);
     recompute_modules(&mut errors, s);
     zero_shard_ranks(&mut errors, s);
+    zero1_broadcast(&mut errors, s);
     if s.system.second.is_some() && super::serving::serves(s) {
         errors.push(FieldError::new(
             "system.second_gpu_nodes",
@@ -483,6 +484,20 @@ fn zero_shard_ranks(errors: &mut Vec<FieldError>, s: &Scenario) {
         }
     };
     errors.push(FieldError::new(key, why));
+}
+
+/// Updated weights broadcast from each rank after the step
+/// ([`crate::engine::scenario::Setup::zero1_broadcast`], InternLM's hybrid ZeRO) are not also
+/// gathered during the next forward pass (Megatron-core's `--overlap-param-gather`): a
+/// framework does one or the other.
+fn zero1_broadcast(errors: &mut Vec<FieldError>, s: &Scenario) {
+    let setup = &s.task.setup;
+    if setup.zero1_broadcast && (1..=2).contains(&setup.zero_stage) && setup.gathers_updated_weights_in_forward() {
+        errors.push(FieldError::new(
+            "task.zero1_broadcast",
+            "broadcasting the updated weights from each rank after the step (InternLM's ZeRO) and gathering them during the next forward pass (overlap_param_gather, Megatron-core's) are two frameworks' ways: turn one of them off",
+        ));
+    }
 }
 
 /// FP8 training needs FP8 tensor cores, a 16-bit model to cast from, and a transformer trained

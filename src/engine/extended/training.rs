@@ -898,7 +898,9 @@ impl<'a> TrainingCx<'a> {
     /// ZeRO-1/2: the all-gather after the optimizer step of the weights the other ranks of the
     /// ZeRO group ([`TrainingCx::zero_group`]) updated, s (0 otherwise): all of them, or those
     /// outside the blocks when the blocks' are gathered during the forward pass
-    /// ([`TrainingCx::gathers_updated_weights_in_forward`]).
+    /// ([`TrainingCx::gathers_updated_weights_in_forward`]). With
+    /// [`Setup::zero1_broadcast`](crate::engine::scenario::Setup) the same bytes come back by one
+    /// broadcast of its shard from each rank of the group, one after another.
     pub fn param_gather_s(&self) -> f64 {
         if !self.gathers_updated_weights() {
             return 0.0;
@@ -908,7 +910,12 @@ impl<'a> TrainingCx<'a> {
         // The blocks' weights gathered during the forward pass are not gathered here.
         let after_step = if self.gathers_updated_weights_in_forward() { 0.0 } else { blocks };
         let bytes = after_step * self.gathered_bytes_per_param() + (dense + expert - blocks) * self.d.elem_bytes;
-        self.collective(Collective::AllGather, bytes, self.zero_group())
+        let g = self.zero_group();
+        if self.setup.zero1_broadcast {
+            let ranks = g.size as f64;
+            return ranks * self.collective(Collective::Broadcast, bytes / ranks, g);
+        }
+        self.collective(Collective::AllGather, bytes, g)
     }
 
     /// Whether ZeRO 1/2 gathers the weights the other ranks updated: in training, with
