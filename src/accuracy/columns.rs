@@ -62,6 +62,7 @@ columns! {
     Zero = "zero",
     ZeroShardRanks = "zero_shard_ranks",
     Zero1AllReduce = "zero1_all_reduce",
+    Zero1Broadcast = "zero1_broadcast",
     OverlapTpComm = "overlap_tp_comm",
     Fp8ParamGather = "fp8_param_gather",
     OverlapParamGather = "overlap_param_gather",

@@ -252,6 +252,15 @@ await runTest('calculator', dist, async ({ server, browser }) => {
     `ZeRO-1 that all-reduces its gradients: ${zeroAllReduced.iteration_s} s against ${zeroAll.iteration_s} s reduce-scattering them, and the link says so`);
   await page.selectOption('#f-task-zero1_all_reduce', 'false');
   check((await matchesCli(page, 'ZeRO-1 reduce-scattering again')).iteration_s === zeroAll.iteration_s, 'off: the gradients reduce-scattered again');
+  // How ZeRO-1 returns the updated weights: one all-gather (the default) or one broadcast from
+  // each of the 128 ranks in turn (InternLM's hybrid ZeRO), each paying the ring's latency.
+  await page.selectOption('#f-task-zero1_broadcast', 'true');
+  const zeroBroadcast = await matchesCli(page, 'Llama 2 70B, ZeRO-1 over 128 H100s, updated weights broadcast');
+  check(scenarioOfLink(await page.locator('#share-link').inputValue()).task.zero1_broadcast === true
+    && zeroBroadcast.iteration_s > zeroAll.iteration_s,
+    `ZeRO-1 that broadcasts the updated weights from each rank: ${zeroBroadcast.iteration_s} s against ${zeroAll.iteration_s} s gathering them, and the link says so`);
+  await page.selectOption('#f-task-zero1_broadcast', 'false');
+  check((await matchesCli(page, 'ZeRO-1 gathering again')).iteration_s === zeroAll.iteration_s, 'off: the updated weights gathered again');
   // FP8 training with the blocks' weights kept and gathered in FP8 (fp8_param_gather, NeMo's
   // fp8_params): the gather after the step moves half the bytes and no 16-bit copy of the
   // blocks' weights is kept, so the step is shorter and the memory smaller; the page agrees

@@ -85,6 +85,9 @@ pub(in crate::accuracy) struct TrainingPlan {
     /// With ZeRO-1, the gradients all-reduced, every rank receiving the whole sum
     /// (`zero1_all_reduce`: InternLM's ZeRO-1; blank: 0, reduce-scattered).
     pub(in crate::accuracy) zero1_all_reduce: bool,
+    /// With ZeRO 1/2, the updated weights returned by one broadcast from each rank
+    /// (`zero1_broadcast`: InternLM's hybrid ZeRO; blank: 0, one all-gather).
+    pub(in crate::accuracy) zero1_broadcast: bool,
     /// The tensor-parallel collectives overlapped with the GEMMs (`overlap_tp_comm`: Transformer
     /// Engine's userbuffers, NeMo's `TP_COMM_OVERLAP`, Megatron-LM's `--tp-comm-overlap`; blank:
     /// 0, blocking, as Megatron-LM runs them by default).
@@ -233,6 +236,9 @@ impl<'a> TrainingRow<'a> {
         if p.zero1_all_reduce {
             task["zero1_all_reduce"] = json!(true);
         }
+        if p.zero1_broadcast {
+            task["zero1_broadcast"] = json!(true);
+        }
         if p.overlap_tp_comm {
             task["overlap_tp_comm"] = json!(true);
         }
@@ -281,6 +287,12 @@ impl TrainingPlan {
         let zero1_all_reduce = r.flag(Col::Zero1AllReduce, false)?;
         if zero1_all_reduce && zero != 1 {
             return Err(format!("zero1_all_reduce 1 says how ZeRO-1 sums gradients; this row has zero {zero}"));
+        }
+        let zero1_broadcast = r.flag(Col::Zero1Broadcast, false)?;
+        if zero1_broadcast && !(1..=2).contains(&zero) {
+            return Err(format!(
+                "zero1_broadcast 1 says how ZeRO 1 and 2 return the updated weights; this row has zero {zero}"
+            ));
         }
         // The expert-parallel ranks beyond the tensor-parallel ones that hold whole experts
         // and the context-parallel ones that hold different experts come from the
@@ -344,6 +356,7 @@ impl TrainingPlan {
             zero,
             zero_shard_ranks,
             zero1_all_reduce,
+            zero1_broadcast,
             overlap_tp_comm,
             recompute,
             recompute_modules,
