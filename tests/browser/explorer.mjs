@@ -2,10 +2,8 @@
 // (Llama 2 70B on 128 H100s, timed), a cancelled search, the best plan against the CLI's, and "apply".
 //
 // Usage: node tests/browser/explorer.mjs [DIST_DIR] [MADMAX_BIN]
-import { watchedPage, check, shots, close, scenarioOfLink, linkOf, canvasInked, openCalculator, runTest, settled, pointAt, steps } from './lib.mjs';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { watchedPage, check, shots, close, scenarioOfLink, linkOf, canvasInked, openCalculator, runTest, settled, pointAt, steps, cliOutput } from './lib.mjs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const dist = process.argv[2] ?? 'dist';
@@ -13,9 +11,7 @@ const bin = process.argv[3] ?? 'target/release/madmax';
 
 /// The CLI's search on a scenario (the page's own, from its link).
 function cliExplore(scenario) {
-  const file = join(mkdtempSync(join(tmpdir(), 'madmax-explore-')), 'scenario.json');
-  writeFileSync(file, JSON.stringify(scenario));
-  return JSON.parse(execFileSync(bin, ['explore', '--json', file]).toString());
+  return JSON.parse(cliOutput(bin, ['explore', '--json'], scenario));
 }
 
 async function waitFinished(page) {

@@ -2,7 +2,7 @@
 // playwright-core, the CLI for reference numbers, and failure bookkeeping.
 import { chromium } from 'playwright-core';
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync, mkdirSync, existsSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, writeFileSync, mkdirSync, existsSync, readFileSync, statSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, extname, normalize } from 'node:path';
 import http from 'node:http';
@@ -112,21 +112,28 @@ export async function watchedPage(context, base) {
   return page;
 }
 
+/// What `madmax` prints for `args` followed by a file holding a scenario object ({model,
+/// system, task}); the file's folder is removed afterwards, so runs leave nothing behind.
+export function cliOutput(bin, args, scenario) {
+  const dir = mkdtempSync(join(tmpdir(), 'madmax-e2e-'));
+  try {
+    const file = join(dir, 'scenario.json');
+    writeFileSync(file, JSON.stringify(scenario));
+    return execFileSync(bin, [...args, file]).toString();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /// `madmax eval --json` on a scenario object ({model, system, task}).
 export function cli(bin, scenario) {
-  const dir = mkdtempSync(join(tmpdir(), 'madmax-e2e-'));
-  const file = join(dir, 'scenario.json');
-  writeFileSync(file, JSON.stringify(scenario));
-  return JSON.parse(execFileSync(bin, ['eval', '--json', file]).toString());
+  return JSON.parse(cliOutput(bin, ['eval', '--json'], scenario));
 }
 
 /// The text after `label` on the line of `madmax eval` (text report) that starts with it, or
 /// null when the report has no such line.
 export function cliLine(bin, scenario, label) {
-  const dir = mkdtempSync(join(tmpdir(), 'madmax-e2e-'));
-  const file = join(dir, 'scenario.json');
-  writeFileSync(file, JSON.stringify(scenario));
-  const line = execFileSync(bin, ['eval', file]).toString().split('\n').find((l) => l.startsWith(label));
+  const line = cliOutput(bin, ['eval'], scenario).split('\n').find((l) => l.startsWith(label));
   return line === undefined ? null : line.slice(label.length).trim();
 }
 
