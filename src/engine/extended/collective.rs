@@ -297,16 +297,11 @@ fn transfer_s(c: Collective, bytes: f64, g: Group, links: &Links, alg: Algorithm
             let wan = if w > 1.0 { bytes * (d - s) / d / bw + (w - 1.0) * h.wan_s } else { 0.0 };
             intra.max(inter).max(wan)
         }
-        Collective::Broadcast => {
-            // NCCL broadcasts along its rings whatever the algorithm asked for (no tree, no
-            // two-level path): the root's bytes cross every hop once, pipelined in chunks, so
-            // they cost once at the ring's bandwidth, plus the ring's latency.
-            if m <= 1.0 {
-                return bytes / bi + (d - 1.0) * h.nvl_s;
-            }
-            let (ring_bw, ring_hops_s) = ring(&h, (bi, bx, bw));
-            bytes / ring_bw + ring_hops_s
-        }
+        // NCCL broadcasts along its ring: the root's bytes cross every hop once, pipelined in
+        // chunks, and pay the ring's latency, as an all-gather moves (d - 1)/d of its buffer,
+        // here one d/(d - 1) times the root's bytes (charged as the model charges that
+        // all-gather, which pays the ring's latency whatever the algorithm).
+        Collective::Broadcast => transfer_s(Collective::AllGather, bytes * d / (d - 1.0), g, links, alg, p),
         // NCCL's trees: all-reduces across nodes only.
         Collective::AllReduce if alg == Algorithm::Tree && !g.within_node() => tree_all_reduce_s(bytes, g, links, p),
         // NCCL builds trees to cross nodes and runs only all-reduces on them: within a node, and
@@ -320,8 +315,17 @@ fn transfer_s(c: Collective, bytes: f64, g: Group, links: &Links, alg: Algorithm
             if m <= 1.0 {
                 return twice * ((d - 1.0) / d * bytes / bi + (d - 1.0) * h.nvl_s);
             }
-            let (ring_bw, ring_hops_s) = ring(&h, (bi, bx, bw));
+            // A ring through every member, node after node, has d - 1 hops, m - 1 of them across
+            // nodes (w - 1 of those across sites): NCCL's ring latency (`src/graph/tuning.cc`),
+            // which grows with the group.
+            let ring_hops_s = (w - 1.0) * h.wan_s + (m - w) * h.nic_s + (d - m) * h.nvl_s;
             if alg == Algorithm::Ring {
+                // k rings in parallel, one per NIC: each node's NICs carry every byte once per
+                // ring, shared by the node's n/k concurrent groups, so a member's effective
+                // bandwidth is k times its NIC share (capped by NVLink); a site's wide-area
+                // link likewise gives a member s times its share.
+                let across_sites = if w > 1.0 { s * bw } else { f64::INFINITY };
+                let ring_bw = (k * bx).min(bi).min(across_sites);
                 return twice * ((d - 1.0) / d * bytes / ring_bw + ring_hops_s);
             }
             // Within the node on the full data, across a site's nodes on 1/k of it, across
@@ -393,19 +397,6 @@ impl Hops {
             wan_s: p.nic_step_s + links.wan_latency_s,
         }
     }
-}
-
-/// A ring through a group that spans nodes: a member's bandwidth and the ring's latency, s,
-/// from the bandwidths within a node, across nodes and across sites (`bi`, `bx`, `bw`, after
-/// the protocol's share). The ring has d - 1 hops, m - 1 of them across nodes (w - 1 of those
-/// across sites): NCCL's ring latency (`src/graph/tuning.cc`), which grows with the group. k
-/// rings run in parallel, one per NIC: each node's NICs carry every byte once per ring, shared
-/// by the node's n/k concurrent groups, so a member's effective bandwidth is k times its NIC
-/// share (capped by NVLink); a site's wide-area link likewise gives a member s times its share.
-fn ring(h: &Hops, (bi, bx, bw): (f64, f64, f64)) -> (f64, f64) {
-    let across_sites = if h.w > 1.0 { h.s * bw } else { f64::INFINITY };
-    let hops_s = (h.w - 1.0) * h.wan_s + (h.m - h.w) * h.nic_s + (h.d - h.m) * h.nvl_s;
-    ((h.k * bx).min(bi).min(across_sites), hops_s)
 }
 
 /// A tree all-reduce across nodes as NCCL's tuner costs it (`src/graph/tuning.cc`): a chain
@@ -711,12 +702,15 @@ mod tests {
         for g in [Group::new(8, 8), Group::new(64, 8), Group::new(1024, 8)] {
             let d = g.size as f64;
             for bytes in [1e3, 1e6, 1e9] {
-                // The ring's latency and the root's bytes once at the ring's bandwidth: what a
-                // ring all-gather charges for (d - 1)/d of a buffer d/(d - 1) times as large,
-                // whatever algorithm is asked for (NCCL has no other path for broadcasts).
-                let ring_ag = time_s(Collective::AllGather, bytes * d / (d - 1.0), g, &LINKS, Algorithm::Ring);
+                // The ring's latency and the root's bytes once: what an all-gather costs for
+                // (d - 1)/d of a buffer d/(d - 1) times as large, under any algorithm (the
+                // all-gather pays the ring's latency under each).
                 for alg in [Algorithm::Ring, Algorithm::Hierarchical, Algorithm::Tree] {
-                    close(time_s(Collective::Broadcast, bytes, g, &LINKS, alg), ring_ag);
+                    let ag = time_s(Collective::AllGather, bytes * d / (d - 1.0), g, &LINKS, alg);
+                    close(time_s(Collective::Broadcast, bytes, g, &LINKS, alg), ag);
+                    // So d broadcasts of a d-th never beat one all-gather of the whole.
+                    let shards = d * time_s(Collective::Broadcast, bytes / d, g, &LINKS, alg);
+                    assert!(shards >= time_s(Collective::AllGather, bytes, g, &LINKS, alg), "{g:?} {alg:?} {bytes}");
                 }
             }
         }
@@ -725,11 +719,13 @@ mod tests {
         // shards take seconds more.
         let g = Group::new(1024, 8);
         let model = 7e9;
-        let gather = time_s(Collective::AllGather, model, g, &LINKS, Algorithm::Ring);
-        let broadcasts = 1024.0 * time_s(Collective::Broadcast, model / 1024.0, g, &LINKS, Algorithm::Ring);
-        let latency = time_s(Collective::AllGather, 1.0, g, &LINKS, Algorithm::Ring);
-        assert!(broadcasts > gather + 1000.0 * latency, "{broadcasts} vs {gather}");
-        assert!(broadcasts > gather + 1.0, "{broadcasts} vs {gather}");
+        for alg in [Algorithm::Ring, Algorithm::Hierarchical] {
+            let gather = time_s(Collective::AllGather, model, g, &LINKS, alg);
+            let broadcasts = 1024.0 * time_s(Collective::Broadcast, model / 1024.0, g, &LINKS, alg);
+            let latency = time_s(Collective::AllGather, 1.0, g, &LINKS, alg);
+            assert!(broadcasts > gather + 1000.0 * latency, "{broadcasts} vs {gather}");
+            assert!(broadcasts > gather + 1.0, "{broadcasts} vs {gather}");
+        }
     }
 
     #[test]

@@ -1713,16 +1713,16 @@ mod tests {
         let (broadcasts, op, _) = gather(8, None, true);
         assert_eq!(op, Some(broadcasts));
         assert!(broadcasts > all_gather && broadcasts < 1.2 * all_gather, "{broadcasts} vs {all_gather}");
-        // Over 1,024 ranks on 128 nodes the latency grows with the square of the ranks: the
-        // broadcasts take seconds where the all-gather takes a fraction of one, and the
-        // iteration waits for them.
+        // Over 1,024 ranks on 128 nodes the broadcasts' latency, d rings of d - 1 hops, takes
+        // seconds where the all-gather takes a fraction of one, and the iteration waits for
+        // them; twice the ranks, more than twice the extra time.
         let (all_gather, _, t_gather) = gather(1024, None, false);
         let (broadcasts, _, t_broadcast) = gather(1024, None, true);
         assert!(broadcasts > all_gather + 1.0, "{broadcasts} vs {all_gather}");
         assert!((t_broadcast - t_gather - (broadcasts - all_gather)).abs() < 1e-9 * t_gather);
         let (half, _, _) = gather(512, None, true);
         let (half_gather, _, _) = gather(512, None, false);
-        assert!(broadcasts - all_gather > 3.0 * (half - half_gather), "{broadcasts} vs {half}");
+        assert!(broadcasts - all_gather > 2.0 * (half - half_gather), "{broadcasts} vs {half}");
         // A ZeRO-1 group within each node (InternLM's zero1 = 8) broadcasts over NVLink only.
         let (node, _, _) = gather(1024, Some(8), true);
         assert!(node < 0.1 * broadcasts, "{node} vs {broadcasts}");
