@@ -1053,19 +1053,23 @@ mod tests {
         (time_of(out, 1), time_of(out, 2))
     }
 
+    /// A 7B model on `gpus` A100s (8 a node) with plain data parallelism, a row per cell of the
+    /// flag `column`: ZeRO-1 with it blank, 0 and 1, then ZeRO stage `other` with it 1.
+    fn zero_flag_rows(column: &str, gpus: u64, other: &str) -> Vec<RowResult> {
+        let head = format!("id,source,model,layers,hidden,heads,kv_heads,ffn_hidden,ffn_kind,vocab,seq_len,gpu,gpus_per_node,nvlink_gbytes_s,nic_gbits_s_per_node,n_gpus,tp,pp,dp,microbatch,global_batch,recompute,zero,{column},dtype,attention,metric,measured\n");
+        let row = |id: &str, zero: &str, flag: &str| {
+            format!("{id},src,m,32,4096,32,32,11008,swiglu,103168,2048,a100-80g,8,600,400,{gpus},1,1,{gpus},2,{},none,{zero},{flag},bf16,flash,iteration_s,4.0\n", 2 * gpus)
+        };
+        let rows = [row("blank", "1", ""), row("no", "1", "0"), row("yes", "1", "1"), row("other", other, "1")];
+        run(&[head, rows.concat()].concat()).expect("parses")
+    }
+
     #[test]
     fn a_zero1_all_reduce_column_says_how_zero1_sums_the_gradients() {
         // ZeRO-1 over 32 GPUs of 4 nodes: gradients reduce-scattered (blank, 0: Megatron-core's
         // distributed optimizer) or all-reduced (1: InternLM's), twice the bytes; the flag
         // with another ZeRO stage is skipped with its reason.
-        let head = "id,source,model,layers,hidden,heads,kv_heads,ffn_hidden,ffn_kind,vocab,seq_len,gpu,gpus_per_node,nvlink_gbytes_s,nic_gbits_s_per_node,n_gpus,tp,pp,dp,microbatch,global_batch,recompute,zero,zero1_all_reduce,dtype,attention,metric,measured\n";
-        let row = |id: &str, zero: &str, all_reduce: &str| {
-            format!("{id},src,m,32,4096,32,32,11008,swiglu,103168,2048,a100-80g,8,600,400,32,1,1,32,2,64,none,{zero},{all_reduce},bf16,flash,iteration_s,4.0\n")
-        };
-        let csv =
-            [head.to_owned(), row("blank", "1", ""), row("no", "1", "0"), row("yes", "1", "1"), row("z2", "2", "1")]
-                .concat();
-        let out = run(&csv).expect("parses");
+        let out = zero_flag_rows("zero1_all_reduce", 32, "2");
         let (reduce_scatter, all_reduce) = flag_column_times(&out, "zero1_all_reduce");
         assert!(all_reduce > reduce_scatter, "{all_reduce} vs {reduce_scatter}");
         let why = "zero1_all_reduce 1 says how ZeRO-1 sums gradients; this row has zero 2";
@@ -1078,14 +1082,7 @@ mod tests {
         // Megatron-core, DeepSpeed) or broadcast from each rank in turn (1: InternLM's), each
         // broadcast paying the ring's latency; the flag without ZeRO 1 or 2 is skipped with its
         // reason.
-        let head = "id,source,model,layers,hidden,heads,kv_heads,ffn_hidden,ffn_kind,vocab,seq_len,gpu,gpus_per_node,nvlink_gbytes_s,nic_gbits_s_per_node,n_gpus,tp,pp,dp,microbatch,global_batch,recompute,zero,zero1_broadcast,dtype,attention,metric,measured\n";
-        let row = |id: &str, zero: &str, broadcast: &str| {
-            format!("{id},src,m,32,4096,32,32,11008,swiglu,103168,2048,a100-80g,8,600,400,256,1,1,256,2,512,none,{zero},{broadcast},bf16,flash,iteration_s,4.0\n")
-        };
-        let csv =
-            [head.to_owned(), row("blank", "1", ""), row("no", "1", "0"), row("yes", "1", "1"), row("z0", "0", "1")]
-                .concat();
-        let out = run(&csv).expect("parses");
+        let out = zero_flag_rows("zero1_broadcast", 256, "0");
         let (gather, broadcasts) = flag_column_times(&out, "zero1_broadcast");
         assert!(broadcasts > gather + 0.1, "{broadcasts} vs {gather}");
         let why = "zero1_broadcast 1 says how ZeRO 1 and 2 return the updated weights; this row has zero 0";
