@@ -299,9 +299,13 @@ fn transfer_s(c: Collective, bytes: f64, g: Group, links: &Links, alg: Algorithm
         }
         // NCCL broadcasts along its ring: the root's bytes cross every hop once, pipelined in
         // chunks, and pay the ring's latency, as an all-gather moves (d - 1)/d of its buffer,
-        // here one d/(d - 1) times the root's bytes (charged as the model charges that
-        // all-gather, which pays the ring's latency whatever the algorithm).
-        Collective::Broadcast => transfer_s(Collective::AllGather, bytes * d / (d - 1.0), g, links, alg, p),
+        // here one d/(d - 1) times the root's bytes, charged as the model charges that
+        // all-gather: on the ring asked for, else on NCCL's default path, which pays the ring's
+        // latency (no tree and no switch sums a broadcast).
+        Collective::Broadcast => {
+            let path = if alg == Algorithm::Ring { Algorithm::Ring } else { Algorithm::Hierarchical };
+            transfer_s(Collective::AllGather, bytes * d / (d - 1.0), g, links, path, p)
+        }
         // NCCL's trees: all-reduces across nodes only.
         Collective::AllReduce if alg == Algorithm::Tree && !g.within_node() => tree_all_reduce_s(bytes, g, links, p),
         // NCCL builds trees to cross nodes and runs only all-reduces on them: within a node, and
@@ -703,10 +707,11 @@ mod tests {
             let d = g.size as f64;
             for bytes in [1e3, 1e6, 1e9] {
                 // The ring's latency and the root's bytes once: what an all-gather costs for
-                // (d - 1)/d of a buffer d/(d - 1) times as large, under any algorithm (the
-                // all-gather pays the ring's latency under each).
-                for alg in [Algorithm::Ring, Algorithm::Hierarchical, Algorithm::Tree] {
-                    let ag = time_s(Collective::AllGather, bytes * d / (d - 1.0), g, &LINKS, alg);
+                // (d - 1)/d of a buffer d/(d - 1) times as large, on the ring or NCCL's default
+                // path (a tree or a switch that sums asked for, it runs on that path too).
+                for alg in Algorithm::ALL {
+                    let path = if alg == Algorithm::Ring { Algorithm::Ring } else { Algorithm::Hierarchical };
+                    let ag = time_s(Collective::AllGather, bytes * d / (d - 1.0), g, &LINKS, path);
                     close(time_s(Collective::Broadcast, bytes, g, &LINKS, alg), ag);
                     // So d broadcasts of a d-th never beat one all-gather of the whole.
                     let shards = d * time_s(Collective::Broadcast, bytes / d, g, &LINKS, alg);
