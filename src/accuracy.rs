@@ -1205,8 +1205,10 @@ mod tests {
         assert_eq!(row_util("h200-141g").flops, calibration::H100_GEMM_UTIL);
         // B200: 1,456.3 of 2,250 sustained, 0.63; FP8 keeps 0.909 of the BF16 fraction.
         assert!((row_util("b200-192g").flops - 0.630).abs() < 5e-4, "{}", row_util("b200-192g").flops);
-        // The 180 GB part that DGX and HGX B200 systems ship is the same chip.
+        // The 180 GB part that DGX and HGX B200 systems ship is the same chip, and so is a GB200
+        // NVL72's GPU (at 1,200 W, whose sustained rate nothing published measures).
         assert_eq!(row_util("b200-180g"), row_util("b200-192g"));
+        assert_eq!(row_util("gb200-186g"), row_util("b200-192g"));
         assert!((calibration::FP8_GEMM_EFFICIENCY - 0.909).abs() < 5e-4, "{}", calibration::FP8_GEMM_EFFICIENCY);
         // Azure's harness (FP8 on an H100 against FP16 on an A100, carried over by the burst
         // table) agrees within a percent, as the constant's documentation says.
@@ -1227,7 +1229,7 @@ mod tests {
         assert_eq!(gemm_bw("a800-80g"), Some(calibration::GEMM_BW_A100));
         assert_eq!(gemm_bw("h100-80g"), Some(calibration::GEMM_BW_H100));
         assert_eq!(gemm_bw("h800-80g"), Some(calibration::GEMM_BW_H100));
-        for cell in ["a100-40g", "h200-141g", "b200-180g", "b200-192g", "mi300x-192g"] {
+        for cell in ["a100-40g", "h200-141g", "b200-180g", "b200-192g", "gb200-186g", "mi300x-192g"] {
             assert_eq!(gemm_bw(cell), None, "{cell}");
         }
         // Every row's system says it (`every_gpu_cell_runs_on_its_datasheet_preset`).
@@ -1527,10 +1529,10 @@ mod tests {
     #[test]
     fn every_shipped_row_carries_the_scenario_it_predicted() {
         let rows = shipped();
-        assert_eq!(rows.len(), 1300);
+        assert_eq!(rows.len(), 1314);
         assert!(rows.iter().all(|r| r.set.is_some()), "every shipped row has a set");
         let held: Vec<&str> = rows.iter().filter(|r| r.held_out()).map(|r| r.id.as_str()).collect();
-        assert_eq!(held.len(), 557);
+        assert_eq!(held.len(), 571);
         // Megatron-MoE-ModelZoo's Qwen3-235B-A22B runs: experts whole on each tensor-parallel
         // rank, tokens permuted by the fused permute and sent by DeepEP; held out but for those whose
         // recomputation led to modelling Megatron-core's recomputed modules.

@@ -29,7 +29,7 @@ pub(super) const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 /// The GPUs a CSV `gpu` cell can name (the form `<gpu>-<memory>g`): the cell, the preset it
 /// runs on (datasheet peaks, memory and links), and its family (the validation page's GPU
 /// filter and the bands of [`BANDS`] group rows by it).
-pub(super) const GPUS: [(&str, &str, &str); 12] = [
+pub(super) const GPUS: [(&str, &str, &str); 13] = [
     ("v100-32g", "v100_sxm2_32", "V100"),
     ("a100-40g", "a100_40", "A100"),
     ("a100-80g", "a100_80", "A100"),
@@ -41,6 +41,7 @@ pub(super) const GPUS: [(&str, &str, &str); 12] = [
     ("h200-141g", "h200_sxm", "H200"),
     ("b200-180g", "b200", "B200"),
     ("b200-192g", "b200_192", "B200"),
+    ("gb200-186g", "gb200", "GB200"),
     ("mi300x-192g", "mi300x", "MI300X"),
 ];
 
@@ -70,7 +71,7 @@ pub(super) fn row_gpu(cell: &str) -> Result<presets::GpuPreset, String> {
 }
 
 /// The GPU family of a `gpu` cell: `V100`, `A100` (either memory size), `H100` (SXM 80 GB), `H100 NVL`,
-/// `GH200`, `H200`, `B200` or `MI300X`.
+/// `GH200`, `H200`, `B200`, `GB200` or `MI300X`.
 pub fn gpu_family(gpu_cell: &str) -> Option<&'static str> {
     GPUS.iter().find(|g| g.0 == gpu_cell).map(|g| g.2)
 }

@@ -95,11 +95,13 @@ pub const MAMF_V100: f64 = 101.0 / 112.0;
 /// achievable (burst) fraction over the A100's: GH200 (1,000 W, which holds its clock better;
 /// no sustained figure published), MI300X (which reaches its power limit within one kernel, so
 /// its burst rate is its sustained rate), V100. The H100 NVL is the same Hopper chip as the
-/// H100 SXM (other memory, other power) and takes its figure.
+/// H100 SXM (other memory, other power) and takes its figure. A GB200's Blackwell GPU takes the
+/// B200's: the same chip, though at 1,200 W against 1,000 W it may hold a higher clock, which
+/// no published figure measures.
 pub fn gemm_util(family: &str) -> f64 {
     match family {
         "A100" => UTIL.flops,
-        "B200" => sustained_gemm_util(MSMF_B200),
+        "B200" | "GB200" => sustained_gemm_util(MSMF_B200),
         "GH200" => UTIL.flops * MAMF_GH200 / MAMF_A100,
         "MI300X" => UTIL.flops * MAMF_MI300X / MAMF_A100,
         "V100" => UTIL.flops * MAMF_V100 / MAMF_A100,
