@@ -63,6 +63,7 @@ columns! {
     ZeroShardRanks = "zero_shard_ranks",
     Zero1AllReduce = "zero1_all_reduce",
     Zero1Broadcast = "zero1_broadcast",
+    TpPpDpMapping = "tp_pp_dp_mapping",
     OverlapTpComm = "overlap_tp_comm",
     Fp8ParamGather = "fp8_param_gather",
     OverlapParamGather = "overlap_param_gather",

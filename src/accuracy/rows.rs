@@ -425,6 +425,31 @@ mod tests {
     }
 
     #[test]
+    fn tp_pp_dp_mapping_puts_the_pipeline_inside_data_parallelism() {
+        let head = format!("{TRAINING},cp,tp_pp_dp_mapping");
+        let plan = |pp: u64, dp: u64, mapping: &str| {
+            let n = 4 * 2 * pp * dp;
+            let cells = row(
+                &head,
+                &format!("r,GPT,24,2048,16,,8192,gelu,51200,2048,h100-80g,8,900,3200,{n},4,{pp},{dp},1,{},0,none,1,bf16,iteration_s,1,2,{mapping}", dp * 8),
+            );
+            cells.read().map(|(run, _)| match run {
+                RunRow::Training(t) => RunRow::Training(t).scenario()["task"]["transformer_parallel"].clone(),
+                other => panic!("{other:?}"),
+            })
+        };
+        // Megatron-core's default order keeps the pipeline outermost; the mapping (NeMo's
+        // TP_PP_DP_MAPPING) puts each pipeline's stages on consecutive GPUs, data parallelism
+        // outermost.
+        assert_eq!(plan(4, 2, ""), Ok(json!(["tp", "cp", "ddp", "pp"])));
+        assert_eq!(plan(4, 2, "0"), Ok(json!(["tp", "cp", "ddp", "pp"])));
+        assert_eq!(plan(4, 2, "1"), Ok(json!(["tp", "cp", "pp", "ddp"])));
+        // Without a pipeline or data parallelism there is nothing to order.
+        assert!(plan(1, 2, "1").is_err_and(|e| e.contains("tp_pp_dp_mapping") && e.contains("pp 1")));
+        assert!(plan(4, 1, "1").is_err_and(|e| e.contains("dp 1")));
+    }
+
+    #[test]
     fn cells_that_a_typed_row_cannot_hold_are_refused_by_column() {
         let training = |sp: &str| {
             row(TRAINING, &format!("r,GPT,24,2048,16,,8192,gelu,51200,2048,a100-80g,8,600,1600,8,1,1,8,1,64,{sp},none,0,bf16,iteration_s,1"))

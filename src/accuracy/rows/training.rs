@@ -92,6 +92,11 @@ pub(in crate::accuracy) struct TrainingPlan {
     /// Engine's userbuffers, NeMo's `TP_COMM_OVERLAP`, Megatron-LM's `--tp-comm-overlap`; blank:
     /// 0, blocking, as Megatron-LM runs them by default).
     pub(in crate::accuracy) overlap_tp_comm: bool,
+    /// The ranks ordered tensor, context, expert, pipeline, then data parallelism
+    /// (`tp_pp_dp_mapping`: Megatron-core's `use_tp_pp_dp_mapping`, NeMo's
+    /// `TP_PP_DP_MAPPING`), so a pipeline's stages are consecutive GPUs; blank: 0,
+    /// Megatron-core's default order, the pipeline outermost.
+    pub(in crate::accuracy) tp_pp_dp_mapping: bool,
     /// `none`, `selective` or `full`.
     pub(in crate::accuracy) recompute: &'static str,
     /// Under selective recomputation, the modules recomputed (`recompute_modules`, Megatron-core's
@@ -342,6 +347,12 @@ impl TrainingPlan {
                 "overlap_tp_comm 1 overlaps tensor-parallel collectives with the GEMMs; this row has tp 1".into()
             );
         }
+        let tp_pp_dp_mapping = r.flag(Col::TpPpDpMapping, false)?;
+        if tp_pp_dp_mapping && (pp == 1 || dp == 1) {
+            return Err(format!(
+                "tp_pp_dp_mapping 1 places the pipeline's stages inside data parallelism; this row has pp {pp} and dp {dp}"
+            ));
+        }
         Ok(TrainingPlan {
             tp,
             pp,
@@ -358,6 +369,7 @@ impl TrainingPlan {
             zero1_all_reduce,
             zero1_broadcast,
             overlap_tp_comm,
+            tp_pp_dp_mapping,
             recompute,
             recompute_modules,
             sequence_parallel,
@@ -365,7 +377,8 @@ impl TrainingPlan {
     }
 
     /// The transformer plan's levels in Megatron's rank order (tensor innermost, then context,
-    /// expert, data, pipeline outermost), those of degree 1 left out. Expert parallelism is
+    /// expert, data, pipeline outermost; with `tp_pp_dp_mapping`, pipeline then data
+    /// outermost), those of degree 1 left out. Expert parallelism is
     /// carved out of the data-parallel ranks (Megatron), but for the tensor-parallel ranks that
     /// hold whole experts (`task.expert_tp`) and the context-parallel ranks that hold different
     /// experts (`task.expert_cp`); with ZeRO-3 the data-parallel level shards the weights
@@ -373,11 +386,10 @@ impl TrainingPlan {
     pub(super) fn levels(&self) -> Vec<(&'static str, u64)> {
         let data = if self.zero == 3 { "fsdp" } else { "ddp" };
         let ep = self.ep / (self.tp / self.expert_tp * self.expert_cp);
+        let (data, pp) = ((data, self.dp / ep), ("pp", self.pp));
+        let (outer, outermost) = if self.tp_pp_dp_mapping { (pp, data) } else { (data, pp) };
         let mut levels: Vec<(&'static str, u64)> =
-            [("tp", self.tp), ("cp", self.cp), ("ep", ep), (data, self.dp / ep), ("pp", self.pp)]
-                .into_iter()
-                .filter(|l| l.1 > 1)
-                .collect();
+            [("tp", self.tp), ("cp", self.cp), ("ep", ep), outer, outermost].into_iter().filter(|l| l.1 > 1).collect();
         if levels.is_empty() {
             levels.push(("ddp", 1));
         }
