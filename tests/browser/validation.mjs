@@ -184,7 +184,7 @@ await runTest('validation', dist, async ({ server, browser }) => {
     const family = {
       'v100-32g': 'V100', 'a100-40g': 'A100', 'a100-80g': 'A100', 'a800-80g': 'A100', 'h100-80g': 'H100',
       'h800-80g': 'H100', 'h100-94g': 'H100 NVL', 'h100-96g': 'GH200', 'h200-141g': 'H200', 'b200-180g': 'B200',
-      'b200-192g': 'B200', 'mi300x-192g': 'MI300X',
+      'b200-192g': 'B200', 'gb200-186g': 'GB200', 'mi300x-192g': 'MI300X',
     };
     for (const r of want.filter(training)) {
       if (r.error === null) continue;
@@ -240,14 +240,25 @@ await runTest('validation', dist, async ({ server, browser }) => {
   check(mi300x.length === 17 && shown.length === mi300x.length && shown.every(asCli) && shown.every((r) => /MI300X/.test(r.text)),
     `GPU filter: the ${shown.length} MI300X rows, held out, as the CLI predicts them`);
   await page.locator('.validation').screenshot({ path: join(shots, 'validation-mi300x.png') });
-  // The first H200 rows: TensorRT-LLM's FP8 static batches in Azure's guide, calibration since
-  // they led to serving's FP8 GEMMs keeping training's share of their peak.
+  // The H200 rows: TensorRT-LLM's FP8 static batches in Azure's guide, calibration since they
+  // led to serving's FP8 GEMMs keeping training's share of their peak, and MLPerf Training
+  // v5.0's two Llama 3.1 405B runs, held out.
   await page.selectOption('#filter-gpu', 'h200-141g');
   shown = await rowsOnPage(page);
   const h200 = want.filter((w) => w.gpu === 'h200-141g');
-  check(h200.length === 6 && shown.length === h200.length && shown.every((r) => /H200/.test(r.text) && h200.some((w) => w.id === r.id && w.set === 'calibration')),
-    `GPU filter: the ${shown.length} H200 rows, in the calibration set`);
+  const h200Set = (w) => (w.id.startsWith('mlperf50-') ? 'held-out' : 'calibration');
+  check(h200.length === 8 && shown.length === h200.length && shown.every((r) => /H200/.test(r.text) && h200.some((w) => w.id === r.id && w.set === h200Set(w))),
+    `GPU filter: the ${shown.length} H200 rows, Azure's in the calibration set, MLPerf's held out`);
   await page.locator('.validation').screenshot({ path: join(shots, 'validation-h200.png') });
+  // The GB200 rows (MLPerf Training v5.0's 405B on NVL72 racks): one held out, the six whose
+  // configs keep each replica in its rack in the calibration set, each as the CLI predicts it.
+  await page.selectOption('#filter-gpu', 'gb200-186g');
+  shown = await rowsOnPage(page);
+  const gb200 = want.filter((w) => w.gpu === 'gb200-186g');
+  const gbAsCli = (r) => gb200.some((w) => w.id === r.id && Math.abs(w.predicted - r.predicted) <= 1e-6 * Math.abs(w.predicted));
+  check(gb200.length === 7 && gb200.filter((w) => w.set === 'held-out').length === 1 && shown.length === 7 && shown.every((r) => /GB200/.test(r.text) && gbAsCli(r)),
+    `GPU filter: the ${shown.length} GB200 rows, as the CLI predicts them`);
+  await page.locator('.validation').screenshot({ path: join(shots, 'validation-gb200.png') });
   await page.selectOption('#filter-gpu', '');
   await page.selectOption('#filter-parallelism', 'TP+PP+DP');
   shown = await rowsOnPage(page);
