@@ -270,7 +270,7 @@ const FIGURE_MIN_RUNS: usize = 5;
 /// What the calculator tells users about the default model's accuracy on LLM training runs. A test
 /// recomputes it from the shipped rows ([`accuracy_note`]), so it cannot go stale; it is a
 /// constant only so the calculator does not predict 200 runs to print it.
-pub const ACCURACY_NOTE: &str = "Median error 5% on the 616 published LLM training runs of its calibration set (runs some choice of the model looked at). On 222 runs held out from every choice (BLOOM 176B, MT-NLG 530B, Llama 3.1 405B in FP8 on 256 to 8,192 H100s, H200s and GB200s, small GPTs on one node, FSDP and FP8 training on H100s, Megatron-DeepSpeed with ZeRO-1 on A100s and A800s, a mixture of experts on 256 H100s) the median error is 6%, and it predicts faster than measured on 146 of them: it tends to be optimistic.";
+pub const ACCURACY_NOTE: &str = "Median error 5% on the 616 published LLM training runs of its calibration set (runs some choice of the model looked at). On 224 runs held out from every choice (BLOOM 176B, MT-NLG 530B, Llama 3.1 405B in FP8 on 256 to 8,192 H100s, H200s, B200s and GB200s, small GPTs on one node, FSDP and FP8 training on H100s, Megatron-DeepSpeed with ZeRO-1 on A100s and A800s, a mixture of experts on 256 H100s) the median error is 6%, and it predicts faster than measured on 146 of them: it tends to be optimistic.";
 
 /// [`ACCURACY_NOTE`] as the shipped rows make it now.
 #[cfg(not(target_arch = "wasm32"))]
@@ -288,7 +288,7 @@ pub fn accuracy_note() -> Option<String> {
         ""
     };
     Some(format!(
-        "Median error {:.0}% on the {} published LLM training runs of its calibration set (runs some choice of the model looked at). On {} runs held out from every choice (BLOOM 176B, MT-NLG 530B, Llama 3.1 405B in FP8 on 256 to 8,192 H100s, H200s and GB200s, small GPTs on one node, FSDP and FP8 training on H100s, Megatron-DeepSpeed with ZeRO-1 on A100s and A800s, a mixture of experts on 256 H100s) the median error is {:.0}%, and it predicts faster than measured on {faster} of them{advice}.",
+        "Median error {:.0}% on the {} published LLM training runs of its calibration set (runs some choice of the model looked at). On {} runs held out from every choice (BLOOM 176B, MT-NLG 530B, Llama 3.1 405B in FP8 on 256 to 8,192 H100s, H200s, B200s and GB200s, small GPTs on one node, FSDP and FP8 training on H100s, Megatron-DeepSpeed with ZeRO-1 on A100s and A800s, a mixture of experts on 256 H100s) the median error is {:.0}%, and it predicts faster than measured on {faster} of them{advice}.",
         fit.all.median_abs_error * 100.0,
         fit.all.rows,
         held_stats.all.rows,
