@@ -898,10 +898,15 @@ pub fn predicted_vs_measured(
         .build_cartesian_2d(lo..hi, lo..hi)
         .map_err(err)?;
     // Plain numbers at the powers of ten (0.01, 1, 100, 10000): an SI prefix would read as a
-    // unit ("100 m") on axes whose rows carry different units.
+    // unit ("100 m") on axes whose rows carry different units. Rows within two decades of one
+    // another (one source, a filter) get every tick labelled, as there may be no power of ten
+    // among them.
+    let narrow = hi - lo < 2.0;
     let decade = |v: &f64| {
         let k = v.round();
-        if (v - k).abs() > 1e-9 {
+        if narrow {
+            units::sig3(10f64.powf(*v))
+        } else if (v - k).abs() > 1e-9 {
             String::new()
         } else if (-3.0..=5.0).contains(&k) {
             format!("{}", 10f64.powi(k as i32))
@@ -946,6 +951,7 @@ pub enum Shape {
     TriangleDown,
     Star,
     Cross,
+    Ring,
 }
 
 impl Shape {
@@ -959,15 +965,24 @@ impl Shape {
             Shape::TriangleDown => "\u{25bc}",
             Shape::Star => "\u{2605}",
             Shape::Cross => "\u{2716}",
+            Shape::Ring => "\u{25cb}",
         }
     }
 }
 
 /// The marker of data series `i`: its colour and its shape. Past the palette the colours come
-/// round again in the next shape, so 42 series are each told apart.
+/// round again in the next shape, so 48 series are each told apart.
 pub fn series_marker(i: usize) -> ((u8, u8, u8), Shape) {
-    const SHAPES: [Shape; 7] =
-        [Shape::Circle, Shape::Triangle, Shape::Square, Shape::Diamond, Shape::TriangleDown, Shape::Star, Shape::Cross];
+    const SHAPES: [Shape; 8] = [
+        Shape::Circle,
+        Shape::Triangle,
+        Shape::Square,
+        Shape::Diamond,
+        Shape::TriangleDown,
+        Shape::Star,
+        Shape::Cross,
+        Shape::Ring,
+    ];
     (SERIES_RGB[i % SERIES_RGB.len()], SHAPES[(i / SERIES_RGB.len()) % SHAPES.len()])
 }
 
@@ -982,6 +997,11 @@ fn draw_markers(
     let r = r.max(1) as i32;
     match shape {
         Shape::Circle => chart.draw_series(points.map(|p| Circle::new(p, r, style))).map(|_| ()),
+        // A hollow circle: the marker's colour as a ring as wide as a third of its radius.
+        Shape::Ring => {
+            let ring = ShapeStyle { filled: false, stroke_width: (r as u32 / 3).max(2), ..style };
+            chart.draw_series(points.map(|p| Circle::new(p, r + 1, ring))).map(|_| ())
+        }
         Shape::Triangle => chart.draw_series(points.map(|p| TriangleMarker::new(p, r + r / 2, style))).map(|_| ()),
         Shape::Square => chart
             .draw_series(
