@@ -500,6 +500,10 @@ mod tests {
         // 400 Gb/s each way = 50 GB/s each way = 100 GB/s both ways, MAD-Max's unit.
         assert_eq!(h100.config["ibroce_bw"], json!(100e9));
         assert_eq!(nic_bytes_to_gbit(100e9), 400.0);
+        // A GB200 NVL72 rack is one NVLink domain of 64 GPUs as training jobs use it.
+        let gb200 = p.system("gb200_nvl72_256").expect("GB200 cluster");
+        assert_eq!((&gb200.config["num_devices"], &gb200.config["num_nodes"]), (&json!(256), &json!(4)));
+        assert_eq!((&gb200.config["num_ibroce_ports"], &gb200.config["ibroce_bw"]), (&json!(64), &json!(100e9)));
         let rtx = p.system("rtx3080_8_1gbe").expect("consumer cluster");
         assert_eq!(rtx.config["num_nodes"], json!(8));
         assert_eq!(rtx.config["ibroce_bw"], json!(0.25e9));

@@ -1105,6 +1105,19 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   await type(video, '#f-task-loader_frame_height', '320');
   await video.locator('#default-settings').screenshot({ path: join(shots, 'loader-fields.png') });
 
+  // A GB200 NVL72 cluster: four racks of 64 GPUs on NVLink, as the CLI computes it, with what
+  // the published runs say about a GPU of few of them.
+  const gb = await watchedPage(await browser.newContext({ viewport: { width: 1280, height: 900 } }), server.url);
+  await gb.goto(server.url);
+  await gb.locator('#iteration-time').waitFor({ timeout: 20000 });
+  await gb.selectOption('#system-preset', 'gb200_nvl72_256');
+  await gb.waitForFunction(() => /256 GPUs \(4 nodes x 64\)/.test(document.querySelector('#scenario-summary')?.textContent ?? ''));
+  await matchesCli(gb, 'GB200 NVL72, 4 racks');
+  const gbRuns = (await gb.locator('#runs-sentence').textContent()).trim();
+  check(/^Fewer than 20 published runs of any kind of plan validate the default model on this GPU/.test(gbRuns),
+    `on a GB200 the calculator says how few runs validate it: ${gbRuns}`);
+  await gb.screenshot({ path: join(shots, 'gb200-cluster.png') });
+
   // Dark mode follows the system setting, charts included.
   const dark = await watchedPage(await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: 'dark' }), server.url);
   await dark.goto(server.url);
@@ -1113,6 +1126,6 @@ await runTest('calculator', dist, async ({ server, browser }) => {
   check(bg !== 'rgb(246, 247, 249)', `dark mode background ${bg}`);
   await dark.screenshot({ path: join(shots, 'calculator-dark.png') });
 
-  for (const p of [page, p2, p3, p4, phone, dark, video]) for (const problem of p.problems) check(false, problem);
+  for (const p of [page, p2, p3, p4, phone, dark, video, gb]) for (const problem of p.problems) check(false, problem);
 
 });
