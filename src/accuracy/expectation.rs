@@ -262,11 +262,8 @@ pub fn expectation(s: &Scenario, r: &Report) -> Option<Expectation> {
     if s.task().mode != Mode::Default {
         return None;
     }
-    let unknown = |what: &str| {
-        Some(Expectation::Unknown(format!(
-            "No published run validates the default model on {what}: its accuracy here is unknown."
-        )))
-    };
+    let unknown_because = |why: &str| Some(Expectation::Unknown(format!("{why}: its accuracy here is unknown.")));
+    let unknown = |what: &str| unknown_because(&format!("No published run validates the default model on {what}"));
     // A modelled input pipeline that paces the step: its rate, not the GPUs', is the figure.
     let modelled_input = |l: &Limit| matches!(l, Limit::InputBound { by, .. } if *by != LoaderBound::Given);
     if r.limits.iter().any(modelled_input) {
@@ -297,9 +294,9 @@ pub fn expectation(s: &Scenario, r: &Report) -> Option<Expectation> {
         return unknown("this precision (the published runs are in 16-bit floating point)");
     }
     let Some(gpu) = system_gpu(s.system()) else {
-        return Some(Expectation::Unknown(format!(
-            "Fewer than {MIN_RUNS} published runs of any kind of plan validate the default model on this GPU (the validation page lists those there are; only A100s and H100s have more): its accuracy here is unknown."
-        )));
+        return unknown_because(&format!(
+            "Fewer than {MIN_RUNS} published runs of any kind of plan validate the default model on this GPU (the validation page lists those there are; only A100s and H100s have more)"
+        ));
     };
     let kinds = plan_kinds(s);
     let Some(band) = BANDS.iter().find(|b| b.of == BandRuns::Training && b.parallelism == kinds && b.gpu == gpu) else {
